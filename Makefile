@@ -1,0 +1,42 @@
+# The two set-up commands of the README: `make run` and `make test`. Both start from a
+# fresh clone: they create .venv, build the native module and pull the models.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+export LINEGATE_MODEL_DIR ?= $(HOME)/.cache/linegate/models
+PORT ?= 8080
+DATA_DIR ?= data
+
+.PHONY: run test native venv venv-test system-deps models clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q -U pip
+	$(BIN)/pip install -q scikit-build-core pybind11 ninja cmake
+
+venv: $(BIN)/python
+	$(BIN)/pip install -q --no-build-isolation -e .
+
+venv-test: $(BIN)/python
+	$(BIN)/pip install -q --no-build-isolation -e '.[test,reference]'
+
+# Incremental rebuild of gateway._native after editing native/.
+native: $(BIN)/python
+	$(BIN)/pip install -q --no-build-isolation --no-deps -e .
+
+system-deps:
+	tools/setup_system.sh
+
+models: $(BIN)/python
+	$(BIN)/linegate models pull
+
+run: venv
+	$(BIN)/linegate models pull
+	$(BIN)/linegate serve --port $(PORT) --data-dir $(DATA_DIR)
+
+test: venv-test system-deps
+	$(BIN)/linegate models pull
+	$(BIN)/python -m pytest -m "not slow and not gpu and not rknn" $(PYTEST_ARGS)
+
+clean:
+	rm -rf build $(VENV) gateway/_native*.so

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# System packages the tests use for real peers: mosquitto (MQTT broker), chromium (browser).
+# Installs only what is missing; needs root (or passwordless sudo) when something is missing.
+set -euo pipefail
+need=()
+command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ] || need+=(mosquitto)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+if [ ${#need[@]} -eq 0 ]; then exit 0; fi
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
