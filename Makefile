@@ -21,8 +21,9 @@ venv-test: $(BIN)/python
 	$(BIN)/pip install -q --no-build-isolation -e '.[test,reference]'
 
 # Incremental rebuild of gateway._native after editing native/.
+# flock: several developers may rebuild at once in one build directory.
 native: $(BIN)/python
-	$(BIN)/pip install -q --no-build-isolation --no-deps -e .
+	flock /tmp/linegate-build.lock $(BIN)/pip install -q --no-build-isolation --no-deps -e .
 
 system-deps:
 	tools/setup_system.sh

@@ -1,0 +1,53 @@
+"""Shared fixtures: where the real models are, a Loghub excerpt, artifact folder."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+LOGHUB = REPO.parent / "shared" / "data" / "loghub"
+ARTIFACTS = REPO / "tests" / "artifacts"
+
+MODEL_NAMES = ("smollm2-135m-instruct", "qwen2.5-coder-0.5b-instruct", "qwen2.5-coder-1.5b-instruct")
+
+
+def model_dir() -> Path:
+    return Path(os.environ.get("LINEGATE_MODEL_DIR", Path.home() / ".cache" / "linegate" / "models"))
+
+
+def model_file(name: str) -> Path:
+    """Path of a pulled model; skips nothing: a missing model is a set-up failure (make test pulls them)."""
+    path = model_dir() / f"{name}.gguf"
+    if not path.exists():
+        pytest.fail(f"model {name} not found at {path}: run `linegate models pull {name}`")
+    return path
+
+
+@pytest.fixture(scope="session")
+def smollm_path() -> Path:
+    return model_file("smollm2-135m-instruct")
+
+
+@pytest.fixture(scope="session")
+def qwen05_path() -> Path:
+    return model_file("qwen2.5-coder-0.5b-instruct")
+
+
+@pytest.fixture(scope="session")
+def qwen15_path() -> Path:
+    return model_file("qwen2.5-coder-1.5b-instruct")
+
+
+@pytest.fixture(scope="session")
+def loghub_dir() -> Path:
+    assert LOGHUB.is_dir(), f"Loghub data missing at {LOGHUB}"
+    return LOGHUB
+
+
+@pytest.fixture(scope="session")
+def artifacts_dir() -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    return ARTIFACTS
