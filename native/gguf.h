@@ -29,7 +29,7 @@ enum class GGMLType : uint32_t {
     Q2_K = 10, Q3_K = 11, Q4_K = 12, Q5_K = 13, Q6_K = 14, Q8_K = 15,
     IQ2_XXS = 16, IQ2_XS = 17, IQ3_XXS = 18, IQ1_S = 19, IQ4_NL = 20, IQ3_S = 21,
     IQ2_S = 22, IQ4_XS = 23, I8 = 24, I16 = 25, I32 = 26, I64 = 27, F64 = 28, IQ1_M = 29,
-    BF16 = 30, TQ1_0 = 34, TQ2_0 = 35,
+    BF16 = 30, TQ1_0 = 34, TQ2_0 = 35, MXFP4 = 39,
 };
 const char* ggml_type_name(GGMLType t);          // "Q4_K", ... ; "UNKNOWN" if not known
 // Elements per block and bytes per block; {0,0} for a type this reader does not know.
@@ -95,6 +95,9 @@ public:
     const GGUFTensorInfo& tensor(const std::string& name) const;       // throws GGUFError
 
 private:
+    void parse();    // header, metadata, tensor infos; throws GGUFError
+    void release();  // unmap and close; safe to call twice
+
     std::string path_;
     int fd_ = -1;
     const uint8_t* base_ = nullptr;
