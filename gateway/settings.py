@@ -1,0 +1,187 @@
+"""The appliance's settings: a TOML file (`linegate serve --config FILE`) overlaid by environment
+variables (prefix LINEGATE_, nested with __, e.g. LINEGATE_ENGINE__N_RING=4096).
+
+Knows nothing about how the parts use them; unsafe values are refused here, naming the key.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
+
+from gateway.ingest.record import parse_severity_strict
+from gateway.server.settings import ServerSettings
+from gateway.store import DEFAULT_MAX_BYTES, MIN_STORE_BYTES
+
+MAX_N_RING = 1 << 17          # positions must stay within the model's trained context anyway
+MAX_N_SCRATCH = 1 << 14
+MAX_RING_TOKENS = 1 << 22     # the token ring's preallocated capacity
+MAX_BUDGET_MS = 600_000
+
+
+class SettingsError(ValueError):
+    """Bad settings: the message names the key and, when there is one, the file."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DemoSettings(_Section):
+    enabled: bool = True
+    line: str = "line3"                        # host prefix: line3/plc, line3/filler, ...
+    seed: int = 7
+    cycle_s: float = Field(2.0, gt=0.01, le=3600)   # one machine cycle (one burst of lines)
+    jam_every_s: float | None = Field(90.0, gt=0)    # None: never
+    overtemp_every_s: float | None = Field(150.0, gt=0)
+    estop_every_s: float | None = Field(240.0, gt=0)
+    first_fault_s: float = Field(20.0, ge=0)
+
+
+class SyslogSettings(_Section):
+    bind: str = "127.0.0.1"
+    udp_port: int | None = Field(None, ge=1, le=65535)   # None: off
+    tcp_port: int | None = Field(None, ge=1, le=65535)
+
+
+class TailSettings(_Section):
+    files: list[Path] = Field(default_factory=list)
+    poll_s: float = Field(0.2, gt=0, le=60)
+
+
+class MqttInSettings(_Section):
+    enabled: bool = False
+    host: str = "127.0.0.1"
+    port: int = Field(1883, ge=1, le=65535)
+    topics: list[str] = Field(default_factory=lambda: ["factory/+/logs"])
+    username: str | None = None
+    password: str | None = None
+
+
+class IngestSettings(_Section):
+    demo: DemoSettings = Field(default_factory=DemoSettings)
+    syslog: SyslogSettings = Field(default_factory=SyslogSettings)
+    tail: TailSettings = Field(default_factory=TailSettings)
+    mqtt: MqttInSettings = Field(default_factory=MqttInSettings)
+
+
+class StoreSettings(_Section):
+    path: Path | None = None                   # None: <data_dir>/logs.db
+    max_bytes: int = Field(DEFAULT_MAX_BYTES, ge=MIN_STORE_BYTES)
+
+
+class TriageSettings(_Section):
+    rules_file: Path | None = None             # TOML, see gateway/triage.py
+    new_template_alerts: bool = True
+    min_alert_severity: str = "warning"        # lines at least this severe raise an alert
+    dedup_s: float = Field(60.0, ge=0)         # one alert per template per this many seconds
+    warmup_lines: int = Field(0, ge=0)         # no new-template alerts for the first N lines
+
+    @field_validator("min_alert_severity")
+    @classmethod
+    def _sev(cls, v: str) -> str:
+        parse_severity_strict(v)
+        return v
+
+
+class EngineSettings(_Section):
+    enabled: bool = True                       # false: no model (store, triage, alerts still run)
+    model: str = "qwen2.5-coder-1.5b-instruct" # manifest name or a GGUF path
+    n_sink: int = Field(0, ge=0, le=4096)      # 0: exactly the system prompt's length
+    n_ring: int = Field(2048, ge=64, le=MAX_N_RING)
+    n_scratch: int = Field(512, ge=64, le=MAX_N_SCRATCH)
+    n_threads: int | None = Field(None, ge=1, le=1024)
+    drafter: Literal["none", "ngram", "model"] = "none"
+    prefill_chunk: int = Field(32, ge=1, le=4096)   # stream tokens per prefill call (preemption grain)
+    queue_size: int = Field(8, ge=1, le=1024)
+
+
+class RingSettings(_Section):
+    n_tokens: int = Field(65536, ge=1024, le=MAX_RING_TOKENS)
+    n_entries: int = Field(8192, ge=64, le=1 << 20)
+    collapse_window_s: float = Field(5.0, ge=0, le=3600)
+
+
+class AlertSettings(_Section):
+    mqtt_publish: bool = False
+    mqtt_host: str = "127.0.0.1"
+    mqtt_port: int = Field(1883, ge=1, le=65535)
+    topic_prefix: str = "linegate/alerts"
+    alert_budget_ms: float = Field(15_000, gt=0, le=MAX_BUDGET_MS)
+    ttft_budget_ms: float = Field(3_000, gt=0, le=MAX_BUDGET_MS)
+    explanation_max_tokens: int = Field(64, ge=1, le=1024)
+
+    @field_validator("topic_prefix")
+    @classmethod
+    def _topic(cls, v: str) -> str:
+        if not v or any(c in v for c in "+#\x00") or v.startswith("/") or v.endswith("/"):
+            raise ValueError(f"alerts.topic_prefix {v!r}: no MQTT wildcards, no leading/trailing '/'")
+        return v
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="LINEGATE_", env_nested_delimiter="__", extra="forbid")
+
+    data_dir: Path = Path("data")
+    ingest: IngestSettings = Field(default_factory=IngestSettings)
+    store: StoreSettings = Field(default_factory=StoreSettings)
+    triage: TriageSettings = Field(default_factory=TriageSettings)
+    engine: EngineSettings = Field(default_factory=EngineSettings)
+    ring: RingSettings = Field(default_factory=RingSettings)
+    alerts: AlertSettings = Field(default_factory=AlertSettings)
+    server: ServerSettings = Field(default_factory=ServerSettings)
+
+    @model_validator(mode="after")
+    def _refuse_unsafe(self) -> "Settings":
+        if self.data_dir.resolve() == Path("/"):
+            raise ValueError("data_dir = '/' is refused: give the appliance its own folder")
+        if self.engine.n_sink + self.engine.n_ring + self.engine.n_scratch > MAX_N_RING + MAX_N_SCRATCH:
+            raise ValueError("engine.n_sink + n_ring + n_scratch is too large")
+        return self
+
+    @property
+    def store_path(self) -> Path:
+        return self.store.path if self.store.path is not None else self.data_dir / "logs.db"
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls, init_settings, env_settings, dotenv_settings,
+                                   file_secret_settings) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        if _TOML_FILE is not None:
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=_TOML_FILE))
+        return tuple(sources)
+
+
+_TOML_FILE: Path | None = None   # set only for the duration of load()
+
+
+def load(path: str | Path | None = None, **overrides: Any) -> Settings:
+    """Settings from `path` (TOML; optional) + LINEGATE_* environment + keyword overrides (highest).
+
+    Raises SettingsError naming the file and the key."""
+    global _TOML_FILE
+    where = "environment"
+    if path is not None:
+        path = Path(path)
+        where = str(path)
+        if not path.is_file():
+            raise SettingsError(f"settings file {path} does not exist")
+        try:
+            tomllib.loads(path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise SettingsError(f"settings file {path} is not valid TOML: {exc}") from exc
+    try:
+        _TOML_FILE = path
+        return Settings(**overrides)
+    except ValidationError as exc:
+        msgs = []
+        for err in exc.errors():
+            key = ".".join(str(p) for p in err["loc"]) or "(top level)"
+            msgs.append(f"{key}: {err['msg']}")
+        raise SettingsError(f"bad settings ({where}): " + "; ".join(msgs)) from None
+    finally:
+        _TOML_FILE = None

@@ -1,0 +1,347 @@
+"""The durable log store: SQLite (WAL) + FTS5; the system of record for every accepted line.
+
+Knows nothing about where lines come from or what triage/model make of them.
+
+Durability (fsync policy): journal_mode=WAL with synchronous=FULL, so each COMMIT fsyncs the
+WAL before returning. Appends go through a single writer thread that does *group commit*:
+every append waiting when a transaction starts joins it, so N concurrent producers pay one
+fsync, and `append()` returns only after the COMMIT holding its rows has been synced. A line
+whose append() returned survives kill -9 and power loss (as far as the disk honours fsync).
+
+Thread-safety: one writer connection, owned by the writer thread; readers use one connection
+per calling thread (WAL lets them read while the writer writes). Any thread may call any method.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import re
+import sqlite3
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from gateway.ingest.record import LogRecord, parse_severity_strict, severity_name
+
+log = logging.getLogger(__name__)
+
+MAX_BATCH_ROWS = 20_000          # rows per group commit (bounds one transaction's latency)
+MAX_SEARCH_LIMIT = 1_000         # rows one search may return
+MAX_QUERY_CHARS = 512            # longer search text is refused (cheap FTS queries only)
+MIN_STORE_BYTES = 1 << 20        # smaller max_bytes would thrash retention
+RETENTION_CHECK_ROWS = 10_000    # check the size after about this many new rows
+RETENTION_TARGET = 0.9           # retention deletes down to this fraction of max_bytes
+DEFAULT_MAX_BYTES = 2 << 30      # 2 GiB
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS logs(
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  ts REAL NOT NULL,            -- Unix seconds, UTC
+  source TEXT NOT NULL,
+  host TEXT NOT NULL,
+  severity INTEGER NOT NULL,   -- syslog code 0 (emergency) .. 7 (debug)
+  text TEXT NOT NULL,
+  template_id INTEGER          -- Drain cluster id, NULL when triage did not classify it
+);
+CREATE INDEX IF NOT EXISTS logs_ts ON logs(ts);
+CREATE INDEX IF NOT EXISTS logs_template ON logs(template_id);
+CREATE VIRTUAL TABLE IF NOT EXISTS logs_fts USING fts5(text, content='logs', content_rowid='id');
+CREATE TRIGGER IF NOT EXISTS logs_ai AFTER INSERT ON logs BEGIN
+  INSERT INTO logs_fts(rowid, text) VALUES (new.id, new.text);
+END;
+CREATE TRIGGER IF NOT EXISTS logs_ad AFTER DELETE ON logs BEGIN
+  INSERT INTO logs_fts(logs_fts, rowid, text) VALUES ('delete', old.id, old.text);
+END;
+"""
+_COLUMNS = "id, ts, source, host, severity, text, template_id"
+
+
+class StoreClosed(RuntimeError):
+    pass
+
+
+@dataclass
+class _Append:
+    rows: list[tuple]
+    done: threading.Event = field(default_factory=threading.Event)
+    ids: list[int] | None = None
+    error: BaseException | None = None
+
+
+def fts_query(text: str) -> str | None:
+    """User text -> a safe FTS5 query: every whitespace-separated word becomes a quoted phrase
+    (quotes doubled), all ANDed; a trailing * keeps prefix search. FTS operators in user text
+    (AND, NEAR, column:, ^, parentheses) are thus literal. None when no word is left."""
+    parts = []
+    for chunk in text.split():
+        prefix = chunk.endswith("*")
+        chunk = chunk.rstrip("*")
+        if not re.search(r"\w", chunk):
+            continue
+        parts.append('"' + chunk.replace('"', '""') + '"' + ("*" if prefix else ""))
+    return " ".join(parts) if parts else None
+
+
+class Store:
+    """Append-only log store with size-bounded retention and search.
+
+    append(records, template_ids) -> ids    durable (fsynced) before it returns
+    search(...) -> [dict]                   dicts: id, ts, source, host, severity (name), text, template_id
+    get(id) -> dict | None; count(); stats(); close()
+    """
+
+    def __init__(self, path: str | Path, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+        if max_bytes < MIN_STORE_BYTES:
+            raise ValueError(f"store max_bytes={max_bytes} is below the minimum {MIN_STORE_BYTES}")
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.max_bytes = int(max_bytes)
+        self._local = threading.local()
+        self._readers: list[sqlite3.Connection] = []
+        self._readers_lock = threading.Lock()
+        self._queue: queue.Queue[_Append | None] = queue.Queue()
+        self._closed = False
+        self._lines_written = 0
+        self._commits = 0
+        self._retention_deleted = 0
+        self._since_retention_check = 0
+        self._stats_lock = threading.Lock()
+        db = self._connect()
+        db.executescript(_SCHEMA)
+        db.commit()
+        row = db.execute("SELECT seq FROM sqlite_sequence WHERE name='logs'").fetchone()
+        self._next_id = (row[0] if row else 0) + 1
+        self._writer_db = db
+        self._writer = threading.Thread(target=self._write_loop, name="store-writer", daemon=True)
+        self._writer.start()
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=30, check_same_thread=False, isolation_level=None)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=FULL")
+        db.execute("PRAGMA busy_timeout=30000")
+        return db
+
+    # --- writing -------------------------------------------------------------------------
+    def append(self, records: Sequence[LogRecord], template_ids: Sequence[int | None] | None = None) -> list[int]:
+        """Store `records`; returns their ids once the transaction holding them is fsynced."""
+        if not records:
+            return []
+        if template_ids is None:
+            template_ids = [None] * len(records)
+        if len(template_ids) != len(records):
+            raise ValueError(f"{len(records)} records but {len(template_ids)} template ids")
+        rows = [(r.ts, r.source, r.host, int(r.severity), r.text, t) for r, t in zip(records, template_ids)]
+        job = _Append(rows)
+        if self._closed:
+            raise StoreClosed(f"store {self.path} is closed")
+        self._queue.put(job)
+        job.done.wait()
+        if job.error is not None:
+            raise job.error
+        assert job.ids is not None
+        return job.ids
+
+    def _write_loop(self) -> None:
+        db = self._writer_db
+        while True:
+            job = self._queue.get()
+            if job is None:
+                break
+            batch = [job]
+            n = len(job.rows)
+            stop = False
+            while n < MAX_BATCH_ROWS:
+                try:
+                    nxt = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if nxt is None:
+                    stop = True
+                    break
+                batch.append(nxt)
+                n += len(nxt.rows)
+            self._commit(db, batch)
+            if stop:
+                break
+        db.close()
+
+    def _commit(self, db: sqlite3.Connection, batch: list[_Append]) -> None:
+        first = self._next_id
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            next_id = first
+            for job in batch:
+                job.ids = list(range(next_id, next_id + len(job.rows)))
+                db.executemany(
+                    "INSERT INTO logs(id, ts, source, host, severity, text, template_id) VALUES (?,?,?,?,?,?,?)",
+                    [(i, *row) for i, row in zip(job.ids, job.rows)])
+                next_id += len(job.rows)
+            db.execute("COMMIT")
+            self._next_id = next_id
+        except BaseException as exc:  # the whole group fails together; nothing was acknowledged
+            log.error("store commit failed: %s", exc)
+            try:
+                db.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            for job in batch:
+                job.ids, job.error = None, exc
+                job.done.set()
+            return
+        written = next_id - first
+        with self._stats_lock:
+            self._lines_written += written
+            self._commits += 1
+            self._since_retention_check += written
+            check = self._since_retention_check >= RETENTION_CHECK_ROWS
+        for job in batch:
+            job.done.set()
+        if check:
+            self._since_retention_check = 0
+            self._enforce_retention(db)
+
+    def _used_bytes(self, db: sqlite3.Connection) -> int:
+        page_size = db.execute("PRAGMA page_size").fetchone()[0]
+        pages = db.execute("PRAGMA page_count").fetchone()[0]
+        free = db.execute("PRAGMA freelist_count").fetchone()[0]
+        return (pages - free) * page_size
+
+    def _enforce_retention(self, db: sqlite3.Connection) -> None:
+        """Delete the oldest rows until the used size is under RETENTION_TARGET * max_bytes.
+        Freed pages are reused by later inserts, so the file stops growing near max_bytes."""
+        used = self._used_bytes(db)
+        if used <= self.max_bytes:
+            return
+        lo, hi = db.execute("SELECT min(id), max(id) FROM logs").fetchone()
+        if lo is None:
+            return
+        rows = hi - lo + 1
+        excess = 1.0 - RETENTION_TARGET * self.max_bytes / used
+        n_delete = max(1, int(rows * excess))
+        db.execute("BEGIN IMMEDIATE")
+        db.execute("DELETE FROM logs WHERE id < ?", (lo + n_delete,))
+        db.execute("COMMIT")
+        with self._stats_lock:
+            self._retention_deleted += n_delete
+        log.info("store retention: deleted %d oldest rows (used %d > max %d bytes)", n_delete, used, self.max_bytes)
+
+    # --- reading -------------------------------------------------------------------------
+    def _reader(self) -> sqlite3.Connection:
+        db = getattr(self._local, "db", None)
+        if db is None:
+            if self._closed:
+                raise StoreClosed(f"store {self.path} is closed")
+            db = self._connect()
+            db.execute("PRAGMA query_only=ON")
+            self._local.db = db
+            with self._readers_lock:
+                self._readers.append(db)
+        return db
+
+    @staticmethod
+    def _row(r: tuple) -> dict:
+        return {"id": r[0], "ts": r[1], "source": r[2], "host": r[3],
+                "severity": severity_name(r[4]), "text": r[5], "template_id": r[6]}
+
+    def get(self, line_id: int) -> dict | None:
+        r = self._reader().execute(f"SELECT {_COLUMNS} FROM logs WHERE id=?", (int(line_id),)).fetchone()
+        return self._row(r) if r else None
+
+    def search(self, text: str | None = None, *, since: float | None = None, until: float | None = None,
+               host: str | None = None, severity: int | str | None = None, template_id: int | None = None,
+               source: str | None = None, before_id: int | None = None, after_id: int | None = None,
+               limit: int = 100) -> list[dict]:
+        """Lines matching every given filter, newest first (oldest first when `after_id` is given).
+
+        text: words (all must occur; `word*` is a prefix; FTS syntax is taken literally);
+        since/until: Unix seconds, inclusive; severity: at least this severe (name or 0..7);
+        before_id/after_id: paging cursors. Raises ValueError (naming the parameter) on bad input.
+        """
+        if not 1 <= int(limit) <= MAX_SEARCH_LIMIT:
+            raise ValueError(f"limit={limit} must be within 1..{MAX_SEARCH_LIMIT}")
+        where, args = [], []
+        join = ""
+        if text is not None and text.strip():
+            if len(text) > MAX_QUERY_CHARS:
+                raise ValueError(f"search text is {len(text)} characters; the limit is {MAX_QUERY_CHARS}")
+            q = fts_query(text)
+            if q is None:
+                return []
+            join = "JOIN logs_fts f ON f.rowid = l.id"
+            where.append("logs_fts MATCH ?")
+            args.append(q)
+        if since is not None:
+            where.append("l.ts >= ?"); args.append(float(since))
+        if until is not None:
+            where.append("l.ts <= ?"); args.append(float(until))
+        if host:
+            where.append("l.host = ?"); args.append(host)
+        if source:
+            where.append("l.source = ?"); args.append(source)
+        if severity is not None:
+            where.append("l.severity <= ?"); args.append(int(parse_severity_strict(severity)))
+        if template_id is not None:
+            where.append("l.template_id = ?"); args.append(int(template_id))
+        if before_id is not None:
+            where.append("l.id < ?"); args.append(int(before_id))
+        if after_id is not None:
+            where.append("l.id > ?"); args.append(int(after_id))
+        order = "ASC" if after_id is not None else "DESC"
+        sql = (f"SELECT l.id, l.ts, l.source, l.host, l.severity, l.text, l.template_id FROM logs l {join}"
+               + (" WHERE " + " AND ".join(where) if where else "") + f" ORDER BY l.id {order} LIMIT ?")
+        args.append(int(limit))
+        try:
+            rows = self._reader().execute(sql, args).fetchall()
+        except sqlite3.OperationalError as exc:   # should not happen with fts_query; never a 5xx
+            raise ValueError(f"search text {text!r} could not be searched: {exc}") from exc
+        return [self._row(r) for r in rows]
+
+    def count(self) -> int:
+        return self._reader().execute("SELECT count(*) FROM logs").fetchone()[0]
+
+    def id_range(self) -> tuple[int | None, int | None]:
+        return tuple(self._reader().execute("SELECT min(id), max(id) FROM logs").fetchone())  # type: ignore[return-value]
+
+    def stats(self) -> dict:
+        lo, hi = self.id_range()
+        with self._stats_lock:
+            return {"path": str(self.path), "max_bytes": self.max_bytes,
+                    "file_bytes": _file_bytes(self.path), "first_id": lo, "last_id": hi,
+                    "rows": 0 if lo is None else hi - lo + 1, "lines_written": self._lines_written,
+                    "commits": self._commits, "retention_deleted": self._retention_deleted,
+                    "queued": self._queue.qsize()}
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._queue.put(None)
+        self._writer.join()
+        with self._readers_lock:
+            for db in self._readers:
+                try:
+                    db.close()
+                except sqlite3.ProgrammingError:   # owned by another thread; closed with it
+                    pass
+            self._readers.clear()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _file_bytes(path: Path) -> int:
+    total = 0
+    for suffix in ("", "-wal", "-shm"):
+        try:
+            total += os.stat(f"{path}{suffix}").st_size
+        except FileNotFoundError:
+            pass
+    return total
+
