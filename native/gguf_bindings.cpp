@@ -122,6 +122,11 @@ void register_gguf(py::module_& m) {
                  return v ? to_py(*v, SIZE_MAX) : dflt;
              },
              py::arg("key"), py::arg("default") = py::none(), "One metadata value, converted alone.")
+        // The typed getters the engine uses (C++ semantics: ints widen, a missing key raises).
+        .def("get_int", [](const PyGGUFFile& f, const std::string& key) { return f.file->get_int(key); }, py::arg("key"))
+        .def("get_float", [](const PyGGUFFile& f, const std::string& key) { return f.file->get_float(key); }, py::arg("key"))
+        .def("get_string", [](const PyGGUFFile& f, const std::string& key) { return to_str(f.file->get_string(key)); },
+             py::arg("key"))
         .def("value_type",
              [](const PyGGUFFile& f, const std::string& key) -> py::tuple {
                  const lg::GGUFValue& v = f.value(key);
