@@ -1,0 +1,44 @@
+"""Drafters for speculative decoding, and `make_drafter` that builds one from a --draft spec.
+
+Knows nothing about verification; gateway.speculative drives whichever drafter this returns.
+"""
+
+from __future__ import annotations
+
+from gateway.drafters.base import Drafter, Proposal
+
+# Measured by tools/bench_spec.py on the 2-core dev box: see DEFERRED_DEFAULT's note there.
+DEFERRED_DEFAULT = False
+
+__all__ = ["Drafter", "Proposal", "make_drafter", "DEFERRED_DEFAULT"]
+
+
+def make_drafter(spec: str, target_engine=None, *, draft_model: str | None = None,
+                 draft_onnx: str | None = None, deferred: bool | None = None, n_threads: int | None = None):
+    """'none' -> None; 'ngram'; 'model[:native|onnx|rknn]' (the draft keeps its own stream context)."""
+    from gateway.speculative import parse_draft_spec
+
+    kind, backend = parse_draft_spec(spec)
+    if kind == "none":
+        return None
+    n_sink, n_ring = _stream_shape(target_engine)
+    if kind == "ngram":
+        from gateway.drafters.ngram import NgramDrafter
+        drafter: Drafter = NgramDrafter(n_sink=n_sink, n_ring=n_ring)
+    else:
+        from gateway.drafters.model import ModelDrafter
+        drafter = ModelDrafter.create(backend, draft_model=draft_model, draft_onnx=draft_onnx,
+                                      n_sink=n_sink, n_ring=n_ring, n_threads=n_threads)
+    if DEFERRED_DEFAULT if deferred is None else deferred:
+        from gateway.drafters.deferred import DeferredDrafter
+        drafter = DeferredDrafter(drafter)
+    return drafter
+
+
+def _stream_shape(engine) -> tuple[int, int]:
+    """The target's sink/ring sizes, so drafters mirror the same window of the stream."""
+    from gateway.drafters.ngram import DEFAULT_N_RING, DEFAULT_N_SINK
+    if engine is None:
+        return DEFAULT_N_SINK, DEFAULT_N_RING
+    stats = engine.stats()
+    return int(stats["n_sink"]), int(stats["n_ring"])

@@ -1,0 +1,363 @@
+"""Speculative decoding: the exact verification rule and the loop that drives the target through it.
+
+Owns the rule, the adaptive draft length, the metrics and the `--draft` CLI hook. Knows nothing
+about how drafts are made (gateway.drafters) nor how the engine computes logits.
+
+The rule is speculative sampling as in Leviathan, Kalman & Matias, "Fast Inference from
+Transformers via Speculative Decoding" (ICML 2023) and Chen et al., "Accelerating Large
+Language Model Decoding with Speculative Sampling" (2023). Terms, for one block of K drafts:
+
+- accepted token:  a draft x_i the target keeps; it is kept with probability min(1, p(x_i)/q(x_i)),
+                   scanning left to right, and the block stops at the first draft not kept.
+- recovered token: the token emitted in place of the first rejected draft, sampled from
+                   normalize(max(0, p - q)) at that position (the residual the draft over-proposed).
+- bonus token:     when all K drafts are accepted, one more token sampled from the target's
+                   distribution after the last draft: the verify forward computed it for free.
+
+p is the target's sampling distribution (temperature/top-k/top-p applied), q the distribution the
+draft token was actually sampled from (a point mass for deterministic drafters such as n-gram).
+The emitted sequence is then distributed exactly as target-only sampling. In greedy mode the rule
+degenerates to "accept while the draft equals argmax p; emit argmax p at the first mismatch", so
+the output is token-for-token the target's own greedy output (given batch-invariant logits).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Protocol, Sequence
+
+import numpy as np
+
+# --- limits and tuning -----------------------------------------------------------------------
+
+K_MIN = 1                     # draft length never adapts below this
+K_MAX = 12                    # ... nor above this (verify cost grows with K)
+K_INITIAL = 4
+ACCEPT_EMA_ALPHA = 0.2        # same smoothing as the engine's cost EMAs
+MIN_USEFUL_ACCEPT_PROB = 0.2  # draft the i-th token only while alpha**i, its chance to be used, is above this
+DRAFT_KINDS = ("none", "ngram", "model")
+MODEL_BACKENDS = ("native", "onnx", "rknn")
+
+
+# --- sampling distributions ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Sampling:
+    temperature: float = 0.0
+    top_k: int = 0
+    top_p: float = 1.0
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature <= 0.0
+
+
+def probs_from_logits(logits: np.ndarray, sampling: Sampling) -> np.ndarray:
+    """Target (or draft) sampling distribution. logits [..., V] -> probs [..., V] float64.
+
+    Temperature first, then top-k, then top-p (the smallest top set whose mass reaches top_p,
+    always keeping the most likely token), renormalized.
+    """
+    assert not sampling.greedy, "greedy decoding compares argmax, it has no distribution"
+    z = np.asarray(logits, dtype=np.float64) / sampling.temperature
+    z = z - z.max(axis=-1, keepdims=True)
+    p = np.exp(z)
+    p /= p.sum(axis=-1, keepdims=True)
+    vocab = p.shape[-1]
+    if 0 < sampling.top_k < vocab:
+        kth = np.partition(p, vocab - sampling.top_k, axis=-1)[..., vocab - sampling.top_k, None]
+        p = np.where(p >= kth, p, 0.0)
+    if sampling.top_p < 1.0:
+        order = np.argsort(-p, axis=-1, kind="stable")
+        sorted_p = np.take_along_axis(p, order, axis=-1)
+        mass_before = np.cumsum(sorted_p, axis=-1) - sorted_p
+        keep_sorted = mass_before < sampling.top_p * sorted_p.sum(axis=-1, keepdims=True)
+        keep = np.zeros_like(keep_sorted)
+        np.put_along_axis(keep, order, keep_sorted, axis=-1)
+        p = np.where(keep, p, 0.0)
+    return p / p.sum(axis=-1, keepdims=True)
+
+
+def sample(probs: np.ndarray, rng: np.random.Generator) -> int:
+    """One draw from probs [V] (inverse CDF: one uniform per token, reproducible per seed)."""
+    cdf = np.cumsum(probs)
+    return int(min(np.searchsorted(cdf, rng.random() * cdf[-1], side="right"), len(probs) - 1))
+
+
+# --- the verification rule -------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Verdict:
+    n_accepted: int   # accepted drafts: a prefix of the block
+    token: int        # the token after them: recovered (a draft was rejected) or bonus (none was)
+    bonus: bool
+
+
+def verify_greedy(draft: Sequence[int], target_logits: np.ndarray) -> Verdict:
+    """draft [K]; target_logits [K+1, V]: row i scores the token after draft[:i]."""
+    choice = np.argmax(target_logits, axis=-1)   # [K+1]; first maximum, as the engine's greedy
+    for i, x in enumerate(draft):
+        if int(choice[i]) != int(x):
+            return Verdict(i, int(choice[i]), bonus=False)
+    return Verdict(len(draft), int(choice[len(draft)]), bonus=True)
+
+
+def verify_sampled(draft: Sequence[int], draft_probs: np.ndarray | None, target_probs: np.ndarray,
+                   rng: np.random.Generator) -> Verdict:
+    """The rule of Leviathan et al. / Chen et al. 2023.
+
+    draft [K]; draft_probs q [K, V] or None for a deterministic proposal (q = point mass on the
+    draft); target_probs p [K+1, V]: row i is the target's distribution after draft[:i].
+    """
+    for i, x in enumerate(draft):
+        p_x = target_probs[i, x]
+        q_x = 1.0 if draft_probs is None else draft_probs[i, x]
+        assert q_x > 0.0, "a draft token must have been possible under the draft's own q"
+        if rng.random() < min(1.0, p_x / q_x):
+            continue
+        if draft_probs is None:
+            residual = target_probs[i].copy()     # max(0, p - onehot(x)) = p with x removed
+            residual[x] = 0.0
+        else:
+            residual = np.maximum(target_probs[i] - draft_probs[i], 0.0)
+        if residual.sum() <= 0.0:                 # p == q up to rounding: rejection had ~0 chance
+            residual = target_probs[i]
+        return Verdict(i, sample(residual, rng), bonus=False)
+    return Verdict(len(draft), sample(target_probs[len(draft)], rng), bonus=True)
+
+
+# --- metrics ---------------------------------------------------------------------------------
+
+@dataclass
+class SpecStats:
+    n_drafted: int = 0        # draft tokens sent to verification
+    n_accepted: int = 0
+    n_recovered: int = 0
+    n_bonus: int = 0
+    n_target_forwards: int = 0    # verify/decode forwards after the prompt prefill
+    n_decoded: int = 0            # tokens those forwards produced
+    draft_ms: float = 0.0         # time the decode loop waited for drafts
+    verify_ms: float = 0.0        # target forwards + the rule
+    prefill_ms: float = 0.0
+    accept_ema: float = 0.5
+    k: int = K_INITIAL
+    block_sizes: list[int] = field(default_factory=list)
+
+    @property
+    def acceptance(self) -> float:
+        return self.n_accepted / self.n_drafted if self.n_drafted else 0.0
+
+    @property
+    def tokens_per_target_forward(self) -> float:
+        return self.n_decoded / self.n_target_forwards if self.n_target_forwards else 0.0
+
+    def as_dict(self) -> dict:
+        return {
+            "acceptance": round(self.acceptance, 4),
+            "tokens_per_target_forward": round(self.tokens_per_target_forward, 4),
+            "n_drafted": self.n_drafted, "n_accepted": self.n_accepted,
+            "n_recovered": self.n_recovered, "n_bonus": self.n_bonus,
+            "n_target_forwards": self.n_target_forwards, "n_decoded": self.n_decoded,
+            "draft_ms": round(self.draft_ms, 2), "verify_ms": round(self.verify_ms, 2),
+            "prefill_ms": round(self.prefill_ms, 2), "accept_ema": round(self.accept_ema, 4),
+            "k_final": self.k,
+        }
+
+
+def adapt_k(stats: SpecStats, n_drafted: int, n_accepted: int, k_max: int = K_MAX) -> None:
+    """Update the acceptance EMA with one block and choose the next draft length.
+
+    With per-token acceptance alpha the i-th draft is used with probability alpha**i; draft while
+    that stays above MIN_USEFUL_ACCEPT_PROB.
+    """
+    if n_drafted == 0:
+        return
+    rate = n_accepted / n_drafted
+    stats.accept_ema += ACCEPT_EMA_ALPHA * (rate - stats.accept_ema)
+    alpha = min(max(stats.accept_ema, 1e-3), 1.0 - 1e-3)
+    stats.k = int(min(max(math.floor(math.log(MIN_USEFUL_ACCEPT_PROB) / math.log(alpha)), K_MIN), k_max))
+
+
+# --- the decode loop -------------------------------------------------------------------------
+
+class Target(Protocol):
+    """What the loop needs of gateway.engine.Engine (scratch-only; the stream is never touched)."""
+    scratch_len: int
+    def forward_scratch(self, tokens: Sequence[int], all_logits: bool = False) -> np.ndarray: ...
+    def rollback(self, n: int = 0) -> None: ...
+
+
+@dataclass
+class SpecResult:
+    tokens: list[int]
+    text: str
+    stats: SpecStats
+    prefill_ms: float
+    decode_ms: float
+
+    @property
+    def acceptance(self) -> float:
+        return self.stats.acceptance
+
+    @property
+    def tokens_per_target_forward(self) -> float:
+        return self.stats.tokens_per_target_forward
+
+    @property
+    def decode_tok_s(self) -> float:
+        # decode_ms runs from the end of the prompt prefill (all but its last token) to the end
+        return len(self.tokens) / (self.decode_ms / 1e3) if self.decode_ms > 0 else 0.0
+
+    @property
+    def timings(self) -> dict:
+        return {"prefill_ms": round(self.prefill_ms, 2), "decode_ms": round(self.decode_ms, 2),
+                "decode_tok_s": round(self.decode_tok_s, 3),
+                "draft_ms": round(self.stats.draft_ms, 2), "verify_ms": round(self.stats.verify_ms, 2)}
+
+
+def speculative_generate(target: Target, drafter, prompt_tokens: Sequence[int], max_tokens: int,
+                         sampling: Sampling = Sampling(), seed: int | None = None,
+                         stop_tokens: Sequence[int] = (), on_token: Callable[[int], bool | None] | None = None,
+                         k_max: int = K_MAX, detokenize: Callable[[list[int]], str] | None = None) -> SpecResult:
+    """Generate in the target's scratch with drafts from `drafter` (None: target-only decode).
+
+    The job forks from the stream context and rolls back at the end, so the sink and ring are
+    untouched. Each iteration runs ONE target forward over [pending] + drafts (pending = the last
+    emitted token, not yet in the cache), so tokens per target forward = accepted + 1.
+    """
+    if not prompt_tokens:
+        raise ValueError("speculative_generate: the prompt must hold at least one token")
+    if max_tokens < 1:
+        raise ValueError(f"speculative_generate: max_tokens must be >= 1, got {max_tokens}")
+    rng = np.random.default_rng(seed)
+    stats = SpecStats(k=min(K_INITIAL, k_max))
+    stops = set(int(t) for t in stop_tokens)
+    base = target.scratch_len
+    prompt = [int(t) for t in prompt_tokens]
+    out: list[int] = []
+    done = False
+
+    def emit(tok: int) -> bool:
+        """Append one token; False when generation must stop after it."""
+        out.append(tok)
+        keep_going = on_token(tok) if on_token else None
+        return not (tok in stops or keep_going is False or len(out) >= max_tokens)
+
+    if drafter is not None:
+        drafter.begin_job(prompt, sampling, seed)
+    t0 = time.perf_counter()
+    try:
+        # the prompt's last token stays pending: the first verify forward carries it, so every
+        # emitted token, the first included, comes out of the rule
+        if len(prompt) > 1:
+            target.forward_scratch(prompt[:-1])
+        t_prefill = time.perf_counter()
+        stats.prefill_ms = (t_prefill - t0) * 1e3
+        while not done:
+            k = min(stats.k, max_tokens - len(out) - 1)
+            draft: list[int] = []
+            q = None
+            if drafter is not None and k > 0:
+                td = time.perf_counter()
+                draft, q = drafter.propose(prompt + out, k)
+                stats.draft_ms += (time.perf_counter() - td) * 1e3
+            tv = time.perf_counter()
+            pending = (prompt + out)[-1]
+            rows = np.asarray(target.forward_scratch([pending] + list(draft), all_logits=True))
+            rows = rows.reshape(len(draft) + 1, -1)          # [1+K, V]
+            if sampling.greedy:
+                verdict = verify_greedy(draft, rows)
+            else:
+                p = probs_from_logits(rows, sampling)
+                verdict = verify_sampled(draft, None if q is None else _fit_vocab(q, p.shape[-1]), p, rng)
+            # keep pending + accepted drafts; drop the K/V of everything past the first rejection
+            target.rollback(base + len(prompt) + len(out) + verdict.n_accepted)
+            stats.verify_ms += (time.perf_counter() - tv) * 1e3
+            stats.n_target_forwards += 1
+            stats.n_drafted += len(draft)
+            stats.n_accepted += verdict.n_accepted
+            stats.n_bonus += int(verdict.bonus and len(draft) > 0)
+            stats.n_recovered += int(not verdict.bonus)
+            stats.block_sizes.append(len(draft))
+            adapt_k(stats, len(draft), verdict.n_accepted, k_max)
+            new = list(draft[:verdict.n_accepted]) + [verdict.token]
+            n_before = len(out)
+            for tok in new:
+                if not emit(tok):
+                    done = True
+                    break
+            stats.n_decoded += len(out) - n_before
+            if drafter is not None:
+                drafter.observe(verdict.n_accepted, len(draft))
+        decode_ms = (time.perf_counter() - t_prefill) * 1e3
+    finally:
+        target.rollback(base)
+        if drafter is not None:
+            drafter.end_job()
+    text = detokenize(out) if detokenize else ""
+    return SpecResult(out, text, stats, stats.prefill_ms, decode_ms)
+
+
+def _fit_vocab(q: np.ndarray, n_vocab: int) -> np.ndarray:
+    """Draft and target share a tokenizer but their logit rows may be padded differently."""
+    q = np.asarray(q, dtype=np.float64)
+    if q.shape[-1] == n_vocab:
+        return q
+    if q.shape[-1] > n_vocab:
+        return q[..., :n_vocab]
+    return np.pad(q, [(0, 0)] * (q.ndim - 1) + [(0, n_vocab - q.shape[-1])])
+
+
+# --- CLI hook --------------------------------------------------------------------------------
+
+def parse_draft_spec(spec: str) -> tuple[str, str | None]:
+    """'none' | 'ngram' | 'model' | 'model:native|onnx|rknn' -> (kind, backend)."""
+    kind, _, backend = (spec or "none").partition(":")
+    if kind not in DRAFT_KINDS:
+        raise ValueError(f"--draft: unknown drafter {kind!r}; expected one of {', '.join(DRAFT_KINDS)}")
+    if backend and kind != "model":
+        raise ValueError(f"--draft: only 'model' takes a backend, got {spec!r}")
+    if backend and backend not in MODEL_BACKENDS:
+        raise ValueError(f"--draft: unknown model backend {backend!r}; expected one of {', '.join(MODEL_BACKENDS)}")
+    return kind, (backend or ("native" if kind == "model" else None))
+
+
+def add_draft_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--draft", default="none", metavar="none|ngram|model[:native|onnx|rknn]",
+                        help="speculative drafter (default none: target-only decoding)")
+    parser.add_argument("--draft-model", default=None,
+                        help="draft GGUF for --draft model (default: qwen2.5-coder-0.5b-instruct in the model dir)")
+    parser.add_argument("--draft-onnx", default=None,
+                        help="exported draft graph for model:onnx (default: next to the draft GGUF, see tools/export_draft_onnx.py)")
+    parser.add_argument("--draft-deferred", choices=("on", "off"), default=None,
+                        help="draft the next block on a thread while the target verifies (default: the faster one measured, see DEFERRED_DEFAULT)")
+
+
+def generate_speculative(engine, prompt_tokens: Sequence[int], max_tokens: int, draft_spec: str = "ngram",
+                         temperature: float = 0.0, top_k: int = 0, top_p: float = 1.0, seed: int | None = None,
+                         on_token: Callable[[int], bool | None] | None = None, stop_tokens: Sequence[int] | None = None,
+                         draft_model: str | None = None, draft_onnx: str | None = None,
+                         deferred: bool | None = None, stream_tokens: Sequence[int] | None = None) -> SpecResult:
+    """What `linegate generate --draft ...` calls. `engine` is a gateway.engine.Engine.
+
+    stream_tokens: the tokens the engine's stream holds (n-gram lookup context / the draft
+    model's own stream); None when the job has no stream.
+    """
+    from gateway.drafters import make_drafter   # lazy: drafters import the engine
+
+    if stop_tokens is None:
+        eos = getattr(engine.tokenizer, "eos_id", None)
+        stop_tokens = () if eos is None else (eos,)
+    drafter = make_drafter(draft_spec, engine, draft_model=draft_model, draft_onnx=draft_onnx, deferred=deferred)
+    try:
+        if drafter is not None and stream_tokens:
+            drafter.push_stream(list(stream_tokens))
+        return speculative_generate(engine, prompt_tokens, max_tokens,
+                                    Sampling(temperature, top_k, top_p), seed, stop_tokens, on_token,
+                                    detokenize=engine.tokenizer.decode)
+    finally:
+        if drafter is not None:
+            drafter.close()

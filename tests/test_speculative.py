@@ -1,0 +1,212 @@
+"""The verification rule and the speculative loop: exactness in distribution (sampling) and token
+for token (greedy). Rule-level tests use a tiny exact model; engine tests are in test_speculative_engine.py."""
+
+from __future__ import annotations
+
+import itertools
+import zlib
+
+import numpy as np
+import pytest
+from scipy.stats import chisquare
+
+import gateway.speculative as spec
+from gateway.speculative import Sampling, probs_from_logits, speculative_generate, verify_greedy, verify_sampled
+
+VOCAB = 4
+N_SAMPLES = 4000
+N_POS = 3
+
+
+class TinyLM:
+    """A 4-token 'language model' whose logits are a fixed random function of the whole prefix,
+    so every conditional distribution is known exactly. It keeps a scratch like the engine's."""
+
+    def __init__(self, salt: int, scale: float):
+        self.salt, self.scale = salt, scale
+        self.tokens: list[int] = []
+
+    @property
+    def scratch_len(self) -> int:
+        return len(self.tokens)
+
+    def logits(self, prefix) -> np.ndarray:
+        seed = zlib.crc32(np.asarray([self.salt, *prefix], dtype=np.int64).tobytes())
+        return np.random.default_rng(seed).normal(0.0, self.scale, VOCAB)
+
+    def forward_scratch(self, tokens, all_logits=False):
+        rows = []
+        for t in tokens:
+            self.tokens.append(int(t))
+            rows.append(self.logits(self.tokens))
+        return np.stack(rows) if all_logits else rows[-1]
+
+    def rollback(self, n=0):
+        assert 0 <= n <= len(self.tokens)
+        del self.tokens[n:]
+
+
+class TinyDrafter:
+    """Samples drafts from another TinyLM (q differs a lot from p: the rule has work to do)."""
+
+    name = "tiny"
+
+    def __init__(self, lm: TinyLM, seed: int):
+        self.lm, self.rng = lm, np.random.default_rng(seed)
+
+    def begin_job(self, prompt, sampling, seed):
+        self.sampling = sampling
+
+    def propose(self, context, k):
+        ctx, toks, qs = list(context), [], []
+        for _ in range(k):
+            q = probs_from_logits(self.lm.logits(ctx), self.sampling)
+            t = spec.sample(q, self.rng)
+            toks.append(t)
+            qs.append(q)
+            ctx.append(t)
+        return toks, np.stack(qs)
+
+    def observe(self, n_accepted, n_drafted):
+        pass
+
+    def end_job(self):
+        pass
+
+
+PROMPT = [1, 2]
+SAMPLING = Sampling(temperature=1.0)
+
+
+def exact_joint(target: TinyLM) -> np.ndarray:
+    """P(x1, x2, x3 | PROMPT) under target-only sampling, [V, V, V]."""
+    joint = np.zeros((VOCAB,) * N_POS)
+    for seq in itertools.product(range(VOCAB), repeat=N_POS):
+        prob, ctx = 1.0, list(PROMPT)
+        for t in seq:
+            prob *= probs_from_logits(target.logits(ctx), SAMPLING)[t]
+            ctx.append(t)
+        joint[seq] = prob
+    return joint
+
+
+def run_speculative(n_samples: int, k_max: int = 2, seed: int = 0) -> np.ndarray:
+    target = TinyLM(salt=1, scale=1.5)
+    drafter = TinyDrafter(TinyLM(salt=2, scale=1.5), seed=seed + 1)
+    counts = np.zeros((VOCAB,) * N_POS)
+    for i in range(n_samples):
+        res = speculative_generate(target, drafter, PROMPT, N_POS, SAMPLING, seed=seed * 1_000_003 + i, k_max=k_max)
+        assert len(res.tokens) == N_POS and target.scratch_len == 0
+        counts[tuple(res.tokens)] += 1
+    return counts
+
+
+def p_values(counts: np.ndarray, joint: np.ndarray) -> list[float]:
+    """Chi-square p-value per position (marginals) and for the joint of the 3 positions."""
+    n = counts.sum()
+    out = []
+    for pos in range(N_POS):
+        axes = tuple(a for a in range(N_POS) if a != pos)
+        out.append(chisquare(counts.sum(axis=axes), joint.sum(axis=axes) * n).pvalue)
+    out.append(chisquare(counts.ravel(), joint.ravel() * n).pvalue)
+    return out
+
+
+@pytest.fixture(scope="module")
+def joint() -> np.ndarray:
+    return exact_joint(TinyLM(salt=1, scale=1.5))
+
+
+def test_speculative_sampling_matches_target_distribution(joint):
+    counts = run_speculative(N_SAMPLES)
+    pv = p_values(counts, joint)
+    assert min(pv) > 1e-3, f"speculative sampling deviates from the target: p-values {pv}"
+
+
+def wrong_rule_resample_from_p(draft, q, p, rng):
+    """Accepts like the paper but, on rejection, samples from p instead of normalize(max(0, p - q))."""
+    for i, x in enumerate(draft):
+        if rng.random() < min(1.0, p[i, x] / q[i, x]):
+            continue
+        return spec.Verdict(i, spec.sample(p[i], rng), bonus=False)
+    return spec.Verdict(len(draft), spec.sample(p[len(draft)], rng), bonus=True)
+
+
+def wrong_rule_accept_always(draft, q, p, rng):
+    """Trusts the draft: the output then follows q, not p."""
+    return spec.Verdict(len(draft), spec.sample(p[len(draft)], rng), bonus=True)
+
+
+@pytest.mark.parametrize("wrong_rule", [wrong_rule_resample_from_p, wrong_rule_accept_always])
+def test_wrong_acceptance_rule_is_detected(joint, monkeypatch, wrong_rule):
+    """The same test with a broken rule must fail: shows the chi-square test has power."""
+    monkeypatch.setattr(spec, "verify_sampled", wrong_rule)
+    counts = run_speculative(N_SAMPLES)
+    pv = p_values(counts, joint)
+    assert min(pv) < 1e-6, f"a wrong rule passed the distribution test: p-values {pv}"
+
+
+def test_rule_single_position_deterministic_proposal():
+    """q = point mass (the n-gram case): the first emitted token is still distributed as p."""
+    rng = np.random.default_rng(7)
+    p = np.array([[0.1, 0.6, 0.2, 0.1], [0.25, 0.25, 0.25, 0.25]])
+    counts = np.zeros(VOCAB)
+    for _ in range(20000):
+        v = verify_sampled([3], None, p, rng)
+        counts[3 if v.n_accepted else v.token] += 1
+    assert chisquare(counts, p[0] * counts.sum()).pvalue > 1e-3
+
+
+def test_greedy_rule_accepts_prefix_then_recovers():
+    logits = np.array([[0, 5, 0], [9, 0, 0], [0, 0, 3], [1, 2, 0]], dtype=np.float32)  # argmax 1, 0, 2, 1
+    assert verify_greedy([1, 0, 2], logits) == spec.Verdict(3, 1, bonus=True)
+    assert verify_greedy([1, 2, 2], logits) == spec.Verdict(1, 0, bonus=False)
+    assert verify_greedy([0, 0, 2], logits) == spec.Verdict(0, 1, bonus=False)
+    assert verify_greedy([], logits[:1]) == spec.Verdict(0, 1, bonus=True)
+
+
+def test_greedy_loop_is_target_greedy_and_counts_forwards():
+    target = TinyLM(salt=3, scale=2.0)
+    ref_ctx = [0, 1, 2]
+    ref = []
+    for _ in range(12):
+        ref.append(int(np.argmax(target.logits(ref_ctx + ref))))
+    # a drafter that knows the right answer for 3 tokens out of 4: forces accepts and rejections
+    class Oracle(TinyDrafter):
+        def propose(self, context, k):
+            n = len(context) - len(ref_ctx)
+            toks = ref[n:n + k]
+            return [t if (n + i) % 4 != 3 else (t + 1) % VOCAB for i, t in enumerate(toks)], None
+    res = speculative_generate(target, Oracle(target, 0), ref_ctx, 12, Sampling())
+    assert res.tokens == ref
+    st = res.stats
+    assert st.n_recovered > 0 and st.n_accepted > 0
+    assert st.n_decoded == 12 and st.tokens_per_target_forward > 1.0
+    assert target.scratch_len == 0
+
+
+def test_probs_from_logits_top_k_top_p():
+    logits = np.log(np.array([0.5, 0.3, 0.15, 0.05]))
+    assert np.allclose(probs_from_logits(logits, Sampling(1.0, top_k=2)), [0.625, 0.375, 0, 0])
+    assert np.allclose(probs_from_logits(logits, Sampling(1.0, top_p=0.7)), [0.625, 0.375, 0, 0])
+    assert np.allclose(probs_from_logits(logits, Sampling(1.0, top_p=0.1)), [1, 0, 0, 0])
+    assert np.allclose(probs_from_logits(logits, Sampling(1.0)), [0.5, 0.3, 0.15, 0.05])
+
+
+def test_adaptive_k_follows_acceptance():
+    st = spec.SpecStats()
+    for _ in range(30):
+        spec.adapt_k(st, 4, 4)
+    assert st.k == spec.K_MAX
+    for _ in range(30):
+        spec.adapt_k(st, 4, 0)
+    assert st.k == spec.K_MIN
+
+
+def test_parse_draft_spec():
+    assert spec.parse_draft_spec("model") == ("model", "native")
+    assert spec.parse_draft_spec("model:onnx") == ("model", "onnx")
+    assert spec.parse_draft_spec("ngram") == ("ngram", None)
+    for bad in ("model:tpu", "ngram:onnx", "medusa"):
+        with pytest.raises(ValueError, match="--draft"):
+            spec.parse_draft_spec(bad)
