@@ -1,0 +1,84 @@
+"""Deadline admission control: EMAs of measured prefill and decode ms/token, a cost estimate per
+job, refusal up front of a job that cannot meet its deadline, and honest counters.
+
+Knows nothing about the engine or the jobs' content: the worker feeds it measurements and asks.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+EMA_ALPHA = 0.2                 # DESIGN.md: weight of the newest measurement
+MIN_RETRY_AFTER_S = 1.0
+
+
+@dataclass(frozen=True)
+class Decision:
+    admitted: bool
+    estimate_ms: float          # queue wait + prefill + decode (the part that must fit the budget)
+    budget_ms: float
+    retry_after_s: float        # when a refused job might fit (0 when admitted)
+
+
+class Admission:
+    """estimate/admit/observe; thread-safe.
+
+    A job's cost in ms: queue_wait_ms + prompt_tokens * prefill_ms_per_tok
+                        + decode_tokens * decode_ms_per_tok,
+    where decode_tokens is what must happen before the deadline (1 for a time-to-first-token
+    deadline, max_tokens for an explanation that must be complete). Refused: cost > budget.
+    Missed: admitted, yet finished after its deadline (counted, never hidden).
+    """
+
+    def __init__(self, prefill_ms_per_tok: float, decode_ms_per_tok: float, alpha: float = EMA_ALPHA) -> None:
+        if prefill_ms_per_tok <= 0 or decode_ms_per_tok <= 0:
+            raise ValueError("admission needs positive seed figures for prefill/decode ms per token")
+        self.alpha = alpha
+        self.prefill_ms_per_tok = float(prefill_ms_per_tok)
+        self.decode_ms_per_tok = float(decode_ms_per_tok)
+        self._lock = threading.Lock()
+        self.admitted = 0
+        self.refused = 0
+        self.missed = 0
+        self.on_time = 0
+
+    def estimate_ms(self, prompt_tokens: int, decode_tokens: int, queue_wait_ms: float = 0.0) -> float:
+        with self._lock:
+            return (queue_wait_ms + prompt_tokens * self.prefill_ms_per_tok
+                    + decode_tokens * self.decode_ms_per_tok)
+
+    def decide(self, prompt_tokens: int, decode_tokens: int, budget_ms: float,
+               queue_wait_ms: float = 0.0) -> Decision:
+        est = self.estimate_ms(prompt_tokens, decode_tokens, queue_wait_ms)
+        with self._lock:
+            if est <= budget_ms:
+                self.admitted += 1
+                return Decision(True, est, budget_ms, 0.0)
+            self.refused += 1
+        # The queue drains at about the rate it was estimated; after that much time the job would fit.
+        retry = max(MIN_RETRY_AFTER_S, (est - budget_ms) / 1000.0)
+        return Decision(False, est, budget_ms, retry)
+
+    def observe_prefill(self, n_tokens: int, ms: float) -> None:
+        if n_tokens > 0 and ms > 0:
+            with self._lock:
+                self.prefill_ms_per_tok += self.alpha * (ms / n_tokens - self.prefill_ms_per_tok)
+
+    def observe_decode(self, n_tokens: int, ms: float) -> None:
+        if n_tokens > 0 and ms > 0:
+            with self._lock:
+                self.decode_ms_per_tok += self.alpha * (ms / n_tokens - self.decode_ms_per_tok)
+
+    def finished(self, late: bool) -> None:
+        with self._lock:
+            if late:
+                self.missed += 1
+            else:
+                self.on_time += 1
+
+    def stats(self) -> dict:
+        with self._lock:
+            return {"admitted": self.admitted, "refused": self.refused, "missed": self.missed,
+                    "on_time": self.on_time, "prefill_ms_per_tok": self.prefill_ms_per_tok,
+                    "decode_ms_per_tok": self.decode_ms_per_tok}

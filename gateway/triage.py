@@ -1,0 +1,334 @@
+"""Triage: Drain3 template mining (state persisted in the data dir), per-template counts, and the
+alert decisions (never-seen template, severity >= a threshold, configured rules with
+de-duplication and flap suppression). Knows nothing about the store, the bus or the model.
+
+Rules file (TOML), one table per rule:
+
+    [[rule]]
+    name = "jam"                  # required, unique
+    match = "(?i)\\bjam\\b"       # regex on the line text ... or: template_id = 12
+    host = "^line3/"              # optional regex on the host
+    min_severity = "info"         # lines at least this severe count (default: debug = all)
+    count = 3                     # fire when >= count matching lines ...
+    window_s = 60                 # ... fall within window_s seconds (of record time)
+    severity = "error"            # the alert's severity
+    cooldown_s = 300              # de-dup: at most one alert per cooldown
+    flap_max = 3                  # more activations than this within flap_window_s ...
+    flap_window_s = 600           # ... and the rule is suppressed until it has been quiet that long
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import os
+import re
+import threading
+import time
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from drain3 import TemplateMiner
+from drain3.masking import MaskingInstruction
+from drain3.persistence_handler import PersistenceHandler
+from drain3.template_miner_config import TemplateMinerConfig
+
+from gateway.alerts import Alert, MAX_ALERT_LINES
+from gateway.ingest.record import LogRecord, Severity, parse_severity_strict, severity_name
+
+log = logging.getLogger(__name__)
+
+STATE_FILE = "drain3_state.bin"
+SNAPSHOT_INTERVAL_S = 30.0      # template *changes* are saved at most this often (new ids at once)
+MAX_CLUSTERS = 20_000           # Drain's LRU bound: memory stays bounded on hostile input
+DRAIN_SIM_TH = 0.4              # Drain's similarity threshold (the paper's default; tuned below)
+DRAIN_DEPTH = 4
+MAX_RULES = 256
+
+# Masking applied before Drain sees a line: variable fields become <NAME> so that lines differing
+# only in them share a template. Order matters: specific shapes before the generic number.
+_B = r"((?<=[^A-Za-z0-9])|^)"    # left boundary: not inside a word
+_E = r"((?=[^A-Za-z0-9])|$)"     # right boundary
+MASKING = (
+    (_B + r"(\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})(:\d+)?" + _E, "IP"),
+    (_B + r"(blk_-?\d+)" + _E, "BLK"),                     # HDFS block ids
+    (_B + r"(0x[a-fA-F0-9]+)" + _E, "HEX"),
+    (_B + r"([0-9a-f]{2}(:[0-9a-f]{2}){5})" + _E, "MAC"),
+    (_B + r"([\-\+]?\d+(\.\d+)?)" + _E, "NUM"),
+)
+
+
+def miner_config() -> TemplateMinerConfig:
+    cfg = TemplateMinerConfig()
+    cfg.masking_instructions = [MaskingInstruction(p, name) for p, name in MASKING]
+    cfg.drain_sim_th = DRAIN_SIM_TH
+    cfg.drain_depth = DRAIN_DEPTH
+    cfg.drain_max_clusters = MAX_CLUSTERS
+    cfg.snapshot_interval_minutes = 1e9    # saving is driven by Triage, per batch
+    return cfg
+
+
+class _AtomicFile(PersistenceHandler):
+    """Drain3 state in one file, replaced atomically (write, fsync, rename): kill -9 leaves the old
+    or the new state, never half of one."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def save_state(self, state: bytes) -> None:
+        tmp = self.path.with_suffix(".tmp")
+        with open(tmp, "wb") as f:
+            f.write(state)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.path)
+
+    def load_state(self) -> bytes | None:
+        try:
+            return self.path.read_bytes()
+        except FileNotFoundError:
+            return None
+
+
+class _Miner(TemplateMiner):
+    def get_snapshot_reason(self, change_type, cluster_id):   # Triage decides when to save
+        return None
+
+
+@dataclass
+class Rule:
+    name: str
+    pattern: re.Pattern | None = None
+    template_id: int | None = None
+    host: re.Pattern | None = None
+    min_severity: Severity = Severity.DEBUG
+    count: int = 1
+    window_s: float = 60.0
+    severity: Severity = Severity.WARNING
+    cooldown_s: float = 300.0
+    flap_max: int = 3
+    flap_window_s: float = 600.0
+    # state
+    hits: collections.deque = field(default_factory=collections.deque)         # (ts, id, text)
+    activations: collections.deque = field(default_factory=collections.deque)  # ts
+    active: bool = False
+    last_fired: float = float("-inf")
+    suppressed: int = 0
+
+    def matches(self, rec: LogRecord, template_id: int | None) -> bool:
+        if rec.severity > self.min_severity:
+            return False
+        if self.host is not None and not self.host.search(rec.host):
+            return False
+        if self.template_id is not None and template_id != self.template_id:
+            return False
+        return self.pattern is None or self.pattern.search(rec.text) is not None
+
+
+_RULE_KEYS = {"name", "match", "template_id", "host", "min_severity", "count", "window_s", "severity",
+              "cooldown_s", "flap_max", "flap_window_s"}
+
+
+def load_rules(path: str | Path) -> list[Rule]:
+    """Rules from a TOML file; ValueError naming the file, the rule and the key on any mistake."""
+    path = Path(path)
+    try:
+        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(f"rules file {path} does not exist") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"rules file {path} is not valid TOML: {exc}") from None
+    extra = set(doc) - {"rule"}
+    if extra:
+        raise ValueError(f"rules file {path}: unknown top-level keys {sorted(extra)} (use [[rule]] tables)")
+    raw = doc.get("rule", [])
+    if len(raw) > MAX_RULES:
+        raise ValueError(f"rules file {path}: {len(raw)} rules, the limit is {MAX_RULES}")
+    rules, names = [], set()
+    for i, r in enumerate(raw):
+        where = f"rules file {path}, rule #{i + 1}"
+        try:
+            unknown = set(r) - _RULE_KEYS
+            if unknown:
+                raise ValueError(f"unknown keys {sorted(unknown)}")
+            name = str(r["name"]) if "name" in r else ""
+            if not name:
+                raise ValueError("'name' is required")
+            if name in names:
+                raise ValueError(f"duplicate rule name {name!r}")
+            where = f"rules file {path}, rule {name!r}"
+            if ("match" in r) == ("template_id" in r):
+                raise ValueError("give exactly one of 'match' (regex) or 'template_id'")
+            rule = Rule(
+                name=name,
+                pattern=re.compile(r["match"]) if "match" in r else None,
+                template_id=int(r["template_id"]) if "template_id" in r else None,
+                host=re.compile(r["host"]) if "host" in r else None,
+                min_severity=parse_severity_strict(r.get("min_severity", "debug")),
+                count=int(r.get("count", 1)),
+                window_s=float(r.get("window_s", 60)),
+                severity=parse_severity_strict(r.get("severity", "warning")),
+                cooldown_s=float(r.get("cooldown_s", 300)),
+                flap_max=int(r.get("flap_max", 3)),
+                flap_window_s=float(r.get("flap_window_s", 600)),
+            )
+            if rule.count < 1 or rule.window_s <= 0 or rule.cooldown_s < 0 or rule.flap_max < 1:
+                raise ValueError("count >= 1, window_s > 0, cooldown_s >= 0, flap_max >= 1 are required")
+        except re.error as exc:
+            raise ValueError(f"{where}: bad regex: {exc}") from None
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"{where}: {exc}") from None
+        names.add(name)
+        rules.append(rule)
+    return rules
+
+
+@dataclass(slots=True)
+class Classified:
+    template_id: int
+    template: str
+    is_new: bool
+
+
+class Triage:
+    """classify(records) -> [Classified]  (mines templates; call before storing, ids go with the rows)
+    evaluate(records, ids, classified) -> [Alert]  (alerts to publish; stateful: dedup, windows, flaps)
+    templates(limit), template(id), stats(), save(), close().   Thread-safe (one lock)."""
+
+    def __init__(self, data_dir: str | Path | None, rules: Sequence[Rule] = (), *,
+                 new_template_alerts: bool = True, min_alert_severity: int | str = Severity.WARNING,
+                 dedup_s: float = 60.0, warmup_lines: int = 0) -> None:
+        self._lock = threading.Lock()
+        self._persist = _AtomicFile(Path(data_dir) / STATE_FILE) if data_dir is not None else None
+        if self._persist is not None:
+            self._persist.path.parent.mkdir(parents=True, exist_ok=True)
+        self.miner = _Miner(self._persist, miner_config())   # loads the saved state, if any
+        self.rules = list(rules)
+        self.new_template_alerts = new_template_alerts
+        self.min_alert_severity = parse_severity_strict(min_alert_severity)
+        self.dedup_s = dedup_s
+        self.warmup_lines = warmup_lines
+        self._dirty = False
+        self._last_save = time.monotonic()
+        self._sev_last: dict[tuple[int, str], float] = {}        # (template, host) -> last alert ts
+        self._sev_pending: collections.Counter = collections.Counter()   # suppressed since then
+        self.counts = collections.Counter()
+
+    # --- mining ----------------------------------------------------------------------------
+    def classify(self, records: Sequence[LogRecord]) -> list[Classified]:
+        out = []
+        created = False
+        with self._lock:
+            for rec in records:
+                r = self.miner.add_log_message(rec.text)
+                kind = r["change_type"]
+                created |= kind == "cluster_created"
+                self._dirty |= kind != "none"
+                out.append(Classified(r["cluster_id"], r["template_mined"], kind == "cluster_created"))
+            self.counts["lines"] += len(records)
+            if self._persist is not None and (created or (
+                    self._dirty and time.monotonic() - self._last_save >= SNAPSHOT_INTERVAL_S)):
+                self._save_locked()   # before the rows referencing new ids are stored
+        return out
+
+    def _save_locked(self) -> None:
+        self.miner.save_state("triage")
+        self._dirty = False
+        self._last_save = time.monotonic()
+
+    def save(self) -> None:
+        with self._lock:
+            if self._persist is not None and self._dirty:
+                self._save_locked()
+
+    def close(self) -> None:
+        self.save()
+
+    def template(self, template_id: int) -> str | None:
+        with self._lock:
+            c = self.miner.drain.id_to_cluster.get(template_id)
+            return c.get_template() if c else None
+
+    def templates(self, limit: int = 100) -> list[dict]:
+        """Templates by line count, largest first: {id, template, count}."""
+        with self._lock:
+            cs = sorted(self.miner.drain.clusters, key=lambda c: -c.size)[:limit]
+            return [{"id": c.cluster_id, "template": c.get_template(), "count": c.size} for c in cs]
+
+    # --- alert decisions -------------------------------------------------------------------
+    def evaluate(self, records: Sequence[LogRecord], ids: Sequence[int],
+                 classified: Sequence[Classified]) -> list[Alert]:
+        alerts: list[Alert] = []
+        with self._lock:
+            for rec, line_id, cl in zip(records, ids, classified):
+                self.counts["seen"] += 1
+                severe = rec.severity <= self.min_alert_severity
+                if severe:
+                    a = self._severity_alert(rec, line_id, cl)
+                    if a is not None:
+                        alerts.append(a)
+                elif cl.is_new and self.new_template_alerts and self.counts["seen"] > self.warmup_lines:
+                    alerts.append(self._alert("new_template", rec, line_id, cl, rec.severity))
+                for rule in self.rules:
+                    if rule.matches(rec, cl.template_id):
+                        a = self._rule_hit(rule, rec, line_id, cl)
+                        if a is not None:
+                            alerts.append(a)
+        return alerts
+
+    def _alert(self, kind: str, rec: LogRecord, line_id: int, cl: Classified, sev: int, **kw) -> Alert:
+        self.counts[f"alert_{kind}"] += 1
+        kw.setdefault("lines", [rec.text])
+        kw.setdefault("line_ids", [line_id])
+        return Alert(kind=kind, severity=severity_name(sev), host=rec.host, source=rec.source,
+                     template_id=cl.template_id, template=cl.template, ts=rec.ts, **kw)
+
+    def _severity_alert(self, rec: LogRecord, line_id: int, cl: Classified) -> Alert | None:
+        """One alert per (template, host) per dedup_s; the next one carries the suppressed count."""
+        key = (cl.template_id, rec.host)
+        last = self._sev_last.get(key)
+        if last is not None and rec.ts - last < self.dedup_s:
+            self._sev_pending[key] += 1
+            self.counts["dedup_suppressed"] += 1
+            return None
+        self._sev_last[key] = rec.ts
+        count = 1 + self._sev_pending.pop(key, 0)
+        return self._alert("severity", rec, line_id, cl, rec.severity, count=count)
+
+    def _rule_hit(self, rule: Rule, rec: LogRecord, line_id: int, cl: Classified) -> Alert | None:
+        t = rec.ts
+        rule.hits.append((t, line_id, rec.text))
+        while rule.hits and t - rule.hits[0][0] > rule.window_s:
+            rule.hits.popleft()
+        if len(rule.hits) < rule.count:
+            rule.active = False          # the condition cleared
+            return None
+        if rule.active:
+            return None                  # still the same episode
+        rule.active = True
+        rule.activations.append(t)
+        while rule.activations and t - rule.activations[0] > rule.flap_window_s:
+            rule.activations.popleft()
+        if len(rule.activations) > rule.flap_max:
+            rule.suppressed += 1         # flapping: silent until quiet for flap_window_s
+            self.counts["flap_suppressed"] += 1
+            return None
+        if t - rule.last_fired < rule.cooldown_s:
+            rule.suppressed += 1
+            self.counts["dedup_suppressed"] += 1
+            return None
+        rule.last_fired = t
+        recent = list(rule.hits)[-MAX_ALERT_LINES:]
+        count = len(rule.hits) + rule.suppressed
+        rule.suppressed = 0
+        return self._alert("rule", rec, line_id, cl, rule.severity, rule=rule.name, count=count,
+                           lines=[x[2] for x in recent], line_ids=[x[1] for x in recent])
+
+    def stats(self) -> dict:
+        with self._lock:
+            d = dict(self.counts)
+            d["templates"] = len(self.miner.drain.id_to_cluster)
+            d["rules"] = len(self.rules)
+        return d
