@@ -1,0 +1,59 @@
+"""Typed FastAPI dependencies: the appliance, its parts, the server settings and the caller's key.
+
+Knows nothing about how the appliance is built; routes take what they need from here.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import Depends, HTTPException, Request
+
+from gateway.server.auth import KeyRecord, KeyStore, RateLimiter
+from gateway.server.settings import ServerSettings
+
+BEARER = "bearer "
+
+
+def get_appliance(request: Request) -> Any:
+    return request.app.state.appliance
+
+
+def get_server_settings(request: Request) -> ServerSettings:
+    return request.app.state.server_settings
+
+
+def get_keys(request: Request) -> KeyStore:
+    return request.app.state.keys
+
+
+def get_rate_limiter(request: Request) -> RateLimiter:
+    return request.app.state.rate_limiter
+
+
+ApplianceDep = Annotated[Any, Depends(get_appliance)]
+ServerSettingsDep = Annotated[ServerSettings, Depends(get_server_settings)]
+
+
+def require_key(request: Request) -> KeyRecord:
+    """401 without a valid `Authorization: Bearer KEY`; 429 with Retry-After over the key's rate."""
+    settings: ServerSettings = request.app.state.server_settings
+    header = request.headers.get("authorization", "")
+    presented = header[len(BEARER):].strip() if header[:len(BEARER)].lower() == BEARER else ""
+    if not settings.require_key:
+        record = KeyRecord(id="anonymous", hash="", name="anonymous", created=0.0)
+    else:
+        record = get_keys(request).verify(presented) if presented else None
+        if record is None:
+            raise HTTPException(401, "missing or wrong API key: send `Authorization: Bearer KEY` "
+                                     "(create one with `linegate keys create --data-dir DIR`)",
+                                headers={"WWW-Authenticate": "Bearer"})
+    wait_s = get_rate_limiter(request).take(record.id)
+    if wait_s > 0:
+        raise HTTPException(429, f"rate limit: {settings.rate_limit_per_s:g} requests/s per key "
+                                 f"(burst {settings.rate_limit_burst})",
+                            headers={"Retry-After": str(max(1, round(wait_s + 0.5)))})
+    return record
+
+
+KeyDep = Annotated[KeyRecord, Depends(require_key)]

@@ -1,0 +1,88 @@
+"""GET /api/logs/search (text + filters, JSON `results`) and GET /api/logs/{id}/around (a line in context).
+
+Searches the appliance's store (the system of record); knows nothing about triage or the model.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Annotated
+
+from fastapi import APIRouter, HTTPException, Path, Query
+from pydantic import BaseModel
+
+from gateway.server.deps import ApplianceDep, KeyDep
+
+router = APIRouter(prefix="/api/logs", tags=["logs"])
+MAX_LIMIT = 1000          # gateway.store.MAX_SEARCH_LIMIT
+MAX_QUERY_CHARS = 512     # gateway.store.MAX_QUERY_CHARS
+MAX_AROUND = 50
+MAX_LINE_ID = 2**63 - 1   # SQLite INTEGER
+
+
+class LogLine(BaseModel):
+    id: int
+    ts: float
+    source: str
+    host: str
+    severity: str
+    text: str
+    template_id: int | None = None
+
+
+class SearchResults(BaseModel):
+    results: list[LogLine]
+    count: int
+
+
+def parse_time(name: str, value: str | None) -> float | None:
+    """Unix seconds or ISO 8601 (a naive time is UTC) -> Unix seconds; 422 naming the parameter."""
+    if value is None or value == "":
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        dt = datetime.fromisoformat(value)
+    except ValueError:
+        raise HTTPException(422, f"{name}={value!r}: expected Unix seconds or an ISO 8601 time") from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.timestamp()
+
+
+@router.get("/search", response_model=SearchResults)
+def search(appliance: ApplianceDep, _key: KeyDep,
+           q: Annotated[str | None, Query(max_length=MAX_QUERY_CHARS, description="words, all must occur; word* = prefix")] = None,
+           limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = 100,
+           host: Annotated[str | None, Query(max_length=255)] = None,
+           severity: Annotated[str | None, Query(max_length=16, description="at least this severe: 0..7 or a name")] = None,
+           since: Annotated[str | None, Query(max_length=40, description="Unix seconds or ISO 8601")] = None,
+           until: Annotated[str | None, Query(max_length=40, description="Unix seconds or ISO 8601")] = None,
+           template: Annotated[int | None, Query(ge=0, le=MAX_LINE_ID, description="template (Drain cluster) id")] = None,
+           after_id: Annotated[int | None, Query(ge=0, le=MAX_LINE_ID, description="only newer lines, oldest first")] = None,
+           before_id: Annotated[int | None, Query(ge=0, le=MAX_LINE_ID, description="only older lines")] = None,
+           ) -> SearchResults:
+    """Lines matching every given filter, newest first (oldest first with `after_id`, for tailing)."""
+    try:
+        rows = appliance.store.search(q, since=parse_time("since", since), until=parse_time("until", until),
+                                      host=host or None, severity=severity or None, template_id=template,
+                                      after_id=after_id, before_id=before_id, limit=limit)
+    except ValueError as exc:
+        raise HTTPException(422, str(exc)) from None
+    return SearchResults(results=[LogLine.model_validate(r) for r in rows], count=len(rows))
+
+
+@router.get("/{line_id}/around", response_model=SearchResults)
+def around(appliance: ApplianceDep, _key: KeyDep,
+           line_id: Annotated[int, Path(ge=0, le=MAX_LINE_ID)],
+           n: Annotated[int, Query(ge=0, le=MAX_AROUND, description="lines before and after")] = 10) -> SearchResults:
+    """The line `line_id` with up to `n` lines before and after it, oldest first (404 if retention dropped it)."""
+    store = appliance.store
+    if store.get(line_id) is None:
+        raise HTTPException(404, f"log line {line_id} is not in the store (never stored, or removed by retention)")
+    before = store.search(before_id=line_id + 1, limit=n + 1)[::-1]
+    after = store.search(after_id=line_id, limit=n) if n else []
+    rows = before + after
+    return SearchResults(results=[LogLine.model_validate(r) for r in rows], count=len(rows))

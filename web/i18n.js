@@ -1,0 +1,65 @@
+// UI strings in en and zh-CN; default from navigator.language, switchable, remembered in localStorage.
+"use strict";
+const STRINGS = {
+  "en": {
+    "health.unknown": "connecting…", "health.ok": "model ready", "health.loading": "loading models…", "health.down": "offline",
+    "theme.toggle": "light / dark",
+    "key.title": "Enter your API key", "key.save": "Save", "key.change": "API key",
+    "key.help": "Printed by `linegate serve` on first start, or by `linegate keys create`.",
+    "key.wrong": "This key was refused (401).",
+    "chat.title": "Ask about the line", "chat.send": "Ask", "chat.placeholder": "What happened on the line in the last minutes?",
+    "chat.sources": "Sources (click to show in the log)", "chat.busy": "The model is busy, retry in {s} s.",
+    "chat.error": "Request failed: {e}",
+    "alerts.title": "Alerts", "alerts.empty": "No alerts yet.", "alerts.explaining": "explanation pending…",
+    "alerts.no_expl": "no explanation (model busy)",
+    "logs.title": "Logs", "logs.search": "Search logs (text)", "logs.host": "host", "logs.go": "Search", "logs.live": "Live",
+    "logs.any_severity": "any severity", "logs.mode_live": "Live tail of the newest lines.",
+    "logs.mode_search": "{n} results for the search.", "logs.mode_around": "Lines around source #{id}.",
+    "status.title": "Status", "status.tok_s": "Decode tokens/s", "status.accept": "Draft acceptance",
+    "status.kv": "KV cache: sink / ring / scratch", "status.drops": "Ring drops /s", "status.misses": "Deadline misses",
+    "status.ingest": "Ingest lines/s",
+  },
+  "zh-CN": {
+    "health.unknown": "连接中…", "health.ok": "模型就绪", "health.loading": "模型加载中…", "health.down": "离线",
+    "theme.toggle": "浅色 / 深色",
+    "key.title": "输入 API 密钥", "key.save": "保存", "key.change": "API 密钥",
+    "key.help": "首次启动时由 `linegate serve` 打印，或用 `linegate keys create` 生成。",
+    "key.wrong": "密钥被拒绝 (401)。",
+    "chat.title": "询问产线情况", "chat.send": "提问", "chat.placeholder": "最近几分钟产线上发生了什么？",
+    "chat.sources": "来源（点击在日志中查看）", "chat.busy": "模型繁忙，请 {s} 秒后重试。",
+    "chat.error": "请求失败：{e}",
+    "alerts.title": "告警", "alerts.empty": "暂无告警。", "alerts.explaining": "正在生成解释…",
+    "alerts.no_expl": "无解释（模型繁忙）",
+    "logs.title": "日志", "logs.search": "搜索日志（文本）", "logs.host": "主机", "logs.go": "搜索", "logs.live": "实时",
+    "logs.any_severity": "全部级别", "logs.mode_live": "实时显示最新日志。",
+    "logs.mode_search": "搜索到 {n} 条结果。", "logs.mode_around": "来源 #{id} 附近的日志。",
+    "status.title": "状态", "status.tok_s": "解码 token/秒", "status.accept": "草稿接受率",
+    "status.kv": "KV 缓存：sink / ring / scratch", "status.drops": "环形缓冲丢弃/秒", "status.misses": "超时次数",
+    "status.ingest": "写入 行/秒",
+  },
+};
+const I18N = {
+  lang: "en",
+  init() {
+    const saved = localStorage.getItem("linegate.lang");
+    const nav = (navigator.language || "en").toLowerCase();
+    this.lang = saved && STRINGS[saved] ? saved : (nav.startsWith("zh") ? "zh-CN" : "en");
+    this.apply();
+  },
+  t(key, vars) {
+    let s = (STRINGS[this.lang] && STRINGS[this.lang][key]) || STRINGS.en[key] || key;
+    for (const [k, v] of Object.entries(vars || {})) s = s.replace("{" + k + "}", String(v));
+    return s;
+  },
+  set(lang) { this.lang = lang; localStorage.setItem("linegate.lang", lang); this.apply(); },
+  toggle() { this.set(this.lang === "en" ? "zh-CN" : "en"); },
+  apply() {
+    document.documentElement.lang = this.lang;
+    for (const el of document.querySelectorAll("[data-i18n]")) el.textContent = this.t(el.dataset.i18n);
+    for (const el of document.querySelectorAll("[data-i18n-placeholder]")) el.placeholder = this.t(el.dataset.i18nPlaceholder);
+    for (const el of document.querySelectorAll("[data-i18n-title]")) el.title = this.t(el.dataset.i18nTitle);
+    const btn = document.getElementById("lang-toggle");
+    if (btn) btn.textContent = this.lang === "en" ? "中文" : "EN";
+    document.dispatchEvent(new CustomEvent("langchange"));
+  },
+};
