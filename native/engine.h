@@ -1,0 +1,59 @@
+// Engine: ties one Model, its KVCache, a ThreadPool and the RunState; splits inputs into
+// chunks and validates them. Knows nothing about tokenization, sampling or Python.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "forward.h"
+#include "kv_cache.h"
+#include "model.h"
+#include "threadpool.h"
+
+namespace lg {
+
+static constexpr int DEFAULT_MAX_CHUNK = 64;  // tokens per forward pass; larger inputs are split
+
+struct EngineOptions {
+    int n_sink = 4;
+    int n_ring = 2048;
+    int n_scratch = 512;
+    EvictPolicy policy = EvictPolicy::SinkRing;
+    int n_threads = 0;  // 0 = hardware concurrency
+    int max_chunk = DEFAULT_MAX_CHUNK;
+};
+
+class Engine {
+public:
+    // Throws (naming the file, key or limit) on a bad model or options; e.g. when
+    // n_sink + n_ring + n_scratch exceeds the model's trained context.
+    Engine(const std::string& path, const EngineOptions& opt);
+
+    const Config& config() const { return model_.config(); }
+    const Model& model() const { return model_; }
+    const KVCache& cache() const { return cache_; }
+    int n_threads() const { return pool_.size(); }
+    int max_chunk() const { return rs_.max_chunk; }
+    size_t state_bytes() const { return rs_.bytes(); }
+
+    // Append n tokens to the committed stream (sink, then ring, evicting the oldest).
+    // logits: nullptr, [n_vocab] of the last token, or [n][n_vocab] when all_logits.
+    // Precondition checked: scratch empty (no job in flight).
+    void prefill_stream(const int32_t* tokens, int n, float* logits, bool all_logits);
+    // Append n tokens to scratch (a job); logits as above. Throws if scratch would overflow.
+    void forward_scratch(const int32_t* tokens, int n, float* logits, bool all_logits);
+    // forward_scratch that also fills hidden [n_layer+1][n][n_embd], then rolls back.
+    void forward_hidden(const int32_t* tokens, int n, float* hidden, float* logits);
+    void rollback(int n) { cache_.rollback(n); }
+    uint64_t stream_checksum() const { return cache_.stream_checksum(); }
+
+private:
+    void check_tokens(const int32_t* tokens, int n) const;
+
+    Model model_;
+    KVCache cache_;
+    ThreadPool pool_;
+    RunState rs_;
+};
+
+}  // namespace lg

@@ -1,0 +1,375 @@
+// The forward pass: embeddings -> per layer (rmsnorm, q/k/v, RoPE at attention time, GQA
+// attention over sink+ring+scratch, o, SwiGLU FFN) -> final norm -> logits. Matmuls are split
+// over OUTPUT ROWS and attention over (token, head) pairs, each computed the same way for any T,
+// so a T-token chunk gives bit-identical results to T single-token steps (batch invariance).
+#include "forward.h"
+
+#include <cassert>
+#include <cmath>
+#include <cstring>
+
+#include "quant.h"
+
+#if defined(__F16C__) || defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+namespace lg {
+
+// ---------------------------------------------------------------------------- fp16
+
+#if defined(__F16C__)
+void f32_to_f16(const float* src, uint16_t* dst, int n) {
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i),
+                         _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
+    for (; i < n; i++) dst[i] = _cvtss_sh(src[i], _MM_FROUND_TO_NEAREST_INT);
+}
+void f16_to_f32(const uint16_t* src, float* dst, int n) {
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i))));
+    for (; i < n; i++) dst[i] = _cvtsh_ss(src[i]);
+}
+#else
+static uint16_t f2h(float f) {
+    uint32_t x;
+    std::memcpy(&x, &f, 4);
+    uint32_t sign = (x >> 16) & 0x8000u;
+    uint32_t ax = x & 0x7fffffffu;
+    if (ax >= 0x7f800000u) return static_cast<uint16_t>(sign | 0x7c00u | (ax > 0x7f800000u ? 0x200u : 0));
+    if (ax >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds to inf
+    if (ax < 0x38800000u) {  // subnormal half (or zero)
+        float a;
+        std::memcpy(&a, &ax, 4);
+        uint32_t m = static_cast<uint32_t>(std::nearbyint(a * 16777216.0f));  // a / 2^-24
+        return static_cast<uint16_t>(sign | m);
+    }
+    uint32_t mant = ax & 0x7fffffu, exp = (ax >> 23) - 112;
+    uint32_t h = (exp << 10) | (mant >> 13);
+    uint32_t rest = mant & 0x1fffu;
+    if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) h++;
+    return static_cast<uint16_t>(sign | h);
+}
+static float h2f(uint16_t h) {
+    uint32_t sign = (h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, x;
+    if (e == 0) {
+        float f = std::ldexp(static_cast<float>(m), -24);
+        return sign ? -f : f;
+    }
+    x = e == 31 ? sign | 0x7f800000u | (m << 13) : sign | ((e + 112) << 23) | (m << 13);
+    float f;
+    std::memcpy(&f, &x, 4);
+    return f;
+}
+void f32_to_f16(const float* src, uint16_t* dst, int n) { for (int i = 0; i < n; i++) dst[i] = f2h(src[i]); }
+void f16_to_f32(const uint16_t* src, float* dst, int n) { for (int i = 0; i < n; i++) dst[i] = h2f(src[i]); }
+#endif
+
+// ---------------------------------------------------------------------------- small math
+
+// 16 independent lanes then a fixed tree: vectorizes without -ffast-math, and the order
+// depends only on n.
+static constexpr int LANES = 16;
+
+static inline float reduce_lanes(float* a) {
+    for (int w = LANES / 2; w > 0; w /= 2)
+        for (int j = 0; j < w; j++) a[j] += a[j + w];
+    return a[0];
+}
+
+static inline float dot(const float* a, const float* b, int n) {
+    float acc[LANES] = {0};
+    int i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int j = 0; j < LANES; j++) acc[j] += a[i + j] * b[i + j];
+    for (; i < n; i++) acc[i % LANES] += a[i] * b[i];
+    return reduce_lanes(acc);
+}
+
+// exp for x <= 88: 2^n * p(r), |r| <= ln2/2, degree-6 polynomial (rel. error ~2e-7). Branchless
+// so loops over it vectorize; one definition so every caller rounds the same way.
+static inline float exp_approx(float x) {
+    x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
+    float n = std::floor(x * 1.44269504088896341f + 0.5f);
+    float r = x - n * 0.693145751953125f - n * 1.42860682030941723212e-6f;
+    float p = 1.0f / 720;
+    p = p * r + 1.0f / 120;
+    p = p * r + 1.0f / 24;
+    p = p * r + 1.0f / 6;
+    p = p * r + 0.5f;
+    p = p * r + 1.0f;
+    p = p * r + 1.0f;
+    int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
+    float scale;
+    std::memcpy(&scale, &bits, 4);
+    return p * scale;
+}
+
+static void rmsnorm(float* out, const float* x, const float* w, int n, float eps) {
+    float acc[LANES] = {0};
+    int i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int j = 0; j < LANES; j++) acc[j] += x[i + j] * x[i + j];
+    for (; i < n; i++) acc[i % LANES] += x[i] * x[i];
+    float inv = 1.0f / std::sqrt(reduce_lanes(acc) / n + eps);
+    for (i = 0; i < n; i++) out[i] = x[i] * inv * w[i];
+}
+
+// Rotate one head vector to position p: out = R(p) in (in == out allowed).
+static inline void rope(float* out, const float* in, const float* c, const float* s, int hd,
+                        RopeStyle style) {
+    const int half = hd / 2;
+    if (style == RopeStyle::Neox) {
+        for (int i = 0; i < half; i++) {
+            float a = in[i], b = in[i + half];
+            out[i] = a * c[i] - b * s[i];
+            out[i + half] = a * s[i] + b * c[i];
+        }
+    } else {
+        for (int i = 0; i < half; i++) {
+            float a = in[2 * i], b = in[2 * i + 1];
+            out[2 * i] = a * c[i] - b * s[i];
+            out[2 * i + 1] = a * s[i] + b * c[i];
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------- run state
+
+RunState::RunState(const Config& c, const Weights& w, int capacity_, int max_chunk_, int n_threads)
+    : max_chunk(max_chunk_), capacity(capacity_) {
+    const size_t T = max_chunk, E = c.n_embd, KV = c.kv_dim(), F = c.n_ff, hd = c.head_dim;
+    x = Buffer<float>(T * E);
+    xb = Buffer<float>(T * E);
+    q = Buffer<float>(T * E);
+    k = Buffer<float>(T * KV);
+    v = Buffer<float>(T * KV);
+    att = Buffer<float>(T * E);
+    hb = Buffer<float>(T * F);
+    hb2 = Buffer<float>(T * F);
+    act_bytes = 0;
+    auto need = [&](const Matrix& m) {
+        size_t b = act_buffer_bytes(m.type, m.cols, max_chunk);
+        if (b > act_bytes) act_bytes = b;
+    };
+    need(w.output);
+    for (const LayerWeights& L : w.layers) {
+        need(L.wq); need(L.wk); need(L.wv); need(L.wo); need(L.w_gate); need(L.w_up); need(L.w_down);
+    }
+    for (auto& a : act) a = Buffer<uint8_t>(act_bytes);
+    k_lin = Buffer<float>(static_cast<size_t>(c.n_head_kv) * capacity * hd);
+    v_lin = Buffer<float>(static_cast<size_t>(c.n_head_kv) * capacity * hd);
+    scores = Buffer<float>(static_cast<size_t>(n_threads) * capacity);
+    rope_cos = Buffer<float>(static_cast<size_t>(capacity) * hd / 2);
+    rope_sin = Buffer<float>(static_cast<size_t>(capacity) * hd / 2);
+    for (int p = 0; p < capacity; p++)
+        for (size_t i = 0; i < hd / 2; i++) {
+            // theta_i = base^(-2i/head_dim); angles in double so large positions stay exact.
+            double theta = std::pow(c.rope_theta, -2.0 * static_cast<double>(i) / static_cast<double>(hd));
+            double ang = static_cast<double>(p) * theta;
+            rope_cos[p * hd / 2 + i] = static_cast<float>(std::cos(ang));
+            rope_sin[p * hd / 2 + i] = static_cast<float>(std::sin(ang));
+        }
+    pos_slot = Buffer<int32_t>(capacity);
+    chunk_slot = Buffer<int32_t>(max_chunk);
+    // Touch everything now so RSS is fixed from init on.
+    for (Buffer<float>* b : {&x, &xb, &q, &k, &v, &att, &hb, &hb2, &k_lin, &v_lin, &scores})
+        std::memset(b->data(), 0, b->size() * sizeof(float));
+    for (auto& a : act) std::memset(a.data(), 0, act_bytes);
+}
+
+size_t RunState::bytes() const {
+    size_t f = x.size() + xb.size() + q.size() + k.size() + v.size() + att.size() + hb.size() +
+               hb2.size() + k_lin.size() + v_lin.size() + scores.size() + rope_cos.size() + rope_sin.size();
+    return f * sizeof(float) + 3 * act_bytes + (pos_slot.size() + chunk_slot.size()) * sizeof(int32_t);
+}
+
+// ---------------------------------------------------------------------------- forward
+
+// Row splits are rounded to this many rows (kernels like whole row groups; any split is exact).
+static constexpr int64_t ROW_ALIGN = 16;
+
+void forward_chunk(const Model& model, KVCache& cache, ThreadPool& pool, RunState& rs,
+                   const ChunkPlan& plan, const int32_t* tokens, const ChunkOutputs& out) {
+    const Config& c = model.config();
+    const Weights& w = model.weights();
+    const int T = plan.T, E = c.n_embd, KV = c.kv_dim(), F = c.n_ff, hd = c.head_dim;
+    const int n_head = c.n_head, n_head_kv = c.n_head_kv, group = n_head / n_head_kv;
+    const int cap = rs.capacity;
+    assert(T >= 1 && T <= rs.max_chunk && plan.n_pos <= cap && hd <= MAX_HEAD_DIM);
+    float* x = rs.x.data();
+    float* xb = rs.xb.data();
+
+    auto save_hidden = [&](int layer) {
+        if (!out.hidden) return;
+        float* dst = out.hidden + (static_cast<size_t>(layer) * out.hidden_T + out.hidden_t0) * E;
+        std::memcpy(dst, x, sizeof(float) * T * E);
+    };
+
+    for (int t = 0; t < T; t++) {
+        const Matrix& emb = w.token_embd;
+        dequantize_row(emb.type, emb.data + static_cast<int64_t>(tokens[t]) * emb.row_bytes, x + t * E, E);
+    }
+    save_hidden(0);
+
+    for (int l = 0; l < c.n_layer; l++) {
+        const LayerWeights& L = w.layers[l];
+
+        // ---- attention block: xb = rmsnorm(x); q, k, v = xb @ W^T (+ b)
+        for (int t = 0; t < T; t++) rmsnorm(xb + t * E, x + t * E, L.attn_norm, E, c.rms_eps);
+        const Matrix* qkv[3] = {&L.wq, &L.wk, &L.wv};
+        float* qkv_out[3] = {rs.q.data(), rs.k.data(), rs.v.data()};
+        const float* qkv_bias[3] = {L.bq, L.bk, L.bv};
+        int act_of[3];
+        for (int m = 0; m < 3; m++) {
+            act_of[m] = m;
+            for (int j = 0; j < m; j++)
+                if (qkv[j]->type == qkv[m]->type) { act_of[m] = act_of[j]; break; }
+            if (act_of[m] == m) prepare_acts(qkv[m]->type, xb, E, T, rs.act[m].data());
+        }
+        auto qkv_task = [&](int tid, int nt) {
+            int64_t b, e;
+            split_range(E + 2 * KV, tid, nt, ROW_ALIGN, &b, &e);
+            int64_t off = 0;
+            for (int m = 0; m < 3; m++) {
+                const Matrix& W = *qkv[m];
+                int64_t r0 = b - off < 0 ? 0 : b - off, r1 = e - off > W.rows ? W.rows : e - off;
+                off += W.rows;
+                if (r0 >= r1) continue;
+                matmul(W.type, W.data, E, r0, r1, rs.act[act_of[m]].data(), xb, T, qkv_out[m], W.rows);
+                if (qkv_bias[m])
+                    for (int t = 0; t < T; t++)
+                        for (int64_t r = r0; r < r1; r++) qkv_out[m][t * W.rows + r] += qkv_bias[m][r];
+            }
+        };
+        pool.run(qkv_task);
+
+        // ---- store this chunk's K/V (fp16) into its slots, then lay out every position's key
+        // rotated to its position and its value as fp32. Work item = (kv head, position).
+        auto kv_task = [&](int tid, int nt) {
+            int64_t b, e;
+            split_range(static_cast<int64_t>(n_head_kv) * plan.n_pos, tid, nt, 1, &b, &e);
+            for (int64_t i = b; i < e; i++) {
+                const int h = static_cast<int>(i / plan.n_pos), p = static_cast<int>(i % plan.n_pos);
+                const int slot = rs.pos_slot[p];
+                uint16_t* kc = cache.k(l, h) + static_cast<size_t>(slot) * hd;
+                uint16_t* vc = cache.v(l, h) + static_cast<size_t>(slot) * hd;
+                if (p >= plan.pos0) {
+                    const int t = p - plan.pos0;
+                    assert(rs.chunk_slot[t] == slot);
+                    f32_to_f16(rs.k.data() + t * KV + h * hd, kc, hd);
+                    f32_to_f16(rs.v.data() + t * KV + h * hd, vc, hd);
+                }
+                float* kl = rs.k_lin.data() + (static_cast<size_t>(h) * cap + p) * hd;
+                float* vl = rs.v_lin.data() + (static_cast<size_t>(h) * cap + p) * hd;
+                f16_to_f32(kc, kl, hd);
+                rope(kl, kl, rs.rope_cos.data() + p * hd / 2, rs.rope_sin.data() + p * hd / 2, hd, c.rope_style);
+                f16_to_f32(vc, vl, hd);
+            }
+        };
+        pool.run(kv_task);
+
+        // ---- attention per (token, head): softmax(q.k / sqrt(hd)) @ v over positions 0..pos.
+        const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+        auto att_task = [&](int tid, int nt) {
+            int64_t b, e;
+            split_range(static_cast<int64_t>(T) * n_head, tid, nt, 1, &b, &e);
+            float* s = rs.scores.data() + static_cast<size_t>(tid) * cap;
+            alignas(64) float qr[MAX_HEAD_DIM];
+            for (int64_t i = b; i < e; i++) {
+                const int t = static_cast<int>(i / n_head), h = static_cast<int>(i % n_head);
+                const int pos = plan.pos0 + t, n = pos + 1, kvh = h / group;
+                rope(qr, rs.q.data() + t * E + h * hd, rs.rope_cos.data() + pos * hd / 2,
+                     rs.rope_sin.data() + pos * hd / 2, hd, c.rope_style);
+                const float* kl = rs.k_lin.data() + static_cast<size_t>(kvh) * cap * hd;
+                const float* vl = rs.v_lin.data() + static_cast<size_t>(kvh) * cap * hd;
+                for (int p = 0; p < n; p++) s[p] = dot(qr, kl + static_cast<size_t>(p) * hd, hd) * scale;
+                float mx[LANES], sm[LANES];
+                for (int j = 0; j < LANES; j++) mx[j] = -INFINITY;
+                int p = 0;
+                for (; p + LANES <= n; p += LANES)
+                    for (int j = 0; j < LANES; j++) mx[j] = s[p + j] > mx[j] ? s[p + j] : mx[j];
+                for (; p < n; p++) mx[p % LANES] = s[p] > mx[p % LANES] ? s[p] : mx[p % LANES];
+                float m = mx[0];
+                for (int j = 1; j < LANES; j++) m = mx[j] > m ? mx[j] : m;
+                for (p = 0; p < n; p++) s[p] = exp_approx(s[p] - m);
+                for (int j = 0; j < LANES; j++) sm[j] = 0.0f;
+                for (p = 0; p + LANES <= n; p += LANES)
+                    for (int j = 0; j < LANES; j++) sm[j] += s[p + j];
+                for (; p < n; p++) sm[p % LANES] += s[p];
+                const float inv = 1.0f / reduce_lanes(sm);
+                float* o = rs.att.data() + t * E + h * hd;
+                for (int d = 0; d < hd; d++) o[d] = 0.0f;
+                for (p = 0; p < n; p++) {
+                    const float wgt = s[p] * inv;
+                    const float* vp = vl + static_cast<size_t>(p) * hd;
+                    for (int d = 0; d < hd; d++) o[d] += wgt * vp[d];
+                }
+            }
+        };
+        pool.run(att_task);
+
+        // ---- x += att @ Wo^T
+        prepare_acts(L.wo.type, rs.att.data(), E, T, rs.act[0].data());
+        auto o_task = [&](int tid, int nt) {
+            int64_t r0, r1;
+            split_range(E, tid, nt, ROW_ALIGN, &r0, &r1);
+            if (r0 >= r1) return;
+            matmul(L.wo.type, L.wo.data, E, r0, r1, rs.act[0].data(), rs.att.data(), T, xb, E);
+            for (int t = 0; t < T; t++)
+                for (int64_t r = r0; r < r1; r++) x[t * E + r] += xb[t * E + r];
+        };
+        pool.run(o_task);
+
+        // ---- FFN: x += (silu(xb @ Wg^T) * (xb @ Wu^T)) @ Wd^T, xb = rmsnorm(x)
+        for (int t = 0; t < T; t++) rmsnorm(xb + t * E, x + t * E, L.ffn_norm, E, c.rms_eps);
+        prepare_acts(L.w_gate.type, xb, E, T, rs.act[0].data());
+        const bool same_gu = L.w_up.type == L.w_gate.type;
+        if (!same_gu) prepare_acts(L.w_up.type, xb, E, T, rs.act[1].data());
+        auto gu_task = [&](int tid, int nt) {
+            int64_t r0, r1;
+            split_range(F, tid, nt, ROW_ALIGN, &r0, &r1);
+            if (r0 >= r1) return;
+            float* g = rs.hb.data();
+            float* u = rs.hb2.data();
+            matmul(L.w_gate.type, L.w_gate.data, E, r0, r1, rs.act[0].data(), xb, T, g, F);
+            matmul(L.w_up.type, L.w_up.data, E, r0, r1, rs.act[same_gu ? 0 : 1].data(), xb, T, u, F);
+            for (int t = 0; t < T; t++)
+                for (int64_t r = r0; r < r1; r++) {
+                    const float gv = g[t * F + r];
+                    g[t * F + r] = gv / (1.0f + exp_approx(-gv)) * u[t * F + r];
+                }
+        };
+        pool.run(gu_task);
+
+        prepare_acts(L.w_down.type, rs.hb.data(), F, T, rs.act[0].data());
+        auto down_task = [&](int tid, int nt) {
+            int64_t r0, r1;
+            split_range(E, tid, nt, ROW_ALIGN, &r0, &r1);
+            if (r0 >= r1) return;
+            matmul(L.w_down.type, L.w_down.data, F, r0, r1, rs.act[0].data(), rs.hb.data(), T, xb, E);
+            for (int t = 0; t < T; t++)
+                for (int64_t r = r0; r < r1; r++) x[t * E + r] += xb[t * E + r];
+        };
+        pool.run(down_task);
+        save_hidden(l + 1);
+    }
+
+    if (!out.logits) return;
+    // ---- logits = rmsnorm(x) @ Wout^T for the last token or all T
+    const int n_out = out.all_logits ? T : 1;
+    const int t_first = T - n_out;
+    for (int t = 0; t < n_out; t++) rmsnorm(xb + t * E, x + (t_first + t) * E, w.output_norm, E, c.rms_eps);
+    prepare_acts(w.output.type, xb, E, n_out, rs.act[0].data());
+    auto out_task = [&](int tid, int nt) {
+        int64_t r0, r1;
+        split_range(c.n_vocab, tid, nt, ROW_ALIGN, &r0, &r1);
+        if (r0 < r1)
+            matmul(w.output.type, w.output.data, E, r0, r1, rs.act[0].data(), xb, n_out, out.logits, c.n_vocab);
+    };
+    pool.run(out_task);
+}
+
+}  // namespace lg

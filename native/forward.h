@@ -1,0 +1,87 @@
+// One forward pass of a planned chunk of T >= 1 tokens (prefill, verify and decode alike),
+// and RunState, every buffer it uses, sized once at init. Knows nothing about policies:
+// the KV cache plans where the chunk lands; the engine splits inputs into chunks.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <new>
+
+#include "kv_cache.h"
+#include "model.h"
+#include "threadpool.h"
+
+namespace lg {
+
+static constexpr int MAX_HEAD_DIM = 256;  // stack buffer for one rotated query
+static constexpr size_t BUF_ALIGN = 64;   // cache line / AVX-512 width
+
+// A heap array aligned to BUF_ALIGN, allocated once.
+template <class T>
+class Buffer {
+public:
+    Buffer() = default;
+    explicit Buffer(size_t n) : n_(n) {
+        p_ = static_cast<T*>(::operator new(n * sizeof(T) + BUF_ALIGN, std::align_val_t(BUF_ALIGN)));
+    }
+    ~Buffer() { if (p_) ::operator delete(p_, std::align_val_t(BUF_ALIGN)); }
+    Buffer(Buffer&& o) noexcept : p_(o.p_), n_(o.n_) { o.p_ = nullptr; o.n_ = 0; }
+    Buffer& operator=(Buffer&& o) noexcept {
+        if (this != &o) { this->~Buffer(); p_ = o.p_; n_ = o.n_; o.p_ = nullptr; o.n_ = 0; }
+        return *this;
+    }
+    Buffer(const Buffer&) = delete;
+    Buffer& operator=(const Buffer&) = delete;
+    T* data() const { return p_; }
+    size_t size() const { return n_; }
+    T& operator[](size_t i) const { return p_[i]; }
+
+private:
+    T* p_ = nullptr;
+    size_t n_ = 0;
+};
+
+// Every buffer a forward pass touches. T below is at most max_chunk.
+struct RunState {
+    RunState(const Config& c, const Weights& w, int capacity, int max_chunk, int n_threads);
+    size_t bytes() const;
+
+    int max_chunk;
+    int capacity;
+    Buffer<float> x;         // [max_chunk][n_embd] residual stream
+    Buffer<float> xb;        // [max_chunk][n_embd] normed input of a matmul
+    Buffer<float> q;         // [max_chunk][n_embd] queries, un-rotated
+    Buffer<float> k;         // [max_chunk][kv_dim] new keys, un-rotated
+    Buffer<float> v;         // [max_chunk][kv_dim] new values
+    Buffer<float> att;       // [max_chunk][n_embd] attention output per head
+    Buffer<float> hb;        // [max_chunk][n_ff] gate, then silu(gate) * up
+    Buffer<float> hb2;       // [max_chunk][n_ff] up
+    Buffer<uint8_t> act[3];  // [act_bytes] prepared activations (one per distinct q/k/v type)
+    size_t act_bytes;
+    Buffer<float> k_lin;     // [n_head_kv][capacity][head_dim] keys rotated to their positions
+    Buffer<float> v_lin;     // [n_head_kv][capacity][head_dim] values as fp32, position order
+    Buffer<float> scores;    // [n_threads][capacity] attention weights of one (token, head)
+    Buffer<float> rope_cos;  // [capacity][head_dim/2] cos(pos * theta_i), computed in double
+    Buffer<float> rope_sin;  // [capacity][head_dim/2]
+    Buffer<int32_t> pos_slot;    // [capacity] cache slot of each position
+    Buffer<int32_t> chunk_slot;  // [max_chunk] cache slot of each token of the chunk
+};
+
+// Where a chunk's optional outputs go.
+struct ChunkOutputs {
+    float* logits = nullptr;  // [all_logits ? T : 1][n_vocab], or nullptr for none
+    bool all_logits = false;
+    float* hidden = nullptr;  // base of [n_layer+1][hidden_T][n_embd]; rows hidden_t0.. written
+    int hidden_T = 0;
+    int hidden_t0 = 0;
+};
+
+// Precondition: plan came from cache.plan_stream/plan_scratch with rs.chunk_slot and
+// rs.pos_slot, plan.T <= rs.max_chunk, tokens in [0, n_vocab). Allocates nothing.
+void forward_chunk(const Model& model, KVCache& cache, ThreadPool& pool, RunState& rs,
+                   const ChunkPlan& plan, const int32_t* tokens, const ChunkOutputs& out);
+
+// fp16 <-> fp32 for the KV cache (round to nearest even).
+void f32_to_f16(const float* src, uint16_t* dst, int n);
+void f16_to_f32(const uint16_t* src, float* dst, int n);
+
+}  // namespace lg

@@ -1,0 +1,117 @@
+// The sink + ring + scratch KV cache bookkeeping (layout and position rules in kv_cache.h).
+// Knows nothing about attention math.
+#include "kv_cache.h"
+
+#include <cassert>
+#include <cstring>
+#include <stdexcept>
+
+namespace lg {
+
+EvictPolicy parse_policy(const std::string& name) {
+    if (name == "sink_ring") return EvictPolicy::SinkRing;
+    if (name == "fifo") return EvictPolicy::Fifo;
+    throw std::invalid_argument("unknown KV cache policy '" + name + "' (sink_ring, fifo)");
+}
+
+const char* policy_name(EvictPolicy p) { return p == EvictPolicy::Fifo ? "fifo" : "sink_ring"; }
+
+KVCache::KVCache(int n_layer, int n_head_kv, int head_dim, int n_sink, int n_ring, int n_scratch,
+                 EvictPolicy policy)
+    : n_layer_(n_layer), n_head_kv_(n_head_kv), head_dim_(head_dim),
+      n_sink_(policy == EvictPolicy::Fifo ? 0 : n_sink), n_ring_(n_ring), n_scratch_(n_scratch),
+      policy_(policy) {
+    if (n_sink < 0 || n_ring < 1 || n_scratch < 1)
+        throw std::invalid_argument("KV cache needs n_sink >= 0, n_ring >= 1, n_scratch >= 1 (got " +
+                                    std::to_string(n_sink) + ", " + std::to_string(n_ring) + ", " +
+                                    std::to_string(n_scratch) + ")");
+    v_offset_ = static_cast<size_t>(capacity()) * head_dim_;
+    head_stride_ = 2 * v_offset_;
+    n_values_ = static_cast<size_t>(n_layer_) * n_head_kv_ * head_stride_;
+    // Zero-filled: every page is touched now, so RSS does not grow as the ring fills, and
+    // the checksum of an empty cache is defined.
+    data_.reset(new uint16_t[n_values_]());
+}
+
+int KVCache::stream_chunk_limit() const {
+    return sink_used_ < n_sink_ ? n_sink_ - sink_used_ : n_ring_;
+}
+
+void KVCache::fill_pos_slot(int32_t* pos_slot) const {
+    int p = 0;
+    for (int i = 0; i < sink_used_; i++) pos_slot[p++] = i;
+    for (int i = 0; i < ring_used_; i++) pos_slot[p++] = n_sink_ + (ring_start_ + i) % n_ring_;
+    for (int i = 0; i < scratch_used_; i++) pos_slot[p++] = n_sink_ + n_ring_ + i;
+}
+
+ChunkPlan KVCache::plan_stream(int T, int32_t* chunk_slot, int32_t* pos_slot) {
+    assert(T >= 1 && T <= stream_chunk_limit() && scratch_used_ == 0);
+    if (sink_used_ < n_sink_) {
+        for (int t = 0; t < T; t++) chunk_slot[t] = sink_used_ + t;
+        sink_used_ += T;
+    } else {
+        int evict = ring_used_ + T - n_ring_;
+        if (evict > 0) {
+            ring_start_ = (ring_start_ + evict) % n_ring_;
+            ring_used_ -= evict;
+        }
+        for (int t = 0; t < T; t++) chunk_slot[t] = n_sink_ + (ring_start_ + ring_used_ + t) % n_ring_;
+        ring_used_ += T;
+    }
+    stream_total_ += T;
+    fill_pos_slot(pos_slot);
+    ChunkPlan plan;
+    plan.T = T;
+    plan.n_pos = stream_len();
+    plan.pos0 = plan.n_pos - T;
+    return plan;
+}
+
+ChunkPlan KVCache::plan_scratch(int T, int32_t* chunk_slot, int32_t* pos_slot) {
+    assert(T >= 1 && T <= scratch_free());
+    for (int t = 0; t < T; t++) chunk_slot[t] = n_sink_ + n_ring_ + scratch_used_ + t;
+    scratch_used_ += T;
+    fill_pos_slot(pos_slot);
+    ChunkPlan plan;
+    plan.T = T;
+    plan.n_pos = stream_len() + scratch_used_;
+    plan.pos0 = plan.n_pos - T;
+    return plan;
+}
+
+void KVCache::rollback(int n) {
+    if (n < 0 || n > scratch_used_)
+        throw std::invalid_argument("rollback(" + std::to_string(n) + "): scratch holds " +
+                                    std::to_string(scratch_used_) + " tokens");
+    scratch_used_ = n;
+}
+
+uint64_t KVCache::stream_checksum() const {
+    // FNV-1a-style mixing over 64-bit words (slot rows are head_dim * 2 bytes, a multiple of 8).
+    uint64_t h = 0xcbf29ce484222325ull;
+    auto mix = [&h](uint64_t w) { h = (h ^ w) * 0x100000001b3ull; h ^= h >> 29; };
+    mix(static_cast<uint64_t>(sink_used_));
+    mix(static_cast<uint64_t>(ring_used_));
+    mix(static_cast<uint64_t>(ring_start_));
+    mix(static_cast<uint64_t>(stream_total_));
+    const size_t row = static_cast<size_t>(head_dim_);
+    for (int l = 0; l < n_layer_; l++)
+        for (int hd = 0; hd < n_head_kv_; hd++)
+            for (int kv = 0; kv < 2; kv++) {
+                const uint16_t* base = data_.get() + (static_cast<size_t>(l) * n_head_kv_ + hd) * head_stride_ +
+                                       kv * v_offset_;
+                auto slot_hash = [&](int slot) {
+                    const uint16_t* p = base + slot * row;
+                    for (size_t i = 0; i + 4 <= row; i += 4) {
+                        uint64_t w;
+                        std::memcpy(&w, p + i, 8);
+                        mix(w);
+                    }
+                };
+                for (int s = 0; s < sink_used_; s++) slot_hash(s);
+                for (int i = 0; i < ring_used_; i++) slot_hash(n_sink_ + (ring_start_ + i) % n_ring_);
+            }
+    return h;
+}
+
+}  // namespace lg

@@ -1,0 +1,93 @@
+// The sink + ring + scratch KV cache: one allocation at init, slot bookkeeping, rollback,
+// checksum. Knows nothing about attention math or weights; forward.cpp reads and writes slots.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace lg {
+
+// Layout: per layer, per KV head, n_sink + n_ring + n_scratch slots of head_dim fp16 values,
+// for K and for V ([n_layer][n_head_kv][capacity][head_dim], one block for both).
+//
+//   slots:  | sink: 0..n_sink-1 | ring: n_sink..n_sink+n_ring-1 | scratch: ...+n_scratch-1 |
+//
+// POSITIONS (StreamingLLM, Xiao et al. 2023). Keys are stored UN-ROTATED. RoPE is applied at
+// attention time by position INSIDE the cache: the sink holds positions 0..sink_used-1, ring
+// entries get the next positions in age order (oldest first), then scratch. So the largest
+// position ever seen is capacity-1 however long the stream runs; the engine checks
+// capacity <= n_ctx_train at init. The cos/sin table for positions 0..capacity-1 is computed
+// once in double precision and rounded to float, so angles never lose precision with stream
+// age (the pitfall of fp32 angles at large absolute positions), and nothing is re-rotated in
+// place (the drift pitfall of K-shift). Cost: keys are rotated per forward pass (forward.cpp).
+//
+// STREAM WRITES (prefill_stream): scratch must be empty. The sink fills first and is never
+// evicted. Once the ring is full, a chunk of T tokens FIRST evicts the T oldest ring entries,
+// then the chunk is written and attends to what remains (sink + newer ring + itself). Policy
+// `fifo` is the same with n_sink = 0 (the StreamingLLM baseline that collapses).
+//
+// JOBS: a job forks from the stream by writing scratch (positions continue after the ring);
+// rollback(n) truncates scratch to n tokens. Sink and ring bytes are never touched by a job,
+// so they are bit-identical before and after it (stream_checksum() proves it in tests).
+enum class EvictPolicy { SinkRing, Fifo };
+
+EvictPolicy parse_policy(const std::string& name);  // "sink_ring" | "fifo"; throws naming it
+const char* policy_name(EvictPolicy p);
+
+// Where one planned chunk lands: slots of its T tokens and its position range.
+struct ChunkPlan {
+    int T = 0;
+    int pos0 = 0;   // position of the chunk's first token
+    int n_pos = 0;  // positions after the write (= pos0 + T); token t attends to 0..pos0+t
+};
+
+class KVCache {
+public:
+    KVCache(int n_layer, int n_head_kv, int head_dim, int n_sink, int n_ring, int n_scratch,
+            EvictPolicy policy);
+
+    int capacity() const { return n_sink_ + n_ring_ + n_scratch_; }
+    int n_sink() const { return n_sink_; }
+    int n_ring() const { return n_ring_; }
+    int n_scratch() const { return n_scratch_; }
+    EvictPolicy policy() const { return policy_; }
+    int sink_used() const { return sink_used_; }
+    int ring_used() const { return ring_used_; }
+    int scratch_used() const { return scratch_used_; }
+    int stream_len() const { return sink_used_ + ring_used_; }
+    int64_t stream_total() const { return stream_total_; }
+    size_t bytes() const { return n_values_ * sizeof(uint16_t); }
+
+    // [capacity][head_dim] fp16 bits of layer l, KV head h.
+    uint16_t* k(int l, int h) { return data_.get() + (static_cast<size_t>(l) * n_head_kv_ + h) * head_stride_; }
+    uint16_t* v(int l, int h) { return k(l, h) + v_offset_; }
+
+    // Largest stream chunk accepted next: stays inside the sink, or at most n_ring.
+    int stream_chunk_limit() const;
+    int scratch_free() const { return n_scratch_ - scratch_used_; }
+
+    // Plan a write: updates the bookkeeping (evicting for the stream) and fills
+    // chunk_slot[0..T) and pos_slot[0..n_pos). Preconditions asserted: T >= 1,
+    // T <= stream_chunk_limit() and scratch empty (stream) / T <= scratch_free() (scratch).
+    ChunkPlan plan_stream(int T, int32_t* chunk_slot, int32_t* pos_slot);
+    ChunkPlan plan_scratch(int T, int32_t* chunk_slot, int32_t* pos_slot);
+
+    void rollback(int n);  // scratch_used = n; precondition 0 <= n <= scratch_used
+    // 64-bit hash of sink+ring K/V bytes (used slots) and the stream bookkeeping.
+    uint64_t stream_checksum() const;
+
+private:
+    void fill_pos_slot(int32_t* pos_slot) const;
+
+    int n_layer_, n_head_kv_, head_dim_;
+    int n_sink_, n_ring_, n_scratch_;
+    EvictPolicy policy_;
+    size_t head_stride_;  // values per (layer, head): K then V
+    size_t v_offset_;     // capacity * head_dim
+    size_t n_values_;
+    std::unique_ptr<uint16_t[]> data_;
+    int sink_used_ = 0, ring_used_ = 0, ring_start_ = 0, scratch_used_ = 0;
+    int64_t stream_total_ = 0;
+};
+
+}  // namespace lg
