@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import socket
+import threading
+import time
+
 import pytest
 from fastapi.testclient import TestClient
 from prometheus_client import CollectorRegistry
@@ -72,3 +77,34 @@ def auth(key) -> dict[str, str]:
 
 def add_lines(appliance, *texts: str, host: str = "line3/plc", ts: float = 1_700_000_000.0) -> list[int]:
     return appliance.ingest([LogRecord.make(t, source="test", host=host, ts=ts + i) for i, t in enumerate(texts)])
+
+
+@pytest.fixture
+def live_server(appliance, settings, key):
+    """(base URL, key) of the app under a real uvicorn on a free port, in a thread."""
+    with serve_in_thread(create_app(appliance, settings)) as url:
+        yield url, key
+
+
+@contextlib.contextmanager
+def serve_in_thread(app):
+    import uvicorn
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1)
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    for _ in range(200):
+        if server.started:
+            break
+        time.sleep(0.02)
+    assert server.started, "uvicorn did not start"
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
