@@ -114,6 +114,7 @@ class AlertSettings(_Section):
     alert_budget_ms: float = Field(15_000, gt=0, le=MAX_BUDGET_MS)
     ttft_budget_ms: float = Field(3_000, gt=0, le=MAX_BUDGET_MS)
     explanation_max_tokens: int = Field(64, ge=1, le=1024)
+    explain: list[Literal["new_template", "severity", "rule"]] = Field(default_factory=lambda: ["severity", "rule"])
 
     @field_validator("topic_prefix")
     @classmethod

@@ -1,0 +1,283 @@
+"""The composition root: builds sources -> store -> triage -> token ring -> engine worker, the
+alert bus and the metrics registry from Settings, and exposes them to the server.
+
+Knows nothing about HTTP: gateway/server reads the attributes documented on Appliance.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any, Sequence
+
+from prometheus_client import CollectorRegistry
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+from gateway.alerts import DONE, FAILED, MISSED, NONE, PENDING, REFUSED, Alert, AlertBus, MqttPublisher
+from gateway.ingest.record import LogRecord, SourceCounters
+from gateway.ring import ContextFeed, TokenRing
+from gateway.settings import Settings
+from gateway.store import Store
+from gateway.triage import Triage, load_rules
+
+log = logging.getLogger(__name__)
+
+
+class Appliance:
+    """One running linegate. start() builds and starts everything; stop() stops it in reverse.
+
+    For the server:
+      ready: bool               the model is loaded (True at once when engine.enabled is false)
+      store: Store              search(...), get(id), count(), stats()
+      ingest(records) -> ids    classify, store durably (fsynced before return), raise alerts, feed the ring
+      alerts: AlertBus          recent(limit), subscribe(loop=...), get(id)
+      worker: Worker | None     submit_chat(...), tokenizer, chat_tokens(...); None without an engine
+      triage: Triage            templates(limit), template(id)
+      stats() -> dict           engine, ring, admission, ingest, store, alerts figures
+      registry                  prometheus_client CollectorRegistry of the appliance's metrics
+      counters: SourceCounters  per-source line/malformed counters (sources and the HTTP route add to it)
+    """
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.counters = SourceCounters()
+        self.registry = CollectorRegistry()
+        self.store: Store | None = None
+        self.triage: Triage | None = None
+        self.alerts = AlertBus()
+        self.worker: Any = None
+        self.feed: ContextFeed | None = None
+        self.sources: list[Any] = []
+        self._started = False
+        self._lock = threading.Lock()
+        self.ingest_calls = 0
+        self.ingest_lines = 0
+        self.triage_errors = 0
+        self.explain_unavailable = 0
+        self.started_at = 0.0
+
+    # --- lifecycle ---------------------------------------------------------------------------
+    def start(self) -> "Appliance":
+        s = self.settings
+        with self._lock:
+            if self._started:
+                return self
+            s.data_dir.mkdir(parents=True, exist_ok=True)
+            self.started_at = time.time()
+            self.store = Store(s.store_path, s.store.max_bytes)
+            rules = load_rules(s.triage.rules_file) if s.triage.rules_file else []
+            self.triage = Triage(s.data_dir, rules, new_template_alerts=s.triage.new_template_alerts,
+                                 min_alert_severity=s.triage.min_alert_severity, dedup_s=s.triage.dedup_s,
+                                 warmup_lines=s.triage.warmup_lines)
+            if s.alerts.mqtt_publish:
+                self.alerts.mqtt = MqttPublisher(s.alerts.mqtt_host, s.alerts.mqtt_port, s.alerts.topic_prefix)
+            if s.engine.enabled:
+                from gateway.worker import Worker
+
+                ring = TokenRing(s.ring.n_tokens, s.ring.n_entries)
+
+                def make_feed(tokenize):
+                    self.feed = ContextFeed(ring, tokenize, s.ring.collapse_window_s)
+                    return self.feed
+
+                self.worker = Worker(s.engine.model, make_feed, n_sink=s.engine.n_sink, n_ring=s.engine.n_ring,
+                                     n_scratch=s.engine.n_scratch, n_threads=s.engine.n_threads,
+                                     prefill_chunk=s.engine.prefill_chunk, queue_size=s.engine.queue_size)
+                self.worker.start()
+            self.registry.register(_Collector(self))
+            self.sources = _build_sources(self)
+            for src in self.sources:
+                src.start()
+            self._started = True
+        log.info("appliance started: data_dir=%s, sources=%s, engine=%s", s.data_dir,
+                 [type(x).__name__ for x in self.sources], s.engine.model if s.engine.enabled else "off")
+        return self
+
+    def stop(self) -> None:
+        with self._lock:
+            if not self._started:
+                return
+            for src in reversed(self.sources):
+                try:
+                    src.stop()
+                except Exception:
+                    log.exception("stopping source %s", type(src).__name__)
+            if self.worker is not None:
+                self.worker.stop()
+            if self.triage is not None:
+                self.triage.close()
+            if self.store is not None:
+                self.store.close()
+            self.alerts.close()
+            self._started = False
+
+    def __enter__(self) -> "Appliance":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    @property
+    def ready(self) -> bool:
+        if not self._started:
+            return False
+        if self.worker is None:
+            return True
+        return self.worker.ready and self.worker.error is None
+
+    # --- the pipeline --------------------------------------------------------------------------
+    def ingest(self, records: Sequence[LogRecord]) -> list[int]:
+        """Store `records` durably (returns after the fsynced commit) and run them through triage,
+        alerts and the token ring. Safe from any thread."""
+        if not records:
+            return []
+        assert self.store is not None and self.triage is not None, "Appliance.start() first"
+        try:
+            classified = self.triage.classify(records)
+        except Exception:   # triage is derived data; the line itself must not be lost
+            log.exception("triage failed; storing lines without templates")
+            self.triage_errors += 1
+            classified = None
+        ids = self.store.append(records, [c.template_id for c in classified] if classified else None)
+        self.ingest_calls += 1
+        self.ingest_lines += len(records)
+        if classified is None:
+            return ids
+        for alert in self.triage.evaluate(records, ids, classified):
+            self._raise(alert)
+        if self.feed is not None:
+            for rec, cl in zip(records, classified):
+                self.feed.add(rec.ts, rec.host, cl.template_id, rec.text)
+            self.worker.notify()
+        return ids
+
+    def _raise(self, alert: Alert) -> None:
+        cfg = self.settings.alerts
+        want = alert.kind in cfg.explain
+        w = self.worker
+        if want and w is not None and w.ready and w.error is None:
+            alert.explanation_status = PENDING
+        self.alerts.publish(alert)            # out at once, before any model work
+        if alert.explanation_status != PENDING:
+            if want:
+                self.explain_unavailable += 1
+            return
+        from gateway.worker import NotReady, PromptTooLong, QueueFull, Refused
+
+        def on_event(ev: dict) -> None:
+            if ev["type"] == "done":
+                r = ev["result"]
+                self.alerts.update(alert.id, explanation=r["text"], status=MISSED if r["late"] else DONE,
+                                   explanation_ms=r["total_ms"])
+            elif ev["type"] == "error":
+                self.alerts.update(alert.id, status=FAILED)
+
+        try:
+            w.submit_explain(alert.to_dict(), max_tokens=cfg.explanation_max_tokens, budget_ms=cfg.alert_budget_ms,
+                             on_event=on_event)
+        except (Refused, QueueFull, NotReady, PromptTooLong):
+            self.alerts.update(alert.id, status=REFUSED)   # the fallback: the alert stands alone
+
+    # --- figures -------------------------------------------------------------------------------
+    def stats(self) -> dict:
+        d: dict[str, Any] = {
+            "ready": self.ready,
+            "uptime_s": time.time() - self.started_at if self._started else 0.0,
+            "ingest": {"calls": self.ingest_calls, "lines": self.ingest_lines, "triage_errors": self.triage_errors,
+                       "sources": self.counters.snapshot()},
+            "alerts": self.alerts.stats() | {"explain_unavailable": self.explain_unavailable},
+        }
+        if self.store is not None:
+            d["store"] = self.store.stats()
+        if self.triage is not None:
+            d["triage"] = self.triage.stats()
+        if self.worker is not None:
+            w = self.worker.stats()
+            d["engine"] = w.pop("engine", {}) | {"model": w.get("model"), "error": w.get("error")}
+            d["ring"] = w.pop("ring", {}) | {"lag_s": w.get("lag_s"), "lag_tokens": w.get("lag_tokens")}
+            d["admission"] = w.pop("admission", {})
+            d["worker"] = w
+        elif self.feed is not None:
+            d["ring"] = self.feed.stats()
+        return d
+
+
+class _Collector:
+    """Prometheus view of stats(), computed at scrape time."""
+
+    def __init__(self, app: Appliance) -> None:
+        self.app = app
+
+    def collect(self):
+        s = self.app.stats()
+        yield GaugeMetricFamily("linegate_ready", "1 when the model is loaded", value=float(s["ready"]))
+        c = CounterMetricFamily("linegate_ingest_lines", "Lines accepted (durable)")
+        c.add_metric([], s["ingest"]["lines"])
+        yield c
+        src = CounterMetricFamily("linegate_source_events", "Per-source counts: lines and malformed kinds",
+                                  labels=["source", "kind"])
+        for name, per in s["ingest"]["sources"].items():
+            for kind, n in per.items():
+                src.add_metric([name, kind], n)
+        yield src
+        if "store" in s:
+            g = GaugeMetricFamily("linegate_store_bytes", "Store files on disk (db + wal + shm)")
+            g.add_metric([], s["store"]["file_bytes"])
+            yield g
+            r = CounterMetricFamily("linegate_store_retention_deleted", "Rows deleted by size retention")
+            r.add_metric([], s["store"]["retention_deleted"])
+            yield r
+        a = CounterMetricFamily("linegate_alerts", "Alerts published, by kind", labels=["kind"])
+        for k, v in s["alerts"].items():
+            if k.startswith("kind_"):
+                a.add_metric([k[5:]], v)
+        yield a
+        e = CounterMetricFamily("linegate_alert_explanations", "Alert explanations by outcome", labels=["status"])
+        for k, v in s["alerts"].items():
+            if k.startswith("explanation_"):
+                e.add_metric([k[12:]], v)
+        yield e
+        if "ring" in s:
+            ring = s["ring"]
+            d = CounterMetricFamily("linegate_ring_dropped_entries", "Context lines dropped because the engine lagged")
+            d.add_metric([], ring.get("dropped_entries", 0))
+            yield d
+            lag = GaugeMetricFamily("linegate_engine_lag_seconds", "Age of the oldest line not yet prefilled")
+            lag.add_metric([], ring.get("lag_s") or 0.0)
+            yield lag
+        if s.get("admission"):
+            adm = CounterMetricFamily("linegate_admission_jobs", "Jobs by admission outcome", labels=["outcome"])
+            for k in ("admitted", "refused", "missed"):
+                adm.add_metric([k], s["admission"].get(k, 0))
+            yield adm
+            for k in ("prefill_ms_per_tok", "decode_ms_per_tok"):
+                g = GaugeMetricFamily(f"linegate_{k}", f"EMA (alpha 0.2) of measured {k.replace('_', ' ')}")
+                g.add_metric([], s["admission"][k])
+                yield g
+
+
+def _build_sources(app: Appliance) -> list[Any]:
+    """The sources the settings turn on, each feeding app.ingest."""
+    s = app.settings.ingest
+    out: list[Any] = []
+    if s.demo.enabled:
+        from gateway.ingest.demo import DemoLine, DemoSource
+
+        out.append(DemoSource(DemoLine.from_settings(s.demo), app.ingest, app.counters))
+    if s.syslog.udp_port or s.syslog.tcp_port:
+        from gateway.ingest.syslog import SyslogServer
+
+        out.append(SyslogServer(app.ingest, app.counters, bind=s.syslog.bind, udp_port=s.syslog.udp_port,
+                                tcp_port=s.syslog.tcp_port))
+    if s.tail.files:
+        from gateway.ingest.tail import TailSource
+
+        for path in s.tail.files:
+            out.append(TailSource(path, app.settings.data_dir / "tail", app.ingest, app.counters, poll_s=s.tail.poll_s))
+    if s.mqtt.enabled:
+        from gateway.ingest.mqtt import MqttSource
+
+        out.append(MqttSource(app.ingest, app.counters, host=s.mqtt.host, port=s.mqtt.port, topics=s.mqtt.topics,
+                              username=s.mqtt.username, password=s.mqtt.password))
+    return out
