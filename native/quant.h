@@ -14,6 +14,9 @@ namespace lg {
 // (plus any others quant.cpp implements).
 bool quant_supported(GGMLType t);
 
+// Bytes of one row of K elements of type t (K a multiple of the block size).
+int64_t quant_row_bytes(GGMLType t, int64_t K);
+
 // Scalar reference: dequantize n elements (n % block_elems == 0) from src to dst.
 // Must equal gguf.quants.dequantize bit-for-bit.
 void dequantize_row(GGMLType t, const void* src, float* dst, int64_t n);

@@ -1,0 +1,20 @@
+// Internal interface between the quant dispatch (quant.cpp) and its kernels (quant_scalar.cpp,
+// quant_x86.cpp, quant_neon.cpp). Not for the engine: it uses quant.h.
+#pragma once
+#include <cstdint>
+
+#include "quant.h"
+
+namespace lg {
+
+int64_t quant_block_elems(GGMLType t);               // 256, 32, or 1 for float types
+void quant_check(GGMLType t, int64_t K, const char* what);  // throws std::invalid_argument
+int64_t ggml_bytes_per_block32(GGMLType wt);        // legacy 32-element block bytes, 0 otherwise
+
+// The compiled-in SIMD kernel; returns false when it has none for `wt` (scalar then runs).
+// Same contract and results as matmul_scalar (see the canonical order in quant_blocks.h).
+bool matmul_simd(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1,
+                 const uint8_t* act_buf, const float* x, int T, float* y, int64_t ldy);
+const char* simd_name();
+
+}  // namespace lg

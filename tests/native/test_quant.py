@@ -1,0 +1,188 @@
+"""native/quant.*: dequantizers bit-exact vs gguf.quants, matmul accuracy vs a float64
+reference, SIMD == scalar, and batch invariance (y[t][r] independent of T and of r0/r1)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from gguf import GGMLQuantizationType as QT
+from gguf import GGUFReader, quants
+from gguf.constants import GGML_QUANT_SIZES
+
+from gateway import _native as nat
+
+ALL_TYPES = [QT.F32, QT.F16, QT.BF16, QT.Q4_0, QT.Q4_1, QT.Q5_0, QT.Q5_1, QT.Q8_0, QT.Q4_K, QT.Q5_K, QT.Q6_K]
+# Byte offsets of the fp16 scale fields in each block (random bytes there could be inf/NaN).
+FP16_FIELDS = {QT.Q4_0: [0], QT.Q4_1: [0, 2], QT.Q5_0: [0], QT.Q5_1: [0, 2], QT.Q8_0: [0],
+               QT.Q4_K: [0, 2], QT.Q5_K: [0, 2], QT.Q6_K: [208]}
+ROWS_PER_TENSOR = 96  # rows taken from each real tensor: enough blocks, fast on 2 cores
+
+# (model fixture, tensor) pairs covering every type the three models use.
+REAL_TENSORS = [
+    ("smollm_path", "token_embd.weight"),        # Q8_0
+    ("smollm_path", "blk.0.ffn_down.weight"),    # Q4_1
+    ("qwen05_path", "blk.0.attn_q.weight"),      # Q5_0
+    ("qwen05_path", "blk.0.attn_v.weight"),      # Q8_0
+    ("qwen05_path", "blk.0.ffn_down.weight"),    # Q6_K
+    ("qwen05_path", "blk.0.attn_output.weight"),  # Q5_0, K = 896
+    ("qwen15_path", "blk.0.attn_q.weight"),      # Q4_K
+    ("qwen15_path", "blk.0.ffn_down.weight"),    # Q6_K, K = 8960
+    ("qwen15_path", "output.weight"),            # Q6_K
+]
+
+
+def random_blocks(qt: QT, n_rows: int, K: int, rng: np.random.Generator) -> np.ndarray:
+    """Raw bytes [n_rows, row_bytes] of random blocks of type qt, with finite fp16 scales."""
+    be, bb = GGML_QUANT_SIZES[qt]
+    if qt == QT.F32:
+        return rng.standard_normal((n_rows, K), dtype=np.float32).view(np.uint8)
+    if qt == QT.F16:
+        return rng.standard_normal((n_rows, K)).astype(np.float16).view(np.uint8)
+    if qt == QT.BF16:
+        return (rng.standard_normal((n_rows, K)).astype(np.float32).view(np.uint32) >> 16).astype(np.uint16).view(np.uint8)
+    blocks = rng.integers(0, 256, size=(n_rows * K // be, bb), dtype=np.uint8)
+    for off in FP16_FIELDS[qt]:
+        scale = (rng.standard_normal(blocks.shape[0]) * 0.01).astype(np.float16)
+        blocks[:, off:off + 2] = scale.view(np.uint8).reshape(-1, 2)
+    return blocks.reshape(n_rows, -1)
+
+
+def deq_ref(qt: QT, raw: np.ndarray, K: int) -> np.ndarray:
+    if qt == QT.F32:
+        return raw.view(np.float32).reshape(-1, K)
+    if qt == QT.F16:
+        return raw.view(np.float16).astype(np.float32).reshape(-1, K)
+    return quants.dequantize(raw, qt).reshape(-1, K)
+
+
+@pytest.fixture(scope="module")
+def readers(request):
+    cache = {}
+
+    def get(fixture: str) -> GGUFReader:
+        if fixture not in cache:
+            cache[fixture] = GGUFReader(request.getfixturevalue(fixture))
+        return cache[fixture]
+
+    return get
+
+
+def real_tensor(readers, fixture: str, name: str):
+    r = readers(fixture)
+    t = next(t for t in r.tensors if t.name == name)
+    K = int(t.shape[0])
+    raw = np.ascontiguousarray(np.asarray(t.data)[:ROWS_PER_TENSOR]).reshape(ROWS_PER_TENSOR, -1).view(np.uint8)
+    return QT(t.tensor_type), K, raw
+
+
+def acts_like(rng: np.random.Generator, T: int, K: int, outliers: float = 1.0) -> np.ndarray:
+    """Gaussian activations; `outliers` > 1 scales 4 channels, as transformer hidden states have
+    a few massive channels (they coarsen the q8 step of their whole activation block)."""
+    x = rng.standard_normal((T, K)).astype(np.float32)
+    x[:, rng.integers(0, K, size=4)] *= outliers
+    return x
+
+
+# ---- dequantization -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("qt", ALL_TYPES, ids=lambda q: q.name)
+def test_dequantize_random_blocks_bit_exact(qt):
+    rng = np.random.default_rng(int(qt))
+    raw = random_blocks(qt, 8, 512, rng)
+    got = nat.dequantize_row(int(qt), raw.reshape(-1), 8 * 512)
+    ref = deq_ref(qt, raw, 512).reshape(-1)
+    np.testing.assert_array_equal(got.view(np.uint32), ref.view(np.uint32))
+
+
+@pytest.mark.models
+@pytest.mark.parametrize("fixture,name", REAL_TENSORS)
+def test_dequantize_real_tensor_bit_exact(readers, fixture, name):
+    qt, K, raw = real_tensor(readers, fixture, name)
+    got = nat.dequantize_row(int(qt), raw.reshape(-1), raw.shape[0] * K)
+    ref = deq_ref(qt, raw, K).reshape(-1)
+    np.testing.assert_array_equal(got.view(np.uint32), ref.view(np.uint32))
+
+
+def test_bad_input_is_a_clear_error():
+    with pytest.raises(ValueError, match="multiple of 256"):
+        nat.dequantize_row(int(QT.Q4_K), np.zeros(144, np.uint8), 100)
+    with pytest.raises(ValueError, match="unsupported"):
+        nat.dequantize_row(int(QT.IQ2_XXS), np.zeros(66, np.uint8), 256)
+    with pytest.raises(ValueError, match="bytes given"):
+        nat.dequantize_row(int(QT.Q8_0), np.zeros(33, np.uint8), 32)
+    x = np.zeros((1, 256), np.float32)
+    acts = nat.prepare_acts(int(QT.Q4_K), x)
+    with pytest.raises(ValueError, match="W: .* bytes given"):
+        nat.matmul(int(QT.Q4_K), np.zeros(144, np.uint8), 2, acts, x)
+
+
+# ---- matmul -------------------------------------------------------------------------------
+
+def cosines(y: np.ndarray, ref: np.ndarray, rows: int = 32) -> list[float]:
+    out = []
+    for r in range(0, y.shape[1], rows):
+        a, b = y[:, r:r + rows].ravel().astype(np.float64), ref[:, r:r + rows].ravel()
+        out.append(float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b))))
+    return out
+
+
+def check_matmul(qt: QT, K: int, raw: np.ndarray, rng: np.random.Generator) -> None:
+    n_rows = raw.shape[0]
+    W = raw.reshape(-1)
+    x16 = acts_like(rng, 16, K)
+    acts16 = nat.prepare_acts(int(qt), x16)
+    y16 = nat.matmul(int(qt), W, n_rows, acts16, x16)
+
+    # Accuracy against float64 on the exactly dequantized weights, per block of 32 rows.
+    ref = x16.astype(np.float64) @ deq_ref(qt, raw, K).astype(np.float64).T
+    assert min(cosines(y16, ref)) >= 0.9999, f"{qt.name}: cosines {cosines(y16, ref)}"
+    # With 30x outlier channels the q8 step of their blocks is 30x coarser: still >= 0.999.
+    xo = acts_like(rng, 4, K, outliers=30.0)
+    yo = nat.matmul(int(qt), W, n_rows, nat.prepare_acts(int(qt), xo), xo)
+    ref_o = xo.astype(np.float64) @ deq_ref(qt, raw, K).astype(np.float64).T
+    assert min(cosines(yo, ref_o)) >= 0.999, f"{qt.name} with outliers: cosines {cosines(yo, ref_o)}"
+
+    # SIMD path == scalar reference, bit for bit.
+    ys = nat.matmul_scalar(int(qt), W, n_rows, acts16, x16)
+    np.testing.assert_array_equal(y16.view(np.uint32), ys.view(np.uint32))
+
+    # Batch invariance: any T, any row range gives the T=1 bits.
+    for T in (1, 2, 3, 4, 8, 9):
+        xs = x16[:T]
+        y = nat.matmul(int(qt), W, n_rows, nat.prepare_acts(int(qt), xs), xs)
+        np.testing.assert_array_equal(y.view(np.uint32), y16[:T].view(np.uint32), err_msg=f"{qt.name} T={T}")
+    for r0, r1 in ((0, 1), (5, 38), (n_rows - 7, n_rows)):
+        y = nat.matmul(int(qt), W, n_rows, acts16, x16, r0, r1)
+        np.testing.assert_array_equal(y[:, r0:r1].view(np.uint32), y16[:, r0:r1].view(np.uint32))
+        assert np.isnan(y[:, :r0]).all() and np.isnan(y[:, r1:]).all(), "wrote outside [r0, r1)"
+
+
+@pytest.mark.parametrize("qt", ALL_TYPES, ids=lambda q: q.name)
+def test_matmul_random_weights(qt):
+    rng = np.random.default_rng(100 + int(qt))
+    K = 512 if qt not in (QT.F32, QT.F16, QT.BF16) else 200  # float types take any K
+    check_matmul(qt, K, random_blocks(qt, 48, K, rng), rng)
+
+
+@pytest.mark.models
+@pytest.mark.parametrize("fixture,name", REAL_TENSORS)
+def test_matmul_real_tensor(readers, fixture, name):
+    qt, K, raw = real_tensor(readers, fixture, name)
+    check_matmul(qt, K, raw, np.random.default_rng(7))
+
+
+def test_prepare_acts_quantizes_per_block():
+    """The q8 activation record round-trips x within half a quantization step."""
+    rng = np.random.default_rng(3)
+    K = 512
+    x = acts_like(rng, 2, K)
+    buf = nat.prepare_acts(int(QT.Q4_K), x)
+    stride = buf.size // 2
+    assert stride == nat.act_buffer_bytes(int(QT.Q4_K), K, 1) and stride % 64 == 0
+    for t in range(2):
+        rec = buf[t * stride:(t + 1) * stride]
+        q = rec[:K].view(np.int8).astype(np.float64)
+        amax = np.abs(x[t].reshape(-1, 256)).max(axis=1)
+        d = np.repeat(amax / 127.0, 256)
+        assert np.abs(q).max() <= 127
+        assert np.all(np.abs(q * d - x[t]) <= 0.5 * d + 1e-6)
