@@ -9,43 +9,20 @@ import time
 
 import pytest
 from fastapi.testclient import TestClient
-from prometheus_client import CollectorRegistry
 
-from gateway.alerts import AlertBus
+from gateway.appliance import Appliance
 from gateway.ingest.record import LogRecord
 from gateway.server.app import create_app
 from gateway.server.auth import KeyStore
 from gateway.server.settings import ServerSettings
 from gateway.settings import Settings
-from gateway.store import Store
 
 
-class StoreAppliance:
-    """The appliance's server-facing parts with no engine: a real Store and a real AlertBus."""
-
-    def __init__(self, settings: Settings):
-        self.settings = settings
-        self.store = Store(settings.store_path)
-        self.alerts = AlertBus()
-        self.registry = CollectorRegistry()
-        self.ready = True
-        self.worker = None
-
-    def ingest(self, records):
-        return self.store.append(records)
-
-    def stats(self):
-        return {"store": self.store.stats(), "alerts": self.alerts.stats()}
-
-    def start(self):
-        pass
-
-    def stop(self):
-        self.store.close()
-
-
-def make_settings(tmp_path, **server) -> Settings:
-    return Settings(data_dir=tmp_path, server=ServerSettings(**server))
+def make_settings(tmp_path, engine: bool = False, demo: bool = False, **server) -> Settings:
+    """Settings under tmp_path; by default no engine and no demo line (store, triage, alerts run)."""
+    return Settings(data_dir=tmp_path, server=ServerSettings(**server),
+                    engine={"enabled": engine, "model": "smollm2-135m-instruct", "n_ring": 256, "n_scratch": 384},
+                    ingest={"demo": {"enabled": demo}})
 
 
 @pytest.fixture
@@ -55,7 +32,7 @@ def settings(tmp_path) -> Settings:
 
 @pytest.fixture
 def appliance(settings):
-    a = StoreAppliance(settings)
+    a = Appliance(settings).start()
     yield a
     a.stop()
 

@@ -12,7 +12,8 @@ import gateway.server.routes as routes_pkg
 from fastapi.testclient import TestClient
 
 from gateway.server.app import create_app
-from tests.server.conftest import make_settings, StoreAppliance
+from gateway.appliance import Appliance
+from tests.server.conftest import make_settings
 
 PUBLIC = {"/health"}   # and the static UI (a Mount, not an APIRoute)
 
@@ -94,7 +95,7 @@ def test_oversized_bodies_413(client, auth, settings):
 
 def test_flood_429_with_retry_after(tmp_path):
     settings = make_settings(tmp_path, rate_limit_per_s=1.0, rate_limit_burst=5)
-    appliance = StoreAppliance(settings)
+    appliance = Appliance(settings).start()
     try:
         from gateway.server.auth import KeyStore
         k1 = KeyStore(settings.server.key_path(tmp_path)).create()

@@ -125,27 +125,26 @@ def _sources(prompt: Prompt) -> list[Source]:
     return [Source(id=r["id"], ts=r["ts"], host=r["host"], severity=r["severity"], text=r["text"]) for r in prompt.sources]
 
 
-async def _start_job(appliance: Any, prompt: Prompt, req: ChatRequest, max_tokens: int,
-                     queue: asyncio.Queue, loop: asyncio.AbstractEventLoop, cancelled: list[bool]) -> Any:
-    """Submit the answer job; its tokens arrive on `queue` as str pieces, then a final dict (usage)."""
-    from gateway.worker import QueueFull, Refused   # the pipeline's worker owns the engine thread
-
-    def on_piece(piece: str) -> bool:
-        loop.call_soon_threadsafe(queue.put_nowait, piece)
-        return not cancelled[0]
-
-    def on_done(result: dict) -> None:
-        loop.call_soon_threadsafe(queue.put_nowait, result)
+def _submit(appliance: Any, prompt: Prompt, req: ChatRequest, max_tokens: int, budget_ms: float) -> Any:
+    """The answer job on the engine worker (an asyncio-iterable JobHandle), or the HTTP refusal."""
+    from gateway.worker import NotReady, PromptTooLong, QueueFull, Refused   # the pipeline's engine thread
 
     try:
-        return appliance.worker.submit_chat(prompt.messages, max_tokens=max_tokens, temperature=req.temperature,
-                                            top_p=req.top_p, seed=req.seed, on_piece=on_piece, on_done=on_done)
+        return appliance.worker.submit_chat(prompt.messages, max_tokens=max_tokens, ttft_budget_ms=budget_ms,
+                                            temperature=req.temperature, loop=asyncio.get_running_loop())
     except QueueFull as exc:
         raise HTTPException(429, f"the engine's job queue is full; retry in {exc.retry_after_s:.0f} s",
                             headers=_retry_after(exc.retry_after_s)) from None
     except Refused as exc:
-        raise HTTPException(503, f"admission control refused the job: it cannot meet its deadline now; "
-                                 f"retry in {exc.retry_after_s:.0f} s", headers=_retry_after(exc.retry_after_s)) from None
+        raise HTTPException(503, f"admission control refused the job (estimated {exc.estimate_ms:.0f} ms > "
+                                 f"budget {exc.budget_ms:.0f} ms to the first token); retry in "
+                                 f"{exc.retry_after_s:.0f} s", headers=_retry_after(exc.retry_after_s)) from None
+    except NotReady as exc:
+        raise HTTPException(503, f"the model is not ready: {exc}", headers=_retry_after(5)) from None
+    except PromptTooLong as exc:
+        raise HTTPException(413, f"{exc}: shorten the conversation or max_tokens") from None
+    except ValueError as exc:
+        raise HTTPException(422, str(exc)) from None
 
 
 @router.post("/chat/completions", response_model=ChatCompletion, responses={
@@ -158,11 +157,11 @@ async def chat_completions(req: ChatRequest, request: Request, appliance: Applia
         raise HTTPException(503, "the models are still loading", headers=_retry_after(5))
     max_tokens = min(req.max_completion_tokens or req.max_tokens or DEFAULT_MAX_TOKENS, server.max_chat_tokens)
     messages = [{"role": "system" if m.role == "developer" else m.role, "content": m.text()} for m in req.messages]
-    prompt = await run_in_threadpool(build_prompt, appliance.store, messages)
-    loop = asyncio.get_running_loop()
-    queue: asyncio.Queue = asyncio.Queue()
-    cancelled = [False]
-    await _start_job(appliance, prompt, req, max_tokens, queue, loop, cancelled)
+    try:
+        prompt = await run_in_threadpool(build_prompt, appliance.store, messages)
+    except ValueError as exc:
+        raise HTTPException(422, str(exc)) from None
+    handle = _submit(appliance, prompt, req, max_tokens, request.app.state.settings.alerts.ttft_budget_ms)
     cid = "chatcmpl-" + uuid.uuid4().hex[:24]
     created = int(time.time())
     name = model_name(request)
@@ -171,13 +170,21 @@ async def chat_completions(req: ChatRequest, request: Request, appliance: Applia
 
     if not req.stream:
         pieces: list[str] = []
-        while not isinstance(item := await queue.get(), dict):
-            pieces.append(item)
-        metrics.chat_tokens.inc(item.get("completion_tokens", 0))
+        try:
+            async for ev in handle:
+                if ev["type"] == "token":
+                    pieces.append(ev["text"])
+                elif ev["type"] == "error":
+                    raise HTTPException(500, ev["message"])
+                else:
+                    result = ev["result"]
+        finally:
+            handle.cancel()   # no-op once done; stops the engine if this request was abandoned
+        metrics.chat_tokens.inc(result["completion_tokens"])
         return ChatCompletion(id=cid, created=created, model=name,
                               choices=[Choice(index=0, message=AssistantMessage(content="".join(pieces)),
-                                              finish_reason=item.get("finish_reason", "stop"))],
-                              usage=_usage(item), sources=sources)
+                                              finish_reason=_finish(result))],
+                              usage=_usage(result), sources=sources)
 
     async def events() -> AsyncIterator[str]:
         def chunk(delta: dict, finish: str | None = None, **extra: Any) -> str:
@@ -187,21 +194,33 @@ async def chat_completions(req: ChatRequest, request: Request, appliance: Applia
 
         try:
             yield chunk({"role": "assistant", "content": ""})
-            while not isinstance(item := await queue.get(), dict):
-                yield chunk({"content": item})
-            metrics.chat_tokens.inc(item.get("completion_tokens", 0))
+            result: dict = {}
+            async for ev in handle:
+                if ev["type"] == "token":
+                    if ev["text"]:
+                        yield chunk({"content": ev["text"]})
+                elif ev["type"] == "error":
+                    yield "data: " + json.dumps({"error": {"message": ev["message"], "type": "engine_error"}}) + "\n\n"
+                    return
+                else:
+                    result = ev["result"]
+            metrics.chat_tokens.inc(result["completion_tokens"])
             # The last chunk carries the finish reason and the sources (an extra field OpenAI clients keep).
-            yield chunk({}, item.get("finish_reason", "stop"), sources=[s.model_dump() for s in sources])
+            yield chunk({}, _finish(result), sources=[s.model_dump() for s in sources])
             if req.stream_options and req.stream_options.include_usage:
                 body = {"id": cid, "object": "chat.completion.chunk", "created": created, "model": name,
-                        "choices": [], "usage": _usage(item).model_dump()}
+                        "choices": [], "usage": _usage(result).model_dump()}
                 yield "data: " + json.dumps(body) + "\n\n"
             yield STREAM_DONE
         finally:
-            cancelled[0] = True   # client gone: the engine stops at its next token
+            handle.cancel()   # client gone: the engine stops at its next token
 
     return StreamingResponse(events(), media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+def _finish(result: dict) -> str:
+    return "length" if result.get("finish_reason") == "length" else "stop"
 
 
 def _usage(result: dict) -> Usage:

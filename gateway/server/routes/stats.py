@@ -1,4 +1,8 @@
-"""GET /api/stats: the appliance's figures (engine, ring, cache, admission, ingest) as one JSON object."""
+"""GET /api/stats: the appliance's figures (engine, ring, cache, admission, ingest) as one JSON object,
+plus a `ui` block: the few figures the status panel charts, under fixed names.
+
+Knows the shape of Appliance.stats() only here, so the web UI does not depend on it.
+"""
 
 from __future__ import annotations
 
@@ -6,15 +10,75 @@ import time
 from typing import Any
 
 from fastapi import APIRouter
+from pydantic import BaseModel
 
 from gateway.server.deps import ApplianceDep, KeyDep
 
 router = APIRouter(prefix="/api", tags=["stats"])
 
 
-@router.get("/stats", response_model=dict[str, Any])
+class KvOccupancy(BaseModel):
+    sink: int = 0          # slots used, per layer
+    ring: int = 0
+    scratch: int = 0
+    capacity: int = 0      # n_sink + n_ring + n_scratch
+
+
+class UiStats(BaseModel):
+    decode_tok_s: float | None = None          # from the admission EMA of decode ms/token
+    prefill_tok_s: float | None = None
+    acceptance_rate: float | None = None       # speculative drafts accepted / proposed (when a drafter runs)
+    kv: KvOccupancy = KvOccupancy()
+    ring_drops_total: int | None = None        # context lines dropped because the engine lagged
+    deadline_misses_total: int | None = None
+    refused_total: int | None = None
+    ingest_lines_total: int | None = None
+    facts: dict[str, str] = {}                 # short label -> value, shown as text
+
+
+class Stats(BaseModel):
+    model_config = {"extra": "allow"}          # the appliance's own sections ride along as they are
+    ready: bool
+    server_time: float
+    ui: UiStats
+
+
+def _rate(ms_per_tok: Any) -> float | None:
+    return 1000.0 / ms_per_tok if isinstance(ms_per_tok, (int, float)) and ms_per_tok > 0 else None
+
+
+def ui_stats(s: dict[str, Any]) -> UiStats:
+    eng, adm, ring = s.get("engine") or {}, s.get("admission") or {}, s.get("ring") or {}
+    spec = s.get("speculative") or eng.get("speculative") or {}
+    proposed, accepted = spec.get("proposed"), spec.get("accepted")
+    acc = spec.get("acceptance_rate")
+    if acc is None and proposed:
+        acc = accepted / proposed
+    kv = KvOccupancy(sink=eng.get("sink_used", 0), ring=eng.get("ring_used", 0), scratch=eng.get("scratch_used", 0),
+                     capacity=eng.get("n_sink", 0) + eng.get("n_ring", 0) + eng.get("n_scratch", 0))
+    facts = {}
+    if eng.get("model"):
+        facts["model"] = str(eng["model"])
+    if "stream_total" in eng:
+        facts["stream tokens"] = str(eng["stream_total"])
+    if ring.get("lag_s") is not None:
+        facts["engine lag"] = f"{ring['lag_s']:.1f} s"
+    if "store" in s:
+        facts["stored lines"] = str(s["store"].get("rows", 0))
+    if adm:
+        facts["jobs admitted / refused"] = f"{adm.get('admitted', 0)} / {adm.get('refused', 0)}"
+    if s.get("uptime_s") is not None:
+        facts["uptime"] = f"{s['uptime_s'] / 60:.0f} min"
+    return UiStats(decode_tok_s=_rate(adm.get("decode_ms_per_tok")), prefill_tok_s=_rate(adm.get("prefill_ms_per_tok")),
+                   acceptance_rate=acc, kv=kv, ring_drops_total=ring.get("dropped_entries"),
+                   deadline_misses_total=adm.get("missed"), refused_total=adm.get("refused"),
+                   ingest_lines_total=(s.get("ingest") or {}).get("lines"), facts=facts)
+
+
+@router.get("/stats", response_model=Stats)
 def stats(appliance: ApplianceDep, _key: KeyDep) -> dict[str, Any]:
-    out = dict(appliance.stats())
-    out.setdefault("ready", bool(appliance.ready))
-    out["server_time"] = time.time()
-    return out
+    s = dict(appliance.stats())
+    s["ready"] = bool(appliance.ready)
+    s["server_time"] = time.time()
+    s["ui"] = ui_stats(s)
+    return s

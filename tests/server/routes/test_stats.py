@@ -1,0 +1,25 @@
+"""GET /api/stats: the appliance's sections plus the `ui` block the status panel charts."""
+
+from __future__ import annotations
+
+from gateway.server.routes.stats import ui_stats
+from tests.server.conftest import add_lines
+
+
+def test_stats_sections_and_ui_block(client, auth, appliance):
+    add_lines(appliance, "a", "b", "c")
+    s = client.get("/api/stats", headers=auth).json()
+    assert s["ready"] is True and s["store"]["rows"] == 3 and s["ingest"]["lines"] == 3
+    assert s["ui"]["ingest_lines_total"] == 3 and s["ui"]["facts"]["stored lines"] == "3"
+
+
+def test_ui_block_from_engine_figures():
+    s = {"engine": {"n_sink": 40, "n_ring": 2048, "n_scratch": 512, "sink_used": 40, "ring_used": 1000,
+                    "scratch_used": 0, "model": "m.gguf"},
+         "admission": {"decode_ms_per_tok": 50.0, "prefill_ms_per_tok": 5.0, "missed": 2, "admitted": 9, "refused": 1},
+         "ring": {"dropped_entries": 7, "lag_s": 0.25}, "ingest": {"lines": 100},
+         "speculative": {"proposed": 40, "accepted": 30}}
+    u = ui_stats(s)
+    assert u.decode_tok_s == 20.0 and u.prefill_tok_s == 200.0 and u.acceptance_rate == 0.75
+    assert (u.kv.sink, u.kv.ring, u.kv.scratch, u.kv.capacity) == (40, 1000, 0, 2600)
+    assert (u.ring_drops_total, u.deadline_misses_total, u.ingest_lines_total) == (7, 2, 100)
