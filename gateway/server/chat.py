@@ -16,7 +16,7 @@ from typing import Any
 MAX_SOURCES = 8              # lines quoted into the prompt and returned as sources
 MAX_TERMS = 4                # FTS searches per question (one per term: the store ANDs words)
 PER_TERM = 4                 # lines kept per term
-KNOWN_HOSTS_SCAN = 2000      # recent lines scanned for host names the question may mention
+KNOWN_HOSTS_SCAN = 1000      # recent lines scanned for host names the question may mention
 TIME_WINDOW_S = 120          # "at 14:05" -> lines within +-2 minutes
 MAX_QUESTION_CHARS = 4000    # one message's content in the prompt
 MAX_HISTORY_MESSAGES = 6     # earlier turns kept (each costs scratch slots)
