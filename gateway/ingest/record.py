@@ -15,6 +15,8 @@ from enum import IntEnum
 # store, the FTS index or the model. 16 KiB is twice the common syslog-over-TCP maximum (8 KiB).
 MAX_LINE_BYTES = 16 * 1024
 TRUNCATION_MARKER = " …[truncated {n} bytes]"
+FRAME_CUT_MARKER = " …[truncated: frame over {limit} bytes]"
+FRAME_END_MARKER = " …[truncated: connection closed mid-frame]"
 MAX_HOST_CHARS = 255   # RFC 5424 HOSTNAME is at most 255 printable US-ASCII characters
 MAX_SOURCE_CHARS = 64
 

@@ -1,0 +1,85 @@
+"""NDJSON bodies (HTTP POST /api/ingest) -> LogRecords. The route itself is the server's.
+
+One JSON object per line: {"text": "...", "host": "...", "severity": "warning" | 4,
+"ts": 1700000000.0 | "2024-01-01T12:00:00Z", "source": "..."}; only "text" is required
+("message"/"msg" are accepted for it). A line that is not such an object is stored as text
+(what could be read) and counted as malformed; nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import datetime
+
+from gateway.ingest.record import (MAX_HOST_CHARS, MAX_SOURCE_CHARS, LogRecord, clean_field, clip_text,
+                                   decode_line, parse_severity, severity_from_text)
+
+MAX_NDJSON_LINES = 100_000      # per body; the server also bounds the body's bytes
+TEXT_KEYS = ("text", "message", "msg")
+MAX_FUTURE_S = 86_400           # a timestamp further ahead than this is replaced by now
+
+
+def _ts(value, now: float) -> tuple[float, bool]:
+    if value is None:
+        return now, True
+    try:
+        if isinstance(value, bool):
+            raise TypeError
+        if isinstance(value, (int, float)):
+            t = float(value)
+        else:
+            t = datetime.fromisoformat(str(value)).timestamp()
+        if not (0 <= t <= now + MAX_FUTURE_S):
+            return now, False
+        return t, True
+    except (TypeError, ValueError, OverflowError):
+        return now, False
+
+
+def parse_ndjson(body: bytes, source: str = "http") -> tuple[list[LogRecord], int]:
+    """Returns (records, malformed): every non-blank line yields a record; `malformed` counts the
+    lines that needed repair (not JSON, not an object, no text, bad field, invalid UTF-8, cut).
+    Raises ValueError only for a body over MAX_NDJSON_LINES lines."""
+    lines = body.split(b"\n")
+    if len(lines) > MAX_NDJSON_LINES + 1:
+        raise ValueError(f"NDJSON body has {len(lines)} lines; the limit is {MAX_NDJSON_LINES} per request")
+    now = time.time()
+    records: list[LogRecord] = []
+    malformed = 0
+    for raw in lines:
+        if not raw.strip():
+            continue
+        text, problems = decode_line(raw)
+        bad = bool(problems)
+        try:
+            obj = json.loads(raw)
+        except (ValueError, RecursionError):
+            obj = None
+        if isinstance(obj, str):
+            obj = {"text": obj}
+        if not isinstance(obj, dict):
+            records.append(LogRecord(now, clean_field(source, MAX_SOURCE_CHARS), "", int(severity_from_text(text)), text))
+            malformed += 1
+            continue
+        body_text = next((obj[k] for k in TEXT_KEYS if isinstance(obj.get(k), str)), None)
+        if body_text is None:
+            body_text, bad = text, True         # keep the whole object as the line
+        body_text, cut = clip_text(body_text)
+        ts, ok = _ts(obj.get("ts"), now)
+        bad |= cut or not ok
+        sev_raw = obj.get("severity")
+        sev = parse_severity(sev_raw, default=None) if sev_raw is not None else None   # type: ignore[arg-type]
+        if sev_raw is not None and sev is None:
+            bad = True
+        if sev is None:
+            sev = severity_from_text(body_text)
+        host = obj.get("host")
+        src = obj.get("source")
+        if (host is not None and not isinstance(host, str)) or (src is not None and not isinstance(src, str)):
+            bad = True
+        host = clean_field(host if isinstance(host, str) else "", MAX_HOST_CHARS)
+        src = clean_field(src if isinstance(src, str) and src else source, MAX_SOURCE_CHARS)
+        records.append(LogRecord(ts, src, host, int(sev), body_text))
+        malformed += bad
+    return records, malformed
