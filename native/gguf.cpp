@@ -102,21 +102,41 @@ private:
     size_t pos_ = 0;
 };
 
+// A key or name for an error message: printable ASCII kept, other bytes as \xNN, long names cut
+// (a hostile file's names are arbitrary bytes; messages must stay valid UTF-8 and short).
+constexpr size_t kMaxQuotedLen = 96;
+std::string quoted(const std::string& s) {
+    static const char hex[] = "0123456789abcdef";
+    std::string out = "'";
+    for (size_t i = 0; i < s.size() && i < kMaxQuotedLen; ++i) {
+        auto ch = static_cast<unsigned char>(s[i]);
+        if (ch >= 32 && ch < 127 && ch != '\\') {
+            out += static_cast<char>(ch);
+        } else {
+            out += "\\x";
+            out += hex[ch >> 4];
+            out += hex[ch & 15];
+        }
+    }
+    if (s.size() > kMaxQuotedLen) out += "...";
+    return out + "'";
+}
+
 static_assert(sizeof(float) == 4 && sizeof(double) == 8, "IEEE floats expected");
 
 GGUFValue read_value(Cursor& c, uint32_t type, const std::string& key, int depth);
 
 std::shared_ptr<GGUFArray> read_array(Cursor& c, const std::string& key, int depth) {
     if (depth >= kMaxArrayDepth)
-        c.fail("key '" + key + "': arrays nested deeper than " + std::to_string(kMaxArrayDepth));
+        c.fail("key " + quoted(key) + ": arrays nested deeper than " + std::to_string(kMaxArrayDepth));
     uint32_t elem_type = c.read<uint32_t>("array element type");
     if (!known_value_type(elem_type))
-        c.fail("key '" + key + "': unknown array element type " + std::to_string(elem_type));
+        c.fail("key " + quoted(key) + ": unknown array element type " + std::to_string(elem_type));
     uint64_t count = c.read<uint64_t>("array length");
     uint64_t min_size = min_elem_size(elem_type);
     // Bound the count by what the rest of the file could hold before reserving anything.
     if (count > c.left() / min_size)
-        c.fail("key '" + key + "': array of " + std::to_string(count) + " " +
+        c.fail("key " + quoted(key) + ": array of " + std::to_string(count) + " " +
                value_type_name(elem_type) + " elements does not fit in the " +
                std::to_string(c.left()) + " bytes left in the file");
     auto arr = std::make_shared<GGUFArray>();
@@ -147,7 +167,7 @@ GGUFValue read_value(Cursor& c, uint32_t type, const std::string& key, int depth
             break;
         case GGUFValueType::ARRAY: out.v = read_array(c, key, depth); break;
         default:
-            c.fail("key '" + key + "': unknown value type " + std::to_string(type));
+            c.fail("key " + quoted(key) + ": unknown value type " + std::to_string(type));
     }
     return out;
 }
@@ -320,9 +340,9 @@ void GGUFFile::parse() {
         std::string key = c.read_string("metadata key", kMaxKeyLen);
         uint32_t type = c.read<uint32_t>("metadata value type");
         if (!known_value_type(type))
-            c.fail("key '" + key + "': unknown value type " + std::to_string(type));
+            c.fail("key " + quoted(key) + ": unknown value type " + std::to_string(type));
         GGUFValue v = read_value(c, type, key, 0);
-        if (kv_index_.count(key)) c.fail("duplicate metadata key '" + key + "'");
+        if (kv_index_.count(key)) c.fail("duplicate metadata key " + quoted(key));
         kv_index_.emplace(key, kv_.size());
         kv_.emplace_back(std::move(key), std::move(v));
     }
@@ -345,7 +365,7 @@ void GGUFFile::parse() {
     for (uint64_t i = 0; i < n_tensors; ++i) {
         GGUFTensorInfo ti;
         ti.name = c.read_string("tensor name", kMaxTensorNameLen);
-        const std::string where = "tensor '" + ti.name + "'";
+        const std::string where = "tensor " + quoted(ti.name);
         uint32_t n_dims = c.read<uint32_t>("tensor dimension count");
         if (n_dims > kMaxDims)
             c.fail(where + ": " + std::to_string(n_dims) + " dimensions (limit " +
@@ -393,7 +413,7 @@ void GGUFFile::parse() {
 
     for (GGUFTensorInfo& ti : tensors_) {
         if (ti.offset > data_size || ti.nbytes > data_size - ti.offset)
-            c.fail("tensor '" + ti.name + "': data [" + std::to_string(ti.offset) + ", +" +
+            c.fail("tensor " + quoted(ti.name) + ": data [" + std::to_string(ti.offset) + ", +" +
                    std::to_string(ti.nbytes) + ") runs past the end of the data section (" +
                    std::to_string(data_size) + " bytes; file truncated?)");
         ti.data = base_ + data_offset_ + ti.offset;
@@ -409,7 +429,7 @@ void GGUFFile::parse() {
         const GGUFTensorInfo* a = by_offset[i - 1];
         const GGUFTensorInfo* b = by_offset[i];
         if (a->nbytes > 0 && b->nbytes > 0 && a->offset + a->nbytes > b->offset)
-            c.fail("tensors '" + a->name + "' and '" + b->name + "' overlap (offsets " +
+            c.fail("tensors " + quoted(a->name) + " and " + quoted(b->name) + " overlap (offsets " +
                    std::to_string(a->offset) + "+" + std::to_string(a->nbytes) + " and " +
                    std::to_string(b->offset) + ")");
     }
@@ -426,7 +446,7 @@ namespace {
 
 [[noreturn]] void mistyped(const std::string& path, const std::string& key, const char* want,
                            const GGUFValue& v) {
-    throw GGUFError(path + ": key '" + key + "' is " +
+    throw GGUFError(path + ": key " + quoted(key) + " is " +
                     value_type_name(static_cast<uint32_t>(v.type)) + ", expected " + want);
 }
 
@@ -434,11 +454,11 @@ namespace {
 
 int64_t GGUFFile::get_int(const std::string& key) const {
     const GGUFValue* v = find(key);
-    if (!v) throw GGUFError(path_ + ": missing metadata key '" + key + "'");
+    if (!v) throw GGUFError(path_ + ": missing metadata key " + quoted(key));
     if (auto p = std::get_if<int64_t>(&v->v)) return *p;
     if (auto p = std::get_if<uint64_t>(&v->v)) {
         if (*p > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-            throw GGUFError(path_ + ": key '" + key + "' = " + std::to_string(*p) + " exceeds int64");
+            throw GGUFError(path_ + ": key " + quoted(key) + " = " + std::to_string(*p) + " exceeds int64");
         return static_cast<int64_t>(*p);
     }
     mistyped(path_, key, "an integer", *v);
@@ -450,7 +470,7 @@ int64_t GGUFFile::get_int(const std::string& key, int64_t dflt) const {
 
 double GGUFFile::get_float(const std::string& key) const {
     const GGUFValue* v = find(key);
-    if (!v) throw GGUFError(path_ + ": missing metadata key '" + key + "'");
+    if (!v) throw GGUFError(path_ + ": missing metadata key " + quoted(key));
     if (auto p = std::get_if<double>(&v->v)) return *p;
     if (auto p = std::get_if<int64_t>(&v->v)) return static_cast<double>(*p);
     if (auto p = std::get_if<uint64_t>(&v->v)) return static_cast<double>(*p);
@@ -463,7 +483,7 @@ double GGUFFile::get_float(const std::string& key, double dflt) const {
 
 std::string GGUFFile::get_string(const std::string& key) const {
     const GGUFValue* v = find(key);
-    if (!v) throw GGUFError(path_ + ": missing metadata key '" + key + "'");
+    if (!v) throw GGUFError(path_ + ": missing metadata key " + quoted(key));
     if (auto p = std::get_if<std::string>(&v->v)) return *p;
     mistyped(path_, key, "STRING", *v);
 }
@@ -479,7 +499,7 @@ const GGUFTensorInfo* GGUFFile::find_tensor(const std::string& name) const {
 
 const GGUFTensorInfo& GGUFFile::tensor(const std::string& name) const {
     const GGUFTensorInfo* t = find_tensor(name);
-    if (!t) throw GGUFError(path_ + ": no tensor named '" + name + "'");
+    if (!t) throw GGUFError(path_ + ": no tensor named " + quoted(name));
     return *t;
 }
 

@@ -27,6 +27,14 @@ py::str to_str(const std::string& s) {
     return py::reinterpret_steal<py::str>(o);
 }
 
+// The inverse, for keys and names passed in from Python.
+std::string from_str(const py::str& s) {
+    PyObject* b = PyUnicode_AsEncodedString(s.ptr(), "utf-8", "surrogateescape");
+    if (!b) throw py::error_already_set();
+    auto bytes = py::reinterpret_steal<py::bytes>(b);
+    return std::string(bytes);
+}
+
 py::object to_py(const lg::GGUFValue& v, size_t max_items);
 
 py::list array_to_list(const lg::GGUFArray& a, size_t max_items) {
@@ -53,9 +61,9 @@ struct PyGGUFFile {
 
     explicit PyGGUFFile(const std::string& path) : file(std::make_unique<lg::GGUFFile>(path)) {}
 
-    const lg::GGUFValue& value(const std::string& key) const {
-        const lg::GGUFValue* v = file->find(key);
-        if (!v) throw py::key_error(file->path() + ": no metadata key '" + key + "'");
+    const lg::GGUFValue& value(const py::str& key) const {
+        const lg::GGUFValue* v = file->find(from_str(key));
+        if (!v) throw py::key_error(py::str("{}: no metadata key {!r}").format(file->path(), key));
         return *v;
     }
 };
@@ -75,7 +83,7 @@ void register_gguf(py::module_& m) {
           py::arg("type_id"), "(elements per block, bytes per block); (0, 0) for an unknown type.");
 
     py::class_<lg::GGUFTensorInfo>(m, "GGUFTensor", "One tensor's info; valid while its GGUFFile lives.")
-        .def_readonly("name", &lg::GGUFTensorInfo::name)
+        .def_property_readonly("name", [](const lg::GGUFTensorInfo& t) { return to_str(t.name); })
         .def_property_readonly("shape", [](const lg::GGUFTensorInfo& t) { return t.ne; },
                                "ggml order: shape[0] is the row length (fastest varying)")
         .def_property_readonly("type", [](const lg::GGUFTensorInfo& t) { return lg::ggml_type_name(t.type); })
@@ -86,9 +94,9 @@ void register_gguf(py::module_& m) {
         .def_property_readonly("n_rows", &lg::GGUFTensorInfo::n_rows)
         .def_property_readonly("row_bytes", &lg::GGUFTensorInfo::row_bytes)
         .def("__repr__", [](const lg::GGUFTensorInfo& t) {
-            std::string s = "<GGUFTensor '" + t.name + "' " + lg::ggml_type_name(t.type) + " [";
-            for (size_t i = 0; i < t.ne.size(); ++i) s += (i ? ", " : "") + std::to_string(t.ne[i]);
-            return s + "]>";
+            std::string dims;
+            for (size_t i = 0; i < t.ne.size(); ++i) dims += (i ? ", " : "") + std::to_string(t.ne[i]);
+            return py::str("<GGUFTensor {!r} {} [{}]>").format(to_str(t.name), lg::ggml_type_name(t.type), dims);
         });
 
     py::class_<PyGGUFFile>(m, "GGUFFile", "A GGUF file, mmapped read-only; raises GGUFError on a bad file.")
@@ -115,31 +123,32 @@ void register_gguf(py::module_& m) {
                  for (const auto& kv : f.file->metadata()) out.append(to_str(kv.first));
                  return out;
              })
-        .def("__contains__", [](const PyGGUFFile& f, const std::string& key) { return f.file->find(key) != nullptr; })
+        .def("__contains__", [](const PyGGUFFile& f, const py::str& key_) { return f.file->find(from_str(key_)) != nullptr; })
         .def("get",
-             [](const PyGGUFFile& f, const std::string& key, py::object dflt) -> py::object {
+             [](const PyGGUFFile& f, const py::str& key_, py::object dflt) -> py::object {
+                 const std::string key = from_str(key_);
                  const lg::GGUFValue* v = f.file->find(key);
                  return v ? to_py(*v, SIZE_MAX) : dflt;
              },
              py::arg("key"), py::arg("default") = py::none(), "One metadata value, converted alone.")
         // The typed getters the engine uses (C++ semantics: ints widen, a missing key raises).
-        .def("get_int", [](const PyGGUFFile& f, const std::string& key) { return f.file->get_int(key); }, py::arg("key"))
-        .def("get_float", [](const PyGGUFFile& f, const std::string& key) { return f.file->get_float(key); }, py::arg("key"))
-        .def("get_string", [](const PyGGUFFile& f, const std::string& key) { return to_str(f.file->get_string(key)); },
+        .def("get_int", [](const PyGGUFFile& f, const py::str& key_) { return f.file->get_int(from_str(key_)); }, py::arg("key"))
+        .def("get_float", [](const PyGGUFFile& f, const py::str& key_) { return f.file->get_float(from_str(key_)); }, py::arg("key"))
+        .def("get_string", [](const PyGGUFFile& f, const py::str& key_) { return to_str(f.file->get_string(from_str(key_))); },
              py::arg("key"))
         .def("value_type",
-             [](const PyGGUFFile& f, const std::string& key) -> py::tuple {
-                 const lg::GGUFValue& v = f.value(key);
+             [](const PyGGUFFile& f, const py::str& key_) -> py::tuple {
+                 const lg::GGUFValue& v = f.value(key_);
                  if (v.type != lg::GGUFValueType::ARRAY) return py::make_tuple(value_type_name(v.type), py::none(), py::none());
                  const auto& a = *std::get<std::shared_ptr<lg::GGUFArray>>(v.v);
                  return py::make_tuple("ARRAY", value_type_name(a.elem_type), a.items.size());
              },
              py::arg("key"), "(type, elem_type, len); elem_type and len are None for a scalar.")
         .def("array_head",
-             [](const PyGGUFFile& f, const std::string& key, size_t n) -> py::list {
-                 const lg::GGUFValue& v = f.value(key);
+             [](const PyGGUFFile& f, const py::str& key_, size_t n) -> py::list {
+                 const lg::GGUFValue& v = f.value(key_);
                  if (v.type != lg::GGUFValueType::ARRAY)
-                     throw py::type_error(f.file->path() + ": key '" + key + "' is not an array");
+                     throw py::type_error(py::str("{}: key {!r} is not an array").format(f.file->path(), key_));
                  return array_to_list(*std::get<std::shared_ptr<lg::GGUFArray>>(v.v), n);
              },
              py::arg("key"), py::arg("n"), "The first n items of an array value.")
@@ -154,10 +163,11 @@ void register_gguf(py::module_& m) {
             },
             "tensor infos in file order")
         .def("tensor",
-             [](const PyGGUFFile& f, const std::string& name) -> const lg::GGUFTensorInfo& { return f.file->tensor(name); },
+             [](const PyGGUFFile& f, const py::str& name_) -> const lg::GGUFTensorInfo& { return f.file->tensor(from_str(name_)); },
              py::return_value_policy::reference_internal, py::arg("name"))
         .def("tensor_data",
-             [](py::object self, const std::string& name) {
+             [](py::object self, const py::str& name_) {
+                 const std::string name = from_str(name_);
                  const PyGGUFFile& f = self.cast<const PyGGUFFile&>();
                  const lg::GGUFTensorInfo& t = f.file->tensor(name);
                  // The array's base is the file object: the mapping outlives every view of it.
