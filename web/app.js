@@ -240,7 +240,7 @@ const Status = {
     this.charts.miss.push([u.deadline_misses_total]); $("v-miss").textContent = u.deadline_misses_total == null ? "–" : String(u.deadline_misses_total);
     this.charts.ing.push([ingest]); $("v-ing").textContent = fmtNum(ingest, 0);
     const facts = $("status-facts"); facts.replaceChildren();
-    for (const [k, v] of Object.entries(u.facts || {})) facts.append(el("dt", null, k), el("dd", null, v));
+    for (const [k, v] of Object.entries(u.facts || {})) facts.append(el("dt", null, I18N.t("fact." + k)), el("dd", null, v));
     this.prev = s;
   },
 };

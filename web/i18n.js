@@ -18,6 +18,9 @@ const STRINGS = {
     "status.title": "Status", "status.tok_s": "Decode tokens/s", "status.accept": "Draft acceptance",
     "status.kv": "KV cache: sink / ring / scratch", "status.drops": "Ring drops /s", "status.misses": "Deadline misses",
     "status.ingest": "Ingest lines/s",
+    "fact.model": "model", "fact.stream_tokens": "tokens read", "fact.engine_lag": "engine lag",
+    "fact.stored_lines": "stored lines", "fact.jobs": "jobs admitted / refused", "fact.uptime": "uptime",
+    "chat.hint": "Questions are answered from the live log the model is reading, plus matching stored lines.",
   },
   "zh-CN": {
     "health.unknown": "连接中…", "health.ok": "模型就绪", "health.loading": "模型加载中…", "health.down": "离线",
@@ -36,6 +39,9 @@ const STRINGS = {
     "status.title": "状态", "status.tok_s": "解码 token/秒", "status.accept": "草稿接受率",
     "status.kv": "KV 缓存：sink / ring / scratch", "status.drops": "环形缓冲丢弃/秒", "status.misses": "超时次数",
     "status.ingest": "写入 行/秒",
+    "fact.model": "模型", "fact.stream_tokens": "已读 token", "fact.engine_lag": "引擎延迟",
+    "fact.stored_lines": "已存日志行", "fact.jobs": "任务 接受 / 拒绝", "fact.uptime": "运行时间",
+    "chat.hint": "回答依据模型正在读取的实时日志，以及匹配的已存日志。",
   },
 };
 const I18N = {

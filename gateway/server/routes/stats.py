@@ -33,7 +33,7 @@ class UiStats(BaseModel):
     deadline_misses_total: int | None = None
     refused_total: int | None = None
     ingest_lines_total: int | None = None
-    facts: dict[str, str] = {}                 # short label -> value, shown as text
+    facts: dict[str, str] = {}                 # fact id (model, stored_lines, ...) -> value, shown as text
 
 
 class Stats(BaseModel):
@@ -60,13 +60,13 @@ def ui_stats(s: dict[str, Any]) -> UiStats:
     if eng.get("model"):
         facts["model"] = str(eng["model"])
     if "stream_total" in eng:
-        facts["stream tokens"] = str(eng["stream_total"])
+        facts["stream_tokens"] = str(eng["stream_total"])
     if ring.get("lag_s") is not None:
-        facts["engine lag"] = f"{ring['lag_s']:.1f} s"
+        facts["engine_lag"] = f"{ring['lag_s']:.1f} s"
     if "store" in s:
-        facts["stored lines"] = str(s["store"].get("rows", 0))
+        facts["stored_lines"] = str(s["store"].get("rows", 0))
     if adm:
-        facts["jobs admitted / refused"] = f"{adm.get('admitted', 0)} / {adm.get('refused', 0)}"
+        facts["jobs"] = f"{adm.get('admitted', 0)} / {adm.get('refused', 0)}"
     if s.get("uptime_s") is not None:
         facts["uptime"] = f"{s['uptime_s'] / 60:.0f} min"
     return UiStats(decode_tok_s=_rate(adm.get("decode_ms_per_tok")), prefill_tok_s=_rate(adm.get("prefill_ms_per_tok")),

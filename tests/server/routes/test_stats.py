@@ -10,7 +10,7 @@ def test_stats_sections_and_ui_block(client, auth, appliance):
     add_lines(appliance, "a", "b", "c")
     s = client.get("/api/stats", headers=auth).json()
     assert s["ready"] is True and s["store"]["rows"] == 3 and s["ingest"]["lines"] == 3
-    assert s["ui"]["ingest_lines_total"] == 3 and s["ui"]["facts"]["stored lines"] == "3"
+    assert s["ui"]["ingest_lines_total"] == 3 and s["ui"]["facts"]["stored_lines"] == "3"
 
 
 def test_ui_block_from_engine_figures():
