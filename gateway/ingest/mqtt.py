@@ -51,16 +51,15 @@ class MqttSource:
         self.connected = False
 
     def _on_message(self, client, userdata, msg) -> None:
+        problems: dict[str, int] = {}
         try:
-            records, malformed = parse_ndjson(msg.payload, source=SOURCE)
+            records, _ = parse_ndjson(msg.payload, source=SOURCE, problems=problems)
         except ValueError:   # more lines than one body may hold: counted, the source lives on
             self.counters.add(SOURCE, "oversized_messages")
             return
-        if malformed:
-            # a plain-text payload is a normal MQTT log line, not malformed: only count real damage
-            plain = not msg.payload.lstrip().startswith((b"{", b"[", b'"'))
-            if not plain:
-                self.counters.add(SOURCE, "malformed", malformed)
+        if not msg.payload.lstrip().startswith((b"{", b"[", b'"')):
+            problems.pop("not_json", None)   # a plain-text payload is a normal MQTT log line
+        self.counters.add_problems(SOURCE, problems)
         for rec in records:
             if not rec.host:
                 rec.host = clean_field(msg.topic, MAX_HOST_CHARS)

@@ -37,10 +37,17 @@ def _ts(value, now: float) -> tuple[float, bool]:
         return now, False
 
 
-def parse_ndjson(body: bytes, source: str = "http") -> tuple[list[LogRecord], int]:
+def parse_ndjson(body: bytes, source: str = "http",
+                 problems: dict[str, int] | None = None) -> tuple[list[LogRecord], int]:
     """Returns (records, malformed): every non-blank line yields a record; `malformed` counts the
     lines that needed repair (not JSON, not an object, no text, bad field, invalid UTF-8, cut).
-    Raises ValueError only for a body over MAX_NDJSON_LINES lines."""
+    `problems`, when given, is incremented by kind (not_json, no_text, bad_field, invalid_utf8,
+    binary, truncated). Raises ValueError only for a body over MAX_NDJSON_LINES lines."""
+    found: dict[str, int] = problems if problems is not None else {}
+
+    def count(kind: str) -> None:
+        found[kind] = found.get(kind, 0) + 1
+
     lines = body.split(b"\n")
     if len(lines) > MAX_NDJSON_LINES + 1:
         raise ValueError(f"NDJSON body has {len(lines)} lines; the limit is {MAX_NDJSON_LINES} per request")
@@ -50,8 +57,10 @@ def parse_ndjson(body: bytes, source: str = "http") -> tuple[list[LogRecord], in
     for raw in lines:
         if not raw.strip():
             continue
-        text, problems = decode_line(raw)
-        bad = bool(problems)
+        text, p = decode_line(raw)
+        for kind in p:
+            count(kind)
+        bad = bool(p)
         try:
             obj = json.loads(raw)
         except (ValueError, RecursionError):
@@ -59,25 +68,33 @@ def parse_ndjson(body: bytes, source: str = "http") -> tuple[list[LogRecord], in
         if isinstance(obj, str):
             obj = {"text": obj}
         if not isinstance(obj, dict):
+            count("not_json")
             records.append(LogRecord(now, clean_field(source, MAX_SOURCE_CHARS), "", int(severity_from_text(text)), text))
             malformed += 1
             continue
         body_text = next((obj[k] for k in TEXT_KEYS if isinstance(obj.get(k), str)), None)
         if body_text is None:
             body_text, bad = text, True         # keep the whole object as the line
+            count("no_text")
         body_text, cut = clip_text(body_text)
         ts, ok = _ts(obj.get("ts"), now)
+        if cut:
+            count("truncated")
+        if not ok:
+            count("bad_field")
         bad |= cut or not ok
         sev_raw = obj.get("severity")
         sev = parse_severity(sev_raw, default=None) if sev_raw is not None else None   # type: ignore[arg-type]
         if sev_raw is not None and sev is None:
             bad = True
+            count("bad_field")
         if sev is None:
             sev = severity_from_text(body_text)
         host = obj.get("host")
         src = obj.get("source")
         if (host is not None and not isinstance(host, str)) or (src is not None and not isinstance(src, str)):
             bad = True
+            count("bad_field")
         host = clean_field(host if isinstance(host, str) else "", MAX_HOST_CHARS)
         src = clean_field(src if isinstance(src, str) and src else source, MAX_SOURCE_CHARS)
         records.append(LogRecord(ts, src, host, int(sev), body_text))
