@@ -1,0 +1,538 @@
+// CudaEngine: uploads one lg::Model's weights, owns the device cache/activations (one
+// allocation each at init) and runs forward chunks planned by lg::KVCache bookkeeping.
+// Knows nothing about Python; kernels live in matmul/attention/ops.
+#include "backend.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <vector>
+
+#include "attention.cuh"
+#include "matmul.cuh"
+#include "ops.cuh"
+
+namespace lg {
+namespace cuda {
+
+static constexpr size_t DEV_ALIGN = 256;
+static constexpr size_t MAX_SMEM = 48 * 1024;
+static constexpr int KV_BOOKKEEPING_DIM = 4;  // the host KVCache only plans slots: tiny rows
+
+namespace {
+
+// Bump allocator over one device allocation: a first pass with base == nullptr sizes it.
+struct Arena {
+    uint8_t* base = nullptr;
+    size_t used = 0;
+    template <class T>
+    T* take(size_t n) {
+        used = (used + DEV_ALIGN - 1) / DEV_ALIGN * DEV_ALIGN;
+        T* p = reinterpret_cast<T*>(base + used);
+        used += n * sizeof(T);
+        return base ? p : nullptr;
+    }
+};
+
+struct DevLayer {
+    const float *attn_norm, *ffn_norm, *bq, *bk, *bv;
+    DevMatrix wq, wk, wv, wo, w_gate, w_up, w_down;
+};
+
+struct ActSlot {
+    int8_t* q;
+    float* d;
+    int32_t* s;
+};
+
+}  // namespace
+
+struct CudaEngine::Impl {
+    Model model;
+    KVCache book;  // slot planning only, identical rules to the CPU engine's cache
+    int device;
+    int max_chunk;
+    bool graph_on = true;
+    cudaStream_t st = nullptr;
+
+    // weights
+    uint8_t* wbuf = nullptr;
+    size_t wbytes = 0;
+    DevMatrix token_embd, output;
+    const float* output_norm = nullptr;
+    std::vector<DevLayer> layers;
+
+    // state
+    uint8_t* sbuf = nullptr;
+    size_t sbytes = 0;
+    float *x, *xb, *q, *k, *v, *att, *hb, *logits, *rope_cos, *rope_sin, *part_acc, *part_ml;
+    ActSlot act[2];
+    __half* kv;          // [n_layer][n_head_kv][2][capacity][head_dim]
+    size_t kv_layer;     // halves per layer
+    int32_t* dint;       // [4 + 2*max_chunk + capacity]: meta, tokens, chunk_slot, pos_slot
+    int32_t* dnext;      // [max_chunk] chosen tokens
+    int32_t* dout;       // [n_scratch] tokens of the device decode loop
+    AttnShape ash;
+
+    // pinned host mirrors
+    int32_t* hint = nullptr;   // same layout as dint
+    int32_t* hnext = nullptr;  // [1]
+    std::vector<int32_t> plan_chunk, plan_pos;  // host-only plans for device-run steps
+
+    cudaGraphExec_t graph = nullptr;
+    float graph_temp = 0.0f;
+    uint64_t graph_seed = 0;
+
+    Impl(const std::string& path, const EngineOptions& o, int dev);
+    ~Impl();
+
+    ChunkMeta* meta() const { return reinterpret_cast<ChunkMeta*>(dint); }
+    int32_t* d_tokens() const { return dint + 4; }
+    int32_t* d_chunk_slot() const { return dint + 4 + max_chunk; }
+    int32_t* d_pos_slot() const { return dint + 4 + 2 * max_chunk; }
+    int32_t* h_chunk_slot() const { return hint + 4 + max_chunk; }
+    int32_t* h_pos_slot() const { return hint + 4 + 2 * max_chunk; }
+
+    DevMatrix upload(const Matrix& m, std::map<const uint8_t*, const uint8_t*>& placed, Arena& a, bool copy);
+    const float* upload_vec(const float* v, int64_t n, std::map<const uint8_t*, const uint8_t*>& placed, Arena& a,
+                            bool copy);
+    void upload_plan(const ChunkPlan& plan, const int32_t* tokens);
+    Acts prep(const float* xin, int K, int T, int type, int slot);
+    void forward(int T, int n_chunks, int n_out, float* hidden, int hidden_T, int hidden_t0);
+    void copy_logits(float* dst, int rows);
+    void capture_decode_graph(float temperature, uint64_t seed);
+    void sync() { LG_CUDA_CHECK(cudaStreamSynchronize(st)); }
+};
+
+static void check_matrix(const std::string& path, const char* name, const Matrix& m) {
+    if (!matmul_type_supported(static_cast<int>(m.type)))
+        throw CudaError(path + ": tensor " + name + " has type " + ggml_type_name(m.type) +
+                        ", which the CUDA backend does not run (F32, F16, Q4_0, Q4_1, Q5_0, Q8_0, Q4_K, Q6_K)");
+    if (m.cols % act_block(static_cast<int>(m.type)) != 0 || m.cols % UNIT != 0)
+        throw CudaError(path + ": tensor " + name + " row length " + std::to_string(m.cols) +
+                        " is not a multiple of its block size");
+}
+
+DevMatrix CudaEngine::Impl::upload(const Matrix& m, std::map<const uint8_t*, const uint8_t*>& placed, Arena& a,
+                                   bool copy) {
+    DevMatrix d;
+    d.type = static_cast<int>(m.type);
+    d.rows = m.rows;
+    d.cols = m.cols;
+    d.row_bytes = m.row_bytes;
+    d.lpr = pick_lanes_per_row(m.cols);
+    auto it = placed.find(m.data);
+    if (it != placed.end()) {  // tied embeddings: one copy
+        d.data = it->second;
+        return d;
+    }
+    const size_t n = static_cast<size_t>(m.rows) * m.row_bytes;
+    uint8_t* dst = a.take<uint8_t>(n);
+    if (copy) {
+        LG_CUDA_CHECK(cudaMemcpy(dst, m.data, n, cudaMemcpyHostToDevice));
+        placed[m.data] = dst;
+    }
+    d.data = dst;
+    return d;
+}
+
+const float* CudaEngine::Impl::upload_vec(const float* v, int64_t n, std::map<const uint8_t*, const uint8_t*>& placed,
+                                          Arena& a, bool copy) {
+    if (!v) return nullptr;
+    float* dst = a.take<float>(n);
+    if (copy) LG_CUDA_CHECK(cudaMemcpy(dst, v, n * sizeof(float), cudaMemcpyHostToDevice));
+    return dst;
+}
+
+CudaEngine::Impl::Impl(const std::string& path, const EngineOptions& o, int dev)
+    : model(path),
+      book(1, 1, KV_BOOKKEEPING_DIM, o.n_sink, o.n_ring, o.n_scratch, o.policy),
+      device(dev),
+      max_chunk(o.max_chunk) {
+    const Config& c = model.config();
+    const int cap = book.capacity();
+    if (cap > c.n_ctx_train)
+        throw std::invalid_argument(path + ": n_sink + n_ring + n_scratch = " + std::to_string(cap) +
+                                    " exceeds the model's trained context length " + std::to_string(c.n_ctx_train));
+    if (max_chunk < 1 || max_chunk > 4096) throw std::invalid_argument("max_chunk must be in 1..4096");
+    if (c.n_head % c.n_head_kv != 0 || c.n_head / c.n_head_kv > MAX_GROUP)
+        throw CudaError(path + ": n_head / n_head_kv must be an integer <= " + std::to_string(MAX_GROUP));
+    if (c.head_dim % 2 != 0 || c.head_dim > MAX_HEAD_DIM_CUDA)
+        throw CudaError(path + ": head_dim " + std::to_string(c.head_dim) + " unsupported (even, <= 256)");
+    ash = AttnShape{c.n_head, c.n_head_kv, c.head_dim, cap, c.rope_style == RopeStyle::Neox,
+                    (cap + ATT_CHUNK - 1) / ATT_CHUNK};
+    const size_t smem = sizeof(float) * (static_cast<size_t>(c.n_head / c.n_head_kv) * c.head_dim +
+                                         ATT_CHUNK * (c.head_dim + 1) + ATT_CHUNK * c.head_dim);
+    if (smem > MAX_SMEM) throw CudaError(path + ": attention tile needs " + std::to_string(smem) + " bytes of shared memory");
+
+    int n_dev = 0;
+    if (cudaGetDeviceCount(&n_dev) != cudaSuccess || dev < 0 || dev >= n_dev)
+        throw CudaError("CUDA device " + std::to_string(dev) + " not available (" + std::to_string(n_dev) + " found)");
+    LG_CUDA_CHECK(cudaSetDevice(dev));
+    LG_CUDA_CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+
+    const Weights& w = model.weights();
+    check_matrix(path, "token_embd.weight", w.token_embd);
+    check_matrix(path, "output.weight", w.output);
+    for (size_t l = 0; l < w.layers.size(); l++) {
+        const LayerWeights& L = w.layers[l];
+        const std::string p = "blk." + std::to_string(l) + ".";
+        check_matrix(path, (p + "attn_q.weight").c_str(), L.wq);
+        check_matrix(path, (p + "attn_k.weight").c_str(), L.wk);
+        check_matrix(path, (p + "attn_v.weight").c_str(), L.wv);
+        check_matrix(path, (p + "attn_output.weight").c_str(), L.wo);
+        check_matrix(path, (p + "ffn_gate.weight").c_str(), L.w_gate);
+        check_matrix(path, (p + "ffn_up.weight").c_str(), L.w_up);
+        check_matrix(path, (p + "ffn_down.weight").c_str(), L.w_down);
+    }
+
+    // ---- weights: size, allocate once, copy
+    for (int pass = 0; pass < 2; pass++) {
+        const bool copy = pass == 1;
+        Arena a;
+        a.base = wbuf;
+        std::map<const uint8_t*, const uint8_t*> placed;
+        token_embd = upload(w.token_embd, placed, a, copy);
+        output = upload(w.output, placed, a, copy);
+        output_norm = upload_vec(w.output_norm, c.n_embd, placed, a, copy);
+        layers.assign(w.layers.size(), DevLayer{});
+        for (size_t l = 0; l < w.layers.size(); l++) {
+            const LayerWeights& L = w.layers[l];
+            DevLayer& D = layers[l];
+            D.attn_norm = upload_vec(L.attn_norm, c.n_embd, placed, a, copy);
+            D.ffn_norm = upload_vec(L.ffn_norm, c.n_embd, placed, a, copy);
+            D.bq = upload_vec(L.bq, L.wq.rows, placed, a, copy);
+            D.bk = upload_vec(L.bk, L.wk.rows, placed, a, copy);
+            D.bv = upload_vec(L.bv, L.wv.rows, placed, a, copy);
+            D.wq = upload(L.wq, placed, a, copy);
+            D.wk = upload(L.wk, placed, a, copy);
+            D.wv = upload(L.wv, placed, a, copy);
+            D.wo = upload(L.wo, placed, a, copy);
+            D.w_gate = upload(L.w_gate, placed, a, copy);
+            D.w_up = upload(L.w_up, placed, a, copy);
+            D.w_down = upload(L.w_down, placed, a, copy);
+        }
+        if (pass == 0) {
+            wbytes = a.used;
+            LG_CUDA_CHECK(cudaMalloc(&wbuf, wbytes));
+        }
+    }
+
+    // ---- state: size, allocate once, zero
+    const size_t mc = max_chunk, E = c.n_embd, KV = c.kv_dim(), F = c.n_ff, V = c.n_vocab;
+    const size_t Kmax = std::max(E, F);
+    kv_layer = static_cast<size_t>(c.n_head_kv) * 2 * cap * c.head_dim;
+    for (int pass = 0; pass < 2; pass++) {
+        Arena a;
+        a.base = sbuf;
+        x = a.take<float>(mc * E);
+        xb = a.take<float>(mc * E);
+        q = a.take<float>(mc * E);
+        k = a.take<float>(mc * KV);
+        v = a.take<float>(mc * KV);
+        att = a.take<float>(mc * E);
+        hb = a.take<float>(mc * F);
+        logits = a.take<float>(mc * V);
+        for (ActSlot& s : act) {
+            s.q = a.take<int8_t>(mc * Kmax);
+            s.d = a.take<float>(mc * Kmax / UNIT);
+            s.s = a.take<int32_t>(mc * Kmax / UNIT);
+        }
+        kv = a.take<__half>(kv_layer * c.n_layer);
+        rope_cos = a.take<float>(static_cast<size_t>(cap) * c.head_dim / 2);
+        rope_sin = a.take<float>(static_cast<size_t>(cap) * c.head_dim / 2);
+        part_acc = a.take<float>(mc * c.n_head * ash.max_chunks * c.head_dim);
+        part_ml = a.take<float>(mc * c.n_head * ash.max_chunks * 2);
+        dint = a.take<int32_t>(4 + 2 * mc + cap);
+        dnext = a.take<int32_t>(mc);
+        dout = a.take<int32_t>(book.n_scratch());
+        if (pass == 0) {
+            sbytes = a.used;
+            LG_CUDA_CHECK(cudaMalloc(&sbuf, sbytes));
+            LG_CUDA_CHECK(cudaMemset(sbuf, 0, sbytes));
+        }
+    }
+    // RoPE table exactly as native/forward.cpp builds it (double angles rounded to float).
+    std::vector<float> cs(static_cast<size_t>(cap) * c.head_dim / 2), sn(cs.size());
+    const int hd = c.head_dim;
+    for (int p = 0; p < cap; p++)
+        for (int i = 0; i < hd / 2; i++) {
+            double theta = std::pow(c.rope_theta, -2.0 * static_cast<double>(i) / static_cast<double>(hd));
+            double ang = static_cast<double>(p) * theta;
+            cs[static_cast<size_t>(p) * hd / 2 + i] = static_cast<float>(std::cos(ang));
+            sn[static_cast<size_t>(p) * hd / 2 + i] = static_cast<float>(std::sin(ang));
+        }
+    LG_CUDA_CHECK(cudaMemcpy(rope_cos, cs.data(), cs.size() * sizeof(float), cudaMemcpyHostToDevice));
+    LG_CUDA_CHECK(cudaMemcpy(rope_sin, sn.data(), sn.size() * sizeof(float), cudaMemcpyHostToDevice));
+
+    LG_CUDA_CHECK(cudaMallocHost(&hint, sizeof(int32_t) * (4 + 2 * mc + cap)));
+    LG_CUDA_CHECK(cudaMallocHost(&hnext, sizeof(int32_t) * mc));
+    std::memset(hint, 0, sizeof(int32_t) * (4 + 2 * mc + cap));
+    plan_chunk.resize(mc);
+    plan_pos.resize(cap);
+}
+
+CudaEngine::Impl::~Impl() {
+    if (graph) cudaGraphExecDestroy(graph);
+    if (st) cudaStreamDestroy(st);
+    cudaFree(wbuf);
+    cudaFree(sbuf);
+    cudaFreeHost(hint);
+    cudaFreeHost(hnext);
+}
+
+// Upload meta, tokens, chunk slots and the position -> slot map of a planned chunk (one copy).
+void CudaEngine::Impl::upload_plan(const ChunkPlan& plan, const int32_t* tokens) {
+    ChunkMeta* m = reinterpret_cast<ChunkMeta*>(hint);
+    m->T = plan.T;
+    m->pos0 = plan.pos0;
+    m->n_pos = plan.n_pos;
+    m->step = 0;
+    std::memcpy(hint + 4, tokens, sizeof(int32_t) * plan.T);
+    const size_t n = 4 + 2 * static_cast<size_t>(max_chunk) + plan.n_pos;
+    LG_CUDA_CHECK(cudaMemcpyAsync(dint, hint, n * sizeof(int32_t), cudaMemcpyHostToDevice, st));
+}
+
+Acts CudaEngine::Impl::prep(const float* xin, int K, int T, int type, int slot) {
+    Acts a{nullptr, nullptr, nullptr, xin, act_block(type)};
+    if (a.ablk == 0) return a;
+    const ActSlot& s = act[slot];
+    quantize_acts(xin, K, T, a.ablk, s.q, s.d, s.s, st);
+    a.q = s.q;
+    a.d = s.d;
+    a.s = s.s;
+    return a;
+}
+
+// One chunk already uploaded: T tokens, n_chunks attention chunks to launch, logits of the
+// last n_out tokens into `logits`, hidden rows to the host when hidden != nullptr.
+void CudaEngine::Impl::forward(int T, int n_chunks, int n_out, float* hidden, int hidden_T, int hidden_t0) {
+    const Config& c = model.config();
+    const int E = c.n_embd, KV = c.kv_dim(), F = c.n_ff;
+    auto save_hidden = [&](int layer) {
+        if (!hidden) return;
+        float* dst = hidden + (static_cast<size_t>(layer) * hidden_T + hidden_t0) * E;
+        LG_CUDA_CHECK(cudaMemcpyAsync(dst, x, sizeof(float) * T * E, cudaMemcpyDeviceToHost, st));
+    };
+    embed(token_embd.type, token_embd.data, token_embd.row_bytes, E, d_tokens(), meta(), T, x, st);
+    save_hidden(0);
+    for (int l = 0; l < c.n_layer; l++) {
+        const DevLayer& L = layers[l];
+        __half* cache = kv + kv_layer * l;
+        rmsnorm(x, L.attn_norm, xb, E, c.rms_eps, T, st);
+        Acts aq = prep(xb, E, T, L.wq.type, 0);
+        Acts ak = act_block(L.wk.type) == aq.ablk ? aq : prep(xb, E, T, L.wk.type, 1);
+        Acts av = act_block(L.wv.type) == aq.ablk ? aq : act_block(L.wv.type) == ak.ablk ? ak : prep(xb, E, T, L.wv.type, 1);
+        matmul(L.wq, aq, T, q, E, L.bq, Epi::Store, st);
+        matmul(L.wk, ak, T, k, KV, L.bk, Epi::Store, st);
+        matmul(L.wv, av, T, v, KV, L.bv, Epi::Store, st);
+        kv_store(ash, cache, k, v, d_chunk_slot(), meta(), T, st);
+        attention(ash, cache, q, d_pos_slot(), rope_cos, rope_sin, meta(), T, n_chunks, part_acc, part_ml, att, st);
+        matmul(L.wo, prep(att, E, T, L.wo.type, 0), T, x, E, nullptr, Epi::Add, st);
+
+        rmsnorm(x, L.ffn_norm, xb, E, c.rms_eps, T, st);
+        Acts au = prep(xb, E, T, L.w_up.type, 0);
+        Acts ag = act_block(L.w_gate.type) == au.ablk ? au : prep(xb, E, T, L.w_gate.type, 1);
+        matmul(L.w_up, au, T, hb, F, nullptr, Epi::Store, st);
+        matmul(L.w_gate, ag, T, hb, F, nullptr, Epi::SwiGLU, st);
+        matmul(L.w_down, prep(hb, F, T, L.w_down.type, 0), T, x, E, nullptr, Epi::Add, st);
+        save_hidden(l + 1);
+    }
+    if (n_out == 0) return;
+    rmsnorm(x + static_cast<size_t>(T - n_out) * E, output_norm, xb, E, c.rms_eps, n_out, st);
+    matmul(output, prep(xb, E, n_out, output.type, 0), n_out, logits, c.n_vocab, nullptr, Epi::Store, st);
+}
+
+void CudaEngine::Impl::copy_logits(float* dst, int rows) {
+    LG_CUDA_CHECK(cudaMemcpyAsync(dst, logits, sizeof(float) * rows * model.config().n_vocab, cudaMemcpyDeviceToHost, st));
+}
+
+// The decode step as a graph: forward(T=1) over the largest attention grid, choose the next
+// token, advance meta on the device. Pointers and grids are fixed, so one capture serves
+// every step at every cache fill.
+void CudaEngine::Impl::capture_decode_graph(float temperature, uint64_t seed) {
+    if (graph && graph_temp == temperature && graph_seed == seed) return;
+    if (graph) {
+        cudaGraphExecDestroy(graph);
+        graph = nullptr;
+    }
+    cudaGraph_t g = nullptr;
+    LG_CUDA_CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+    try {
+        forward(1, ash.max_chunks, 1, nullptr, 0, 0);
+        argmax_rows(logits, model.config().n_vocab, 1, temperature, seed, meta(), dnext, st);
+        advance_scratch(meta(), d_tokens(), d_chunk_slot(), d_pos_slot(), dnext, dout, st);
+    } catch (...) {
+        cudaStreamEndCapture(st, &g);
+        if (g) cudaGraphDestroy(g);
+        throw;
+    }
+    LG_CUDA_CHECK(cudaStreamEndCapture(st, &g));
+    cudaError_t e = cudaGraphInstantiate(&graph, g, 0);
+    cudaGraphDestroy(g);
+    LG_CUDA_CHECK(e);
+    graph_temp = temperature;
+    graph_seed = seed;
+}
+
+// ---------------------------------------------------------------------------- public API
+
+CudaEngine::CudaEngine(const std::string& path, const EngineOptions& opt, int device)
+    : p_(new Impl(path, opt, device)) {}
+CudaEngine::~CudaEngine() = default;
+
+const Config& CudaEngine::config() const { return p_->model.config(); }
+const KVCache& CudaEngine::cache() const { return p_->book; }
+int CudaEngine::max_chunk() const { return p_->max_chunk; }
+size_t CudaEngine::device_bytes() const { return p_->wbytes + p_->sbytes; }
+int64_t CudaEngine::bytes_per_token() const { return p_->model.bytes_per_token(); }
+std::string CudaEngine::device() const { return device_name(p_->device); }
+void CudaEngine::set_use_graph(bool on) { p_->graph_on = on; }
+bool CudaEngine::use_graph() const { return p_->graph_on; }
+
+static void check_tokens(const Config& c, const int32_t* tokens, int n) {
+    if (n < 1) throw std::invalid_argument("need at least one token");
+    for (int i = 0; i < n; i++)
+        if (tokens[i] < 0 || tokens[i] >= c.n_vocab)
+            throw std::invalid_argument("token " + std::to_string(tokens[i]) + " at index " + std::to_string(i) +
+                                        " is outside the vocabulary [0, " + std::to_string(c.n_vocab) + ")");
+}
+
+void CudaEngine::prefill_stream(const int32_t* tokens, int n, float* logits, bool all_logits) {
+    Impl& I = *p_;
+    check_tokens(config(), tokens, n);
+    if (I.book.scratch_used() != 0)
+        throw std::logic_error("prefill_stream while a job holds " + std::to_string(I.book.scratch_used()) +
+                               " scratch tokens: rollback(0) first");
+    const int V = config().n_vocab;
+    for (int done = 0; done < n;) {
+        const int T = std::min({n - done, I.max_chunk, I.book.stream_chunk_limit()});
+        ChunkPlan plan = I.book.plan_stream(T, I.h_chunk_slot(), I.h_pos_slot());
+        I.upload_plan(plan, tokens + done);
+        const bool last = done + T == n;
+        const int n_out = (logits && all_logits) ? T : (logits && last ? 1 : 0);
+        I.forward(T, (plan.n_pos + ATT_CHUNK - 1) / ATT_CHUNK, n_out, nullptr, 0, 0);
+        if (n_out) I.copy_logits(all_logits ? logits + static_cast<size_t>(done) * V : logits, n_out);
+        I.sync();  // the pinned plan buffer is rewritten by the next chunk
+        done += T;
+    }
+}
+
+void CudaEngine::forward_scratch(const int32_t* tokens, int n, float* logits, bool all_logits) {
+    Impl& I = *p_;
+    check_tokens(config(), tokens, n);
+    if (n > I.book.scratch_free())
+        throw std::length_error("forward_scratch of " + std::to_string(n) + " tokens: scratch has " +
+                                std::to_string(I.book.scratch_free()) + " of n_scratch = " +
+                                std::to_string(I.book.n_scratch()) + " slots free");
+    const int V = config().n_vocab;
+    for (int done = 0; done < n;) {
+        const int T = std::min(n - done, I.max_chunk);
+        ChunkPlan plan = I.book.plan_scratch(T, I.h_chunk_slot(), I.h_pos_slot());
+        I.upload_plan(plan, tokens + done);
+        const bool last = done + T == n;
+        const int n_out = (logits && all_logits) ? T : (logits && last ? 1 : 0);
+        I.forward(T, (plan.n_pos + ATT_CHUNK - 1) / ATT_CHUNK, n_out, nullptr, 0, 0);
+        if (n_out) I.copy_logits(all_logits ? logits + static_cast<size_t>(done) * V : logits, n_out);
+        I.sync();
+        done += T;
+    }
+}
+
+void CudaEngine::forward_hidden(const int32_t* tokens, int n, float* hidden, float* logits) {
+    Impl& I = *p_;
+    check_tokens(config(), tokens, n);
+    if (n > I.book.scratch_free())
+        throw std::length_error("forward_hidden of " + std::to_string(n) + " tokens: scratch has " +
+                                std::to_string(I.book.scratch_free()) + " slots free");
+    const int start = I.book.scratch_used();
+    const int V = config().n_vocab;
+    for (int done = 0; done < n;) {
+        const int T = std::min(n - done, I.max_chunk);
+        ChunkPlan plan = I.book.plan_scratch(T, I.h_chunk_slot(), I.h_pos_slot());
+        I.upload_plan(plan, tokens + done);
+        I.forward(T, (plan.n_pos + ATT_CHUNK - 1) / ATT_CHUNK, logits ? T : 0, hidden, n, done);
+        if (logits) I.copy_logits(logits + static_cast<size_t>(done) * V, T);
+        I.sync();
+        done += T;
+    }
+    I.book.rollback(start);
+}
+
+void CudaEngine::rollback(int n) { p_->book.rollback(n); }
+
+int32_t CudaEngine::forward_scratch_next(const int32_t* tokens, int n, float temperature, uint64_t seed) {
+    Impl& I = *p_;
+    forward_scratch(tokens, n, nullptr, false);  // all but the logits of the last chunk
+    // forward_scratch computed no logits; recompute the head for the last token only.
+    const Config& c = config();
+    const int last_T = (n - 1) % I.max_chunk + 1;
+    rmsnorm(I.x + static_cast<size_t>(last_T - 1) * c.n_embd, I.output_norm, I.xb, c.n_embd, c.rms_eps, 1, I.st);
+    matmul(I.output, I.prep(I.xb, c.n_embd, 1, I.output.type, 0), 1, I.logits, c.n_vocab, nullptr, Epi::Store, I.st);
+    argmax_rows(I.logits, c.n_vocab, 1, temperature, seed, I.meta(), I.dnext, I.st);
+    LG_CUDA_CHECK(cudaMemcpyAsync(I.hnext, I.dnext, sizeof(int32_t), cudaMemcpyDeviceToHost, I.st));
+    I.sync();
+    return I.hnext[0];
+}
+
+void CudaEngine::decode(int32_t first, int n_steps, int32_t* out, float temperature, uint64_t seed) {
+    Impl& I = *p_;
+    check_tokens(config(), &first, 1);
+    if (n_steps < 1) return;
+    if (n_steps > I.book.scratch_free())
+        throw std::length_error("decode of " + std::to_string(n_steps) + " steps: scratch has " +
+                                std::to_string(I.book.scratch_free()) + " slots free");
+    const int V = config().n_vocab;
+    ChunkPlan plan = I.book.plan_scratch(1, I.h_chunk_slot(), I.h_pos_slot());
+    I.upload_plan(plan, &first);
+    // The device advances its own plan; the host bookkeeping follows without touching hint.
+    for (int i = 1; i < n_steps; i++) I.book.plan_scratch(1, I.plan_chunk.data(), I.plan_pos.data());
+    if (I.graph_on) {
+        I.capture_decode_graph(temperature, seed);
+        for (int i = 0; i < n_steps; i++) LG_CUDA_CHECK(cudaGraphLaunch(I.graph, I.st));
+    } else {
+        for (int i = 0; i < n_steps; i++) {
+            I.forward(1, I.ash.max_chunks, 1, nullptr, 0, 0);
+            argmax_rows(I.logits, V, 1, temperature, seed, I.meta(), I.dnext, I.st);
+            advance_scratch(I.meta(), I.d_tokens(), I.d_chunk_slot(), I.d_pos_slot(), I.dnext, I.dout, I.st);
+        }
+    }
+    LG_CUDA_CHECK(cudaMemcpyAsync(out, I.dout, sizeof(int32_t) * n_steps, cudaMemcpyDeviceToHost, I.st));
+    I.sync();
+}
+
+uint64_t CudaEngine::stream_checksum() const {
+    // The hash of KVCache::stream_checksum (native/kv_cache.cpp) over this cache's fp16 rows,
+    // positions in stream order (sink, then ring oldest first).
+    const Impl& I = *p_;
+    const Config& c = config();
+    const KVCache& b = I.book;
+    const int cap = b.capacity(), hd = c.head_dim, n = b.stream_len();
+    // h_pos_slot() holds the last plan's position -> slot map; its stream prefix (sink, ring)
+    // only changes with plan_stream, so it is the stream order now.
+    std::vector<uint16_t> host(I.kv_layer * c.n_layer);
+    LG_CUDA_CHECK(cudaMemcpy(host.data(), I.kv, host.size() * sizeof(uint16_t), cudaMemcpyDeviceToHost));
+    uint64_t h = 0xcbf29ce484222325ull;
+    auto mix = [&h](uint64_t w) { h = (h ^ w) * 0x100000001b3ull; h ^= h >> 29; };
+    mix(static_cast<uint64_t>(b.sink_used()));
+    mix(static_cast<uint64_t>(b.ring_used()));
+    mix(static_cast<uint64_t>(b.stream_total()));
+    for (int l = 0; l < c.n_layer; l++)
+        for (int hh = 0; hh < c.n_head_kv; hh++)
+            for (int kvi = 0; kvi < 2; kvi++) {
+                const uint16_t* base = host.data() + l * I.kv_layer + (static_cast<size_t>(hh) * 2 + kvi) * cap * hd;
+                for (int p = 0; p < n; p++) {
+                    const uint16_t* row = base + static_cast<size_t>(I.h_pos_slot()[p]) * hd;
+                    for (int i = 0; i + 4 <= hd; i += 4) {
+                        uint64_t w;
+                        std::memcpy(&w, row + i, 8);
+                        mix(w);
+                    }
+                }
+            }
+    return h;
+}
+
+}  // namespace cuda
+}  // namespace lg

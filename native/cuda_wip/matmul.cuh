@@ -1,0 +1,39 @@
+// Quantized matrix x activations products on the device (T = 1 decode up to T = max_chunk
+// prefill/verify, same kernel) and the activation quantizer they read. Knows nothing about
+// layers or the KV cache.
+#pragma once
+#include "common.cuh"
+
+namespace lg {
+namespace cuda {
+
+// A weight matrix resident on the device, GGUF blocks as stored: rows of `cols` elements.
+struct DevMatrix {
+    const uint8_t* data = nullptr;
+    int type = 0;          // ggml type id (lg::GGMLType)
+    int64_t rows = 0, cols = 0, row_bytes = 0;
+    int lpr = 32;          // lanes cooperating on one row: a divisor of cols/32 when possible
+};
+
+enum class Epi : int {
+    Store = 0,   // y = W x (+ bias)
+    Add = 1,     // y += W x           (residual)
+    SwiGLU = 2,  // y = silu(W x) * y  (gate applied to the up projection already in y)
+};
+
+// 256 (K-quants), 32 (legacy quants) or 0 (float weights: no quantized activations).
+int act_block(int type);
+bool matmul_type_supported(int type);
+int pick_lanes_per_row(int64_t cols);
+
+// Quantize x[T][K] into (q, d, s) with blocks of ablk elements (see Acts in common.cuh).
+void quantize_acts(const float* x, int K, int T, int ablk, int8_t* q, float* d, int32_t* s,
+                   cudaStream_t st);
+
+// y[t*ldy + r] (epilogue) W row r . x[t], for r < W.rows, t < T. The value for (t, r) does not
+// depend on T (every t is accumulated alone, in the same order): batch invariance.
+void matmul(const DevMatrix& W, const Acts& a, int T, float* y, int ldy, const float* bias, Epi epi,
+            cudaStream_t st);
+
+}  // namespace cuda
+}  // namespace lg

@@ -1,0 +1,131 @@
+// Embedding, RMSNorm, argmax/sampling and the greedy-step kernel (see ops.cuh).
+// Knows nothing about layers or attention.
+#include "ops.cuh"
+#include "qdot.cuh"
+
+#include <cfloat>
+
+namespace lg {
+namespace cuda {
+
+template <int TYPE>
+__global__ void embed_kernel(const uint8_t* __restrict__ table, int64_t row_bytes, int E,
+                             const int32_t* __restrict__ tokens, const ChunkMeta* __restrict__ meta,
+                             float* __restrict__ x) {
+    const int t = blockIdx.x;
+    if (t >= meta->T) return;
+    const uint8_t* row = table + static_cast<int64_t>(tokens[t]) * row_bytes;
+    for (int e = threadIdx.x; e < E; e += blockDim.x) x[static_cast<int64_t>(t) * E + e] = dequant_elem<TYPE>(row, e);
+}
+
+void embed(int type, const uint8_t* table, int64_t row_bytes, int E, const int32_t* tokens, const ChunkMeta* meta,
+           int T, float* x, cudaStream_t st) {
+    const int threads = 256;
+    switch (type) {
+        case W_F32: embed_kernel<W_F32><<<T, threads, 0, st>>>(table, row_bytes, E, tokens, meta, x); break;
+        case W_F16: embed_kernel<W_F16><<<T, threads, 0, st>>>(table, row_bytes, E, tokens, meta, x); break;
+        case W_Q4_0: embed_kernel<W_Q4_0><<<T, threads, 0, st>>>(table, row_bytes, E, tokens, meta, x); break;
+        case W_Q4_1: embed_kernel<W_Q4_1><<<T, threads, 0, st>>>(table, row_bytes, E, tokens, meta, x); break;
+        case W_Q5_0: embed_kernel<W_Q5_0><<<T, threads, 0, st>>>(table, row_bytes, E, tokens, meta, x); break;
+        case W_Q8_0: embed_kernel<W_Q8_0><<<T, threads, 0, st>>>(table, row_bytes, E, tokens, meta, x); break;
+        case W_Q4_K: embed_kernel<W_Q4_K><<<T, threads, 0, st>>>(table, row_bytes, E, tokens, meta, x); break;
+        case W_Q6_K: embed_kernel<W_Q6_K><<<T, threads, 0, st>>>(table, row_bytes, E, tokens, meta, x); break;
+        default: throw CudaError("embed: unsupported embedding type id " + std::to_string(type));
+    }
+    LG_CUDA_LAUNCHED("embed_kernel");
+}
+
+constexpr int NORM_THREADS = 256;
+
+__global__ void __launch_bounds__(NORM_THREADS)
+rmsnorm_kernel(const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ out, int E, float eps) {
+    __shared__ float red[NORM_THREADS / WARP];
+    const float* xr = x + static_cast<int64_t>(blockIdx.x) * E;
+    float ss = 0.0f;
+    for (int i = threadIdx.x; i < E; i += blockDim.x) ss = fmaf(xr[i], xr[i], ss);
+    for (int off = 16; off > 0; off >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, off);
+    if (threadIdx.x % WARP == 0) red[threadIdx.x / WARP] = ss;
+    __syncthreads();
+    float total = 0.0f;
+    for (int i = 0; i < NORM_THREADS / WARP; i++) total += red[i];
+    const float inv = 1.0f / sqrtf(total / static_cast<float>(E) + eps);
+    float* o = out + static_cast<int64_t>(blockIdx.x) * E;
+    for (int i = threadIdx.x; i < E; i += blockDim.x) o[i] = xr[i] * inv * w[i];
+}
+
+void rmsnorm(const float* x, const float* w, float* out, int E, float eps, int rows, cudaStream_t st) {
+    rmsnorm_kernel<<<rows, NORM_THREADS, 0, st>>>(x, w, out, E, eps);
+    LG_CUDA_LAUNCHED("rmsnorm_kernel");
+}
+
+constexpr int ARGMAX_THREADS = 1024;
+
+// splitmix64: a counter-based generator, so sampling needs no per-thread state.
+__device__ __forceinline__ uint64_t mix64(uint64_t z) {
+    z += 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+__global__ void __launch_bounds__(ARGMAX_THREADS)
+argmax_kernel(const float* __restrict__ logits, int V, float temperature, uint64_t seed,
+              const ChunkMeta* __restrict__ meta, int32_t* __restrict__ out) {
+    __shared__ float sv[ARGMAX_THREADS / WARP];
+    __shared__ int si[ARGMAX_THREADS / WARP];
+    const float* l = logits + static_cast<int64_t>(blockIdx.x) * V;
+    const bool sample = temperature > 0.0f;
+    const uint64_t stream = mix64(seed ^ (static_cast<uint64_t>(meta->step) << 32) ^ blockIdx.x);
+    float best = -FLT_MAX;
+    int bi = 0x7fffffff;
+    for (int i = threadIdx.x; i < V; i += blockDim.x) {
+        float v = l[i];
+        if (sample) {
+            // Gumbel-max: argmax(l/T + G) is a sample of softmax(l/T).
+            const double u = (static_cast<double>(mix64(stream + static_cast<uint64_t>(i)) >> 11) + 0.5) * 0x1p-53;
+            v = v / temperature - static_cast<float>(log(-log(u)));
+        }
+        if (v > best) { best = v; bi = i; }  // i increases: the first maximum is kept
+    }
+    for (int off = 16; off > 0; off >>= 1) {
+        const float ov = __shfl_xor_sync(0xffffffffu, best, off);
+        const int oi = __shfl_xor_sync(0xffffffffu, bi, off);
+        if (ov > best || (ov == best && oi < bi)) { best = ov; bi = oi; }
+    }
+    if (threadIdx.x % WARP == 0) { sv[threadIdx.x / WARP] = best; si[threadIdx.x / WARP] = bi; }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int w = 1; w < ARGMAX_THREADS / WARP; w++)
+            if (sv[w] > best || (sv[w] == best && si[w] < bi)) { best = sv[w]; bi = si[w]; }
+        out[blockIdx.x] = bi == 0x7fffffff ? 0 : bi;
+    }
+}
+
+void argmax_rows(const float* logits, int V, int rows, float temperature, uint64_t seed, const ChunkMeta* meta,
+                 int32_t* out, cudaStream_t st) {
+    argmax_kernel<<<rows, ARGMAX_THREADS, 0, st>>>(logits, V, temperature, seed, meta, out);
+    LG_CUDA_LAUNCHED("argmax_kernel");
+}
+
+__global__ void advance_kernel(ChunkMeta* meta, int32_t* tokens, int32_t* chunk_slot, int32_t* pos_slot,
+                               const int32_t* next, int32_t* out_list) {
+    const int tok = next[0];
+    out_list[meta->step] = tok;
+    meta->step += 1;
+    tokens[0] = tok;
+    const int p = meta->n_pos, slot = chunk_slot[0] + 1;  // scratch slots are consecutive
+    pos_slot[p] = slot;
+    chunk_slot[0] = slot;
+    meta->T = 1;
+    meta->pos0 = p;
+    meta->n_pos = p + 1;
+}
+
+void advance_scratch(ChunkMeta* meta, int32_t* tokens, int32_t* chunk_slot, int32_t* pos_slot, const int32_t* next,
+                     int32_t* out_list, cudaStream_t st) {
+    advance_kernel<<<1, 1, 0, st>>>(meta, tokens, chunk_slot, pos_slot, next, out_list);
+    LG_CUDA_LAUNCHED("advance_kernel");
+}
+
+}  // namespace cuda
+}  // namespace lg
