@@ -1,0 +1,34 @@
+"""Admission control: EMA update, refusal up front with Retry-After, missed counted."""
+
+from __future__ import annotations
+
+import pytest
+
+from gateway.admission import EMA_ALPHA, Admission
+
+
+def test_ema_alpha_02():
+    a = Admission(prefill_ms_per_tok=1.0, decode_ms_per_tok=10.0)
+    a.observe_prefill(100, 300.0)             # 3 ms/token measured
+    assert a.prefill_ms_per_tok == pytest.approx(1.0 + EMA_ALPHA * (3.0 - 1.0))
+    a.observe_decode(10, 50.0)
+    assert a.decode_ms_per_tok == pytest.approx(10.0 + 0.2 * (5.0 - 10.0))
+    a.observe_decode(0, 50.0)                 # nothing measured: unchanged
+    assert a.decode_ms_per_tok == pytest.approx(9.0)
+
+
+def test_refuse_what_cannot_fit_and_count():
+    a = Admission(prefill_ms_per_tok=2.0, decode_ms_per_tok=20.0)
+    d = a.decide(prompt_tokens=100, decode_tokens=40, budget_ms=1500)     # 200 + 800 = 1000 ms
+    assert d.admitted and d.estimate_ms == pytest.approx(1000)
+    d = a.decide(prompt_tokens=100, decode_tokens=40, budget_ms=1500, queue_wait_ms=900)
+    assert not d.admitted and d.estimate_ms == pytest.approx(1900) and d.retry_after_s >= 1
+    a.finished(late=True)
+    a.finished(late=False)
+    st = a.stats()
+    assert (st["admitted"], st["refused"], st["missed"], st["on_time"]) == (1, 1, 1, 1)
+
+
+def test_seed_must_be_positive():
+    with pytest.raises(ValueError):
+        Admission(0, 1)
