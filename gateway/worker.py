@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import codecs
 import logging
-import os
 import queue
 import threading
 import time
@@ -154,20 +153,6 @@ class Job:
         return self.submitted + self.budget_ms / 1000.0
 
 
-def resolve_model(model: str) -> Path:
-    """A GGUF path, or a model name under $LINEGATE_MODEL_DIR (default ~/.cache/linegate/models)."""
-    p = Path(model).expanduser()
-    if p.suffix == ".gguf" or p.exists():
-        if not p.is_file():
-            raise FileNotFoundError(f"engine.model: GGUF file {p} does not exist")
-        return p
-    d = Path(os.environ.get("LINEGATE_MODEL_DIR", Path.home() / ".cache" / "linegate" / "models"))
-    p = d / f"{model}.gguf"
-    if not p.is_file():
-        raise FileNotFoundError(f"engine.model: model {model!r} not found at {p}: run `linegate models pull {model}`")
-    return p
-
-
 class Worker:
     """submit_chat(messages, ...) / submit_explain(alert, ...) -> JobHandle; raises QueueFull,
     Refused, PromptTooLong, NotReady. start()/stop(); ready; tokenizer; stats(). Thread-safe API;
@@ -178,7 +163,9 @@ class Worker:
                  prefill_chunk: int = 32, queue_size: int = 8) -> None:
         from gateway.tokenizer import Tokenizer
 
-        self.model_path = resolve_model(str(model))
+        from gateway.models import resolve_model
+
+        self.model_path = resolve_model(model)
         self.tokenizer = Tokenizer.from_gguf(self.model_path)
         tok = self.tokenizer
         self._im_start = tok.token_id("<|im_start|>")
@@ -351,7 +338,7 @@ class Worker:
         # Seed the EMAs with figures measured on this machine, this model, these threads.
         probe = self.engine.generate(self.chat_tokens([{"role": "user", "content": "Status?"}]),
                                      SEED_GENERATE_TOKENS)
-        decode_ms = probe.decode_ms / max(1, len(probe.tokens) - 1) if len(probe.tokens) > 1 else prefill_ms
+        decode_ms = probe.decode_ms / probe.decode_steps if probe.decode_steps else prefill_ms
         self.admission = Admission(max(prefill_ms, 1e-3), max(decode_ms, 1e-3))
         self._engine_stats = dict(self.engine.stats())
         log.info("engine ready in %.1f s: %s, sink %d tokens, prefill %.2f ms/tok, decode %.2f ms/tok",
@@ -380,12 +367,12 @@ class Worker:
         try:
             res = self.engine.generate(job.prompt, job.max_tokens, temperature=job.temperature,
                                        stop_tokens=sorted(stop_ids), on_token=on_token)
-            if res.tokens and res.tokens[-1] in stop_ids:
-                finish = "stop"
-            elif job.handle.cancelled:
+            if job.handle.cancelled:
                 finish = "cancelled"
+            elif res.tokens and res.tokens[-1] in stop_ids:
+                finish = "stop"
             self.admission.observe_prefill(len(job.prompt), res.prefill_ms)
-            self.admission.observe_decode(max(1, len(res.tokens)), res.decode_ms)
+            self.admission.observe_decode(res.decode_steps, res.decode_ms)
         except Exception as exc:
             log.exception("job failed")
             job.handle._emit({"type": "error", "message": f"engine error: {exc}"})
