@@ -1,0 +1,202 @@
+"""The inference engine as Python sees it: one model, its sink+ring+scratch KV cache, generate().
+
+Wraps gateway._native.Engine (C++; the GIL is released inside). One thread owns an Engine; it is
+not thread-safe. Knows nothing about where tokens come from (ring, HTTP) or about drafters.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+
+from gateway import _native
+from gateway.sampling import SamplingParams, sample
+
+EMA_ALPHA = 0.2   # smoothing of the measured ms/token the admission controller reads
+
+
+@dataclass
+class GenerateResult:
+    tokens: list[int]
+    text: str
+    prefill_ms: float
+    decode_ms: float
+    prompt_tokens: int
+    finish_reason: str              # "stop" (stop token or callback), "length", or "scratch_full"
+    decode_steps: int = 0           # single-token forwards after the prompt
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def prefill_tok_s(self) -> float:
+        return self.prompt_tokens / (self.prefill_ms / 1e3) if self.prefill_ms > 0 else 0.0
+
+    @property
+    def decode_tok_s(self) -> float:
+        return self.decode_steps / (self.decode_ms / 1e3) if self.decode_ms > 0 else 0.0
+
+
+def _tokens(tokens: Sequence[int] | np.ndarray) -> np.ndarray:
+    arr = np.ascontiguousarray(tokens, dtype=np.int32)
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError("tokens must be a non-empty 1-D sequence of ids")
+    return arr
+
+
+class Engine:
+    def __init__(self, path_or_model_name: str | os.PathLike, n_sink: int = 4, n_ring: int = 2048,
+                 n_scratch: int = 512, policy: str = "sink_ring", n_threads: int | None = None,
+                 max_chunk: int | None = None):
+        from gateway.models import resolve_model
+
+        self.path = resolve_model(path_or_model_name)
+        kwargs = {} if max_chunk is None else {"max_chunk": int(max_chunk)}
+        self._e = _native.Engine(str(self.path), n_sink=n_sink, n_ring=n_ring, n_scratch=n_scratch,
+                                 policy=policy, n_threads=int(n_threads or os.cpu_count() or 1), **kwargs)
+        self.n_vocab: int = self._e.n_vocab
+        self.n_ctx_train: int = self._e.n_ctx_train
+        self.n_layer: int = self._e.n_layer
+        self.n_embd: int = self._e.n_embd
+        self.arch: str = self._e.arch
+        self._tokenizer = None
+        self._logits = np.zeros(self.n_vocab, dtype=np.float32)   # reused by generate()
+        self._prefill_ema: float | None = None
+        self._decode_ema: float | None = None
+
+    # --- properties --------------------------------------------------------------------------
+
+    @property
+    def native(self):
+        """The gateway._native.Engine (tests, benchmarks)."""
+        return self._e
+
+    @property
+    def tokenizer(self):
+        if self._tokenizer is None:
+            from gateway.tokenizer import Tokenizer
+            self._tokenizer = Tokenizer.from_gguf(self.path)
+        return self._tokenizer
+
+    @property
+    def stream_len(self) -> int:
+        return self._e.stream_len
+
+    @property
+    def stream_total(self) -> int:
+        return self._e.stream_total
+
+    @property
+    def scratch_len(self) -> int:
+        return self._e.scratch_used
+
+    def _note(self, n: int, seconds: float) -> None:
+        ms = seconds * 1e3 / n
+        if n > 1:
+            self._prefill_ema = ms if self._prefill_ema is None else EMA_ALPHA * ms + (1 - EMA_ALPHA) * self._prefill_ema
+        else:
+            self._decode_ema = ms if self._decode_ema is None else EMA_ALPHA * ms + (1 - EMA_ALPHA) * self._decode_ema
+
+    # --- the committed stream ----------------------------------------------------------------
+
+    def prefill_stream(self, tokens: Sequence[int], all_logits: bool = False) -> np.ndarray:
+        """Append tokens to sink+ring (oldest ring entries evicted when full). Logits of the last
+        token [n_vocab], or of every token [n, n_vocab] when all_logits."""
+        toks = _tokens(tokens)
+        out = np.empty((toks.size, self.n_vocab) if all_logits else self.n_vocab, dtype=np.float32)
+        t0 = time.perf_counter()
+        self._e.prefill_stream(toks, out, all_logits)
+        self._note(toks.size, time.perf_counter() - t0)
+        return out
+
+    def stream_checksum(self) -> int:
+        return int(self._e.stream_checksum())
+
+    # --- jobs in scratch ---------------------------------------------------------------------
+
+    def forward_scratch(self, tokens: Sequence[int], all_logits: bool = False) -> np.ndarray:
+        toks = _tokens(tokens)
+        out = np.empty((toks.size, self.n_vocab) if all_logits else self.n_vocab, dtype=np.float32)
+        t0 = time.perf_counter()
+        self._e.forward_scratch(toks, out, all_logits)
+        self._note(toks.size, time.perf_counter() - t0)
+        return out
+
+    def rollback(self, n: int = 0) -> None:
+        self._e.rollback(int(n))
+
+    def forward_hidden(self, tokens: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """(hidden [n_layer+1, T, n_embd]: after the embeddings, then after each layer (before the
+        final norm); logits [T, n_vocab]) of a fresh scratch forward, rolled back after."""
+        toks = _tokens(tokens)
+        hidden = np.empty((self.n_layer + 1, toks.size, self.n_embd), dtype=np.float32)
+        logits = np.empty((toks.size, self.n_vocab), dtype=np.float32)
+        self._e.forward_hidden(toks, hidden, logits)
+        return hidden, logits
+
+    def generate(self, prompt_tokens: Sequence[int], max_tokens: int, temperature: float = 0.0,
+                 top_k: int = 0, top_p: float = 1.0, seed: int | None = None,
+                 stop_tokens: Sequence[int] | None = None,
+                 on_token: Callable[[int], bool | None] | None = None) -> GenerateResult:
+        """Run prompt + answer in scratch, then roll scratch back to where it was. Greedy when
+        temperature == 0. on_token(id) may return False to stop."""
+        params = SamplingParams(temperature, top_k, top_p)
+        if max_tokens < 1:
+            raise ValueError(f"max_tokens must be >= 1, got {max_tokens}")
+        prompt = _tokens(prompt_tokens)
+        base = self.scratch_len
+        free = self._e.n_scratch - base
+        if prompt.size > free:
+            raise ValueError(f"prompt of {prompt.size} tokens does not fit the {free} free scratch slots "
+                             f"(n_scratch = {self._e.n_scratch})")
+        stops = set(self.tokenizer.stop_ids if stop_tokens is None else (int(t) for t in stop_tokens))
+        rng = np.random.default_rng(seed)
+        out: list[int] = []
+        logits = self._logits
+        finish = "length"
+        decode_s = 0.0
+        steps = 0
+        try:
+            t0 = time.perf_counter()
+            self._e.forward_scratch(prompt, logits, False)
+            prefill_s = time.perf_counter() - t0
+            if prompt.size > 1:
+                self._note(prompt.size, prefill_s)
+            one = np.zeros(1, dtype=np.int32)
+            while True:
+                tok = sample(logits, params, rng)
+                out.append(tok)
+                if (on_token(tok) if on_token else None) is False or tok in stops:
+                    finish = "stop"
+                    break
+                if len(out) >= max_tokens:
+                    break
+                if self.scratch_len >= self._e.n_scratch:
+                    finish = "scratch_full"
+                    break
+                one[0] = tok
+                t1 = time.perf_counter()
+                self._e.forward_scratch(one, logits, False)
+                dt = time.perf_counter() - t1
+                self._note(1, dt)
+                decode_s += dt
+                steps += 1
+        finally:
+            self.rollback(base)
+        text = self.tokenizer.decode(out, skip_special=True)
+        return GenerateResult(tokens=out, text=text, prefill_ms=prefill_s * 1e3, decode_ms=decode_s * 1e3,
+                              prompt_tokens=int(prompt.size), finish_reason=finish, decode_steps=steps)
+
+    # --- bookkeeping -------------------------------------------------------------------------
+
+    def stats(self) -> dict:
+        e = self._e
+        return {
+            "n_sink": e.n_sink, "n_ring": e.n_ring, "n_scratch": e.n_scratch,
+            "sink_used": e.sink_used, "ring_used": e.ring_used, "scratch_used": e.scratch_used,
+            "stream_total": e.stream_total, "policy": e.policy,
+            "prefill_ms_per_tok_ema": self._prefill_ema, "decode_ms_per_tok_ema": self._decode_ema,
+            "n_threads": e.n_threads, "simd": e.simd, "kv_bytes": e.kv_bytes,
+        }
