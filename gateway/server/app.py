@@ -17,6 +17,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway.server.auth import KeyStore, RateLimiter
+from gateway.server.deps import KEYED_RESPONSES
 from gateway.server.limits import BodyLimitMiddleware
 from gateway.server.metrics import MetricsMiddleware, ServerMetrics
 from gateway.server.routes import alerts, chat, health, ingest, logs, metrics, stats
@@ -80,8 +81,9 @@ def create_app(appliance: Any, settings: Any, *, manage_appliance: bool = False)
     app.state.metrics = ServerMetrics()
     app.state.started = time.time()
 
-    for module in (health, chat, alerts, logs, stats, ingest, metrics):
-        app.include_router(module.router)
+    app.include_router(health.router)
+    for module in (chat, alerts, logs, stats, ingest, metrics):
+        app.include_router(module.router, responses=KEYED_RESPONSES)
 
     web_dir = Path(server.web_dir) if server.web_dir else WEB_DIR
     if web_dir.is_dir():

@@ -8,11 +8,26 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import Depends, HTTPException, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel
 
 from gateway.server.auth import KeyRecord, KeyStore, RateLimiter
 from gateway.server.settings import ServerSettings
 
-BEARER = "bearer "
+_bearer = HTTPBearer(auto_error=False, description="an API key from `linegate keys create`")
+
+
+class ErrorDetail(BaseModel):
+    detail: str | list[dict[str, Any]]   # a message, or FastAPI's list of validation errors
+
+
+# Responses every keyed route can give (documented so clients and schema checks know them).
+KEYED_RESPONSES: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorDetail, "description": "missing or wrong API key"},
+    413: {"model": ErrorDetail, "description": "request body over the size limit"},
+    422: {"model": ErrorDetail, "description": "invalid parameters or body"},
+    429: {"model": ErrorDetail, "description": "over the per-key rate limit (Retry-After)"},
+}
 
 
 def get_appliance(request: Request) -> Any:
@@ -35,11 +50,11 @@ ApplianceDep = Annotated[Any, Depends(get_appliance)]
 ServerSettingsDep = Annotated[ServerSettings, Depends(get_server_settings)]
 
 
-def require_key(request: Request) -> KeyRecord:
+def require_key(request: Request,
+                credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]) -> KeyRecord:
     """401 without a valid `Authorization: Bearer KEY`; 429 with Retry-After over the key's rate."""
     settings: ServerSettings = request.app.state.server_settings
-    header = request.headers.get("authorization", "")
-    presented = header[len(BEARER):].strip() if header[:len(BEARER)].lower() == BEARER else ""
+    presented = credentials.credentials.strip() if credentials else ""
     if not settings.require_key:
         record = KeyRecord(id="anonymous", hash="", name="anonymous", created=0.0)
     else:

@@ -20,7 +20,7 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from gateway.server.chat import MAX_QUESTION_CHARS, Prompt, build_prompt
-from gateway.server.deps import ApplianceDep, KeyDep, ServerSettingsDep
+from gateway.server.deps import ApplianceDep, ErrorDetail, KeyDep, ServerSettingsDep
 
 router = APIRouter(prefix="/v1", tags=["chat"])
 MAX_MESSAGES = 32
@@ -150,9 +150,14 @@ def _submit(appliance: Any, prompt: Prompt, req: ChatRequest, max_tokens: int, b
 @router.post("/chat/completions", response_model=ChatCompletion, responses={
     200: {"content": {"text/event-stream": {"schema": {"type": "string"}}},
           "description": "JSON, or with stream=true an SSE stream of chat.completion.chunk objects"},
-    429: {"description": "job queue full (Retry-After)"}, 503: {"description": "refused by admission control or models not loaded (Retry-After)"}})
+    413: {"model": ErrorDetail, "description": "body over the limit, or prompt + max_tokens over the scratch"},
+    429: {"model": ErrorDetail, "description": "rate limit, or the job queue is full (Retry-After)"},
+    503: {"model": ErrorDetail, "description": "refused by admission control, or no model loaded (Retry-After)"}})
 async def chat_completions(req: ChatRequest, request: Request, appliance: ApplianceDep, _key: KeyDep,
                            server: ServerSettingsDep) -> Any:
+    if appliance.worker is None:
+        raise HTTPException(503, "this appliance runs without a model (engine.enabled = false): no chat",
+                            headers=_retry_after(3600))
     if not appliance.ready:
         raise HTTPException(503, "the models are still loading", headers=_retry_after(5))
     max_tokens = min(req.max_completion_tokens or req.max_tokens or DEFAULT_MAX_TOKENS, server.max_chat_tokens)

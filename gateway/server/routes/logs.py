@@ -6,12 +6,12 @@ Searches the appliance's store (the system of record); knows nothing about triag
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, HTTPException, Path, Query
 from pydantic import BaseModel
 
-from gateway.server.deps import ApplianceDep, KeyDep
+from gateway.server.deps import ApplianceDep, ErrorDetail, KeyDep
 
 router = APIRouter(prefix="/api/logs", tags=["logs"])
 MAX_LIMIT = 1000          # gateway.store.MAX_SEARCH_LIMIT
@@ -35,21 +35,15 @@ class SearchResults(BaseModel):
     count: int
 
 
-def parse_time(name: str, value: str | None) -> float | None:
-    """Unix seconds or ISO 8601 (a naive time is UTC) -> Unix seconds; 422 naming the parameter."""
-    if value is None or value == "":
+Severity = Literal["emergency", "alert", "critical", "error", "warning", "notice", "info", "debug",
+                   "emerg", "crit", "err", "warn", "0", "1", "2", "3", "4", "5", "6", "7"]
+
+
+def unix(t: datetime | None) -> float | None:
+    """A naive time is UTC; Unix seconds are accepted too (pydantic parses them as datetimes)."""
+    if t is None:
         return None
-    try:
-        return float(value)
-    except ValueError:
-        pass
-    try:
-        dt = datetime.fromisoformat(value)
-    except ValueError:
-        raise HTTPException(422, f"{name}={value!r}: expected Unix seconds or an ISO 8601 time") from None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return dt.timestamp()
+    return (t if t.tzinfo else t.replace(tzinfo=timezone.utc)).timestamp()
 
 
 @router.get("/search", response_model=SearchResults)
@@ -57,16 +51,16 @@ def search(appliance: ApplianceDep, _key: KeyDep,
            q: Annotated[str | None, Query(max_length=MAX_QUERY_CHARS, description="words, all must occur; word* = prefix")] = None,
            limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = 100,
            host: Annotated[str | None, Query(max_length=255)] = None,
-           severity: Annotated[str | None, Query(max_length=16, description="at least this severe: 0..7 or a name")] = None,
-           since: Annotated[str | None, Query(max_length=40, description="Unix seconds or ISO 8601")] = None,
-           until: Annotated[str | None, Query(max_length=40, description="Unix seconds or ISO 8601")] = None,
+           severity: Annotated[Severity | None, Query(description="at least this severe: 0..7 or a name")] = None,
+           since: Annotated[datetime | None, Query(description="ISO 8601 (naive = UTC) or Unix seconds")] = None,
+           until: Annotated[datetime | None, Query(description="ISO 8601 (naive = UTC) or Unix seconds")] = None,
            template: Annotated[int | None, Query(ge=0, le=MAX_LINE_ID, description="template (Drain cluster) id")] = None,
            after_id: Annotated[int | None, Query(ge=0, le=MAX_LINE_ID, description="only newer lines, oldest first")] = None,
            before_id: Annotated[int | None, Query(ge=0, le=MAX_LINE_ID, description="only older lines")] = None,
            ) -> SearchResults:
     """Lines matching every given filter, newest first (oldest first with `after_id`, for tailing)."""
     try:
-        rows = appliance.store.search(q, since=parse_time("since", since), until=parse_time("until", until),
+        rows = appliance.store.search(q, since=unix(since), until=unix(until),
                                       host=host or None, severity=severity or None, template_id=template,
                                       after_id=after_id, before_id=before_id, limit=limit)
     except ValueError as exc:
@@ -74,7 +68,8 @@ def search(appliance: ApplianceDep, _key: KeyDep,
     return SearchResults(results=[LogLine.model_validate(r) for r in rows], count=len(rows))
 
 
-@router.get("/{line_id}/around", response_model=SearchResults)
+@router.get("/{line_id}/around", response_model=SearchResults,
+            responses={404: {"model": ErrorDetail, "description": "no such line (or removed by retention)"}})
 def around(appliance: ApplianceDep, _key: KeyDep,
            line_id: Annotated[int, Path(ge=0, le=MAX_LINE_ID)],
            n: Annotated[int, Query(ge=0, le=MAX_AROUND, description="lines before and after")] = 10) -> SearchResults:
