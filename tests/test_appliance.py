@@ -1,0 +1,145 @@
+"""The appliance end to end: demo jam -> alert over a real MQTT broker; kill -9 while ingesting
+loses no acknowledged line and the file tail resumes at its offset; settings refusals."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from gateway.appliance import Appliance
+from gateway.ingest.record import LogRecord
+from gateway.settings import SettingsError, load
+
+_spec = importlib.util.spec_from_file_location("mqtt_broker", Path(__file__).parent / "mqtt_broker.py")
+broker = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(broker)
+
+ALERT_BUDGET_S = 5.0       # demo cycle 0.2 s: the jam is in the first cycle
+
+
+def _no_engine(tmp_path, **kw):
+    base = {"data_dir": tmp_path / "data", "engine": {"enabled": False}}
+    return load(None, **(base | kw))
+
+
+def test_demo_jam_alert_reaches_mqtt(tmp_path):
+    with broker.mosquitto(tmp_path) as port:
+        sub = broker.Collector(port, "linegate/alerts/#")
+        s = _no_engine(tmp_path, ingest={"demo": {"cycle_s": 0.2, "first_fault_s": 0, "seed": 1}},
+                       alerts={"mqtt_publish": True, "mqtt_port": port})
+        app = Appliance(s)
+        try:
+            t0 = time.monotonic()
+            app.start()
+            assert app.ready
+            broker.wait_for(lambda: any(b"JAM detected" in p for _, p in sub.messages), ALERT_BUDGET_S, "jam alert")
+            elapsed = time.monotonic() - t0
+            stats = app.stats()
+        finally:
+            app.stop()
+            sub.close()
+    jam = next(json.loads(p) for _, p in sub.messages if b"JAM detected" in p)
+    assert elapsed < ALERT_BUDGET_S
+    assert jam["event"] == "alert" and jam["severity"] == "error" and jam["kind"] == "severity"
+    assert "JAM detected at infeed photoeye PE-<NUM>" in jam["template"]
+    assert any("JAM detected" in line for line in jam["lines"]) and jam["line_ids"]
+    assert jam["host"].startswith("line3/")
+    assert stats["ingest"]["lines"] > 0 and stats["store"]["lines_written"] == stats["ingest"]["lines"]
+
+
+def test_ingest_stores_classifies_and_searches(tmp_path):
+    with Appliance(_no_engine(tmp_path, ingest={"demo": {"enabled": False}})) as app:
+        ids = app.ingest([LogRecord(1.0, "t", "line3/plc", 3, "ERROR pump 3 tripped"),
+                          LogRecord(2.0, "t", "line3/plc", 6, "INFO pump 4 started")])
+        rows = app.store.search("pump")
+        assert [r["id"] for r in rows] == ids[::-1]
+        assert all(r["template_id"] is not None for r in rows)
+        assert [a["kind"] for a in app.alerts.recent()] == ["new_template", "severity"]
+        from prometheus_client import generate_latest
+        text = generate_latest(app.registry).decode()
+        assert "linegate_ingest_lines_total 2.0" in text
+
+
+def test_settings_refuse_unsafe_values(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[store]\nmax_bytes = 10\n')
+    with pytest.raises(SettingsError, match=r"bad.toml.*store.max_bytes"):
+        load(bad)
+    with pytest.raises(SettingsError, match="server"):
+        load(None, server={"host": "0.0.0.0", "require_key": False})
+    with pytest.raises(SettingsError, match="data_dir = '/'"):
+        load(None, data_dir="/")
+    with pytest.raises(SettingsError, match="does not exist"):
+        load(tmp_path / "none.toml")
+
+
+CHILD = textwrap.dedent("""
+    import sys, time
+    from gateway.appliance import Appliance
+    from gateway.ingest.record import LogRecord
+    from gateway.settings import load
+    data, tail = sys.argv[1], sys.argv[2]
+    s = load(None, data_dir=data, engine={"enabled": False}, ingest={"demo": {"enabled": False},
+             "tail": {"files": [tail], "poll_s": 0.01}})
+    app = Appliance(s).start()
+    print("STARTED", flush=True)
+    i = 0
+    while True:
+        app.ingest([LogRecord(time.time(), "crash", "h", 6, f"ack-{i}-{j}") for j in range(20)])
+        print(f"ACK {i}", flush=True)      # printed only after the fsynced commit returned
+        i += 1
+""")
+
+
+def test_kill_9_loses_no_acknowledged_line_and_tail_resumes(tmp_path):
+    data, tail = tmp_path / "data", tmp_path / "line.log"
+    tail.write_text("")
+    proc = subprocess.Popen([sys.executable, "-c", CHILD, str(data), str(tail)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    acked = -1
+    written = 0
+    try:
+        assert proc.stdout.readline().strip() == "STARTED"
+        with open(tail, "a") as f:
+            while acked < 150:
+                line = proc.stdout.readline()
+                assert line, proc.stderr.read()
+                acked = int(line.split()[1])
+                f.write(f"tail-{written}\n")
+                f.flush()
+                written += 1
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
+    s = load(None, data_dir=data, engine={"enabled": False},
+             ingest={"demo": {"enabled": False}, "tail": {"files": [tail], "poll_s": 0.01}})
+    state = json.loads(next((data / "tail").glob("tail-*.json")).read_text())
+    assert 0 < state["offset"] <= tail.stat().st_size
+    app = Appliance(s)
+    app.start()
+    try:
+        tail_src = app.sources[0]
+        broker.wait_for(lambda: tail_src.offset == tail.stat().st_size, 10, "tail to catch up")
+        store = app.store
+        for i in range(acked + 1):               # every acknowledged batch is there, whole
+            assert len(store.search(f"ack-{i}-*", source="crash", limit=100)) >= 20, i
+        texts = [r["text"] for r in store.search(source="tail", limit=1000)]
+        for k in range(written):
+            assert f"tail-{k}" in texts, k      # nothing lost ...
+        assert len(texts) - written <= 5 * 2    # ... and at most the unacknowledged poll re-read
+    finally:
+        app.stop()
