@@ -1,14 +1,289 @@
-// x86 SIMD kernels (AVX-512 VNNI, AVX2): same results as quant_scalar.cpp, bit for bit.
-// Knows nothing about threads; compiled to nothing useful on other architectures.
+// x86 SIMD kernels (AVX-512 BW+VNNI): bit-identical to quant_scalar.cpp. Integer block sums are
+// exact, so only the float steps must follow the canonical order (quant_blocks.h); they run
+// vectorized across activation vectors t, never across blocks. Knows nothing about threads.
+#include <cmath>
+#include <type_traits>
+
 #include "quant_blocks.h"
 #include "quant_kernels.h"
 
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VNNI__) && \
+    defined(__F16C__)
+#define LG_X86_AVX512 1
+#include <immintrin.h>
+// GCC 12 flags the deliberately undefined upper halves inside its own cast intrinsics.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
 namespace lg {
 
+#if LG_X86_AVX512
+
+namespace {
+
+constexpr int T_TILE = 8;          // activation vectors per pass over a row: one lane each
+constexpr int MAX_KBLOCKS = 128;   // K <= 32768 for K-quants (per-tile tables live on the stack)
+
+// ---- integer reductions across t ----------------------------------------------------------
+// Sum the 16 int32 lanes of each accumulator; result lane t = sum of a[t] (t < 8).
+inline __m256i reduce8(const __m512i a[8]) {
+    __m512i b[4], c[2];
+    for (int i = 0; i < 4; ++i) {  // [a(2i) 8-lane partial | a(2i+1) 8-lane partial]
+        __m512i u = _mm512_shuffle_i64x2(a[2 * i], a[2 * i + 1], _MM_SHUFFLE(1, 0, 1, 0));
+        __m512i v = _mm512_shuffle_i64x2(a[2 * i], a[2 * i + 1], _MM_SHUFFLE(3, 2, 3, 2));
+        b[i] = _mm512_add_epi32(u, v);
+    }
+    for (int i = 0; i < 2; ++i) {  // 128-bit chunk k = 4-lane partial of a(4i+k)
+        __m512i u = _mm512_shuffle_i64x2(b[2 * i], b[2 * i + 1], _MM_SHUFFLE(2, 0, 2, 0));
+        __m512i v = _mm512_shuffle_i64x2(b[2 * i], b[2 * i + 1], _MM_SHUFFLE(3, 1, 3, 1));
+        c[i] = _mm512_add_epi32(u, v);
+    }
+    // chunk k: lanes [c0.l0+c0.l2, c1.l0+c1.l2, c0.l1+c0.l3, c1.l1+c1.l3]
+    __m512i d = _mm512_add_epi32(_mm512_unpacklo_epi32(c[0], c[1]), _mm512_unpackhi_epi32(c[0], c[1]));
+    __m512i e = _mm512_add_epi32(d, _mm512_shuffle_epi32(d, _MM_PERM_BADC));  // lane0: a(k), lane1: a(4+k)
+    const __m512i idx = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 0, 0, 0, 0, 0, 0, 0, 0);
+    return _mm512_castsi512_si256(_mm512_permutexvar_epi32(idx, e));
+}
+
+template <int NT>
+inline __m256i reduce_t(const __m512i* a) {
+    if constexpr (NT == 1) {
+        return _mm256_castsi128_si256(_mm_cvtsi32_si128(_mm512_reduce_add_epi32(a[0])));
+    } else {
+        __m512i full[8];
+        for (int t = 0; t < 8; ++t) full[t] = t < NT ? a[t] : _mm512_setzero_si512();
+        return reduce8(full);
+    }
+}
+
+// ---- K-quant decode -------------------------------------------------------------------------
+// A K-quant block as 4 zmm of unsigned values in element order (64 each), and int16 per-16
+// scales (and mins, Q4_K/Q5_K) as 16 lanes.
+struct KBlock {
+    __m512i q[4];
+    __m256i sc16, mn16;
+    float dw, dm;
+};
+
+// int16 lanes 0..15 = a, 16..31 = b (a 16-bit value per 256-bit half).
+inline __m512i halves16(int a, int b) {
+    return _mm512_mask_blend_epi16(0xFFFF0000u, _mm512_set1_epi16(short(a)), _mm512_set1_epi16(short(b)));
+}
+
+inline __m256i dup8_to16(__m128i x8) {  // 8 int16 -> 16 int16, each twice
+    return _mm256_set_m128i(_mm_unpackhi_epi16(x8, x8), _mm_unpacklo_epi16(x8, x8));
+}
+
+inline void q4k_scales(const uint8_t* s, KBlock* o) {
+    uint32_t a, b, c;
+    std::memcpy(&a, s, 4);
+    std::memcpy(&b, s + 4, 4);
+    std::memcpy(&c, s + 8, 4);
+    const uint64_t sc = (a & 0x3f3f3f3fu) | (uint64_t((c & 0x0f0f0f0fu) | ((a >> 2) & 0x30303030u)) << 32);
+    const uint64_t mn = (b & 0x3f3f3f3fu) | (uint64_t(((c >> 4) & 0x0f0f0f0fu) | ((b >> 2) & 0x30303030u)) << 32);
+    o->sc16 = dup8_to16(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<long long>(sc))));
+    o->mn16 = dup8_to16(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<long long>(mn))));
+}
+
+// Nibbles of 64 bytes of qs (two 32-byte chunks j, j+1) -> values of sub-blocks 2j..2j+3.
+inline void q4k_nibbles(const uint8_t* qs, __m512i* q0, __m512i* q1) {
+    const __m512i m4 = _mm512_set1_epi8(0x0f);
+    __m512i z = _mm512_loadu_si512(qs);
+    __m512i lo = _mm512_and_si512(z, m4), hi = _mm512_and_si512(_mm512_srli_epi16(z, 4), m4);
+    *q0 = _mm512_shuffle_i64x2(lo, hi, _MM_SHUFFLE(1, 0, 1, 0));
+    *q1 = _mm512_shuffle_i64x2(lo, hi, _MM_SHUFFLE(3, 2, 3, 2));
+}
+
+inline void decode(const BlockQ4K* b, KBlock* o) {
+    o->dw = _cvtsh_ss(b->d);
+    o->dm = _cvtsh_ss(b->dmin);
+    q4k_scales(b->scales, o);
+    q4k_nibbles(b->qs, &o->q[0], &o->q[1]);
+    q4k_nibbles(b->qs + 64, &o->q[2], &o->q[3]);
+}
+
+inline void decode(const BlockQ5K* b, KBlock* o) {
+    o->dw = _cvtsh_ss(b->d);
+    o->dm = _cvtsh_ss(b->dmin);
+    q4k_scales(b->scales, o);
+    q4k_nibbles(b->qs, &o->q[0], &o->q[1]);
+    q4k_nibbles(b->qs + 64, &o->q[2], &o->q[3]);
+    // Fifth bit of element 32j + l is bit j of qh[l]; q[k] holds sub-blocks 2k (low half), 2k+1.
+    const __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->qh)));
+    const __m512i one = _mm512_set1_epi8(1);
+    for (int k = 0; k < 4; ++k) {
+        const __m512i sh = halves16(2 * k, 2 * k + 1);
+        __m512i bit = _mm512_and_si512(_mm512_srlv_epi16(qh, sh), one);
+        o->q[k] = _mm512_or_si512(o->q[k], _mm512_slli_epi16(bit, 4));
+    }
+}
+
+inline void decode(const BlockQ6K* b, KBlock* o) {
+    o->dw = _cvtsh_ss(b->d);
+    o->dm = 0.0f;
+    o->sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b->scales)));
+    o->mn16 = _mm256_setzero_si256();
+    const __m512i m4 = _mm512_set1_epi8(0x0f), m30 = _mm512_set1_epi8(0x30);
+    // Element 128h + w: low nibble of ql[64h + w%64] (high nibble for w >= 64), bits 2*(w/32)
+    // of qh[32h + w%32] as bits 4..5.
+    const __m512i sh_lo = halves16(4, 2);  // w/32 = 0, 1
+    const __m512i sh_hi = halves16(0, 2);  // w/32 = 2, 3
+    for (int h = 0; h < 2; ++h) {
+        __m512i ql = _mm512_loadu_si512(b->ql + 64 * h);
+        __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->qh + 32 * h)));
+        __m512i hlo = _mm512_and_si512(_mm512_sllv_epi16(qh, sh_lo), m30);
+        __m512i hhi = _mm512_and_si512(_mm512_srlv_epi16(qh, sh_hi), m30);
+        o->q[2 * h] = _mm512_or_si512(_mm512_and_si512(ql, m4), hlo);
+        o->q[2 * h + 1] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), m4), hhi);
+    }
+}
+
+// ---- per-tile activation tables ---------------------------------------------------------------
+// dxT[b][t]: block scales transposed; bsT[b][z]: the per-16 sums of vector t, arranged so that
+// int32 lane 8*(kp%2) + t of madd(bsT[b][z], pairs) pairs sums k = 2kp, 2kp+1 (kp = 2z + lane/8).
+struct KTile {
+    alignas(64) float dxT[MAX_KBLOCKS][T_TILE];
+    alignas(64) int16_t bsT[MAX_KBLOCKS][4][32];
+    const int8_t* xq[T_TILE];
+};
+
+void build_tile(const uint8_t* acts, const ActLayout& L, int64_t nb, int t0, int nt, KTile* tile) {
+    std::memset(tile->dxT, 0, sizeof(float) * T_TILE * nb);
+    std::memset(tile->bsT, 0, sizeof(int16_t) * 128 * nb);
+    for (int t = 0; t < nt; ++t) {
+        const uint8_t* rec = acts + static_cast<int64_t>(t0 + t) * L.stride;
+        tile->xq[t] = reinterpret_cast<const int8_t*>(rec);
+        const int16_t* s16 = reinterpret_cast<const int16_t*>(rec + L.sums_off);
+        const float* d = reinterpret_cast<const float*>(rec + L.d_off);
+        for (int64_t b = 0; b < nb; ++b) {
+            tile->dxT[b][t] = d[b];
+            for (int k = 0; k < 16; ++k) {
+                const int kp = k / 2, z = kp / 2, lane = 8 * (kp % 2) + t;
+                tile->bsT[b][z][2 * lane + k % 2] = s16[16 * b + k];
+            }
+        }
+    }
+    for (int t = nt; t < T_TILE; ++t) tile->xq[t] = tile->xq[0];
+}
+
+// Lane t: sum over k of s16[k] * (per-16 sums of vector t).
+inline __m256i bsdot(const int16_t (*bs)[32], __m256i s16) {
+    alignas(64) static const int16_t kIdx[4][32] = {
+#define LG_I(z, i) int16_t(2 * (2 * (z) + ((i) / 2) / 8) + (i) % 2)
+#define LG_ROW(z) {LG_I(z,0),LG_I(z,1),LG_I(z,2),LG_I(z,3),LG_I(z,4),LG_I(z,5),LG_I(z,6),LG_I(z,7),LG_I(z,8),LG_I(z,9),LG_I(z,10),LG_I(z,11),LG_I(z,12),LG_I(z,13),LG_I(z,14),LG_I(z,15),LG_I(z,16),LG_I(z,17),LG_I(z,18),LG_I(z,19),LG_I(z,20),LG_I(z,21),LG_I(z,22),LG_I(z,23),LG_I(z,24),LG_I(z,25),LG_I(z,26),LG_I(z,27),LG_I(z,28),LG_I(z,29),LG_I(z,30),LG_I(z,31)}
+        LG_ROW(0), LG_ROW(1), LG_ROW(2), LG_ROW(3)
+#undef LG_ROW
+#undef LG_I
+    };
+    const __m512i s = _mm512_castsi256_si512(s16);
+    __m512i acc = _mm512_setzero_si512();
+    for (int z = 0; z < 4; ++z) {
+        __m512i sv = _mm512_permutexvar_epi16(_mm512_load_si512(kIdx[z]), s);
+        acc = _mm512_dpwssd_epi32(acc, _mm512_load_si512(bs[z]), sv);
+    }
+    return _mm256_add_epi32(_mm512_castsi512_si256(acc), _mm512_extracti64x4_epi64(acc, 1));
+}
+
+// int16 lane i of the scale vector for q[k]: the per-16 scale of elements 64k + 2i, 2i+1.
+inline __m512i scale_vec(__m256i s16, int k) {
+    alignas(64) static const int16_t kIdx[32] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+                                                 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3};
+    const __m512i idx = _mm512_add_epi16(_mm512_set1_epi16(short(4 * k)), _mm512_load_si512(kIdx));
+    return _mm512_permutexvar_epi16(idx, _mm512_castsi256_si512(s16));
+}
+
+template <typename Block, int NT>
+void kquant_row(const Block* row, int64_t nb, const KTile& tile, float* out) {
+    constexpr bool kQ6 = std::is_same<Block, BlockQ6K>::value;
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+        KBlock w;
+        decode(row + b, &w);
+        __m512i sv[4];
+        for (int k = 0; k < 4; ++k) sv[k] = scale_vec(w.sc16, k);
+        __m512i ia[NT];
+        for (int t = 0; t < NT; ++t) {
+            const int8_t* xq = tile.xq[t] + b * QK_K;
+            __m512i a = _mm512_setzero_si512();
+            for (int k = 0; k < 4; ++k) {
+                __m512i p = _mm512_maddubs_epi16(w.q[k], _mm512_loadu_si512(xq + 64 * k));
+                a = _mm512_dpwssd_epi32(a, p, sv[k]);
+            }
+            ia[t] = a;
+        }
+        __m256i i1 = reduce_t<NT>(ia);
+        const __m256 dx = _mm256_load_ps(tile.dxT[b]);
+        if constexpr (kQ6) {
+            i1 = _mm256_sub_epi32(i1, _mm256_slli_epi32(bsdot(tile.bsT[b], w.sc16), 5));  // q - 32
+            acc = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_set1_ps(w.dw), dx), _mm256_cvtepi32_ps(i1), acc);
+        } else {
+            const __m256i i2 = bsdot(tile.bsT[b], w.mn16);
+            acc = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_set1_ps(w.dw), dx), _mm256_cvtepi32_ps(i1), acc);
+            acc = _mm256_fnmadd_ps(_mm256_mul_ps(_mm256_set1_ps(w.dm), dx), _mm256_cvtepi32_ps(i2), acc);
+        }
+    }
+    alignas(32) float tmp[8];
+    _mm256_store_ps(tmp, acc);
+    for (int t = 0; t < NT; ++t) out[t] = tmp[t];
+}
+
+template <typename Block>
+void kquant_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T, float* y,
+                   int64_t ldy, GGMLType wt) {
+    const int64_t nb = K / QK_K;
+    const ActLayout L = act_layout(wt, K);
+    KTile tile;
+    float out[T_TILE];
+    for (int t0 = 0; t0 < T; t0 += T_TILE) {
+        const int nt = T - t0 < T_TILE ? T - t0 : T_TILE;
+        build_tile(acts, L, nb, t0, nt, &tile);
+        for (int64_t r = r0; r < r1; ++r) {
+            const Block* row = reinterpret_cast<const Block*>(W) + r * nb;
+            switch (nt) {
+                case 1: kquant_row<Block, 1>(row, nb, tile, out); break;
+                case 2: kquant_row<Block, 2>(row, nb, tile, out); break;
+                case 3: kquant_row<Block, 3>(row, nb, tile, out); break;
+                case 4: kquant_row<Block, 4>(row, nb, tile, out); break;
+                case 5: kquant_row<Block, 5>(row, nb, tile, out); break;
+                case 6: kquant_row<Block, 6>(row, nb, tile, out); break;
+                case 7: kquant_row<Block, 7>(row, nb, tile, out); break;
+                default: kquant_row<Block, 8>(row, nb, tile, out); break;
+            }
+            for (int t = 0; t < nt; ++t) y[(t0 + t) * ldy + r] = out[t];
+        }
+    }
+}
+
+}  // namespace
+
+bool matmul_simd(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* act_buf,
+                 const float* x, int T, float* y, int64_t ldy) {
+    switch (wt) {
+        case GGMLType::Q4_K:
+        case GGMLType::Q5_K:
+        case GGMLType::Q6_K:
+            if (K / QK_K > MAX_KBLOCKS) return false;
+            if (wt == GGMLType::Q4_K) kquant_matmul<BlockQ4K>(W, K, r0, r1, act_buf, T, y, ldy, wt);
+            else if (wt == GGMLType::Q5_K) kquant_matmul<BlockQ5K>(W, K, r0, r1, act_buf, T, y, ldy, wt);
+            else kquant_matmul<BlockQ6K>(W, K, r0, r1, act_buf, T, y, ldy, wt);
+            return true;
+        default:
+            return false;
+    }
+}
+
+const char* simd_name() { return "avx512"; }
+
+#else  // no AVX-512 VNNI
+
+#if !defined(__aarch64__)
 bool matmul_simd(GGMLType, const uint8_t*, int64_t, int64_t, int64_t, const uint8_t*, const float*, int, float*,
                  int64_t) {
     return false;
 }
 const char* simd_name() { return "scalar"; }
+#endif
+
+#endif
 
 }  // namespace lg

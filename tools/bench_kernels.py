@@ -1,0 +1,96 @@
+"""Micro-benchmark of the quantized matmul kernels on the real model's matrices, one thread.
+
+Timing is per-thread CPU time (time.thread_time), so that other processes sharing the cores do
+not count; they still share the memory bus, so run it on a quiet machine for final figures.
+For each matrix kind it streams the same tensor of every layer in turn (so weights come from
+DRAM, not cache) and reports weight GB/s at T=1 and the cost ratios time(T)/time(T=1) that
+speculative verification depends on. Peer measured in the same run: single-thread memory copy
+bandwidth (numpy). Last line: one JSON object.
+
+    .venv/bin/python tools/bench_kernels.py [--model PATH] [--reps N] [--scalar]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+from gguf import GGUFReader
+
+from gateway import _native as nat
+
+DEFAULT_MODEL = Path(os.environ.get("LINEGATE_MODEL_DIR", Path.home() / ".cache/linegate/models")) / \
+    "qwen2.5-coder-1.5b-instruct.gguf"
+KINDS = ("attn_q", "attn_output", "ffn_gate", "ffn_down")
+T_VALUES = (1, 2, 4, 8, 16)
+
+
+def copy_bandwidth_gbs(n_bytes: int = 256 << 20, reps: int = 3) -> float:
+    """Single-thread read+write bandwidth of a large numpy copy (bytes read / s)."""
+    src = np.ones(n_bytes, np.uint8)
+    dst = np.empty_like(src)
+    best = float("inf")
+    for _ in range(reps):
+        t = time.thread_time()
+        np.copyto(dst, src)
+        best = min(best, time.thread_time() - t)
+    return n_bytes / best / 1e9
+
+
+def bench_tensors(tensors, T: int, reps: int, scalar: bool) -> float:
+    """Seconds for one pass over all tensors (best of reps), y = x @ W.T with T vectors."""
+    fn = nat.matmul_scalar if scalar else nat.matmul
+    rng = np.random.default_rng(0)
+    K = tensors[0][2]
+    x = rng.standard_normal((T, K)).astype(np.float32)
+    acts = nat.prepare_acts(tensors[0][1], x)
+    best = float("inf")
+    for _ in range(reps):
+        t = time.thread_time()
+        for W, qt, _K, n_rows in tensors:
+            fn(qt, W, n_rows, acts, x)
+        best = min(best, time.thread_time() - t)
+    return best
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--model", type=Path, default=DEFAULT_MODEL)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--layers", type=int, default=28, help="layers to cycle through (defeats the cache)")
+    ap.add_argument("--scalar", action="store_true", help="time the scalar reference path instead")
+    args = ap.parse_args()
+
+    reader = GGUFReader(args.model)
+    by_name = {t.name: t for t in reader.tensors}
+    copy_gbs = copy_bandwidth_gbs()
+    result = {"simd": nat.quant_simd_name(), "path": "scalar" if args.scalar else "simd",
+              "copy_gbs_1thread": round(copy_gbs, 2)}
+    print(f"kernels: {result['path']} ({nat.quant_simd_name()}), numpy copy 1 thread: {copy_gbs:.1f} GB/s")
+    for kind in KINDS:
+        tensors = []
+        for layer in range(args.layers):
+            t = by_name.get(f"blk.{layer}.{kind}.weight")
+            if t is None:
+                break
+            raw = np.asarray(t.data).reshape(-1).view(np.uint8)
+            tensors.append((raw, int(t.tensor_type), int(t.shape[0]), int(t.shape[1])))
+        n_bytes = sum(w.nbytes for w, *_ in tensors)
+        times = {T: bench_tensors(tensors, T, args.reps, args.scalar) for T in T_VALUES}
+        gbs = n_bytes / times[1] / 1e9
+        qt_name = by_name[f"blk.0.{kind}.weight"].tensor_type.name
+        shape = f"{tensors[0][3]}x{tensors[0][2]}"
+        ratios = {T: times[T] / times[1] for T in T_VALUES}
+        print(f"{kind:12s} {qt_name:5s} {shape:10s} x{len(tensors)} layers: T=1 {gbs:6.2f} GB/s "
+              f"({gbs / copy_gbs:.2f}x copy)  " + "  ".join(f"T={T}: {ratios[T]:.2f}x" for T in T_VALUES[1:]))
+        result[kind] = {"type": qt_name, "gbs_t1": round(gbs, 2),
+                        **{f"cost_t{T}": round(ratios[T], 3) for T in T_VALUES[1:]}}
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
