@@ -29,6 +29,12 @@ constexpr int kMaxArrayDepth = 8;                // arrays of arrays: bounded re
 // Smallest possible encodings, used to bound counts by the bytes left before reserving.
 constexpr uint64_t kMinKVBytes = 8 + 4 + 1;      // empty key, type, one-byte value
 constexpr uint64_t kMinTensorInfoBytes = 8 + 4 + 4 + 8;  // empty name, n_dims=0, type, offset
+// Parsed values cost ~50 bytes each in memory against 1 byte on disk, so the bytes left in the
+// file alone do not bound memory. Real files: ~80 keys, ~1k tensors, ~800k array items
+// (three 262k-entry vocab arrays); the limits leave wide headroom and cap memory near 250 MB.
+constexpr uint64_t kMaxKV = 1 << 16;
+constexpr uint64_t kMaxTensors = 1 << 18;
+constexpr uint64_t kMaxArrayItems = 1 << 22;  // all arrays of a file together
 
 const char* value_type_name(uint32_t t) {
     static const char* names[] = {"UINT8", "INT8",   "UINT16", "INT16", "UINT32", "INT32", "FLOAT32",
@@ -124,9 +130,9 @@ std::string quoted(const std::string& s) {
 
 static_assert(sizeof(float) == 4 && sizeof(double) == 8, "IEEE floats expected");
 
-GGUFValue read_value(Cursor& c, uint32_t type, const std::string& key, int depth);
+GGUFValue read_value(Cursor& c, uint32_t type, const std::string& key, int depth, uint64_t* items_left);
 
-std::shared_ptr<GGUFArray> read_array(Cursor& c, const std::string& key, int depth) {
+std::shared_ptr<GGUFArray> read_array(Cursor& c, const std::string& key, int depth, uint64_t* items_left) {
     if (depth >= kMaxArrayDepth)
         c.fail("key " + quoted(key) + ": arrays nested deeper than " + std::to_string(kMaxArrayDepth));
     uint32_t elem_type = c.read<uint32_t>("array element type");
@@ -139,14 +145,18 @@ std::shared_ptr<GGUFArray> read_array(Cursor& c, const std::string& key, int dep
         c.fail("key " + quoted(key) + ": array of " + std::to_string(count) + " " +
                value_type_name(elem_type) + " elements does not fit in the " +
                std::to_string(c.left()) + " bytes left in the file");
+    if (count > *items_left)
+        c.fail("key " + quoted(key) + ": array of " + std::to_string(count) + " elements exceeds the " +
+               std::to_string(kMaxArrayItems) + " array items a file may hold in total");
+    *items_left -= count;
     auto arr = std::make_shared<GGUFArray>();
     arr->elem_type = static_cast<GGUFValueType>(elem_type);
     arr->items.reserve(count);
-    for (uint64_t i = 0; i < count; ++i) arr->items.push_back(read_value(c, elem_type, key, depth + 1));
+    for (uint64_t i = 0; i < count; ++i) arr->items.push_back(read_value(c, elem_type, key, depth + 1, items_left));
     return arr;
 }
 
-GGUFValue read_value(Cursor& c, uint32_t type, const std::string& key, int depth) {
+GGUFValue read_value(Cursor& c, uint32_t type, const std::string& key, int depth, uint64_t* items_left) {
     GGUFValue out;
     out.type = static_cast<GGUFValueType>(type);
     switch (out.type) {
@@ -165,7 +175,7 @@ GGUFValue read_value(Cursor& c, uint32_t type, const std::string& key, int depth
             // A string value can be as long as the file; read_string bounds it by the bytes left.
             out.v = c.read_string("string value", std::numeric_limits<uint64_t>::max());
             break;
-        case GGUFValueType::ARRAY: out.v = read_array(c, key, depth); break;
+        case GGUFValueType::ARRAY: out.v = read_array(c, key, depth, items_left); break;
         default:
             c.fail("key " + quoted(key) + ": unknown value type " + std::to_string(type));
     }
@@ -330,18 +340,22 @@ void GGUFFile::parse() {
     if (n_kv > c.left() / kMinKVBytes)
         c.fail("metadata count " + std::to_string(n_kv) + " cannot fit in the " +
                std::to_string(c.left()) + " bytes left in the file");
+    if (n_kv > kMaxKV) c.fail("metadata count " + std::to_string(n_kv) + " exceeds the limit " + std::to_string(kMaxKV));
+    if (n_tensors > kMaxTensors)
+        c.fail("tensor count " + std::to_string(n_tensors) + " exceeds the limit " + std::to_string(kMaxTensors));
     if (n_tensors > c.left() / kMinTensorInfoBytes)
         c.fail("tensor count " + std::to_string(n_tensors) + " cannot fit in the " +
                std::to_string(c.left()) + " bytes left in the file");
 
     // Metadata.
     kv_.reserve(n_kv);
+    uint64_t items_left = kMaxArrayItems;
     for (uint64_t i = 0; i < n_kv; ++i) {
         std::string key = c.read_string("metadata key", kMaxKeyLen);
         uint32_t type = c.read<uint32_t>("metadata value type");
         if (!known_value_type(type))
             c.fail("key " + quoted(key) + ": unknown value type " + std::to_string(type));
-        GGUFValue v = read_value(c, type, key, 0);
+        GGUFValue v = read_value(c, type, key, 0, &items_left);
         if (kv_index_.count(key)) c.fail("duplicate metadata key " + quoted(key));
         kv_index_.emplace(key, kv_.size());
         kv_.emplace_back(std::move(key), std::move(v));

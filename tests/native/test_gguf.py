@@ -251,7 +251,8 @@ HOSTILE = [
     ("short", b"GGUF\x03\x00", r"shorter than the 24-byte GGUF header"),
     ("empty", b"", r"shorter than the 24-byte GGUF header"),
     ("huge_kv_count", header(0, 2**62) + b"\0" * 64, r"metadata count 4611686018427387904 cannot fit"),
-    ("huge_tensor_count", header(2**40, 0) + b"\0" * 64, r"tensor count 1099511627776 cannot fit"),
+    ("huge_tensor_count", header(2**40, 0) + b"\0" * 64, r"tensor count 1099511627776 exceeds the limit 262144"),
+    ("tensor_count_past_end", header(1000, 0) + b"\0" * 64, r"tensor count 1000 cannot fit in the 64 bytes left"),
     ("huge_key_len", header(0, 1) + struct.pack("<Q", 2**63) + b"\0" * 16, r"metadata key .* has length 9223372036854775808"),
     ("string_past_end", header(0, 1) + gstr("k") + struct.pack("<IQ", 8, 1000) + b"abc",
      r"truncated file: need 1000 bytes for string value"),
@@ -324,3 +325,27 @@ def test_invalid_utf8_survives_conversion(tmp_path):
     f = GGUFFile(str(path))
     assert f.metadata["k"] == "\udcff\udcfeok"
     assert f.metadata["k"].encode("utf-8", "surrogateescape") == b"\xff\xfeok"
+
+
+@pytest.mark.parametrize(
+    "name,message",
+    [
+        ("kv", r"metadata count 65537 exceeds the limit 65536"),
+        ("tensors", r"tensor count 262145 exceeds the limit 262144"),
+        ("items", r"key 'k2': array of 2097153 elements exceeds the 4194304 array items a file may hold in total"),
+    ],
+)
+def test_count_limits_bound_memory(tmp_path, name, message):
+    """Counts that fit in the file but would cost ~50x its size in parsed values."""
+    if name == "kv":
+        data = header(0, 2**16 + 1) + kv_u32("k", 1) * (2**16 + 1)
+    elif name == "tensors":
+        data = header(2**18 + 1, 0) + tinfo("", [], F32, 0) * (2**18 + 1)
+    else:
+        n = 2**21 + 1
+        array = struct.pack("<IIQ", 9, 0, n) + b"\0" * n  # ARRAY of n UINT8
+        data = header(0, 2) + gstr("k1") + array + gstr("k2") + array
+    path = tmp_path / f"{name}.gguf"
+    path.write_bytes(data)
+    with pytest.raises(GGUFError, match=message):
+        GGUFFile(str(path))
