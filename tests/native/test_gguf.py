@@ -203,6 +203,7 @@ def test_tensors_and_zero_copy_views(tmp_path):
 
     view = f.tensor_data("a")
     assert not view.flags.writeable and not view.flags.owndata
+    assert np.shares_memory(view, f.tensor_data("a"))  # both views are the same mapped bytes
     with pytest.raises(ValueError):
         view[0] = 1
     tensors = f.tensors
