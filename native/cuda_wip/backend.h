@@ -16,6 +16,8 @@ namespace cuda {
 // without a driver or GPU).
 bool cuda_available();
 std::string device_name(int device);
+// Measured device memory bandwidth: cudaMemcpy device-to-device of `bytes`, read + write.
+double d2d_bandwidth_gbps(size_t bytes, int iters);
 
 class CudaEngine {
 public:
@@ -30,6 +32,7 @@ public:
     const KVCache& cache() const;  // bookkeeping only (sizes, used counts)
     int max_chunk() const;
     size_t device_bytes() const;   // weights + state on the device
+    size_t kv_bytes() const;       // the fp16 K/V cache on the device
     int64_t bytes_per_token() const;
     std::string device() const;
 

@@ -4,72 +4,109 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "alloc_counter.h"
 #include "backend.h"
 
 namespace py = pybind11;
 using lg::cuda::CudaEngine;
 using Tokens = py::array_t<int32_t, py::array::c_style | py::array::forcecast>;
 
-static const int32_t* token_ptr(const Tokens& t, int* n) {
-    if (t.ndim() != 1) throw std::invalid_argument("tokens must be a 1-D sequence of ints");
+namespace {
+
+const int32_t* token_ptr(const Tokens& t, int* n) {
+    if (t.ndim() != 1) throw std::invalid_argument("tokens must be a 1-D array");
     *n = static_cast<int>(t.shape(0));
     return t.data();
 }
 
-static py::array_t<float> run_logits(CudaEngine& e, const Tokens& tokens, bool all_logits, bool stream) {
-    int n = 0;
-    const int32_t* p = token_ptr(tokens, &n);
-    const int V = e.config().n_vocab;
-    py::array_t<float> out = all_logits ? py::array_t<float>({n, V}) : py::array_t<float>(V);
-    float* dst = out.mutable_data();
-    {
-        py::gil_scoped_release nogil;
-        if (stream) e.prefill_stream(p, n, dst, all_logits);
-        else e.forward_scratch(p, n, dst, all_logits);
-    }
-    return out;
+// As in engine_bindings.cpp: a writable C-contiguous float32 array of exactly `count`
+// elements, or None -> nullptr.
+float* out_ptr(const py::object& obj, size_t count, const char* name) {
+    if (obj.is_none()) return nullptr;
+    auto arr = py::reinterpret_borrow<py::array>(obj);
+    if (!py::isinstance<py::array_t<float>>(obj) || !(arr.flags() & py::array::c_style) || !arr.writeable())
+        throw std::invalid_argument(std::string(name) + " must be a writable C-contiguous float32 array");
+    if (static_cast<size_t>(arr.size()) != count)
+        throw std::invalid_argument(std::string(name) + " has " + std::to_string(arr.size()) +
+                                    " elements, expected " + std::to_string(count));
+    return static_cast<float*>(arr.mutable_data());
 }
+
+struct AllocScope {
+    explicit AllocScope(uint64_t& total) : total_(total), start_(lg::alloc_count()) {}
+    ~AllocScope() { total_ += lg::alloc_count() - start_; }
+    uint64_t& total_;
+    uint64_t start_;
+};
+
+struct PyCudaEngine : CudaEngine {
+    using CudaEngine::CudaEngine;
+    uint64_t call_allocs = 0;
+};
+
+}  // namespace
 
 void register_cuda(py::module_& m) {
     m.def("cuda_available", &lg::cuda::cuda_available, "True when a CUDA device is present");
     m.def("cuda_device_name", &lg::cuda::device_name, py::arg("device") = 0);
+    m.def("cuda_d2d_bandwidth_gbps", &lg::cuda::d2d_bandwidth_gbps, py::arg("bytes") = size_t(1) << 30,
+          py::arg("iters") = 20, "device memory bandwidth measured by cudaMemcpy D2D (read + write)");
 
-    py::class_<CudaEngine>(m, "CudaEngine")
+    // Drop-in for gateway._native.Engine (same constructor, methods and properties; n_threads
+    // is accepted and ignored), plus the device-side token choice and decode loop.
+    py::class_<PyCudaEngine>(m, "CudaEngine")
         .def(py::init([](const std::string& path, int n_sink, int n_ring, int n_scratch, const std::string& policy,
-                         int max_chunk, int device) {
+                         int n_threads, int max_chunk, int device) {
                  lg::EngineOptions o;
                  o.n_sink = n_sink;
                  o.n_ring = n_ring;
                  o.n_scratch = n_scratch;
                  o.policy = lg::parse_policy(policy);
+                 o.n_threads = n_threads;
                  o.max_chunk = max_chunk;
                  py::gil_scoped_release nogil;
-                 return new CudaEngine(path, o, device);
+                 return new PyCudaEngine(path, o, device);
              }),
              py::arg("path"), py::arg("n_sink") = 4, py::arg("n_ring") = 2048, py::arg("n_scratch") = 512,
-             py::arg("policy") = "sink_ring", py::arg("max_chunk") = lg::DEFAULT_MAX_CHUNK, py::arg("device") = 0)
-        .def("prefill_stream", [](CudaEngine& e, const Tokens& t, bool all) { return run_logits(e, t, all, true); },
-             py::arg("tokens"), py::arg("all_logits") = false)
-        .def("forward_scratch", [](CudaEngine& e, const Tokens& t, bool all) { return run_logits(e, t, all, false); },
-             py::arg("tokens"), py::arg("all_logits") = false)
-        .def("forward_hidden",
-             [](CudaEngine& e, const Tokens& tokens) {
-                 int n = 0;
-                 const int32_t* p = token_ptr(tokens, &n);
-                 const lg::Config& c = e.config();
-                 py::array_t<float> hidden({c.n_layer + 1, n, c.n_embd});
-                 py::array_t<float> logits({n, c.n_vocab});
-                 float* hd = hidden.mutable_data();
-                 float* lg_ = logits.mutable_data();
-                 {
-                     py::gil_scoped_release nogil;
-                     e.forward_hidden(p, n, hd, lg_);
-                 }
-                 return py::make_tuple(hidden, logits);
+             py::arg("policy") = "sink_ring", py::arg("n_threads") = 0, py::arg("max_chunk") = lg::DEFAULT_MAX_CHUNK,
+             py::arg("device") = 0)
+        .def("prefill_stream",
+             [](PyCudaEngine& e, const Tokens& tokens, py::object logits, bool all_logits) {
+                 AllocScope scope(e.call_allocs);
+                 int n;
+                 const int32_t* tok = token_ptr(tokens, &n);
+                 size_t V = e.config().n_vocab;
+                 float* out = out_ptr(logits, all_logits ? n * V : V, "logits");
+                 py::gil_scoped_release nogil;
+                 e.prefill_stream(tok, n, out, all_logits);
              },
-             py::arg("tokens"))
+             py::arg("tokens"), py::arg("logits") = py::none(), py::arg("all_logits") = false)
+        .def("forward_scratch",
+             [](PyCudaEngine& e, const Tokens& tokens, py::object logits, bool all_logits) {
+                 AllocScope scope(e.call_allocs);
+                 int n;
+                 const int32_t* tok = token_ptr(tokens, &n);
+                 size_t V = e.config().n_vocab;
+                 float* out = out_ptr(logits, all_logits ? n * V : V, "logits");
+                 py::gil_scoped_release nogil;
+                 e.forward_scratch(tok, n, out, all_logits);
+             },
+             py::arg("tokens"), py::arg("logits") = py::none(), py::arg("all_logits") = false)
+        .def("forward_hidden",
+             [](PyCudaEngine& e, const Tokens& tokens, py::object hidden, py::object logits) {
+                 AllocScope scope(e.call_allocs);
+                 int n;
+                 const int32_t* tok = token_ptr(tokens, &n);
+                 const auto& c = e.config();
+                 float* h = out_ptr(hidden, static_cast<size_t>(c.n_layer + 1) * n * c.n_embd, "hidden");
+                 float* lg_ = out_ptr(logits, static_cast<size_t>(n) * c.n_vocab, "logits");
+                 if (!h) throw std::invalid_argument("hidden is required");
+                 py::gil_scoped_release nogil;
+                 e.forward_hidden(tok, n, h, lg_);
+             },
+             py::arg("tokens"), py::arg("hidden"), py::arg("logits") = py::none())
         .def("forward_scratch_next",
-             [](CudaEngine& e, const Tokens& tokens, float temperature, uint64_t seed) {
+             [](PyCudaEngine& e, const Tokens& tokens, float temperature, uint64_t seed) {
                  int n = 0;
                  const int32_t* p = token_ptr(tokens, &n);
                  py::gil_scoped_release nogil;
@@ -78,7 +115,7 @@ void register_cuda(py::module_& m) {
              py::arg("tokens"), py::arg("temperature") = 0.0f, py::arg("seed") = 0,
              "forward_scratch, then the next token chosen on the device (greedy at temperature 0)")
         .def("decode",
-             [](CudaEngine& e, int first, int n_steps, float temperature, uint64_t seed) {
+             [](PyCudaEngine& e, int first, int n_steps, float temperature, uint64_t seed) {
                  if (n_steps < 0) throw std::invalid_argument("n_steps must be >= 0");
                  py::array_t<int32_t> out(n_steps);
                  int32_t* dst = out.mutable_data();
@@ -90,29 +127,46 @@ void register_cuda(py::module_& m) {
              },
              py::arg("first"), py::arg("n_steps"), py::arg("temperature") = 0.0f, py::arg("seed") = 0,
              "n_steps scratch decode steps run on the device; returns the n_steps tokens produced")
-        .def("rollback", &CudaEngine::rollback, py::arg("n") = 0)
-        .def("stream_checksum", [](const CudaEngine& e) {
+        .def("rollback", [](PyCudaEngine& e, int n) {
+                 AllocScope scope(e.call_allocs);
+                 e.rollback(n);
+             }, py::arg("n") = 0)
+        .def_readonly("call_allocs", &PyCudaEngine::call_allocs)
+        .def("stream_checksum", [](const PyCudaEngine& e) {
             py::gil_scoped_release nogil;
             return e.stream_checksum();
         })
-        .def_property("use_graph", &CudaEngine::use_graph, &CudaEngine::set_use_graph)
-        .def_property_readonly("n_vocab", [](const CudaEngine& e) { return e.config().n_vocab; })
-        .def_property_readonly("n_layer", [](const CudaEngine& e) { return e.config().n_layer; })
-        .def_property_readonly("n_embd", [](const CudaEngine& e) { return e.config().n_embd; })
-        .def_property_readonly("n_head", [](const CudaEngine& e) { return e.config().n_head; })
-        .def_property_readonly("n_head_kv", [](const CudaEngine& e) { return e.config().n_head_kv; })
-        .def_property_readonly("n_ff", [](const CudaEngine& e) { return e.config().n_ff; })
-        .def_property_readonly("n_ctx_train", [](const CudaEngine& e) { return e.config().n_ctx_train; })
-        .def_property_readonly("arch", [](const CudaEngine& e) { return e.config().arch; })
+        .def_property("use_graph", &CudaEngine::use_graph, &CudaEngine::set_use_graph,
+                      "capture the decode step in a CUDA graph (default True)")
+        .def_property_readonly("arch", [](const PyCudaEngine& e) { return e.config().arch; })
+        .def_property_readonly("n_vocab", [](const PyCudaEngine& e) { return e.config().n_vocab; })
+        .def_property_readonly("n_ctx_train", [](const PyCudaEngine& e) { return e.config().n_ctx_train; })
+        .def_property_readonly("n_layer", [](const PyCudaEngine& e) { return e.config().n_layer; })
+        .def_property_readonly("n_embd", [](const PyCudaEngine& e) { return e.config().n_embd; })
+        .def_property_readonly("n_head", [](const PyCudaEngine& e) { return e.config().n_head; })
+        .def_property_readonly("n_head_kv", [](const PyCudaEngine& e) { return e.config().n_head_kv; })
+        .def_property_readonly("head_dim", [](const PyCudaEngine& e) { return e.config().head_dim; })
+        .def_property_readonly("n_ff", [](const PyCudaEngine& e) { return e.config().n_ff; })
+        .def_property_readonly("rope_theta", [](const PyCudaEngine& e) { return e.config().rope_theta; })
+        .def_property_readonly("tied_embeddings", [](const PyCudaEngine& e) { return e.config().tied_embeddings; })
+        .def_property_readonly("n_sink", [](const PyCudaEngine& e) { return e.cache().n_sink(); })
+        .def_property_readonly("n_ring", [](const PyCudaEngine& e) { return e.cache().n_ring(); })
+        .def_property_readonly("n_scratch", [](const PyCudaEngine& e) { return e.cache().n_scratch(); })
+        .def_property_readonly("capacity", [](const PyCudaEngine& e) { return e.cache().capacity(); })
+        .def_property_readonly("policy", [](const PyCudaEngine& e) { return std::string(lg::policy_name(e.cache().policy())); })
+        .def_property_readonly("sink_used", [](const PyCudaEngine& e) { return e.cache().sink_used(); })
+        .def_property_readonly("ring_used", [](const PyCudaEngine& e) { return e.cache().ring_used(); })
+        .def_property_readonly("scratch_used", [](const PyCudaEngine& e) { return e.cache().scratch_used(); })
+        .def_property_readonly("stream_len", [](const PyCudaEngine& e) { return e.cache().stream_len(); })
+        .def_property_readonly("stream_total", [](const PyCudaEngine& e) { return e.cache().stream_total(); })
+        .def_property_readonly("n_threads", [](const PyCudaEngine&) { return 0; })
         .def_property_readonly("max_chunk", &CudaEngine::max_chunk)
-        .def_property_readonly("stream_len", [](const CudaEngine& e) { return e.cache().stream_len(); })
-        .def_property_readonly("stream_total", [](const CudaEngine& e) { return e.cache().stream_total(); })
-        .def_property_readonly("scratch_len", [](const CudaEngine& e) { return e.cache().scratch_used(); })
-        .def_property_readonly("scratch_free", [](const CudaEngine& e) { return e.cache().scratch_free(); })
+        .def_property_readonly("kv_bytes", [](const PyCudaEngine& e) { return e.kv_bytes(); })
+        .def_property_readonly("state_bytes", &CudaEngine::device_bytes)
         .def_property_readonly("bytes_per_token", &CudaEngine::bytes_per_token)
-        .def_property_readonly("device_bytes", &CudaEngine::device_bytes)
+        .def_property_readonly("simd", [](const PyCudaEngine&) { return std::string("cuda"); })
         .def_property_readonly("device", &CudaEngine::device)
-        .def("stats", [](const CudaEngine& e) {
+        .def("stats", [](const PyCudaEngine& e) {
             const lg::KVCache& c = e.cache();
             py::dict d;
             d["backend"] = "cuda";

@@ -378,14 +378,24 @@ void CudaEngine::Impl::capture_decode_graph(float temperature, uint64_t seed) {
 
 // ---------------------------------------------------------------------------- public API
 
-CudaEngine::CudaEngine(const std::string& path, const EngineOptions& opt, int device)
-    : p_(new Impl(path, opt, device)) {}
+CudaEngine::CudaEngine(const std::string& path, const EngineOptions& opt, int device) {
+    int n_dev = 0;
+    if (cudaGetDeviceCount(&n_dev) != cudaSuccess) {
+        cudaGetLastError();
+        n_dev = 0;
+    }
+    // Checked before the model is read: no device is the common case on CPU-only boxes.
+    if (device < 0 || device >= n_dev)
+        throw CudaError("CUDA device " + std::to_string(device) + " not available (" + std::to_string(n_dev) + " found)");
+    p_.reset(new Impl(path, opt, device));
+}
 CudaEngine::~CudaEngine() = default;
 
 const Config& CudaEngine::config() const { return p_->model.config(); }
 const KVCache& CudaEngine::cache() const { return p_->book; }
 int CudaEngine::max_chunk() const { return p_->max_chunk; }
 size_t CudaEngine::device_bytes() const { return p_->wbytes + p_->sbytes; }
+size_t CudaEngine::kv_bytes() const { return p_->kv_layer * p_->model.config().n_layer * sizeof(__half); }
 int64_t CudaEngine::bytes_per_token() const { return p_->model.bytes_per_token(); }
 std::string CudaEngine::device() const { return device_name(p_->device); }
 void CudaEngine::set_use_graph(bool on) { p_->graph_on = on; }

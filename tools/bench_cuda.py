@@ -1,0 +1,197 @@
+"""CUDA backend benchmark on the Qwen2.5-Coder-1.5B shapes at Q4_K_M (random weights written by
+tools/random_gguf.py, so the real model need not travel): decode tok/s against the measured
+bandwidth roofline, prefill 512, verify K=8 vs 8 single decodes, the deadline workload, and HF
+transformers bf16 eager decode on the same shapes in the same run. Last line: one JSON object.
+Needs a CUDA device; knows nothing about the kernels.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+from gateway import _native  # noqa: E402
+
+_spec = importlib.util.spec_from_file_location("random_gguf", REPO / "tools" / "random_gguf.py")
+random_gguf = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(random_gguf)
+
+DECODE_STEPS = 256
+DEADLINE_REPS = 200
+DEADLINE_PREFILL, DEADLINE_DECODE = 32, 8
+VERIFY_K = 8
+HF_STEPS = 64
+
+
+def pct(xs, q):
+    return float(np.percentile(np.asarray(xs), q))
+
+
+def timed(fn, reps=1):
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        out = fn()
+    return (time.perf_counter() - t0) / reps, out
+
+
+def hf_decode_tok_s(spec) -> float:
+    """Random-init Qwen2 of the same shapes, bf16, eager attention, greedy decode with KV cache."""
+    import torch
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    cfg = Qwen2Config(hidden_size=spec.n_embd, intermediate_size=spec.n_ff, num_hidden_layers=spec.n_layer,
+                      num_attention_heads=spec.n_head, num_key_value_heads=spec.n_head_kv,
+                      vocab_size=spec.n_vocab, max_position_embeddings=spec.n_ctx_train,
+                      rope_theta=spec.rope_theta, rms_norm_eps=spec.rms_eps, tie_word_embeddings=False)
+    cfg._attn_implementation = "eager"
+    with torch.device("cuda"):
+        model = Qwen2ForCausalLM(cfg).to(torch.bfloat16).eval()
+    ids = torch.randint(0, spec.n_vocab, (1, 32), device="cuda")
+    with torch.no_grad():
+        out = model(ids, use_cache=True)
+        past, nxt = out.past_key_values, out.logits[:, -1:].argmax(-1)
+        for _ in range(8):  # warm-up
+            out = model(nxt, past_key_values=past, use_cache=True)
+            past, nxt = out.past_key_values, out.logits[:, -1:].argmax(-1)
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(HF_STEPS):
+            out = model(nxt, past_key_values=past, use_cache=True)
+            past, nxt = out.past_key_values, out.logits[:, -1:].argmax(-1)
+        torch.cuda.synchronize()
+        dt = time.perf_counter() - t0
+    del model, past, out
+    torch.cuda.empty_cache()
+    return HF_STEPS / dt
+
+
+def parity(path, spec) -> tuple[bool, float]:
+    """Quick CPU-vs-CUDA check inside the bench: logits cosine of a 32-token job, 16 greedy tokens."""
+    kv = dict(n_sink=4, n_ring=256, n_scratch=64)
+    cpu = _native.Engine(str(path), n_threads=os.cpu_count() or 1, **kv)
+    gpu = _native.CudaEngine(str(path), **kv)
+    rng = np.random.default_rng(11)
+    prompt = rng.integers(0, spec.n_vocab, 32).astype(np.int32)
+    lc, lg = np.empty(spec.n_vocab, np.float32), np.empty(spec.n_vocab, np.float32)
+    cpu.forward_scratch(prompt, lc)
+    gpu.forward_scratch(prompt, lg)
+    cos = float(lc @ lg / (np.linalg.norm(lc) * np.linalg.norm(lg)))
+    want = [int(lc.argmax())]
+    for _ in range(15):
+        cpu.forward_scratch(np.asarray([want[-1]], np.int32), lc)
+        want.append(int(lc.argmax()))
+    got = [int(lg.argmax())] + [int(t) for t in gpu.decode(int(lg.argmax()), 15)]
+    return cos >= 0.999 and got == want, cos
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model-dir", default="/tmp/linegate_bench")
+    ap.add_argument("--skip-hf", action="store_true")
+    args = ap.parse_args()
+    if not (getattr(_native, "cuda_built", False) and _native.cuda_available()):
+        sys.exit("bench_cuda: no CUDA device (or the backend was not built)")
+    spec = random_gguf.QWEN15
+    path = Path(args.model_dir) / "qwen15_q4km_random.gguf"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        t, _ = timed(lambda: random_gguf.write_model(spec, path, seed=3))
+        print(f"wrote {path} ({path.stat().st_size / 1e9:.2f} GB) in {t:.1f} s", flush=True)
+
+    bw = _native.cuda_d2d_bandwidth_gbps(1 << 30, 20)
+    print(f"device {_native.cuda_device_name(0)}: cudaMemcpy D2D {bw:.0f} GB/s (read + write)", flush=True)
+
+    eng = _native.CudaEngine(str(path), n_sink=4, n_ring=2048, n_scratch=512)
+    rng = np.random.default_rng(0)
+    eng.prefill_stream(rng.integers(0, spec.n_vocab, 256).astype(np.int32))
+    prompt = rng.integers(0, spec.n_vocab, 32).astype(np.int32)
+
+    def decode_run(graph: bool) -> float:
+        eng.use_graph = graph
+        eng.rollback(0)
+        first = eng.forward_scratch_next(prompt)
+        eng.decode(first, 16)  # warm-up (and graph capture)
+        eng.rollback(0)
+        first = eng.forward_scratch_next(prompt)
+        dt, _ = timed(lambda: eng.decode(first, DECODE_STEPS))
+        eng.rollback(0)
+        return DECODE_STEPS / dt
+
+    decode_nograph = decode_run(False)
+    decode = decode_run(True)
+    bpt = eng.bytes_per_token
+    roof = decode * bpt / (bw * 1e9)
+    print(f"decode {decode:.0f} tok/s (graph) vs {decode_nograph:.0f} tok/s (no graph); "
+          f"{bpt / 1e6:.0f} MB/token -> roofline {bw * 1e9 / bpt:.0f} tok/s, fraction {roof:.2f}", flush=True)
+
+    p512 = rng.integers(0, spec.n_vocab, 512).astype(np.int32)
+    eng.forward_scratch(p512[:64])
+    eng.rollback(0)
+    dt, _ = timed(lambda: eng.forward_scratch(p512))
+    eng.rollback(0)
+    prefill = 512 / dt
+    print(f"prefill 512: {prefill:.0f} tok/s", flush=True)
+
+    drafts = rng.integers(0, spec.n_vocab, VERIFY_K).astype(np.int32)
+    out_k = np.empty((VERIFY_K, spec.n_vocab), np.float32)
+    out_1 = np.empty(spec.n_vocab, np.float32)
+    eng.forward_scratch(prompt)
+
+    def verify():
+        eng.forward_scratch(drafts, out_k, True)
+        eng.rollback(len(prompt))
+
+    def singles():
+        for t in drafts:
+            eng.forward_scratch(np.asarray([t], np.int32), out_1)
+        eng.rollback(len(prompt))
+
+    verify()
+    singles()
+    t_verify, _ = timed(verify, 20)
+    t_single, _ = timed(singles, 20)
+    eng.rollback(0)
+    print(f"verify K={VERIFY_K}: {t_verify * 1e3:.2f} ms vs {VERIFY_K} single decodes {t_single * 1e3:.2f} ms "
+          f"({t_single / t_verify:.1f}x)", flush=True)
+
+    lat = []
+    chunk = rng.integers(0, spec.n_vocab, DEADLINE_PREFILL).astype(np.int32)
+    for i in range(DEADLINE_REPS + 5):
+        t0 = time.perf_counter()
+        first = eng.forward_scratch_next(chunk)
+        eng.decode(first, DEADLINE_DECODE)
+        dt = time.perf_counter() - t0
+        eng.rollback(0)
+        if i >= 5:
+            lat.append(dt * 1e3)
+    print(f"deadline workload ({DEADLINE_PREFILL} prefill + {DEADLINE_DECODE} decodes) x{DEADLINE_REPS}: "
+          f"p50 {pct(lat, 50):.2f} ms, p99 {pct(lat, 99):.2f} ms", flush=True)
+    del eng
+
+    ok, cos = parity(path, spec)
+    print(f"parity vs CPU engine: logits cosine {cos:.6f}, greedy 16 identical: {ok}", flush=True)
+
+    hf = float("nan") if args.skip_hf else hf_decode_tok_s(spec)
+    print(f"HF transformers bf16 eager decode: {hf:.1f} tok/s", flush=True)
+    print(json.dumps({
+        "decode_tok_s": round(decode, 1), "decode_nograph_tok_s": round(decode_nograph, 1),
+        "bandwidth_gbps": round(bw, 1), "bytes_per_token": int(bpt), "roofline_fraction": round(roof, 3),
+        "prefill512_tok_s": round(prefill, 1), "verify8_ms": round(t_verify * 1e3, 3),
+        "single8_ms": round(t_single * 1e3, 3), "verify_speedup": round(t_single / t_verify, 2),
+        "hf_decode_tok_s": round(hf, 1), "speedup_vs_hf": round(decode / hf, 1) if hf == hf else None,
+        "parity_ok": bool(ok), "parity_logits_cos": round(cos, 6),
+        "chunk_p50_ms": round(pct(lat, 50), 3), "chunk_p99_ms": round(pct(lat, 99), 3),
+    }))
+
+
+if __name__ == "__main__":
+    main()
