@@ -118,13 +118,17 @@ inline ActLayout act_layout(GGMLType wt, int64_t K) {
 }
 
 // ---- canonical accumulation order (every kernel, scalar or SIMD, follows it exactly) -------
-// Quantized weights, for each (row r, vector t): acc = 0.0f, then for each weight block b in
-// order, with exact int32 block sums i1 (and i2 for types with a min):
-//   acc = fmaf(dw_b * dx_b, (float)i1, acc)            ; dw_b from the weight block
-//   acc = fmaf(-(dm_b * dx_b), (float)i2, acc)         ; Q4_K/Q5_K  (dm = dmin * 1)
-//   acc = fmaf(mw_b * dx_b, (float)i2, acc)            ; Q4_1/Q5_1  (i2 = sum of qx)
-// Float weights: 16 lanes, lane l accumulates elements i = l (mod 16) with fmaf in order,
-// then the lanes are summed pairwise: (l, l+8), then (l, l+4), (l, l+2), (l, l+1).
+// Per (row r, vector t), with exact int32 block sums i1 (and i2 for types with a min):
+// K-quants: acc = 0.0f, then for each weight block b in order
+//   acc = fmaf(dw_b * dx_b, (float)i1, acc)
+//   acc = fmaf(-(dm_b * dx_b), (float)i2, acc)         ; Q4_K/Q5_K only (dm = dmin)
+// Legacy 32-blocks: L_LANES accumulators, block b goes to lane b % L_LANES, in order:
+//   lane = fmaf(dw_b * dx_b, (float)i1, lane)
+//   lane = fmaf(mw_b * dx_b, (float)i2, lane)          ; Q4_1/Q5_1 only (i2 = sum of qx)
+// then lanes fold pairwise: (l, l+4), then (l, l+2), then (l, l+1).
+// Float weights: F_LANES lanes, lane l accumulates elements i = l (mod 16) with fmaf in order,
+// then the lanes fold pairwise: (l, l+8), then (l, l+4), (l, l+2), (l, l+1).
+constexpr int L_LANES = 8;
 constexpr int F_LANES = 16;
 
 }  // namespace lg

@@ -133,6 +133,7 @@ void row_legacy(GGMLType wt, const uint8_t* row, int64_t K, const uint8_t* acts,
                 float* acc) {
     const int64_t bbytes = ggml_bytes_per_block32(wt);
     const bool has_min = wt == GGMLType::Q4_1 || wt == GGMLType::Q5_1;
+    float lanes[T_TILE][L_LANES] = {};
     Decoded dec;
     for (int64_t b = 0; b < K / QK32; ++b) {
         decode_legacy(wt, row + b * bbytes, &dec);
@@ -143,9 +144,16 @@ void row_legacy(GGMLType wt, const uint8_t* row, int64_t K, const uint8_t* acts,
             const float dx = reinterpret_cast<const float*>(rec + L.d_off)[b];
             int32_t i1 = 0;
             for (int i = 0; i < QK32; ++i) i1 += dec.v[i] * qx[i];
-            acc[t] = std::fma(dec.dw * dx, static_cast<float>(i1), acc[t]);
-            if (has_min) acc[t] = std::fma(dec.dm * dx, static_cast<float>(sum), acc[t]);
+            float& lane = lanes[t][b % L_LANES];
+            lane = std::fma(dec.dw * dx, static_cast<float>(i1), lane);
+            if (has_min) lane = std::fma(dec.dm * dx, static_cast<float>(sum), lane);
         }
+    }
+    for (int t = 0; t < nt; ++t) {
+        float* l = lanes[t];
+        for (int w = L_LANES / 2; w >= 1; w /= 2)
+            for (int i = 0; i < w; ++i) l[i] = l[i] + l[i + w];
+        acc[t] = l[0];
     }
 }
 

@@ -25,24 +25,31 @@ constexpr int T_TILE = 8;          // activation vectors per pass over a row: on
 constexpr int MAX_KBLOCKS = 128;   // K <= 32768 for K-quants (per-tile tables live on the stack)
 
 // ---- integer reductions across t ----------------------------------------------------------
-// Sum the 16 int32 lanes of each accumulator; result lane t = sum of a[t] (t < 8).
-inline __m256i reduce8(const __m512i a[8]) {
-    __m512i b[4], c[2];
-    for (int i = 0; i < 4; ++i) {  // [a(2i) 8-lane partial | a(2i+1) 8-lane partial]
-        __m512i u = _mm512_shuffle_i64x2(a[2 * i], a[2 * i + 1], _MM_SHUFFLE(1, 0, 1, 0));
-        __m512i v = _mm512_shuffle_i64x2(a[2 * i], a[2 * i + 1], _MM_SHUFFLE(3, 2, 3, 2));
-        b[i] = _mm512_add_epi32(u, v);
-    }
-    for (int i = 0; i < 2; ++i) {  // 128-bit chunk k = 4-lane partial of a(4i+k)
+// b[i] = [8-lane partial of accumulator 2i (chunks 0,1) | of accumulator 2i+1 (chunks 2,3)];
+// result lane j = total of accumulator j (j < 8).
+inline __m256i reduce_pairs(const __m512i b[4]) {
+    __m512i c[2];
+    for (int i = 0; i < 2; ++i) {  // 128-bit chunk k = 4-lane partial of accumulator 4i+k
         __m512i u = _mm512_shuffle_i64x2(b[2 * i], b[2 * i + 1], _MM_SHUFFLE(2, 0, 2, 0));
         __m512i v = _mm512_shuffle_i64x2(b[2 * i], b[2 * i + 1], _MM_SHUFFLE(3, 1, 3, 1));
         c[i] = _mm512_add_epi32(u, v);
     }
     // chunk k: lanes [c0.l0+c0.l2, c1.l0+c1.l2, c0.l1+c0.l3, c1.l1+c1.l3]
     __m512i d = _mm512_add_epi32(_mm512_unpacklo_epi32(c[0], c[1]), _mm512_unpackhi_epi32(c[0], c[1]));
-    __m512i e = _mm512_add_epi32(d, _mm512_shuffle_epi32(d, _MM_PERM_BADC));  // lane0: a(k), lane1: a(4+k)
+    __m512i e = _mm512_add_epi32(d, _mm512_shuffle_epi32(d, _MM_PERM_BADC));  // lane0: acc k, lane1: acc 4+k
     const __m512i idx = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 0, 0, 0, 0, 0, 0, 0, 0);
     return _mm512_castsi512_si256(_mm512_permutexvar_epi32(idx, e));
+}
+
+// Sum the 16 int32 lanes of each accumulator; result lane t = sum of a[t] (t < 8).
+inline __m256i reduce8(const __m512i a[8]) {
+    __m512i b[4];
+    for (int i = 0; i < 4; ++i) {
+        __m512i u = _mm512_shuffle_i64x2(a[2 * i], a[2 * i + 1], _MM_SHUFFLE(1, 0, 1, 0));
+        __m512i v = _mm512_shuffle_i64x2(a[2 * i], a[2 * i + 1], _MM_SHUFFLE(3, 2, 3, 2));
+        b[i] = _mm512_add_epi32(u, v);
+    }
+    return reduce_pairs(b);
 }
 
 template <int NT>
@@ -254,6 +261,137 @@ void kquant_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const ui
     }
 }
 
+// ---- legacy 32-blocks (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0) -----------------------------------------
+// A group of up to 8 blocks: q[z] holds blocks 2z, 2z+1 as unsigned values (32 each, element
+// order), so that dpbusd with the activations gives per-block partials in reduce_pairs form.
+struct LGroup {
+    __m512i q[4];
+    __m256 dw, dm;
+};
+
+template <GGMLType WT> struct Legacy;
+template <> struct Legacy<GGMLType::Q4_0> { using B = BlockQ4_0; static constexpr int off_shift = 3; };
+template <> struct Legacy<GGMLType::Q4_1> { using B = BlockQ4_1; static constexpr int off_shift = 0; };
+template <> struct Legacy<GGMLType::Q5_0> { using B = BlockQ5_0; static constexpr int off_shift = 4; };
+template <> struct Legacy<GGMLType::Q5_1> { using B = BlockQ5_1; static constexpr int off_shift = 0; };
+template <> struct Legacy<GGMLType::Q8_0> { using B = BlockQ8_0; static constexpr int off_shift = 7; };
+
+template <typename B>
+inline uint64_t qh_pair(const B* b, int i, int n) {  // fifth bits of blocks i, i+1 (if present)
+    uint32_t lo, hi = 0;
+    std::memcpy(&lo, b[i].qh, 4);
+    if (i + 1 < n) std::memcpy(&hi, b[i + 1].qh, 4);
+    return lo | (uint64_t(hi) << 32);
+}
+
+template <GGMLType WT>
+inline void decode_group(const typename Legacy<WT>::B* b, int n, LGroup* g) {
+    alignas(16) uint16_t d[8] = {}, m[8] = {};
+    for (int i = 0; i < n; ++i) {
+        d[i] = b[i].d;
+        if constexpr (WT == GGMLType::Q4_1 || WT == GGMLType::Q5_1) m[i] = b[i].m;
+    }
+    g->dw = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(d)));
+    g->dm = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(m)));
+    if constexpr (WT == GGMLType::Q8_0) {
+        const __m256i flip = _mm256_set1_epi8(char(0x80));  // int8 w -> uint8 w + 128
+        for (int z = 0; z < 4; ++z) {
+            __m256i lo = _mm256_setzero_si256(), hi = _mm256_setzero_si256();
+            if (2 * z < n) lo = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b[2 * z].qs)), flip);
+            if (2 * z + 1 < n) hi = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b[2 * z + 1].qs)), flip);
+            g->q[z] = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+        }
+    } else {
+        const __m512i m4 = _mm512_set1_epi8(0x0f);
+        const __m512i order = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11);  // [B lo, B hi, B' lo, B' hi]
+        for (int h = 0; h < 2; ++h) {
+            __m128i c[4];
+            for (int i = 0; i < 4; ++i) {
+                const int blk = 4 * h + i;
+                c[i] = blk < n ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(b[blk].qs)) : _mm_setzero_si128();
+            }
+            __m512i z = _mm512_inserti32x4(_mm512_castsi128_si512(c[0]), c[1], 1);
+            z = _mm512_inserti32x4(_mm512_inserti32x4(z, c[2], 2), c[3], 3);
+            const __m512i lo = _mm512_and_si512(z, m4), hi = _mm512_and_si512(_mm512_srli_epi16(z, 4), m4);
+            g->q[2 * h] = _mm512_permutex2var_epi64(lo, order, hi);
+            g->q[2 * h + 1] = _mm512_permutex2var_epi64(lo, _mm512_add_epi64(order, _mm512_set1_epi64(4)), hi);
+            if constexpr (WT == GGMLType::Q5_0 || WT == GGMLType::Q5_1) {
+                const __m512i bit4 = _mm512_set1_epi8(0x10);
+                for (int j = 0; j < 2; ++j) {
+                    const int blk = 4 * h + 2 * j;
+                    if (blk < n)
+                        g->q[2 * h + j] = _mm512_or_si512(g->q[2 * h + j], _mm512_maskz_mov_epi8(qh_pair(b, blk, n), bit4));
+                }
+            }
+        }
+    }
+}
+
+template <GGMLType WT, int NT>
+void legacy_row(const typename Legacy<WT>::B* row, int64_t nb, const uint8_t* const* rec, const ActLayout& L,
+                float* out) {
+    constexpr bool kMin = WT == GGMLType::Q4_1 || WT == GGMLType::Q5_1;
+    __m256 acc[NT];
+    for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
+    for (int64_t g0 = 0; g0 < nb; g0 += L_LANES) {
+        const int n = nb - g0 < L_LANES ? static_cast<int>(nb - g0) : L_LANES;
+        const __mmask8 lanes = static_cast<__mmask8>((1u << n) - 1);
+        LGroup g;
+        decode_group<WT>(row + g0, n, &g);
+        for (int t = 0; t < NT; ++t) {
+            const int8_t* xq = reinterpret_cast<const int8_t*>(rec[t]) + g0 * QK32;
+            __m512i part[4];
+            for (int z = 0; z < 4; ++z) {
+                const int nbytes = n - 2 * z >= 2 ? 64 : n - 2 * z == 1 ? 32 : 0;
+                const __mmask64 mk = nbytes == 64 ? ~0ull : nbytes == 32 ? 0xffffffffull : 0ull;
+                part[z] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), g.q[z], _mm512_maskz_loadu_epi8(mk, xq + 64 * z));
+            }
+            __m256i i1 = reduce_pairs(part);
+            const __m256i sums = _mm256_cvtepi16_epi32(
+                _mm_maskz_loadu_epi16(lanes, reinterpret_cast<const int16_t*>(rec[t] + L.sums_off) + g0));
+            if constexpr (Legacy<WT>::off_shift != 0)  // values were stored as v + 2^off_shift
+                i1 = _mm256_sub_epi32(i1, _mm256_slli_epi32(sums, Legacy<WT>::off_shift));
+            const __m256 dx = _mm256_maskz_loadu_ps(lanes, reinterpret_cast<const float*>(rec[t] + L.d_off) + g0);
+            acc[t] = _mm256_fmadd_ps(_mm256_mul_ps(g.dw, dx), _mm256_cvtepi32_ps(i1), acc[t]);
+            if constexpr (kMin) acc[t] = _mm256_fmadd_ps(_mm256_mul_ps(g.dm, dx), _mm256_cvtepi32_ps(sums), acc[t]);
+        }
+    }
+    for (int t = 0; t < NT; ++t) {  // fold lanes (l, l+4), (l, l+2), (l, l+1)
+        __m128 a = _mm_add_ps(_mm256_castps256_ps128(acc[t]), _mm256_extractf128_ps(acc[t], 1));
+        a = _mm_add_ps(a, _mm_movehl_ps(a, a));
+        a = _mm_add_ss(a, _mm_shuffle_ps(a, a, 1));
+        out[t] = _mm_cvtss_f32(a);
+    }
+}
+
+template <GGMLType WT>
+void legacy_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T, float* y,
+                   int64_t ldy) {
+    using B = typename Legacy<WT>::B;
+    const int64_t nb = K / QK32;
+    const ActLayout L = act_layout(WT, K);
+    float out[T_TILE];
+    const uint8_t* rec[T_TILE];
+    for (int t0 = 0; t0 < T; t0 += T_TILE) {
+        const int nt = T - t0 < T_TILE ? T - t0 : T_TILE;
+        for (int t = 0; t < nt; ++t) rec[t] = acts + static_cast<int64_t>(t0 + t) * L.stride;
+        for (int64_t r = r0; r < r1; ++r) {
+            const B* row = reinterpret_cast<const B*>(W) + r * nb;
+            switch (nt) {
+                case 1: legacy_row<WT, 1>(row, nb, rec, L, out); break;
+                case 2: legacy_row<WT, 2>(row, nb, rec, L, out); break;
+                case 3: legacy_row<WT, 3>(row, nb, rec, L, out); break;
+                case 4: legacy_row<WT, 4>(row, nb, rec, L, out); break;
+                case 5: legacy_row<WT, 5>(row, nb, rec, L, out); break;
+                case 6: legacy_row<WT, 6>(row, nb, rec, L, out); break;
+                case 7: legacy_row<WT, 7>(row, nb, rec, L, out); break;
+                default: legacy_row<WT, 8>(row, nb, rec, L, out); break;
+            }
+            for (int t = 0; t < nt; ++t) y[(t0 + t) * ldy + r] = out[t];
+        }
+    }
+}
+
 }  // namespace
 
 bool matmul_simd(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* act_buf,
@@ -267,6 +405,11 @@ bool matmul_simd(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r
             else if (wt == GGMLType::Q5_K) kquant_matmul<BlockQ5K>(W, K, r0, r1, act_buf, T, y, ldy, wt);
             else kquant_matmul<BlockQ6K>(W, K, r0, r1, act_buf, T, y, ldy, wt);
             return true;
+        case GGMLType::Q4_0: legacy_matmul<GGMLType::Q4_0>(W, K, r0, r1, act_buf, T, y, ldy); return true;
+        case GGMLType::Q4_1: legacy_matmul<GGMLType::Q4_1>(W, K, r0, r1, act_buf, T, y, ldy); return true;
+        case GGMLType::Q5_0: legacy_matmul<GGMLType::Q5_0>(W, K, r0, r1, act_buf, T, y, ldy); return true;
+        case GGMLType::Q5_1: legacy_matmul<GGMLType::Q5_1>(W, K, r0, r1, act_buf, T, y, ldy); return true;
+        case GGMLType::Q8_0: legacy_matmul<GGMLType::Q8_0>(W, K, r0, r1, act_buf, T, y, ldy); return true;
         default:
             return false;
     }
