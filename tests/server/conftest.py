@@ -85,3 +85,27 @@ def serve_in_thread(app):
         server.should_exit = True
         thread.join(10)
         sock.close()
+
+
+MODEL_READY_S = 300   # SmolLM2-135M loads in seconds; the shared CI box can be slow
+
+
+@pytest.fixture(scope="session")
+def model_server(tmp_path_factory):
+    """(url, key, appliance): SmolLM2-135M reading the demo line (faults every few seconds), served by uvicorn."""
+    settings = Settings(
+        data_dir=tmp_path_factory.mktemp("model"),
+        server=ServerSettings(rate_limit_per_s=1000, rate_limit_burst=1000, max_chat_tokens=24),
+        engine={"enabled": True, "model": "smollm2-135m-instruct", "n_ring": 256, "n_scratch": 384},
+        ingest={"demo": {"enabled": True, "cycle_s": 0.5, "first_fault_s": 1.0, "jam_every_s": 6.0,
+                         "overtemp_every_s": 9.0, "estop_every_s": 14.0}},
+        alerts={"ttft_budget_ms": 120_000, "alert_budget_ms": 120_000, "explanation_max_tokens": 12})
+    key = KeyStore(settings.server.key_path(settings.data_dir)).create(name="model tests")
+    appliance = Appliance(settings)
+    with serve_in_thread(create_app(appliance, settings, manage_appliance=True)) as url:
+        end = time.monotonic() + MODEL_READY_S
+        while not appliance.ready and time.monotonic() < end:
+            assert not (appliance.worker and appliance.worker.error), appliance.worker.error
+            time.sleep(0.2)
+        assert appliance.ready, f"model not ready after {MODEL_READY_S} s"
+        yield url, key, appliance
