@@ -143,3 +143,33 @@ def test_kill_9_loses_no_acknowledged_line_and_tail_resumes(tmp_path):
         assert len(texts) - written <= 5 * 2    # ... and at most the unacknowledged poll re-read
     finally:
         app.stop()
+
+
+@pytest.mark.models
+def test_demo_jam_alert_then_explanation_with_smollm(tmp_path, smollm_path):
+    """The alert goes out before any model work; the explanation follows as an update (SmolLM2)."""
+    with broker.mosquitto(tmp_path) as port:
+        sub = broker.Collector(port, "linegate/alerts/#")
+        s = load(None, data_dir=tmp_path / "data",
+                 ingest={"demo": {"cycle_s": 1.0, "first_fault_s": 0, "seed": 1, "overtemp_every_s": None,
+                                  "estop_every_s": None}},
+                 engine={"model": str(smollm_path), "n_ring": 128, "n_scratch": 256, "n_threads": 2,
+                         "queue_size": 4},
+                 alerts={"mqtt_publish": True, "mqtt_port": port, "alert_budget_ms": 600_000,
+                         "explanation_max_tokens": 8})
+        app = Appliance(s)
+        try:
+            app.start()
+            broker.wait_for(lambda: app.ready or app.worker.error, 300, "model loaded")
+            assert app.worker.error is None, app.worker.error
+            broker.wait_for(lambda: any(json.loads(p).get("event") == "update" for _, p in sub.messages),
+                            600, "explanation update")
+        finally:
+            app.stop()
+            sub.close()
+    msgs = [json.loads(p) for _, p in sub.messages]
+    first = next(m for m in msgs if m["event"] == "alert" and m["explanation_status"] == "pending")
+    upd = next(m for m in msgs if m["event"] == "update")
+    assert msgs.index(first) < msgs.index(upd)            # published before it was explained
+    assert upd["id"] in {m["id"] for m in msgs if m["event"] == "alert"}
+    assert upd["explanation_status"] in ("done", "missed") and upd["explanation"].strip()
