@@ -60,6 +60,20 @@ MASKING = (
 )
 
 
+def grouping_accuracy(pred: Sequence, truth: Sequence) -> float:
+    """Grouping accuracy of Zhu et al. (Loghub benchmark): a line counts as correct when its
+    predicted group holds exactly the lines of its ground-truth group."""
+    groups: dict = collections.defaultdict(list)
+    for i, p in enumerate(pred):
+        groups[p].append(i)
+    size = collections.Counter(truth)
+    ok = 0
+    for idx in groups.values():
+        if len({truth[i] for i in idx}) == 1 and size[truth[idx[0]]] == len(idx):
+            ok += len(idx)
+    return ok / len(truth) if truth else 0.0
+
+
 def miner_config() -> TemplateMinerConfig:
     cfg = TemplateMinerConfig()
     cfg.masking_instructions = [MaskingInstruction(p, name) for p, name in MASKING]

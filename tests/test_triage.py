@@ -2,31 +2,15 @@
 
 from __future__ import annotations
 
-import collections
 import csv
 
 import pytest
 
 from gateway.ingest.record import LogRecord
-from gateway.triage import Triage, load_rules, miner_config
+from gateway.triage import Triage, grouping_accuracy, load_rules, miner_config
 
 SYSTEMS = ("Apache", "BGL", "HDFS", "Hadoop", "Linux", "OpenSSH", "Spark", "Zookeeper")
 PUBLISHED_DRAIN_AVG = 0.85
-
-
-def grouping_accuracy(pred, truth) -> float:
-    """Zhu et al. (Loghub) grouping accuracy: a line is correct when its predicted group holds
-    exactly the lines of its ground-truth group."""
-    groups = collections.defaultdict(list)
-    for i, p in enumerate(pred):
-        groups[p].append(i)
-    size = collections.Counter(truth)
-    ok = 0
-    for idx in groups.values():
-        kinds = {truth[i] for i in idx}
-        if len(kinds) == 1 and size[truth[idx[0]]] == len(idx):
-            ok += len(idx)
-    return ok / len(truth)
 
 
 def test_grouping_accuracy_definition():
