@@ -1,0 +1,231 @@
+// aarch64 NEON kernels (vdotq_s32 under __ARM_FEATURE_DOTPROD, e.g. RK3588's Cortex-A76):
+// integer block sums in NEON, float steps in the canonical order of quant_blocks.h, so results
+// are bit-identical to quant_scalar.cpp. Knows nothing about threads. Empty on other targets.
+#include "quant_blocks.h"
+#include "quant_kernels.h"
+
+#if defined(__aarch64__) && defined(__ARM_NEON)
+#include <arm_neon.h>
+
+#include <cmath>
+#include <type_traits>
+
+namespace lg {
+
+namespace {
+
+constexpr int T_TILE = 8;  // activation vectors sharing one decode of a weight block
+
+// 4 int32 lanes whose total is the dot product of 16 int8 pairs.
+inline int32x4_t dot16(int32x4_t acc, int8x16_t a, int8x16_t b) {
+#if defined(__ARM_FEATURE_DOTPROD)
+    return vdotq_s32(acc, a, b);
+#else
+    int16x8_t p = vmull_s8(vget_low_s8(a), vget_low_s8(b));
+    p = vmlal_s8(p, vget_high_s8(a), vget_high_s8(b));  // |p| <= 2 * 128 * 127 < 2^15: |b| <= 127
+    return vpadalq_s16(acc, p);
+#endif
+}
+
+// ---- K-quants -------------------------------------------------------------------------------
+// A block decoded to 256 signed values (Q6_K: q - 32; Q4_K/Q5_K: q) and integer scales.
+struct KDec {
+    alignas(16) int8_t v[QK_K];
+    int sc[16];  // per 16 values
+    int mn[8];   // per 32 values (Q4_K/Q5_K)
+    float dw, dm;
+};
+
+inline float h2f(uint16_t h) { return fp16_to_f32(h); }
+
+void decode(const BlockQ4K* b, KDec* o) {
+    o->dw = h2f(b->d);
+    o->dm = h2f(b->dmin);
+    for (int j = 0; j < 8; ++j) {
+        q4k_scale_min(b->scales, j, &o->sc[2 * j], &o->mn[j]);
+        o->sc[2 * j + 1] = o->sc[2 * j];
+    }
+    const uint8x16_t m4 = vdupq_n_u8(0x0f);
+    for (int j = 0; j < 4; ++j) {  // qs[32j .. 32j+32): low nibbles sub-block 2j, high 2j+1
+        for (int h = 0; h < 2; ++h) {
+            uint8x16_t q = vld1q_u8(b->qs + 32 * j + 16 * h);
+            vst1q_s8(o->v + 64 * j + 16 * h, vreinterpretq_s8_u8(vandq_u8(q, m4)));
+            vst1q_s8(o->v + 64 * j + 32 + 16 * h, vreinterpretq_s8_u8(vshrq_n_u8(q, 4)));
+        }
+    }
+}
+
+void decode(const BlockQ5K* b, KDec* o) {
+    o->dw = h2f(b->d);
+    o->dm = h2f(b->dmin);
+    for (int j = 0; j < 8; ++j) {
+        q4k_scale_min(b->scales, j, &o->sc[2 * j], &o->mn[j]);
+        o->sc[2 * j + 1] = o->sc[2 * j];
+    }
+    const uint8x16_t m4 = vdupq_n_u8(0x0f), one = vdupq_n_u8(1);
+    for (int j = 0; j < 4; ++j) {
+        for (int h = 0; h < 2; ++h) {
+            uint8x16_t q = vld1q_u8(b->qs + 32 * j + 16 * h);
+            uint8x16_t qh = vld1q_u8(b->qh + 16 * h);  // element 32s + l: bit s of qh[l]
+            int8x16_t sh_lo = vdupq_n_s8(static_cast<int8_t>(-(2 * j))), sh_hi = vdupq_n_s8(static_cast<int8_t>(-(2 * j + 1)));
+            uint8x16_t b_lo = vshlq_n_u8(vandq_u8(vshlq_u8(qh, sh_lo), one), 4);
+            uint8x16_t b_hi = vshlq_n_u8(vandq_u8(vshlq_u8(qh, sh_hi), one), 4);
+            vst1q_s8(o->v + 64 * j + 16 * h, vreinterpretq_s8_u8(vorrq_u8(vandq_u8(q, m4), b_lo)));
+            vst1q_s8(o->v + 64 * j + 32 + 16 * h, vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(q, 4), b_hi)));
+        }
+    }
+}
+
+void decode(const BlockQ6K* b, KDec* o) {
+    o->dw = h2f(b->d);
+    o->dm = 0.0f;
+    for (int k = 0; k < 16; ++k) o->sc[k] = b->scales[k];
+    const uint8x16_t m4 = vdupq_n_u8(0x0f), m3 = vdupq_n_u8(3);
+    const int8x16_t off = vdupq_n_s8(32);
+    for (int h = 0; h < 2; ++h) {        // elements 128h + w
+        for (int c = 0; c < 2; ++c) {    // w % 32 in [16c, 16c + 16)
+            uint8x16_t qh = vld1q_u8(b->qh + 32 * h + 16 * c);
+            for (int s = 0; s < 4; ++s) {  // w / 32
+                uint8x16_t ql = vld1q_u8(b->ql + 64 * h + 32 * (s % 2) + 16 * c);
+                uint8x16_t lo = s < 2 ? vandq_u8(ql, m4) : vshrq_n_u8(ql, 4);
+                uint8x16_t hi = vandq_u8(vshlq_u8(qh, vdupq_n_s8(static_cast<int8_t>(-2 * s))), m3);
+                int8x16_t q = vreinterpretq_s8_u8(vorrq_u8(lo, vshlq_n_u8(hi, 4)));
+                vst1q_s8(o->v + 128 * h + 32 * s + 16 * c, vsubq_s8(q, off));
+            }
+        }
+    }
+}
+
+template <typename Block>
+void kquant_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T, float* y,
+                   int64_t ldy, GGMLType wt) {
+    constexpr bool kQ6 = std::is_same<Block, BlockQ6K>::value;
+    const int64_t nb = K / QK_K;
+    const ActLayout L = act_layout(wt, K);
+    KDec dec;
+    for (int t0 = 0; t0 < T; t0 += T_TILE) {
+        const int nt = T - t0 < T_TILE ? T - t0 : T_TILE;
+        for (int64_t r = r0; r < r1; ++r) {
+            const Block* row = reinterpret_cast<const Block*>(W) + r * nb;
+            float acc[T_TILE] = {};
+            for (int64_t b = 0; b < nb; ++b) {
+                decode(row + b, &dec);
+                for (int t = 0; t < nt; ++t) {
+                    const uint8_t* rec = acts + static_cast<int64_t>(t0 + t) * L.stride;
+                    const int8_t* qx = reinterpret_cast<const int8_t*>(rec) + b * QK_K;
+                    const int16_t* s16 = reinterpret_cast<const int16_t*>(rec + L.sums_off) + b * 16;
+                    const float dx = reinterpret_cast<const float*>(rec + L.d_off)[b];
+                    int32_t i1 = 0;
+                    for (int k = 0; k < 16; ++k) {
+                        int32x4_t p = dot16(vdupq_n_s32(0), vld1q_s8(dec.v + 16 * k), vld1q_s8(qx + 16 * k));
+                        i1 += dec.sc[k] * vaddvq_s32(p);
+                    }
+                    acc[t] = std::fma(dec.dw * dx, static_cast<float>(i1), acc[t]);
+                    if constexpr (!kQ6) {
+                        int32_t i2 = 0;
+                        for (int j = 0; j < 8; ++j) i2 += dec.mn[j] * (s16[2 * j] + s16[2 * j + 1]);
+                        acc[t] = std::fma(-(dec.dm * dx), static_cast<float>(i2), acc[t]);
+                    }
+                }
+            }
+            for (int t = 0; t < nt; ++t) y[(t0 + t) * ldy + r] = acc[t];
+        }
+    }
+}
+
+// ---- legacy 32-blocks ---------------------------------------------------------------------
+inline void legacy_decode(GGMLType wt, const uint8_t* blk, int8x16_t* v0, int8x16_t* v1, float* dw, float* dm) {
+    const uint8x16_t m4 = vdupq_n_u8(0x0f);
+    uint16_t d;
+    std::memcpy(&d, blk, 2);
+    *dw = h2f(d);
+    *dm = 0.0f;
+    if (wt == GGMLType::Q8_0) {
+        *v0 = vld1q_s8(reinterpret_cast<const int8_t*>(blk + 2));
+        *v1 = vld1q_s8(reinterpret_cast<const int8_t*>(blk + 18));
+        return;
+    }
+    const bool has_m = wt == GGMLType::Q4_1 || wt == GGMLType::Q5_1;
+    const bool five = wt == GGMLType::Q5_0 || wt == GGMLType::Q5_1;
+    int off = 2;
+    if (has_m) {
+        uint16_t m;
+        std::memcpy(&m, blk + 2, 2);
+        *dm = h2f(m);
+        off = 4;
+    }
+    uint32_t qh = 0;
+    if (five) {
+        std::memcpy(&qh, blk + off, 4);
+        off += 4;
+    }
+    uint8x16_t qs = vld1q_u8(blk + off);
+    uint8x16_t lo = vandq_u8(qs, m4), hi = vshrq_n_u8(qs, 4);
+    if (five) {  // bit e of qh -> bit 4 of element e
+        alignas(16) uint8_t hb[32];
+        for (int e = 0; e < 32; ++e) hb[e] = static_cast<uint8_t>(((qh >> e) & 1) << 4);
+        lo = vorrq_u8(lo, vld1q_u8(hb));
+        hi = vorrq_u8(hi, vld1q_u8(hb + 16));
+    }
+    const int8_t sub = wt == GGMLType::Q4_0 ? 8 : wt == GGMLType::Q5_0 ? 16 : 0;
+    *v0 = vsubq_s8(vreinterpretq_s8_u8(lo), vdupq_n_s8(sub));
+    *v1 = vsubq_s8(vreinterpretq_s8_u8(hi), vdupq_n_s8(sub));
+}
+
+void legacy_matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T,
+                   float* y, int64_t ldy) {
+    const int64_t nb = K / QK32, bb = ggml_bytes_per_block32(wt);
+    const bool has_min = wt == GGMLType::Q4_1 || wt == GGMLType::Q5_1;
+    const ActLayout L = act_layout(wt, K);
+    for (int t0 = 0; t0 < T; t0 += T_TILE) {
+        const int nt = T - t0 < T_TILE ? T - t0 : T_TILE;
+        for (int64_t r = r0; r < r1; ++r) {
+            const uint8_t* row = W + r * nb * bb;
+            float lanes[T_TILE][L_LANES] = {};
+            for (int64_t b = 0; b < nb; ++b) {
+                int8x16_t v0, v1;
+                float dw, dm;
+                legacy_decode(wt, row + b * bb, &v0, &v1, &dw, &dm);
+                for (int t = 0; t < nt; ++t) {
+                    const uint8_t* rec = acts + static_cast<int64_t>(t0 + t) * L.stride;
+                    const int8_t* qx = reinterpret_cast<const int8_t*>(rec) + b * QK32;
+                    const int16_t sum = reinterpret_cast<const int16_t*>(rec + L.sums_off)[b];
+                    const float dx = reinterpret_cast<const float*>(rec + L.d_off)[b];
+                    int32x4_t p = dot16(vdupq_n_s32(0), v0, vld1q_s8(qx));
+                    p = dot16(p, v1, vld1q_s8(qx + 16));
+                    float& lane = lanes[t][b % L_LANES];
+                    lane = std::fma(dw * dx, static_cast<float>(vaddvq_s32(p)), lane);
+                    if (has_min) lane = std::fma(dm * dx, static_cast<float>(sum), lane);
+                }
+            }
+            for (int t = 0; t < nt; ++t) {
+                float* l = lanes[t];
+                for (int w = L_LANES / 2; w >= 1; w /= 2)
+                    for (int i = 0; i < w; ++i) l[i] = l[i] + l[i + w];
+                y[(t0 + t) * ldy + r] = l[0];
+            }
+        }
+    }
+}
+
+}  // namespace
+
+bool matmul_simd(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* act_buf,
+                 const float* x, int T, float* y, int64_t ldy) {
+    switch (wt) {
+        case GGMLType::Q4_K: kquant_matmul<BlockQ4K>(W, K, r0, r1, act_buf, T, y, ldy, wt); return true;
+        case GGMLType::Q5_K: kquant_matmul<BlockQ5K>(W, K, r0, r1, act_buf, T, y, ldy, wt); return true;
+        case GGMLType::Q6_K: kquant_matmul<BlockQ6K>(W, K, r0, r1, act_buf, T, y, ldy, wt); return true;
+        case GGMLType::Q4_0: case GGMLType::Q4_1: case GGMLType::Q5_0: case GGMLType::Q5_1: case GGMLType::Q8_0:
+            legacy_matmul(wt, W, K, r0, r1, act_buf, T, y, ldy);
+            return true;
+        default:
+            return false;
+    }
+}
+
+const char* simd_name() { return "neon"; }
+
+}  // namespace lg
+
+#endif

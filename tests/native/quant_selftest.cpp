@@ -1,0 +1,70 @@
+// Standalone check of the compiled-in SIMD kernels against the scalar reference, for targets
+// the Python tests cannot reach (aarch64 NEON under qemu): random blocks of every quantized
+// type, T in {1, 3, 8, 9}; exit 1 on any bit difference. Built by tests/native/test_quant_neon.py.
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "quant.h"
+#include "quant_blocks.h"
+
+using lg::GGMLType;
+
+namespace {
+
+struct TypeCase { GGMLType t; int be, bb; std::vector<int> fp16_offsets; };
+
+uint16_t f32_to_f16_small(float f) {  // normal range only, truncating: enough for test scales
+    uint32_t b;
+    std::memcpy(&b, &f, 4);
+    uint32_t sign = (b >> 16) & 0x8000u;
+    int exp = static_cast<int>((b >> 23) & 0xff) - 127 + 15;
+    if (exp <= 0) return static_cast<uint16_t>(sign);
+    return static_cast<uint16_t>(sign | (exp << 10) | ((b >> 13) & 0x3ff));
+}
+
+}  // namespace
+
+int main() {
+    const std::vector<TypeCase> cases = {
+        {GGMLType::Q4_0, 32, 18, {0}}, {GGMLType::Q4_1, 32, 20, {0, 2}}, {GGMLType::Q5_0, 32, 22, {0}},
+        {GGMLType::Q5_1, 32, 24, {0, 2}}, {GGMLType::Q8_0, 32, 34, {0}}, {GGMLType::Q4_K, 256, 144, {0, 2}},
+        {GGMLType::Q5_K, 256, 176, {0, 2}}, {GGMLType::Q6_K, 256, 210, {208}},
+    };
+    std::mt19937 rng(1234);
+    std::normal_distribution<float> normal;
+    const int64_t K = 768, n_rows = 13;
+    const int T = 9;
+    int failures = 0;
+    std::printf("simd: %s\n", lg::quant_simd_name());
+    for (const auto& c : cases) {
+        std::vector<uint8_t> W(static_cast<size_t>(n_rows * K / c.be * c.bb));
+        for (auto& v : W) v = static_cast<uint8_t>(rng() & 0xff);
+        for (size_t blk = 0; blk < W.size() / c.bb; ++blk)
+            for (int off : c.fp16_offsets) {
+                uint16_t h = f32_to_f16_small(normal(rng) * 0.01f);
+                std::memcpy(&W[blk * c.bb + off], &h, 2);
+            }
+        std::vector<float> x(static_cast<size_t>(T * K));
+        for (auto& v : x) v = normal(rng);
+        std::vector<uint8_t> acts(lg::act_buffer_bytes(c.t, K, T));
+        lg::prepare_acts(c.t, x.data(), K, T, acts.data());
+        std::vector<float> ys(static_cast<size_t>(T * n_rows)), yv(ys.size());
+        lg::matmul_scalar(c.t, W.data(), K, 0, n_rows, acts.data(), x.data(), T, ys.data(), n_rows);
+        lg::matmul(c.t, W.data(), K, 0, n_rows, acts.data(), x.data(), T, yv.data(), n_rows);
+        int bad = 0;
+        for (size_t i = 0; i < ys.size(); ++i) bad += std::memcmp(&ys[i], &yv[i], 4) != 0;
+        for (int Tn : {1, 3, 8}) {  // batch invariance: a prefix of the vectors gives the same bits
+            std::vector<uint8_t> a(lg::act_buffer_bytes(c.t, K, Tn));
+            lg::prepare_acts(c.t, x.data(), K, Tn, a.data());
+            std::vector<float> y(static_cast<size_t>(Tn * n_rows));
+            lg::matmul(c.t, W.data(), K, 0, n_rows, a.data(), x.data(), Tn, y.data(), n_rows);
+            for (size_t i = 0; i < y.size(); ++i) bad += std::memcmp(&y[i], &yv[i], 4) != 0;
+        }
+        std::printf("%-5s %s (y[0][0] = %g)\n", lg::ggml_type_name(c.t), bad ? "MISMATCH" : "ok", yv[0]);
+        failures += bad != 0;
+    }
+    return failures ? 1 : 0;
+}
