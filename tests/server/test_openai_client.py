@@ -21,7 +21,7 @@ def test_models(client):
 
 def test_non_stream(client):
     r = client.chat.completions.create(model="linegate", max_tokens=12,
-                                       messages=[{"role": "user", "content": "Any jam on the capper?"}])
+                                       messages=[{"role": "user", "content": "Was there a jam?"}])
     choice = r.choices[0]
     assert choice.message.role == "assistant" and choice.message.content.strip()
     assert choice.finish_reason in ("stop", "length")

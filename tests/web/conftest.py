@@ -13,7 +13,7 @@ from gateway.server.app import create_app
 from gateway.server.auth import KeyStore
 from gateway.server.settings import ServerSettings
 from gateway.settings import Settings
-from tests.server.conftest import serve_in_thread
+from tests.server.conftest import model_server, serve_in_thread  # noqa: F401  (model_server: a shared fixture)
 
 CHROMIUM = Path("/usr/bin/chromium")
 DESKTOP = {"width": 1440, "height": 900}
