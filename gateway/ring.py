@@ -176,11 +176,18 @@ class TokenRing:
             return None
         return float(self._ts[e % self.n_entries])
 
+    def backlog_tokens(self) -> int:
+        """Tokens pushed and still readable but not yet consumed (what the engine lags by)."""
+        e = max(self.tail, self.head - self.n_entries)
+        if e >= self.head:
+            return 0
+        return min(self.n_tokens, max(0, self.tok_head - int(self._start[e % self.n_entries])))
+
     def stats(self) -> dict:
         head, tail = self.head, self.tail
         return {"n_tokens": self.n_tokens, "n_entries": self.n_entries, "pushed_entries": head,
                 "pushed_tokens": self.pushed_tokens, "consumed_entries": self.consumed_entries,
-                "consumed_tokens": self.consumed_tokens, "backlog_entries": max(0, head - tail),
+                "consumed_tokens": self.consumed_tokens, "backlog_entries": min(max(0, head - tail), self.n_entries),
                 "dropped_entries": self.dropped_entries + max(0, head - self.n_entries - tail),
                 "clipped_entries": self.clipped_entries}
 

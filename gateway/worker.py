@@ -407,7 +407,7 @@ class Worker:
                              "queue_depth": self._queue.qsize(), "jobs_done": self.jobs_done,
                              "prefill_calls": self.prefill_calls, "ring": ring,
                              "lag_s": max(0.0, time.time() - oldest) if oldest is not None else 0.0,
-                             "lag_tokens": ring["pushed_tokens"] - ring["consumed_tokens"]}
+                             "lag_tokens": self.feed.ring.backlog_tokens()}
         if self.admission is not None:
             d["admission"] = self.admission.stats()
         d["engine"] = dict(self._engine_stats)   # refreshed by the engine thread: only it touches the Engine
