@@ -122,9 +122,12 @@ def build_prompt(store: Any, messages: list[dict[str, str]], now: float | None =
     msgs = [{"role": m["role"], "content": m["content"][:MAX_QUESTION_CHARS]} for m in messages
             if m["role"] in ("system", "user", "assistant") and m["content"]]
     system = [m for m in msgs if m["role"] == "system"]
-    turns = [m for m in msgs if m["role"] != "system"][-MAX_HISTORY_MESSAGES:]
-    if not turns or turns[-1]["role"] != "user":
-        raise ValueError("messages: the last message must be the operator's question (role 'user')")
+    turns = [m for m in msgs if m["role"] != "system"]
+    while turns and turns[-1]["role"] != "user":   # answer the operator's last question
+        turns.pop()
+    turns = turns[-MAX_HISTORY_MESSAGES:]
+    if not turns:
+        raise ValueError("messages: no question from the operator (a message with role 'user')")
     question = turns[-1]["content"]
     hints = extract_hints(question, known_hosts(store), now)
     sources = retrieve(store, hints) if hints.any() else []

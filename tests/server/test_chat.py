@@ -59,6 +59,8 @@ def test_nothing_named_nothing_quoted(store):
     assert p.sources == [] and p.messages == [{"role": "user", "content": "how is it going?"}]
 
 
-def test_last_message_must_be_user(store):
-    with pytest.raises(ValueError, match="last message"):
-        build_prompt(store, [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}], NOW)
+def test_the_last_user_message_is_answered(store):
+    p = build_prompt(store, [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}], NOW)
+    assert p.messages == [{"role": "user", "content": "hi"}]
+    with pytest.raises(ValueError, match="no question"):
+        build_prompt(store, [{"role": "assistant", "content": "hello"}], NOW)

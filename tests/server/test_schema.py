@@ -55,3 +55,28 @@ def test_api_conforms_to_its_schema(api):
         check()
         ran.append(operation.label)
     assert len(ran) >= 8, ran
+
+
+CHAT_EXAMPLES = 6   # each is a real SmolLM2 job on a shared 2-core box
+
+
+@pytest.mark.models
+@pytest.mark.slow   # ~100 s on a shared 2-core box: long generated prompts are prefilled for real
+def test_chat_conforms_to_its_schema_with_model(model_server):
+    """POST /v1/chat/completions with a loaded model, over HTTP: no 5xx but a documented refusal
+    (503 + Retry-After from admission control), responses as the schema says."""
+    url, key, _ = model_server
+    chat = schemathesis.openapi.from_url(url + "/openapi.json").include(path="/v1/chat/completions")
+    (operation,) = [r.ok() for r in chat.get_all_operations()]
+
+    @given(case=operation.as_strategy())
+    @settings(max_examples=CHAT_EXAMPLES, deadline=None, database=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+    def check(case):
+        response = case.call(headers={"Authorization": f"Bearer {key}"}, timeout=180)
+        if response.status_code == 503:
+            assert "retry-after" in {h.lower() for h in response.headers}, response.text
+            return
+        case.validate_response(response)
+
+    check()

@@ -26,17 +26,21 @@ router = APIRouter(prefix="/v1", tags=["chat"])
 MAX_MESSAGES = 32
 DEFAULT_MAX_TOKENS = 256
 STREAM_DONE = "data: [DONE]\n\n"
+# One event of the stream: data is a chat.completion.chunk as JSON, or the literal [DONE] at the end.
+SSE_EVENT_SCHEMA = {"type": "object", "required": ["data"],
+                    "properties": {"data": {"type": "string"}, "event": {"type": "string"}, "id": {"type": "string"}}}
 
 
 class TextPart(BaseModel):
     type: Literal["text"]
-    text: str = Field(max_length=MAX_QUESTION_CHARS)
+    text: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
 
 
 class ChatMessage(BaseModel):
     model_config = ConfigDict(extra="ignore")
     role: Literal["system", "developer", "user", "assistant"]
-    content: Annotated[str, Field(max_length=MAX_QUESTION_CHARS)] | Annotated[list[TextPart], Field(max_length=16)]
+    content: (Annotated[str, Field(min_length=1, max_length=MAX_QUESTION_CHARS)]
+              | Annotated[list[TextPart], Field(min_length=1, max_length=16)])
 
     def text(self) -> str:
         return self.content if isinstance(self.content, str) else "".join(p.text for p in self.content)
@@ -49,7 +53,9 @@ class StreamOptions(BaseModel):
 class ChatRequest(BaseModel):
     model_config = ConfigDict(extra="ignore")    # OpenAI clients send fields we have no use for
     model: str = Field("linegate", max_length=200)
-    messages: list[ChatMessage] = Field(min_length=1, max_length=MAX_MESSAGES)
+    messages: list[ChatMessage] = Field(min_length=1, max_length=MAX_MESSAGES, json_schema_extra={
+        "contains": {"type": "object", "properties": {"role": {"const": "user"}}, "required": ["role"]},
+        "description": "at least one message from the operator (role 'user'); the last one is answered"})
     stream: bool = False
     stream_options: StreamOptions | None = None
     max_tokens: int | None = Field(None, ge=1)
@@ -148,7 +154,7 @@ def _submit(appliance: Any, prompt: Prompt, req: ChatRequest, max_tokens: int, b
 
 
 @router.post("/chat/completions", response_model=ChatCompletion, responses={
-    200: {"content": {"text/event-stream": {"schema": {"type": "string"}}},
+    200: {"content": {"text/event-stream": {"schema": SSE_EVENT_SCHEMA}},
           "description": "JSON, or with stream=true an SSE stream of chat.completion.chunk objects"},
     413: {"model": ErrorDetail, "description": "body over the limit, or prompt + max_tokens over the scratch"},
     429: {"model": ErrorDetail, "description": "rate limit, or the job queue is full (Retry-After)"},

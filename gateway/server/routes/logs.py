@@ -5,6 +5,7 @@ Searches the appliance's store (the system of record); knows nothing about triag
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timezone
 from typing import Annotated, Literal
 
@@ -18,6 +19,9 @@ MAX_LIMIT = 1000          # gateway.store.MAX_SEARCH_LIMIT
 MAX_QUERY_CHARS = 512     # gateway.store.MAX_QUERY_CHARS
 MAX_AROUND = 50
 MAX_LINE_ID = 2**63 - 1   # SQLite INTEGER
+# Stored text never holds control characters (sources escape them as \xNN), and a NUL breaks an
+# FTS5 query string: they are blanked in search text.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 class LogLine(BaseModel):
@@ -60,7 +64,7 @@ def search(appliance: ApplianceDep, _key: KeyDep,
            ) -> SearchResults:
     """Lines matching every given filter, newest first (oldest first with `after_id`, for tailing)."""
     try:
-        rows = appliance.store.search(q, since=unix(since), until=unix(until),
+        rows = appliance.store.search(_CONTROL.sub(" ", q) if q else q, since=unix(since), until=unix(until),
                                       host=host or None, severity=severity or None, template_id=template,
                                       after_id=after_id, before_id=before_id, limit=limit)
     except ValueError as exc:
