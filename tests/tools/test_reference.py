@@ -30,12 +30,18 @@ def reference():
 
 
 @pytest.fixture(scope="module")
-def gguf_weights(smollm_path):
-    """name -> fp32 array (numpy row-major: [rows, cols] = [n_out, n_in]), plus the metadata we need."""
+def smollm_reader(smollm_path):
     from gguf import GGUFReader
+
+    return GGUFReader(str(smollm_path))
+
+
+@pytest.fixture(scope="module")
+def gguf_weights(smollm_reader):
+    """name -> fp32 array (numpy row-major: [rows, cols] = [n_out, n_in]), plus the metadata we need."""
     from gguf.quants import dequantize
 
-    reader = GGUFReader(str(smollm_path))
+    reader = smollm_reader
     wanted = {"token_embd.weight", "output_norm.weight", "output.weight"}
     last = reader.fields["llama.block_count"].contents() - 1
     wanted |= {t.name for t in reader.tensors if t.name.startswith(("blk.0.", f"blk.{last}."))}
@@ -124,6 +130,73 @@ def test_layers_match_llama_cpp_layout(result, gguf_weights):
         got = result["hidden"][layer + 1]
         scale = np.abs(expected).max()
         assert np.abs(got - expected).max() < 1e-4 * scale, f"block {layer}"
+
+
+# GGUF tensor name (after "blk.N.") -> transformers parameter name (after "model.layers.N.").
+_LAYER_NAMES = {
+    "attn_norm.weight": "input_layernorm.weight",
+    "attn_q.weight": "self_attn.q_proj.weight",
+    "attn_k.weight": "self_attn.k_proj.weight",
+    "attn_v.weight": "self_attn.v_proj.weight",
+    "attn_q.bias": "self_attn.q_proj.bias",
+    "attn_k.bias": "self_attn.k_proj.bias",
+    "attn_v.bias": "self_attn.v_proj.bias",
+    "attn_output.weight": "self_attn.o_proj.weight",
+    "ffn_norm.weight": "post_attention_layernorm.weight",
+    "ffn_gate.weight": "mlp.gate_proj.weight",
+    "ffn_up.weight": "mlp.up_proj.weight",
+    "ffn_down.weight": "mlp.down_proj.weight",
+}
+_TOP_NAMES = {"token_embd.weight": "model.embed_tokens.weight", "output_norm.weight": "model.norm.weight",
+              "output.weight": "lm_head.weight"}
+
+
+def _interleaved_to_halves(rows, n_head):
+    """Row order of a llama q/k matrix (or bias) from llama.cpp's interleaved-RoPE layout (pairs 2i, 2i+1) to
+    rotate-half's (pairs i, i + head_dim/2), per head."""
+    head_dim = rows.shape[0] // n_head
+    split = rows.reshape(n_head, head_dim // 2, 2, *rows.shape[1:])
+    return np.swapaxes(split, 1, 2).reshape(rows.shape)
+
+
+def check_params_equal_gguf(model, reader, *, permuted_qk: bool):
+    """Every transformers parameter is the gguf package's dequantization of its GGUF tensor, bit for bit
+    (llama's q/k rows reordered as _interleaved_to_halves says). Returns how many tensors were compared."""
+    from gguf.quants import dequantize
+
+    arch = reader.fields["general.architecture"].contents()
+    n_head = reader.fields[f"{arch}.attention.head_count"].contents()
+    n_head_kv = reader.fields[f"{arch}.attention.head_count_kv"].contents()
+    params = dict(model.named_parameters())
+    compared = 0
+    for tensor in reader.tensors:
+        if tensor.name.startswith("blk."):
+            _, layer, rest = tensor.name.split(".", 2)
+            name = f"model.layers.{layer}.{_LAYER_NAMES[rest]}"
+        else:
+            name = _TOP_NAMES[tensor.name]
+        expected = dequantize(tensor.data, tensor.tensor_type).astype(np.float32)
+        if permuted_qk and (".attn_q." in tensor.name or ".attn_k." in tensor.name):
+            expected = _interleaved_to_halves(expected, n_head if ".attn_q." in tensor.name else n_head_kv)
+        got = params[name].detach().numpy()
+        assert got.shape == expected.shape and np.array_equal(got, expected), tensor.name
+        compared += 1
+    return compared
+
+
+def test_weights_are_the_gguf_tensors(reference, smollm_path, smollm_reader):
+    model, _ = reference.load_reference(str(smollm_path.resolve()))
+    assert check_params_equal_gguf(model, smollm_reader, permuted_qk=True) == 272  # every tensor in the file
+
+
+@pytest.mark.slow
+def test_qwen2_weights_are_the_gguf_tensors_unpermuted(reference, qwen05_path):
+    """qwen2: RoPE is rotate-half in llama.cpp too, so no tensor is reordered; the biases come through."""
+    from gguf import GGUFReader
+
+    model, _ = reference.load_reference(str(qwen05_path.resolve()))
+    assert check_params_equal_gguf(model, GGUFReader(str(qwen05_path)), permuted_qk=False) > 24 * 12
+    reference.load_reference.cache_clear()
 
 
 def test_final_norm_and_logits_consistent(result, gguf_weights):
