@@ -190,6 +190,7 @@ size_t RunState::bytes() const {
 
 // Row splits are rounded to this many rows (kernels like whole row groups; any split is exact).
 static constexpr int64_t ROW_ALIGN = 16;
+static constexpr int CHUNKS_PER_THREAD = 4;
 
 void forward_chunk(const Model& model, KVCache& cache, ThreadPool& pool, RunState& rs,
                    const ChunkPlan& plan, const int32_t* tokens, const ChunkOutputs& out) {
@@ -201,6 +202,11 @@ void forward_chunk(const Model& model, KVCache& cache, ThreadPool& pool, RunStat
     assert(T >= 1 && T <= rs.max_chunk && plan.n_pos <= cap && hd <= MAX_HEAD_DIM);
     float* x = rs.x.data();
     float* xb = rs.xb.data();
+    // Chunks per task: a few per thread, so a thread the OS runs late just gets fewer.
+    auto n_chunks = [&](int64_t units, int64_t align) {
+        int64_t n = (units + align - 1) / align, cap = static_cast<int64_t>(pool.size()) * CHUNKS_PER_THREAD;
+        return static_cast<int>(n < cap ? n : cap);
+    };
 
     auto save_hidden = [&](int layer) {
         if (!out.hidden) return;
@@ -229,9 +235,9 @@ void forward_chunk(const Model& model, KVCache& cache, ThreadPool& pool, RunStat
                 if (qkv[j]->type == qkv[m]->type) { act_of[m] = act_of[j]; break; }
             if (act_of[m] == m) prepare_acts(qkv[m]->type, xb, E, T, rs.act[m].data());
         }
-        auto qkv_task = [&](int tid, int nt) {
+        auto qkv_task = [&](int, int ci, int nc) {
             int64_t b, e;
-            split_range(E + 2 * KV, tid, nt, ROW_ALIGN, &b, &e);
+            split_range(E + 2 * KV, ci, nc, ROW_ALIGN, &b, &e);
             int64_t off = 0;
             for (int m = 0; m < 3; m++) {
                 const Matrix& W = *qkv[m];
@@ -244,13 +250,13 @@ void forward_chunk(const Model& model, KVCache& cache, ThreadPool& pool, RunStat
                         for (int64_t r = r0; r < r1; r++) qkv_out[m][t * W.rows + r] += qkv_bias[m][r];
             }
         };
-        pool.run(qkv_task);
+        pool.run(n_chunks(E + 2 * KV, ROW_ALIGN), qkv_task);
 
         // ---- store this chunk's K/V (fp16) into its slots, then lay out every position's key
         // rotated to its position and its value as fp32. Work item = (kv head, position).
-        auto kv_task = [&](int tid, int nt) {
+        auto kv_task = [&](int, int ci, int nc) {
             int64_t b, e;
-            split_range(static_cast<int64_t>(n_head_kv) * plan.n_pos, tid, nt, 1, &b, &e);
+            split_range(static_cast<int64_t>(n_head_kv) * plan.n_pos, ci, nc, 1, &b, &e);
             for (int64_t i = b; i < e; i++) {
                 const int h = static_cast<int>(i / plan.n_pos), p = static_cast<int>(i % plan.n_pos);
                 const int slot = rs.pos_slot[p];
@@ -269,13 +275,13 @@ void forward_chunk(const Model& model, KVCache& cache, ThreadPool& pool, RunStat
                 f16_to_f32(vc, vl, hd);
             }
         };
-        pool.run(kv_task);
+        pool.run(n_chunks(static_cast<int64_t>(n_head_kv) * plan.n_pos, 1), kv_task);
 
         // ---- attention per (token, head): softmax(q.k / sqrt(hd)) @ v over positions 0..pos.
         const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-        auto att_task = [&](int tid, int nt) {
+        auto att_task = [&](int tid, int ci, int nc) {
             int64_t b, e;
-            split_range(static_cast<int64_t>(T) * n_head, tid, nt, 1, &b, &e);
+            split_range(static_cast<int64_t>(T) * n_head, ci, nc, 1, &b, &e);
             float* s = rs.scores.data() + static_cast<size_t>(tid) * cap;
             alignas(64) float qr[MAX_HEAD_DIM];
             for (int64_t i = b; i < e; i++) {
@@ -309,28 +315,28 @@ void forward_chunk(const Model& model, KVCache& cache, ThreadPool& pool, RunStat
                 }
             }
         };
-        pool.run(att_task);
+        pool.run(n_chunks(static_cast<int64_t>(T) * n_head, 1), att_task);
 
         // ---- x += att @ Wo^T
         prepare_acts(L.wo.type, rs.att.data(), E, T, rs.act[0].data());
-        auto o_task = [&](int tid, int nt) {
+        auto o_task = [&](int, int ci, int nc) {
             int64_t r0, r1;
-            split_range(E, tid, nt, ROW_ALIGN, &r0, &r1);
+            split_range(E, ci, nc, ROW_ALIGN, &r0, &r1);
             if (r0 >= r1) return;
             matmul(L.wo.type, L.wo.data, E, r0, r1, rs.act[0].data(), rs.att.data(), T, xb, E);
             for (int t = 0; t < T; t++)
                 for (int64_t r = r0; r < r1; r++) x[t * E + r] += xb[t * E + r];
         };
-        pool.run(o_task);
+        pool.run(n_chunks(E, ROW_ALIGN), o_task);
 
         // ---- FFN: x += (silu(xb @ Wg^T) * (xb @ Wu^T)) @ Wd^T, xb = rmsnorm(x)
         for (int t = 0; t < T; t++) rmsnorm(xb + t * E, x + t * E, L.ffn_norm, E, c.rms_eps);
         prepare_acts(L.w_gate.type, xb, E, T, rs.act[0].data());
         const bool same_gu = L.w_up.type == L.w_gate.type;
         if (!same_gu) prepare_acts(L.w_up.type, xb, E, T, rs.act[1].data());
-        auto gu_task = [&](int tid, int nt) {
+        auto gu_task = [&](int, int ci, int nc) {
             int64_t r0, r1;
-            split_range(F, tid, nt, ROW_ALIGN, &r0, &r1);
+            split_range(F, ci, nc, ROW_ALIGN, &r0, &r1);
             if (r0 >= r1) return;
             float* g = rs.hb.data();
             float* u = rs.hb2.data();
@@ -342,18 +348,18 @@ void forward_chunk(const Model& model, KVCache& cache, ThreadPool& pool, RunStat
                     g[t * F + r] = gv / (1.0f + exp_approx(-gv)) * u[t * F + r];
                 }
         };
-        pool.run(gu_task);
+        pool.run(n_chunks(F, ROW_ALIGN), gu_task);
 
         prepare_acts(L.w_down.type, rs.hb.data(), F, T, rs.act[0].data());
-        auto down_task = [&](int tid, int nt) {
+        auto down_task = [&](int, int ci, int nc) {
             int64_t r0, r1;
-            split_range(E, tid, nt, ROW_ALIGN, &r0, &r1);
+            split_range(E, ci, nc, ROW_ALIGN, &r0, &r1);
             if (r0 >= r1) return;
             matmul(L.w_down.type, L.w_down.data, F, r0, r1, rs.act[0].data(), rs.hb.data(), T, xb, E);
             for (int t = 0; t < T; t++)
                 for (int64_t r = r0; r < r1; r++) x[t * E + r] += xb[t * E + r];
         };
-        pool.run(down_task);
+        pool.run(n_chunks(E, ROW_ALIGN), down_task);
         save_hidden(l + 1);
     }
 
@@ -363,13 +369,13 @@ void forward_chunk(const Model& model, KVCache& cache, ThreadPool& pool, RunStat
     const int t_first = T - n_out;
     for (int t = 0; t < n_out; t++) rmsnorm(xb + t * E, x + (t_first + t) * E, w.output_norm, E, c.rms_eps);
     prepare_acts(w.output.type, xb, E, n_out, rs.act[0].data());
-    auto out_task = [&](int tid, int nt) {
+    auto out_task = [&](int, int ci, int nc) {
         int64_t r0, r1;
-        split_range(c.n_vocab, tid, nt, ROW_ALIGN, &r0, &r1);
+        split_range(c.n_vocab, ci, nc, ROW_ALIGN, &r0, &r1);
         if (r0 < r1)
             matmul(w.output.type, w.output.data, E, r0, r1, rs.act[0].data(), xb, n_out, out.logits, c.n_vocab);
     };
-    pool.run(out_task);
+    pool.run(n_chunks(c.n_vocab, ROW_ALIGN), out_task);
 }
 
 }  // namespace lg
