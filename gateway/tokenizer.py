@@ -6,6 +6,7 @@ Knows nothing about model weights, the KV cache, or where the text comes from.
 
 from __future__ import annotations
 
+import codecs
 import re
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
@@ -23,7 +24,7 @@ from gateway.tokenizer_gguf import (
     read_tokenizer_metadata,
 )
 
-__all__ = ["Tokenizer", "TokenizerError", "ChatTemplateError"]
+__all__ = ["Tokenizer", "TokenizerError", "ChatTemplateError", "StreamDecoder"]
 
 # How text is cut into words before BPE, by `tokenizer.ggml.pre`. These are the splits the vocabularies were
 # trained with (the models' tokenizer.json; llama.cpp's llama-vocab.cpp uses the same ones).
@@ -339,6 +340,9 @@ class Tokenizer:
         """Id of a token spelled as the vocabulary spells it, or None."""
         return self._backend.token_to_id(token)
 
+    def stream_decoder(self, *, skip_special: bool = False) -> StreamDecoder:
+        return StreamDecoder(self, skip_special=skip_special)
+
     def is_stop(self, token_id: int) -> bool:
         return token_id in self.stop_ids
 
@@ -347,3 +351,22 @@ class Tokenizer:
 
     def __repr__(self) -> str:
         return f"Tokenizer({self.path.name}, n_vocab={self.n_vocab}, pre={self.pre!r})"
+
+
+class StreamDecoder:
+    """Text of generated tokens as they come, one id at a time: a character split across tokens (CJK, emoji)
+    comes out once its last byte has. The pieces joined equal decode() of all the ids."""
+
+    def __init__(self, tokenizer: Tokenizer, *, skip_special: bool = False):
+        self._tokenizer = tokenizer
+        self._skip_special = skip_special
+        self._utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+    def push(self, token_id: int) -> str:
+        if self._skip_special and token_id in self._tokenizer.special_ids:
+            return ""
+        return self._utf8.decode(self._tokenizer.token_bytes(token_id))
+
+    def flush(self) -> str:
+        """What is left at the end (an unfinished character becomes U+FFFD)."""
+        return self._utf8.decode(b"", final=True)

@@ -169,6 +169,25 @@ def test_round_trip_and_decode_match(vocab, ours, theirs, loghub_lines):
 
 
 @pytest.mark.parametrize("vocab", VOCABS)
+def test_stream_decoder_matches_decode(vocab, ours):
+    tok = ours[vocab]
+    for text in EXTRA_TEXTS:
+        ids = tok.encode(text)
+        stream = tok.stream_decoder()
+        pieces = [stream.push(i) for i in ids] + [stream.flush()]
+        assert "".join(pieces) == tok.decode(ids)
+        assert all("\ufffd" not in p for p in pieces)  # never half a character
+    # A generation cut inside a character: the same replacement character decode() gives.
+    split_char = next(c for c in "报警🎉🫠𝄞" if len(tok.encode(c)) > 1)
+    cut = tok.encode(split_char)[:1]
+    assert tok.decode(cut).endswith("\ufffd")
+    stream = tok.stream_decoder()
+    assert "".join(stream.push(i) for i in cut) + stream.flush() == tok.decode(cut)
+    skip = tok.stream_decoder(skip_special=True)
+    assert "".join(skip.push(i) for i in tok.encode("a<|im_end|>b")) == "ab"
+
+
+@pytest.mark.parametrize("vocab", VOCABS)
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=st.text(alphabet=st.characters(exclude_categories=("Cs",)), max_size=60))
 def test_random_text_matches_reference(vocab, ours, reference_backend, text):
