@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import openai
 import pytest
 
@@ -31,7 +33,11 @@ def test_non_stream(client):
     assert any("jam" in s["text"].lower() for s in sources)
 
 
-def test_stream(client):
+def test_stream(client, model_server):
+    store = model_server[2].store
+    end = time.monotonic() + 60
+    while not store.search("heater", limit=1) and time.monotonic() < end:   # the demo's jam ends after 4 cycles
+        time.sleep(0.2)
     stream = client.chat.completions.create(model="linegate", max_tokens=12, stream=True,
                                             stream_options={"include_usage": True},
                                             messages=[{"role": "user", "content": "What is the heater temperature?"}])
