@@ -85,8 +85,17 @@ def _rope_interleaved(x, base):
     return out
 
 
-def _llama_cpp_layer(x, tensors, layer, meta):
-    """One llama block on the GGUF tensors as stored, in float64. x: [T, n_embd] -> [T, n_embd]."""
+def _rope_halves(x, base):
+    """llama.cpp's LLAMA_ROPE_TYPE_NEOX (qwen2): rotates pairs (i, i + head_dim/2). x: [T, n, hd]."""
+    n_tokens, head_dim = x.shape[0], x.shape[-1]
+    angle = np.arange(n_tokens)[:, None] * base ** (-np.arange(0, head_dim, 2) / head_dim)[None, :]
+    cos, sin = np.cos(angle)[:, None, :], np.sin(angle)[:, None, :]
+    first, second = x[..., : head_dim // 2], x[..., head_dim // 2 :]
+    return np.concatenate([first * cos - second * sin, first * sin + second * cos], -1)
+
+
+def _llama_cpp_layer(x, tensors, layer, meta, rope=_rope_interleaved):
+    """One llama/qwen2 block on the GGUF tensors as stored, in float64. x: [T, n_embd] -> [T, n_embd]."""
     w = {k.split(".", 2)[2].removesuffix(".weight"): v.astype(np.float64) for k, v in tensors.items()
          if k.startswith(f"blk.{layer}.")}
     eps, base = meta["attention.layer_norm_rms_epsilon"], meta["rope.freq_base"]
@@ -94,9 +103,10 @@ def _llama_cpp_layer(x, tensors, layer, meta):
     n_tokens, n_embd = x.shape
     head_dim = n_embd // n_head
     h = _rmsnorm(x, w["attn_norm"], eps)
-    q = _rope_interleaved((h @ w["attn_q"].T).reshape(n_tokens, n_head, head_dim), base)
-    k = _rope_interleaved((h @ w["attn_k"].T).reshape(n_tokens, n_head_kv, head_dim), base)
-    v = (h @ w["attn_v"].T).reshape(n_tokens, n_head_kv, head_dim)
+    q, k, v = (h @ w[f"attn_{n}"].T + w.get(f"attn_{n}.bias", 0.0) for n in "qkv")  # qwen2 has q/k/v biases
+    q = rope(q.reshape(n_tokens, n_head, head_dim), base)
+    k = rope(k.reshape(n_tokens, n_head_kv, head_dim), base)
+    v = v.reshape(n_tokens, n_head_kv, head_dim)
     causal = np.triu(np.full((n_tokens, n_tokens), -np.inf), 1)
     heads = []
     for head in range(n_head):
@@ -194,9 +204,19 @@ def test_qwen2_weights_are_the_gguf_tensors_unpermuted(reference, qwen05_path):
     """qwen2: RoPE is rotate-half in llama.cpp too, so no tensor is reordered; the biases come through."""
     from gguf import GGUFReader
 
+    from gguf.quants import dequantize
+
+    reader = GGUFReader(str(qwen05_path))
     model, _ = reference.load_reference(str(qwen05_path.resolve()))
-    assert check_params_equal_gguf(model, GGUFReader(str(qwen05_path)), permuted_qk=False) > 24 * 12
-    reference.load_reference.cache_clear()
+    assert check_params_equal_gguf(model, reader, permuted_qk=False) > 24 * 12
+    # And block 0 recomputed with NEOX RoPE and the biases gives hidden[1].
+    tensors = {t.name: dequantize(t.data, t.tensor_type) for t in reader.tensors if t.name.startswith("blk.0.")}
+    meta = {k: reader.fields[f"qwen2.{k}"].contents() for k in (
+        "attention.head_count", "attention.head_count_kv", "rope.freq_base", "attention.layer_norm_rms_epsilon",
+    )}
+    hidden = reference.reference_forward(qwen05_path, [151644, 872, 198, 14990, 1879, 13, 151645])["hidden"]
+    expected = _llama_cpp_layer(hidden[0], tensors, 0, meta, rope=_rope_halves)
+    assert np.abs(hidden[1] - expected).max() < 1e-4 * np.abs(expected).max()
 
 
 def test_final_norm_and_logits_consistent(result, gguf_weights):
