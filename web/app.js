@@ -2,6 +2,7 @@
 // Every piece of log or model text goes into the page through textContent, never as HTML.
 "use strict";
 const $ = (id) => document.getElementById(id);
+const MAX_AUTO_RETRIES = 3, MAX_AUTO_RETRY_S = 30;
 const POLL_STATS_MS = 2000, POLL_LOGS_MS = 1000, TAIL_ROWS = 300, TAIL_BATCH = 500, ALERTS_REPLAY = 100;
 
 function el(tag, cls, text) {
@@ -63,14 +64,25 @@ const Chat = {
     this.history.push({ role: "user", content: q });
     let answer = "";
     try {
-      const res = await API.fetch("/v1/chat/completions", {
-        method: "POST", headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ model: "linegate", stream: true, messages: this.history.slice(-6) }),
-      });
+      let res;
+      for (let attempt = 0; ; attempt++) {
+        res = await API.fetch("/v1/chat/completions", {
+          method: "POST", headers: { "Content-Type": "application/json" },
+          body: JSON.stringify({ model: "linegate", stream: true, messages: this.history.slice(-6) }),
+        });
+        const ra = Number(res.headers.get("Retry-After"));
+        // The engine is busy (queue full / admission refused): wait as told, a few times, then give up.
+        if (!((res.status === 429 || res.status === 503) && ra > 0 && ra <= MAX_AUTO_RETRY_S && attempt < MAX_AUTO_RETRIES)) break;
+        for (let left = ra; left > 0; left--) {
+          body.textContent = I18N.t("chat.busy", { s: left });
+          await new Promise((r) => setTimeout(r, 1000));
+        }
+        body.textContent = "";
+      }
       if (!res.ok) {
         let detail = ""; try { detail = (await res.json()).detail; } catch (_) { /* not JSON */ }
         const ra = res.headers.get("Retry-After");
-        throw new Error(ra && (res.status === 429 || res.status === 503) ? I18N.t("chat.busy", { s: ra }) : res.status + " " + (detail || res.statusText));
+        throw new Error(ra && (res.status === 429 || res.status === 503) ? I18N.t("chat.gave_up", { s: ra }) : res.status + " " + (detail || res.statusText));
       }
       await API.sse(res, (_event, data) => {
         if (data === "[DONE]") return;
