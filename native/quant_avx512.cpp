@@ -1,23 +1,18 @@
-// x86 SIMD kernels (AVX-512 BW+VNNI): bit-identical to quant_scalar.cpp. Integer block sums are
-// exact, so only the float steps must follow the canonical order (quant_blocks.h); they run
-// vectorized across activation vectors t, never across blocks. Knows nothing about threads.
+// x86 AVX-512 BW+VNNI kernels: bit-identical to quant_scalar.cpp. Integer block sums are exact,
+// so only the float steps must follow the canonical order (quant_blocks.h): K-quants vectorize
+// them across vectors t, legacy types across their 8 block lanes. Knows nothing about threads.
 #include <cmath>
 #include <type_traits>
 
 #include "quant_blocks.h"
 #include "quant_kernels.h"
 
-#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VNNI__) && \
-    defined(__F16C__)
-#define LG_X86_AVX512 1
+#if LG_SIMD_AVX512
 #include <immintrin.h>
 // GCC 12 flags the deliberately undefined upper halves inside its own cast intrinsics.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
 
 namespace lg {
-
-#if LG_X86_AVX512
 
 namespace {
 
@@ -191,11 +186,13 @@ inline __m256i bsdot(const int16_t (*bs)[32], __m256i s16) {
     return _mm256_add_epi32(_mm512_castsi512_si256(acc), _mm512_extracti64x4_epi64(acc, 1));
 }
 
-// int16 lane i of the scale vector for q[k]: the per-16 scale of elements 64k + 2i, 2i+1.
-inline __m512i scale_vec(__m256i s16, int k) {
-    alignas(64) static const int16_t kIdx[32] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
-                                                 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3};
-    const __m512i idx = _mm512_add_epi16(_mm512_set1_epi16(short(4 * k)), _mm512_load_si512(kIdx));
+// Scale vector for the pair q[2m], q[2m+1] after packs_epi32 of their dpbusd sums: int16 lane
+// (chunk c, position i) holds the 4-element sum of chunk c of q[2m + i/4], whose per-16 scale
+// index is 4 * (2m + i/4) + c.
+inline __m512i pair_scale_vec(__m256i s16, int m) {
+    alignas(64) static const int16_t kIdx[32] = {0, 0, 0, 0, 4, 4, 4, 4, 1, 1, 1, 1, 5, 5, 5, 5,
+                                                 2, 2, 2, 2, 6, 6, 6, 6, 3, 3, 3, 3, 7, 7, 7, 7};
+    const __m512i idx = _mm512_add_epi16(_mm512_set1_epi16(short(8 * m)), _mm512_load_si512(kIdx));
     return _mm512_permutexvar_epi16(idx, _mm512_castsi256_si512(s16));
 }
 
@@ -206,17 +203,19 @@ void kquant_row(const Block* row, int64_t nb, const KTile& tile, float* out) {
     for (int64_t b = 0; b < nb; ++b) {
         KBlock w;
         decode(row + b, &w);
-        __m512i sv[4];
-        for (int k = 0; k < 4; ++k) sv[k] = scale_vec(w.sc16, k);
+        const __m512i sv0 = pair_scale_vec(w.sc16, 0), sv1 = pair_scale_vec(w.sc16, 1);
         __m512i ia[NT];
         for (int t = 0; t < NT; ++t) {
+            // dpbusd 4-element sums fit int16 (<= 4 * 63 * 127), so two vectors pack into one
+            // before the scale multiply: 6 multiplies per t instead of 8.
             const int8_t* xq = tile.xq[t] + b * QK_K;
-            __m512i a = _mm512_setzero_si512();
-            for (int k = 0; k < 4; ++k) {
-                __m512i p = _mm512_maddubs_epi16(w.q[k], _mm512_loadu_si512(xq + 64 * k));
-                a = _mm512_dpwssd_epi32(a, p, sv[k]);
-            }
-            ia[t] = a;
+            const __m512i z = _mm512_setzero_si512();
+            __m512i p0 = _mm512_dpbusd_epi32(z, w.q[0], _mm512_loadu_si512(xq));
+            __m512i p1 = _mm512_dpbusd_epi32(z, w.q[1], _mm512_loadu_si512(xq + 64));
+            __m512i p2 = _mm512_dpbusd_epi32(z, w.q[2], _mm512_loadu_si512(xq + 128));
+            __m512i p3 = _mm512_dpbusd_epi32(z, w.q[3], _mm512_loadu_si512(xq + 192));
+            __m512i a = _mm512_madd_epi16(_mm512_packs_epi32(p0, p1), sv0);
+            ia[t] = _mm512_dpwssd_epi32(a, _mm512_packs_epi32(p2, p3), sv1);
         }
         __m256i i1 = reduce_t<NT>(ia);
         const __m256 dx = _mm256_load_ps(tile.dxT[b]);
@@ -417,16 +416,6 @@ bool matmul_simd(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r
 
 const char* simd_name() { return "avx512"; }
 
-#else  // no AVX-512 VNNI
-
-#if !defined(__aarch64__)
-bool matmul_simd(GGMLType, const uint8_t*, int64_t, int64_t, int64_t, const uint8_t*, const float*, int, float*,
-                 int64_t) {
-    return false;
-}
-const char* simd_name() { return "scalar"; }
-#endif
-
-#endif
-
 }  // namespace lg
+
+#endif

@@ -1,9 +1,22 @@
 // Internal interface between the quant dispatch (quant.cpp) and its kernels (quant_scalar.cpp,
-// quant_x86.cpp, quant_neon.cpp). Not for the engine: it uses quant.h.
+// quant_avx512.cpp, quant_avx2.cpp, quant_neon.cpp). Not for the engine: it uses quant.h.
 #pragma once
 #include <cstdint>
 
 #include "quant.h"
+
+// Which SIMD kernel file is compiled in: exactly one of quant_avx512.cpp, quant_avx2.cpp,
+// quant_neon.cpp, or the fallback in quant_scalar.cpp defines matmul_simd / simd_name.
+#if defined(__aarch64__) && defined(__ARM_NEON)
+#define LG_SIMD_NEON 1
+#elif defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VNNI__) && \
+    defined(__F16C__) && defined(__FMA__)
+#define LG_SIMD_AVX512 1
+#elif defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+#define LG_SIMD_AVX2 1
+#else
+#define LG_SIMD_NONE 1
+#endif
 
 namespace lg {
 

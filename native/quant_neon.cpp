@@ -4,7 +4,7 @@
 #include "quant_blocks.h"
 #include "quant_kernels.h"
 
-#if defined(__aarch64__) && defined(__ARM_NEON)
+#if LG_SIMD_NEON
 #include <arm_neon.h>
 
 #include <cmath>

@@ -1,6 +1,6 @@
 // The scalar reference matmul: portable, weight-stationary (a weight block is decoded once per
 // tile of activation vectors), and the definition of the canonical order in quant_blocks.h.
-// Knows nothing about threads (callers split rows) or SIMD (quant_x86.cpp / quant_neon.cpp).
+// Knows nothing about threads (callers split rows) or SIMD (quant_avx512/avx2/neon.cpp).
 #include <cmath>
 
 #include "quant_blocks.h"
@@ -219,5 +219,13 @@ void matmul_scalar(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t
         }
     }
 }
+
+#if LG_SIMD_NONE
+bool matmul_simd(GGMLType, const uint8_t*, int64_t, int64_t, int64_t, const uint8_t*, const float*, int, float*,
+                 int64_t) {
+    return false;
+}
+const char* simd_name() { return "scalar"; }
+#endif
 
 }  // namespace lg

@@ -1,7 +1,9 @@
 """Micro-benchmark of the quantized matmul kernels on the real model's matrices, one thread.
 
-Timing is per-thread CPU time (time.thread_time), so that other processes sharing the cores do
-not count; they still share the memory bus, so run it on a quiet machine for final figures.
+With --threads 1 timing is per-thread CPU time (time.thread_time), so that other processes
+sharing the cores do not count; with --threads N (rows split in N contiguous ranges, one Python
+thread each; the kernels release the GIL) it is wall time, as it is for the copy peer.
+Either way other processes share the memory bus: run it on a quiet machine for final figures.
 For each matrix kind it streams the same tensor of every layer in turn (so weights come from
 DRAM, not cache) and reports weight GB/s at T=1 and the cost ratios time(T)/time(T=1) that
 speculative verification depends on. Peer measured in the same run: single-thread memory copy
@@ -16,6 +18,7 @@ import argparse
 import json
 import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -29,31 +32,39 @@ KINDS = ("attn_q", "attn_output", "ffn_gate", "ffn_down")
 T_VALUES = (1, 2, 4, 8, 16)
 
 
-def copy_bandwidth_gbs(n_bytes: int = 256 << 20, reps: int = 3) -> float:
-    """Single-thread read+write bandwidth of a large numpy copy (bytes read / s)."""
+def copy_bandwidth_gbs(pool: ThreadPoolExecutor, n_threads: int, n_bytes: int = 256 << 20, reps: int = 3) -> float:
+    """Bytes copied per second by a large numpy copy split over n_threads (numpy drops the GIL)."""
     src = np.ones(n_bytes, np.uint8)
-    dst = np.empty_like(src)
+    dst = np.zeros_like(src)
+    parts = np.array_split(np.arange(n_bytes), n_threads)
+    spans = [(int(p[0]), int(p[-1]) + 1) for p in parts]
+    clock = time.thread_time if n_threads == 1 else time.perf_counter
     best = float("inf")
     for _ in range(reps):
-        t = time.thread_time()
-        np.copyto(dst, src)
-        best = min(best, time.thread_time() - t)
+        t = clock()
+        list(pool.map(lambda ab: np.copyto(dst[ab[0]:ab[1]], src[ab[0]:ab[1]]), spans))
+        best = min(best, clock() - t)
     return n_bytes / best / 1e9
 
 
-def bench_tensors(tensors, T: int, reps: int, scalar: bool) -> float:
+def bench_tensors(pool: ThreadPoolExecutor, n_threads: int, tensors, T: int, reps: int, scalar: bool) -> float:
     """Seconds for one pass over all tensors (best of reps), y = x @ W.T with T vectors."""
     fn = nat.matmul_scalar if scalar else nat.matmul
     rng = np.random.default_rng(0)
     K = tensors[0][2]
     x = rng.standard_normal((T, K)).astype(np.float32)
     acts = nat.prepare_acts(tensors[0][1], x)
+    clock = time.thread_time if n_threads == 1 else time.perf_counter
+
+    def run_range(i: int) -> None:
+        for W, qt, _K, n_rows in tensors:
+            fn(qt, W, n_rows, acts, x, n_rows * i // n_threads, n_rows * (i + 1) // n_threads)
+
     best = float("inf")
     for _ in range(reps):
-        t = time.thread_time()
-        for W, qt, _K, n_rows in tensors:
-            fn(qt, W, n_rows, acts, x)
-        best = min(best, time.thread_time() - t)
+        t = clock()
+        list(pool.map(run_range, range(n_threads)))
+        best = min(best, clock() - t)
     return best
 
 
@@ -63,14 +74,17 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--layers", type=int, default=28, help="layers to cycle through (defeats the cache)")
     ap.add_argument("--scalar", action="store_true", help="time the scalar reference path instead")
+    ap.add_argument("--threads", type=int, default=1)
     args = ap.parse_args()
 
     reader = GGUFReader(args.model)
     by_name = {t.name: t for t in reader.tensors}
-    copy_gbs = copy_bandwidth_gbs()
+    pool = ThreadPoolExecutor(args.threads)
+    copy_gbs = copy_bandwidth_gbs(pool, args.threads)
     result = {"simd": nat.quant_simd_name(), "path": "scalar" if args.scalar else "simd",
-              "copy_gbs_1thread": round(copy_gbs, 2)}
-    print(f"kernels: {result['path']} ({nat.quant_simd_name()}), numpy copy 1 thread: {copy_gbs:.1f} GB/s")
+              "threads": args.threads, "copy_gbs": round(copy_gbs, 2)}
+    print(f"kernels: {result['path']} ({nat.quant_simd_name()}), {args.threads} thread(s); "
+          f"numpy copy: {copy_gbs:.1f} GB/s")
     for kind in KINDS:
         tensors = []
         for layer in range(args.layers):
@@ -80,7 +94,7 @@ def main() -> None:
             raw = np.asarray(t.data).reshape(-1).view(np.uint8)
             tensors.append((raw, int(t.tensor_type), int(t.shape[0]), int(t.shape[1])))
         n_bytes = sum(w.nbytes for w, *_ in tensors)
-        times = {T: bench_tensors(tensors, T, args.reps, args.scalar) for T in T_VALUES}
+        times = {T: bench_tensors(pool, args.threads, tensors, T, args.reps, args.scalar) for T in T_VALUES}
         gbs = n_bytes / times[1] / 1e9
         qt_name = by_name[f"blk.0.{kind}.weight"].tensor_type.name
         shape = f"{tensors[0][3]}x{tensors[0][2]}"

@@ -1,6 +1,6 @@
 // Standalone check of the compiled-in SIMD kernels against the scalar reference, for targets
 // the Python tests cannot reach (aarch64 NEON under qemu): random blocks of every quantized
-// type, T in {1, 3, 8, 9}; exit 1 on any bit difference. Built by tests/native/test_quant_neon.py.
+// type, T in {1, 3, 8, 9}; exit 1 on any bit difference. Built by tests/native/test_quant_simd_paths.py.
 #include <cmath>
 #include <cstdio>
 #include <cstring>

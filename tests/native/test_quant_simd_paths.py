@@ -1,10 +1,11 @@
-"""native/quant_neon.cpp cannot run on the x86 CI box: cross-compile quant_selftest.cpp for
-aarch64 (with and without the dotprod extension) and run it under qemu-user; the NEON kernels
-must match the scalar reference bit for bit. Skipped where the cross tools are not installed
-(apt: g++-aarch64-linux-gnu qemu-user)."""
+"""Every SIMD path of native/quant_*.cpp against the scalar reference, bit for bit, including
+the paths this machine's own build does not select: quant_selftest.cpp is compiled for AVX2
+(-march=x86-64-v3), for no SIMD (-march=x86-64), and for aarch64 NEON (with and without dotprod,
+run under qemu-user; skipped where g++-aarch64-linux-gnu / qemu-user are not installed)."""
 
 from __future__ import annotations
 
+import platform
 import shutil
 import subprocess
 from pathlib import Path
@@ -13,18 +14,40 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 SOURCES = ["tests/native/quant_selftest.cpp", "native/quant.cpp", "native/quant_scalar.cpp",
-           "native/quant_neon.cpp", "native/quant_x86.cpp", "native/gguf.cpp"]
-CXX, QEMU = "aarch64-linux-gnu-g++", "qemu-aarch64"
+           "native/quant_avx512.cpp", "native/quant_avx2.cpp", "native/quant_neon.cpp", "native/gguf.cpp"]
+FLAGS = ["-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter", "-Inative"]
+CROSS, QEMU = "aarch64-linux-gnu-g++", "qemu-aarch64"
+IS_X86 = platform.machine() in ("x86_64", "AMD64")
+
+
+def has_avx2() -> bool:
+    try:
+        return " avx2 " in f" {Path('/proc/cpuinfo').read_text().replace(chr(10), ' ')} "
+    except OSError:
+        return False
+
+
+def build_and_run(tmp_path: Path, compiler: list[str], march: str, runner: list[str]) -> str:
+    exe = tmp_path / f"quant_selftest_{march.replace('+', '_')}"
+    subprocess.run([*compiler, *FLAGS, f"-march={march}", *SOURCES, "-o", str(exe)],
+                   cwd=REPO, check=True, capture_output=True, text=True)
+    run = subprocess.run([*runner, str(exe)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0 and "MISMATCH" not in run.stdout, run.stdout + run.stderr
+    return run.stdout
+
+
+@pytest.mark.skipif(not (IS_X86 and shutil.which("g++")), reason="x86 paths need an x86 g++")
+@pytest.mark.parametrize("march,simd", [("x86-64-v3", "avx2"), ("x86-64", "scalar")])
+def test_x86_paths_match_scalar(tmp_path, march, simd):
+    if simd == "avx2" and not has_avx2():
+        pytest.skip("CPU without AVX2")
+    out = build_and_run(tmp_path, ["g++"], march, [])
+    assert out.startswith(f"simd: {simd}"), out
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not (shutil.which(CXX) and shutil.which(QEMU)), reason=f"needs {CXX} and {QEMU}")
+@pytest.mark.skipif(not (shutil.which(CROSS) and shutil.which(QEMU)), reason=f"needs {CROSS} and {QEMU}")
 @pytest.mark.parametrize("march", ["armv8.2-a+dotprod", "armv8-a"])
-def test_neon_kernels_match_scalar_under_qemu(tmp_path, march):
-    exe = tmp_path / "quant_selftest"
-    subprocess.run([CXX, "-std=c++17", "-O2", f"-march={march}", "-Wall", "-Wextra", "-Werror",
-                    "-Wno-unused-parameter", "-static", "-Inative", *SOURCES, "-o", str(exe)],
-                   cwd=REPO, check=True, capture_output=True, text=True)
-    run = subprocess.run([QEMU, str(exe)], capture_output=True, text=True, timeout=300)
-    assert run.stdout.startswith("simd: neon"), run.stdout
-    assert run.returncode == 0 and "MISMATCH" not in run.stdout, run.stdout
+def test_neon_paths_match_scalar_under_qemu(tmp_path, march):
+    out = build_and_run(tmp_path, [CROSS, "-static"], march, [QEMU])
+    assert out.startswith("simd: neon"), out

@@ -1,0 +1,226 @@
+// x86 AVX2 kernels for CPUs without AVX-512 VNNI: integer block sums with maddubs/madd, float
+// steps in scalar code in the canonical order of quant_blocks.h, so results are bit-identical to
+// quant_scalar.cpp. Weight-stationary: a block is decoded once per tile of vectors. No threads.
+#include <cmath>
+#include <type_traits>
+
+#include "quant_blocks.h"
+#include "quant_kernels.h"
+
+#if LG_SIMD_AVX2
+#include <immintrin.h>
+
+namespace lg {
+
+namespace {
+
+constexpr int T_TILE = 8;  // activation vectors sharing one decode of a weight block
+
+inline int32_t hsum(__m256i v) {
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
+    return _mm_cvtsi128_si32(s);
+}
+
+// ---- K-quants -------------------------------------------------------------------------------
+// q[k]: unsigned values of elements 32k..32k+31; sv[k]: int16 scale vector for maddubs output
+// of q[k] (lanes 0..7: per-16 scale 2k, lanes 8..15: 2k+1).
+struct KDec {
+    __m256i q[8], sv[8];
+    int sc[16], mn[8];
+    float dw, dm;
+};
+
+inline void set_scales(KDec* o) {
+    for (int k = 0; k < 8; ++k)
+        o->sv[k] = _mm256_set_m128i(_mm_set1_epi16(short(o->sc[2 * k + 1])), _mm_set1_epi16(short(o->sc[2 * k])));
+}
+
+inline void q4k_common(uint16_t d, uint16_t dmin, const uint8_t* scales, const uint8_t* qs, KDec* o) {
+    o->dw = _cvtsh_ss(d);
+    o->dm = _cvtsh_ss(dmin);
+    for (int j = 0; j < 8; ++j) {
+        q4k_scale_min(scales, j, &o->sc[2 * j], &o->mn[j]);
+        o->sc[2 * j + 1] = o->sc[2 * j];
+    }
+    set_scales(o);
+    const __m256i m4 = _mm256_set1_epi8(0x0f);
+    for (int j = 0; j < 4; ++j) {
+        __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * j));
+        o->q[2 * j] = _mm256_and_si256(v, m4);
+        o->q[2 * j + 1] = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+    }
+}
+
+void decode(const BlockQ4K* b, KDec* o) { q4k_common(b->d, b->dmin, b->scales, b->qs, o); }
+
+void decode(const BlockQ5K* b, KDec* o) {
+    q4k_common(b->d, b->dmin, b->scales, b->qs, o);
+    const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->qh)), one = _mm256_set1_epi8(1);
+    for (int s = 0; s < 8; ++s) {  // bit s of qh[l] is bit 4 of element 32s + l
+        __m256i bit = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(s)), one);
+        o->q[s] = _mm256_or_si256(o->q[s], _mm256_slli_epi16(bit, 4));
+    }
+}
+
+void decode(const BlockQ6K* b, KDec* o) {
+    o->dw = _cvtsh_ss(b->d);
+    o->dm = 0.0f;
+    for (int k = 0; k < 16; ++k) o->sc[k] = b->scales[k];
+    set_scales(o);
+    const __m256i m4 = _mm256_set1_epi8(0x0f), m3 = _mm256_set1_epi8(3);
+    for (int h = 0; h < 2; ++h) {  // element 128h + 32s + l, s = 0..3
+        const __m256i ql0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->ql + 64 * h));
+        const __m256i ql1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->ql + 64 * h + 32));
+        const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->qh + 32 * h));
+        const __m256i lo[4] = {_mm256_and_si256(ql0, m4), _mm256_and_si256(ql1, m4),
+                               _mm256_and_si256(_mm256_srli_epi16(ql0, 4), m4),
+                               _mm256_and_si256(_mm256_srli_epi16(ql1, 4), m4)};
+        for (int s = 0; s < 4; ++s) {
+            __m256i hi = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * s)), m3);
+            o->q[4 * h + s] = _mm256_or_si256(lo[s], _mm256_slli_epi16(hi, 4));
+        }
+    }
+}
+
+template <typename Block>
+void kquant_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T, float* y,
+                   int64_t ldy, GGMLType wt) {
+    constexpr bool kQ6 = std::is_same<Block, BlockQ6K>::value;
+    const int64_t nb = K / QK_K;
+    const ActLayout L = act_layout(wt, K);
+    KDec dec;
+    for (int t0 = 0; t0 < T; t0 += T_TILE) {
+        const int nt = T - t0 < T_TILE ? T - t0 : T_TILE;
+        for (int64_t r = r0; r < r1; ++r) {
+            const Block* row = reinterpret_cast<const Block*>(W) + r * nb;
+            float acc[T_TILE] = {};
+            for (int64_t b = 0; b < nb; ++b) {
+                decode(row + b, &dec);
+                for (int t = 0; t < nt; ++t) {
+                    const uint8_t* rec = acts + static_cast<int64_t>(t0 + t) * L.stride;
+                    const int8_t* qx = reinterpret_cast<const int8_t*>(rec) + b * QK_K;
+                    const int16_t* s16 = reinterpret_cast<const int16_t*>(rec + L.sums_off) + b * 16;
+                    const float dx = reinterpret_cast<const float*>(rec + L.d_off)[b];
+                    __m256i a = _mm256_setzero_si256();
+                    for (int k = 0; k < 8; ++k) {
+                        __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qx + 32 * k));
+                        a = _mm256_add_epi32(a, _mm256_madd_epi16(_mm256_maddubs_epi16(dec.q[k], x), dec.sv[k]));
+                    }
+                    int32_t i1 = hsum(a);
+                    if constexpr (kQ6) {  // values were stored as q = v + 32
+                        int32_t c = 0;
+                        for (int k = 0; k < 16; ++k) c += dec.sc[k] * s16[k];
+                        acc[t] = std::fma(dec.dw * dx, static_cast<float>(i1 - 32 * c), acc[t]);
+                    } else {
+                        int32_t i2 = 0;
+                        for (int j = 0; j < 8; ++j) i2 += dec.mn[j] * (s16[2 * j] + s16[2 * j + 1]);
+                        acc[t] = std::fma(dec.dw * dx, static_cast<float>(i1), acc[t]);
+                        acc[t] = std::fma(-(dec.dm * dx), static_cast<float>(i2), acc[t]);
+                    }
+                }
+            }
+            for (int t = 0; t < nt; ++t) y[(t0 + t) * ldy + r] = acc[t];
+        }
+    }
+}
+
+// ---- legacy 32-blocks ---------------------------------------------------------------------
+// Bit e of qh as 0x10 in byte e.
+inline __m256i qh_bytes(uint32_t qh) {
+    const __m256i spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+                                            2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+    const __m256i bits = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ull));
+    __m256i v = _mm256_and_si256(_mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(qh)), spread), bits);
+    return _mm256_and_si256(_mm256_cmpeq_epi8(v, bits), _mm256_set1_epi8(0x10));
+}
+
+// Block values as unsigned bytes (v + offset), or for Q8_0 the signed values.
+inline __m256i legacy_decode(GGMLType wt, const uint8_t* blk, float* dw, float* dm) {
+    uint16_t d;
+    std::memcpy(&d, blk, 2);
+    *dw = _cvtsh_ss(d);
+    *dm = 0.0f;
+    if (wt == GGMLType::Q8_0) return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
+    const bool has_m = wt == GGMLType::Q4_1 || wt == GGMLType::Q5_1;
+    const bool five = wt == GGMLType::Q5_0 || wt == GGMLType::Q5_1;
+    int off = 2;
+    if (has_m) {
+        uint16_t m;
+        std::memcpy(&m, blk + 2, 2);
+        *dm = _cvtsh_ss(m);
+        off = 4;
+    }
+    uint32_t qh = 0;
+    if (five) {
+        std::memcpy(&qh, blk + off, 4);
+        off += 4;
+    }
+    const __m128i qs = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + off));
+    const __m128i m4 = _mm_set1_epi8(0x0f);
+    __m256i v = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(qs, 4), m4), _mm_and_si128(qs, m4));
+    if (five) v = _mm256_or_si256(v, qh_bytes(qh));
+    return v;
+}
+
+void legacy_matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T,
+                   float* y, int64_t ldy) {
+    const int64_t nb = K / QK32, bb = ggml_bytes_per_block32(wt);
+    const bool has_min = wt == GGMLType::Q4_1 || wt == GGMLType::Q5_1;
+    const bool q8 = wt == GGMLType::Q8_0;
+    const int offset = wt == GGMLType::Q4_0 ? 8 : wt == GGMLType::Q5_0 ? 16 : 0;
+    const ActLayout L = act_layout(wt, K);
+    const __m256i ones = _mm256_set1_epi16(1);
+    for (int t0 = 0; t0 < T; t0 += T_TILE) {
+        const int nt = T - t0 < T_TILE ? T - t0 : T_TILE;
+        for (int64_t r = r0; r < r1; ++r) {
+            const uint8_t* row = W + r * nb * bb;
+            float lanes[T_TILE][L_LANES] = {};
+            for (int64_t b = 0; b < nb; ++b) {
+                float dw, dm;
+                const __m256i v = legacy_decode(wt, row + b * bb, &dw, &dm);
+                const __m256i av = q8 ? _mm256_sign_epi8(v, v) : v;  // |w| as unsigned for Q8_0
+                for (int t = 0; t < nt; ++t) {
+                    const uint8_t* rec = acts + static_cast<int64_t>(t0 + t) * L.stride;
+                    __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rec + b * QK32));
+                    if (q8) x = _mm256_sign_epi8(x, v);  // w * x = |w| * (x * sign(w))
+                    const int16_t sum = reinterpret_cast<const int16_t*>(rec + L.sums_off)[b];
+                    const float dx = reinterpret_cast<const float*>(rec + L.d_off)[b];
+                    const int32_t i1 = hsum(_mm256_madd_epi16(_mm256_maddubs_epi16(av, x), ones)) - offset * sum;
+                    float& lane = lanes[t][b % L_LANES];
+                    lane = std::fma(dw * dx, static_cast<float>(i1), lane);
+                    if (has_min) lane = std::fma(dm * dx, static_cast<float>(sum), lane);
+                }
+            }
+            for (int t = 0; t < nt; ++t) {
+                float* l = lanes[t];
+                for (int w = L_LANES / 2; w >= 1; w /= 2)
+                    for (int i = 0; i < w; ++i) l[i] = l[i] + l[i + w];
+                y[(t0 + t) * ldy + r] = l[0];
+            }
+        }
+    }
+}
+
+}  // namespace
+
+bool matmul_simd(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* act_buf,
+                 const float* x, int T, float* y, int64_t ldy) {
+    switch (wt) {
+        case GGMLType::Q4_K: kquant_matmul<BlockQ4K>(W, K, r0, r1, act_buf, T, y, ldy, wt); return true;
+        case GGMLType::Q5_K: kquant_matmul<BlockQ5K>(W, K, r0, r1, act_buf, T, y, ldy, wt); return true;
+        case GGMLType::Q6_K: kquant_matmul<BlockQ6K>(W, K, r0, r1, act_buf, T, y, ldy, wt); return true;
+        case GGMLType::Q4_0: case GGMLType::Q4_1: case GGMLType::Q5_0: case GGMLType::Q5_1: case GGMLType::Q8_0:
+            legacy_matmul(wt, W, K, r0, r1, act_buf, T, y, ldy);
+            return true;
+        default:
+            return false;
+    }
+}
+
+const char* simd_name() { return "avx2"; }
+
+}  // namespace lg
+
+#endif
