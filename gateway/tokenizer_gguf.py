@@ -6,7 +6,7 @@ Knows nothing about BPE or chat templates: it only validates and hands over what
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 # GGUF token types (llama.cpp's llama_token_type).
@@ -39,6 +39,7 @@ class TokenizerMetadata:
     add_bos: bool
     add_eos: bool
     chat_template: str | None
+    reader: str = field(default="", compare=False)  # which GGUF reader produced this: "native" or "gguf"
 
     @property
     def n_vocab(self) -> int:
@@ -46,7 +47,7 @@ class TokenizerMetadata:
 
 
 def _open_values(path: Path):
-    """A `get(key) -> value | None` over the file's metadata, from the fastest reader available."""
+    """(reader name, `get(key) -> value | None`) over the file's metadata, from the fastest reader available."""
     try:
         from gateway import _native  # built by `make native`; optional here
     except ImportError:
@@ -56,8 +57,8 @@ def _open_values(path: Path):
             handle = _native.GGUFFile(str(path))
         except _native.GGUFError as exc:
             raise TokenizerMetadataError(f"{path}: not a readable GGUF: {exc}") from exc
-        return handle.get
-    return _reader_values(path)
+        return "native", handle.get
+    return "gguf", _reader_values(path)
 
 
 def _reader_values(path: Path):
@@ -80,7 +81,7 @@ def read_tokenizer_metadata(path: str | Path, *, use_native: bool = True) -> Tok
     path = Path(path)
     if not path.is_file():
         raise TokenizerMetadataError(f"{path}: no such GGUF file")
-    get = _open_values(path) if use_native else _reader_values(path)
+    reader, get = _open_values(path) if use_native else ("gguf", _reader_values(path))
 
     def required(key: str):
         value = get(key)
@@ -124,4 +125,5 @@ def read_tokenizer_metadata(path: str | Path, *, use_native: bool = True) -> Tok
         add_bos=bool(get("tokenizer.ggml.add_bos_token") or False),
         add_eos=bool(get("tokenizer.ggml.add_eos_token") or False),
         chat_template=None if template is None else str(template),
+        reader=reader,
     )

@@ -346,7 +346,9 @@ def test_tiny_vocab_builds_from_metadata_alone(tmp_path):
 
 
 def test_native_and_gguf_package_readers_agree(smollm_path):
+    pytest.importorskip("gateway._native", reason="native module not built (make native)")
     native = read_tokenizer_metadata(smollm_path, use_native=True)
     package = read_tokenizer_metadata(smollm_path, use_native=False)
+    assert (native.reader, package.reader) == ("native", "gguf")
     assert native == package
     assert native.n_vocab == 49152 and native.pre == "smollm" and native.chat_template
