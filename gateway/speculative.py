@@ -221,12 +221,14 @@ class SpecResult:
 def speculative_generate(target: Target, drafter, prompt_tokens: Sequence[int], max_tokens: int,
                          sampling: Sampling = Sampling(), seed: int | None = None,
                          stop_tokens: Sequence[int] = (), on_token: Callable[[int], bool | None] | None = None,
-                         k_max: int = K_MAX, detokenize: Callable[[list[int]], str] | None = None) -> SpecResult:
+                         k_max: int = K_MAX, detokenize: Callable[[list[int]], str] | None = None,
+                         n_prompt_cached: int = 0) -> SpecResult:
     """Generate in the target's scratch with drafts from `drafter` (None: target-only decode).
 
     The job forks from the stream context and rolls back at the end, so the sink and ring are
     untouched. Each iteration runs ONE target forward over [pending] + drafts (pending = the last
     emitted token, not yet in the cache), so tokens per target forward = accepted + 1.
+    n_prompt_cached: how many leading prompt tokens the caller already put in the scratch (they stay).
     """
     if not prompt_tokens:
         raise ValueError("speculative_generate: the prompt must hold at least one token")
@@ -235,7 +237,11 @@ def speculative_generate(target: Target, drafter, prompt_tokens: Sequence[int], 
     rng = np.random.default_rng(seed)
     stats = SpecStats(k=min(K_INITIAL, k_max))
     stops = set(int(t) for t in stop_tokens)
-    base = target.scratch_len
+    entry_len = target.scratch_len
+    if not 0 <= n_prompt_cached < len(prompt_tokens) or n_prompt_cached > entry_len:
+        raise ValueError(f"speculative_generate: n_prompt_cached={n_prompt_cached} must be below the prompt "
+                         f"length {len(prompt_tokens)} and within scratch_len={entry_len}")
+    base = entry_len - n_prompt_cached    # scratch length where the prompt starts
     prompt = [int(t) for t in prompt_tokens]
     out: list[int] = []
     done = False
@@ -252,8 +258,8 @@ def speculative_generate(target: Target, drafter, prompt_tokens: Sequence[int], 
     try:
         # the prompt's last token stays pending: the first verify forward carries it, so every
         # emitted token, the first included, comes out of the rule
-        if len(prompt) > 1:
-            target.forward_scratch(prompt[:-1])
+        if len(prompt) - 1 > n_prompt_cached:
+            target.forward_scratch(prompt[n_prompt_cached:-1])
         t_prefill = time.perf_counter()
         stats.prefill_ms = (t_prefill - t0) * 1e3
         while not done:
@@ -294,7 +300,7 @@ def speculative_generate(target: Target, drafter, prompt_tokens: Sequence[int], 
                 drafter.observe(verdict.n_accepted, len(draft))
         decode_ms = (time.perf_counter() - t_prefill) * 1e3
     finally:
-        target.rollback(base)
+        target.rollback(entry_len)
         if drafter is not None:
             drafter.end_job()
     text = detokenize(out) if detokenize else ""
@@ -340,7 +346,8 @@ def generate_speculative(engine, prompt_tokens: Sequence[int], max_tokens: int, 
                          temperature: float = 0.0, top_k: int = 0, top_p: float = 1.0, seed: int | None = None,
                          on_token: Callable[[int], bool | None] | None = None, stop_tokens: Sequence[int] | None = None,
                          draft_model: str | None = None, draft_onnx: str | None = None,
-                         deferred: bool | None = None, stream_tokens: Sequence[int] | None = None) -> SpecResult:
+                         deferred: bool | None = None, stream_tokens: Sequence[int] | None = None,
+                         n_threads: int | None = None) -> SpecResult:
     """What `linegate generate --draft ...` calls. `engine` is a gateway.engine.Engine.
 
     stream_tokens: the tokens the engine's stream holds (n-gram lookup context / the draft
@@ -349,9 +356,9 @@ def generate_speculative(engine, prompt_tokens: Sequence[int], max_tokens: int, 
     from gateway.drafters import make_drafter   # lazy: drafters import the engine
 
     if stop_tokens is None:
-        eos = getattr(engine.tokenizer, "eos_id", None)
-        stop_tokens = () if eos is None else (eos,)
-    drafter = make_drafter(draft_spec, engine, draft_model=draft_model, draft_onnx=draft_onnx, deferred=deferred)
+        stop_tokens = sorted(getattr(engine.tokenizer, "stop_ids", ()))
+    drafter = make_drafter(draft_spec, engine, draft_model=draft_model, draft_onnx=draft_onnx, deferred=deferred,
+                           n_threads=n_threads, n_scratch=len(prompt_tokens) + max_tokens + 2 * K_MAX)
     try:
         if drafter is not None and stream_tokens:
             drafter.push_stream(list(stream_tokens))

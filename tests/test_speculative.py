@@ -210,3 +210,142 @@ def test_parse_draft_spec():
     for bad in ("model:tpu", "ngram:onnx", "medusa"):
         with pytest.raises(ValueError, match="--draft"):
             spec.parse_draft_spec(bad)
+
+
+# --- on the real engine: SmolLM2-135M as target and as draft -----------------------------------
+
+import importlib.util  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+N_PROMPTS = 20
+PROMPT_LEN = 128
+N_NEW = 16
+LOG_SYSTEMS = ("HDFS", "OpenSSH", "Apache", "Zookeeper", "Linux")
+
+
+def load_tool(name: str):
+    path = Path(__file__).resolve().parents[1] / "tools" / f"{name}.py"
+    spec_ = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec_)
+    spec_.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def smol_engine(smollm_path):
+    from gateway.engine import Engine
+    return Engine(str(smollm_path), n_sink=4, n_ring=256, n_scratch=PROMPT_LEN + N_NEW + 2 * spec.K_MAX, n_threads=2)
+
+
+@pytest.fixture(scope="module")
+def log_prompts(smollm_path, loghub_dir) -> list[list[int]]:
+    """20 prompts of 128 tokens: windows of real log files (repetitive, as the appliance sees)."""
+    from gateway.tokenizer import Tokenizer
+    tok = Tokenizer.from_gguf(smollm_path)
+    prompts = []
+    for i in range(N_PROMPTS):
+        system = LOG_SYSTEMS[i % len(LOG_SYSTEMS)]
+        lines = (loghub_dir / system / f"{system}_2k.log").read_text(errors="replace").splitlines()
+        start = 37 * (i // len(LOG_SYSTEMS))
+        ids = tok.encode("\n".join(lines[start:start + 40]))
+        assert len(ids) >= PROMPT_LEN, f"{system}: window too short"
+        prompts.append(ids[:PROMPT_LEN])
+    return prompts
+
+
+def target_only_greedy(engine, prompt: list[int], n: int) -> list[int]:
+    """Token-by-token greedy decoding after prompt[:-1] already sits in scratch: the reference
+    (no batching, no drafts). Leaves the scratch as it found it."""
+    base = engine.scratch_len
+    logits = engine.forward_scratch(prompt[-1:])
+    out = []
+    for _ in range(n):
+        out.append(int(np.argmax(logits)))
+        logits = engine.forward_scratch([out[-1]])
+    engine.rollback(base)
+    return out
+
+
+@pytest.fixture(scope="module")
+def smol_onnx(smollm_path, artifacts_dir) -> Path:
+    exporter = load_tool("export_draft_onnx")
+    return exporter.ensure_exported(smollm_path, artifacts_dir / "smollm2.draft.onnx", chunk=8, n_cache=640)
+
+
+DRAFT_KINDS = ("ngram", "model:native", "model:onnx", "model:native+deferred")
+
+
+def make_test_drafter(kind: str, smollm_path, smol_onnx):
+    from gateway.drafters import make_drafter
+    spec_, _, deferred = kind.partition("+")
+    return make_drafter(spec_, None, draft_model=str(smollm_path), draft_onnx=str(smol_onnx),
+                        deferred=bool(deferred), n_threads=2)
+
+
+@pytest.fixture(scope="module")
+def greedy_runs(smol_engine, log_prompts, smollm_path, smol_onnx) -> dict:
+    """Per prompt: target-only greedy and every drafter's speculative greedy. The prompt is
+    prefilled once and shared (n_prompt_cached); each run rolls back to it."""
+    drafters = {kind: make_test_drafter(kind, smollm_path, smol_onnx) for kind in DRAFT_KINDS}
+    runs = {"reference": [], **{kind: [] for kind in DRAFT_KINDS}}
+    try:
+        for prompt in log_prompts:
+            smol_engine.forward_scratch(prompt[:-1])
+            runs["reference"].append(target_only_greedy(smol_engine, prompt, N_NEW))
+            for kind, drafter in drafters.items():
+                runs[kind].append(speculative_generate(smol_engine, drafter, prompt, N_NEW, Sampling(),
+                                                       n_prompt_cached=len(prompt) - 1))
+                assert smol_engine.scratch_len == len(prompt) - 1
+            smol_engine.rollback(0)
+        runs["deferred_hits"] = drafters["model:native+deferred"].hits
+    finally:
+        for d in drafters.values():
+            d.close()
+    return runs
+
+
+@pytest.mark.parametrize("kind", DRAFT_KINDS)
+def test_greedy_speculative_is_target_greedy(kind, greedy_runs):
+    for i, (ref, res) in enumerate(zip(greedy_runs["reference"], greedy_runs[kind])):
+        assert res.tokens == ref, f"{kind}, prompt {i}: speculative greedy diverged from target greedy"
+    drafted = sum(r.stats.n_drafted for r in greedy_runs[kind])
+    assert drafted > 0, f"{kind} never drafted: the comparison tested nothing"
+    if kind.endswith("deferred"):
+        assert greedy_runs["deferred_hits"] > 0
+
+
+def test_greedy_matches_engine_generate(smol_engine, log_prompts, greedy_runs):
+    """The reference loop above agrees with the engine's own target-only generate."""
+    res = smol_engine.generate(log_prompts[0], N_NEW, stop_tokens=[])
+    assert res.tokens == greedy_runs["reference"][0]
+
+
+def test_probs_match_engine_sampler():
+    from gateway.sampling import SamplingParams, probabilities
+    rng = np.random.default_rng(0)
+    logits = rng.normal(0, 3, (5, 50))
+    for s in (Sampling(0.7), Sampling(1.0, top_k=7), Sampling(1.3, top_p=0.8), Sampling(0.9, 10, 0.9)):
+        ours = probs_from_logits(logits, s)
+        for row, p in zip(logits, ours):
+            assert np.allclose(p, probabilities(row, SamplingParams(s.temperature, s.top_k, s.top_p)))
+
+
+class NoisyDrafter(TinyDrafter):
+    """Proposes random tokens: nearly every block ends in a rejection."""
+
+    def __init__(self, n_vocab, seed):
+        self.n_vocab, self.rng = n_vocab, np.random.default_rng(seed)
+
+    def propose(self, context, k):
+        return [int(t) for t in self.rng.integers(0, self.n_vocab, k)], None
+
+
+def test_stream_bit_identical_after_rejections(smol_engine, log_prompts):
+    smol_engine.prefill_stream(log_prompts[0][:100])
+    before = (smol_engine.stream_checksum(), smol_engine.stream_len)
+    res_g = speculative_generate(smol_engine, NoisyDrafter(smol_engine.n_vocab, 1), log_prompts[1][:40], 10, Sampling())
+    res_s = speculative_generate(smol_engine, NoisyDrafter(smol_engine.n_vocab, 2), log_prompts[2][:40], 10,
+                                 Sampling(temperature=1.0), seed=3)
+    assert res_g.stats.n_recovered + res_s.stats.n_recovered >= 10
+    assert (smol_engine.stream_checksum(), smol_engine.stream_len) == before
+    assert smol_engine.scratch_len == 0

@@ -14,7 +14,8 @@ __all__ = ["Drafter", "Proposal", "make_drafter", "DEFERRED_DEFAULT"]
 
 
 def make_drafter(spec: str, target_engine=None, *, draft_model: str | None = None,
-                 draft_onnx: str | None = None, deferred: bool | None = None, n_threads: int | None = None):
+                 draft_onnx: str | None = None, deferred: bool | None = None, n_threads: int | None = None,
+                 n_scratch: int | None = None):
     """'none' -> None; 'ngram'; 'model[:native|onnx|rknn]' (the draft keeps its own stream context)."""
     from gateway.speculative import parse_draft_spec
 
@@ -28,7 +29,8 @@ def make_drafter(spec: str, target_engine=None, *, draft_model: str | None = Non
     else:
         from gateway.drafters.model import ModelDrafter
         drafter = ModelDrafter.create(backend, draft_model=draft_model, draft_onnx=draft_onnx,
-                                      n_sink=n_sink, n_ring=n_ring, n_threads=n_threads)
+                                      n_sink=n_sink, n_ring=n_ring, n_threads=n_threads,
+                                      n_scratch=n_scratch)
     if DEFERRED_DEFAULT if deferred is None else deferred:
         from gateway.drafters.deferred import DeferredDrafter
         drafter = DeferredDrafter(drafter)
