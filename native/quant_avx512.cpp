@@ -196,11 +196,11 @@ inline __m512i pair_scale_vec(__m256i s16, int m) {
     return _mm512_permutexvar_epi16(idx, _mm512_castsi256_si512(s16));
 }
 
+// Blocks [b0, b1) of one row into acc (lane t), in block order.
 template <typename Block, int NT>
-void kquant_row(const Block* row, int64_t nb, const KTile& tile, float* out) {
+inline __m256 kquant_blocks(const Block* row, int64_t b0, int64_t b1, const KTile& tile, __m256 acc) {
     constexpr bool kQ6 = std::is_same<Block, BlockQ6K>::value;
-    __m256 acc = _mm256_setzero_ps();
-    for (int64_t b = 0; b < nb; ++b) {
+    for (int64_t b = b0; b < b1; ++b) {
         KBlock w;
         decode(row + b, &w);
         const __m512i sv0 = pair_scale_vec(w.sc16, 0), sv1 = pair_scale_vec(w.sc16, 1);
@@ -228,9 +228,32 @@ void kquant_row(const Block* row, int64_t nb, const KTile& tile, float* out) {
             acc = _mm256_fnmadd_ps(_mm256_mul_ps(_mm256_set1_ps(w.dm), dx), _mm256_cvtepi32_ps(i2), acc);
         }
     }
-    alignas(32) float tmp[8];
-    _mm256_store_ps(tmp, acc);
-    for (int t = 0; t < NT; ++t) out[t] = tmp[t];
+    return acc;
+}
+
+// Rows [r0, r1) x one tile. When the tile's activations outgrow L1_ACT_BYTES, rows are swept in
+// chunks of K_CHUNK blocks across ROW_GROUP rows, so the chunk's activations stay in L1 while
+// several rows stream past them; each (row, t) still sees its blocks in order.
+template <typename Block, int NT>
+void kquant_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const KTile& tile, int t0, float* y,
+                 int64_t ldy) {
+    constexpr int ROW_GROUP = 4;
+    constexpr int64_t L1_ACT_BYTES = 24 << 10;
+    const int64_t K_CHUNK = NT * nb * QK_K > L1_ACT_BYTES ? 8 : nb;
+    for (int64_t rg = r0; rg < r1; rg += ROW_GROUP) {
+        const int nr = r1 - rg < ROW_GROUP ? static_cast<int>(r1 - rg) : ROW_GROUP;
+        __m256 acc[ROW_GROUP];
+        for (int i = 0; i < ROW_GROUP; ++i) acc[i] = _mm256_setzero_ps();
+        for (int64_t c = 0; c < nb; c += K_CHUNK) {
+            const int64_t c1 = nb - c < K_CHUNK ? nb : c + K_CHUNK;
+            for (int i = 0; i < nr; ++i) acc[i] = kquant_blocks<Block, NT>(W + (rg + i) * nb, c, c1, tile, acc[i]);
+        }
+        for (int i = 0; i < nr; ++i) {
+            alignas(32) float tmp[8];
+            _mm256_store_ps(tmp, acc[i]);
+            for (int t = 0; t < NT; ++t) y[(t0 + t) * ldy + rg + i] = tmp[t];
+        }
+    }
 }
 
 template <typename Block>
@@ -239,23 +262,19 @@ void kquant_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const ui
     const int64_t nb = K / QK_K;
     const ActLayout L = act_layout(wt, K);
     KTile tile;
-    float out[T_TILE];
     for (int t0 = 0; t0 < T; t0 += T_TILE) {
         const int nt = T - t0 < T_TILE ? T - t0 : T_TILE;
         build_tile(acts, L, nb, t0, nt, &tile);
-        for (int64_t r = r0; r < r1; ++r) {
-            const Block* row = reinterpret_cast<const Block*>(W) + r * nb;
-            switch (nt) {
-                case 1: kquant_row<Block, 1>(row, nb, tile, out); break;
-                case 2: kquant_row<Block, 2>(row, nb, tile, out); break;
-                case 3: kquant_row<Block, 3>(row, nb, tile, out); break;
-                case 4: kquant_row<Block, 4>(row, nb, tile, out); break;
-                case 5: kquant_row<Block, 5>(row, nb, tile, out); break;
-                case 6: kquant_row<Block, 6>(row, nb, tile, out); break;
-                case 7: kquant_row<Block, 7>(row, nb, tile, out); break;
-                default: kquant_row<Block, 8>(row, nb, tile, out); break;
-            }
-            for (int t = 0; t < nt; ++t) y[(t0 + t) * ldy + r] = out[t];
+        const Block* Wb = reinterpret_cast<const Block*>(W);
+        switch (nt) {
+            case 1: kquant_rows<Block, 1>(Wb, nb, r0, r1, tile, t0, y, ldy); break;
+            case 2: kquant_rows<Block, 2>(Wb, nb, r0, r1, tile, t0, y, ldy); break;
+            case 3: kquant_rows<Block, 3>(Wb, nb, r0, r1, tile, t0, y, ldy); break;
+            case 4: kquant_rows<Block, 4>(Wb, nb, r0, r1, tile, t0, y, ldy); break;
+            case 5: kquant_rows<Block, 5>(Wb, nb, r0, r1, tile, t0, y, ldy); break;
+            case 6: kquant_rows<Block, 6>(Wb, nb, r0, r1, tile, t0, y, ldy); break;
+            case 7: kquant_rows<Block, 7>(Wb, nb, r0, r1, tile, t0, y, ldy); break;
+            default: kquant_rows<Block, 8>(Wb, nb, r0, r1, tile, t0, y, ldy); break;
         }
     }
 }
