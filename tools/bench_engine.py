@@ -1,0 +1,272 @@
+"""Benchmark of the native engine against llama.cpp (llama-cpp-python) on the same GGUF files and
+thread count: decode, prefill, verify cost, roofline, peak RSS, RSS drift over a long stream.
+
+Each engine runs in its own subprocess (so peak RSS is its own). Timings are wall-clock: on a
+machine shared with other work they are noisy; compare the ratios, which are measured in one run.
+Last line: one JSON object.
+
+    .venv/bin/python tools/bench_engine.py [--threads N] [--models 1.5b,0.5b] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+MODELS = {"1.5b": "qwen2.5-coder-1.5b-instruct", "0.5b": "qwen2.5-coder-0.5b-instruct"}
+LOGHUB = REPO.parent / "shared" / "data" / "loghub"
+CACHE_TOKENS = 4096          # the 1.5B's cache for the RSS figure: n_sink + n_ring + n_scratch
+N_SINK, N_SCRATCH = 4, 512
+PROMPT, DECODE, PREFILL = 32, 128, (512, 32)
+VERIFY_K = (4, 8)
+VERIFY_REPS = 5
+STREAM_TOKENS, STREAM_RING = 20_000, 1024
+
+
+def loghub_tokens(tokenizer, n: int) -> list[int]:
+    text = ""
+    for system in ("HDFS", "Apache", "OpenSSH", "Linux", "Zookeeper", "Spark", "Hadoop", "BGL"):
+        path = LOGHUB / system / f"{system}_2k.log"
+        if path.exists():
+            text += path.read_text(errors="replace")
+    toks = tokenizer.encode(text)
+    while len(toks) < n:
+        toks = toks + toks
+    return toks[:n]
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0   # Linux: KiB
+
+
+def current_rss_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def median_time(fn, reps: int) -> float:
+    times = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return float(np.median(times))
+
+
+# ---------------------------------------------------------------------------- workers
+
+def worker_ours(model: str, threads: int, quick: bool) -> dict:
+    from gateway.engine import Engine
+
+    eng = Engine(model, n_sink=N_SINK, n_ring=CACHE_TOKENS - N_SINK - N_SCRATCH, n_scratch=N_SCRATCH,
+                 n_threads=threads, max_chunk=N_SCRATCH)
+    e = eng.native
+    toks = loghub_tokens(eng.tokenizer, 1024)
+    V = e.n_vocab
+    out1 = np.empty(V, np.float32)
+    arr = lambda t: np.asarray(t, dtype=np.int32)   # noqa: E731
+    e.forward_scratch(arr(toks[:64]), out1)            # page the weights in
+    e.rollback(0)
+    res = {}
+    for n in PREFILL:
+        x = arr(toks[:n])
+        def run():
+            e.forward_scratch(x, out1)
+            e.rollback(0)
+        res[f"prefill{n}_tok_s"] = n / median_time(run, 1 if (quick or n > 64) else 3)
+    # decode: 128 greedy tokens after a 32-token prompt
+    e.forward_scratch(arr(toks[:PROMPT]), out1)
+    one = np.zeros(1, np.int32)
+    t = time.perf_counter()
+    for _ in range(DECODE):
+        one[0] = int(np.argmax(out1))
+        e.forward_scratch(one, out1)
+    res["decode_tok_s"] = DECODE / (time.perf_counter() - t)
+    e.rollback(0)
+    # verify cost: time(T=K) / time(T=1) in scratch after the prompt (all logits, as verification needs)
+    e.forward_scratch(arr(toks[:PROMPT]), out1)
+    costs = {}
+    for k in (1, *VERIFY_K):
+        x, out = arr(toks[PROMPT:PROMPT + k]), np.empty((k, V), np.float32)
+        def step():
+            e.forward_scratch(x, out, True)
+            e.rollback(PROMPT)
+        step()
+        costs[k] = median_time(step, VERIFY_REPS)
+    e.rollback(0)
+    for k in VERIFY_K:
+        res[f"verify_cost_k{k}"] = costs[k] / costs[1]
+    res["bytes_per_token"] = e.bytes_per_token
+    res["simd"] = e.simd
+    res["peak_rss_mb"] = peak_rss_mb()
+    return res
+
+
+def worker_drift(model: str, threads: int, n_tokens: int) -> dict:
+    from gateway.engine import Engine
+
+    eng = Engine(model, n_sink=N_SINK, n_ring=STREAM_RING, n_scratch=64, n_threads=threads)
+    toks = loghub_tokens(eng.tokenizer, n_tokens)
+    eng.prefill_stream(toks[:STREAM_RING])               # the ring is full from here on
+    before = current_rss_mb()
+    t = time.perf_counter()
+    for i in range(STREAM_RING, n_tokens, 256):
+        eng.prefill_stream(toks[i:i + 256])
+    dt = time.perf_counter() - t
+    after = current_rss_mb()
+    return {"rss_before_mb": before, "rss_after_mb": after, "rss_drift_pct": 100.0 * (after - before) / before,
+            "stream_tok_s": (n_tokens - STREAM_RING) / dt, "stream_total": eng.stream_total}
+
+
+def worker_llama(model: str, threads: int, quick: bool) -> dict:
+    from llama_cpp import Llama
+
+    from gateway.models import resolve_model
+    from gateway.tokenizer import Tokenizer
+
+    path = str(resolve_model(model))
+    toks = loghub_tokens(Tokenizer.from_gguf(path), 1024)
+    llm = Llama(model_path=path, n_ctx=CACHE_TOKENS, n_threads=threads, n_threads_batch=threads,
+                n_batch=512, n_ubatch=512, verbose=False)
+    llm.reset()
+    llm.eval(toks[:64])                                  # page the weights in
+    res = {}
+    for n in PREFILL:
+        def run():
+            llm.reset()
+            llm.eval(toks[:n])
+        res[f"prefill{n}_tok_s"] = n / median_time(run, 1 if (quick or n > 64) else 3)
+    llm.reset()
+    llm.eval(toks[:PROMPT])
+    t = time.perf_counter()
+    for _ in range(DECODE):
+        nxt = int(np.argmax(llm.scores[llm.n_tokens - 1]))
+        llm.eval([nxt])
+    res["decode_tok_s"] = DECODE / (time.perf_counter() - t)
+    llm.reset()
+    llm.eval(toks[:PROMPT])
+    costs = {}
+    for k in (1, *VERIFY_K):
+        def step():
+            llm.n_tokens = PROMPT                          # drop the last block, as verification does
+            llm._ctx.kv_cache_seq_rm(-1, PROMPT, -1)
+            llm.eval(toks[PROMPT:PROMPT + k])
+        step()
+        costs[k] = median_time(step, VERIFY_REPS)
+    for k in VERIFY_K:
+        res[f"verify_cost_k{k}"] = costs[k] / costs[1]
+    res["peak_rss_mb"] = peak_rss_mb()
+    return res
+
+
+# ---------------------------------------------------------------------------- orchestration
+
+def copy_bandwidth_gbs(threads: int, mb: int = 512, reps: int = 5) -> float:
+    """Memory copy bandwidth (bytes read + written per second), `threads` numpy copies in parallel."""
+    src = np.ones(mb * 2**20 // 8)
+    dst = np.empty_like(src)
+    parts = np.array_split(np.arange(src.size), threads)
+    bounds = [(p[0], p[-1] + 1) for p in parts]
+    def copy():
+        ts = [threading.Thread(target=np.copyto, args=(dst[a:b], src[a:b])) for a, b in bounds]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+    copy()
+    best = min(median_time(copy, 1) for _ in range(reps))
+    return 2 * src.nbytes / best / 1e9
+
+
+def ensure_llama_cpp() -> bool:
+    try:
+        import llama_cpp  # noqa: F401
+        return True
+    except ImportError:
+        print("installing llama-cpp-python (builds llama.cpp from source; minutes)...", file=sys.stderr)
+        r = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "llama-cpp-python"])
+        return r.returncode == 0
+
+
+def run_worker(kind: str, model: str, threads: int, quick: bool, extra: list[str] = ()) -> dict:
+    cmd = [sys.executable, __file__, "--worker", kind, "--model", model, "--threads", str(threads), *extra]
+    if quick:
+        cmd.append("--quick")
+    out = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
+    if out.returncode != 0:
+        raise RuntimeError(f"{kind} worker on {model} failed:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--models", default="1.5b,0.5b")
+    ap.add_argument("--stream-model", default="0.5b", help="model for the RSS drift stream")
+    ap.add_argument("--stream-tokens", type=int, default=STREAM_TOKENS)
+    ap.add_argument("--quick", action="store_true", help="single repetitions (smoke run)")
+    ap.add_argument("--worker", choices=("ours", "llama", "drift"), help=argparse.SUPPRESS)
+    ap.add_argument("--model", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+
+    if args.worker:
+        if args.worker == "ours":
+            res = worker_ours(args.model, args.threads, args.quick)
+        elif args.worker == "llama":
+            res = worker_llama(args.model, args.threads, args.quick)
+        else:
+            res = worker_drift(args.model, args.threads, args.stream_tokens)
+        print(json.dumps(res))
+        return 0
+
+    have_llama = ensure_llama_cpp()
+    summary: dict = {"threads": args.threads, "llama_cpp_available": have_llama}
+    bw = copy_bandwidth_gbs(args.threads)
+    summary["copy_bandwidth_gbs"] = bw
+    for key in args.models.split(","):
+        model = MODELS[key]
+        tag = key.replace(".", "_")
+        ours = run_worker("ours", model, args.threads, args.quick)
+        print(f"ours {model}: {json.dumps(ours)}", file=sys.stderr)
+        for name in ("decode_tok_s", "prefill512_tok_s", "prefill32_tok_s", "peak_rss_mb"):
+            summary[f"ours_{name}_{tag}"] = ours[name]
+        roofline = bw * 1e9 / ours["bytes_per_token"]
+        summary[f"roofline_tok_s_{tag}"] = roofline
+        summary[f"roofline_fraction_{tag}"] = ours["decode_tok_s"] / roofline
+        if key == "1.5b":
+            summary["peak_rss_mb_1_5b"] = ours["peak_rss_mb"]
+            summary["verify_cost_k4"] = ours["verify_cost_k4"]
+            summary["verify_cost_k8"] = ours["verify_cost_k8"]
+        summary[f"verify_cost_k4_{tag}"] = ours["verify_cost_k4"]
+        summary[f"verify_cost_k8_{tag}"] = ours["verify_cost_k8"]
+        summary["simd"] = ours["simd"]
+        if have_llama:
+            ref = run_worker("llama", model, args.threads, args.quick)
+            print(f"llama.cpp {model}: {json.dumps(ref)}", file=sys.stderr)
+            for name in ("decode_tok_s", "prefill512_tok_s", "prefill32_tok_s", "peak_rss_mb",
+                         "verify_cost_k4", "verify_cost_k8"):
+                summary[f"llama_{name}_{tag}"] = ref[name]
+            summary[f"decode_ratio_{tag}"] = ours["decode_tok_s"] / ref["decode_tok_s"]
+            summary[f"prefill512_ratio_{tag}"] = ours["prefill512_tok_s"] / ref["prefill512_tok_s"]
+            summary[f"prefill32_ratio_{tag}"] = ours["prefill32_tok_s"] / ref["prefill32_tok_s"]
+    drift = run_worker("drift", MODELS[args.stream_model], args.threads, args.quick,
+                       ["--stream-tokens", str(args.stream_tokens)])
+    summary.update({k: drift[k] for k in ("rss_before_mb", "rss_after_mb", "rss_drift_pct", "stream_tok_s")})
+    summary["rss_drift_model"] = MODELS[args.stream_model]
+    summary["load_avg_1m"] = os.getloadavg()[0]
+    print(json.dumps({k: (round(v, 4) if isinstance(v, float) else v) for k, v in summary.items()}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
