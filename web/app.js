@@ -130,23 +130,27 @@ const Alerts = {
       await new Promise((r) => setTimeout(r, 2000));
     }
   },
-  onEvent(_event, a) {
+  data: new Map(),
+  rerender() { for (const a of [...this.data.values()]) this.render(a, false); },
+  onEvent(_event, a) { this.render(a, true); },
+  render(a, live) {
+    this.data.set(a.id, a);
     let li = this.byId.get(a.id);
     const fresh = !li;
     if (!li) {
       li = el("li"); li.dataset.alertId = a.id;
       this.byId.set(a.id, li); $("alert-list").prepend(li);
     }
-    li.className = "sev-" + a.severity + (fresh ? " fresh" : "");
+    li.className = "sev-" + a.severity + (fresh && live ? " fresh" : "");
     li.replaceChildren();
     const head = el("div", "alert-head");
-    head.append(el("span", "sev sev-" + a.severity, a.severity), el("span", "alert-kind", a.rule || a.kind),
+    head.append(el("span", "sev sev-" + a.severity, a.severity), el("span", "alert-kind", a.rule || I18N.t("kind." + a.kind)),
       el("span", "muted", `${fmtTime(a.ts)} · ${a.host}${a.count > 1 ? " · ×" + a.count : ""}`));
     li.append(head, el("div", "alert-text", (a.lines && a.lines[0]) || a.template));
     if (a.explanation) li.append(el("div", "alert-expl", a.explanation));
     else if (a.explanation_status === "pending") li.append(el("div", "alert-expl pending", I18N.t("alerts.explaining")));
     else if (a.explanation_status === "refused" || a.explanation_status === "missed") li.append(el("div", "alert-expl pending", I18N.t("alerts.no_expl")));
-    if (a.line_ids && a.line_ids.length) { li.tabIndex = 0; li.addEventListener("click", () => Logs.around(a.line_ids[0])); }
+    if (a.line_ids && a.line_ids.length) { li.tabIndex = 0; li.onclick = () => Logs.around(a.line_ids[0]); }
     $("alerts-count").textContent = String(this.byId.size);
     $("alerts-empty").hidden = this.byId.size > 0;
   },
@@ -287,7 +291,7 @@ document.addEventListener("DOMContentLoaded", () => {
   $("chat-input").addEventListener("keydown", (ev) => { if (ev.key === "Enter" && !ev.shiftKey) { ev.preventDefault(); $("chat-form").requestSubmit(); } });
   $("search-form").addEventListener("submit", (ev) => Logs.search(ev));
   $("search-live").addEventListener("click", () => Logs.live());
-  document.addEventListener("langchange", () => { if (Logs.mode === "live") Logs.setMode("live"); });
+  document.addEventListener("langchange", () => { if (Logs.mode === "live") Logs.setMode("live"); Alerts.rerender(); });
   pollHealth();
   if (API.key) App.start(); else Key.show(false);
 });

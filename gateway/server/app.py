@@ -70,7 +70,9 @@ def create_app(appliance: Any, settings: Any, *, manage_appliance: bool = False)
             if manage_appliance:
                 appliance.stop()
 
-    app = FastAPI(title="linegate", version="0.1.0", lifespan=lifespan,
+    # No /docs or /redoc: they load Swagger/ReDoc from a CDN, and the appliance has no internet
+    # (the CSP would block them too). The schema itself is at /openapi.json.
+    app = FastAPI(title="linegate", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None,
                   description="Operator API of a linegate appliance: chat over the live line, alerts, "
                               "log search, stats. Every route but /health needs `Authorization: Bearer KEY`.")
     app.state.appliance = appliance

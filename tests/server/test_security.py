@@ -88,6 +88,13 @@ def test_oversized_bodies_413(client, auth, settings):
 
     r = client.post("/v1/chat/completions", content=chunked(), headers={**auth, "Content-Type": "application/json"})
     assert r.status_code == 413
+
+    def small_chunks():   # under the limit, chunked: replayed to the app intact
+        yield b'{"text": "chunked '
+        yield b'line"}\n'
+
+    r = client.post("/api/ingest", content=small_chunks(), headers=auth)
+    assert r.status_code == 200 and r.json()["accepted"] == 1
     ingest_limit = settings.server.max_ingest_body_bytes
     r = client.post("/api/ingest", content=b"z" * (ingest_limit + 1), headers=auth)
     assert r.status_code == 413 and str(ingest_limit) in r.json()["detail"]
