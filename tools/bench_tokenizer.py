@@ -102,9 +102,11 @@ def main(argv: list[str] | None = None) -> int:
         "target_measure": "lines_per_cpu_s",
         "meets_target": len(lines) / cpu_s > TARGET_LINES_PER_S,
     }
+    r = result
     print(
-        f"gateway.tokenizer: {result['lines_per_s']:,} lines/s ({result['lines_per_cpu_s']:,}/cpu-s) batch, {result['lines_per_s_one_by_one']:,} one by one"
-        f" | transformers: {result['peer_lines_per_s']:,} ({result['peer_lines_per_cpu_s']:,}/cpu-s) batch, {result['peer_lines_per_s_one_by_one']:,} one by one"
+        f"gateway.tokenizer: {r['lines_per_s']:,} lines/s ({r['lines_per_cpu_s']:,}/cpu-s) batch,"
+        f" {r['lines_per_s_one_by_one']:,} one by one | transformers: {r['peer_lines_per_s']:,}"
+        f" ({r['peer_lines_per_cpu_s']:,}/cpu-s) batch, {r['peer_lines_per_s_one_by_one']:,} one by one"
         f" | {len(lines)} lines, {n_tokens} tokens, CPU {cpu}"
     )
     print(json.dumps(result))

@@ -65,14 +65,15 @@ def reference_forward(gguf_path: str | Path, token_ids, *, threads: int | None =
     import torch
 
     ids = np.asarray(token_ids, dtype=np.int64).reshape(-1)
-    model, config = load_reference(str(Path(gguf_path).resolve()))
     if ids.size == 0:
         raise ReferenceInputError("token_ids is empty")
     if ids.size > MAX_TOKENS:
         raise ReferenceInputError(f"{ids.size} tokens exceed MAX_TOKENS ({MAX_TOKENS})")
+    model, config = load_reference(str(Path(gguf_path).resolve()))
     n_vocab = config.vocab_size
-    if ids.min() < 0 or ids.max() >= n_vocab:
-        raise ReferenceInputError(f"token id {int(ids.max() if ids.max() >= n_vocab else ids.min())} outside [0, {n_vocab})")
+    bad = ids[(ids < 0) | (ids >= n_vocab)]
+    if bad.size:
+        raise ReferenceInputError(f"token id {int(bad[0])} outside [0, {n_vocab})")
     if threads is not None:
         torch.set_num_threads(threads)
 
