@@ -178,7 +178,8 @@ const Logs = {
     if (this.mode !== "live") return;
     try {
       let rows;
-      if (this.lastId == null) {
+      const first = this.lastId == null;
+      if (first) {
         rows = (await API.json(`/api/logs/search?limit=100`)).results.reverse();
       } else {
         rows = (await API.json(`/api/logs/search?after_id=${this.lastId}&limit=${TAIL_BATCH}`)).results;
@@ -189,7 +190,7 @@ const Logs = {
       for (const r of rows) { list.append(this.row(r)); this.lastId = r.id; }
       if (this.lastId == null) this.lastId = 0;
       while (list.children.length > TAIL_ROWS) list.firstChild.remove();
-      if (atBottom || rows.length) list.scrollTop = list.scrollHeight;
+      if (first || (atBottom && rows.length)) list.scrollTop = list.scrollHeight;   // follow, unless the operator scrolled up
     } catch (e) { /* shown by the health pill */ }
     this.timer = setTimeout(() => this.poll(), POLL_LOGS_MS);
   },
