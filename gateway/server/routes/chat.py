@@ -61,8 +61,9 @@ class ChatRequest(BaseModel):
     max_tokens: int | None = Field(None, ge=1)
     max_completion_tokens: int | None = Field(None, ge=1)
     temperature: float = Field(0.0, ge=0.0, le=2.0)
-    top_p: float = Field(1.0, gt=0.0, le=1.0)
-    seed: int | None = Field(None, ge=0, le=2**63 - 1)
+    # Accepted for OpenAI compatibility; the engine worker samples with temperature alone (greedy at 0).
+    top_p: float = Field(1.0, gt=0.0, le=1.0, description="accepted, not used")
+    seed: int | None = Field(None, ge=0, le=2**63 - 1, description="accepted, not used")
     n: int = Field(1, ge=1, le=1)
 
 
