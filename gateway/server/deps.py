@@ -11,6 +11,7 @@ from fastapi import Depends, HTTPException, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel
 
+from gateway.appliance import Appliance
 from gateway.server.auth import KeyRecord, KeyStore, RateLimiter
 from gateway.server.settings import ServerSettings
 
@@ -30,7 +31,7 @@ KEYED_RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 
 
-def get_appliance(request: Request) -> Any:
+def get_appliance(request: Request) -> Appliance:
     return request.app.state.appliance
 
 
@@ -46,7 +47,7 @@ def get_rate_limiter(request: Request) -> RateLimiter:
     return request.app.state.rate_limiter
 
 
-ApplianceDep = Annotated[Any, Depends(get_appliance)]
+ApplianceDep = Annotated[Appliance, Depends(get_appliance)]
 ServerSettingsDep = Annotated[ServerSettings, Depends(get_server_settings)]
 
 
