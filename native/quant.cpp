@@ -169,19 +169,22 @@ void prepare_acts(GGMLType wt, const float* x, int64_t K, int T, uint8_t* act_bu
         int8_t* qs = reinterpret_cast<int8_t*>(rec);
         int16_t* sums = reinterpret_cast<int16_t*>(rec + L.sums_off);
         float* ds = reinterpret_cast<float*>(rec + L.d_off);
-        for (int64_t b = 0; b < K / L.ablk; ++b) {
+        const int64_t nb = K / L.ablk;
+        const bool simd = quantize_blocks_simd(xt, nb, L.ablk, qs, ds);
+        for (int64_t b = 0; b < nb; ++b) {
             const float* xb = xt + b * L.ablk;
             int8_t* qb = qs + b * L.ablk;
-            float amax = 0.0f;
-            for (int i = 0; i < L.ablk; ++i) amax = std::fmax(amax, std::fabs(xb[i]));
-            const float d = amax / 127.0f;
-            const float id = amax > 0.0f ? 127.0f / amax : 0.0f;
-            for (int i = 0; i < L.ablk; ++i) {
-                float v = std::nearbyint(xb[i] * id);
-                v = std::fmin(127.0f, std::fmax(-127.0f, v));  // guards rounding at the edge
-                qb[i] = static_cast<int8_t>(v);
+            if (!simd) {
+                float amax = 0.0f;
+                for (int i = 0; i < L.ablk; ++i) amax = std::fmax(amax, std::fabs(xb[i]));
+                const float id = amax > 0.0f ? 127.0f / amax : 0.0f;
+                for (int i = 0; i < L.ablk; ++i) {
+                    float v = std::nearbyint(xb[i] * id);
+                    v = std::fmin(127.0f, std::fmax(-127.0f, v));  // guards rounding at the edge
+                    qb[i] = static_cast<int8_t>(v);
+                }
+                ds[b] = amax / 127.0f;
             }
-            ds[b] = d;
             const int group = kq ? 16 : QK32;
             for (int g = 0; g < L.ablk / group; ++g) {
                 int s = 0;

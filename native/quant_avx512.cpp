@@ -435,6 +435,26 @@ bool matmul_simd(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r
 
 const char* simd_name() { return "avx512"; }
 
+bool quantize_blocks_simd(const float* x, int64_t n_blocks, int ablk, int8_t* qs, float* d) {
+    const __m512 absmask = _mm512_castsi512_ps(_mm512_set1_epi32(0x7fffffff));
+    const __m512 lo = _mm512_set1_ps(-127.0f), hi = _mm512_set1_ps(127.0f);
+    for (int64_t b = 0; b < n_blocks; ++b) {
+        const float* xb = x + b * ablk;
+        __m512 m = _mm512_setzero_ps();
+        for (int i = 0; i < ablk; i += 16) m = _mm512_max_ps(m, _mm512_and_ps(_mm512_loadu_ps(xb + i), absmask));
+        const float amax = _mm512_reduce_max_ps(m);  // max is exact in any order
+        const __m512 id = _mm512_set1_ps(amax > 0.0f ? 127.0f / amax : 0.0f);
+        for (int i = 0; i < ablk; i += 16) {
+            __m512 v = _mm512_roundscale_ps(_mm512_mul_ps(_mm512_loadu_ps(xb + i), id),
+                                            _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+            v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(qs + b * ablk + i), _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(v)));
+        }
+        d[b] = amax / 127.0f;
+    }
+    return true;
+}
+
 }  // namespace lg
 
 #endif

@@ -30,4 +30,9 @@ bool matmul_simd(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r
                  const uint8_t* act_buf, const float* x, int T, float* y, int64_t ldy);
 const char* simd_name();
 
+// Quantize n_blocks blocks of ablk floats to int8 as prepare_acts defines it (round half to even
+// of x * (127 / amax), scale amax / 127); false when this path has no SIMD version. Must be
+// bit-identical to the scalar loop in quant.cpp.
+bool quantize_blocks_simd(const float* x, int64_t n_blocks, int ablk, int8_t* qs, float* d);
+
 }  // namespace lg

@@ -226,6 +226,27 @@ bool matmul_simd(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r
 
 const char* simd_name() { return "neon"; }
 
+bool quantize_blocks_simd(const float* x, int64_t n_blocks, int ablk, int8_t* qs, float* d) {
+    const float32x4_t lo = vdupq_n_f32(-127.0f), hi = vdupq_n_f32(127.0f);
+    for (int64_t b = 0; b < n_blocks; ++b) {
+        const float* xb = x + b * ablk;
+        float32x4_t m = vdupq_n_f32(0.0f);
+        for (int i = 0; i < ablk; i += 4) m = vmaxq_f32(m, vabsq_f32(vld1q_f32(xb + i)));
+        const float amax = vmaxvq_f32(m);
+        const float32x4_t id = vdupq_n_f32(amax > 0.0f ? 127.0f / amax : 0.0f);
+        for (int i = 0; i < ablk; i += 8) {
+            int32x4_t q[2];
+            for (int h = 0; h < 2; ++h) {  // round half to even, as nearbyint does
+                float32x4_t v = vrndnq_f32(vmulq_f32(vld1q_f32(xb + i + 4 * h), id));
+                q[h] = vcvtq_s32_f32(vminq_f32(hi, vmaxq_f32(lo, v)));
+            }
+            vst1_s8(qs + b * ablk + i, vmovn_s16(vcombine_s16(vmovn_s32(q[0]), vmovn_s32(q[1]))));
+        }
+        d[b] = amax / 127.0f;
+    }
+    return true;
+}
+
 }  // namespace lg
 
 #endif

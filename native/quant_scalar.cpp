@@ -226,6 +226,7 @@ bool matmul_simd(GGMLType, const uint8_t*, int64_t, int64_t, int64_t, const uint
     return false;
 }
 const char* simd_name() { return "scalar"; }
+bool quantize_blocks_simd(const float*, int64_t, int, int8_t*, float*) { return false; }
 #endif
 
 }  // namespace lg

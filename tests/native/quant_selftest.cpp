@@ -49,8 +49,30 @@ int main() {
             }
         std::vector<float> x(static_cast<size_t>(T * K));
         for (auto& v : x) v = normal(rng);
+        // Block 0 of vector 0 has max 127, so x * id is exact and .5 ties reach the rounding.
+        const float ties[] = {127.0f, 2.5f, -3.5f, 0.5f, -0.5f, 126.5f};
+        std::memcpy(x.data(), ties, sizeof(ties));
         std::vector<uint8_t> acts(lg::act_buffer_bytes(c.t, K, T));
         lg::prepare_acts(c.t, x.data(), K, T, acts.data());
+        {  // the q8 values against a plain loop (round half to even)
+            const lg::ActLayout L = lg::act_layout(c.t, K);
+            int badq = 0;
+            for (int t = 0; t < T; ++t)
+                for (int64_t b = 0; b < K / L.ablk; ++b) {
+                    const float* xb = x.data() + t * K + b * L.ablk;
+                    float amax = 0.0f;
+                    for (int i = 0; i < L.ablk; ++i) amax = std::fmax(amax, std::fabs(xb[i]));
+                    const float id = amax > 0.0f ? 127.0f / amax : 0.0f;
+                    const int8_t* q = reinterpret_cast<const int8_t*>(acts.data() + t * L.stride) + b * L.ablk;
+                    for (int i = 0; i < L.ablk; ++i)
+                        badq += q[i] != static_cast<int8_t>(std::fmin(127.0f, std::fmax(-127.0f, std::nearbyint(xb[i] * id))));
+                    float d;
+                    std::memcpy(&d, acts.data() + t * L.stride + L.d_off + 4 * b, 4);
+                    badq += d != amax / 127.0f;
+                }
+            if (badq) std::printf("%-5s prepare_acts MISMATCH (%d)\n", lg::ggml_type_name(c.t), badq);
+            failures += badq != 0;
+        }
         std::vector<float> ys(static_cast<size_t>(T * n_rows)), yv(ys.size());
         lg::matmul_scalar(c.t, W.data(), K, 0, n_rows, acts.data(), x.data(), T, ys.data(), n_rows);
         lg::matmul(c.t, W.data(), K, 0, n_rows, acts.data(), x.data(), T, yv.data(), n_rows);

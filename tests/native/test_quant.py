@@ -171,18 +171,30 @@ def test_matmul_real_tensor(readers, fixture, name):
     check_matmul(qt, K, raw, np.random.default_rng(7))
 
 
-def test_prepare_acts_quantizes_per_block():
-    """The q8 activation record round-trips x within half a quantization step."""
+@pytest.mark.parametrize("qt,ablk,group", [(QT.Q4_K, 256, 16), (QT.Q6_K, 256, 16), (QT.Q5_0, 32, 32)],
+                         ids=lambda v: getattr(v, "name", str(v)))
+def test_prepare_acts_matches_numpy(qt, ablk, group):
+    """The q8 activation records equal a numpy float32 reimplementation exactly (values, sums,
+    scales), round-half-to-even ties included."""
     rng = np.random.default_rng(3)
-    K = 512
-    x = acts_like(rng, 2, K)
-    buf = nat.prepare_acts(int(QT.Q4_K), x)
-    stride = buf.size // 2
-    assert stride == nat.act_buffer_bytes(int(QT.Q4_K), K, 1) and stride % 64 == 0
-    for t in range(2):
+    K, T = 512, 3
+    x = acts_like(rng, T, K, outliers=30.0)
+    x[0, :6] = [127.0, 2.5, -3.5, 0.5, -0.5, 126.5]  # block max 127: x * id is exact, ties round to even
+    buf = nat.prepare_acts(int(qt), x)
+    stride = nat.act_buffer_bytes(int(qt), K, 1)
+    assert buf.size == T * stride and stride % 64 == 0
+    xb = x.reshape(T, K // ablk, ablk)
+    amax = np.abs(xb).max(axis=2)
+    with np.errstate(divide="ignore"):
+        inv = np.where(amax > 0, np.float32(127.0) / amax, np.float32(0.0)).astype(np.float32)
+    q = np.clip(np.rint(xb * inv[..., None]), -127, 127).astype(np.int8).reshape(T, K)
+    sums = q.reshape(T, -1, group).astype(np.int32).sum(axis=2).astype(np.int16)
+    d = (amax / np.float32(127.0)).astype(np.float32)
+    sums_off = (K + 15) // 16 * 16
+    d_off = sums_off + (sums.shape[1] * 2 + 15) // 16 * 16
+    for t in range(T):
         rec = buf[t * stride:(t + 1) * stride]
-        q = rec[:K].view(np.int8).astype(np.float64)
-        amax = np.abs(x[t].reshape(-1, 256)).max(axis=1)
-        d = np.repeat(amax / 127.0, 256)
-        assert np.abs(q).max() <= 127
-        assert np.all(np.abs(q * d - x[t]) <= 0.5 * d + 1e-6)
+        np.testing.assert_array_equal(rec[:K].view(np.int8), q[t])
+        np.testing.assert_array_equal(rec[sums_off:sums_off + 2 * sums.shape[1]].view(np.int16), sums[t])
+        np.testing.assert_array_equal(rec[d_off:d_off + 4 * d.shape[1]].view(np.float32), d[t])
+    assert list(q[0, :6]) == [127, 2, -4, 0, 0, 126]
