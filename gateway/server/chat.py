@@ -11,9 +11,10 @@ import re
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Callable
 
 MAX_SOURCES = 8              # lines quoted into the prompt and returned as sources
+MIN_ANSWER_TOKENS = 64       # quoted lines are dropped before the answer gets shorter than this
 MAX_TERMS = 4                # FTS searches per question (one per term: the store ANDs words)
 PER_TERM = 4                 # lines kept per term
 KNOWN_HOSTS_SCAN = 1000      # recent lines scanned for host names the question may mention
@@ -36,6 +37,10 @@ _LAST = re.compile(r"(?:last|past|最近|过去)\s*(\d{1,4})\s*(s|sec|second|sec
                    re.IGNORECASE)
 _UNIT_S = {"s": 1, "sec": 1, "second": 1, "seconds": 1, "秒": 1, "m": 60, "min": 60, "mins": 60, "minute": 60,
            "minutes": 60, "分钟": 60, "分": 60, "h": 3600, "hour": 3600, "hours": 3600, "小时": 3600}
+
+
+class PromptTooLong(ValueError):
+    pass
 
 
 @dataclass
@@ -89,8 +94,9 @@ def extract_hints(question: str, hosts: list[str], now: float | None = None) -> 
     return hints
 
 
-def retrieve(store: Any, hints: Hints) -> list[dict[str, Any]]:
-    """Store rows for the hints, newest first within each search, merged by id, at most MAX_SOURCES."""
+def retrieve(store: Any, hints: Hints, max_sources: int = MAX_SOURCES) -> list[dict[str, Any]]:
+    """Store rows for the hints, newest first within each search, merged by id, at most max_sources;
+    warning-or-worse lines first, then the newest."""
     found: dict[int, dict[str, Any]] = {}
     window = {"since": hints.since, "until": hints.until}
     hosts = hints.hosts or [None]
@@ -105,7 +111,7 @@ def retrieve(store: Any, hints: Hints) -> list[dict[str, Any]]:
                 for r in store.search(host=host, severity=sev, limit=PER_TERM, **window):
                     found.setdefault(r["id"], r)
     rows = sorted(found.values(), key=lambda r: (r["severity"] not in ("emergency", "alert", "critical", "error", "warning"),
-                                                 -r["id"]))[:MAX_SOURCES]
+                                                 -r["id"]))[:max_sources]
     return sorted(rows, key=lambda r: r["id"])
 
 
@@ -114,7 +120,8 @@ def format_line(r: dict[str, Any]) -> str:
     return f"[#{r['id']}] {ts} {r['host']} {r['severity'].upper()} {r['text']}"
 
 
-def build_prompt(store: Any, messages: list[dict[str, str]], now: float | None = None) -> Prompt:
+def build_prompt(store: Any, messages: list[dict[str, str]], now: float | None = None,
+                 max_sources: int = MAX_SOURCES) -> Prompt:
     """The job's messages: earlier turns as given; the last user turn gets the quoted lines before it.
 
     The worker continues the stream context (system prompt in the sink, the live log in the ring)
@@ -130,8 +137,27 @@ def build_prompt(store: Any, messages: list[dict[str, str]], now: float | None =
         raise ValueError("messages: no question from the operator (a message with role 'user')")
     question = turns[-1]["content"]
     hints = extract_hints(question, known_hosts(store), now)
-    sources = retrieve(store, hints) if hints.any() else []
+    sources = retrieve(store, hints, max_sources) if hints.any() and max_sources > 0 else []
     if sources:
         quoted = "\n".join(format_line(r) for r in sources)
         turns[-1] = {"role": "user", "content": f"{QUOTE_HEADER}\n{quoted}\n\n{question}"}
     return Prompt(messages=system + turns, sources=sources, hints=hints)
+
+
+def fit_prompt(store: Any, messages: list[dict[str, str]], max_tokens: int, n_scratch: int,
+               count_tokens: Callable[[list[dict[str, str]]], int]) -> tuple[Prompt, int]:
+    """The prompt and answer length that fit the engine's scratch (prompt + answer <= n_scratch).
+
+    The answer keeps up to `max_tokens` while at least MIN_ANSWER_TOKENS fit; beyond that, quoted
+    lines are halved until they do. Raises PromptTooLong when even the bare question does not fit."""
+    n_sources = MAX_SOURCES
+    while True:
+        prompt = build_prompt(store, messages, max_sources=n_sources)
+        room = n_scratch - count_tokens(prompt.messages)
+        if room >= min(max_tokens, MIN_ANSWER_TOKENS) or n_sources == 0:
+            break
+        n_sources //= 2
+    if room < 1:
+        raise PromptTooLong(f"the conversation needs {n_scratch - room} tokens; the engine's scratch "
+                         f"(engine.n_scratch) holds {n_scratch}: shorten it")
+    return prompt, min(max_tokens, room)

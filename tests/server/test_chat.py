@@ -7,7 +7,8 @@ from datetime import datetime
 import pytest
 
 from gateway.ingest.record import LogRecord
-from gateway.server.chat import MAX_SOURCES, QUOTE_HEADER, build_prompt, extract_hints, retrieve
+from gateway.server.chat import (MAX_SOURCES, MIN_ANSWER_TOKENS, QUOTE_HEADER, PromptTooLong, build_prompt,
+                                  extract_hints, fit_prompt, retrieve)
 from gateway.store import Store
 
 HOSTS = ["line3/plc", "line3/filler", "line4/capper"]
@@ -64,3 +65,17 @@ def test_the_last_user_message_is_answered(store):
     assert p.messages == [{"role": "user", "content": "hi"}]
     with pytest.raises(ValueError, match="no question"):
         build_prompt(store, [{"role": "assistant", "content": "hello"}], NOW)
+
+
+def test_fit_prompt_drops_quotes_before_shortening_the_answer(store):
+    def count(messages):   # a stand-in tokenizer: one token per character
+        return sum(len(m["content"]) for m in messages)
+
+    msgs = [{"role": "user", "content": "cycle jam valve torque?"}]
+    full, n = fit_prompt(store, msgs, max_tokens=100, n_scratch=10_000, count_tokens=count)
+    assert n == 100 and len(full.sources) >= 3
+    tight = count(build_prompt(store, msgs, max_sources=1).messages) + MIN_ANSWER_TOKENS
+    fitted, n = fit_prompt(store, msgs, max_tokens=100, n_scratch=tight, count_tokens=count)
+    assert len(fitted.sources) == 1 and n == MIN_ANSWER_TOKENS
+    with pytest.raises(PromptTooLong, match="n_scratch"):
+        fit_prompt(store, msgs, max_tokens=100, n_scratch=5, count_tokens=count)

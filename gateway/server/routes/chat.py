@@ -19,7 +19,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from gateway.server.chat import MAX_QUESTION_CHARS, Prompt, build_prompt
+from gateway.server.chat import MAX_QUESTION_CHARS, Prompt, PromptTooLong, fit_prompt
 from gateway.server.deps import ApplianceDep, ErrorDetail, KeyDep, ServerSettingsDep
 
 router = APIRouter(prefix="/v1", tags=["chat"])
@@ -169,8 +169,12 @@ async def chat_completions(req: ChatRequest, request: Request, appliance: Applia
         raise HTTPException(503, "the models are still loading", headers=_retry_after(5))
     max_tokens = min(req.max_completion_tokens or req.max_tokens or DEFAULT_MAX_TOKENS, server.max_chat_tokens)
     messages = [{"role": "system" if m.role == "developer" else m.role, "content": m.text()} for m in req.messages]
+    worker = appliance.worker
     try:
-        prompt = await run_in_threadpool(build_prompt, appliance.store, messages)
+        prompt, max_tokens = await run_in_threadpool(
+            fit_prompt, appliance.store, messages, max_tokens, worker.n_scratch, lambda m: len(worker.chat_tokens(m)))
+    except PromptTooLong as exc:
+        raise HTTPException(413, str(exc)) from None
     except ValueError as exc:
         raise HTTPException(422, str(exc)) from None
     handle = _submit(appliance, prompt, req, max_tokens, request.app.state.settings.alerts.ttft_budget_ms)
