@@ -145,16 +145,21 @@ def build_prompt(store: Any, messages: list[dict[str, str]], now: float | None =
 
 
 def fit_prompt(store: Any, messages: list[dict[str, str]], max_tokens: int, n_scratch: int,
-               count_tokens: Callable[[list[dict[str, str]]], int]) -> tuple[Prompt, int]:
+               count_tokens: Callable[[list[dict[str, str]]], int],
+               max_prompt_tokens: int | None = None) -> tuple[Prompt, int]:
     """The prompt and answer length that fit the engine's scratch (prompt + answer <= n_scratch).
 
     The answer keeps up to `max_tokens` while at least MIN_ANSWER_TOKENS fit; beyond that, quoted
-    lines are halved until they do. Raises PromptTooLong when even the bare question does not fit."""
+    lines are halved until they do. They are halved too while the prompt is over max_prompt_tokens
+    (what can be prefilled before the first-token deadline). Raises PromptTooLong when even the
+    bare question does not fit the scratch."""
     n_sources = MAX_SOURCES
     while True:
         prompt = build_prompt(store, messages, max_sources=n_sources)
-        room = n_scratch - count_tokens(prompt.messages)
-        if room >= min(max_tokens, MIN_ANSWER_TOKENS) or n_sources == 0:
+        n_prompt = count_tokens(prompt.messages)
+        room = n_scratch - n_prompt
+        fast_enough = max_prompt_tokens is None or n_prompt <= max_prompt_tokens
+        if (room >= min(max_tokens, MIN_ANSWER_TOKENS) and fast_enough) or n_sources == 0:
             break
         n_sources //= 2
     if room < 1:

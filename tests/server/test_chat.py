@@ -79,3 +79,13 @@ def test_fit_prompt_drops_quotes_before_shortening_the_answer(store):
     assert len(fitted.sources) == 1 and n == MIN_ANSWER_TOKENS
     with pytest.raises(PromptTooLong, match="n_scratch"):
         fit_prompt(store, msgs, max_tokens=100, n_scratch=5, count_tokens=count)
+
+
+def test_fit_prompt_drops_quotes_to_meet_the_prefill_budget(store):
+    def count(messages):
+        return sum(len(m["content"]) for m in messages)
+
+    msgs = [{"role": "user", "content": "cycle jam valve torque?"}]
+    bare = count(build_prompt(store, msgs, max_sources=0).messages)
+    fitted, n = fit_prompt(store, msgs, max_tokens=100, n_scratch=10_000, count_tokens=count, max_prompt_tokens=bare)
+    assert fitted.sources == [] and n == 100

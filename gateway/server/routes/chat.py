@@ -25,6 +25,7 @@ from gateway.server.deps import ApplianceDep, ErrorDetail, KeyDep, ServerSetting
 router = APIRouter(prefix="/v1", tags=["chat"])
 MAX_MESSAGES = 32
 DEFAULT_MAX_TOKENS = 256
+PROMPT_BUDGET_SHARE = 0.5   # of the first-token budget, for prefilling the prompt (quoted lines included)
 STREAM_DONE = "data: [DONE]\n\n"
 # One event of the stream: data is a chat.completion.chunk as JSON, or the literal [DONE] at the end.
 SSE_EVENT_SCHEMA = {"type": "object", "required": ["data"],
@@ -170,14 +171,20 @@ async def chat_completions(req: ChatRequest, request: Request, appliance: Applia
     max_tokens = min(req.max_completion_tokens or req.max_tokens or DEFAULT_MAX_TOKENS, server.max_chat_tokens)
     messages = [{"role": "system" if m.role == "developer" else m.role, "content": m.text()} for m in req.messages]
     worker = appliance.worker
+    budget_ms = request.app.state.settings.alerts.ttft_budget_ms
+    # Quoted lines cost prefill before the first token: keep the prompt to what the measured
+    # prefill speed fits in (a share of) the first-token budget; admission control decides the rest.
+    prefill_ms = getattr(worker.admission, "prefill_ms_per_tok", None)
+    max_prompt = int(PROMPT_BUDGET_SHARE * budget_ms / prefill_ms) if prefill_ms else None
     try:
         prompt, max_tokens = await run_in_threadpool(
-            fit_prompt, appliance.store, messages, max_tokens, worker.n_scratch, lambda m: len(worker.chat_tokens(m)))
+            fit_prompt, appliance.store, messages, max_tokens, worker.n_scratch, lambda m: len(worker.chat_tokens(m)),
+            max_prompt)
     except PromptTooLong as exc:
         raise HTTPException(413, str(exc)) from None
     except ValueError as exc:
         raise HTTPException(422, str(exc)) from None
-    handle = _submit(appliance, prompt, req, max_tokens, request.app.state.settings.alerts.ttft_budget_ms)
+    handle = _submit(appliance, prompt, req, max_tokens, budget_ms)
     cid = "chatcmpl-" + uuid.uuid4().hex[:24]
     created = int(time.time())
     name = model_name(request)
