@@ -15,7 +15,6 @@ os.environ["RAYON_NUM_THREADS"] = "1"
 
 import argparse  # noqa: E402
 import json  # noqa: E402
-import statistics  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -36,21 +35,22 @@ def read_lines(loghub: Path) -> list[str]:
 
 
 def timed(fn, repeat: int) -> tuple[float, float, object]:
-    """(median wall s, median cpu s, last result) over `repeat` runs."""
+    """(best wall s, best cpu s, last result) over `repeat` runs. Best, not median: on a shared machine the
+    other processes only ever add time (and cache misses), so the fastest pass is the closest to one free core."""
     walls, cpus, out = [], [], None
     for _ in range(repeat):
         w0, c0 = time.perf_counter(), time.process_time()
         out = fn()
         walls.append(time.perf_counter() - w0)
         cpus.append(time.process_time() - c0)
-    return statistics.median(walls), statistics.median(cpus), out
+    return min(walls), min(cpus), out
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", type=Path, default=Path(os.environ.get("LINEGATE_MODEL", DEFAULT_MODEL)))
     parser.add_argument("--loghub", type=Path, default=DEFAULT_LOGHUB)
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--cpu", type=int, default=None, help="CPU to pin to (default: the first allowed)")
     args = parser.parse_args(argv)
 
