@@ -90,3 +90,26 @@ def test_admission_refusal_503_with_retry_after(busy_server):
     # with its budget back, the same question is answered
     r = httpx.post(url + "/v1/chat/completions", json={**QUESTION, "stream": False}, headers=auth, timeout=120)
     assert r.status_code == 200 and json.loads(r.text)["choices"][0]["message"]["content"]
+
+
+def test_client_disconnect_stops_the_engine(busy_server, monkeypatch):
+    url, auth, appliance = busy_server
+    handles = []
+    submit = appliance.worker.submit_chat
+
+    def recording_submit(*args, **kwargs):   # the real submit; keeps the handle to look at the end
+        handles.append(submit(*args, **kwargs))
+        return handles[-1]
+
+    monkeypatch.setattr(appliance.worker, "submit_chat", recording_submit)
+    long_answer = {**QUESTION, "max_tokens": 300,
+                   "messages": [{"role": "user", "content": "Count from 1 to 500, separated by commas."}]}
+    with httpx.stream("POST", url + "/v1/chat/completions", json=long_answer, headers=auth, timeout=120) as r:
+        contents = 0
+        for line in r.iter_lines():
+            if '"content": "' in line and '"content": ""' not in line:
+                contents += 1
+            if contents == 3:
+                break                      # the operator closes the tab
+    result = handles[0].result(120)
+    assert result["finish_reason"] == "cancelled" and result["completion_tokens"] < 300, result
