@@ -1,8 +1,6 @@
-"""Chat prompt building: the operator's question plus log lines retrieved from the store (FTS5) when the
-question names hosts, times or terms; the retrieved lines' ids are the answer's sources.
-
-Knows nothing about HTTP or how the engine runs the job: the route hands `Prompt.messages` to the
-appliance's worker, which forks from the live stream context (the line's recent logs already in the KV cache).
+"""Chat prompts: the operator's question plus store lines (FTS5) matching the hosts, times or terms it
+names; those lines are the answer's sources. Knows nothing about HTTP or the engine: the worker runs
+`Prompt.messages` forked from the live stream context (the line's recent logs already in the KV cache).
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-"""POST /v1/chat/completions (OpenAI format; SSE when stream=true) and GET /v1/models.
-
-The answer is a job on the appliance's engine worker (forked from the live stream context); the
-prompt and its sources come from gateway/server/chat.py. 429 when the job queue is full, 503 when
-admission control refuses the job; both with Retry-After.
+"""POST /v1/chat/completions (OpenAI format; SSE when stream=true) and GET /v1/models. The answer is a
+job on the appliance's engine worker; prompt and sources come from gateway/server/chat.py.
+A full job queue -> 429, an admission refusal -> 503, both with Retry-After.
 """
 
 from __future__ import annotations
