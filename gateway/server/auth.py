@@ -7,6 +7,7 @@ routes: the dependency in deps.py calls `KeyStore.verify` and `RateLimiter.take`
 from __future__ import annotations
 
 import base64
+import fcntl
 import hashlib
 import hmac
 import json
@@ -84,13 +85,16 @@ class KeyStore:
     def create(self, name: str = "") -> str:
         """Make a key, store its hash (file mode 0600, atomic replace) and return the key itself."""
         key = new_key()
-        with self._lock:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # flock: `linegate keys create` may run while another one (or the server's first start) writes.
+        with self._lock, open(self.path.with_name(self.path.name + ".lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            self._mtime = None
             self._load()
             rec = KeyRecord(id=hash_key(key)[:12], hash=hash_key(key), name=name, created=time.time())
             records = self._records + (rec,)
             doc = {"scheme": HASH_SCHEME,
                    "keys": [{"hash": r.hash, "name": r.name, "created": r.created} for r in records]}
-            self.path.parent.mkdir(parents=True, exist_ok=True)
             tmp = self.path.with_name(self.path.name + ".tmp")
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "w", encoding="utf-8") as f:

@@ -74,3 +74,15 @@ def test_rate_limiter_bucket(monkeypatch):
     now[0] += 0.5
     assert rl.take("k") == 0.0
     assert rl.take("other") == 0.0
+
+
+def test_concurrent_creates_lose_no_key(tmp_path):
+    import subprocess
+    import sys
+
+    code = "import sys; from gateway.server.auth import KeyStore; print(KeyStore(sys.argv[1]).create())"
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path / "keys.json")], stdout=subprocess.PIPE,
+                              text=True) for _ in range(6)]
+    keys = [p.communicate(timeout=60)[0].strip() for p in procs]
+    store = KeyStore(tmp_path / "keys.json")
+    assert len(store) == 6 and all(store.verify(k) for k in keys)
