@@ -13,9 +13,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -34,6 +34,8 @@ STREAM_TOKENS, STREAM_RING = 20_000, 1024
 
 
 def loghub_tokens(tokenizer, n: int) -> list[int]:
+    """n token ids of Loghub lines (repeated if short). Computed by the orchestrator and passed to
+    the workers in a file, so neither worker's RSS includes a Python tokenizer."""
     text = ""
     for system in ("HDFS", "Apache", "OpenSSH", "Linux", "Zookeeper", "Spark", "Hadoop", "BGL"):
         path = LOGHUB / system / f"{system}_2k.log"
@@ -46,7 +48,12 @@ def loghub_tokens(tokenizer, n: int) -> list[int]:
 
 
 def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0   # Linux: KiB
+    """This process's peak RSS (VmHWM). Not ru_maxrss: Linux carries that across exec from the parent."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024.0
+    raise RuntimeError("no VmHWM in /proc/self/status")
 
 
 def current_rss_mb() -> float:
@@ -65,13 +72,12 @@ def median_time(fn, reps: int) -> float:
 
 # ---------------------------------------------------------------------------- workers
 
-def worker_ours(model: str, threads: int, quick: bool) -> dict:
+def worker_ours(model: str, threads: int, quick: bool, toks: list[int]) -> dict:
     from gateway.engine import Engine
 
     eng = Engine(model, n_sink=N_SINK, n_ring=CACHE_TOKENS - N_SINK - N_SCRATCH, n_scratch=N_SCRATCH,
-                 n_threads=threads, max_chunk=N_SCRATCH)
+                 n_threads=threads)
     e = eng.native
-    toks = loghub_tokens(eng.tokenizer, 1024)
     V = e.n_vocab
     out1 = np.empty(V, np.float32)
     arr = lambda t: np.asarray(t, dtype=np.int32)   # noqa: E731
@@ -112,11 +118,11 @@ def worker_ours(model: str, threads: int, quick: bool) -> dict:
     return res
 
 
-def worker_drift(model: str, threads: int, n_tokens: int) -> dict:
+def worker_drift(model: str, threads: int, toks: list[int]) -> dict:
     from gateway.engine import Engine
 
+    n_tokens = len(toks)
     eng = Engine(model, n_sink=N_SINK, n_ring=STREAM_RING, n_scratch=64, n_threads=threads)
-    toks = loghub_tokens(eng.tokenizer, n_tokens)
     eng.prefill_stream(toks[:STREAM_RING])               # the ring is full from here on
     before = current_rss_mb()
     t = time.perf_counter()
@@ -128,14 +134,12 @@ def worker_drift(model: str, threads: int, n_tokens: int) -> dict:
             "stream_tok_s": (n_tokens - STREAM_RING) / dt, "stream_total": eng.stream_total}
 
 
-def worker_llama(model: str, threads: int, quick: bool) -> dict:
+def worker_llama(model: str, threads: int, quick: bool, toks: list[int]) -> dict:
     from llama_cpp import Llama
 
     from gateway.models import resolve_model
-    from gateway.tokenizer import Tokenizer
 
     path = str(resolve_model(model))
-    toks = loghub_tokens(Tokenizer.from_gguf(path), 1024)
     llm = Llama(model_path=path, n_ctx=CACHE_TOKENS, n_threads=threads, n_threads_batch=threads,
                 n_batch=512, n_ubatch=512, verbose=False)
     llm.reset()
@@ -198,8 +202,9 @@ def ensure_llama_cpp() -> bool:
         return r.returncode == 0
 
 
-def run_worker(kind: str, model: str, threads: int, quick: bool, extra: list[str] = ()) -> dict:
-    cmd = [sys.executable, __file__, "--worker", kind, "--model", model, "--threads", str(threads), *extra]
+def run_worker(kind: str, model: str, threads: int, quick: bool, tokens_file: Path) -> dict:
+    cmd = [sys.executable, __file__, "--worker", kind, "--model", model, "--threads", str(threads),
+           "--tokens-file", str(tokens_file)]
     if quick:
         cmd.append("--quick")
     out = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
@@ -217,26 +222,36 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="single repetitions (smoke run)")
     ap.add_argument("--worker", choices=("ours", "llama", "drift"), help=argparse.SUPPRESS)
     ap.add_argument("--model", help=argparse.SUPPRESS)
+    ap.add_argument("--tokens-file", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
 
     if args.worker:
+        toks = json.loads(Path(args.tokens_file).read_text())
         if args.worker == "ours":
-            res = worker_ours(args.model, args.threads, args.quick)
+            res = worker_ours(args.model, args.threads, args.quick, toks)
         elif args.worker == "llama":
-            res = worker_llama(args.model, args.threads, args.quick)
+            res = worker_llama(args.model, args.threads, args.quick, toks)
         else:
-            res = worker_drift(args.model, args.threads, args.stream_tokens)
+            res = worker_drift(args.model, args.threads, toks)
         print(json.dumps(res))
         return 0
 
+    from gateway.models import resolve_model
+    from gateway.tokenizer import Tokenizer
+
     have_llama = ensure_llama_cpp()
+    work = Path(tempfile.mkdtemp(prefix="bench_engine_"))
+    bench_tokens, stream_tokens = work / "bench.json", work / "stream.json"
+    tokenizer = Tokenizer.from_gguf(resolve_model(MODELS["1.5b"]))   # the 0.5B shares it
+    bench_tokens.write_text(json.dumps(loghub_tokens(tokenizer, 1024)))
+    stream_tokens.write_text(json.dumps(loghub_tokens(tokenizer, args.stream_tokens)))
     summary: dict = {"threads": args.threads, "llama_cpp_available": have_llama}
     bw = copy_bandwidth_gbs(args.threads)
     summary["copy_bandwidth_gbs"] = bw
     for key in args.models.split(","):
         model = MODELS[key]
         tag = key.replace(".", "_")
-        ours = run_worker("ours", model, args.threads, args.quick)
+        ours = run_worker("ours", model, args.threads, args.quick, bench_tokens)
         print(f"ours {model}: {json.dumps(ours)}", file=sys.stderr)
         for name in ("decode_tok_s", "prefill512_tok_s", "prefill32_tok_s", "peak_rss_mb"):
             summary[f"ours_{name}_{tag}"] = ours[name]
@@ -251,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
         summary[f"verify_cost_k8_{tag}"] = ours["verify_cost_k8"]
         summary["simd"] = ours["simd"]
         if have_llama:
-            ref = run_worker("llama", model, args.threads, args.quick)
+            ref = run_worker("llama", model, args.threads, args.quick, bench_tokens)
             print(f"llama.cpp {model}: {json.dumps(ref)}", file=sys.stderr)
             for name in ("decode_tok_s", "prefill512_tok_s", "prefill32_tok_s", "peak_rss_mb",
                          "verify_cost_k4", "verify_cost_k8"):
@@ -259,8 +274,7 @@ def main(argv: list[str] | None = None) -> int:
             summary[f"decode_ratio_{tag}"] = ours["decode_tok_s"] / ref["decode_tok_s"]
             summary[f"prefill512_ratio_{tag}"] = ours["prefill512_tok_s"] / ref["prefill512_tok_s"]
             summary[f"prefill32_ratio_{tag}"] = ours["prefill32_tok_s"] / ref["prefill32_tok_s"]
-    drift = run_worker("drift", MODELS[args.stream_model], args.threads, args.quick,
-                       ["--stream-tokens", str(args.stream_tokens)])
+    drift = run_worker("drift", MODELS[args.stream_model], args.threads, args.quick, stream_tokens)
     summary.update({k: drift[k] for k in ("rss_before_mb", "rss_after_mb", "rss_drift_pct", "stream_tok_s")})
     summary["rss_drift_model"] = MODELS[args.stream_model]
     summary["load_avg_1m"] = os.getloadavg()[0]
