@@ -215,11 +215,12 @@ def test_parse_draft_spec():
 # --- on the real engine: SmolLM2-135M as target and as draft -----------------------------------
 
 import importlib.util  # noqa: E402
+import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 N_PROMPTS = 20
 PROMPT_LEN = 128
-N_NEW = 16
+N_NEW = 10
 LOG_SYSTEMS = ("HDFS", "OpenSSH", "Apache", "Zookeeper", "Linux")
 
 
@@ -227,6 +228,7 @@ def load_tool(name: str):
     path = Path(__file__).resolve().parents[1] / "tools" / f"{name}.py"
     spec_ = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec_)
+    sys.modules[name] = mod   # dataclasses look their module up there
     spec_.loader.exec_module(mod)
     return mod
 
@@ -269,7 +271,7 @@ def target_only_greedy(engine, prompt: list[int], n: int) -> list[int]:
 @pytest.fixture(scope="module")
 def smol_onnx(smollm_path, artifacts_dir) -> Path:
     exporter = load_tool("export_draft_onnx")
-    return exporter.ensure_exported(smollm_path, artifacts_dir / "smollm2.draft.onnx", chunk=8, n_cache=640)
+    return exporter.ensure_exported(smollm_path, artifacts_dir / "smollm2.draft.onnx", chunk=16, n_cache=640)
 
 
 DRAFT_KINDS = ("ngram", "model:native", "model:onnx", "model:native+deferred")

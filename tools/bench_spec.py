@@ -90,15 +90,19 @@ def run_llama_cpp(target_path: Path, threads: int, context: list[int], n_new: in
         from llama_cpp import Llama
     llm = Llama(model_path=str(target_path), n_ctx=len(context) + n_new + 16, n_threads=threads,
                 n_threads_batch=threads, n_batch=512, verbose=False)
+    n_vocab = llm.n_vocab()
+
+    def last_logits() -> np.ndarray:   # scores[] is only filled with logits_all; read the context's row
+        return np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(n_vocab,))
     llm.reset()
     llm.eval(context)
     toks = []
     t0 = time.perf_counter()
     for _ in range(n_new):
-        toks.append(int(np.argmax(llm.scores[llm.n_tokens - 1])))
+        toks.append(int(np.argmax(last_logits())))
         llm.eval([toks[-1]])
     dt = time.perf_counter() - t0
-    return {"decode_tok_s": n_new / dt, "tokens": toks}
+    return {"decode_tok_s": n_new / dt, "tokens": toks}   # tokens: llama.cpp's own greedy, for the record
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -137,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     for task in tasks:
         stream = tok.encode("\n".join(task["lines"]) + "\n", parse_special=False)
         prompt = tok.encode_chat([{"role": "system", "content": SYSTEM}, {"role": "user", "content": task["question"]}])
-        target = Engine(   # a fresh stream per taskstr(target_path), n_sink=4, n_ring=N_RING, n_scratch=N_SCRATCH, n_threads=args.threads)
+        target = Engine(str(target_path), n_sink=4, n_ring=N_RING, n_scratch=N_SCRATCH, n_threads=args.threads)  # fresh stream
         target._tokenizer = tok
         target.prefill_stream(stream)
         if costs is None:

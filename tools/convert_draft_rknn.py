@@ -20,7 +20,7 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 RKNN_TOOLKIT_VERSION = "2.5.0"
-DEFAULT_VENV = Path.home() / ".cache" / "linegate" / f"rknn-toolkit2-{RKNN_TOOLKIT_VERSION}-venv"
+DEFAULT_VENV = Path.home() / ".cache" / "linegate" / "rknn-venv"   # checked for the pinned version on use
 TARGET_PLATFORM = "rk3588"
 MIN_COSINE = 0.99      # the simulator computes in fp16, as the NPU does
 
@@ -79,7 +79,7 @@ def inner(onnx_path: Path, out_path: Path, feeds_path: Path, result_path: Path) 
             print(f"rknn-toolkit2 {name} failed for {onnx_path}", file=sys.stderr)
             return 1
     feeds = np.load(feeds_path)
-    outs = rk.inference(inputs=[feeds[n] for n in INPUT_ORDER])
+    outs = rk.inference(inputs=[feeds[n] for n in INPUT_ORDER], data_format="nchw")   # 4-D caches are not images
     np.save(result_path, np.asarray(outs[0], np.float32))
     rk.release()
     return 0

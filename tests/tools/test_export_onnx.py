@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -14,12 +15,13 @@ from gateway.drafters.onnx_engine import OnnxDraftEngine
 
 TOOLS = Path(__file__).resolve().parents[2] / "tools"
 MIN_COSINE = 0.999
-CHUNK = 8
+CHUNK = 16
 
 
 def load_tool(name: str):
     spec = importlib.util.spec_from_file_location(name, TOOLS / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod   # dataclasses look their module up there
     spec.loader.exec_module(mod)
     return mod
 
