@@ -149,8 +149,8 @@ def fit_prompt(store: Any, messages: list[dict[str, str]], max_tokens: int, n_sc
 
     The answer keeps up to `max_tokens` while at least MIN_ANSWER_TOKENS fit; beyond that, quoted
     lines are halved until they do. They are halved too while the prompt is over max_prompt_tokens
-    (what can be prefilled before the first-token deadline). Raises PromptTooLong when even the
-    bare question does not fit the scratch."""
+    (what can be prefilled before the first-token deadline); then earlier turns are dropped. Raises
+    PromptTooLong when the question alone does not fit the scratch."""
     n_sources = MAX_SOURCES
     while True:
         prompt = build_prompt(store, messages, max_sources=n_sources)
@@ -160,6 +160,10 @@ def fit_prompt(store: Any, messages: list[dict[str, str]], max_tokens: int, n_sc
         if (room >= min(max_tokens, MIN_ANSWER_TOKENS) and fast_enough) or n_sources == 0:
             break
         n_sources //= 2
+    # Still over the scratch: earlier turns go, oldest first (the question itself stays whole).
+    while room < 1 and len(prompt.messages) > 1:
+        prompt.messages.pop(0)
+        room = n_scratch - count_tokens(prompt.messages)
     if room < 1:
         raise PromptTooLong(f"the conversation needs {n_scratch - room} tokens; the engine's scratch "
                          f"(engine.n_scratch) holds {n_scratch}: shorten it")

@@ -89,3 +89,13 @@ def test_fit_prompt_drops_quotes_to_meet_the_prefill_budget(store):
     bare = count(build_prompt(store, msgs, max_sources=0).messages)
     fitted, n = fit_prompt(store, msgs, max_tokens=100, n_scratch=10_000, count_tokens=count, max_prompt_tokens=bare)
     assert fitted.sources == [] and n == 100
+
+
+def test_fit_prompt_drops_old_turns_before_refusing(store):
+    def count(messages):
+        return sum(len(m["content"]) for m in messages)
+
+    msgs = [{"role": "user", "content": "x" * 500}, {"role": "assistant", "content": "y" * 500},
+            {"role": "user", "content": "how is it going?"}]
+    fitted, n = fit_prompt(store, msgs, max_tokens=100, n_scratch=200, count_tokens=count)
+    assert fitted.messages == [{"role": "user", "content": "how is it going?"}] and n == 100

