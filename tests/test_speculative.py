@@ -351,3 +351,77 @@ def test_stream_bit_identical_after_rejections(smol_engine, log_prompts):
     assert res_g.stats.n_recovered + res_s.stats.n_recovered >= 10
     assert (smol_engine.stream_checksum(), smol_engine.stream_len) == before
     assert smol_engine.scratch_len == 0
+
+
+# --- slow: sampling end to end, and the real pair (Qwen 0.5B drafting for 1.5B) ---------------
+
+E2E_SAMPLES = 300
+E2E_SAMPLING = Sampling(temperature=1.0, top_k=3)
+
+
+def exact_engine_joint(engine, prompt: list[int]) -> dict[tuple, float]:
+    """P(x1, x2, x3) of target-only sampling, enumerated over the top-3 support (13 forwards)."""
+    joint: dict[tuple, float] = {}
+
+    def walk(prefix: tuple, prob: float) -> None:
+        if len(prefix) == N_POS:
+            joint[prefix] = prob
+            return
+        p = probs_from_logits(engine.forward_scratch(list(prompt) + list(prefix)), E2E_SAMPLING)
+        engine.rollback(0)
+        for t in np.flatnonzero(p):
+            walk(prefix + (int(t),), prob * p[t])
+    walk((), 1.0)
+    return joint
+
+
+@pytest.mark.slow
+def test_sampling_end_to_end_matches_target(smol_engine, smollm_path, log_prompts):
+    """SmolLM2 drafting for itself at a hotter temperature (q != p, drafts outside p's support)."""
+    from gateway.drafters.model import ModelDrafter
+
+    class HotDrafter(ModelDrafter):
+        def begin_job(self, prompt_tokens, sampling, seed):
+            super().begin_job(prompt_tokens, Sampling(temperature=2.0, top_k=6), seed)
+
+    from gateway.engine import Engine
+    drafter = HotDrafter(Engine(str(smollm_path), n_sink=4, n_ring=64, n_scratch=64, n_threads=2), "native")
+    prompt = log_prompts[3][:24]
+    joint = exact_engine_joint(smol_engine, prompt)
+    keys = sorted(joint)
+    counts = dict.fromkeys(keys, 0)
+    rejected = 0
+    for i in range(E2E_SAMPLES):
+        res = speculative_generate(smol_engine, drafter, prompt, N_POS, E2E_SAMPLING, seed=i, k_max=2)
+        counts[tuple(res.tokens)] += 1   # a KeyError would mean a token outside p's support
+        rejected += res.stats.n_recovered
+    assert rejected > E2E_SAMPLES // 10, "q never disagreed with p: the rule was not exercised"
+    expected = np.array([joint[k] for k in keys]) * E2E_SAMPLES
+    observed = np.array([counts[k] for k in keys])
+    for pos in range(N_POS):   # per-position marginals
+        cells = sorted({k[pos] for k in keys})
+        o = [sum(observed[j] for j, k in enumerate(keys) if k[pos] == c) for c in cells]
+        e = [sum(expected[j] for j, k in enumerate(keys) if k[pos] == c) for c in cells]
+        assert chisquare(o, e).pvalue > 1e-3, f"position {pos + 1}: {o} vs expected {np.round(e, 1)}"
+
+
+@pytest.mark.slow
+def test_qwen_pair_greedy_identical(qwen15_path, qwen05_path, loghub_dir):
+    from gateway.drafters.model import ModelDrafter
+    from gateway.engine import Engine
+    from gateway.tokenizer import Tokenizer
+
+    target = Engine(str(qwen15_path), n_sink=4, n_ring=256, n_scratch=PROMPT_LEN + 64 + 2 * spec.K_MAX, n_threads=2)
+    drafter = ModelDrafter.create("native", draft_model=str(qwen05_path), n_ring=256, n_threads=2)
+    tok = Tokenizer.from_gguf(qwen15_path)
+    lines = (loghub_dir / "OpenSSH" / "OpenSSH_2k.log").read_text().splitlines()
+    accepted = 0
+    for i in range(3):
+        prompt = tok.encode("\n".join(lines[40 * i:40 * i + 30]))[:PROMPT_LEN]
+        target.forward_scratch(prompt[:-1])
+        ref = target_only_greedy(target, prompt, 32)
+        res = speculative_generate(target, drafter, prompt, 32, Sampling(), n_prompt_cached=len(prompt) - 1)
+        target.rollback(0)
+        assert res.tokens == ref
+        accepted += res.stats.n_accepted
+    assert accepted > 0
