@@ -10,6 +10,8 @@ import argparse
 import json
 import sys
 
+SCRATCH_MARGIN = 32   # scratch slots beyond prompt + answer: room for a drafted block being verified
+
 
 def _speculative():
     try:
@@ -71,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     if not prompt:
         print("linegate generate: the prompt encodes to no tokens", file=sys.stderr)
         return 2
-    n_scratch = args.n_scratch or len(prompt) + args.max_tokens + 16
+    n_scratch = args.n_scratch or len(prompt) + args.max_tokens + SCRATCH_MARGIN
     engine = Engine(path, n_sink=4, n_ring=64, n_scratch=n_scratch, n_threads=args.threads)
     engine._tokenizer = tokenizer
     streamer = None if args.json else _TextStreamer(tokenizer, sys.stdout)
@@ -82,7 +84,8 @@ def run(args: argparse.Namespace) -> int:
             engine, prompt, args.max_tokens, draft_spec=draft, temperature=args.temperature,
             top_k=args.top_k, top_p=args.top_p, seed=args.seed, on_token=streamer,
             draft_model=getattr(args, "draft_model", None), draft_onnx=getattr(args, "draft_onnx", None),
-            deferred=None if getattr(args, "draft_deferred", None) is None else args.draft_deferred == "on")
+            deferred=None if getattr(args, "draft_deferred", None) is None else args.draft_deferred == "on",
+            n_threads=args.threads)
         prefill_tok_s = (len(prompt) - 1) / (res.prefill_ms / 1e3) if res.prefill_ms > 0 else 0.0
         extra = {"draft": draft, **res.timings, "acceptance": res.acceptance}
     else:

@@ -1,7 +1,6 @@
-// The forward pass: embeddings -> per layer (rmsnorm, q/k/v, RoPE at attention time, GQA
-// attention over sink+ring+scratch, o, SwiGLU FFN) -> final norm -> logits. Matmuls are split
-// over OUTPUT ROWS and attention over (token, head) pairs, each computed the same way for any T,
-// so a T-token chunk gives bit-identical results to T single-token steps (batch invariance).
+// The forward pass: embeddings -> layers (rmsnorm, qkv, RoPE at attention time, GQA attention over
+// sink+ring+scratch, o, SwiGLU) -> logits. Knows nothing about policies or chunking (kv_cache, engine).
+// Batch invariance: work is split by OUTPUT ROWS / (token, head) pairs, computed alike for every T.
 #include "forward.h"
 
 #include <cassert>
