@@ -153,56 +153,127 @@ void dequantize_row(GGMLType t, const void* src, float* dst, int64_t n) {
 
 // ---- activations ------------------------------------------------------------------------
 
-size_t act_buffer_bytes(GGMLType wt, int64_t K, int T) {
-    quant_check(wt, K, "act_buffer_bytes");
-    return static_cast<size_t>(act_layout(wt, K).stride) * static_cast<size_t>(T);
+namespace {
+
+// First ACT_HEADER_BYTES of a prepared buffer (quantized weight types only).
+struct ActHeader {
+    uint32_t magic, precision, kind;  // kind: ActKind, so Q4_K and Q6_K (or legacy types) can share
+    int32_t T;
+    int64_t K;
+};
+constexpr uint32_t ACT_MAGIC = 0x3141474cu;  // "LGA1"
+constexpr int64_t ACT_HEADER_BYTES = ACT_ALIGN;
+static_assert(sizeof(ActHeader) <= ACT_HEADER_BYTES, "act header");
+
+void quantize_block(const float* xb, int ablk, int8_t* qb, float* d) {
+    if (quantize_blocks_simd(xb, 1, ablk, qb, d)) return;
+    float amax = 0.0f;
+    for (int i = 0; i < ablk; ++i) amax = std::fmax(amax, std::fabs(xb[i]));
+    const float id = amax > 0.0f ? 127.0f / amax : 0.0f;
+    for (int i = 0; i < ablk; ++i) {
+        float v = std::nearbyint(xb[i] * id);
+        v = std::fmin(127.0f, std::fmax(-127.0f, v));  // guards rounding at the edge
+        qb[i] = static_cast<int8_t>(v);
+    }
+    *d = amax / 127.0f;
 }
 
-void prepare_acts(GGMLType wt, const float* x, int64_t K, int T, uint8_t* act_buf) {
+void fill_sums(const ActLayout& L, bool kq, int64_t K, uint8_t* rec) {
+    const int8_t* qs = reinterpret_cast<const int8_t*>(rec);
+    int16_t* sums = reinterpret_cast<int16_t*>(rec + L.sums_off);
+    const int group = kq ? 16 : QK32;
+    for (int64_t g = 0; g < K / group; ++g) {
+        int s = 0;
+        for (int i = 0; i < group; ++i) s += qs[g * group + i];
+        sums[g] = static_cast<int16_t>(s);
+    }
+}
+
+int records_per_vector(ActPrecision prec) { return prec == ActPrecision::Q8X2 ? 2 : 1; }
+
+}  // namespace
+
+size_t act_buffer_bytes(GGMLType wt, int64_t K, int T, ActPrecision prec) {
+    quant_check(wt, K, "act_buffer_bytes");
+    const ActLayout L = act_layout(wt, K);
+    if (L.stride == 0) return 0;
+    return static_cast<size_t>(ACT_HEADER_BYTES + L.stride * records_per_vector(prec) * static_cast<int64_t>(T));
+}
+
+void prepare_acts(GGMLType wt, const float* x, int64_t K, int T, uint8_t* act_buf, ActPrecision prec) {
     quant_check(wt, K, "prepare_acts");
     const ActLayout L = act_layout(wt, K);
     if (L.stride == 0) return;
+    if (prec != ActPrecision::Q8 && prec != ActPrecision::Q8X2) throw std::invalid_argument("prepare_acts: bad precision");
+    ActHeader h{ACT_MAGIC, static_cast<uint32_t>(prec), static_cast<uint32_t>(act_kind(wt)), T, K};
+    std::memset(act_buf, 0, ACT_HEADER_BYTES);
+    std::memcpy(act_buf, &h, sizeof(h));
     const bool kq = act_kind(wt) == ActKind::Q8K;
+    const int per = records_per_vector(prec);
+    float resid[QK_K];
     for (int t = 0; t < T; ++t) {
         const float* xt = x + static_cast<int64_t>(t) * K;
-        uint8_t* rec = act_buf + static_cast<int64_t>(t) * L.stride;
-        int8_t* qs = reinterpret_cast<int8_t*>(rec);
-        int16_t* sums = reinterpret_cast<int16_t*>(rec + L.sums_off);
-        float* ds = reinterpret_cast<float*>(rec + L.d_off);
-        const int64_t nb = K / L.ablk;
-        const bool simd = quantize_blocks_simd(xt, nb, L.ablk, qs, ds);
-        for (int64_t b = 0; b < nb; ++b) {
+        uint8_t* hi = act_buf + ACT_HEADER_BYTES + static_cast<int64_t>(t) * per * L.stride;
+        uint8_t* lo = hi + L.stride;
+        float* dh = reinterpret_cast<float*>(hi + L.d_off);
+        float* dl = reinterpret_cast<float*>(lo + L.d_off);
+        for (int64_t b = 0; b < K / L.ablk; ++b) {
             const float* xb = xt + b * L.ablk;
-            int8_t* qb = qs + b * L.ablk;
-            if (!simd) {
-                float amax = 0.0f;
-                for (int i = 0; i < L.ablk; ++i) amax = std::fmax(amax, std::fabs(xb[i]));
-                const float id = amax > 0.0f ? 127.0f / amax : 0.0f;
-                for (int i = 0; i < L.ablk; ++i) {
-                    float v = std::nearbyint(xb[i] * id);
-                    v = std::fmin(127.0f, std::fmax(-127.0f, v));  // guards rounding at the edge
-                    qb[i] = static_cast<int8_t>(v);
-                }
-                ds[b] = amax / 127.0f;
-            }
-            const int group = kq ? 16 : QK32;
-            for (int g = 0; g < L.ablk / group; ++g) {
-                int s = 0;
-                for (int i = 0; i < group; ++i) s += qb[g * group + i];
-                sums[b * (L.ablk / group) + g] = static_cast<int16_t>(s);
+            int8_t* qh = reinterpret_cast<int8_t*>(hi) + b * L.ablk;
+            quantize_block(xb, L.ablk, qh, &dh[b]);
+            if (per == 2) {  // the residual of the first term, itself quantized
+                for (int i = 0; i < L.ablk; ++i) resid[i] = xb[i] - dh[b] * static_cast<float>(qh[i]);
+                quantize_block(resid, L.ablk, reinterpret_cast<int8_t*>(lo) + b * L.ablk, &dl[b]);
             }
         }
+        fill_sums(L, kq, K, hi);
+        if (per == 2) fill_sums(L, kq, K, lo);
     }
 }
 
 // ---- matmul dispatch --------------------------------------------------------------------
 
+namespace {
+
+// Validates the buffer against the call; returns the first record, the record count and pairing.
+const uint8_t* open_acts(GGMLType wt, int64_t K, int T, const uint8_t* act_buf, int* Tv, int* pair) {
+    *Tv = T;
+    *pair = 1;
+    if (act_layout(wt, K).stride == 0) return act_buf;
+    if (act_buf == nullptr) throw std::invalid_argument("matmul: no activation buffer (call prepare_acts)");
+    ActHeader h;
+    std::memcpy(&h, act_buf, sizeof(h));
+    const char* kinds[] = {"none", "q8 per 256 (K-quant weights)", "q8 per 32 (legacy weights)"};
+    if (h.magic != ACT_MAGIC || h.kind != static_cast<uint32_t>(act_kind(wt)) || h.K != K || h.T != T ||
+        h.precision > static_cast<uint32_t>(ActPrecision::Q8X2))
+        throw std::invalid_argument(std::string("matmul: activation buffer was prepared for another call (") +
+                                    (h.magic == ACT_MAGIC && h.kind < 3 ? kinds[h.kind] : "not prepared") + ", K " +
+                                    std::to_string(h.K) + ", T " + std::to_string(h.T) + "; called with " +
+                                    ggml_type_name(wt) + ", K " + std::to_string(K) + ", T " + std::to_string(T) + ")");
+    *pair = records_per_vector(static_cast<ActPrecision>(h.precision));
+    *Tv = T * *pair;
+    return act_buf + ACT_HEADER_BYTES;
+}
+
+}  // namespace
+
 void matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* act_buf,
             const float* x, int T, float* y, int64_t ldy) {
     quant_check(wt, K, "matmul");
     if (r1 <= r0 || T <= 0) return;
-    if (matmul_simd(wt, W, K, r0, r1, act_buf, x, T, y, ldy)) return;
-    matmul_scalar(wt, W, K, r0, r1, act_buf, x, T, y, ldy);
+    int Tv, pair;
+    const uint8_t* acts = open_acts(wt, K, T, act_buf, &Tv, &pair);
+    if (matmul_simd(wt, W, K, r0, r1, acts, x, Tv, y, ldy, pair)) return;
+    matmul_scalar_records(wt, W, K, r0, r1, acts, x, Tv, y, ldy, pair);
+}
+
+void matmul_scalar(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* act_buf,
+                   const float* x, int T, float* y, int64_t ldy) {
+    quant_check(wt, K, "matmul_scalar");
+    if (r1 <= r0 || T <= 0) return;
+    int Tv, pair;
+    const uint8_t* acts = open_acts(wt, K, T, act_buf, &Tv, &pair);
+    matmul_scalar_records(wt, W, K, r0, r1, acts, x, Tv, y, ldy, pair);
 }
 
 const char* quant_simd_name() { return simd_name(); }

@@ -236,7 +236,7 @@ inline __m256 kquant_blocks(const Block* row, int64_t b0, int64_t b1, const KTil
 // several rows stream past them; each (row, t) still sees its blocks in order.
 template <typename Block, int NT>
 void kquant_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const KTile& tile, int t0, float* y,
-                 int64_t ldy) {
+                 int64_t ldy, int pair) {
     constexpr int ROW_GROUP = 4;
     constexpr int64_t L1_ACT_BYTES = 24 << 10;
     const int64_t K_CHUNK = NT * nb * QK_K > L1_ACT_BYTES ? 8 : nb;
@@ -251,14 +251,14 @@ void kquant_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const KTile
         for (int i = 0; i < nr; ++i) {
             alignas(32) float tmp[8];
             _mm256_store_ps(tmp, acc[i]);
-            for (int t = 0; t < NT; ++t) y[(t0 + t) * ldy + rg + i] = tmp[t];
+            store_out(y, ldy, rg + i, t0, tmp, NT, pair);
         }
     }
 }
 
 template <typename Block>
 void kquant_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T, float* y,
-                   int64_t ldy, GGMLType wt) {
+                   int64_t ldy, GGMLType wt, int pair) {
     const int64_t nb = K / QK_K;
     const ActLayout L = act_layout(wt, K);
     KTile tile;
@@ -267,14 +267,14 @@ void kquant_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const ui
         build_tile(acts, L, nb, t0, nt, &tile);
         const Block* Wb = reinterpret_cast<const Block*>(W);
         switch (nt) {
-            case 1: kquant_rows<Block, 1>(Wb, nb, r0, r1, tile, t0, y, ldy); break;
-            case 2: kquant_rows<Block, 2>(Wb, nb, r0, r1, tile, t0, y, ldy); break;
-            case 3: kquant_rows<Block, 3>(Wb, nb, r0, r1, tile, t0, y, ldy); break;
-            case 4: kquant_rows<Block, 4>(Wb, nb, r0, r1, tile, t0, y, ldy); break;
-            case 5: kquant_rows<Block, 5>(Wb, nb, r0, r1, tile, t0, y, ldy); break;
-            case 6: kquant_rows<Block, 6>(Wb, nb, r0, r1, tile, t0, y, ldy); break;
-            case 7: kquant_rows<Block, 7>(Wb, nb, r0, r1, tile, t0, y, ldy); break;
-            default: kquant_rows<Block, 8>(Wb, nb, r0, r1, tile, t0, y, ldy); break;
+            case 1: kquant_rows<Block, 1>(Wb, nb, r0, r1, tile, t0, y, ldy, pair); break;
+            case 2: kquant_rows<Block, 2>(Wb, nb, r0, r1, tile, t0, y, ldy, pair); break;
+            case 3: kquant_rows<Block, 3>(Wb, nb, r0, r1, tile, t0, y, ldy, pair); break;
+            case 4: kquant_rows<Block, 4>(Wb, nb, r0, r1, tile, t0, y, ldy, pair); break;
+            case 5: kquant_rows<Block, 5>(Wb, nb, r0, r1, tile, t0, y, ldy, pair); break;
+            case 6: kquant_rows<Block, 6>(Wb, nb, r0, r1, tile, t0, y, ldy, pair); break;
+            case 7: kquant_rows<Block, 7>(Wb, nb, r0, r1, tile, t0, y, ldy, pair); break;
+            default: kquant_rows<Block, 8>(Wb, nb, r0, r1, tile, t0, y, ldy, pair); break;
         }
     }
 }
@@ -384,7 +384,7 @@ void legacy_row(const typename Legacy<WT>::B* row, int64_t nb, const uint8_t* co
 
 template <GGMLType WT>
 void legacy_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T, float* y,
-                   int64_t ldy) {
+                   int64_t ldy, int pair) {
     using B = typename Legacy<WT>::B;
     const int64_t nb = K / QK32;
     const ActLayout L = act_layout(WT, K);
@@ -405,7 +405,7 @@ void legacy_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const ui
                 case 7: legacy_row<WT, 7>(row, nb, rec, L, out); break;
                 default: legacy_row<WT, 8>(row, nb, rec, L, out); break;
             }
-            for (int t = 0; t < nt; ++t) y[(t0 + t) * ldy + r] = out[t];
+            store_out(y, ldy, r, t0, out, nt, pair);
         }
     }
 }
@@ -413,21 +413,21 @@ void legacy_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const ui
 }  // namespace
 
 bool matmul_simd(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* act_buf,
-                 const float* x, int T, float* y, int64_t ldy) {
+                 const float* x, int T, float* y, int64_t ldy, int pair) {
     switch (wt) {
         case GGMLType::Q4_K:
         case GGMLType::Q5_K:
         case GGMLType::Q6_K:
             if (K / QK_K > MAX_KBLOCKS) return false;
-            if (wt == GGMLType::Q4_K) kquant_matmul<BlockQ4K>(W, K, r0, r1, act_buf, T, y, ldy, wt);
-            else if (wt == GGMLType::Q5_K) kquant_matmul<BlockQ5K>(W, K, r0, r1, act_buf, T, y, ldy, wt);
-            else kquant_matmul<BlockQ6K>(W, K, r0, r1, act_buf, T, y, ldy, wt);
+            if (wt == GGMLType::Q4_K) kquant_matmul<BlockQ4K>(W, K, r0, r1, act_buf, T, y, ldy, wt, pair);
+            else if (wt == GGMLType::Q5_K) kquant_matmul<BlockQ5K>(W, K, r0, r1, act_buf, T, y, ldy, wt, pair);
+            else kquant_matmul<BlockQ6K>(W, K, r0, r1, act_buf, T, y, ldy, wt, pair);
             return true;
-        case GGMLType::Q4_0: legacy_matmul<GGMLType::Q4_0>(W, K, r0, r1, act_buf, T, y, ldy); return true;
-        case GGMLType::Q4_1: legacy_matmul<GGMLType::Q4_1>(W, K, r0, r1, act_buf, T, y, ldy); return true;
-        case GGMLType::Q5_0: legacy_matmul<GGMLType::Q5_0>(W, K, r0, r1, act_buf, T, y, ldy); return true;
-        case GGMLType::Q5_1: legacy_matmul<GGMLType::Q5_1>(W, K, r0, r1, act_buf, T, y, ldy); return true;
-        case GGMLType::Q8_0: legacy_matmul<GGMLType::Q8_0>(W, K, r0, r1, act_buf, T, y, ldy); return true;
+        case GGMLType::Q4_0: legacy_matmul<GGMLType::Q4_0>(W, K, r0, r1, act_buf, T, y, ldy, pair); return true;
+        case GGMLType::Q4_1: legacy_matmul<GGMLType::Q4_1>(W, K, r0, r1, act_buf, T, y, ldy, pair); return true;
+        case GGMLType::Q5_0: legacy_matmul<GGMLType::Q5_0>(W, K, r0, r1, act_buf, T, y, ldy, pair); return true;
+        case GGMLType::Q5_1: legacy_matmul<GGMLType::Q5_1>(W, K, r0, r1, act_buf, T, y, ldy, pair); return true;
+        case GGMLType::Q8_0: legacy_matmul<GGMLType::Q8_0>(W, K, r0, r1, act_buf, T, y, ldy, pair); return true;
         default:
             return false;
     }

@@ -3,6 +3,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -16,6 +17,11 @@ namespace {
 
 using U8 = py::array_t<uint8_t, py::array::c_style | py::array::forcecast>;
 using F32 = py::array_t<float, py::array::c_style | py::array::forcecast>;
+
+lg::ActPrecision precision_of(int p) {
+    if (p != 0 && p != 1) throw std::invalid_argument("precision must be 0 (q8) or 1 (q8x2), got " + std::to_string(p));
+    return static_cast<lg::ActPrecision>(p);
+}
 
 lg::GGMLType type_of(int t) {
     auto g = static_cast<lg::GGMLType>(t);
@@ -42,7 +48,10 @@ py::array_t<float> run_matmul(bool scalar, int type, const U8& W, int64_t n_rows
     if (r1 < 0) r1 = n_rows;
     if (r0 < 0 || r1 > n_rows || r0 > r1) throw std::invalid_argument("bad row range");
     need_bytes("W", W.nbytes(), n_rows * lg::quant_row_bytes(wt, K));
-    need_bytes("acts", acts.nbytes(), static_cast<int64_t>(lg::act_buffer_bytes(wt, K, T)));
+    uint32_t prec = 0;  // the header's precision field (matmul validates the whole header)
+    if (acts.nbytes() >= 8) std::memcpy(&prec, acts.data() + 4, 4);
+    need_bytes("acts", acts.nbytes(),
+               static_cast<int64_t>(lg::act_buffer_bytes(wt, K, T, prec == 1 ? lg::ActPrecision::Q8X2 : lg::ActPrecision::Q8)));
     py::array_t<float> y({static_cast<py::ssize_t>(T), static_cast<py::ssize_t>(n_rows)});
     float* yp = y.mutable_data();
     for (py::ssize_t i = 0; i < y.size(); ++i) yp[i] = std::numeric_limits<float>::quiet_NaN();
@@ -74,17 +83,21 @@ void register_quant(py::module_& m) {
             return out;
         },
         py::arg("type"), py::arg("data"), py::arg("n"), "Dequantize n elements of ggml type `type` from raw bytes.");
-    m.def("act_buffer_bytes", [](int t, int64_t K, int T) { return lg::act_buffer_bytes(type_of(t), K, T); });
+    m.def("act_buffer_bytes", [](int t, int64_t K, int T, int precision) {
+        return lg::act_buffer_bytes(type_of(t), K, T, precision_of(precision));
+    }, py::arg("type"), py::arg("K"), py::arg("T"), py::arg("precision") = 1);
     m.def(
         "prepare_acts",
-        [](int t, const F32& x) {
+        [](int t, const F32& x, int precision) {
             auto wt = type_of(t);
+            auto prec = precision_of(precision);
             auto [T, K] = x_shape(x);
-            py::array_t<uint8_t> buf(static_cast<py::ssize_t>(lg::act_buffer_bytes(wt, K, T)));
-            lg::prepare_acts(wt, x.data(), K, T, buf.mutable_data());
+            py::array_t<uint8_t> buf(static_cast<py::ssize_t>(lg::act_buffer_bytes(wt, K, T, prec)));
+            lg::prepare_acts(wt, x.data(), K, T, buf.mutable_data(), prec);
             return buf;
         },
-        py::arg("type"), py::arg("x"), "Prepare activations x [T, K] for weights of ggml type `type`.");
+        py::arg("type"), py::arg("x"), py::arg("precision") = 1,
+        "Prepare activations x [T, K] for weights of ggml type `type`; precision 0 = q8, 1 = q8x2 (default, as in C++).");
     m.def(
         "matmul",
         [](int t, const U8& W, int64_t n_rows, const U8& acts, const F32& x, int64_t r0, int64_t r1) {

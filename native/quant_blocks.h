@@ -129,6 +129,12 @@ inline ActLayout act_layout(GGMLType wt, int64_t K) {
 // Float weights: F_LANES lanes, lane l accumulates elements i = l (mod 16) with fmaf in order,
 // then the lanes fold pairwise: (l, l+8), then (l, l+4), (l, l+2), (l, l+1).
 constexpr int L_LANES = 8;
+
+// Kernel output of tile vectors t0..t0+nt: with pair == 2 (ActPrecision::Q8X2) vectors 2u and
+// 2u+1 are the two int8 terms of input u, and y[u] = out(2u) + out(2u+1).
+inline void store_out(float* y, int64_t ldy, int64_t r, int t0, const float* out, int nt, int pair) {
+    for (int t = 0; t < nt; t += pair) y[static_cast<int64_t>((t0 + t) / pair) * ldy + r] = pair == 2 ? out[t] + out[t + 1] : out[t];
+}
 constexpr int F_LANES = 16;
 
 }  // namespace lg

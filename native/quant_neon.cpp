@@ -98,7 +98,7 @@ void decode(const BlockQ6K* b, KDec* o) {
 
 template <typename Block>
 void kquant_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T, float* y,
-                   int64_t ldy, GGMLType wt) {
+                   int64_t ldy, GGMLType wt, int pair) {
     constexpr bool kQ6 = std::is_same<Block, BlockQ6K>::value;
     const int64_t nb = K / QK_K;
     const ActLayout L = act_layout(wt, K);
@@ -128,7 +128,7 @@ void kquant_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const ui
                     }
                 }
             }
-            for (int t = 0; t < nt; ++t) y[(t0 + t) * ldy + r] = acc[t];
+            store_out(y, ldy, r, t0, acc, nt, pair);
         }
     }
 }
@@ -173,7 +173,7 @@ inline void legacy_decode(GGMLType wt, const uint8_t* blk, int8x16_t* v0, int8x1
 }
 
 void legacy_matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T,
-                   float* y, int64_t ldy) {
+                   float* y, int64_t ldy, int pair) {
     const int64_t nb = K / QK32, bb = ggml_bytes_per_block32(wt);
     const bool has_min = wt == GGMLType::Q4_1 || wt == GGMLType::Q5_1;
     const ActLayout L = act_layout(wt, K);
@@ -198,12 +198,14 @@ void legacy_matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t
                     if (has_min) lane = std::fma(dm * dx, static_cast<float>(sum), lane);
                 }
             }
+            float out[T_TILE];
             for (int t = 0; t < nt; ++t) {
                 float* l = lanes[t];
                 for (int w = L_LANES / 2; w >= 1; w /= 2)
                     for (int i = 0; i < w; ++i) l[i] = l[i] + l[i + w];
-                y[(t0 + t) * ldy + r] = l[0];
+                out[t] = l[0];
             }
+            store_out(y, ldy, r, t0, out, nt, pair);
         }
     }
 }
@@ -211,13 +213,13 @@ void legacy_matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t
 }  // namespace
 
 bool matmul_simd(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* act_buf,
-                 const float* x, int T, float* y, int64_t ldy) {
+                 const float* x, int T, float* y, int64_t ldy, int pair) {
     switch (wt) {
-        case GGMLType::Q4_K: kquant_matmul<BlockQ4K>(W, K, r0, r1, act_buf, T, y, ldy, wt); return true;
-        case GGMLType::Q5_K: kquant_matmul<BlockQ5K>(W, K, r0, r1, act_buf, T, y, ldy, wt); return true;
-        case GGMLType::Q6_K: kquant_matmul<BlockQ6K>(W, K, r0, r1, act_buf, T, y, ldy, wt); return true;
+        case GGMLType::Q4_K: kquant_matmul<BlockQ4K>(W, K, r0, r1, act_buf, T, y, ldy, wt, pair); return true;
+        case GGMLType::Q5_K: kquant_matmul<BlockQ5K>(W, K, r0, r1, act_buf, T, y, ldy, wt, pair); return true;
+        case GGMLType::Q6_K: kquant_matmul<BlockQ6K>(W, K, r0, r1, act_buf, T, y, ldy, wt, pair); return true;
         case GGMLType::Q4_0: case GGMLType::Q4_1: case GGMLType::Q5_0: case GGMLType::Q5_1: case GGMLType::Q8_0:
-            legacy_matmul(wt, W, K, r0, r1, act_buf, T, y, ldy);
+            legacy_matmul(wt, W, K, r0, r1, act_buf, T, y, ldy, pair);
             return true;
         default:
             return false;

@@ -198,9 +198,8 @@ int64_t quant_row_bytes(GGMLType wt, int64_t K) {
     }
 }
 
-void matmul_scalar(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* act_buf,
-                   const float* x, int T, float* y, int64_t ldy) {
-    quant_check(wt, K, "matmul_scalar");
+void matmul_scalar_records(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* act_buf,
+                           const float* x, int T, float* y, int64_t ldy, int pair) {
     const int64_t rb = quant_row_bytes(wt, K);
     const ActKind kind = act_kind(wt);
     const ActLayout L = act_layout(wt, K);
@@ -215,14 +214,14 @@ void matmul_scalar(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t
             float acc[T_TILE] = {};
             if (kind == ActKind::Q8K) row_kquant(wt, row, K, act_buf, L, t0, nt, acc);
             else row_legacy(wt, row, K, act_buf, L, t0, nt, acc);
-            for (int t = 0; t < nt; ++t) y[(t0 + t) * ldy + r] = acc[t];
+            store_out(y, ldy, r, t0, acc, nt, pair);
         }
     }
 }
 
 #if LG_SIMD_NONE
 bool matmul_simd(GGMLType, const uint8_t*, int64_t, int64_t, int64_t, const uint8_t*, const float*, int, float*,
-                 int64_t) {
+                 int64_t, int) {
     return false;
 }
 const char* simd_name() { return "scalar"; }

@@ -47,13 +47,14 @@ def copy_bandwidth_gbs(pool: ThreadPoolExecutor, n_threads: int, n_bytes: int = 
     return n_bytes / best / 1e9
 
 
-def bench_tensors(pool: ThreadPoolExecutor, n_threads: int, tensors, T: int, reps: int, scalar: bool) -> float:
+def bench_tensors(pool: ThreadPoolExecutor, n_threads: int, tensors, T: int, reps: int, scalar: bool,
+                  precision: int) -> float:
     """Seconds for one pass over all tensors (best of reps), y = x @ W.T with T vectors."""
     fn = nat.matmul_scalar if scalar else nat.matmul
     rng = np.random.default_rng(0)
     K = tensors[0][2]
     x = rng.standard_normal((T, K)).astype(np.float32)
-    acts = nat.prepare_acts(tensors[0][1], x)
+    acts = nat.prepare_acts(tensors[0][1], x, precision)
     clock = time.thread_time if n_threads == 1 else time.perf_counter
 
     def run_range(i: int) -> None:
@@ -75,6 +76,7 @@ def main() -> None:
     ap.add_argument("--layers", type=int, default=28, help="layers to cycle through (defeats the cache)")
     ap.add_argument("--scalar", action="store_true", help="time the scalar reference path instead")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--precision", type=int, default=1, choices=(0, 1), help="activations: 0 = q8, 1 = q8x2")
     args = ap.parse_args()
 
     reader = GGUFReader(args.model)
@@ -82,8 +84,8 @@ def main() -> None:
     pool = ThreadPoolExecutor(args.threads)
     copy_gbs = copy_bandwidth_gbs(pool, args.threads)
     result = {"simd": nat.quant_simd_name(), "path": "scalar" if args.scalar else "simd",
-              "threads": args.threads, "copy_gbs": round(copy_gbs, 2)}
-    print(f"kernels: {result['path']} ({nat.quant_simd_name()}), {args.threads} thread(s); "
+              "threads": args.threads, "precision": ["q8", "q8x2"][args.precision], "copy_gbs": round(copy_gbs, 2)}
+    print(f"kernels: {result['path']} ({nat.quant_simd_name()}), acts {result['precision']}, {args.threads} thread(s); "
           f"numpy copy: {copy_gbs:.1f} GB/s")
     for kind in KINDS:
         tensors = []
@@ -94,7 +96,7 @@ def main() -> None:
             raw = np.asarray(t.data).reshape(-1).view(np.uint8)
             tensors.append((raw, int(t.tensor_type), int(t.shape[0]), int(t.shape[1])))
         n_bytes = sum(w.nbytes for w, *_ in tensors)
-        times = {T: bench_tensors(pool, args.threads, tensors, T, args.reps, args.scalar) for T in T_VALUES}
+        times = {T: bench_tensors(pool, args.threads, tensors, T, args.reps, args.scalar, args.precision) for T in T_VALUES}
         gbs = n_bytes / times[1] / 1e9
         qt_name = by_name[f"blk.0.{kind}.weight"].tensor_type.name
         shape = f"{tensors[0][3]}x{tensors[0][2]}"

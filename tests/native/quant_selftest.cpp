@@ -39,6 +39,7 @@ int main() {
     const int T = 9;
     int failures = 0;
     std::printf("simd: %s\n", lg::quant_simd_name());
+    for (auto prec : {lg::ActPrecision::Q8, lg::ActPrecision::Q8X2})
     for (const auto& c : cases) {
         std::vector<uint8_t> W(static_cast<size_t>(n_rows * K / c.be * c.bb));
         for (auto& v : W) v = static_cast<uint8_t>(rng() & 0xff);
@@ -52,8 +53,9 @@ int main() {
         // Block 0 of vector 0 has max 127, so x * id is exact and .5 ties reach the rounding.
         const float ties[] = {127.0f, 2.5f, -3.5f, 0.5f, -0.5f, 126.5f};
         std::memcpy(x.data(), ties, sizeof(ties));
-        std::vector<uint8_t> acts(lg::act_buffer_bytes(c.t, K, T));
-        lg::prepare_acts(c.t, x.data(), K, T, acts.data());
+        std::vector<uint8_t> acts(lg::act_buffer_bytes(c.t, K, T, prec));
+        lg::prepare_acts(c.t, x.data(), K, T, acts.data(), prec);
+        const int per = prec == lg::ActPrecision::Q8X2 ? 2 : 1;
         {  // the q8 values against a plain loop (round half to even)
             const lg::ActLayout L = lg::act_layout(c.t, K);
             int badq = 0;
@@ -63,11 +65,12 @@ int main() {
                     float amax = 0.0f;
                     for (int i = 0; i < L.ablk; ++i) amax = std::fmax(amax, std::fabs(xb[i]));
                     const float id = amax > 0.0f ? 127.0f / amax : 0.0f;
-                    const int8_t* q = reinterpret_cast<const int8_t*>(acts.data() + t * L.stride) + b * L.ablk;
+                    const uint8_t* rec = acts.data() + 64 + t * per * L.stride;  // past the header
+                    const int8_t* q = reinterpret_cast<const int8_t*>(rec) + b * L.ablk;
                     for (int i = 0; i < L.ablk; ++i)
                         badq += q[i] != static_cast<int8_t>(std::fmin(127.0f, std::fmax(-127.0f, std::nearbyint(xb[i] * id))));
                     float d;
-                    std::memcpy(&d, acts.data() + t * L.stride + L.d_off + 4 * b, 4);
+                    std::memcpy(&d, rec + L.d_off + 4 * b, 4);
                     badq += d != amax / 127.0f;
                 }
             if (badq) std::printf("%-5s prepare_acts MISMATCH (%d)\n", lg::ggml_type_name(c.t), badq);
@@ -79,13 +82,14 @@ int main() {
         int bad = 0;
         for (size_t i = 0; i < ys.size(); ++i) bad += std::memcmp(&ys[i], &yv[i], 4) != 0;
         for (int Tn : {1, 3, 8}) {  // batch invariance: a prefix of the vectors gives the same bits
-            std::vector<uint8_t> a(lg::act_buffer_bytes(c.t, K, Tn));
-            lg::prepare_acts(c.t, x.data(), K, Tn, a.data());
+            std::vector<uint8_t> a(lg::act_buffer_bytes(c.t, K, Tn, prec));
+            lg::prepare_acts(c.t, x.data(), K, Tn, a.data(), prec);
             std::vector<float> y(static_cast<size_t>(Tn * n_rows));
             lg::matmul(c.t, W.data(), K, 0, n_rows, a.data(), x.data(), Tn, y.data(), n_rows);
             for (size_t i = 0; i < y.size(); ++i) bad += std::memcmp(&y[i], &yv[i], 4) != 0;
         }
-        std::printf("%-5s %s (y[0][0] = %g)\n", lg::ggml_type_name(c.t), bad ? "MISMATCH" : "ok", yv[0]);
+        std::printf("%-5s %s %s (y[0][0] = %g)\n", lg::ggml_type_name(c.t), per == 2 ? "q8x2" : "q8  ",
+                    bad ? "MISMATCH" : "ok", yv[0]);
         failures += bad != 0;
     }
     return failures ? 1 : 0;

@@ -15,7 +15,8 @@ ALL_TYPES = [QT.F32, QT.F16, QT.BF16, QT.Q4_0, QT.Q4_1, QT.Q5_0, QT.Q5_1, QT.Q8_
 # Byte offsets of the fp16 scale fields in each block (random bytes there could be inf/NaN).
 FP16_FIELDS = {QT.Q4_0: [0], QT.Q4_1: [0, 2], QT.Q5_0: [0], QT.Q5_1: [0, 2], QT.Q8_0: [0],
                QT.Q4_K: [0, 2], QT.Q5_K: [0, 2], QT.Q6_K: [208]}
-ROWS_PER_TENSOR = 96  # rows taken from each real tensor: enough blocks, fast on 2 cores
+ROWS_PER_TENSOR = 96
+HEADER = 64  # bytes of the activation buffer header (precision, type, K, T)  # rows taken from each real tensor: enough blocks, fast on 2 cores
 
 # (model fixture, tensor) pairs covering every type the three models use.
 REAL_TENSORS = [
@@ -114,6 +115,12 @@ def test_bad_input_is_a_clear_error():
     acts = nat.prepare_acts(int(QT.Q4_K), x)
     with pytest.raises(ValueError, match="W: .* bytes given"):
         nat.matmul(int(QT.Q4_K), np.zeros(144, np.uint8), 2, acts, x)
+    with pytest.raises(ValueError, match="prepared for another call"):
+        nat.matmul(int(QT.Q8_0), np.zeros(8 * 34, np.uint8), 1, acts, x)
+    # Q6_K shares the K-quant activation format with Q4_K: the same buffer serves both.
+    assert nat.matmul(int(QT.Q6_K), np.zeros(210, np.uint8), 1, acts, x).shape == (1, 1)
+    with pytest.raises(ValueError, match="precision must be"):
+        nat.prepare_acts(int(QT.Q4_K), x, 2)
 
 
 # ---- matmul -------------------------------------------------------------------------------
@@ -126,21 +133,26 @@ def cosines(y: np.ndarray, ref: np.ndarray, rows: int = 32) -> list[float]:
     return out
 
 
-def check_matmul(qt: QT, K: int, raw: np.ndarray, rng: np.random.Generator) -> None:
+# Minimum cosine vs float64 per precision (0 = q8, 1 = q8x2): plain Gaussian acts, and acts
+# with 30x outlier channels (they make the q8 step of their blocks 30x coarser).
+MIN_COS = {0: (0.9999, 0.999), 1: (0.9999999, 0.999999)}
+
+
+def check_matmul(qt: QT, K: int, raw: np.ndarray, rng: np.random.Generator, precision: int = 0) -> None:
     n_rows = raw.shape[0]
     W = raw.reshape(-1)
     x16 = acts_like(rng, 16, K)
-    acts16 = nat.prepare_acts(int(qt), x16)
+    acts16 = nat.prepare_acts(int(qt), x16, precision)
     y16 = nat.matmul(int(qt), W, n_rows, acts16, x16)
 
     # Accuracy against float64 on the exactly dequantized weights, per block of 32 rows.
     ref = x16.astype(np.float64) @ deq_ref(qt, raw, K).astype(np.float64).T
-    assert min(cosines(y16, ref)) >= 0.9999, f"{qt.name}: cosines {cosines(y16, ref)}"
-    # With 30x outlier channels the q8 step of their blocks is 30x coarser: still >= 0.999.
+    min_plain, min_outliers = MIN_COS[precision]
+    assert min(cosines(y16, ref)) >= min_plain, f"{qt.name}: cosines {cosines(y16, ref)}"
     xo = acts_like(rng, 4, K, outliers=30.0)
-    yo = nat.matmul(int(qt), W, n_rows, nat.prepare_acts(int(qt), xo), xo)
+    yo = nat.matmul(int(qt), W, n_rows, nat.prepare_acts(int(qt), xo, precision), xo)
     ref_o = xo.astype(np.float64) @ deq_ref(qt, raw, K).astype(np.float64).T
-    assert min(cosines(yo, ref_o)) >= 0.999, f"{qt.name} with outliers: cosines {cosines(yo, ref_o)}"
+    assert min(cosines(yo, ref_o)) >= min_outliers, f"{qt.name} with outliers: cosines {cosines(yo, ref_o)}"
 
     # SIMD path == scalar reference, bit for bit.
     ys = nat.matmul_scalar(int(qt), W, n_rows, acts16, x16)
@@ -149,7 +161,7 @@ def check_matmul(qt: QT, K: int, raw: np.ndarray, rng: np.random.Generator) -> N
     # Batch invariance: any T, any row range gives the T=1 bits.
     for T in (1, 2, 3, 4, 8, 9):
         xs = x16[:T]
-        y = nat.matmul(int(qt), W, n_rows, nat.prepare_acts(int(qt), xs), xs)
+        y = nat.matmul(int(qt), W, n_rows, nat.prepare_acts(int(qt), xs, precision), xs)
         np.testing.assert_array_equal(y.view(np.uint32), y16[:T].view(np.uint32), err_msg=f"{qt.name} T={T}")
     for r0, r1 in ((0, 1), (5, 38), (n_rows - 7, n_rows)):
         y = nat.matmul(int(qt), W, n_rows, acts16, x16, r0, r1)
@@ -157,11 +169,12 @@ def check_matmul(qt: QT, K: int, raw: np.ndarray, rng: np.random.Generator) -> N
         assert np.isnan(y[:, :r0]).all() and np.isnan(y[:, r1:]).all(), "wrote outside [r0, r1)"
 
 
+@pytest.mark.parametrize("precision", [0, 1], ids=["q8", "q8x2"])
 @pytest.mark.parametrize("qt", ALL_TYPES, ids=lambda q: q.name)
-def test_matmul_random_weights(qt):
+def test_matmul_random_weights(qt, precision):
     rng = np.random.default_rng(100 + int(qt))
     K = 512 if qt not in (QT.F32, QT.F16, QT.BF16) else 200  # float types take any K
-    check_matmul(qt, K, random_blocks(qt, 48, K, rng), rng)
+    check_matmul(qt, K, random_blocks(qt, 48, K, rng), rng, precision)
 
 
 @pytest.mark.models
@@ -169,6 +182,13 @@ def test_matmul_random_weights(qt):
 def test_matmul_real_tensor(readers, fixture, name):
     qt, K, raw = real_tensor(readers, fixture, name)
     check_matmul(qt, K, raw, np.random.default_rng(7))
+
+
+@pytest.mark.models
+@pytest.mark.parametrize("fixture,name", [REAL_TENSORS[1], REAL_TENSORS[2], REAL_TENSORS[6], REAL_TENSORS[7]])
+def test_matmul_real_tensor_q8x2(readers, fixture, name):
+    qt, K, raw = real_tensor(readers, fixture, name)
+    check_matmul(qt, K, raw, np.random.default_rng(8), precision=1)
 
 
 @pytest.mark.parametrize("qt,ablk,group", [(QT.Q4_K, 256, 16), (QT.Q6_K, 256, 16), (QT.Q5_0, 32, 32)],
@@ -180,9 +200,9 @@ def test_prepare_acts_matches_numpy(qt, ablk, group):
     K, T = 512, 3
     x = acts_like(rng, T, K, outliers=30.0)
     x[0, :6] = [127.0, 2.5, -3.5, 0.5, -0.5, 126.5]  # block max 127: x * id is exact, ties round to even
-    buf = nat.prepare_acts(int(qt), x)
-    stride = nat.act_buffer_bytes(int(qt), K, 1)
-    assert buf.size == T * stride and stride % 64 == 0
+    buf = nat.prepare_acts(int(qt), x, 0)
+    stride = nat.act_buffer_bytes(int(qt), K, 1, 0) - HEADER
+    assert buf.size == HEADER + T * stride and stride % 64 == 0
     xb = x.reshape(T, K // ablk, ablk)
     amax = np.abs(xb).max(axis=2)
     with np.errstate(divide="ignore"):
@@ -193,7 +213,7 @@ def test_prepare_acts_matches_numpy(qt, ablk, group):
     sums_off = (K + 15) // 16 * 16
     d_off = sums_off + (sums.shape[1] * 2 + 15) // 16 * 16
     for t in range(T):
-        rec = buf[t * stride:(t + 1) * stride]
+        rec = buf[HEADER + t * stride:HEADER + (t + 1) * stride]
         np.testing.assert_array_equal(rec[:K].view(np.int8), q[t])
         np.testing.assert_array_equal(rec[sums_off:sums_off + 2 * sums.shape[1]].view(np.int16), sums[t])
         np.testing.assert_array_equal(rec[d_off:d_off + 4 * d.shape[1]].view(np.float32), d[t])
