@@ -362,7 +362,7 @@ def generate_speculative(engine, prompt_tokens: Sequence[int], max_tokens: int, 
     try:
         if drafter is not None and stream_tokens:
             drafter.push_stream(list(stream_tokens))
-        return speculative_generate(engine, prompt_tokens, max_tokens,
+        return speculative_generate(engine, drafter, prompt_tokens, max_tokens,
                                     Sampling(temperature, top_k, top_p), seed, stop_tokens, on_token,
                                     detokenize=engine.tokenizer.decode)
     finally:
