@@ -17,7 +17,8 @@ namespace lg {
 namespace {
 
 constexpr int T_TILE = 8;          // activation vectors per pass over a row: one lane each
-constexpr int MAX_KBLOCKS = 128;   // K <= 32768 for K-quants (per-tile tables live on the stack)
+constexpr int MAX_KBLOCKS = 128;
+constexpr int PREFETCH_BLOCKS = 8;  // K-quant blocks ahead (1.2-1.7 KB)   // K <= 32768 for K-quants (per-tile tables live on the stack)
 
 // ---- integer reductions across t ----------------------------------------------------------
 // b[i] = [8-lane partial of accumulator 2i (chunks 0,1) | of accumulator 2i+1 (chunks 2,3)];
@@ -201,6 +202,10 @@ template <typename Block, int NT>
 inline __m256 kquant_blocks(const Block* row, int64_t b0, int64_t b1, const KTile& tile, __m256 acc) {
     constexpr bool kQ6 = std::is_same<Block, BlockQ6K>::value;
     for (int64_t b = b0; b < b1; ++b) {
+        // Software prefetch PREFETCH_BLOCKS ahead in the row: when several vectors slow the
+        // sweep down, the hardware prefetcher alone leaves long rows DRAM-latency bound.
+        const char* ahead = reinterpret_cast<const char*>(row + b + PREFETCH_BLOCKS);
+        for (size_t off = 0; off < sizeof(Block); off += 64) _mm_prefetch(ahead + off, _MM_HINT_T0);
         KBlock w;
         decode(row + b, &w);
         const __m512i sv0 = pair_scale_vec(w.sc16, 0), sv1 = pair_scale_vec(w.sc16, 1);
