@@ -135,6 +135,77 @@ static inline void rope(float* out, const float* in, const float* c, const float
     }
 }
 
+// ---------------------------------------------------------------------------- attention kernels
+
+// s[p] = dot(q, k[p]) * scale for p < n; k is [n][hd]. Every position is computed by the same
+// instruction sequence whatever n is (groups of 4 only add independent chains).
+static void attn_scores(const float* q, const float* k, int n, int hd, float scale, float* s) {
+#if defined(__AVX512F__)
+    if (hd % 16 == 0) {
+        int p = 0;
+        for (; p + 4 <= n; p += 4) {
+            const float* k0 = k + static_cast<size_t>(p) * hd;
+            __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+            for (int i = 0; i < hd; i += 16) {
+                const __m512 qv = _mm512_load_ps(q + i);
+                a0 = _mm512_fmadd_ps(qv, _mm512_loadu_ps(k0 + i), a0);
+                a1 = _mm512_fmadd_ps(qv, _mm512_loadu_ps(k0 + hd + i), a1);
+                a2 = _mm512_fmadd_ps(qv, _mm512_loadu_ps(k0 + 2 * hd + i), a2);
+                a3 = _mm512_fmadd_ps(qv, _mm512_loadu_ps(k0 + 3 * hd + i), a3);
+            }
+            s[p] = _mm512_reduce_add_ps(a0) * scale;
+            s[p + 1] = _mm512_reduce_add_ps(a1) * scale;
+            s[p + 2] = _mm512_reduce_add_ps(a2) * scale;
+            s[p + 3] = _mm512_reduce_add_ps(a3) * scale;
+        }
+        for (; p < n; p++) {
+            const float* kp = k + static_cast<size_t>(p) * hd;
+            __m512 a = _mm512_setzero_ps();
+            for (int i = 0; i < hd; i += 16) a = _mm512_fmadd_ps(_mm512_load_ps(q + i), _mm512_loadu_ps(kp + i), a);
+            s[p] = _mm512_reduce_add_ps(a) * scale;
+        }
+        return;
+    }
+#endif
+    for (int p = 0; p < n; p++) s[p] = dot(q, k + static_cast<size_t>(p) * hd, hd) * scale;
+}
+
+#if defined(__AVX512F__)
+// o = sum_p (s[p] * inv) v[slot[p]] with the hd/16 accumulators held in registers; v is fp16.
+template <int NV>
+static void weighted_sum_avx512(const float* s, float inv, const uint16_t* v, const int32_t* slot, int n,
+                                float* o) {
+    constexpr int hd = NV * 16;
+    __m512 acc[NV];
+    for (int j = 0; j < NV; j++) acc[j] = _mm512_setzero_ps();
+    for (int p = 0; p < n; p++) {
+        const __m512 w = _mm512_set1_ps(s[p] * inv);
+        const uint16_t* vp = v + static_cast<size_t>(slot[p]) * hd;
+        for (int j = 0; j < NV; j++)
+            acc[j] = _mm512_fmadd_ps(
+                w, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(vp + 16 * j))), acc[j]);
+    }
+    for (int j = 0; j < NV; j++) _mm512_storeu_ps(o + 16 * j, acc[j]);
+}
+#endif
+
+// o[d] = sum_p (s[p] * inv) * v[slot[p]][d], accumulated over p in order; v is the fp16 cache
+// of one (layer, KV head), read in place (values need no rotation).
+static void attn_weighted_sum(const float* s, float inv, const uint16_t* v, const int32_t* slot, int n, int hd,
+                              float* o) {
+#if defined(__AVX512F__)
+    if (hd == 64) return weighted_sum_avx512<4>(s, inv, v, slot, n, o);
+    if (hd == 128) return weighted_sum_avx512<8>(s, inv, v, slot, n, o);
+#endif
+    alignas(64) float row[MAX_HEAD_DIM];
+    for (int d = 0; d < hd; d++) o[d] = 0.0f;
+    for (int p = 0; p < n; p++) {
+        const float wgt = s[p] * inv;
+        f16_to_f32(v + static_cast<size_t>(slot[p]) * hd, row, hd);
+        for (int d = 0; d < hd; d++) o[d] += wgt * row[d];
+    }
+}
+
 // ---------------------------------------------------------------------------- run state
 
 RunState::RunState(const Config& c, const Weights& w, int capacity_, int max_chunk_, int n_threads)
@@ -159,7 +230,6 @@ RunState::RunState(const Config& c, const Weights& w, int capacity_, int max_chu
     }
     for (auto& a : act) a = Buffer<uint8_t>(act_bytes);
     k_lin = Buffer<float>(static_cast<size_t>(c.n_head_kv) * capacity * hd);
-    v_lin = Buffer<float>(static_cast<size_t>(c.n_head_kv) * capacity * hd);
     scores = Buffer<float>(static_cast<size_t>(n_threads) * capacity);
     rope_cos = Buffer<float>(static_cast<size_t>(capacity) * hd / 2);
     rope_sin = Buffer<float>(static_cast<size_t>(capacity) * hd / 2);
@@ -174,14 +244,14 @@ RunState::RunState(const Config& c, const Weights& w, int capacity_, int max_chu
     pos_slot = Buffer<int32_t>(capacity);
     chunk_slot = Buffer<int32_t>(max_chunk);
     // Touch everything now so RSS is fixed from init on.
-    for (Buffer<float>* b : {&x, &xb, &q, &k, &v, &att, &hb, &hb2, &k_lin, &v_lin, &scores})
+    for (Buffer<float>* b : {&x, &xb, &q, &k, &v, &att, &hb, &hb2, &k_lin, &scores})
         std::memset(b->data(), 0, b->size() * sizeof(float));
     for (auto& a : act) std::memset(a.data(), 0, act_bytes);
 }
 
 size_t RunState::bytes() const {
     size_t f = x.size() + xb.size() + q.size() + k.size() + v.size() + att.size() + hb.size() +
-               hb2.size() + k_lin.size() + v_lin.size() + scores.size() + rope_cos.size() + rope_sin.size();
+               hb2.size() + k_lin.size() + scores.size() + rope_cos.size() + rope_sin.size();
     return f * sizeof(float) + 3 * act_bytes + (pos_slot.size() + chunk_slot.size()) * sizeof(int32_t);
 }
 
@@ -252,7 +322,7 @@ void forward_chunk(const Model& model, KVCache& cache, ThreadPool& pool, RunStat
         pool.run(n_chunks(E + 2 * KV, ROW_ALIGN), qkv_task);
 
         // ---- store this chunk's K/V (fp16) into its slots, then lay out every position's key
-        // rotated to its position and its value as fp32. Work item = (kv head, position).
+        // rotated to its position as fp32 (values are read in place). Work item = (kv head, position).
         auto kv_task = [&](int, int ci, int nc) {
             int64_t b, e;
             split_range(static_cast<int64_t>(n_head_kv) * plan.n_pos, ci, nc, 1, &b, &e);
@@ -268,10 +338,8 @@ void forward_chunk(const Model& model, KVCache& cache, ThreadPool& pool, RunStat
                     f32_to_f16(rs.v.data() + t * KV + h * hd, vc, hd);
                 }
                 float* kl = rs.k_lin.data() + (static_cast<size_t>(h) * cap + p) * hd;
-                float* vl = rs.v_lin.data() + (static_cast<size_t>(h) * cap + p) * hd;
                 f16_to_f32(kc, kl, hd);
                 rope(kl, kl, rs.rope_cos.data() + p * hd / 2, rs.rope_sin.data() + p * hd / 2, hd, c.rope_style);
-                f16_to_f32(vc, vl, hd);
             }
         };
         pool.run(n_chunks(static_cast<int64_t>(n_head_kv) * plan.n_pos, 1), kv_task);
@@ -289,8 +357,7 @@ void forward_chunk(const Model& model, KVCache& cache, ThreadPool& pool, RunStat
                 rope(qr, rs.q.data() + t * E + h * hd, rs.rope_cos.data() + pos * hd / 2,
                      rs.rope_sin.data() + pos * hd / 2, hd, c.rope_style);
                 const float* kl = rs.k_lin.data() + static_cast<size_t>(kvh) * cap * hd;
-                const float* vl = rs.v_lin.data() + static_cast<size_t>(kvh) * cap * hd;
-                for (int p = 0; p < n; p++) s[p] = dot(qr, kl + static_cast<size_t>(p) * hd, hd) * scale;
+                attn_scores(qr, kl, n, hd, scale, s);
                 float mx[LANES], sm[LANES];
                 for (int j = 0; j < LANES; j++) mx[j] = -INFINITY;
                 int p = 0;
@@ -305,13 +372,7 @@ void forward_chunk(const Model& model, KVCache& cache, ThreadPool& pool, RunStat
                     for (int j = 0; j < LANES; j++) sm[j] += s[p + j];
                 for (; p < n; p++) sm[p % LANES] += s[p];
                 const float inv = 1.0f / reduce_lanes(sm);
-                float* o = rs.att.data() + t * E + h * hd;
-                for (int d = 0; d < hd; d++) o[d] = 0.0f;
-                for (p = 0; p < n; p++) {
-                    const float wgt = s[p] * inv;
-                    const float* vp = vl + static_cast<size_t>(p) * hd;
-                    for (int d = 0; d < hd; d++) o[d] += wgt * vp[d];
-                }
+                attn_weighted_sum(s, inv, cache.v(l, kvh), rs.pos_slot.data(), n, hd, rs.att.data() + t * E + h * hd);
             }
         };
         pool.run(n_chunks(static_cast<int64_t>(T) * n_head, 1), att_task);

@@ -58,7 +58,6 @@ struct RunState {
     Buffer<uint8_t> act[3];  // [act_bytes] prepared activations (one per distinct q/k/v type)
     size_t act_bytes;
     Buffer<float> k_lin;     // [n_head_kv][capacity][head_dim] keys rotated to their positions
-    Buffer<float> v_lin;     // [n_head_kv][capacity][head_dim] values as fp32, position order
     Buffer<float> scores;    // [n_threads][capacity] attention weights of one (token, head)
     Buffer<float> rope_cos;  // [capacity][head_dim/2] cos(pos * theta_i), computed in double
     Buffer<float> rope_sin;  // [capacity][head_dim/2]
