@@ -112,7 +112,9 @@ class AlertSettings(_Section):
     mqtt_port: int = Field(1883, ge=1, le=65535)
     topic_prefix: str = "linegate/alerts"
     alert_budget_ms: float = Field(15_000, gt=0, le=MAX_BUDGET_MS)
-    ttft_budget_ms: float = Field(3_000, gt=0, le=MAX_BUDGET_MS)
+    # First token of an operator's answer. The 1.5B on a 2-core CPU prefills ~10-40 ms/token,
+    # so a question with quoted log lines needs several seconds; 3 s refused almost everything.
+    ttft_budget_ms: float = Field(12_000, gt=0, le=MAX_BUDGET_MS)
     explanation_max_tokens: int = Field(64, ge=1, le=1024)
     explain: list[Literal["new_template", "severity", "rule"]] = Field(default_factory=lambda: ["severity", "rule"])
 

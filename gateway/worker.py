@@ -41,6 +41,9 @@ IDLE_WAIT_S = 0.05           # the loop wakes at least this often to tick the co
 TICK_S = 0.5
 SEED_GENERATE_TOKENS = 4     # a short generation at start-up seeds the admission EMAs
 TTFT, COMPLETE = "first_token", "complete"
+# Queue order: an operator waiting at the line goes ahead of queued alert explanations (the alert
+# itself is already out; its explanation can wait). Lower runs first; FIFO within a priority.
+PRIORITY = {"chat": 0, "explain": 1}
 
 
 class QueueFull(Exception):
@@ -181,8 +184,9 @@ class Worker:
         self.prefill_chunk = prefill_chunk
         self.feed = feed_factory(self._plain)
         self.admission: Admission | None = None
-        self._queue: queue.Queue[Job] = queue.Queue(queue_size)
-        self._queued_ms = 0.0            # estimates of queued + running jobs
+        self._queue: queue.PriorityQueue[tuple[int, int, Job]] = queue.PriorityQueue(queue_size)
+        self._seq = 0                    # FIFO tie-break within a priority
+        self._queued_ms = [0.0, 0.0]     # estimates of queued + running jobs, by priority
         self._est_lock = threading.Lock()
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -275,7 +279,10 @@ class Worker:
                                 f"engine.n_scratch={self.n_scratch}")
         decode_in_budget = 1 if deadline_kind == TTFT else max_tokens
         with self._est_lock:
-            wait_ms = self._queued_ms + self.prefill_chunk * self.admission.prefill_ms_per_tok
+            prio = PRIORITY.get(kind, len(self._queued_ms) - 1)
+            # A job waits for everything queued at its priority or higher (and the one running).
+            ahead_ms = sum(self._queued_ms[: prio + 1])
+            wait_ms = ahead_ms + self.prefill_chunk * self.admission.prefill_ms_per_tok
             d = self.admission.decide(len(prompt), decode_in_budget, budget_ms, wait_ms)
             if not d.admitted:
                 raise Refused(d.retry_after_s, d.estimate_ms, budget_ms)
@@ -283,12 +290,13 @@ class Worker:
             job = Job(kind, list(prompt), max_tokens, budget_ms, deadline_kind, JobHandle(loop, on_event),
                       estimate_ms=full, temperature=temperature)
             try:
-                self._queue.put_nowait(job)
+                self._queue.put_nowait((prio, self._seq, job))
+                self._seq += 1
             except queue.Full:
                 self.admission.admitted -= 1   # not admitted after all: the queue refused it
                 self.admission.refused += 1
-                raise QueueFull(max(1.0, self._queued_ms / 1000.0)) from None
-            self._queued_ms += full
+                raise QueueFull(max(1.0, ahead_ms / 1000.0)) from None
+            self._queued_ms[prio] += full
         self._wake.set()
         return job.handle
 
@@ -304,7 +312,7 @@ class Worker:
         last_tick = time.monotonic()
         while not self._stop.is_set():
             try:
-                job = self._queue.get_nowait()
+                job = self._queue.get_nowait()[2]
             except queue.Empty:
                 job = None
             if job is not None:
@@ -396,7 +404,8 @@ class Worker:
 
     def _job_finished(self, job: Job) -> None:
         with self._est_lock:
-            self._queued_ms = max(0.0, self._queued_ms - job.estimate_ms)
+            prio = PRIORITY.get(job.kind, len(self._queued_ms) - 1)
+            self._queued_ms[prio] = max(0.0, self._queued_ms[prio] - job.estimate_ms)
         self.jobs_done += 1
 
     # --- figures -------------------------------------------------------------------------------

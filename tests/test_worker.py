@@ -94,3 +94,34 @@ def test_admission_refuses_and_queue_is_bounded(worker):
     for h in handles:
         h.cancel()
         h.result(JOB_TIMEOUT_S)
+
+
+def test_operator_question_goes_ahead_of_queued_explanation(worker):
+    """A chat job submitted after an alert explanation is served before it (priority queue)."""
+    import threading
+
+    release, holding = threading.Event(), threading.Event()
+    order: list[str] = []
+
+    def hold(ev: dict) -> None:
+        if ev["type"] == "token" and not holding.is_set():
+            holding.set()
+            release.wait(JOB_TIMEOUT_S)
+
+    def record(name):
+        return lambda ev: order.append(name) if ev["type"] == "done" else None
+
+    held = worker.submit_chat([{"role": "user", "content": "hi"}], max_tokens=2, ttft_budget_ms=GENEROUS_MS,
+                              on_event=hold)
+    assert holding.wait(JOB_TIMEOUT_S)
+    try:
+        alert = {"severity": "ERROR", "kind": "severity", "template": "JAM at <*>", "lines": ["JAM at PE-12"]}
+        ex = worker.submit_explain(alert, max_tokens=2, budget_ms=GENEROUS_MS, on_event=record("explain"))
+        ch = worker.submit_chat([{"role": "user", "content": "status?"}], max_tokens=2,
+                                ttft_budget_ms=GENEROUS_MS, on_event=record("chat"))
+    finally:
+        release.set()
+    held.result(JOB_TIMEOUT_S)
+    ex.result(JOB_TIMEOUT_S)
+    ch.result(JOB_TIMEOUT_S)
+    assert order == ["chat", "explain"]
