@@ -8,7 +8,7 @@
 
 namespace lg {
 
-// Block structs (packed, static_assert'ed sizes) live in quant.cpp / quant_blocks.h.
+// Block structs (packed, static_assert'ed sizes) live in quant_blocks.h.
 
 // True for the weight types the engine runs: Q4_K, Q6_K, Q5_0, Q8_0, Q4_1, F16, F32
 // (plus any others quant.cpp implements).
@@ -41,8 +41,8 @@ void dequantize_row(GGMLType t, const void* src, float* dst, int64_t n);
 // measured on the 256-token Loghub gate, Q8 alone leaves SmolLM2's hidden-state cosine vs fp32
 // at 0.998 and its logits at 0.986 (the same when the fp32 reference itself fake-quantizes its
 // Linear inputs), Q8X2 gives 0.9999995 / 0.999998. One precision per engine: batch invariance
-// holds within a precision, not across. The buffer records its
-// precision, activation kind, K and T in a header; matmul checks them against its arguments.
+// holds within a precision, not across. The buffer records its precision, activation kind, K
+// and T in a header; matmul throws std::invalid_argument when they do not match its call.
 // Weight types with the same activation kind (Q4_K/Q5_K/Q6_K; or Q4_0/Q4_1/Q5_0/Q5_1/Q8_0) can
 // share one prepared buffer.
 enum class ActPrecision : uint32_t { Q8 = 0, Q8X2 = 1 };
@@ -56,7 +56,8 @@ void matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1,
 void matmul_scalar(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1,
                    const uint8_t* act_buf, const float* x, int T, float* y, int64_t ldy);
 
-// Name of the SIMD path compiled in ("avx512", "avx2", "neon", "scalar").
+// Kernels: quant_avx512.cpp / quant_avx2.cpp / quant_neon.cpp, chosen at compile time
+// (quant_kernels.h); all are bit-identical to the scalar path. Name of the one compiled in ("avx512", "avx2", "neon", "scalar").
 const char* quant_simd_name();
 
 }  // namespace lg
