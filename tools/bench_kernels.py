@@ -28,7 +28,7 @@ from gateway import _native as nat
 
 DEFAULT_MODEL = Path(os.environ.get("LINEGATE_MODEL_DIR", Path.home() / ".cache/linegate/models")) / \
     "qwen2.5-coder-1.5b-instruct.gguf"
-KINDS = ("attn_q", "attn_output", "ffn_gate", "ffn_down")
+KINDS = ("attn_q", "attn_output", "ffn_gate", "ffn_down", "output")  # output: the one lm_head matrix
 T_VALUES = (1, 2, 4, 8, 16)
 
 
@@ -98,19 +98,23 @@ def main() -> None:
           f"numpy copy: {copy_gbs:.1f} GB/s")
     for kind in KINDS:
         tensors = []
-        for layer in range(args.layers):
-            t = by_name.get(f"blk.{layer}.{kind}.weight")
+        names = ["output.weight"] if kind == "output" else [f"blk.{i}.{kind}.weight" for i in range(args.layers)]
+        for name in names:
+            t = by_name.get(name)
             if t is None:
                 break
             raw = np.asarray(t.data).reshape(-1).view(np.uint8)
             tensors.append((raw, int(t.tensor_type), int(t.shape[0]), int(t.shape[1])))
+        if not tensors:  # e.g. tied embeddings: no output.weight
+            continue
+        first = names[0]
         n_bytes = sum(w.nbytes for w, *_ in tensors)
         times = {T: bench_tensors(pool, args.threads, tensors, T, args.reps, args.scalar, args.precision) for T in T_VALUES}
         gbs = n_bytes / times[1] / 1e9
-        qt_name = by_name[f"blk.0.{kind}.weight"].tensor_type.name
+        qt_name = by_name[first].tensor_type.name
         shape = f"{tensors[0][3]}x{tensors[0][2]}"
         ratios = {T: times[T] / times[1] for T in T_VALUES}
-        print(f"{kind:12s} {qt_name:5s} {shape:10s} x{len(tensors)} layers: T=1 {gbs:6.2f} GB/s "
+        print(f"{kind:12s} {qt_name:5s} {shape:11s} x{len(tensors)} layers: T=1 {gbs:6.2f} GB/s "
               f"({gbs / copy_gbs:.2f}x copy)  " + "  ".join(f"T={T}: {ratios[T]:.2f}x" for T in T_VALUES[1:]))
         result[kind] = {"type": qt_name, "gbs_t1": round(gbs, 2),
                         **{f"cost_t{T}": round(ratios[T], 3) for T in T_VALUES[1:]}}
