@@ -296,7 +296,10 @@ void forward_chunk(const Model& model, KVCache& cache, ThreadPool& pool, RunStat
         for (int t = 0; t < T; t++) rmsnorm(xb + t * E, x + t * E, L.attn_norm, E, c.rms_eps);
         const Matrix* qkv[3] = {&L.wq, &L.wk, &L.wv};
         float* qkv_out[3] = {rs.q.data(), rs.k.data(), rs.v.data()};
-        const float* qkv_bias[3] = {L.bq, L.bk, L.bv};
+        // The key bias is NOT added here: the cache stores k - bk in fp16 and bk is added back
+        // in fp32 on reading. qwen2's key biases reach |354|, where an fp16 ulp is 0.25, enough
+        // to move attention scores by whole units; the x-dependent part is far smaller.
+        const float* qkv_bias[3] = {L.bq, nullptr, L.bv};
         int act_of[3];
         for (int m = 0; m < 3; m++) {
             act_of[m] = m;
@@ -339,6 +342,8 @@ void forward_chunk(const Model& model, KVCache& cache, ThreadPool& pool, RunStat
                 }
                 float* kl = rs.k_lin.data() + (static_cast<size_t>(h) * cap + p) * hd;
                 f16_to_f32(kc, kl, hd);
+                if (L.bk)
+                    for (int d = 0; d < hd; d++) kl[d] += L.bk[h * hd + d];
                 rope(kl, kl, rs.rope_cos.data() + p * hd / 2, rs.rope_sin.data() + p * hd / 2, hd, c.rope_style);
             }
         };
