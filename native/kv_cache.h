@@ -12,6 +12,9 @@ namespace lg {
 //
 //   slots:  | sink: 0..n_sink-1 | ring: n_sink..n_sink+n_ring-1 | scratch: ...+n_scratch-1 |
 //
+// K is stored minus the layer's key bias (qwen2; added back in fp32 on reading, forward.cpp):
+// those biases reach |354|, where fp16 would lose the token-dependent part. V is stored as is.
+//
 // POSITIONS (StreamingLLM, Xiao et al. 2023). Keys are stored UN-ROTATED. RoPE is applied at
 // attention time by position INSIDE the cache: the sink holds positions 0..sink_used-1, ring
 // entries get the next positions in age order (oldest first), then scratch. So the largest
