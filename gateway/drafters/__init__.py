@@ -7,8 +7,11 @@ from __future__ import annotations
 
 from gateway.drafters.base import Drafter, Proposal
 
-# Measured by tools/bench_spec.py on the 2-core dev box: see DEFERRED_DEFAULT's note there.
-DEFERRED_DEFAULT = False
+# Deferred (drafter on its own thread) or serial, per drafter kind: the faster one measured by
+# tools/bench_spec.py on the 2-core dev box (Qwen 1.5B target, 2 threads, greedy, 128 new tokens):
+# model:native 1.89 -> 4.19 tok/s (summarize) and 5.72 -> 10.12 (quote) with the pipeline; n-gram
+# drafting costs ~0.01 ms, so the thread hop buys nothing (4.33/5.06, 5.11/4.21, 8.59/8.74: noise).
+DEFERRED_DEFAULT = {"ngram": False, "model": True}
 
 __all__ = ["Drafter", "Proposal", "make_drafter", "DEFERRED_DEFAULT"]
 
@@ -31,7 +34,7 @@ def make_drafter(spec: str, target_engine=None, *, draft_model: str | None = Non
         drafter = ModelDrafter.create(backend, draft_model=draft_model, draft_onnx=draft_onnx,
                                       n_sink=n_sink, n_ring=n_ring, n_threads=n_threads,
                                       n_scratch=n_scratch)
-    if DEFERRED_DEFAULT if deferred is None else deferred:
+    if DEFERRED_DEFAULT[kind] if deferred is None else deferred:
         from gateway.drafters.deferred import DeferredDrafter
         drafter = DeferredDrafter(drafter)
     return drafter
