@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-LOGHUB = REPO.parent / "shared" / "data" / "loghub"
 ARTIFACTS = REPO / "tests" / "artifacts"
 
 MODEL_NAMES = ("smollm2-135m-instruct", "qwen2.5-coder-0.5b-instruct", "qwen2.5-coder-1.5b-instruct")
@@ -43,8 +42,9 @@ def qwen15_path() -> Path:
 
 @pytest.fixture(scope="session")
 def loghub_dir() -> Path:
-    assert LOGHUB.is_dir(), f"Loghub data missing at {LOGHUB}"
-    return LOGHUB
+    from gateway.datasets import loghub_dir as find
+
+    return find()
 
 
 @pytest.fixture(scope="session")

@@ -22,13 +22,14 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from gateway.appliance import Appliance                                  # noqa: E402
+from gateway.datasets import loghub_dir                                  # noqa: E402
 from gateway.ingest.record import LogRecord, severity_from_text         # noqa: E402
 from gateway.ingest.replay import paced, record_sender                  # noqa: E402
 from gateway.settings import load                                       # noqa: E402
 from gateway.store import Store                                         # noqa: E402
 from gateway.triage import Triage, grouping_accuracy                    # noqa: E402
 
-LOGHUB = REPO.parent / "shared" / "data" / "loghub"
+LOGHUB = loghub_dir()
 SYSTEMS = ("Apache", "BGL", "HDFS", "Hadoop", "Linux", "OpenSSH", "Spark", "Zookeeper")
 STORE_LINES = 200_000
 STORE_BATCH = 5_000            # rows per append (the Batcher sends up to 2,000; HTTP bodies vary)

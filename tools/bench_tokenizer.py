@@ -22,7 +22,10 @@ from pathlib import Path  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 TARGET_LINES_PER_S = 20_000  # issue 2: one core must keep up with this
 DEFAULT_MODEL = Path.home() / ".cache" / "linegate" / "models" / "qwen2.5-coder-1.5b-instruct.gguf"
-DEFAULT_LOGHUB = REPO.parent / "shared" / "data" / "loghub"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from gateway.datasets import loghub_dir  # noqa: E402
+
+DEFAULT_LOGHUB = loghub_dir()
 
 
 def read_lines(loghub: Path) -> list[str]:
