@@ -37,7 +37,7 @@ run: venv
 
 test: venv-test system-deps
 	$(BIN)/linegate models pull
-	$(BIN)/python -m pytest -m "not slow and not gpu and not rknn" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "not slow and not gpu and not rknn" --durations=15 $(PYTEST_ARGS)
 
 clean:
 	rm -rf build $(VENV) gateway/_native*.so
