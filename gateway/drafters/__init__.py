@@ -8,9 +8,9 @@ from __future__ import annotations
 from gateway.drafters.base import Drafter, Proposal
 
 # Deferred (drafter on its own thread) or serial, per drafter kind: the faster one measured by
-# tools/bench_spec.py on the 2-core dev box (Qwen 1.5B target, 2 threads, greedy, 128 new tokens):
-# model:native 1.89 -> 4.19 tok/s (summarize) and 5.72 -> 10.12 (quote) with the pipeline; n-gram
-# drafting costs ~0.01 ms, so the thread hop buys nothing (4.33/5.06, 5.11/4.21, 8.59/8.74: noise).
+# tools/bench_spec.py on the 2-core dev box (Qwen 1.5B target, 2 threads, greedy, 3 log tasks, 128 new
+# tokens): model:native 3.21 -> 4.76 tok/s with the pipeline (x1.48); n-gram 5.57 -> 5.64 (x1.01, noise:
+# its drafting costs ~0.2 ms/token, so the thread hop buys nothing and serial stays the simpler default).
 DEFERRED_DEFAULT = {"ngram": False, "model": True}
 
 __all__ = ["Drafter", "Proposal", "make_drafter", "DEFERRED_DEFAULT"]
