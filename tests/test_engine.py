@@ -56,6 +56,19 @@ def test_greedy_generation_is_deterministic_and_rolls_back(eng):
     assert manual == a.tokens
 
 
+@pytest.mark.parametrize("T", [2, 4, 8])
+def test_batch_invariance_real_model(eng, T):
+    """Every position of a T-token scratch forward is bit-identical to token-by-token decode."""
+    eng.prefill_stream(eng.tokenizer.encode("Nov 29 12:00:01 host sshd[42]: Accepted publickey for root\n" * 4))
+    toks = eng.tokenizer.encode(" kernel: eth0: link up, 1000Mbps, full-duplex")[:T]
+    batched = eng.forward_scratch(toks, all_logits=True)
+    eng.rollback(0)
+    stepped = np.stack([eng.forward_scratch([t]) for t in toks])
+    eng.rollback(0)
+    assert batched.shape == (T, eng.n_vocab)
+    assert np.array_equal(batched, stepped)
+
+
 def test_seeded_sampling_reproducible(eng):
     prompt = eng.tokenizer.encode("Once upon a time")
     runs = [eng.generate(prompt, 12, temperature=1.0, top_k=40, top_p=0.95, seed=s).tokens for s in (7, 7, 8)]
