@@ -46,16 +46,35 @@ def _tokens(tokens: Sequence[int] | np.ndarray) -> np.ndarray:
     return arr
 
 
+BACKENDS = ("auto", "cpu", "cuda")
+
+
+def select_backend(backend: str = "auto") -> str:
+    """"cpu" or "cuda". "auto" takes CUDA when the module was built with it and a device is
+    present, else the CPU (the reference). Asking for "cuda" without a device is an error."""
+    if backend not in BACKENDS:
+        raise ValueError(f"backend {backend!r}: expected one of {', '.join(BACKENDS)}")
+    has_cuda = bool(getattr(_native, "cuda_built", False)) and bool(_native.cuda_available())
+    if backend == "cuda" and not has_cuda:
+        raise RuntimeError("backend 'cuda' requested but no CUDA device is available "
+                           f"(module built with CUDA: {bool(getattr(_native, 'cuda_built', False))})")
+    if backend == "auto":
+        return "cuda" if has_cuda else "cpu"
+    return backend
+
+
 class Engine:
     def __init__(self, path_or_model_name: str | os.PathLike, n_sink: int = 4, n_ring: int = 2048,
                  n_scratch: int = 512, policy: str = "sink_ring", n_threads: int | None = None,
-                 max_chunk: int | None = None):
+                 max_chunk: int | None = None, backend: str = "auto"):
         from gateway.models import resolve_model
 
         self.path = resolve_model(path_or_model_name)
+        self.backend = select_backend(backend)
         kwargs = {} if max_chunk is None else {"max_chunk": int(max_chunk)}
-        self._e = _native.Engine(str(self.path), n_sink=n_sink, n_ring=n_ring, n_scratch=n_scratch,
-                                 policy=policy, n_threads=int(n_threads or os.cpu_count() or 1), **kwargs)
+        cls = _native.CudaEngine if self.backend == "cuda" else _native.Engine
+        self._e = cls(str(self.path), n_sink=n_sink, n_ring=n_ring, n_scratch=n_scratch,
+                      policy=policy, n_threads=int(n_threads or os.cpu_count() or 1), **kwargs)
         self.n_vocab: int = self._e.n_vocab
         self.n_ctx_train: int = self._e.n_ctx_train
         self.n_layer: int = self._e.n_layer

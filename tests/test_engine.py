@@ -136,3 +136,19 @@ def test_long_stream_sink_ring_stays_sane_fifo_does_not(smollm_path, loghub_dir)
     assert sum(c.isalpha() for c in text) >= 3 and any(c.isdigit() for c in text), text
     # The StreamingLLM contrast: without a sink, the late chunks are clearly worse.
     assert np.mean(result["fifo"]["ppl"][-3:]) > 1.3 * np.mean(last), result
+
+
+def test_backend_selection_falls_back_to_cpu_without_a_device():
+    """auto picks CUDA only with a device; asking for CUDA without one is a clear error."""
+    from gateway import _native
+    from gateway.engine import select_backend
+
+    if _native.cuda_available():
+        assert select_backend("auto") == "cuda"
+    else:
+        assert select_backend("auto") == "cpu"
+        with pytest.raises(RuntimeError, match="no CUDA device"):
+            select_backend("cuda")
+    assert select_backend("cpu") == "cpu"
+    with pytest.raises(ValueError, match="expected one of"):
+        select_backend("tpu")
