@@ -34,6 +34,9 @@ def make_drafter(spec: str, target_engine=None, *, draft_model: str | None = Non
         drafter = ModelDrafter.create(backend, draft_model=draft_model, draft_onnx=draft_onnx,
                                       n_sink=n_sink, n_ring=n_ring, n_threads=n_threads,
                                       n_scratch=n_scratch)
+        if target_engine is not None and drafter.engine.n_vocab != target_engine.n_vocab:
+            raise ValueError(f"draft model ({drafter.engine.n_vocab} tokens) and target ({target_engine.n_vocab} "
+                             "tokens) do not share a tokenizer; pass --draft-model with the target's family")
     if DEFERRED_DEFAULT[kind] if deferred is None else deferred:
         from gateway.drafters.deferred import DeferredDrafter
         drafter = DeferredDrafter(drafter)

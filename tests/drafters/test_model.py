@@ -74,3 +74,11 @@ def test_rknn_falls_back_with_one_log_line(smollm_path, smol_onnx, caplog):
 def test_missing_graph_is_named(smollm_path, tmp_path):
     with pytest.raises(FileNotFoundError, match="nothing.onnx"):
         ModelDrafter.create("onnx", draft_model=str(smollm_path), draft_onnx=str(tmp_path / "nothing.onnx"))
+
+
+def test_draft_must_share_the_targets_tokenizer(smollm_path, qwen05_path):
+    from gateway.drafters import make_drafter
+    from gateway.engine import Engine
+    target = Engine(str(smollm_path), n_sink=4, n_ring=32, n_scratch=32, n_threads=1)
+    with pytest.raises(ValueError, match="do not share a tokenizer"):
+        make_drafter("model:native", target, draft_model=str(qwen05_path), deferred=False)
