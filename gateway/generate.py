@@ -87,7 +87,8 @@ def run(args: argparse.Namespace) -> int:
             deferred=None if getattr(args, "draft_deferred", None) is None else args.draft_deferred == "on",
             n_threads=args.threads)
         prefill_tok_s = (len(prompt) - 1) / (res.prefill_ms / 1e3) if res.prefill_ms > 0 else 0.0
-        extra = {"draft": draft, **res.timings, "acceptance": res.acceptance}
+        extra = {"draft": draft, **res.timings, "acceptance": res.acceptance,
+                 "tokens_per_target_forward": res.tokens_per_target_forward}
     else:
         res = engine.generate(prompt, args.max_tokens, temperature=args.temperature, top_k=args.top_k,
                               top_p=args.top_p, seed=args.seed, on_token=streamer)

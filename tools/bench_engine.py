@@ -150,11 +150,15 @@ def worker_llama(model: str, threads: int, quick: bool, toks: list[int]) -> dict
             llm.reset()
             llm.eval(toks[:n])
         res[f"prefill{n}_tok_s"] = n / median_time(run, 1 if (quick or n > 64) else 3)
+    n_vocab = llm.n_vocab()
+
+    def last_logits() -> np.ndarray:   # scores[] is only filled with logits_all; read the context's row
+        return np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(n_vocab,))
     llm.reset()
     llm.eval(toks[:PROMPT])
     t = time.perf_counter()
     for _ in range(DECODE):
-        nxt = int(np.argmax(llm.scores[llm.n_tokens - 1]))
+        nxt = int(np.argmax(last_logits()))
         llm.eval([nxt])
     res["decode_tok_s"] = DECODE / (time.perf_counter() - t)
     llm.reset()
