@@ -83,7 +83,8 @@ class Appliance:
 
                 self.worker = Worker(s.engine.model, make_feed, n_sink=s.engine.n_sink, n_ring=s.engine.n_ring,
                                      n_scratch=s.engine.n_scratch, n_threads=s.engine.n_threads,
-                                     prefill_chunk=s.engine.prefill_chunk, queue_size=s.engine.queue_size)
+                                     prefill_chunk=s.engine.prefill_chunk, queue_size=s.engine.queue_size,
+                                     drafter=s.engine.drafter)
                 self.worker.start()
             self.registry.register(_Collector(self))
             self.sources = _build_sources(self)

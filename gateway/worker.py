@@ -163,7 +163,7 @@ class Worker:
 
     def __init__(self, model: str | Path, feed_factory: Callable[[Callable[[str], list[int]]], ContextFeed], *,
                  n_sink: int = 0, n_ring: int = 2048, n_scratch: int = 512, n_threads: int | None = None,
-                 prefill_chunk: int = 32, queue_size: int = 8) -> None:
+                 prefill_chunk: int = 32, queue_size: int = 8, drafter: str = "none") -> None:
         from gateway.tokenizer import Tokenizer
 
         from gateway.models import resolve_model
@@ -182,6 +182,9 @@ class Worker:
         self.n_sink = n_sink or len(self.sink_tokens)
         self.n_ring, self.n_scratch, self.n_threads = n_ring, n_scratch, n_threads
         self.prefill_chunk = prefill_chunk
+        self.draft_spec = drafter            # "none" | "ngram" | "model[:backend]" (gateway.drafters)
+        self.drafter: Any = None             # built on the engine thread, mirrors the stream
+        self._spec_totals = {"proposed": 0, "accepted": 0, "target_forwards": 0, "decoded": 0}
         self.feed = feed_factory(self._plain)
         self.admission: Admission | None = None
         self._queue: queue.PriorityQueue[tuple[int, int, Job]] = queue.PriorityQueue(queue_size)
@@ -326,6 +329,8 @@ class Worker:
             if n:
                 t0 = time.perf_counter()
                 self.engine.prefill_stream(toks.tolist())
+                if self.drafter is not None:
+                    self.drafter.push_stream(toks.tolist())
                 ms = (time.perf_counter() - t0) * 1000
                 self.admission.observe_prefill(len(toks), ms)
                 self.prefill_calls += 1
@@ -333,6 +338,8 @@ class Worker:
                 continue
             self._wake.wait(IDLE_WAIT_S)
             self._wake.clear()
+        if self.drafter is not None:
+            self.drafter.close()
 
     def _load(self) -> None:
         from gateway.engine import Engine
@@ -343,6 +350,10 @@ class Worker:
         t1 = time.perf_counter()
         self.engine.prefill_stream(self.sink_tokens)
         prefill_ms = (time.perf_counter() - t1) * 1000 / len(self.sink_tokens)
+        if self.draft_spec != "none":
+            from gateway.drafters import make_drafter
+            self.drafter = make_drafter(self.draft_spec, self.engine, n_threads=self.n_threads)
+            self.drafter.push_stream(self.sink_tokens)
         # Seed the EMAs with figures measured on this machine, this model, these threads.
         probe = self.engine.generate(self.chat_tokens([{"role": "user", "content": "Status?"}]),
                                      SEED_GENERATE_TOKENS)
@@ -373,14 +384,19 @@ class Worker:
 
         finish = "length"
         try:
-            res = self.engine.generate(job.prompt, job.max_tokens, temperature=job.temperature,
-                                       stop_tokens=sorted(stop_ids), on_token=on_token)
+            if self.drafter is not None:
+                res = self._speculate(job, stop_ids, on_token)
+                decode_steps = len(res.tokens)   # effective ms/token with speculation
+            else:
+                res = self.engine.generate(job.prompt, job.max_tokens, temperature=job.temperature,
+                                           stop_tokens=sorted(stop_ids), on_token=on_token)
+                decode_steps = res.decode_steps
             if job.handle.cancelled:
                 finish = "cancelled"
             elif res.tokens and res.tokens[-1] in stop_ids:
                 finish = "stop"
             self.admission.observe_prefill(len(job.prompt), res.prefill_ms)
-            self.admission.observe_decode(res.decode_steps, res.decode_ms)
+            self.admission.observe_decode(decode_steps, res.decode_ms)
         except Exception as exc:
             log.exception("job failed")
             job.handle._emit({"type": "error", "message": f"engine error: {exc}"})
@@ -402,6 +418,22 @@ class Worker:
         self._job_finished(job)
         job.handle._emit({"type": "done", "result": result})
 
+    def _speculate(self, job: Job, stop_ids, on_token):
+        """The job through speculative decoding: the drafter proposes, the target verifies in one
+        batched scratch forward (greedy output is the target's own, token for token)."""
+        from gateway.speculative import Sampling, speculative_generate
+
+        res = speculative_generate(self.engine, self.drafter, job.prompt, job.max_tokens,
+                                   Sampling(temperature=job.temperature), None,
+                                   stop_tokens=sorted(stop_ids), on_token=on_token)
+        st = res.stats
+        t = self._spec_totals
+        t["proposed"] += st.n_drafted
+        t["accepted"] += st.n_accepted
+        t["target_forwards"] += st.n_target_forwards
+        t["decoded"] += st.n_decoded
+        return res
+
     def _job_finished(self, job: Job) -> None:
         with self._est_lock:
             prio = PRIORITY.get(job.kind, len(self._queued_ms) - 1)
@@ -420,4 +452,10 @@ class Worker:
         if self.admission is not None:
             d["admission"] = self.admission.stats()
         d["engine"] = dict(self._engine_stats)   # refreshed by the engine thread: only it touches the Engine
+        if self.draft_spec != "none":
+            t = dict(self._spec_totals)
+            d["speculative"] = {"drafter": self.draft_spec, **t,
+                                "acceptance_rate": t["accepted"] / t["proposed"] if t["proposed"] else None,
+                                "tokens_per_target_forward": (t["decoded"] / t["target_forwards"]
+                                                              if t["target_forwards"] else None)}
         return d

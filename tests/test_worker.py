@@ -125,3 +125,35 @@ def test_operator_question_goes_ahead_of_queued_explanation(worker):
     ex.result(JOB_TIMEOUT_S)
     ch.result(JOB_TIMEOUT_S)
     assert order == ["chat", "explain"]
+
+
+def test_ngram_drafter_answers_exactly_like_plain_decoding(smollm_path):
+    """engine.drafter = ngram: the same stream and question give the target's own greedy answer,
+    and the drafter's figures reach stats() (the UI's acceptance chart)."""
+    lines = [f"INFO line3/plc cycle {i} complete, 42 cartons, temp 71.5C" for i in range(12)]
+    answers = []
+    for drafter in ("none", "ngram"):
+        ring = TokenRing(8192, 1024)
+        w = Worker(smollm_path, lambda tok: ContextFeed(ring, tok, window_s=0.0), n_ring=256, n_scratch=192,
+                   n_threads=2, prefill_chunk=16, queue_size=2, drafter=drafter)
+        w.start()
+        try:
+            assert w.wait_ready(LOAD_TIMEOUT_S)
+            now = time.time()
+            for i, text in enumerate(lines):
+                w.feed.add(now + i, "line3/plc", i, text)
+            w.feed.tick(now + 600)
+            w.notify()
+            _wait(lambda: w.stats()["ring"]["backlog_entries"] == 0, JOB_TIMEOUT_S, "ring drained")
+            ask = [{"role": "user", "content": "Repeat the last log line exactly."}]
+            answers.append(w.submit_chat(ask, max_tokens=24, ttft_budget_ms=GENEROUS_MS).result(JOB_TIMEOUT_S))
+            spec = w.stats().get("speculative")
+        finally:
+            w.stop()
+        if drafter == "ngram":
+            # every token came through the verify path; proposals depend on what the model says
+            assert spec["decoded"] == len(answers[1]["tokens"]) + (answers[1]["finish_reason"] == "stop")
+            assert spec["target_forwards"] >= 1 and spec["proposed"] >= spec["accepted"] >= 0
+        else:
+            assert spec is None
+    assert answers[0]["tokens"] == answers[1]["tokens"] and len(answers[0]["tokens"]) > 0
