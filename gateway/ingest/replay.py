@@ -45,6 +45,8 @@ def paced(lines: Iterator[str], rate: float, send: Callable[[list[str]], int],
     sent = acked = 0
     batch: list[str] = []
     for line in lines:
+        if max_lines is not None and sent + len(batch) >= max_lines:
+            break
         batch.append(line)
         if len(batch) >= per_batch:
             acked += send(batch)
