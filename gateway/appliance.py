@@ -198,6 +198,8 @@ class Appliance:
             d["engine"] = w.pop("engine", {}) | {"model": w.get("model"), "error": w.get("error")}
             d["ring"] = w.pop("ring", {}) | {"lag_s": w.get("lag_s"), "lag_tokens": w.get("lag_tokens")}
             d["admission"] = w.pop("admission", {})
+            if "speculative" in w:             # drafter figures: acceptance, tokens per target forward
+                d["speculative"] = w.pop("speculative")
             d["worker"] = w
         elif self.feed is not None:
             d["ring"] = self.feed.stats()

@@ -64,3 +64,20 @@ def test_wrong_key_is_authentication_error(model_server):
     bad = openai.OpenAI(base_url=url + "/v1", api_key="lg_wrong", max_retries=0)
     with pytest.raises(openai.AuthenticationError):
         bad.models.list()
+
+
+def test_drafter_figures_reach_the_stats_api(client, model_server):
+    """The appliance answers through the n-gram drafter (the default): after an answer, /api/stats
+    carries the drafter's counts and the UI's acceptance rate."""
+    import httpx
+
+    url, key, _ = model_server
+    client.chat.completions.create(model="linegate", max_tokens=12,
+                                   messages=[{"role": "user", "content": "Repeat the last log line."}])
+    s = httpx.get(url + "/api/stats", headers={"Authorization": f"Bearer {key}"}, timeout=30).json()
+    spec = s["speculative"]
+    assert spec["drafter"] == "ngram" and spec["target_forwards"] >= 1 and spec["decoded"] >= 1
+    if spec["proposed"]:
+        assert s["ui"]["acceptance_rate"] == pytest.approx(spec["accepted"] / spec["proposed"])
+    else:
+        assert s["ui"]["acceptance_rate"] is None
