@@ -149,6 +149,8 @@ class Job:
     handle: JobHandle
     estimate_ms: float = 0.0
     temperature: float = 0.0
+    top_p: float = 1.0
+    seed: int | None = None           # sampling seed (reproducible answers); None: fresh entropy
     submitted: float = field(default_factory=time.monotonic)
 
     @property
@@ -260,10 +262,12 @@ class Worker:
 
     # --- submitting ----------------------------------------------------------------------------
     def submit_chat(self, messages: Sequence[Mapping[str, str]], *, max_tokens: int, ttft_budget_ms: float,
-                    temperature: float = 0.0, loop: asyncio.AbstractEventLoop | None = None,
+                    temperature: float = 0.0, top_p: float = 1.0, seed: int | None = None,
+                    loop: asyncio.AbstractEventLoop | None = None,
                     on_event: Callable[[dict], None] | None = None) -> JobHandle:
         return self.submit("chat", self.chat_tokens(messages), max_tokens=max_tokens, budget_ms=ttft_budget_ms,
-                           deadline_kind=TTFT, temperature=temperature, loop=loop, on_event=on_event)
+                           deadline_kind=TTFT, temperature=temperature, top_p=top_p, seed=seed, loop=loop,
+                           on_event=on_event)
 
     def submit_explain(self, alert: Mapping[str, Any], *, max_tokens: int, budget_ms: float,
                        on_event: Callable[[dict], None] | None = None) -> JobHandle:
@@ -271,7 +275,8 @@ class Worker:
                            deadline_kind=COMPLETE, on_event=on_event)
 
     def submit(self, kind: str, prompt: list[int], *, max_tokens: int, budget_ms: float, deadline_kind: str,
-               temperature: float = 0.0, loop: asyncio.AbstractEventLoop | None = None,
+               temperature: float = 0.0, top_p: float = 1.0, seed: int | None = None,
+               loop: asyncio.AbstractEventLoop | None = None,
                on_event: Callable[[dict], None] | None = None) -> JobHandle:
         if not self.ready or self.admission is None:
             raise NotReady(self.error or "the model is still loading")
@@ -291,7 +296,7 @@ class Worker:
                 raise Refused(d.retry_after_s, d.estimate_ms, budget_ms)
             full = self.admission.estimate_ms(len(prompt), max_tokens)
             job = Job(kind, list(prompt), max_tokens, budget_ms, deadline_kind, JobHandle(loop, on_event),
-                      estimate_ms=full, temperature=temperature)
+                      estimate_ms=full, temperature=temperature, top_p=top_p, seed=seed)
             try:
                 self._queue.put_nowait((prio, self._seq, job))
                 self._seq += 1
@@ -389,6 +394,7 @@ class Worker:
                 decode_steps = len(res.tokens)   # effective ms/token with speculation
             else:
                 res = self.engine.generate(job.prompt, job.max_tokens, temperature=job.temperature,
+                                           top_p=job.top_p, seed=job.seed,
                                            stop_tokens=sorted(stop_ids), on_token=on_token)
                 decode_steps = res.decode_steps
             if job.handle.cancelled:
@@ -424,7 +430,7 @@ class Worker:
         from gateway.speculative import Sampling, speculative_generate
 
         res = speculative_generate(self.engine, self.drafter, job.prompt, job.max_tokens,
-                                   Sampling(temperature=job.temperature), None,
+                                   Sampling(temperature=job.temperature, top_p=job.top_p), job.seed,
                                    stop_tokens=sorted(stop_ids), on_token=on_token)
         st = res.stats
         t = self._spec_totals

@@ -139,7 +139,7 @@ def test_ngram_drafter_answers_exactly_like_plain_decoding(smollm_path):
         w.start()
         try:
             assert w.wait_ready(LOAD_TIMEOUT_S)
-            now = time.time()
+            now = 1_796_000_000.0            # the same timestamps (context text) for both workers
             for i, text in enumerate(lines):
                 w.feed.add(now + i, "line3/plc", i, text)
             w.feed.tick(now + 600)
@@ -157,3 +157,16 @@ def test_ngram_drafter_answers_exactly_like_plain_decoding(smollm_path):
         else:
             assert spec is None
     assert answers[0]["tokens"] == answers[1]["tokens"] and len(answers[0]["tokens"]) > 0
+
+
+def test_sampled_answers_follow_the_seed(worker):
+    """temperature > 0 with a seed: the same seed gives the same answer; other seeds differ."""
+    ask = [{"role": "user", "content": "Say something about the line."}]
+
+    def answer(seed):
+        return worker.submit_chat(ask, max_tokens=8, ttft_budget_ms=GENEROUS_MS, temperature=1.0, top_p=0.95,
+                                  seed=seed).result(JOB_TIMEOUT_S)["tokens"]
+
+    a = answer(7)
+    assert answer(7) == a
+    assert any(answer(s) != a for s in (8, 9, 10))

@@ -62,8 +62,8 @@ class ChatRequest(BaseModel):
     max_completion_tokens: int | None = Field(None, ge=1)
     temperature: float = Field(0.0, ge=0.0, le=2.0)
     # Accepted for OpenAI compatibility; the engine worker samples with temperature alone (greedy at 0).
-    top_p: float = Field(1.0, gt=0.0, le=1.0, description="accepted, not used")
-    seed: int | None = Field(None, ge=0, le=2**63 - 1, description="accepted, not used")
+    top_p: float = Field(1.0, gt=0.0, le=1.0, description="nucleus sampling (with temperature > 0)")
+    seed: int | None = Field(None, ge=0, le=2**63 - 1, description="sampling seed: same seed, same answer")
     n: int = Field(1, ge=1, le=1)
 
 
@@ -139,7 +139,7 @@ def _submit(appliance: Any, prompt: Prompt, req: ChatRequest, max_tokens: int, b
     try:
         return appliance.worker.submit_chat(prompt.messages, max_tokens=max_tokens, ttft_budget_ms=budget_ms,
                                             temperature=req.temperature if req.temperature >= MIN_TEMPERATURE else 0.0,
-                                            loop=asyncio.get_running_loop())
+                                            top_p=req.top_p, seed=req.seed, loop=asyncio.get_running_loop())
     except QueueFull as exc:
         raise HTTPException(429, f"the engine's job queue is full; retry in {exc.retry_after_s:.0f} s",
                             headers=_retry_after(exc.retry_after_s)) from None
