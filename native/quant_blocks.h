@@ -130,6 +130,14 @@ inline ActLayout act_layout(GGMLType wt, int64_t K) {
 // then the lanes fold pairwise: (l, l+8), then (l, l+4), (l, l+2), (l, l+1).
 constexpr int L_LANES = 8;
 
+// Pairwise tree sum of one row's L_LANES accumulators, in the one fixed order every path
+// (scalar, AVX2, AVX-512, NEON) uses: this order is part of the bit-identity contract.
+inline float reduce_lanes(float* l) {
+    for (int w = L_LANES / 2; w >= 1; w /= 2)
+        for (int i = 0; i < w; ++i) l[i] = l[i] + l[i + w];
+    return l[0];
+}
+
 // Kernel output of tile vectors t0..t0+nt: with pair == 2 (ActPrecision::Q8X2) vectors 2u and
 // 2u+1 are the two int8 terms of input u, and y[u] = out(2u) + out(2u+1).
 inline void store_out(float* y, int64_t ldy, int64_t r, int t0, const float* out, int nt, int pair) {

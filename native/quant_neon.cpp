@@ -199,12 +199,7 @@ void legacy_matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t
                 }
             }
             float out[T_TILE];
-            for (int t = 0; t < nt; ++t) {
-                float* l = lanes[t];
-                for (int w = L_LANES / 2; w >= 1; w /= 2)
-                    for (int i = 0; i < w; ++i) l[i] = l[i] + l[i + w];
-                out[t] = l[0];
-            }
+            for (int t = 0; t < nt; ++t) out[t] = reduce_lanes(lanes[t]);
             store_out(y, ldy, r, t0, out, nt, pair);
         }
     }

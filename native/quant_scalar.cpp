@@ -149,12 +149,7 @@ void row_legacy(GGMLType wt, const uint8_t* row, int64_t K, const uint8_t* acts,
             if (has_min) lane = std::fma(dec.dm * dx, static_cast<float>(sum), lane);
         }
     }
-    for (int t = 0; t < nt; ++t) {
-        float* l = lanes[t];
-        for (int w = L_LANES / 2; w >= 1; w /= 2)
-            for (int i = 0; i < w; ++i) l[i] = l[i] + l[i + w];
-        acc[t] = l[0];
-    }
+    for (int t = 0; t < nt; ++t) acc[t] = reduce_lanes(lanes[t]);
 }
 
 float load_float(GGMLType wt, const uint8_t* row, int64_t i) {

@@ -22,9 +22,11 @@ from pathlib import Path
 
 import numpy as np
 
+from gateway.datasets import loghub_dir
+
 REPO = Path(__file__).resolve().parents[1]
 MODELS = {"1.5b": "qwen2.5-coder-1.5b-instruct", "0.5b": "qwen2.5-coder-0.5b-instruct"}
-LOGHUB = REPO.parent / "shared" / "data" / "loghub"
+LOGHUB = loghub_dir()
 CACHE_TOKENS = 4096          # the 1.5B's cache for the RSS figure: n_sink + n_ring + n_scratch
 N_SINK, N_SCRATCH = 4, 512
 PROMPT, DECODE, PREFILL = 32, 128, (512, 32)

@@ -19,8 +19,9 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+from gateway.datasets import loghub_dir  # noqa: E402
 
-LOGHUB = REPO.parent / "shared" / "data" / "loghub"
+LOGHUB = loghub_dir()
 N_LINES = 40
 N_RING = 3072          # the 40 lines fit without eviction: llama.cpp sees the same flat context
 N_SCRATCH = 640

@@ -5,39 +5,17 @@
 #include <pybind11/stl.h>
 
 #include "alloc_counter.h"
+#include "bindings_util.h"
 #include "backend.h"
 
 namespace py = pybind11;
 using lg::cuda::CudaEngine;
-using Tokens = py::array_t<int32_t, py::array::c_style | py::array::forcecast>;
+using Tokens = lg::py_util::TokenArray;
+using lg::py_util::AllocScope;
+using lg::py_util::out_ptr;
+using lg::py_util::token_ptr;
 
 namespace {
-
-const int32_t* token_ptr(const Tokens& t, int* n) {
-    if (t.ndim() != 1) throw std::invalid_argument("tokens must be a 1-D array");
-    *n = static_cast<int>(t.shape(0));
-    return t.data();
-}
-
-// As in engine_bindings.cpp: a writable C-contiguous float32 array of exactly `count`
-// elements, or None -> nullptr.
-float* out_ptr(const py::object& obj, size_t count, const char* name) {
-    if (obj.is_none()) return nullptr;
-    auto arr = py::reinterpret_borrow<py::array>(obj);
-    if (!py::isinstance<py::array_t<float>>(obj) || !(arr.flags() & py::array::c_style) || !arr.writeable())
-        throw std::invalid_argument(std::string(name) + " must be a writable C-contiguous float32 array");
-    if (static_cast<size_t>(arr.size()) != count)
-        throw std::invalid_argument(std::string(name) + " has " + std::to_string(arr.size()) +
-                                    " elements, expected " + std::to_string(count));
-    return static_cast<float*>(arr.mutable_data());
-}
-
-struct AllocScope {
-    explicit AllocScope(uint64_t& total) : total_(total), start_(lg::alloc_count()) {}
-    ~AllocScope() { total_ += lg::alloc_count() - start_; }
-    uint64_t& total_;
-    uint64_t start_;
-};
 
 struct PyCudaEngine : CudaEngine {
     using CudaEngine::CudaEngine;

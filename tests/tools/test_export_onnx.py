@@ -124,8 +124,8 @@ def test_bad_inputs_name_the_problem(tmp_path, smollm_path, artifacts_dir):
 
 
 @pytest.mark.slow
-def test_qwen05_draft_logits_match_native_engine(qwen05_path, artifacts_dir):
+def test_qwen05_draft_logits_match_native_engine(qwen05_path, artifacts_dir, loghub_dir):
     path = exporter.ensure_exported(qwen05_path, artifacts_dir / "qwen05.draft.onnx", chunk=CHUNK, n_cache=640)
-    toks = log_tokens(qwen05_path, Path(__file__).resolve().parents[3] / "shared" / "data" / "loghub", 124)
+    toks = log_tokens(qwen05_path, loghub_dir, 124)
     cos = check_parity(qwen05_path, path, 4, 128, 64, toks[:100], toks[100:])
     assert cos.min() >= MIN_COSINE, f"cosine {cos.min():.6f}"
