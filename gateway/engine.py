@@ -66,7 +66,8 @@ def select_backend(backend: str = "auto") -> str:
 class Engine:
     def __init__(self, path_or_model_name: str | os.PathLike, n_sink: int = 4, n_ring: int = 2048,
                  n_scratch: int = 512, policy: str = "sink_ring", n_threads: int | None = None,
-                 max_chunk: int | None = None, backend: str = "auto"):
+                 max_chunk: int | None = None, backend: str = "auto", tokenizer=None):
+        """tokenizer: the caller's Tokenizer for this GGUF, if it has one (else loaded on first use)."""
         from gateway.models import resolve_model
 
         self.path = resolve_model(path_or_model_name)
@@ -80,7 +81,7 @@ class Engine:
         self.n_layer: int = self._e.n_layer
         self.n_embd: int = self._e.n_embd
         self.arch: str = self._e.arch
-        self._tokenizer = None
+        self._tokenizer = tokenizer
         self._logits = np.zeros(self.n_vocab, dtype=np.float32)   # reused by generate()
         self._prefill_ema: float | None = None
         self._decode_ema: float | None = None

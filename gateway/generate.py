@@ -74,8 +74,7 @@ def run(args: argparse.Namespace) -> int:
         print("linegate generate: the prompt encodes to no tokens", file=sys.stderr)
         return 2
     n_scratch = args.n_scratch or len(prompt) + args.max_tokens + SCRATCH_MARGIN
-    engine = Engine(path, n_sink=4, n_ring=64, n_scratch=n_scratch, n_threads=args.threads)
-    engine._tokenizer = tokenizer
+    engine = Engine(path, n_sink=4, n_ring=64, n_scratch=n_scratch, n_threads=args.threads, tokenizer=tokenizer)
     streamer = None if args.json else _TextStreamer(tokenizer, sys.stdout)
     draft = getattr(args, "draft", "none") or "none"
     if draft != "none":

@@ -332,11 +332,12 @@ class Worker:
                 last_tick = time.monotonic()
             toks, n = self.feed.ring.pop(self.prefill_chunk)
             if n:
+                ids = toks.tolist()
                 t0 = time.perf_counter()
-                self.engine.prefill_stream(toks.tolist())
+                self.engine.prefill_stream(ids)
+                ms = (time.perf_counter() - t0) * 1000   # the target's own cost (admission's EMA)
                 if self.drafter is not None:
-                    self.drafter.push_stream(toks.tolist())
-                ms = (time.perf_counter() - t0) * 1000
+                    self.drafter.push_stream(ids)
                 self.admission.observe_prefill(len(toks), ms)
                 self.prefill_calls += 1
                 self.last_prefill_ms = ms
@@ -351,7 +352,7 @@ class Worker:
 
         t0 = time.perf_counter()
         self.engine = Engine(str(self.model_path), n_sink=self.n_sink, n_ring=self.n_ring,
-                             n_scratch=self.n_scratch, n_threads=self.n_threads)
+                             n_scratch=self.n_scratch, n_threads=self.n_threads, tokenizer=self.tokenizer)
         t1 = time.perf_counter()
         self.engine.prefill_stream(self.sink_tokens)
         prefill_ms = (time.perf_counter() - t1) * 1000 / len(self.sink_tokens)

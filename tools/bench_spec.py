@@ -142,8 +142,8 @@ def main(argv: list[str] | None = None) -> int:
     for task in tasks:
         stream = tok.encode("\n".join(task["lines"]) + "\n", parse_special=False)
         prompt = tok.encode_chat([{"role": "system", "content": SYSTEM}, {"role": "user", "content": task["question"]}])
-        target = Engine(str(target_path), n_sink=4, n_ring=N_RING, n_scratch=N_SCRATCH, n_threads=args.threads)  # fresh stream
-        target._tokenizer = tok
+        target = Engine(str(target_path), n_sink=4, n_ring=N_RING, n_scratch=N_SCRATCH, n_threads=args.threads,
+                        tokenizer=tok)  # fresh stream
         target.prefill_stream(stream)
         if costs is None:
             costs = verify_costs(target, prompt)
