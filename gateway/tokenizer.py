@@ -44,12 +44,11 @@ def _qwen2_pre():
     )
 
 
-def _smollm_pre():
-    # StarCoder-style: every digit is its own word, then GPT-2's split: what SmolLM2 was trained with and what
-    # llama.cpp runs for pre "smollm". transformers' GGUF loader ignores "smollm" and runs GPT-2's split alone,
-    # which differs where a number follows whitespace: "a  1" is [a][ĠĠ][1] here, [a][Ġ][Ġ][1] there, and
-    # " ½" is [Ġ][Â½] here, [ĠÂ][½] there.
-    # pre="gpt2" reproduces transformers exactly (tests/test_tokenizer.py checks both).
+def _smollm_digits_pre():
+    # StarCoder-style: every digit is its own word, then GPT-2's split: what llama.cpp runs for pre "smollm".
+    # Opt-in (pre="smollm-digits"); the default for "smollm" files is transformers' reading, see PRE_TOKENIZERS.
+    # The two differ only where a number follows whitespace: "a  1" is [a][ĠĠ][1] here, [a][Ġ][Ġ][1] in
+    # transformers, and " ½" is [Ġ][Â½] here, [ĠÂ][½] there (tests/test_tokenizer.py checks both splits).
     return pre_tokenizers.Sequence(
         [
             pre_tokenizers.Digits(individual_digits=True),
@@ -65,7 +64,10 @@ def _gpt2_pre():
 PRE_TOKENIZERS = {
     "qwen2": _qwen2_pre,
     "deepseek-r1-qwen": _qwen2_pre,
-    "smollm": _smollm_pre,
+    # transformers' GGUF loader (the reference this project is checked against) reads "smollm" as GPT-2's
+    # split alone; the default follows it so that ids equal transformers' on every text.
+    "smollm": _gpt2_pre,
+    "smollm-digits": _smollm_digits_pre,
     "gpt2": _gpt2_pre,
     "default": _gpt2_pre,
 }

@@ -81,20 +81,8 @@ def theirs(model_paths):
 
 @pytest.fixture(scope="session")
 def reference_backend(theirs):
-    """transformers' backend per vocabulary, with the split the file's tokenizer.ggml.pre names.
-
-    For qwen2 that is transformers' own. For "smollm" transformers runs GPT-2's split alone; llama.cpp (and
-    the model's original tokenizer) split digits first, so the reference gets that split put in, while the
-    vocabulary, merges, special tokens and decoder stay transformers'.
-    """
-    from tokenizers import Tokenizer as Backend
-    from tokenizers import pre_tokenizers
-
-    smollm = Backend.from_str(theirs["smollm"].backend_tokenizer.to_str())
-    smollm.pre_tokenizer = pre_tokenizers.Sequence(
-        [pre_tokenizers.Digits(individual_digits=True), pre_tokenizers.ByteLevel(add_prefix_space=False)]
-    )
-    return {"smollm": smollm, "qwen": theirs["qwen"].backend_tokenizer}
+    """transformers' own backend per vocabulary (stock: for "smollm" files that is GPT-2's split alone)."""
+    return {name: tok.backend_tokenizer for name, tok in theirs.items()}
 
 
 def _reference_ids(backend, texts, *, parse_special=True):
@@ -133,26 +121,30 @@ def test_qwen_matches_stock_transformers(ours, theirs):
     assert tok.encode_batch(EXTRA_TEXTS, parse_special=False) == plain
 
 
-def test_smollm_gpt2_split_matches_stock_transformers(smollm_path, theirs, loghub_lines):
-    """pre='gpt2' reproduces transformers' GGUF loader for SmolLM2 exactly, on every Loghub line."""
+def test_smollm_matches_stock_transformers(ours, theirs, loghub_lines):
+    """The default SmolLM2 split is transformers' GGUF loader's, on every Loghub line and the edge texts."""
     texts = loghub_lines + EXTRA_TEXTS
-    compat = Tokenizer.from_gguf(smollm_path, pre="gpt2")
-    assert compat.encode_batch(texts) == theirs["smollm"](texts, add_special_tokens=False)["input_ids"]
+    assert ours["smollm"].pre == "smollm"
+    assert ours["smollm"].encode_batch(texts) == theirs["smollm"](texts, add_special_tokens=False)["input_ids"]
+    assert ours["smollm"].encode("Jul  1") == [ours["smollm"].token_id(t) for t in ("Jul", "Ġ", "Ġ", "1")]
 
 
-def test_smollm_split_differs_from_stock_transformers_only_before_digits(ours, theirs, loghub_lines):
-    """The documented divergence (gateway/tokenizer.py, _smollm_pre) and nothing else: a number after whitespace."""
+def test_smollm_digit_split_differs_from_stock_transformers_only_before_digits(smollm_path, theirs, loghub_lines):
+    """pre='smollm-digits' (llama.cpp's split) differs from transformers only where a number follows whitespace."""
 
     def space_before_number(text: str) -> bool:
         return any(text[i].isspace() and text[i + 1].isnumeric() for i in range(len(text) - 1))
 
+    digits = Tokenizer.from_gguf(smollm_path, pre="smollm-digits")
     texts = loghub_lines + EXTRA_TEXTS
-    mine = ours["smollm"].encode_batch(texts)
+    mine = digits.encode_batch(texts)
     stock = theirs["smollm"](texts, add_special_tokens=False)["input_ids"]
     differing = [t for t, a, b in zip(texts, mine, stock) if a != b]
     assert differing, "expected the Loghub timestamps ('Jul  1') to show the divergence"
     assert all(space_before_number(t) for t in differing)
-    assert ours["smollm"].encode("Jul  1") == [ours["smollm"].token_id(t) for t in ("Jul", "ĠĠ", "1")]
+    assert digits.encode("Jul  1") == [digits.token_id(t) for t in ("Jul", "ĠĠ", "1")]
+    # Same vocabulary and decoder: the digit split still round-trips.
+    assert all(digits.decode(ids) == t for t, ids in zip(texts[:2000], mine[:2000]))
 
 
 @pytest.mark.parametrize("vocab", VOCABS)

@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     wall_one, _, _ = timed(lambda: [ours.encode(line) for line in lines], args.repeat)
     peer_wall, peer_cpu, peer_ids = timed(lambda: theirs(lines, add_special_tokens=False)["input_ids"], args.repeat)
     peer_one, _, _ = timed(lambda: [theirs.encode(line, add_special_tokens=False) for line in lines], args.repeat)
-    same = ids == peer_ids  # the two did the same work (differs only for pre "smollm", see gateway/tokenizer.py)
+    same = ids == peer_ids  # the two did the same work (differs only with pre="smollm-digits", see gateway/tokenizer.py)
     n_tokens = sum(map(len, ids))
 
     result = {
