@@ -22,12 +22,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from gateway.resources import data_path
+
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-MANIFEST = Path(__file__).resolve().parents[1] / "models" / "manifest.toml"
+MANIFEST = data_path("models/manifest.toml")
 ENV_MODEL_DIR = "LINEGATE_MODEL_DIR"
 DEFAULT_MODEL_DIR = Path.home() / ".cache" / "linegate" / "models"
 ROLES = ("target", "draft", "tests")

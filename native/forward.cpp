@@ -260,6 +260,7 @@ size_t RunState::bytes() const {
 // Row splits are rounded to this many rows (kernels like whole row groups; any split is exact).
 static constexpr int64_t ROW_ALIGN = 16;
 static constexpr int CHUNKS_PER_THREAD = 4;
+static constexpr int PREP_PARALLEL_MIN = 4;  // vectors from which activation preparation is split over threads
 
 void forward_chunk(const Model& model, KVCache& cache, ThreadPool& pool, RunState& rs,
                    const ChunkPlan& plan, const int32_t* tokens, const ChunkOutputs& out) {
@@ -275,6 +276,18 @@ void forward_chunk(const Model& model, KVCache& cache, ThreadPool& pool, RunStat
     auto n_chunks = [&](int64_t units, int64_t align) {
         int64_t n = (units + align - 1) / align, cap = static_cast<int64_t>(pool.size()) * CHUNKS_PER_THREAD;
         return static_cast<int>(n < cap ? n : cap);
+    };
+
+    // Activation preparation (quantization) for n vectors of K, split over the pool by vector when
+    // there are enough of them to pay for the hand-off; records do not depend on the split.
+    auto prep = [&](GGMLType type, const float* src, int64_t K, int n, uint8_t* buf) {
+        if (n < PREP_PARALLEL_MIN || pool.size() == 1) return prepare_acts(type, src, K, n, buf);
+        auto task = [&](int, int ci, int nc) {
+            int64_t b, e;
+            split_range(n, ci, nc, 1, &b, &e);
+            if (b < e) prepare_acts_range(type, src, K, n, static_cast<int>(b), static_cast<int>(e), buf);
+        };
+        pool.run(n_chunks(n, 1), task);
     };
 
     auto save_hidden = [&](int layer) {
@@ -305,7 +318,7 @@ void forward_chunk(const Model& model, KVCache& cache, ThreadPool& pool, RunStat
             act_of[m] = m;
             for (int j = 0; j < m; j++)
                 if (qkv[j]->type == qkv[m]->type) { act_of[m] = act_of[j]; break; }
-            if (act_of[m] == m) prepare_acts(qkv[m]->type, xb, E, T, rs.act[m].data());
+            if (act_of[m] == m) prep(qkv[m]->type, xb, E, T, rs.act[m].data());
         }
         auto qkv_task = [&](int, int ci, int nc) {
             int64_t b, e;
@@ -383,7 +396,7 @@ void forward_chunk(const Model& model, KVCache& cache, ThreadPool& pool, RunStat
         pool.run(n_chunks(static_cast<int64_t>(T) * n_head, 1), att_task);
 
         // ---- x += att @ Wo^T
-        prepare_acts(L.wo.type, rs.att.data(), E, T, rs.act[0].data());
+        prep(L.wo.type, rs.att.data(), E, T, rs.act[0].data());
         auto o_task = [&](int, int ci, int nc) {
             int64_t r0, r1;
             split_range(E, ci, nc, ROW_ALIGN, &r0, &r1);
@@ -396,9 +409,9 @@ void forward_chunk(const Model& model, KVCache& cache, ThreadPool& pool, RunStat
 
         // ---- FFN: x += (silu(xb @ Wg^T) * (xb @ Wu^T)) @ Wd^T, xb = rmsnorm(x)
         for (int t = 0; t < T; t++) rmsnorm(xb + t * E, x + t * E, L.ffn_norm, E, c.rms_eps);
-        prepare_acts(L.w_gate.type, xb, E, T, rs.act[0].data());
+        prep(L.w_gate.type, xb, E, T, rs.act[0].data());
         const bool same_gu = L.w_up.type == L.w_gate.type;
-        if (!same_gu) prepare_acts(L.w_up.type, xb, E, T, rs.act[1].data());
+        if (!same_gu) prep(L.w_up.type, xb, E, T, rs.act[1].data());
         auto gu_task = [&](int, int ci, int nc) {
             int64_t r0, r1;
             split_range(F, ci, nc, ROW_ALIGN, &r0, &r1);
@@ -415,7 +428,7 @@ void forward_chunk(const Model& model, KVCache& cache, ThreadPool& pool, RunStat
         };
         pool.run(n_chunks(F, ROW_ALIGN), gu_task);
 
-        prepare_acts(L.w_down.type, rs.hb.data(), F, T, rs.act[0].data());
+        prep(L.w_down.type, rs.hb.data(), F, T, rs.act[0].data());
         auto down_task = [&](int, int ci, int nc) {
             int64_t r0, r1;
             split_range(E, ci, nc, ROW_ALIGN, &r0, &r1);
@@ -433,7 +446,7 @@ void forward_chunk(const Model& model, KVCache& cache, ThreadPool& pool, RunStat
     const int n_out = out.all_logits ? T : 1;
     const int t_first = T - n_out;
     for (int t = 0; t < n_out; t++) rmsnorm(xb + t * E, x + (t_first + t) * E, w.output_norm, E, c.rms_eps);
-    prepare_acts(w.output.type, xb, E, n_out, rs.act[0].data());
+    prep(w.output.type, xb, E, n_out, rs.act[0].data());
     auto out_task = [&](int, int ci, int nc) {
         int64_t r0, r1;
         split_range(c.n_vocab, ci, nc, ROW_ALIGN, &r0, &r1);

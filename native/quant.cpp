@@ -201,17 +201,25 @@ size_t act_buffer_bytes(GGMLType wt, int64_t K, int T, ActPrecision prec) {
 }
 
 void prepare_acts(GGMLType wt, const float* x, int64_t K, int T, uint8_t* act_buf, ActPrecision prec) {
+    prepare_acts_range(wt, x, K, T, 0, T, act_buf, prec);
+}
+
+void prepare_acts_range(GGMLType wt, const float* x, int64_t K, int T, int t0, int t1, uint8_t* act_buf,
+                        ActPrecision prec) {
     quant_check(wt, K, "prepare_acts");
     const ActLayout L = act_layout(wt, K);
     if (L.stride == 0) return;
     if (prec != ActPrecision::Q8 && prec != ActPrecision::Q8X2) throw std::invalid_argument("prepare_acts: bad precision");
-    ActHeader h{ACT_MAGIC, static_cast<uint32_t>(prec), static_cast<uint32_t>(act_kind(wt)), T, K};
-    std::memset(act_buf, 0, ACT_HEADER_BYTES);
-    std::memcpy(act_buf, &h, sizeof(h));
+    if (t0 < 0 || t1 > T || t0 > t1) throw std::invalid_argument("prepare_acts: bad vector range");
+    if (t0 == 0) {
+        ActHeader h{ACT_MAGIC, static_cast<uint32_t>(prec), static_cast<uint32_t>(act_kind(wt)), T, K};
+        std::memset(act_buf, 0, ACT_HEADER_BYTES);
+        std::memcpy(act_buf, &h, sizeof(h));
+    }
     const bool kq = act_kind(wt) == ActKind::Q8K;
     const int per = records_per_vector(prec);
     float resid[QK_K];
-    for (int t = 0; t < T; ++t) {
+    for (int t = t0; t < t1; ++t) {
         const float* xt = x + static_cast<int64_t>(t) * K;
         uint8_t* hi = act_buf + ACT_HEADER_BYTES + static_cast<int64_t>(t) * per * L.stride;
         uint8_t* lo = hi + L.stride;

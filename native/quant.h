@@ -49,6 +49,10 @@ enum class ActPrecision : uint32_t { Q8 = 0, Q8X2 = 1 };
 size_t act_buffer_bytes(GGMLType wt, int64_t K, int T, ActPrecision prec = ActPrecision::Q8X2);
 void prepare_acts(GGMLType wt, const float* x, int64_t K, int T, uint8_t* act_buf,
                   ActPrecision prec = ActPrecision::Q8X2);
+// The same, for vectors [t0, t1) of a T-vector buffer only (threads may prepare disjoint ranges of
+// one buffer; the call with t0 == 0 writes the header). Records do not depend on the split.
+void prepare_acts_range(GGMLType wt, const float* x, int64_t K, int T, int t0, int t1, uint8_t* act_buf,
+                        ActPrecision prec = ActPrecision::Q8X2);
 void matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1,
             const uint8_t* act_buf, const float* x, int T, float* y, int64_t ldy);
 

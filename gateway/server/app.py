@@ -16,6 +16,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from gateway.resources import data_path
 from gateway.server.auth import KeyStore, RateLimiter
 from gateway.server.deps import KEYED_RESPONSES
 from gateway.server.limits import BodyLimitMiddleware
@@ -23,7 +24,7 @@ from gateway.server.metrics import MetricsMiddleware, ServerMetrics
 from gateway.server.routes import alerts, chat, health, ingest, logs, metrics, stats
 from gateway.server.settings import ServerSettings
 
-WEB_DIR = Path(__file__).resolve().parents[2] / "web"
+WEB_DIR = data_path("web")
 # The UI loads only its own files; no inline script, so injected markup could not run even if
 # some code path ever rendered log text as HTML.
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
