@@ -273,7 +273,7 @@ void kquant_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const KTile
 //   which depends on the vector only, so it is built once per tile.
 // Bounds: |S_j| <= 32 * 31 * 127 (Q4_K/Q5_K) or 16 * 63 * 127 + 32 * 16 * 127 (Q6_K), times |sc| <= 63
 // or 128, over 8 / 16 sub-blocks: below 2^28, so every int32 step is exact.
-constexpr int BC_MAX_KBLOCKS = 80;  // K <= 20480 (tile on the stack: K * 16 bytes of activations)
+constexpr int BC_MAX_KBLOCKS = 80;  // K <= 20480 (the tile lives on the stack: K * 16 bytes of activations)
 constexpr int BC_ROWS = 4;          // rows sharing each activation load
 // Records per call from which the broadcast kernel runs. Below, the reducing kernel above is faster:
 // measured on Zen 4 (tools/bench_kernels.py), 8 records cost 367 us there and 564 us here with half the
@@ -397,9 +397,28 @@ inline void bc_decode(const BlockQ6K* b, BcBlock* o) {
     bc_store_q(w, o);
 }
 
+// The reducing kernel on a tile of nt <= T_TILE vectors (the broadcast kernel's remainder).
+template <typename Block>
+void kquant_rows_n(const Block* W, int64_t nb, int64_t r0, int64_t r1, const KTile& tile, int t0, int nt, float* y,
+                   int64_t ldy, int pair) {
+    switch (nt) {
+        case 1: kquant_rows<Block, 1>(W, nb, r0, r1, tile, t0, y, ldy, pair); break;
+        case 2: kquant_rows<Block, 2>(W, nb, r0, r1, tile, t0, y, ldy, pair); break;
+        case 3: kquant_rows<Block, 3>(W, nb, r0, r1, tile, t0, y, ldy, pair); break;
+        case 4: kquant_rows<Block, 4>(W, nb, r0, r1, tile, t0, y, ldy, pair); break;
+        case 5: kquant_rows<Block, 5>(W, nb, r0, r1, tile, t0, y, ldy, pair); break;
+        case 6: kquant_rows<Block, 6>(W, nb, r0, r1, tile, t0, y, ldy, pair); break;
+        case 7: kquant_rows<Block, 7>(W, nb, r0, r1, tile, t0, y, ldy, pair); break;
+        default: kquant_rows<Block, 8>(W, nb, r0, r1, tile, t0, y, ldy, pair); break;
+    }
+}
+
+// Rows [r0, r1) against one broadcast tile (vectors t0 .. t0 + nt). Then, per row group while its
+// weights are still in cache, the remainder tile (if any) through the reducing kernel.
+// (Decoding each block once for several tiles, with the accumulators in memory, measured slower.)
 template <typename Block, int NV>
-void bc_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const BcTile<NV>& tile, int t0, int nt, float* y,
-             int64_t ldy, int pair) {
+void bc_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const BcTile<NV>& tile, int t0, int nt,
+             const KTile* rest, int rest_t0, int rest_nt, float* y, int64_t ldy, int pair) {
     using V = BcVec<NV>;
     constexpr bool kQ6 = std::is_same<Block, BlockQ6K>::value;
     constexpr int SUB = kQ6 ? 16 : 8;    // sub-blocks per block
@@ -448,19 +467,33 @@ void bc_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const BcTile<NV
             V::fstore(tmp, acc[i]);
             store_out(y, ldy, rg + i, t0, tmp, nt, pair);
         }
+        if (rest) kquant_rows_n(W, nb, rg, rg + nr, *rest, rest_t0, rest_nt, y, ldy, pair);
     }
 }
 
-template <typename Block, int NV>
+// T >= 9 records. Tiles of 16 go through the broadcast kernel; a remainder of up to 8 through the
+// reducing kernel (cheaper than a mostly idle tile), a larger one as one more, padded, tile.
+template <typename Block>
 void bc_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T, float* y,
                int64_t ldy, GGMLType wt, int pair) {
+    constexpr int NV = 16;
     const int64_t nb = K / QK_K;
     const ActLayout L = act_layout(wt, K);
+    const Block* Wb = reinterpret_cast<const Block*>(W);
+    int n_bc = T / NV, rest = T % NV;
+    if (rest > T_TILE) {
+        ++n_bc;
+        rest = 0;
+    }
+    const int t_rest = n_bc * NV;
+    KTile rest_tile;
+    if (rest) build_tile(acts, L, nb, t_rest, rest, &rest_tile);
     BcTile<NV> tile;
-    for (int t0 = 0; t0 < T; t0 += NV) {
-        const int nt = T - t0 < NV ? T - t0 : NV;
+    for (int k = 0; k < n_bc; ++k) {
+        const int t0 = k * NV, nt = T - t0 < NV ? T - t0 : NV;
         bc_build_tile<NV>(acts, L, nb, t0, nt, std::is_same<Block, BlockQ6K>::value, &tile);
-        bc_rows<Block, NV>(reinterpret_cast<const Block*>(W), nb, r0, r1, tile, t0, nt, y, ldy, pair);
+        const bool last = k + 1 == n_bc;
+        bc_rows<Block, NV>(Wb, nb, r0, r1, tile, t0, nt, last && rest ? &rest_tile : nullptr, t_rest, rest, y, ldy, pair);
     }
 }
 
@@ -628,9 +661,9 @@ bool matmul_simd(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r
         case GGMLType::Q6_K:
             if (K / QK_K > MAX_KBLOCKS) return false;
             if (T >= BC_MIN_VECTORS && K / QK_K <= BC_MAX_KBLOCKS) {
-                if (wt == GGMLType::Q4_K) bc_matmul<BlockQ4K, 16>(W, K, r0, r1, act_buf, T, y, ldy, wt, pair);
-                else if (wt == GGMLType::Q5_K) bc_matmul<BlockQ5K, 16>(W, K, r0, r1, act_buf, T, y, ldy, wt, pair);
-                else bc_matmul<BlockQ6K, 16>(W, K, r0, r1, act_buf, T, y, ldy, wt, pair);
+                if (wt == GGMLType::Q4_K) bc_matmul<BlockQ4K>(W, K, r0, r1, act_buf, T, y, ldy, wt, pair);
+                else if (wt == GGMLType::Q5_K) bc_matmul<BlockQ5K>(W, K, r0, r1, act_buf, T, y, ldy, wt, pair);
+                else bc_matmul<BlockQ6K>(W, K, r0, r1, act_buf, T, y, ldy, wt, pair);
                 return true;
             }
             if (wt == GGMLType::Q4_K) kquant_matmul<BlockQ4K>(W, K, r0, r1, act_buf, T, y, ldy, wt, pair);

@@ -177,6 +177,29 @@ def test_matmul_random_weights(qt, precision):
     check_matmul(qt, K, random_blocks(qt, 48, K, rng), rng, precision)
 
 
+@pytest.mark.parametrize("precision", [0, 1], ids=["q8", "q8x2"])
+@pytest.mark.parametrize("qt", [QT.Q4_K, QT.Q5_K, QT.Q6_K], ids=lambda q: q.name)
+def test_matmul_many_vectors(qt, precision):
+    """Wide calls (prefill): several 16-vector tiles sharing each weight decode, and a remainder tile
+    of up to 8 vectors taken by the other kernel, still give the scalar path's bits and the T=1 bits."""
+    rng = np.random.default_rng(200 + int(qt))
+    K, n_rows = 768, 21
+    raw = random_blocks(qt, n_rows, K, rng)
+    W = raw.reshape(-1)
+    x = acts_like(rng, 70, K, outliers=8.0)
+    singles = np.concatenate([nat.matmul(int(qt), W, n_rows, nat.prepare_acts(int(qt), x[t:t + 1], precision),
+                                         x[t:t + 1]) for t in range(70)])
+    for T in (21, 37, 40, 70):  # records: q8 21, 37, 40, 70 / q8x2 42, 74, 80, 140
+        xs = x[:T]
+        acts = nat.prepare_acts(int(qt), xs, precision)
+        y = nat.matmul(int(qt), W, n_rows, acts, xs)
+        np.testing.assert_array_equal(y.view(np.uint32), nat.matmul_scalar(int(qt), W, n_rows, acts, xs).view(np.uint32),
+                                      err_msg=f"{qt.name} T={T}: SIMD != scalar")
+        np.testing.assert_array_equal(y.view(np.uint32), singles[:T].view(np.uint32), err_msg=f"{qt.name} T={T}")
+        y_part = nat.matmul(int(qt), W, n_rows, acts, xs, 5, 17)
+        np.testing.assert_array_equal(y_part[:, 5:17].view(np.uint32), y[:, 5:17].view(np.uint32))
+
+
 @pytest.mark.models
 @pytest.mark.parametrize("fixture,name", REAL_TENSORS)
 def test_matmul_real_tensor(readers, fixture, name):
