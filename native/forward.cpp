@@ -135,23 +135,36 @@ static inline void rope(float* out, const float* in, const float* c, const float
     }
 }
 
+// cos/sin of rotation index `rot` for every frequency: angles in double (exact for any stream age
+// that fits in 2^53 tokens), rounded to float once.
+static void fill_rope_row(const double* theta, int hd, int64_t rot, float* c, float* s) {
+    for (int i = 0; i < hd / 2; i++) {
+        const double ang = static_cast<double>(rot) * theta[i];
+        c[i] = static_cast<float>(std::cos(ang));
+        s[i] = static_cast<float>(std::sin(ang));
+    }
+}
+
 // ---------------------------------------------------------------------------- attention kernels
 
 // s[p] = dot(q, k[p]) * scale for p < n; k is [n][hd]. Every position is computed by the same
 // instruction sequence whatever n is (groups of 4 only add independent chains).
-static void attn_scores(const float* q, const float* k, int n, int hd, float scale, float* s) {
+// Keys are rows k[slot[p]] of the cache (position order, slot indirection).
+static void attn_scores(const float* q, const float* k, const int32_t* slot, int p0, int n, int hd, float scale,
+                        float* s) {
+    auto row = [&](int p) { return k + static_cast<size_t>(slot[p]) * hd; };
 #if defined(__AVX512F__)
     if (hd % 16 == 0) {
-        int p = 0;
+        int p = p0;
         for (; p + 4 <= n; p += 4) {
-            const float* k0 = k + static_cast<size_t>(p) * hd;
+            const float *k0 = row(p), *k1 = row(p + 1), *k2 = row(p + 2), *k3 = row(p + 3);
             __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
             for (int i = 0; i < hd; i += 16) {
                 const __m512 qv = _mm512_load_ps(q + i);
                 a0 = _mm512_fmadd_ps(qv, _mm512_loadu_ps(k0 + i), a0);
-                a1 = _mm512_fmadd_ps(qv, _mm512_loadu_ps(k0 + hd + i), a1);
-                a2 = _mm512_fmadd_ps(qv, _mm512_loadu_ps(k0 + 2 * hd + i), a2);
-                a3 = _mm512_fmadd_ps(qv, _mm512_loadu_ps(k0 + 3 * hd + i), a3);
+                a1 = _mm512_fmadd_ps(qv, _mm512_loadu_ps(k1 + i), a1);
+                a2 = _mm512_fmadd_ps(qv, _mm512_loadu_ps(k2 + i), a2);
+                a3 = _mm512_fmadd_ps(qv, _mm512_loadu_ps(k3 + i), a3);
             }
             s[p] = _mm512_reduce_add_ps(a0) * scale;
             s[p + 1] = _mm512_reduce_add_ps(a1) * scale;
@@ -159,7 +172,7 @@ static void attn_scores(const float* q, const float* k, int n, int hd, float sca
             s[p + 3] = _mm512_reduce_add_ps(a3) * scale;
         }
         for (; p < n; p++) {
-            const float* kp = k + static_cast<size_t>(p) * hd;
+            const float* kp = row(p);
             __m512 a = _mm512_setzero_ps();
             for (int i = 0; i < hd; i += 16) a = _mm512_fmadd_ps(_mm512_load_ps(q + i), _mm512_loadu_ps(kp + i), a);
             s[p] = _mm512_reduce_add_ps(a) * scale;
@@ -167,7 +180,69 @@ static void attn_scores(const float* q, const float* k, int n, int hd, float sca
         return;
     }
 #endif
-    for (int p = 0; p < n; p++) s[p] = dot(q, k + static_cast<size_t>(p) * hd, hd) * scale;
+    for (int p = p0; p < n; p++) s[p] = dot(q, row(p), hd) * scale;
+}
+
+#if defined(__AVX512F__)
+// Lane j of the result = sum of the 16 lanes of a[j]. Every a[j] is summed by the same tree
+// (lanes l, l+2 in each 128-bit chunk; then l, l+1; then chunks k, k+2; then k, k+1), whatever
+// the other 15 hold: a score's bits do not depend on the scores computed beside it.
+static inline __m512 reduce16(const __m512* a) {
+    __m512 b[8], c[4];
+    for (int i = 0; i < 8; i++)
+        b[i] = _mm512_add_ps(_mm512_unpacklo_ps(a[2 * i], a[2 * i + 1]), _mm512_unpackhi_ps(a[2 * i], a[2 * i + 1]));
+    for (int i = 0; i < 4; i++)
+        c[i] = _mm512_add_ps(_mm512_shuffle_ps(b[2 * i], b[2 * i + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                             _mm512_shuffle_ps(b[2 * i], b[2 * i + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+    const __m512 e0 = _mm512_add_ps(_mm512_shuffle_f32x4(c[0], c[1], _MM_SHUFFLE(1, 0, 1, 0)),
+                                    _mm512_shuffle_f32x4(c[0], c[1], _MM_SHUFFLE(3, 2, 3, 2)));
+    const __m512 e1 = _mm512_add_ps(_mm512_shuffle_f32x4(c[2], c[3], _MM_SHUFFLE(1, 0, 1, 0)),
+                                    _mm512_shuffle_f32x4(c[2], c[3], _MM_SHUFFLE(3, 2, 3, 2)));
+    return _mm512_add_ps(_mm512_shuffle_f32x4(e0, e1, _MM_SHUFFLE(2, 0, 2, 0)),
+                         _mm512_shuffle_f32x4(e0, e1, _MM_SHUFFLE(3, 1, 3, 1)));
+}
+
+// s[h][p] = dot(q[h], k[slot[p]]) * scale for HC query heads of one KV head and p in [p0, n):
+// each key row is loaded once for all HC heads, 16 / HC positions per step, one 16-way reduction.
+template <int HC>
+static void attn_scores_heads(const float* const* q, const float* k, const int32_t* slot, int p0, int n, int hd,
+                              float scale, float* const* s) {
+    constexpr int PB = 16 / HC;
+    const __m512 vscale = _mm512_set1_ps(scale);
+    for (int p = p0; p < n; p += PB) {
+        const float* kr[PB];
+        for (int j = 0; j < PB; j++) kr[j] = k + static_cast<size_t>(slot[p + j < n ? p + j : n - 1]) * hd;
+        __m512 acc[16];
+        for (int j = 0; j < 16; j++) acc[j] = _mm512_setzero_ps();
+        for (int i = 0; i < hd; i += 16) {
+            __m512 kv[PB];
+            for (int j = 0; j < PB; j++) kv[j] = _mm512_loadu_ps(kr[j] + i);
+            for (int h = 0; h < HC; h++) {
+                const __m512 qv = _mm512_load_ps(q[h] + i);
+                for (int j = 0; j < PB; j++) acc[h * PB + j] = _mm512_fmadd_ps(qv, kv[j], acc[h * PB + j]);
+            }
+        }
+        alignas(64) float r[16];
+        _mm512_store_ps(r, _mm512_mul_ps(reduce16(acc), vscale));
+        const int m = n - p < PB ? n - p : PB;
+        for (int h = 0; h < HC; h++)
+            for (int j = 0; j < m; j++) s[h][p + j] = r[h * PB + j];
+    }
+}
+#endif
+
+// Scores of HC (1, 2 or 4) heads of one KV head over positions [p0, n).
+static void attn_scores_group(int hc, const float* const* q, const float* k, const int32_t* slot, int p0, int n,
+                              int hd, float scale, float* const* s) {
+    if (p0 >= n) return;
+#if defined(__AVX512F__)
+    if (hd % 16 == 0) {
+        if (hc == 4) return attn_scores_heads<4>(q, k, slot, p0, n, hd, scale, s);
+        if (hc == 2) return attn_scores_heads<2>(q, k, slot, p0, n, hd, scale, s);
+        return attn_scores_heads<1>(q, k, slot, p0, n, hd, scale, s);
+    }
+#endif
+    for (int h = 0; h < hc; h++) attn_scores(q[h], k, slot, p0, n, hd, scale, s[h]);
 }
 
 #if defined(__AVX512F__)
@@ -229,30 +304,28 @@ RunState::RunState(const Config& c, const Weights& w, int capacity_, int max_chu
         need(L.wq); need(L.wk); need(L.wv); need(L.wo); need(L.w_gate); need(L.w_up); need(L.w_down);
     }
     for (auto& a : act) a = Buffer<uint8_t>(act_bytes);
-    k_lin = Buffer<float>(static_cast<size_t>(c.n_head_kv) * capacity * hd);
-    scores = Buffer<float>(static_cast<size_t>(n_threads) * capacity);
+    scores = Buffer<float>(static_cast<size_t>(n_threads) * ATT_HEADS * capacity);
+    theta = Buffer<double>(hd / 2);
+    for (size_t i = 0; i < hd / 2; i++)  // theta_i = base^(-2i/head_dim)
+        theta[i] = std::pow(c.rope_theta, -2.0 * static_cast<double>(i) / static_cast<double>(hd));
     rope_cos = Buffer<float>(static_cast<size_t>(capacity) * hd / 2);
     rope_sin = Buffer<float>(static_cast<size_t>(capacity) * hd / 2);
-    for (int p = 0; p < capacity; p++)
-        for (size_t i = 0; i < hd / 2; i++) {
-            // theta_i = base^(-2i/head_dim); angles in double so large positions stay exact.
-            double theta = std::pow(c.rope_theta, -2.0 * static_cast<double>(i) / static_cast<double>(hd));
-            double ang = static_cast<double>(p) * theta;
-            rope_cos[p * hd / 2 + i] = static_cast<float>(std::cos(ang));
-            rope_sin[p * hd / 2 + i] = static_cast<float>(std::sin(ang));
-        }
+    rot_cos = Buffer<float>(T * hd / 2);
+    rot_sin = Buffer<float>(T * hd / 2);
+    for (int p = 0; p < capacity; p++) fill_rope_row(theta.data(), static_cast<int>(hd), p, &rope_cos[p * hd / 2], &rope_sin[p * hd / 2]);
     pos_slot = Buffer<int32_t>(capacity);
     chunk_slot = Buffer<int32_t>(max_chunk);
     // Touch everything now so RSS is fixed from init on.
-    for (Buffer<float>* b : {&x, &xb, &q, &k, &v, &att, &hb, &hb2, &k_lin, &scores})
+    for (Buffer<float>* b : {&x, &xb, &q, &k, &v, &att, &hb, &hb2, &scores, &rot_cos, &rot_sin})
         std::memset(b->data(), 0, b->size() * sizeof(float));
     for (auto& a : act) std::memset(a.data(), 0, act_bytes);
 }
 
 size_t RunState::bytes() const {
     size_t f = x.size() + xb.size() + q.size() + k.size() + v.size() + att.size() + hb.size() +
-               hb2.size() + k_lin.size() + scores.size() + rope_cos.size() + rope_sin.size();
-    return f * sizeof(float) + 3 * act_bytes + (pos_slot.size() + chunk_slot.size()) * sizeof(int32_t);
+               hb2.size() + scores.size() + rope_cos.size() + rope_sin.size() + rot_cos.size() + rot_sin.size();
+    return f * sizeof(float) + theta.size() * sizeof(double) + 3 * act_bytes +
+           (pos_slot.size() + chunk_slot.size()) * sizeof(int32_t);
 }
 
 // ---------------------------------------------------------------------------- forward
@@ -296,6 +369,9 @@ void forward_chunk(const Model& model, KVCache& cache, ThreadPool& pool, RunStat
         std::memcpy(dst, x, sizeof(float) * T * E);
     };
 
+    for (int t = 0; t < T; t++)
+        fill_rope_row(rs.theta.data(), hd, plan.rot0 + t, rs.rot_cos.data() + t * hd / 2, rs.rot_sin.data() + t * hd / 2);
+
     for (int t = 0; t < T; t++) {
         const Matrix& emb = w.token_embd;
         dequantize_row(emb.type, emb.data + static_cast<int64_t>(tokens[t]) * emb.row_bytes, x + t * E, E);
@@ -337,63 +413,83 @@ void forward_chunk(const Model& model, KVCache& cache, ThreadPool& pool, RunStat
         };
         pool.run(n_chunks(E + 2 * KV, ROW_ALIGN), qkv_task);
 
-        // ---- store this chunk's K/V (fp16) into its slots, then lay out every position's key
-        // rotated to its position as fp32 (values are read in place). Work item = (kv head, position).
+        // ---- write this chunk's keys (+ bias, rotated by their rotation index, fp32) and values (fp16)
+        // into their slots; earlier keys are never touched again (kv_cache.h). Work item = (kv head, token).
         auto kv_task = [&](int, int ci, int nc) {
             int64_t b, e;
-            split_range(static_cast<int64_t>(n_head_kv) * plan.n_pos, ci, nc, 1, &b, &e);
+            split_range(static_cast<int64_t>(n_head_kv) * T, ci, nc, 1, &b, &e);
+            alignas(64) float kb[MAX_HEAD_DIM];
             for (int64_t i = b; i < e; i++) {
-                const int h = static_cast<int>(i / plan.n_pos), p = static_cast<int>(i % plan.n_pos);
-                const int slot = rs.pos_slot[p];
-                uint16_t* kc = cache.k(l, h) + static_cast<size_t>(slot) * hd;
-                uint16_t* vc = cache.v(l, h) + static_cast<size_t>(slot) * hd;
-                if (p >= plan.pos0) {
-                    const int t = p - plan.pos0;
-                    assert(rs.chunk_slot[t] == slot);
-                    f32_to_f16(rs.k.data() + t * KV + h * hd, kc, hd);
-                    f32_to_f16(rs.v.data() + t * KV + h * hd, vc, hd);
+                const int h = static_cast<int>(i / T), t = static_cast<int>(i % T);
+                const int slot = rs.chunk_slot[t];
+                const float* kn = rs.k.data() + t * KV + h * hd;
+                if (L.bk) {
+                    for (int d = 0; d < hd; d++) kb[d] = kn[d] + L.bk[h * hd + d];
+                    kn = kb;
                 }
-                float* kl = rs.k_lin.data() + (static_cast<size_t>(h) * cap + p) * hd;
-                f16_to_f32(kc, kl, hd);
-                if (L.bk)
-                    for (int d = 0; d < hd; d++) kl[d] += L.bk[h * hd + d];
-                rope(kl, kl, rs.rope_cos.data() + p * hd / 2, rs.rope_sin.data() + p * hd / 2, hd, c.rope_style);
+                rope(cache.k(l, h) + static_cast<size_t>(slot) * hd, kn, rs.rot_cos.data() + t * hd / 2,
+                     rs.rot_sin.data() + t * hd / 2, hd, c.rope_style);
+                f32_to_f16(rs.v.data() + t * KV + h * hd, cache.v(l, h) + static_cast<size_t>(slot) * hd, hd);
             }
         };
-        pool.run(n_chunks(static_cast<int64_t>(n_head_kv) * plan.n_pos, 1), kv_task);
+        pool.run(n_chunks(static_cast<int64_t>(n_head_kv) * T, 1), kv_task);
 
-        // ---- attention per (token, head): softmax(q.k / sqrt(hd)) @ v over positions 0..pos.
+        // ---- attention per (token, KV head): for each of its query heads, softmax(q.k / sqrt(hd)) @ v over
+        // positions 0..pos. The group's heads are scored together (up to ATT_HEADS per pass over the keys).
         const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
         auto att_task = [&](int tid, int ci, int nc) {
             int64_t b, e;
-            split_range(static_cast<int64_t>(T) * n_head, ci, nc, 1, &b, &e);
-            float* s = rs.scores.data() + static_cast<size_t>(tid) * cap;
-            alignas(64) float qr[MAX_HEAD_DIM];
+            split_range(static_cast<int64_t>(T) * n_head_kv, ci, nc, 1, &b, &e);
+            float* sbuf = rs.scores.data() + static_cast<size_t>(tid) * ATT_HEADS * cap;
+            alignas(64) float qr[ATT_HEADS][MAX_HEAD_DIM], qs[ATT_HEADS][MAX_HEAD_DIM];
             for (int64_t i = b; i < e; i++) {
-                const int t = static_cast<int>(i / n_head), h = static_cast<int>(i % n_head);
-                const int pos = plan.pos0 + t, n = pos + 1, kvh = h / group;
-                rope(qr, rs.q.data() + t * E + h * hd, rs.rope_cos.data() + pos * hd / 2,
-                     rs.rope_sin.data() + pos * hd / 2, hd, c.rope_style);
-                const float* kl = rs.k_lin.data() + static_cast<size_t>(kvh) * cap * hd;
-                attn_scores(qr, kl, n, hd, scale, s);
-                float mx[LANES], sm[LANES];
-                for (int j = 0; j < LANES; j++) mx[j] = -INFINITY;
-                int p = 0;
-                for (; p + LANES <= n; p += LANES)
-                    for (int j = 0; j < LANES; j++) mx[j] = s[p + j] > mx[j] ? s[p + j] : mx[j];
-                for (; p < n; p++) mx[p % LANES] = s[p] > mx[p % LANES] ? s[p] : mx[p % LANES];
-                float m = mx[0];
-                for (int j = 1; j < LANES; j++) m = mx[j] > m ? mx[j] : m;
-                for (p = 0; p < n; p++) s[p] = exp_approx(s[p] - m);
-                for (int j = 0; j < LANES; j++) sm[j] = 0.0f;
-                for (p = 0; p + LANES <= n; p += LANES)
-                    for (int j = 0; j < LANES; j++) sm[j] += s[p + j];
-                for (; p < n; p++) sm[p % LANES] += s[p];
-                const float inv = 1.0f / reduce_lanes(sm);
-                attn_weighted_sum(s, inv, cache.v(l, kvh), rs.pos_slot.data(), n, hd, rs.att.data() + t * E + h * hd);
+                const int t = static_cast<int>(i / n_head_kv), kvh = static_cast<int>(i % n_head_kv);
+                const int pos = plan.pos0 + t, n = pos + 1;
+                const int n_sink = plan.n_sink_pos < n ? plan.n_sink_pos : n;
+                const float* kc = cache.k(l, kvh);
+                for (int h0 = 0; h0 < group; ) {
+                    const int hc = group - h0 >= 4 ? 4 : group - h0 >= 2 ? 2 : 1;
+                    const float* qrp[ATT_HEADS];
+                    const float* qsp[ATT_HEADS];
+                    float* sp[ATT_HEADS];
+                    for (int j = 0; j < hc; j++) {
+                        const float* qt = rs.q.data() + t * E + (kvh * group + h0 + j) * hd;
+                        // Ring and scratch keys: the query at its rotation index. Sink keys sit at
+                        // rotation index = position: the query at its cache position.
+                        rope(qr[j], qt, rs.rot_cos.data() + t * hd / 2, rs.rot_sin.data() + t * hd / 2, hd, c.rope_style);
+                        if (n_sink > 0)
+                            rope(qs[j], qt, rs.rope_cos.data() + pos * hd / 2, rs.rope_sin.data() + pos * hd / 2, hd,
+                                 c.rope_style);
+                        qrp[j] = qr[j];
+                        qsp[j] = qs[j];
+                        sp[j] = sbuf + static_cast<size_t>(j) * cap;
+                    }
+                    attn_scores_group(hc, qsp, kc, rs.pos_slot.data(), 0, n_sink, hd, scale, sp);
+                    attn_scores_group(hc, qrp, kc, rs.pos_slot.data(), n_sink, n, hd, scale, sp);
+                    for (int j = 0; j < hc; j++) {
+                        float* s = sp[j];
+                        const int h = kvh * group + h0 + j;
+                        float mx[LANES], sm[LANES];
+                        for (int u = 0; u < LANES; u++) mx[u] = -INFINITY;
+                        int p = 0;
+                        for (; p + LANES <= n; p += LANES)
+                            for (int u = 0; u < LANES; u++) mx[u] = s[p + u] > mx[u] ? s[p + u] : mx[u];
+                        for (; p < n; p++) mx[p % LANES] = s[p] > mx[p % LANES] ? s[p] : mx[p % LANES];
+                        float m = mx[0];
+                        for (int u = 1; u < LANES; u++) m = mx[u] > m ? mx[u] : m;
+                        for (p = 0; p < n; p++) s[p] = exp_approx(s[p] - m);
+                        for (int u = 0; u < LANES; u++) sm[u] = 0.0f;
+                        for (p = 0; p + LANES <= n; p += LANES)
+                            for (int u = 0; u < LANES; u++) sm[u] += s[p + u];
+                        for (; p < n; p++) sm[p % LANES] += s[p];
+                        const float inv = 1.0f / reduce_lanes(sm);
+                        attn_weighted_sum(s, inv, cache.v(l, kvh), rs.pos_slot.data(), n, hd, rs.att.data() + t * E + h * hd);
+                    }
+                    h0 += hc;
+                }
             }
         };
-        pool.run(n_chunks(static_cast<int64_t>(T) * n_head, 1), att_task);
+        pool.run(n_chunks(static_cast<int64_t>(T) * n_head_kv, 1), att_task);
 
         // ---- x += att @ Wo^T
         prep(L.wo.type, rs.att.data(), E, T, rs.act[0].data());

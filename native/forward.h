@@ -13,6 +13,7 @@
 namespace lg {
 
 static constexpr int MAX_HEAD_DIM = 256;  // stack buffer for one rotated query
+static constexpr int ATT_HEADS = 4;       // query heads of one KV head scored per pass over its keys
 static constexpr size_t BUF_ALIGN = 64;   // cache line / AVX-512 width
 
 // A heap array aligned to BUF_ALIGN, allocated once.
@@ -50,17 +51,19 @@ struct RunState {
     Buffer<float> x;         // [max_chunk][n_embd] residual stream
     Buffer<float> xb;        // [max_chunk][n_embd] normed input of a matmul
     Buffer<float> q;         // [max_chunk][n_embd] queries, un-rotated
-    Buffer<float> k;         // [max_chunk][kv_dim] new keys, un-rotated
+    Buffer<float> k;         // [max_chunk][kv_dim] new keys, un-rotated, without bias
     Buffer<float> v;         // [max_chunk][kv_dim] new values
     Buffer<float> att;       // [max_chunk][n_embd] attention output per head
     Buffer<float> hb;        // [max_chunk][n_ff] gate, then silu(gate) * up
     Buffer<float> hb2;       // [max_chunk][n_ff] up
     Buffer<uint8_t> act[3];  // [act_bytes] prepared activations (one per distinct q/k/v type)
     size_t act_bytes;
-    Buffer<float> k_lin;     // [n_head_kv][capacity][head_dim] keys rotated to their positions
     Buffer<float> scores;    // [n_threads][capacity] attention weights of one (token, head)
     Buffer<float> rope_cos;  // [capacity][head_dim/2] cos(pos * theta_i), computed in double
     Buffer<float> rope_sin;  // [capacity][head_dim/2]
+    Buffer<double> theta;    // [head_dim/2] base^(-2i/head_dim)
+    Buffer<float> rot_cos;   // [max_chunk][head_dim/2] cos(rot * theta_i) of the chunk's rotation indices
+    Buffer<float> rot_sin;   // [max_chunk][head_dim/2]
     Buffer<int32_t> pos_slot;    // [capacity] cache slot of each position
     Buffer<int32_t> chunk_slot;  // [max_chunk] cache slot of each token of the chunk
 };

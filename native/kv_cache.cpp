@@ -25,12 +25,12 @@ KVCache::KVCache(int n_layer, int n_head_kv, int head_dim, int n_sink, int n_rin
         throw std::invalid_argument("KV cache needs n_sink >= 0, n_ring >= 1, n_scratch >= 1 (got " +
                                     std::to_string(n_sink) + ", " + std::to_string(n_ring) + ", " +
                                     std::to_string(n_scratch) + ")");
-    v_offset_ = static_cast<size_t>(capacity()) * head_dim_;
-    head_stride_ = 2 * v_offset_;
+    head_stride_ = static_cast<size_t>(capacity()) * head_dim_;
     n_values_ = static_cast<size_t>(n_layer_) * n_head_kv_ * head_stride_;
     // Zero-filled: every page is touched now, so RSS does not grow as the ring fills, and
     // the checksum of an empty cache is defined.
-    data_.reset(new uint16_t[n_values_]());
+    kdata_.reset(new float[n_values_]());
+    vdata_.reset(new uint16_t[n_values_]());
 }
 
 int KVCache::stream_chunk_limit() const {
@@ -58,9 +58,11 @@ ChunkPlan KVCache::plan_stream(int T, int32_t* chunk_slot, int32_t* pos_slot) {
         for (int t = 0; t < T; t++) chunk_slot[t] = n_sink_ + (ring_start_ + ring_used_ + t) % n_ring_;
         ring_used_ += T;
     }
+    ChunkPlan plan;
+    plan.rot0 = stream_total_;
     stream_total_ += T;
     fill_pos_slot(pos_slot);
-    ChunkPlan plan;
+    plan.n_sink_pos = sink_used_;
     plan.T = T;
     plan.n_pos = stream_len();
     plan.pos0 = plan.n_pos - T;
@@ -70,9 +72,11 @@ ChunkPlan KVCache::plan_stream(int T, int32_t* chunk_slot, int32_t* pos_slot) {
 ChunkPlan KVCache::plan_scratch(int T, int32_t* chunk_slot, int32_t* pos_slot) {
     assert(T >= 1 && T <= scratch_free());
     for (int t = 0; t < T; t++) chunk_slot[t] = n_sink_ + n_ring_ + scratch_used_ + t;
+    ChunkPlan plan;
+    plan.rot0 = stream_total_ + scratch_used_;
     scratch_used_ += T;
     fill_pos_slot(pos_slot);
-    ChunkPlan plan;
+    plan.n_sink_pos = sink_used_;
     plan.T = T;
     plan.n_pos = stream_len() + scratch_used_;
     plan.pos0 = plan.n_pos - T;
@@ -87,30 +91,34 @@ void KVCache::rollback(int n) {
 }
 
 uint64_t KVCache::stream_checksum() const {
-    // FNV-1a-style mixing over 64-bit words (slot rows are head_dim * 2 bytes, a multiple of 8).
+    // FNV-1a-style mixing over 64-bit words of the used slots' K and V rows (head_dim a multiple of 4).
     uint64_t h = 0xcbf29ce484222325ull;
     auto mix = [&h](uint64_t w) { h = (h ^ w) * 0x100000001b3ull; h ^= h >> 29; };
     mix(static_cast<uint64_t>(sink_used_));
     mix(static_cast<uint64_t>(ring_used_));
     mix(static_cast<uint64_t>(ring_start_));
     mix(static_cast<uint64_t>(stream_total_));
-    const size_t row = static_cast<size_t>(head_dim_);
     for (int l = 0; l < n_layer_; l++)
-        for (int hd = 0; hd < n_head_kv_; hd++)
-            for (int kv = 0; kv < 2; kv++) {
-                const uint16_t* base = data_.get() + (static_cast<size_t>(l) * n_head_kv_ + hd) * head_stride_ +
-                                       kv * v_offset_;
-                auto slot_hash = [&](int slot) {
-                    const uint16_t* p = base + slot * row;
-                    for (size_t i = 0; i + 4 <= row; i += 4) {
-                        uint64_t w;
-                        std::memcpy(&w, p + i, 8);
-                        mix(w);
-                    }
-                };
-                for (int s = 0; s < sink_used_; s++) slot_hash(s);
-                for (int i = 0; i < ring_used_; i++) slot_hash(n_sink_ + (ring_start_ + i) % n_ring_);
-            }
+        for (int hd = 0; hd < n_head_kv_; hd++) {
+            const size_t base = (static_cast<size_t>(l) * n_head_kv_ + hd) * head_stride_;
+            auto slot_hash = [&](int slot) {
+                const size_t off = base + static_cast<size_t>(slot) * head_dim_;
+                const float* kr = kdata_.get() + off;
+                const uint16_t* vr = vdata_.get() + off;
+                for (int i = 0; i + 2 <= head_dim_; i += 2) {  // K rows: 4 bytes per value
+                    uint64_t w;
+                    std::memcpy(&w, kr + i, 8);
+                    mix(w);
+                }
+                for (int i = 0; i + 4 <= head_dim_; i += 4) {  // V rows: 2 bytes per value
+                    uint64_t w;
+                    std::memcpy(&w, vr + i, 8);
+                    mix(w);
+                }
+            };
+            for (int s = 0; s < sink_used_; s++) slot_hash(s);
+            for (int i = 0; i < ring_used_; i++) slot_hash(n_sink_ + (ring_start_ + i) % n_ring_);
+        }
     return h;
 }
 

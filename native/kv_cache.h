@@ -7,22 +7,24 @@
 
 namespace lg {
 
-// Layout: per layer, per KV head, n_sink + n_ring + n_scratch slots of head_dim fp16 values,
-// for K and for V ([n_layer][n_head_kv][capacity][head_dim], one block for both).
+// Layout: per layer, per KV head, n_sink + n_ring + n_scratch slots of head_dim values: keys in fp32,
+// already rotated (below), values in fp16 ([n_layer][n_head_kv][capacity][head_dim] each).
 //
 //   slots:  | sink: 0..n_sink-1 | ring: n_sink..n_sink+n_ring-1 | scratch: ...+n_scratch-1 |
 //
-// K is stored minus the layer's key bias (qwen2; added back in fp32 on reading, forward.cpp):
-// those biases reach |354|, where fp16 would lose the token-dependent part. V is stored as is.
-//
-// POSITIONS (StreamingLLM, Xiao et al. 2023). Keys are stored UN-ROTATED. RoPE is applied at
-// attention time by position INSIDE the cache: the sink holds positions 0..sink_used-1, ring
-// entries get the next positions in age order (oldest first), then scratch. So the largest
-// position ever seen is capacity-1 however long the stream runs; the engine checks
-// capacity <= n_ctx_train at init. The cos/sin table for positions 0..capacity-1 is computed
-// once in double precision and rounded to float, so angles never lose precision with stream
-// age (the pitfall of fp32 angles at large absolute positions), and nothing is re-rotated in
-// place (the drift pitfall of K-shift). Cost: keys are rotated per forward pass (forward.cpp).
+// POSITIONS (StreamingLLM, Xiao et al. 2023). Attention sees positions INSIDE the cache: the sink holds
+// positions 0..sink_used-1, ring entries the next ones in age order (oldest first), then scratch, so
+// the largest position ever used is capacity-1 however long the stream runs (the engine checks
+// capacity <= n_ctx_train at init).
+// ROTATION, once per key. RoPE scores depend only on the distance between query and key positions.
+// Ring and scratch tokens are consecutive in the stream, so their distances in the cache equal their
+// distances in stream order: each key is rotated ONCE, when written, by its ROTATION INDEX (its index
+// in the stream: stream_total before it; scratch continues after the stream), and a query is rotated by
+// its own rotation index for them. Sink keys have rotation index = position (0..n_sink-1, the stream's
+// first tokens), so a query is rotated a second time, by its cache position, for the sink keys only.
+// Angles are computed in double per token (ChunkPlan::rot0) and rounded to float, so nothing loses
+// precision as the stream ages, and nothing is re-rotated in place (no K-shift drift). Keys are kept
+// in fp32: qwen2's key biases reach |354|, where fp16 would lose the token-dependent part.
 //
 // STREAM WRITES (prefill_stream): scratch must be empty. The sink fills first and is never
 // evicted. Once the ring is full, a chunk of T tokens FIRST evicts the T oldest ring entries,
@@ -42,6 +44,8 @@ struct ChunkPlan {
     int T = 0;
     int pos0 = 0;   // position of the chunk's first token
     int n_pos = 0;  // positions after the write (= pos0 + T); token t attends to 0..pos0+t
+    int n_sink_pos = 0;  // positions 0..n_sink_pos-1 are sink keys (rotated by their position)
+    int64_t rot0 = 0;    // rotation index of the chunk's first token (+t for token t)
 };
 
 class KVCache {
@@ -59,11 +63,11 @@ public:
     int scratch_used() const { return scratch_used_; }
     int stream_len() const { return sink_used_ + ring_used_; }
     int64_t stream_total() const { return stream_total_; }
-    size_t bytes() const { return n_values_ * sizeof(uint16_t); }
+    size_t bytes() const { return n_values_ * (sizeof(float) + sizeof(uint16_t)); }
 
-    // [capacity][head_dim] fp16 bits of layer l, KV head h.
-    uint16_t* k(int l, int h) { return data_.get() + (static_cast<size_t>(l) * n_head_kv_ + h) * head_stride_; }
-    uint16_t* v(int l, int h) { return k(l, h) + v_offset_; }
+    // [capacity][head_dim] rotated fp32 keys / fp16 value bits of layer l, KV head h.
+    float* k(int l, int h) { return kdata_.get() + (static_cast<size_t>(l) * n_head_kv_ + h) * head_stride_; }
+    uint16_t* v(int l, int h) { return vdata_.get() + (static_cast<size_t>(l) * n_head_kv_ + h) * head_stride_; }
 
     // Largest stream chunk accepted next: stays inside the sink, or at most n_ring.
     int stream_chunk_limit() const;
@@ -85,10 +89,10 @@ private:
     int n_layer_, n_head_kv_, head_dim_;
     int n_sink_, n_ring_, n_scratch_;
     EvictPolicy policy_;
-    size_t head_stride_;  // values per (layer, head): K then V
-    size_t v_offset_;     // capacity * head_dim
-    size_t n_values_;
-    std::unique_ptr<uint16_t[]> data_;
+    size_t head_stride_;  // values per (layer, head) of K, and of V: capacity * head_dim
+    size_t n_values_;     // of K, and of V
+    std::unique_ptr<float[]> kdata_;
+    std::unique_ptr<uint16_t[]> vdata_;
     int sink_used_ = 0, ring_used_ = 0, ring_start_ = 0, scratch_used_ = 0;
     int64_t stream_total_ = 0;
 };
