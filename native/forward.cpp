@@ -6,6 +6,8 @@
 #include <cassert>
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 
 #include "quant.h"
 
@@ -202,8 +204,8 @@ static inline __m512 reduce16(const __m512* a) {
                          _mm512_shuffle_f32x4(e0, e1, _MM_SHUFFLE(3, 1, 3, 1)));
 }
 
-// s[h][p] = dot(q[h], k[slot[p]]) * scale for HC query heads of one KV head and p in [p0, n):
-// each key row is loaded once for all HC heads, 16 / HC positions per step, one 16-way reduction.
+// s[h][p] = dot(q[h], k[slot[p]]) * scale for HC queries (any tokens and heads of one KV head) and p in
+// [p0, n): each key row is loaded once for all HC queries, 16 / HC positions per step, one 16-way reduction.
 template <int HC>
 static void attn_scores_heads(const float* const* q, const float* k, const int32_t* slot, int p0, int n, int hd,
                               float scale, float* const* s) {
@@ -231,12 +233,13 @@ static void attn_scores_heads(const float* const* q, const float* k, const int32
 }
 #endif
 
-// Scores of HC (1, 2 or 4) heads of one KV head over positions [p0, n).
+// Scores of hc (1, 2, 4 or 8) queries against one KV head's keys over positions [p0, n).
 static void attn_scores_group(int hc, const float* const* q, const float* k, const int32_t* slot, int p0, int n,
                               int hd, float scale, float* const* s) {
     if (p0 >= n) return;
 #if defined(__AVX512F__)
     if (hd % 16 == 0) {
+        if (hc == 8) return attn_scores_heads<8>(q, k, slot, p0, n, hd, scale, s);
         if (hc == 4) return attn_scores_heads<4>(q, k, slot, p0, n, hd, scale, s);
         if (hc == 2) return attn_scores_heads<2>(q, k, slot, p0, n, hd, scale, s);
         return attn_scores_heads<1>(q, k, slot, p0, n, hd, scale, s);
@@ -304,7 +307,12 @@ RunState::RunState(const Config& c, const Weights& w, int capacity_, int max_chu
         need(L.wq); need(L.wk); need(L.wv); need(L.wo); need(L.w_gate); need(L.w_up); need(L.w_down);
     }
     for (auto& a : act) a = Buffer<uint8_t>(act_bytes);
-    scores = Buffer<float>(static_cast<size_t>(n_threads) * ATT_HEADS * capacity);
+    if (c.n_head / c.n_head_kv > MAX_GROUP)
+        throw std::invalid_argument("attention: " + std::to_string(c.n_head / c.n_head_kv) +
+                                    " query heads per KV head; at most " + std::to_string(MAX_GROUP) + " supported");
+    att_queries = ATT_TOKENS * (c.n_head / c.n_head_kv);
+    scores = Buffer<float>(static_cast<size_t>(n_threads) * att_queries * capacity);
+    qbuf = Buffer<float>(static_cast<size_t>(n_threads) * 2 * att_queries * hd);
     theta = Buffer<double>(hd / 2);
     for (size_t i = 0; i < hd / 2; i++)  // theta_i = base^(-2i/head_dim)
         theta[i] = std::pow(c.rope_theta, -2.0 * static_cast<double>(i) / static_cast<double>(hd));
@@ -316,14 +324,14 @@ RunState::RunState(const Config& c, const Weights& w, int capacity_, int max_chu
     pos_slot = Buffer<int32_t>(capacity);
     chunk_slot = Buffer<int32_t>(max_chunk);
     // Touch everything now so RSS is fixed from init on.
-    for (Buffer<float>* b : {&x, &xb, &q, &k, &v, &att, &hb, &hb2, &scores, &rot_cos, &rot_sin})
+    for (Buffer<float>* b : {&x, &xb, &q, &k, &v, &att, &hb, &hb2, &scores, &qbuf, &rot_cos, &rot_sin})
         std::memset(b->data(), 0, b->size() * sizeof(float));
     for (auto& a : act) std::memset(a.data(), 0, act_bytes);
 }
 
 size_t RunState::bytes() const {
     size_t f = x.size() + xb.size() + q.size() + k.size() + v.size() + att.size() + hb.size() +
-               hb2.size() + scores.size() + rope_cos.size() + rope_sin.size() + rot_cos.size() + rot_sin.size();
+               hb2.size() + scores.size() + qbuf.size() + rope_cos.size() + rope_sin.size() + rot_cos.size() + rot_sin.size();
     return f * sizeof(float) + theta.size() * sizeof(double) + 3 * act_bytes +
            (pos_slot.size() + chunk_slot.size()) * sizeof(int32_t);
 }
@@ -434,62 +442,83 @@ void forward_chunk(const Model& model, KVCache& cache, ThreadPool& pool, RunStat
         };
         pool.run(n_chunks(static_cast<int64_t>(n_head_kv) * T, 1), kv_task);
 
-        // ---- attention per (token, KV head): for each of its query heads, softmax(q.k / sqrt(hd)) @ v over
-        // positions 0..pos. The group's heads are scored together (up to ATT_HEADS per pass over the keys).
+        // ---- attention: softmax(q.k / sqrt(hd)) @ v over positions 0..pos, per query (token, head). A work
+        // item is (up to ATT_TOKENS tokens, KV head): its tokens' queries of that KV head's group share each
+        // pass over the keys they all see, up to 8 per pass; each token then scores its few newer positions.
+        // A score's bits depend only on its query and key (attn_scores_heads), so any grouping gives the same.
         const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+        const int n_tblk = (T + ATT_TOKENS - 1) / ATT_TOKENS;
         auto att_task = [&](int tid, int ci, int nc) {
             int64_t b, e;
-            split_range(static_cast<int64_t>(T) * n_head_kv, ci, nc, 1, &b, &e);
-            float* sbuf = rs.scores.data() + static_cast<size_t>(tid) * ATT_HEADS * cap;
-            alignas(64) float qr[ATT_HEADS][MAX_HEAD_DIM], qs[ATT_HEADS][MAX_HEAD_DIM];
+            split_range(static_cast<int64_t>(n_tblk) * n_head_kv, ci, nc, 1, &b, &e);
+            const int nq_max = rs.att_queries;
+            float* sbuf = rs.scores.data() + static_cast<size_t>(tid) * nq_max * cap;
+            float* qring = rs.qbuf.data() + static_cast<size_t>(tid) * 2 * nq_max * hd;
+            float* qsink = qring + static_cast<size_t>(nq_max) * hd;
+            const int32_t* slot = rs.pos_slot.data();
             for (int64_t i = b; i < e; i++) {
-                const int t = static_cast<int>(i / n_head_kv), kvh = static_cast<int>(i % n_head_kv);
-                const int pos = plan.pos0 + t, n = pos + 1;
-                const int n_sink = plan.n_sink_pos < n ? plan.n_sink_pos : n;
+                const int blk = static_cast<int>(i / n_head_kv), kvh = static_cast<int>(i % n_head_kv);
+                const int t0 = blk * ATT_TOKENS, t1 = t0 + ATT_TOKENS < T ? t0 + ATT_TOKENS : T;
+                const int nq = (t1 - t0) * group;
                 const float* kc = cache.k(l, kvh);
-                for (int h0 = 0; h0 < group; ) {
-                    const int hc = group - h0 >= 4 ? 4 : group - h0 >= 2 ? 2 : 1;
-                    const float* qrp[ATT_HEADS];
-                    const float* qsp[ATT_HEADS];
-                    float* sp[ATT_HEADS];
-                    for (int j = 0; j < hc; j++) {
-                        const float* qt = rs.q.data() + t * E + (kvh * group + h0 + j) * hd;
-                        // Ring and scratch keys: the query at its rotation index. Sink keys sit at
-                        // rotation index = position: the query at its cache position.
-                        rope(qr[j], qt, rs.rot_cos.data() + t * hd / 2, rs.rot_sin.data() + t * hd / 2, hd, c.rope_style);
-                        if (n_sink > 0)
-                            rope(qs[j], qt, rs.rope_cos.data() + pos * hd / 2, rs.rope_sin.data() + pos * hd / 2, hd,
-                                 c.rope_style);
-                        qrp[j] = qr[j];
-                        qsp[j] = qs[j];
-                        sp[j] = sbuf + static_cast<size_t>(j) * cap;
+                const float* qrp[ATT_TOKENS * MAX_GROUP];
+                const float* qsp[ATT_TOKENS * MAX_GROUP];
+                float* sp[ATT_TOKENS * MAX_GROUP];
+                // Query j = (token t0 + j / group, head kvh * group + j % group). Ring and scratch keys: the
+                // query at its rotation index. Sink keys sit at rotation index = position: the query at its
+                // cache position.
+                for (int j = 0; j < nq; j++) {
+                    const int t = t0 + j / group, h = kvh * group + j % group, pos = plan.pos0 + t;
+                    const float* qt = rs.q.data() + t * E + h * hd;
+                    float* qr = qring + static_cast<size_t>(j) * hd;
+                    float* qs = qsink + static_cast<size_t>(j) * hd;
+                    rope(qr, qt, rs.rot_cos.data() + t * hd / 2, rs.rot_sin.data() + t * hd / 2, hd, c.rope_style);
+                    rope(qs, qt, rs.rope_cos.data() + pos * hd / 2, rs.rope_sin.data() + pos * hd / 2, hd, c.rope_style);
+                    qrp[j] = qr;
+                    qsp[j] = qs;
+                    sp[j] = sbuf + static_cast<size_t>(j) * cap;
+                }
+                auto score = [&](const float* const* qv, int j0, int j1, int p0, int p1) {
+                    for (int j = j0; j < j1;) {
+                        const int left = j1 - j, hc = left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
+                        attn_scores_group(hc, qv + j, kc, slot, p0, p1, hd, scale, sp + j);
+                        j += hc;
                     }
-                    attn_scores_group(hc, qsp, kc, rs.pos_slot.data(), 0, n_sink, hd, scale, sp);
-                    attn_scores_group(hc, qrp, kc, rs.pos_slot.data(), n_sink, n, hd, scale, sp);
-                    for (int j = 0; j < hc; j++) {
-                        float* s = sp[j];
-                        const int h = kvh * group + h0 + j;
-                        float mx[LANES], sm[LANES];
-                        for (int u = 0; u < LANES; u++) mx[u] = -INFINITY;
-                        int p = 0;
-                        for (; p + LANES <= n; p += LANES)
-                            for (int u = 0; u < LANES; u++) mx[u] = s[p + u] > mx[u] ? s[p + u] : mx[u];
-                        for (; p < n; p++) mx[p % LANES] = s[p] > mx[p % LANES] ? s[p] : mx[p % LANES];
-                        float m = mx[0];
-                        for (int u = 1; u < LANES; u++) m = mx[u] > m ? mx[u] : m;
-                        for (p = 0; p < n; p++) s[p] = exp_approx(s[p] - m);
-                        for (int u = 0; u < LANES; u++) sm[u] = 0.0f;
-                        for (p = 0; p + LANES <= n; p += LANES)
-                            for (int u = 0; u < LANES; u++) sm[u] += s[p + u];
-                        for (; p < n; p++) sm[p % LANES] += s[p];
-                        const float inv = 1.0f / reduce_lanes(sm);
-                        attn_weighted_sum(s, inv, cache.v(l, kvh), rs.pos_slot.data(), n, hd, rs.att.data() + t * E + h * hd);
-                    }
-                    h0 += hc;
+                };
+                // Positions every token of the item sees: 0 .. pos0 + t0.
+                const int n_common = plan.pos0 + t0 + 1;
+                const int n_sink = plan.n_sink_pos;
+                score(qsp, 0, nq, 0, n_sink < n_common ? n_sink : n_common);
+                score(qrp, 0, nq, n_sink < n_common ? n_sink : n_common, n_common);
+                // Then each token's own newer positions (its predecessors inside the item, and itself).
+                for (int t = t0 + 1; t < t1; t++) {
+                    const int j0 = (t - t0) * group, n = plan.pos0 + t + 1;
+                    const int ps = n_sink > n_common ? (n_sink < n ? n_sink : n) : n_common;
+                    score(qsp, j0, j0 + group, n_common, ps);
+                    score(qrp, j0, j0 + group, ps, n);
+                }
+                for (int j = 0; j < nq; j++) {
+                    const int t = t0 + j / group, h = kvh * group + j % group, n = plan.pos0 + t + 1;
+                    float* s = sp[j];
+                    float mx[LANES], sm[LANES];
+                    for (int u = 0; u < LANES; u++) mx[u] = -INFINITY;
+                    int p = 0;
+                    for (; p + LANES <= n; p += LANES)
+                        for (int u = 0; u < LANES; u++) mx[u] = s[p + u] > mx[u] ? s[p + u] : mx[u];
+                    for (; p < n; p++) mx[p % LANES] = s[p] > mx[p % LANES] ? s[p] : mx[p % LANES];
+                    float m = mx[0];
+                    for (int u = 1; u < LANES; u++) m = mx[u] > m ? mx[u] : m;
+                    for (p = 0; p < n; p++) s[p] = exp_approx(s[p] - m);
+                    for (int u = 0; u < LANES; u++) sm[u] = 0.0f;
+                    for (p = 0; p + LANES <= n; p += LANES)
+                        for (int u = 0; u < LANES; u++) sm[u] += s[p + u];
+                    for (; p < n; p++) sm[p % LANES] += s[p];
+                    const float inv = 1.0f / reduce_lanes(sm);
+                    attn_weighted_sum(s, inv, cache.v(l, kvh), slot, n, hd, rs.att.data() + t * E + h * hd);
                 }
             }
         };
-        pool.run(n_chunks(static_cast<int64_t>(T) * n_head_kv, 1), att_task);
+        pool.run(n_chunks(static_cast<int64_t>(n_tblk) * n_head_kv, 1), att_task);
 
         // ---- x += att @ Wo^T
         prep(L.wo.type, rs.att.data(), E, T, rs.act[0].data());

@@ -13,7 +13,8 @@
 namespace lg {
 
 static constexpr int MAX_HEAD_DIM = 256;  // stack buffer for one rotated query
-static constexpr int ATT_HEADS = 4;       // query heads of one KV head scored per pass over its keys
+static constexpr int ATT_TOKENS = 4;      // tokens of a chunk whose queries share each pass over the keys
+static constexpr int MAX_GROUP = 16;      // query heads per KV head (GQA group) the attention supports
 static constexpr size_t BUF_ALIGN = 64;   // cache line / AVX-512 width
 
 // A heap array aligned to BUF_ALIGN, allocated once.
@@ -58,7 +59,9 @@ struct RunState {
     Buffer<float> hb2;       // [max_chunk][n_ff] up
     Buffer<uint8_t> act[3];  // [act_bytes] prepared activations (one per distinct q/k/v type)
     size_t act_bytes;
-    Buffer<float> scores;    // [n_threads][capacity] attention weights of one (token, head)
+    int att_queries;         // ATT_TOKENS * (n_head / n_head_kv): queries of one attention work item
+    Buffer<float> scores;    // [n_threads][att_queries][capacity] attention weights of one work item
+    Buffer<float> qbuf;      // [n_threads][2][att_queries][head_dim] rotated queries (rotation index, position)
     Buffer<float> rope_cos;  // [capacity][head_dim/2] cos(pos * theta_i), computed in double
     Buffer<float> rope_sin;  // [capacity][head_dim/2]
     Buffer<double> theta;    // [head_dim/2] base^(-2i/head_dim)

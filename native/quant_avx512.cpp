@@ -276,9 +276,10 @@ void kquant_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const KTile
 constexpr int BC_MAX_KBLOCKS = 80;  // K <= 20480 (the tile lives on the stack: K * 16 bytes of activations)
 constexpr int BC_ROWS = 4;          // rows sharing each activation load
 // Records per call from which the broadcast kernel runs. Below, the reducing kernel above is faster:
-// measured on Zen 4 (tools/bench_kernels.py), 8 records cost 367 us there and 564 us here with half the
-// lanes idle; an 8-lane (ymm) variant was no faster, ymm vpdpbusd issuing at the zmm instruction rate.
-constexpr int BC_MIN_VECTORS = 9;
+// measured on Zen 4 (4096x1536 Q4_K, one thread), 8 records cost 357 us there and 543 us here with half
+// the lanes idle, and 10 records as two reducing tiles interleaved per row group cost less than one
+// broadcast tile; an 8-lane (ymm) variant was no faster, ymm vpdpbusd issuing at the zmm instruction rate.
+constexpr int BC_MIN_VECTORS = 12;
 
 template <int NV> struct BcVec;
 template <> struct BcVec<16> {
@@ -502,21 +503,25 @@ void kquant_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const ui
                    int64_t ldy, GGMLType wt, int pair) {
     const int64_t nb = K / QK_K;
     const ActLayout L = act_layout(wt, K);
+    const Block* Wb = reinterpret_cast<const Block*>(W);
+    if (T > T_TILE && T <= 2 * T_TILE) {
+        // Two tiles, interleaved per row group: the second reads the weights from cache, not memory.
+        constexpr int RG = 16;
+        KTile a, b;
+        build_tile(acts, L, nb, 0, T_TILE, &a);
+        build_tile(acts, L, nb, T_TILE, T - T_TILE, &b);
+        for (int64_t rg = r0; rg < r1; rg += RG) {
+            const int64_t re = r1 - rg < RG ? r1 : rg + RG;
+            kquant_rows_n(Wb, nb, rg, re, a, 0, T_TILE, y, ldy, pair);
+            kquant_rows_n(Wb, nb, rg, re, b, T_TILE, T - T_TILE, y, ldy, pair);
+        }
+        return;
+    }
     KTile tile;
     for (int t0 = 0; t0 < T; t0 += T_TILE) {
         const int nt = T - t0 < T_TILE ? T - t0 : T_TILE;
         build_tile(acts, L, nb, t0, nt, &tile);
-        const Block* Wb = reinterpret_cast<const Block*>(W);
-        switch (nt) {
-            case 1: kquant_rows<Block, 1>(Wb, nb, r0, r1, tile, t0, y, ldy, pair); break;
-            case 2: kquant_rows<Block, 2>(Wb, nb, r0, r1, tile, t0, y, ldy, pair); break;
-            case 3: kquant_rows<Block, 3>(Wb, nb, r0, r1, tile, t0, y, ldy, pair); break;
-            case 4: kquant_rows<Block, 4>(Wb, nb, r0, r1, tile, t0, y, ldy, pair); break;
-            case 5: kquant_rows<Block, 5>(Wb, nb, r0, r1, tile, t0, y, ldy, pair); break;
-            case 6: kquant_rows<Block, 6>(Wb, nb, r0, r1, tile, t0, y, ldy, pair); break;
-            case 7: kquant_rows<Block, 7>(Wb, nb, r0, r1, tile, t0, y, ldy, pair); break;
-            default: kquant_rows<Block, 8>(Wb, nb, r0, r1, tile, t0, y, ldy, pair); break;
-        }
+        kquant_rows_n(Wb, nb, r0, r1, tile, t0, nt, y, ldy, pair);
     }
 }
 
