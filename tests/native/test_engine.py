@@ -140,6 +140,29 @@ def test_sink_keeps_the_stream_start(tiny_path):
     assert res == {"sink_ring": False, "fifo": True}
 
 
+@pytest.mark.parametrize("arch", ["llama", "qwen2"])
+@pytest.mark.parametrize("policy", ["sink_ring", "fifo"])
+def test_evicted_stream_attends_like_a_fresh_window(tmp_path, arch, policy):
+    """Keys are rotated once, by stream index (sinks by position): after eviction a query must see the
+    cache exactly as a fresh stream of the same window at cache positions 0.. would. With one layer a
+    key depends on its token only, so the two agree up to the rounding of different rotation angles."""
+    path = tiny_model.write_tiny_gguf(tmp_path / f"one_{arch}.gguf", arch, n_layer=1)
+    stream, probe = tokens(300, seed=21), tokens(5, seed=22)
+    old = make(path, policy=policy, n_sink=4, n_ring=24, n_scratch=8, max_chunk=8)
+    old.prefill_stream(stream)                                   # 300 tokens: the ring wrapped ~12 times
+    n_sink = old.n_sink
+    window = np.concatenate([stream[:n_sink], stream[-old.ring_used:]]).astype(np.int32)
+    fresh = make(path, policy=policy, n_sink=4, n_ring=24, n_scratch=8, max_chunk=8)
+    fresh.prefill_stream(window)                                  # same window, no eviction
+    assert fresh.stream_len == old.stream_len == len(window)
+    a, b = scratch_logits(old, probe), scratch_logits(fresh, probe)
+    np.testing.assert_allclose(a, b, rtol=0, atol=2e-4 * np.abs(b).max())
+    # And the window matters: a stream whose ring holds other tokens answers differently.
+    other = make(path, policy=policy, n_sink=4, n_ring=24, n_scratch=8, max_chunk=8)
+    other.prefill_stream(np.concatenate([stream[:n_sink], tokens(24, seed=23)]).astype(np.int32))
+    assert np.abs(scratch_logits(other, probe) - b).max() > 100 * 2e-4 * np.abs(b).max()
+
+
 def test_errors_name_the_limit(tiny_path):
     with pytest.raises(ValueError, match="context_length"):
         make(tiny_path, n_ring=tiny_model.N_CTX)        # 4 + 512 + 24 > 512

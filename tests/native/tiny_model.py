@@ -10,10 +10,11 @@ import numpy as np
 N_EMBD, N_HEAD, N_HEAD_KV, N_FF, N_LAYER, N_VOCAB, N_CTX = 256, 4, 2, 512, 2, 512, 512
 
 
-def write_tiny_gguf(path: Path, arch: str = "llama", n_ctx: int = N_CTX, seed: int = 0) -> Path:
+def write_tiny_gguf(path: Path, arch: str = "llama", n_ctx: int = N_CTX, seed: int = 0,
+                    n_layer: int = N_LAYER) -> Path:
     rng = np.random.default_rng(seed)
     w = gguf.GGUFWriter(str(path), arch)
-    w.add_block_count(N_LAYER)
+    w.add_block_count(n_layer)
     w.add_context_length(n_ctx)
     w.add_embedding_length(N_EMBD)
     w.add_feed_forward_length(N_FF)
@@ -38,7 +39,7 @@ def write_tiny_gguf(path: Path, arch: str = "llama", n_ctx: int = N_CTX, seed: i
     vec("output_norm.weight", N_EMBD, 0.1, 1.0)
     if arch == "qwen2":
         mat("output.weight", N_VOCAB, N_EMBD, Q8)
-    for l in range(N_LAYER):
+    for l in range(n_layer):
         p = f"blk.{l}."
         vec(p + "attn_norm.weight", N_EMBD, 0.1, 1.0)
         vec(p + "ffn_norm.weight", N_EMBD, 0.1, 1.0)
