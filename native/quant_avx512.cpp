@@ -52,6 +52,12 @@ template <int NT>
 inline __m256i reduce_t(const __m512i* a) {
     if constexpr (NT == 1) {
         return _mm256_castsi128_si256(_mm_cvtsi32_si128(_mm512_reduce_add_epi32(a[0])));
+    } else if constexpr (NT == 2) {  // decode with q8x2: lanes 0, 1 (the rest are not read)
+        __m512i s = _mm512_add_epi32(_mm512_unpacklo_epi32(a[0], a[1]), _mm512_unpackhi_epi32(a[0], a[1]));
+        s = _mm512_add_epi32(s, _mm512_shuffle_epi32(s, _MM_PERM_BADC));           // chunk: [a0, a1, a0, a1]
+        s = _mm512_add_epi32(s, _mm512_shuffle_i64x2(s, s, _MM_SHUFFLE(1, 0, 3, 2)));  // chunks k, k+2
+        s = _mm512_add_epi32(s, _mm512_shuffle_i64x2(s, s, _MM_SHUFFLE(2, 3, 0, 1)));  // chunks k, k+1
+        return _mm512_castsi512_si256(s);
     } else {
         __m512i full[8];
         for (int t = 0; t < 8; ++t) full[t] = t < NT ? a[t] : _mm512_setzero_si512();
