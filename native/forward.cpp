@@ -393,9 +393,8 @@ void forward_chunk(const Model& model, KVCache& cache, ThreadPool& pool, RunStat
         for (int t = 0; t < T; t++) rmsnorm(xb + t * E, x + t * E, L.attn_norm, E, c.rms_eps);
         const Matrix* qkv[3] = {&L.wq, &L.wk, &L.wv};
         float* qkv_out[3] = {rs.q.data(), rs.k.data(), rs.v.data()};
-        // The key bias is NOT added here: the cache stores k - bk in fp16 and bk is added back
-        // in fp32 on reading. qwen2's key biases reach |354|, where an fp16 ulp is 0.25, enough
-        // to move attention scores by whole units; the x-dependent part is far smaller.
+        // The key bias is added when the key is written to the cache (kv_task, in fp32, before its
+        // rotation); the biased q and v come out of the matmul here.
         const float* qkv_bias[3] = {L.bq, nullptr, L.bv};
         int act_of[3];
         for (int m = 0; m < 3; m++) {
