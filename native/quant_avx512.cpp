@@ -83,13 +83,19 @@ inline __m256i dup8_to16(__m128i x8) {  // 8 int16 -> 16 int16, each twice
     return _mm256_set_m128i(_mm_unpackhi_epi16(x8, x8), _mm_unpacklo_epi16(x8, x8));
 }
 
-inline void q4k_scales(const uint8_t* s, KBlock* o) {
+// The 8 six-bit scales and 8 mins of a Q4_K/Q5_K block, one byte each (sub-block j in byte j).
+inline void q4k_unpack(const uint8_t* s, uint64_t* sc, uint64_t* mn) {
     uint32_t a, b, c;
     std::memcpy(&a, s, 4);
     std::memcpy(&b, s + 4, 4);
     std::memcpy(&c, s + 8, 4);
-    const uint64_t sc = (a & 0x3f3f3f3fu) | (uint64_t((c & 0x0f0f0f0fu) | ((a >> 2) & 0x30303030u)) << 32);
-    const uint64_t mn = (b & 0x3f3f3f3fu) | (uint64_t(((c >> 4) & 0x0f0f0f0fu) | ((b >> 2) & 0x30303030u)) << 32);
+    *sc = (a & 0x3f3f3f3fu) | (uint64_t((c & 0x0f0f0f0fu) | ((a >> 2) & 0x30303030u)) << 32);
+    *mn = (b & 0x3f3f3f3fu) | (uint64_t(((c >> 4) & 0x0f0f0f0fu) | ((b >> 2) & 0x30303030u)) << 32);
+}
+
+inline void q4k_scales(const uint8_t* s, KBlock* o) {
+    uint64_t sc, mn;
+    q4k_unpack(s, &sc, &mn);
     o->sc16 = dup8_to16(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<long long>(sc))));
     o->mn16 = dup8_to16(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<long long>(mn))));
 }
@@ -366,12 +372,8 @@ inline void bc_store_q(const KBlock& w, BcBlock* o) {
 }
 
 inline void bc_decode_k4(const uint8_t* s, BcBlock* o) {  // Q4_K/Q5_K 6-bit scales and mins
-    uint32_t a, b, c;
-    std::memcpy(&a, s, 4);
-    std::memcpy(&b, s + 4, 4);
-    std::memcpy(&c, s + 8, 4);
-    const uint64_t sc = (a & 0x3f3f3f3fu) | (uint64_t((c & 0x0f0f0f0fu) | ((a >> 2) & 0x30303030u)) << 32);
-    const uint64_t mn = (b & 0x3f3f3f3fu) | (uint64_t(((c >> 4) & 0x0f0f0f0fu) | ((b >> 2) & 0x30303030u)) << 32);
+    uint64_t sc, mn;
+    q4k_unpack(s, &sc, &mn);
     _mm256_store_si256(reinterpret_cast<__m256i*>(o->sc), _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<long long>(sc))));
     _mm_store_si128(reinterpret_cast<__m128i*>(o->mn), _mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<long long>(mn))));
 }
