@@ -636,6 +636,103 @@ void legacy_row(const typename Legacy<WT>::B* row, int64_t nb, const uint8_t* co
     }
 }
 
+// Broadcast kernel for legacy types without a min (Q4_0, Q5_0, Q8_0), 12+ records: as for K-quants,
+// 16 vectors per zmm and broadcast weights, so no per-block lane reductions. Per block b of 32:
+// i1 = sum u x - 2^off_shift * sum x (u the stored unsigned values), exact in int32; then the canonical
+// float steps: lane b % 8 += (dw_b * dx_b) * i1, and the 8 lanes fold (l, l+4), (l, l+2), (l, l+1).
+constexpr int LC_MAX_BLOCKS = BC_MAX_KBLOCKS * QK_K / QK32;
+constexpr int LC_ROWS = 2;
+
+struct LcTile {
+    alignas(64) uint32_t xq[LC_MAX_BLOCKS * QK32 / 4][16];
+    alignas(64) float dx[LC_MAX_BLOCKS][16];
+    alignas(64) int32_t xoff[LC_MAX_BLOCKS][16];  // -2^off_shift * (sum of the block's 32 values)
+};
+
+inline void lc_build_tile(const uint8_t* acts, const ActLayout& L, int64_t nb, int t0, int nt, int off_shift,
+                          LcTile* tile) {
+    const int64_t ng = nb * QK32 / 4;
+    for (int t = 0; t < 16; ++t) {
+        if (t >= nt) {
+            for (int64_t g = 0; g < ng; ++g) tile->xq[g][t] = 0;
+            for (int64_t b = 0; b < nb; ++b) tile->dx[b][t] = 0.0f, tile->xoff[b][t] = 0;
+            continue;
+        }
+        const uint8_t* rec = acts + static_cast<int64_t>(t0 + t) * L.stride;
+        for (int64_t g = 0; g < ng; ++g) std::memcpy(&tile->xq[g][t], rec + 4 * g, 4);
+        const float* d = reinterpret_cast<const float*>(rec + L.d_off);
+        const int16_t* s16 = reinterpret_cast<const int16_t*>(rec + L.sums_off);
+        for (int64_t b = 0; b < nb; ++b) {
+            tile->dx[b][t] = d[b];
+            tile->xoff[b][t] = -(static_cast<int32_t>(s16[b]) * (1 << off_shift));
+        }
+    }
+}
+
+template <GGMLType WT>
+void lc_rows(const typename Legacy<WT>::B* W, int64_t nb, int64_t r0, int64_t r1, const LcTile& tile, int t0, int nt,
+             float* y, int64_t ldy, int pair) {
+    constexpr bool kOff = Legacy<WT>::off_shift != 0;
+    alignas(64) uint8_t q[LC_ROWS][L_LANES * QK32];
+    alignas(32) float dw[LC_ROWS][L_LANES];
+    for (int64_t rg = r0; rg < r1; rg += LC_ROWS) {
+        const int nr = r1 - rg < LC_ROWS ? static_cast<int>(r1 - rg) : LC_ROWS;
+        __m512 acc[LC_ROWS][L_LANES];
+        for (int i = 0; i < LC_ROWS; ++i)
+            for (int l = 0; l < L_LANES; ++l) acc[i][l] = _mm512_setzero_ps();
+        for (int64_t g0 = 0; g0 < nb; g0 += L_LANES) {
+            const int n = nb - g0 < L_LANES ? static_cast<int>(nb - g0) : L_LANES;
+            for (int i = 0; i < LC_ROWS; ++i) {
+                LGroup g;
+                decode_group<WT>(W + (rg + (i < nr ? i : 0)) * nb + g0, n, &g);
+                for (int z = 0; z < 4; ++z) _mm512_store_si512(q[i] + 64 * z, g.q[z]);
+                _mm256_store_ps(dw[i], g.dw);
+            }
+            for (int j = 0; j < n; ++j) {
+                const int64_t b = g0 + j;
+                __m512i s[LC_ROWS][2];
+                for (int i = 0; i < LC_ROWS; ++i) {
+                    s[i][0] = kOff ? _mm512_load_si512(tile.xoff[b]) : _mm512_setzero_si512();
+                    s[i][1] = _mm512_setzero_si512();
+                }
+                for (int gq = 0; gq < QK32 / 4; ++gq) {
+                    const __m512i xv = _mm512_load_si512(tile.xq[b * (QK32 / 4) + gq]);
+                    for (int i = 0; i < LC_ROWS; ++i) {
+                        int wv;
+                        std::memcpy(&wv, q[i] + QK32 * j + 4 * gq, 4);
+                        s[i][gq & 1] = _mm512_dpbusd_epi32(s[i][gq & 1], _mm512_set1_epi32(wv), xv);
+                    }
+                }
+                const __m512 dx = _mm512_load_ps(tile.dx[b]);
+                for (int i = 0; i < LC_ROWS; ++i)
+                    acc[i][j] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(dw[i][j]), dx),
+                                                _mm512_cvtepi32_ps(_mm512_add_epi32(s[i][0], s[i][1])), acc[i][j]);
+            }
+        }
+        for (int i = 0; i < nr; ++i) {
+            __m512* a = acc[i];
+            for (int w = L_LANES / 2; w >= 1; w /= 2)
+                for (int l = 0; l < w; ++l) a[l] = _mm512_add_ps(a[l], a[l + w]);
+            alignas(64) float tmp[16];
+            _mm512_store_ps(tmp, a[0]);
+            store_out(y, ldy, rg + i, t0, tmp, nt, pair);
+        }
+    }
+}
+
+template <GGMLType WT>
+void lc_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T, float* y, int64_t ldy,
+               int pair) {
+    const int64_t nb = K / QK32;
+    const ActLayout L = act_layout(WT, K);
+    LcTile tile;
+    for (int t0 = 0; t0 < T; t0 += 16) {
+        const int nt = T - t0 < 16 ? T - t0 : 16;
+        lc_build_tile(acts, L, nb, t0, nt, Legacy<WT>::off_shift, &tile);
+        lc_rows<WT>(reinterpret_cast<const typename Legacy<WT>::B*>(W), nb, r0, r1, tile, t0, nt, y, ldy, pair);
+    }
+}
+
 template <GGMLType WT>
 void legacy_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T, float* y,
                    int64_t ldy, int pair) {
@@ -683,11 +780,20 @@ bool matmul_simd(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r
             else if (wt == GGMLType::Q5_K) kquant_matmul<BlockQ5K>(W, K, r0, r1, act_buf, T, y, ldy, wt, pair);
             else kquant_matmul<BlockQ6K>(W, K, r0, r1, act_buf, T, y, ldy, wt, pair);
             return true;
-        case GGMLType::Q4_0: legacy_matmul<GGMLType::Q4_0>(W, K, r0, r1, act_buf, T, y, ldy, pair); return true;
+        case GGMLType::Q4_0:
+            if (T >= BC_MIN_VECTORS && K / QK32 <= LC_MAX_BLOCKS) lc_matmul<GGMLType::Q4_0>(W, K, r0, r1, act_buf, T, y, ldy, pair);
+            else legacy_matmul<GGMLType::Q4_0>(W, K, r0, r1, act_buf, T, y, ldy, pair);
+            return true;
         case GGMLType::Q4_1: legacy_matmul<GGMLType::Q4_1>(W, K, r0, r1, act_buf, T, y, ldy, pair); return true;
-        case GGMLType::Q5_0: legacy_matmul<GGMLType::Q5_0>(W, K, r0, r1, act_buf, T, y, ldy, pair); return true;
+        case GGMLType::Q5_0:
+            if (T >= BC_MIN_VECTORS && K / QK32 <= LC_MAX_BLOCKS) lc_matmul<GGMLType::Q5_0>(W, K, r0, r1, act_buf, T, y, ldy, pair);
+            else legacy_matmul<GGMLType::Q5_0>(W, K, r0, r1, act_buf, T, y, ldy, pair);
+            return true;
         case GGMLType::Q5_1: legacy_matmul<GGMLType::Q5_1>(W, K, r0, r1, act_buf, T, y, ldy, pair); return true;
-        case GGMLType::Q8_0: legacy_matmul<GGMLType::Q8_0>(W, K, r0, r1, act_buf, T, y, ldy, pair); return true;
+        case GGMLType::Q8_0:
+            if (T >= BC_MIN_VECTORS && K / QK32 <= LC_MAX_BLOCKS) lc_matmul<GGMLType::Q8_0>(W, K, r0, r1, act_buf, T, y, ldy, pair);
+            else legacy_matmul<GGMLType::Q8_0>(W, K, r0, r1, act_buf, T, y, ldy, pair);
+            return true;
         default:
             return false;
     }

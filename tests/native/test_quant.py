@@ -178,7 +178,8 @@ def test_matmul_random_weights(qt, precision):
 
 
 @pytest.mark.parametrize("precision", [0, 1], ids=["q8", "q8x2"])
-@pytest.mark.parametrize("qt", [QT.Q4_K, QT.Q5_K, QT.Q6_K], ids=lambda q: q.name)
+@pytest.mark.parametrize("qt", [QT.Q4_K, QT.Q5_K, QT.Q6_K, QT.Q4_0, QT.Q5_0, QT.Q8_0, QT.Q4_1],
+                         ids=lambda q: q.name)
 def test_matmul_many_vectors(qt, precision):
     """Wide calls (prefill): several 16-vector tiles sharing each weight decode, and a remainder tile
     of up to 8 vectors taken by the other kernel, still give the scalar path's bits and the T=1 bits."""
