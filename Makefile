@@ -37,7 +37,9 @@ run: venv
 
 test: venv-test system-deps
 	$(BIN)/linegate models pull
-	$(BIN)/python -m pytest -m "not slow and not gpu and not rknn" --durations=15 $(PYTEST_ARGS)
+	rm -f $(VENV)/pytest-exit-code
+	$(BIN)/python -m pytest -m "not slow and not gpu and not rknn" --durations=15 $(PYTEST_ARGS); \
+	  rc=$$?; echo $$rc > $(VENV)/pytest-exit-code; exit $$rc
 
 clean:
 	rm -rf build $(VENV) gateway/_native*.so
