@@ -1,0 +1,359 @@
+// x86 AVX-512 broadcast kernels for calls of many activation records (prefill, verification): a zmm holds
+// 16 activation vectors, one lane each, and decoded weights are broadcast, so nothing is reduced across
+// lanes per block. Bit-identical to the reducing kernels (quant_avx512.cpp) and to quant_scalar.cpp.
+// Knows nothing about threads.
+#include <type_traits>
+
+#include "quant_avx512.h"
+
+#if LG_SIMD_AVX512
+
+namespace lg::avx512 {
+
+namespace {
+
+// ---- broadcast kernel (many vectors) ---------------------------------------------------------
+// For wide tiles the per-block horizontal reductions of the reducing kernel (quant_avx512.cpp) cost as much as the dot products. This
+// kernel turns the loops around: a vector register holds NV activation vectors (lane t = vector t),
+// each group of 4 decoded weights is broadcast, and vpdpbusd accumulates per-lane sums directly, so
+// nothing is reduced across lanes. It computes the same exact integers i1, i2 per (row, vector, block)
+// and applies the same float steps (quant_blocks.h), so it is bit-identical to the reducing kernel and
+// to the scalar path; matmul picks it by tile width only.
+//   Per sub-block j: S_j = sum q x over its elements (q the unsigned stored value), then
+//   i1 = sum_j sc_j S_j; Q6_K's offset enters as S_j's start value -32 * (sum of x over sub-block j),
+//   which depends on the vector only, so it is built once per tile.
+// Bounds: |S_j| <= 32 * 31 * 127 (Q4_K/Q5_K) or 16 * 63 * 127 + 32 * 16 * 127 (Q6_K), times |sc| <= 63
+// or 128, over 8 / 16 sub-blocks: below 2^28, so every int32 step is exact.
+constexpr int BC_MAX_KBLOCKS = 80;  // K <= 20480 (the tile lives on the stack: K * 16 bytes of activations)
+constexpr int BC_ROWS = 4;          // rows sharing each activation load
+// Records per call from which the broadcast kernel runs. Below, the reducing kernel is faster:
+// measured on Zen 4 (4096x1536 Q4_K, one thread), 8 records cost 357 us there and 543 us here with half
+// the lanes idle, and 10 records as two reducing tiles interleaved per row group cost less than one
+// broadcast tile; an 8-lane (ymm) variant was no faster, ymm vpdpbusd issuing at the zmm instruction rate.
+constexpr int BC_MIN_VECTORS = 12;
+
+template <int NV> struct BcVec;
+template <> struct BcVec<16> {
+    using I = __m512i;
+    using F = __m512;
+    static I load(const void* p) { return _mm512_load_si512(p); }
+    static I bcast(const void* p) { int v; std::memcpy(&v, p, 4); return _mm512_set1_epi32(v); }
+    static I zero() { return _mm512_setzero_si512(); }
+    static I dpbusd(I acc, I u, I s) { return _mm512_dpbusd_epi32(acc, u, s); }
+    static I dpwssd(I acc, I a, I b) { return _mm512_dpwssd_epi32(acc, a, b); }
+    static I mullo(I a, I b) { return _mm512_mullo_epi32(a, b); }
+    static I add(I a, I b) { return _mm512_add_epi32(a, b); }
+    static F fzero() { return _mm512_setzero_ps(); }
+    static F fload(const float* p) { return _mm512_load_ps(p); }
+    static F fset1(float v) { return _mm512_set1_ps(v); }
+    static F mul(F a, F b) { return _mm512_mul_ps(a, b); }
+    static F cvt(I a) { return _mm512_cvtepi32_ps(a); }
+    static F fmadd(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
+    static F fnmadd(F a, F b, F c) { return _mm512_fnmadd_ps(a, b, c); }
+    static void fstore(float* p, F a) { _mm512_store_ps(p, a); }
+};
+
+// One tile of NV vectors, transposed: xq[g][t] = bytes 4g..4g+3 of vector t (int8); dx[b][t] block
+// scales; xs[b][m][t] = (int16 sum of sub-block 2m, int16 sum of sub-block 2m+1) over 32-element
+// sub-blocks (Q4_K/Q5_K mins); x32[b][j][t] = -32 * sum of 16-element sub-block j (Q6_K offset).
+// Vectors past the tile's end are zero.
+template <int NV>
+struct BcTile {
+    alignas(64) uint32_t xq[BC_MAX_KBLOCKS * QK_K / 4][NV];
+    alignas(64) float dx[BC_MAX_KBLOCKS][NV];
+    alignas(64) uint32_t xs[BC_MAX_KBLOCKS][4][NV];
+    alignas(64) int32_t x32[BC_MAX_KBLOCKS][16][NV];
+};
+
+template <int NV>
+void bc_build_tile(const uint8_t* acts, const ActLayout& L, int64_t nb, int t0, int nt, bool q6, BcTile<NV>* tile) {
+    const int64_t ng = nb * QK_K / 4;
+    for (int t = 0; t < NV; ++t) {
+        if (t >= nt) {
+            for (int64_t g = 0; g < ng; ++g) tile->xq[g][t] = 0;
+            for (int64_t b = 0; b < nb; ++b) {
+                tile->dx[b][t] = 0.0f;
+                for (int m = 0; m < 4; ++m) tile->xs[b][m][t] = 0;
+                for (int j = 0; j < 16; ++j) tile->x32[b][j][t] = 0;
+            }
+            continue;
+        }
+        const uint8_t* rec = acts + static_cast<int64_t>(t0 + t) * L.stride;
+        for (int64_t g = 0; g < ng; ++g) std::memcpy(&tile->xq[g][t], rec + 4 * g, 4);
+        const float* d = reinterpret_cast<const float*>(rec + L.d_off);
+        const int16_t* s16 = reinterpret_cast<const int16_t*>(rec + L.sums_off);
+        for (int64_t b = 0; b < nb; ++b) {
+            tile->dx[b][t] = d[b];
+            const int16_t* s = s16 + 16 * b;
+            if (q6) {
+                for (int j = 0; j < 16; ++j) tile->x32[b][j][t] = -32 * s[j];
+            } else {
+                for (int m = 0; m < 4; ++m) {  // 32-element sub-block 2m = per-16 sums 4m, 4m+1
+                    const uint16_t lo = static_cast<uint16_t>(s[4 * m] + s[4 * m + 1]);
+                    const uint16_t hi = static_cast<uint16_t>(s[4 * m + 2] + s[4 * m + 3]);
+                    tile->xs[b][m][t] = lo | (uint32_t(hi) << 16);
+                }
+            }
+        }
+    }
+}
+
+// One weight block of one row, decoded for the broadcast kernel.
+struct BcBlock {
+    alignas(64) uint8_t q[QK_K];  // stored (unsigned) values in element order
+    alignas(64) int32_t sc[16];   // per sub-block scales (8 used for Q4_K/Q5_K)
+    alignas(16) int16_t mn[8];    // Q4_K/Q5_K mins: int32 m holds the pair (2m, 2m+1)
+    float dw, dm;
+};
+
+inline void bc_store_q(const KBlock& w, BcBlock* o) {
+    for (int k = 0; k < 4; ++k) _mm512_store_si512(o->q + 64 * k, w.q[k]);
+}
+
+inline void bc_decode_k4(const uint8_t* s, BcBlock* o) {  // Q4_K/Q5_K 6-bit scales and mins
+    uint64_t sc, mn;
+    q4k_unpack(s, &sc, &mn);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(o->sc), _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<long long>(sc))));
+    _mm_store_si128(reinterpret_cast<__m128i*>(o->mn), _mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<long long>(mn))));
+}
+
+inline void bc_decode(const BlockQ4K* b, BcBlock* o) {
+    o->dw = _cvtsh_ss(b->d);
+    o->dm = _cvtsh_ss(b->dmin);
+    bc_decode_k4(b->scales, o);
+    KBlock w;
+    q4k_nibbles(b->qs, &w.q[0], &w.q[1]);
+    q4k_nibbles(b->qs + 64, &w.q[2], &w.q[3]);
+    bc_store_q(w, o);
+}
+
+inline void bc_decode(const BlockQ5K* b, BcBlock* o) {
+    KBlock w;
+    decode(b, &w);
+    bc_decode_k4(b->scales, o);
+    o->dw = w.dw;
+    o->dm = w.dm;
+    bc_store_q(w, o);
+}
+
+inline void bc_decode(const BlockQ6K* b, BcBlock* o) {
+    KBlock w;
+    decode(b, &w);
+    _mm512_store_si512(o->sc, _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b->scales))));
+    o->dw = w.dw;
+    o->dm = 0.0f;
+    bc_store_q(w, o);
+}
+
+// Rows [r0, r1) against one broadcast tile (vectors t0 .. t0 + nt). Then, per row group while its
+// weights are still in cache, the remainder tile (if any) through the reducing kernel.
+// (Decoding each block once for several tiles, with the accumulators in memory, measured slower.)
+template <typename Block, int NV>
+void bc_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const BcTile<NV>& tile, int t0, int nt,
+             const KTile* rest, int rest_t0, int rest_nt, float* y, int64_t ldy, int pair) {
+    using V = BcVec<NV>;
+    constexpr bool kQ6 = std::is_same<Block, BlockQ6K>::value;
+    constexpr GGMLType kType = kQ6 ? GGMLType::Q6_K : std::is_same<Block, BlockQ5K>::value ? GGMLType::Q5_K : GGMLType::Q4_K;
+    constexpr int SUB = kQ6 ? 16 : 8;    // sub-blocks per block
+    constexpr int GPS = QK_K / 4 / SUB;  // 4-element groups per sub-block
+    BcBlock blk[BC_ROWS];
+    for (int64_t rg = r0; rg < r1; rg += BC_ROWS) {
+        const int nr = r1 - rg < BC_ROWS ? static_cast<int>(r1 - rg) : BC_ROWS;
+        typename V::F acc[BC_ROWS];
+        for (int i = 0; i < BC_ROWS; ++i) acc[i] = V::fzero();
+        for (int64_t b = 0; b < nb; ++b) {
+            for (int i = 0; i < BC_ROWS; ++i) {
+                const Block* wb = W + (rg + (i < nr ? i : 0)) * nb + b;
+                const char* ahead = reinterpret_cast<const char*>(wb + 2);
+                for (size_t off = 0; off < sizeof(Block); off += 64) _mm_prefetch(ahead + off, _MM_HINT_T0);
+                bc_decode(wb, &blk[i]);
+            }
+            typename V::I i1[BC_ROWS];
+            for (int i = 0; i < BC_ROWS; ++i) i1[i] = V::zero();
+            const uint32_t(*xq)[NV] = tile.xq + b * (QK_K / 4);
+            for (int j = 0; j < SUB; ++j) {
+                typename V::I s[BC_ROWS][2];
+                for (int i = 0; i < BC_ROWS; ++i) {
+                    s[i][0] = kQ6 ? V::load(tile.x32[b][j]) : V::zero();
+                    s[i][1] = V::zero();
+                }
+                for (int g = 0; g < GPS; ++g) {
+                    const int gi = j * GPS + g;
+                    const typename V::I xv = V::load(xq[gi]);
+                    for (int i = 0; i < BC_ROWS; ++i) s[i][g & 1] = V::dpbusd(s[i][g & 1], V::bcast(blk[i].q + 4 * gi), xv);
+                }
+                for (int i = 0; i < BC_ROWS; ++i)
+                    i1[i] = V::add(i1[i], V::mullo(V::add(s[i][0], s[i][1]), V::bcast(&blk[i].sc[j])));
+            }
+            const typename V::F dx = V::fload(tile.dx[b]);
+            for (int i = 0; i < BC_ROWS; ++i) {
+                acc[i] = V::fmadd(V::mul(V::fset1(blk[i].dw), dx), V::cvt(i1[i]), acc[i]);
+                if constexpr (!kQ6) {
+                    typename V::I i2 = V::zero();
+                    for (int m = 0; m < 4; ++m) i2 = V::dpwssd(i2, V::load(tile.xs[b][m]), V::bcast(blk[i].mn + 2 * m));
+                    acc[i] = V::fnmadd(V::mul(V::fset1(blk[i].dm), dx), V::cvt(i2), acc[i]);
+                }
+            }
+        }
+        for (int i = 0; i < nr; ++i) {
+            alignas(64) float tmp[NV];
+            V::fstore(tmp, acc[i]);
+            store_out(y, ldy, rg + i, t0, tmp, nt, pair);
+        }
+        if (rest) reduce_rows(kType, reinterpret_cast<const uint8_t*>(W), nb, rg, rg + nr, *rest, rest_t0, rest_nt, y, ldy, pair);
+    }
+}
+
+// T >= 9 records. Tiles of 16 go through the broadcast kernel; a remainder of up to 8 through the
+// reducing kernel (cheaper than a mostly idle tile), a larger one as one more, padded, tile.
+template <typename Block>
+void bc_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T, float* y,
+               int64_t ldy, GGMLType wt, int pair) {
+    constexpr int NV = 16;
+    const int64_t nb = K / QK_K;
+    const ActLayout L = act_layout(wt, K);
+    const Block* Wb = reinterpret_cast<const Block*>(W);
+    int n_bc = T / NV, rest = T % NV;
+    if (rest > T_TILE) {
+        ++n_bc;
+        rest = 0;
+    }
+    const int t_rest = n_bc * NV;
+    KTile rest_tile;
+    if (rest) build_tile(acts, L, nb, t_rest, rest, &rest_tile);
+    BcTile<NV> tile;
+    for (int k = 0; k < n_bc; ++k) {
+        const int t0 = k * NV, nt = T - t0 < NV ? T - t0 : NV;
+        bc_build_tile<NV>(acts, L, nb, t0, nt, std::is_same<Block, BlockQ6K>::value, &tile);
+        const bool last = k + 1 == n_bc;
+        bc_rows<Block, NV>(Wb, nb, r0, r1, tile, t0, nt, last && rest ? &rest_tile : nullptr, t_rest, rest, y, ldy, pair);
+    }
+}
+
+// Broadcast kernel for legacy types without a min (Q4_0, Q5_0, Q8_0), 12+ records: as for K-quants,
+// 16 vectors per zmm and broadcast weights, so no per-block lane reductions. Per block b of 32:
+// i1 = sum u x - 2^off_shift * sum x (u the stored unsigned values), exact in int32; then the canonical
+// float steps: lane b % 8 += (dw_b * dx_b) * i1, and the 8 lanes fold (l, l+4), (l, l+2), (l, l+1).
+constexpr int LC_MAX_BLOCKS = BC_MAX_KBLOCKS * QK_K / QK32;
+constexpr int LC_ROWS = 2;
+
+struct LcTile {
+    alignas(64) uint32_t xq[LC_MAX_BLOCKS * QK32 / 4][16];
+    alignas(64) float dx[LC_MAX_BLOCKS][16];
+    alignas(64) int32_t xoff[LC_MAX_BLOCKS][16];  // -2^off_shift * (sum of the block's 32 values)
+};
+
+inline void lc_build_tile(const uint8_t* acts, const ActLayout& L, int64_t nb, int t0, int nt, int off_shift,
+                          LcTile* tile) {
+    const int64_t ng = nb * QK32 / 4;
+    for (int t = 0; t < 16; ++t) {
+        if (t >= nt) {
+            for (int64_t g = 0; g < ng; ++g) tile->xq[g][t] = 0;
+            for (int64_t b = 0; b < nb; ++b) tile->dx[b][t] = 0.0f, tile->xoff[b][t] = 0;
+            continue;
+        }
+        const uint8_t* rec = acts + static_cast<int64_t>(t0 + t) * L.stride;
+        for (int64_t g = 0; g < ng; ++g) std::memcpy(&tile->xq[g][t], rec + 4 * g, 4);
+        const float* d = reinterpret_cast<const float*>(rec + L.d_off);
+        const int16_t* s16 = reinterpret_cast<const int16_t*>(rec + L.sums_off);
+        for (int64_t b = 0; b < nb; ++b) {
+            tile->dx[b][t] = d[b];
+            tile->xoff[b][t] = -(static_cast<int32_t>(s16[b]) * (1 << off_shift));
+        }
+    }
+}
+
+template <GGMLType WT>
+void lc_rows(const typename Legacy<WT>::B* W, int64_t nb, int64_t r0, int64_t r1, const LcTile& tile, int t0, int nt,
+             float* y, int64_t ldy, int pair) {
+    constexpr bool kOff = Legacy<WT>::off_shift != 0;
+    alignas(64) uint8_t q[LC_ROWS][L_LANES * QK32];
+    alignas(32) float dw[LC_ROWS][L_LANES];
+    for (int64_t rg = r0; rg < r1; rg += LC_ROWS) {
+        const int nr = r1 - rg < LC_ROWS ? static_cast<int>(r1 - rg) : LC_ROWS;
+        __m512 acc[LC_ROWS][L_LANES];
+        for (int i = 0; i < LC_ROWS; ++i)
+            for (int l = 0; l < L_LANES; ++l) acc[i][l] = _mm512_setzero_ps();
+        for (int64_t g0 = 0; g0 < nb; g0 += L_LANES) {
+            const int n = nb - g0 < L_LANES ? static_cast<int>(nb - g0) : L_LANES;
+            for (int i = 0; i < LC_ROWS; ++i) {
+                LGroup g;
+                decode_group<WT>(W + (rg + (i < nr ? i : 0)) * nb + g0, n, &g);
+                for (int z = 0; z < 4; ++z) _mm512_store_si512(q[i] + 64 * z, g.q[z]);
+                _mm256_store_ps(dw[i], g.dw);
+            }
+            for (int j = 0; j < n; ++j) {
+                const int64_t b = g0 + j;
+                __m512i s[LC_ROWS][2];
+                for (int i = 0; i < LC_ROWS; ++i) {
+                    s[i][0] = kOff ? _mm512_load_si512(tile.xoff[b]) : _mm512_setzero_si512();
+                    s[i][1] = _mm512_setzero_si512();
+                }
+                for (int gq = 0; gq < QK32 / 4; ++gq) {
+                    const __m512i xv = _mm512_load_si512(tile.xq[b * (QK32 / 4) + gq]);
+                    for (int i = 0; i < LC_ROWS; ++i) {
+                        int wv;
+                        std::memcpy(&wv, q[i] + QK32 * j + 4 * gq, 4);
+                        s[i][gq & 1] = _mm512_dpbusd_epi32(s[i][gq & 1], _mm512_set1_epi32(wv), xv);
+                    }
+                }
+                const __m512 dx = _mm512_load_ps(tile.dx[b]);
+                for (int i = 0; i < LC_ROWS; ++i)
+                    acc[i][j] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(dw[i][j]), dx),
+                                                _mm512_cvtepi32_ps(_mm512_add_epi32(s[i][0], s[i][1])), acc[i][j]);
+            }
+        }
+        for (int i = 0; i < nr; ++i) {
+            __m512* a = acc[i];
+            for (int w = L_LANES / 2; w >= 1; w /= 2)
+                for (int l = 0; l < w; ++l) a[l] = _mm512_add_ps(a[l], a[l + w]);
+            alignas(64) float tmp[16];
+            _mm512_store_ps(tmp, a[0]);
+            store_out(y, ldy, rg + i, t0, tmp, nt, pair);
+        }
+    }
+}
+
+template <GGMLType WT>
+void lc_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T, float* y, int64_t ldy,
+               int pair) {
+    const int64_t nb = K / QK32;
+    const ActLayout L = act_layout(WT, K);
+    LcTile tile;
+    for (int t0 = 0; t0 < T; t0 += 16) {
+        const int nt = T - t0 < 16 ? T - t0 : 16;
+        lc_build_tile(acts, L, nb, t0, nt, Legacy<WT>::off_shift, &tile);
+        lc_rows<WT>(reinterpret_cast<const typename Legacy<WT>::B*>(W), nb, r0, r1, tile, t0, nt, y, ldy, pair);
+    }
+}
+
+}  // namespace
+
+bool broadcast_matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T,
+                      float* y, int64_t ldy, int pair) {
+    if (T < BC_MIN_VECTORS) return false;
+    switch (wt) {
+        case GGMLType::Q4_K:
+        case GGMLType::Q5_K:
+        case GGMLType::Q6_K:
+            if (K / QK_K > BC_MAX_KBLOCKS) return false;
+            if (wt == GGMLType::Q4_K) bc_matmul<BlockQ4K>(W, K, r0, r1, acts, T, y, ldy, wt, pair);
+            else if (wt == GGMLType::Q5_K) bc_matmul<BlockQ5K>(W, K, r0, r1, acts, T, y, ldy, wt, pair);
+            else bc_matmul<BlockQ6K>(W, K, r0, r1, acts, T, y, ldy, wt, pair);
+            return true;
+        case GGMLType::Q4_0:
+        case GGMLType::Q5_0:
+        case GGMLType::Q8_0:
+            if (K / QK32 > LC_MAX_BLOCKS) return false;
+            if (wt == GGMLType::Q4_0) lc_matmul<GGMLType::Q4_0>(W, K, r0, r1, acts, T, y, ldy, pair);
+            else if (wt == GGMLType::Q5_0) lc_matmul<GGMLType::Q5_0>(W, K, r0, r1, acts, T, y, ldy, pair);
+            else lc_matmul<GGMLType::Q8_0>(W, K, r0, r1, acts, T, y, ldy, pair);
+            return true;
+        default:
+            return false;  // Q4_1/Q5_1 (a min per block) and float types: the other kernels
+    }
+}
+
+}  // namespace lg::avx512
+
+#endif
