@@ -11,8 +11,6 @@
 namespace py = pybind11;
 using lg::cuda::CudaEngine;
 using Tokens = lg::py_util::TokenArray;
-using lg::py_util::AllocScope;
-using lg::py_util::out_ptr;
 using lg::py_util::token_ptr;
 
 namespace {
@@ -32,7 +30,8 @@ void register_cuda(py::module_& m) {
 
     // Drop-in for gateway._native.Engine (same constructor, methods and properties; n_threads
     // is accepted and ignored), plus the device-side token choice and decode loop.
-    py::class_<PyCudaEngine>(m, "CudaEngine")
+    py::class_<PyCudaEngine> cls(m, "CudaEngine");
+    cls
         .def(py::init([](const std::string& path, int n_sink, int n_ring, int n_scratch, const std::string& policy,
                          int n_threads, int max_chunk, int device) {
                  lg::EngineOptions o;
@@ -47,42 +46,9 @@ void register_cuda(py::module_& m) {
              }),
              py::arg("path"), py::arg("n_sink") = 4, py::arg("n_ring") = 2048, py::arg("n_scratch") = 512,
              py::arg("policy") = "sink_ring", py::arg("n_threads") = 0, py::arg("max_chunk") = lg::DEFAULT_MAX_CHUNK,
-             py::arg("device") = 0)
-        .def("prefill_stream",
-             [](PyCudaEngine& e, const Tokens& tokens, py::object logits, bool all_logits) {
-                 AllocScope scope(e.call_allocs);
-                 int n;
-                 const int32_t* tok = token_ptr(tokens, &n);
-                 size_t V = e.config().n_vocab;
-                 float* out = out_ptr(logits, all_logits ? n * V : V, "logits");
-                 py::gil_scoped_release nogil;
-                 e.prefill_stream(tok, n, out, all_logits);
-             },
-             py::arg("tokens"), py::arg("logits") = py::none(), py::arg("all_logits") = false)
-        .def("forward_scratch",
-             [](PyCudaEngine& e, const Tokens& tokens, py::object logits, bool all_logits) {
-                 AllocScope scope(e.call_allocs);
-                 int n;
-                 const int32_t* tok = token_ptr(tokens, &n);
-                 size_t V = e.config().n_vocab;
-                 float* out = out_ptr(logits, all_logits ? n * V : V, "logits");
-                 py::gil_scoped_release nogil;
-                 e.forward_scratch(tok, n, out, all_logits);
-             },
-             py::arg("tokens"), py::arg("logits") = py::none(), py::arg("all_logits") = false)
-        .def("forward_hidden",
-             [](PyCudaEngine& e, const Tokens& tokens, py::object hidden, py::object logits) {
-                 AllocScope scope(e.call_allocs);
-                 int n;
-                 const int32_t* tok = token_ptr(tokens, &n);
-                 const auto& c = e.config();
-                 float* h = out_ptr(hidden, static_cast<size_t>(c.n_layer + 1) * n * c.n_embd, "hidden");
-                 float* lg_ = out_ptr(logits, static_cast<size_t>(n) * c.n_vocab, "logits");
-                 if (!h) throw std::invalid_argument("hidden is required");
-                 py::gil_scoped_release nogil;
-                 e.forward_hidden(tok, n, h, lg_);
-             },
-             py::arg("tokens"), py::arg("hidden"), py::arg("logits") = py::none())
+             py::arg("device") = 0);
+    lg::py_util::def_engine_common(cls);
+    cls
         .def("forward_scratch_next",
              [](PyCudaEngine& e, const Tokens& tokens, float temperature, uint64_t seed) {
                  int n = 0;
@@ -105,38 +71,8 @@ void register_cuda(py::module_& m) {
              },
              py::arg("first"), py::arg("n_steps"), py::arg("temperature") = 0.0f, py::arg("seed") = 0,
              "n_steps scratch decode steps run on the device; returns the n_steps tokens produced")
-        .def("rollback", [](PyCudaEngine& e, int n) {
-                 AllocScope scope(e.call_allocs);
-                 e.rollback(n);
-             }, py::arg("n") = 0)
-        .def_readonly("call_allocs", &PyCudaEngine::call_allocs)
-        .def("stream_checksum", [](const PyCudaEngine& e) {
-            py::gil_scoped_release nogil;
-            return e.stream_checksum();
-        })
         .def_property("use_graph", &CudaEngine::use_graph, &CudaEngine::set_use_graph,
                       "capture the decode step in a CUDA graph (default True)")
-        .def_property_readonly("arch", [](const PyCudaEngine& e) { return e.config().arch; })
-        .def_property_readonly("n_vocab", [](const PyCudaEngine& e) { return e.config().n_vocab; })
-        .def_property_readonly("n_ctx_train", [](const PyCudaEngine& e) { return e.config().n_ctx_train; })
-        .def_property_readonly("n_layer", [](const PyCudaEngine& e) { return e.config().n_layer; })
-        .def_property_readonly("n_embd", [](const PyCudaEngine& e) { return e.config().n_embd; })
-        .def_property_readonly("n_head", [](const PyCudaEngine& e) { return e.config().n_head; })
-        .def_property_readonly("n_head_kv", [](const PyCudaEngine& e) { return e.config().n_head_kv; })
-        .def_property_readonly("head_dim", [](const PyCudaEngine& e) { return e.config().head_dim; })
-        .def_property_readonly("n_ff", [](const PyCudaEngine& e) { return e.config().n_ff; })
-        .def_property_readonly("rope_theta", [](const PyCudaEngine& e) { return e.config().rope_theta; })
-        .def_property_readonly("tied_embeddings", [](const PyCudaEngine& e) { return e.config().tied_embeddings; })
-        .def_property_readonly("n_sink", [](const PyCudaEngine& e) { return e.cache().n_sink(); })
-        .def_property_readonly("n_ring", [](const PyCudaEngine& e) { return e.cache().n_ring(); })
-        .def_property_readonly("n_scratch", [](const PyCudaEngine& e) { return e.cache().n_scratch(); })
-        .def_property_readonly("capacity", [](const PyCudaEngine& e) { return e.cache().capacity(); })
-        .def_property_readonly("policy", [](const PyCudaEngine& e) { return std::string(lg::policy_name(e.cache().policy())); })
-        .def_property_readonly("sink_used", [](const PyCudaEngine& e) { return e.cache().sink_used(); })
-        .def_property_readonly("ring_used", [](const PyCudaEngine& e) { return e.cache().ring_used(); })
-        .def_property_readonly("scratch_used", [](const PyCudaEngine& e) { return e.cache().scratch_used(); })
-        .def_property_readonly("stream_len", [](const PyCudaEngine& e) { return e.cache().stream_len(); })
-        .def_property_readonly("stream_total", [](const PyCudaEngine& e) { return e.cache().stream_total(); })
         .def_property_readonly("n_threads", [](const PyCudaEngine&) { return 0; })
         .def_property_readonly("max_chunk", &CudaEngine::max_chunk)
         .def_property_readonly("kv_bytes", [](const PyCudaEngine& e) { return e.kv_bytes(); })
