@@ -472,7 +472,9 @@ void forward_chunk(const Model& model, KVCache& cache, ThreadPool& pool, RunStat
                     float* qr = qring + static_cast<size_t>(j) * hd;
                     float* qs = qsink + static_cast<size_t>(j) * hd;
                     rope(qr, qt, rs.rot_cos.data() + t * hd / 2, rs.rot_sin.data() + t * hd / 2, hd, c.rope_style);
-                    rope(qs, qt, rs.rope_cos.data() + pos * hd / 2, rs.rope_sin.data() + pos * hd / 2, hd, c.rope_style);
+                    if (plan.n_sink_pos > 0)  // (without sink keys qs is never read)
+                        rope(qs, qt, rs.rope_cos.data() + pos * hd / 2, rs.rope_sin.data() + pos * hd / 2, hd,
+                             c.rope_style);
                     qrp[j] = qr;
                     qsp[j] = qs;
                     sp[j] = sbuf + static_cast<size_t>(j) * cap;
