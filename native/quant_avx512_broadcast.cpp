@@ -65,12 +65,22 @@ struct BcTile {
     alignas(64) int32_t x32[BC_MAX_KBLOCKS][16][NV];
 };
 
+// xq[g][t] = bytes 4g..4g+3 (int8) of record t0 + t for t < nt, zero for the tile's other vectors.
+inline void transpose_records(const uint8_t* acts, int64_t stride, int t0, int nt, int64_t ng, uint32_t (*xq)[16]) {
+    for (int t = 0; t < nt; ++t) {
+        const uint8_t* rec = acts + static_cast<int64_t>(t0 + t) * stride;
+        for (int64_t g = 0; g < ng; ++g) std::memcpy(&xq[g][t], rec + 4 * g, 4);
+    }
+    for (int t = nt; t < 16; ++t)
+        for (int64_t g = 0; g < ng; ++g) xq[g][t] = 0;
+}
+
 template <int NV>
 void bc_build_tile(const uint8_t* acts, const ActLayout& L, int64_t nb, int t0, int nt, bool q6, BcTile<NV>* tile) {
-    const int64_t ng = nb * QK_K / 4;
+    static_assert(NV == 16, "transpose_records fills 16 lanes");
+    transpose_records(acts, L.stride, t0, nt, nb * QK_K / 4, tile->xq);
     for (int t = 0; t < NV; ++t) {
         if (t >= nt) {
-            for (int64_t g = 0; g < ng; ++g) tile->xq[g][t] = 0;
             for (int64_t b = 0; b < nb; ++b) {
                 tile->dx[b][t] = 0.0f;
                 for (int m = 0; m < 4; ++m) tile->xs[b][m][t] = 0;
@@ -79,7 +89,6 @@ void bc_build_tile(const uint8_t* acts, const ActLayout& L, int64_t nb, int t0, 
             continue;
         }
         const uint8_t* rec = acts + static_cast<int64_t>(t0 + t) * L.stride;
-        for (int64_t g = 0; g < ng; ++g) std::memcpy(&tile->xq[g][t], rec + 4 * g, 4);
         const float* d = reinterpret_cast<const float*>(rec + L.d_off);
         const int16_t* s16 = reinterpret_cast<const int16_t*>(rec + L.sums_off);
         for (int64_t b = 0; b < nb; ++b) {
@@ -245,15 +254,13 @@ struct LcTile {
 
 inline void lc_build_tile(const uint8_t* acts, const ActLayout& L, int64_t nb, int t0, int nt, int off_shift,
                           LcTile* tile) {
-    const int64_t ng = nb * QK32 / 4;
+    transpose_records(acts, L.stride, t0, nt, nb * QK32 / 4, tile->xq);
     for (int t = 0; t < 16; ++t) {
         if (t >= nt) {
-            for (int64_t g = 0; g < ng; ++g) tile->xq[g][t] = 0;
             for (int64_t b = 0; b < nb; ++b) tile->dx[b][t] = 0.0f, tile->xoff[b][t] = 0;
             continue;
         }
         const uint8_t* rec = acts + static_cast<int64_t>(t0 + t) * L.stride;
-        for (int64_t g = 0; g < ng; ++g) std::memcpy(&tile->xq[g][t], rec + 4 * g, 4);
         const float* d = reinterpret_cast<const float*>(rec + L.d_off);
         const int16_t* s16 = reinterpret_cast<const int16_t*>(rec + L.sums_off);
         for (int64_t b = 0; b < nb; ++b) {
