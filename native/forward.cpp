@@ -108,6 +108,24 @@ static inline float exp_approx(float x) {
     return p * scale;
 }
 
+// In blocks of 16 with a fixed trip count, so the compiler vectorizes exp_approx (the plain loops
+// stayed scalar); the tail goes one by one. Which path an element takes depends only on its index
+// and n, never on the chunk's token count, so batched and one-token forwards give the same bits.
+static void exp_inplace(float* __restrict s, int n) {
+    int p = 0;
+    for (; p + 16 <= n; p += 16)
+        for (int j = 0; j < 16; j++) s[p + j] = exp_approx(s[p + j]);
+    for (; p < n; p++) s[p] = exp_approx(s[p]);
+}
+
+// g = silu(g) * u over n values.
+static void silu_mul(float* __restrict g, const float* __restrict u, int64_t n) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        for (int j = 0; j < 16; j++) g[i + j] = g[i + j] / (1.0f + exp_approx(-g[i + j])) * u[i + j];
+    for (; i < n; i++) g[i] = g[i] / (1.0f + exp_approx(-g[i])) * u[i];
+}
+
 static void rmsnorm(float* out, const float* x, const float* w, int n, float eps) {
     float acc[LANES] = {0};
     int i = 0;
@@ -515,7 +533,8 @@ void forward_chunk(const Model& model, KVCache& cache, ThreadPool& pool, RunStat
                     for (; p < n; p++) mx[p % LANES] = s[p] > mx[p % LANES] ? s[p] : mx[p % LANES];
                     float m = mx[0];
                     for (int u = 1; u < LANES; u++) m = mx[u] > m ? mx[u] : m;
-                    for (p = 0; p < n; p++) s[p] = exp_approx(s[p] - m);
+                    for (p = 0; p < n; p++) s[p] -= m;
+                    exp_inplace(s, n);
                     for (int u = 0; u < LANES; u++) sm[u] = 0.0f;
                     for (p = 0; p + LANES <= n; p += LANES)
                         for (int u = 0; u < LANES; u++) sm[u] += s[p + u];
@@ -552,11 +571,7 @@ void forward_chunk(const Model& model, KVCache& cache, ThreadPool& pool, RunStat
             float* u = rs.hb2.data();
             matmul(L.w_gate.type, L.w_gate.data, E, r0, r1, rs.act[0].data(), xb, T, g, F);
             matmul(L.w_up.type, L.w_up.data, E, r0, r1, rs.act[same_gu ? 0 : 1].data(), xb, T, u, F);
-            for (int t = 0; t < T; t++)
-                for (int64_t r = r0; r < r1; r++) {
-                    const float gv = g[t * F + r];
-                    g[t * F + r] = gv / (1.0f + exp_approx(-gv)) * u[t * F + r];
-                }
+            for (int t = 0; t < T; t++) silu_mul(g + t * F + r0, u + t * F + r0, r1 - r0);
         };
         pool.run(n_chunks(F, ROW_ALIGN), gu_task);
 
