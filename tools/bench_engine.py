@@ -1,5 +1,6 @@
 """Benchmark of the native engine against llama.cpp (llama-cpp-python) on the same GGUF files and
-thread count: decode, prefill, verify cost, roofline, peak RSS, RSS drift over a long stream.
+thread count: decode, prefill, verify cost, roofline (read bandwidth / weight bytes read per token), peak RSS,
+RSS drift over a long stream.
 
 Each engine runs in its own subprocess (so peak RSS is its own). Timings are wall-clock: on a
 machine shared with other work they are noisy; compare the ratios, which are measured in one run.
@@ -91,7 +92,7 @@ def worker_ours(model: str, threads: int, quick: bool, toks: list[int]) -> dict:
         def run():
             e.forward_scratch(x, out1)
             e.rollback(0)
-        res[f"prefill{n}_tok_s"] = n / median_time(run, 1 if (quick or n > 64) else 3)
+        res[f"prefill{n}_tok_s"] = n / median_time(run, 1 if quick else 3)
     # decode: 128 greedy tokens after a 32-token prompt
     e.forward_scratch(arr(toks[:PROMPT]), out1)
     one = np.zeros(1, np.int32)
@@ -151,7 +152,7 @@ def worker_llama(model: str, threads: int, quick: bool, toks: list[int]) -> dict
         def run():
             llm.reset()
             llm.eval(toks[:n])
-        res[f"prefill{n}_tok_s"] = n / median_time(run, 1 if (quick or n > 64) else 3)
+        res[f"prefill{n}_tok_s"] = n / median_time(run, 1 if quick else 3)
     n_vocab = llm.n_vocab()
 
     def last_logits() -> np.ndarray:   # scores[] is only filled with logits_all; read the context's row
@@ -181,21 +182,32 @@ def worker_llama(model: str, threads: int, quick: bool, toks: list[int]) -> dict
 
 # ---------------------------------------------------------------------------- orchestration
 
-def copy_bandwidth_gbs(threads: int, mb: int = 512, reps: int = 5) -> float:
-    """Memory copy bandwidth (bytes read + written per second), `threads` numpy copies in parallel."""
-    src = np.ones(mb * 2**20 // 8)
-    dst = np.empty_like(src)
+def _parallel_best(fn, src: np.ndarray, threads: int, reps: int) -> float:
+    """Best wall time of `threads` threads running fn(a, b) over their slices of src (numpy releases the GIL)."""
     parts = np.array_split(np.arange(src.size), threads)
     bounds = [(p[0], p[-1] + 1) for p in parts]
-    def copy():
-        ts = [threading.Thread(target=np.copyto, args=(dst[a:b], src[a:b])) for a, b in bounds]
+    def run():
+        ts = [threading.Thread(target=fn, args=ab) for ab in bounds]
         for t in ts:
             t.start()
         for t in ts:
             t.join()
-    copy()
-    best = min(median_time(copy, 1) for _ in range(reps))
-    return 2 * src.nbytes / best / 1e9
+    run()
+    return min(median_time(run, 1) for _ in range(reps))
+
+
+def copy_bandwidth_gbs(threads: int, mb: int = 512, reps: int = 5) -> float:
+    """Memory copy bandwidth (bytes read + written per second), `threads` numpy copies in parallel."""
+    src = np.ones(mb * 2**20 // 8)
+    dst = np.empty_like(src)
+    return 2 * src.nbytes / _parallel_best(lambda a, b: np.copyto(dst[a:b], src[a:b]), src, threads, reps) / 1e9
+
+
+def read_bandwidth_gbs(threads: int, mb: int = 512, reps: int = 5) -> float:
+    """Memory read bandwidth (bytes read per second): `threads` OR-reductions of a 512 MB array in
+    parallel. Decode only reads weights, so this is its roofline's bandwidth."""
+    src = np.ones(mb * 2**20 // 8, dtype=np.uint64)
+    return src.nbytes / _parallel_best(lambda a, b: np.bitwise_or.reduce(src[a:b]), src, threads, reps) / 1e9
 
 
 def ensure_llama_cpp() -> bool:
@@ -252,8 +264,9 @@ def main(argv: list[str] | None = None) -> int:
     bench_tokens.write_text(json.dumps(loghub_tokens(tokenizer, 1024)))
     stream_tokens.write_text(json.dumps(loghub_tokens(tokenizer, args.stream_tokens)))
     summary: dict = {"threads": args.threads, "llama_cpp_available": have_llama}
-    bw = copy_bandwidth_gbs(args.threads)
-    summary["copy_bandwidth_gbs"] = bw
+    summary["copy_bandwidth_gbs"] = copy_bandwidth_gbs(args.threads)
+    bw = read_bandwidth_gbs(args.threads)
+    summary["read_bandwidth_gbs"] = bw
     for key in args.models.split(","):
         model = MODELS[key]
         tag = key.replace(".", "_")
