@@ -37,7 +37,9 @@ K_MIN = 1                     # draft length never adapts below this
 K_MAX = 12                    # ... nor above this (verify cost grows with K)
 K_INITIAL = 4
 ACCEPT_EMA_ALPHA = 0.2        # same smoothing as the engine's cost EMAs
-MIN_USEFUL_ACCEPT_PROB = 0.2  # draft the i-th token only while alpha**i, its chance to be used, is above this
+MIN_USEFUL_ACCEPT_PROB = 0.2  # no costs measured yet: draft the i-th token while alpha**i (its chance to be used) is above this
+PRIOR_MARGINAL_COST = 0.3     # a block size not yet measured: each token past the first costs this fraction of a
+                              # one-token forward (optimistic, so the size gets tried, and then its time is known)
 DRAFT_KINDS = ("none", "ngram", "model")
 MODEL_BACKENDS = ("native", "onnx", "rknn")
 
@@ -132,6 +134,31 @@ def verify_sampled(draft: Sequence[int], draft_probs: np.ndarray | None, target_
 # --- metrics ---------------------------------------------------------------------------------
 
 @dataclass
+class StepCosts:
+    """Measured wall time (ms) of one verification step (target forward of T tokens + the rule + rollback),
+    an EMA per block size T. Verification is compute-bound on a CPU, so its cost curve is steep and
+    uneven (kernel tiles); the draft length is chosen against the measured curve."""
+    ms: dict[int, float] = field(default_factory=dict)
+
+    def observe(self, T: int, ms: float) -> None:
+        prev = self.ms.get(T)
+        self.ms[T] = ms if prev is None else prev + ACCEPT_EMA_ALPHA * (ms - prev)
+
+    def estimate(self, T: int) -> float | None:
+        """The measured time of T, else the largest smaller measured size plus PRIOR_MARGINAL_COST of a
+        one-token step per extra token; None before anything is measured."""
+        if T in self.ms:
+            return self.ms[T]
+        if not self.ms:
+            return None
+        one = self.ms.get(1) or min(c / (1 + PRIOR_MARGINAL_COST * (t - 1)) for t, c in self.ms.items())
+        lower = [t for t in self.ms if t < T]
+        if not lower:
+            return one * (1 + PRIOR_MARGINAL_COST * (T - 1))
+        t0 = max(lower)
+        return self.ms[t0] + PRIOR_MARGINAL_COST * one * (T - t0)
+
+@dataclass
 class SpecStats:
     n_drafted: int = 0        # draft tokens sent to verification
     n_accepted: int = 0
@@ -145,6 +172,7 @@ class SpecStats:
     accept_ema: float = 0.5
     k: int = K_INITIAL
     block_sizes: list[int] = field(default_factory=list)
+    costs: StepCosts = field(default_factory=StepCosts)
 
     @property
     def acceptance(self) -> float:
@@ -163,22 +191,40 @@ class SpecStats:
             "n_target_forwards": self.n_target_forwards, "n_decoded": self.n_decoded,
             "draft_ms": round(self.draft_ms, 2), "verify_ms": round(self.verify_ms, 2),
             "prefill_ms": round(self.prefill_ms, 2), "accept_ema": round(self.accept_ema, 4),
-            "k_final": self.k,
+            "k_final": self.k, "step_ms": {t: round(c, 2) for t, c in sorted(self.costs.ms.items())},
         }
 
 
 def adapt_k(stats: SpecStats, n_drafted: int, n_accepted: int, k_max: int = K_MAX) -> None:
     """Update the acceptance EMA with one block and choose the next draft length.
 
-    With per-token acceptance alpha the i-th draft is used with probability alpha**i; draft while
-    that stays above MIN_USEFUL_ACCEPT_PROB.
+    With per-token acceptance alpha, k drafts yield (1 - alpha**(k+1)) / (1 - alpha) tokens per step
+    (the accepted prefix and the target's own next token) and cost one verification step of k + 1
+    tokens (stats.costs) plus k drafted tokens (the measured wait per drafted token); k maximizes the
+    tokens per ms. Before any step is measured: draft while alpha**i stays above MIN_USEFUL_ACCEPT_PROB.
     """
     if n_drafted == 0:
         return
     rate = n_accepted / n_drafted
     stats.accept_ema += ACCEPT_EMA_ALPHA * (rate - stats.accept_ema)
     alpha = min(max(stats.accept_ema, 1e-3), 1.0 - 1e-3)
-    stats.k = int(min(max(math.floor(math.log(MIN_USEFUL_ACCEPT_PROB) / math.log(alpha)), K_MIN), k_max))
+    k = choose_k(alpha, stats.costs, stats.draft_ms / stats.n_drafted if stats.n_drafted else 0.0, k_max)
+    if k is None:
+        k = math.floor(math.log(MIN_USEFUL_ACCEPT_PROB) / math.log(alpha))
+    stats.k = int(min(max(k, K_MIN), k_max))
+
+
+def choose_k(alpha: float, costs: StepCosts, draft_ms_per_token: float, k_max: int = K_MAX) -> int | None:
+    """The draft length in [K_MIN, k_max] with the most expected tokens per ms; None without costs."""
+    best_k, best_rate = None, -1.0
+    for k in range(K_MIN, k_max + 1):
+        step = costs.estimate(k + 1)
+        if step is None:
+            return None
+        rate = (1 - alpha ** (k + 1)) / (1 - alpha) / (step + k * draft_ms_per_token)
+        if rate > best_rate:
+            best_k, best_rate = k, rate
+    return best_k
 
 
 # --- the decode loop -------------------------------------------------------------------------
@@ -281,7 +327,9 @@ def speculative_generate(target: Target, drafter, prompt_tokens: Sequence[int], 
                 verdict = verify_sampled(draft, None if q is None else _fit_vocab(q, p.shape[-1]), p, rng)
             # keep pending + accepted drafts; drop the K/V of everything past the first rejection
             target.rollback(base + len(prompt) + len(out) + verdict.n_accepted)
-            stats.verify_ms += (time.perf_counter() - tv) * 1e3
+            step_ms = (time.perf_counter() - tv) * 1e3
+            stats.verify_ms += step_ms
+            stats.costs.observe(len(draft) + 1, step_ms)
             stats.n_target_forwards += 1
             stats.n_drafted += len(draft)
             stats.n_accepted += verdict.n_accepted

@@ -203,6 +203,35 @@ def test_adaptive_k_follows_acceptance():
     assert st.k == spec.K_MIN
 
 
+def test_draft_length_follows_the_measured_step_costs():
+    st = spec.SpecStats()
+    # Verification cheap up to 4 tokens, then a jump (a kernel tile boundary): high acceptance still
+    # drafts 3, not K_MAX.
+    for t, ms in {1: 20.0, 2: 26.0, 3: 31.0, 4: 36.0}.items():
+        st.costs.observe(t, ms)
+    for t in range(5, spec.K_MAX + 2):
+        st.costs.observe(t, 60.0 + 15.0 * (t - 5))
+    for _ in range(30):
+        spec.adapt_k(st, 4, 4)
+    assert st.accept_ema > 0.99 and st.k == 3
+    # Flat costs (verification memory-bound at every size): draft as far as acceptance carries.
+    flat = spec.SpecStats()
+    for t in range(1, spec.K_MAX + 2):
+        flat.costs.observe(t, 20.0)
+    for _ in range(30):
+        spec.adapt_k(flat, 4, 4)
+    assert flat.k == spec.K_MAX
+    for _ in range(30):  # rejections: one draft per step
+        spec.adapt_k(st, 4, 0)
+    assert st.k == spec.K_MIN
+    # A size not measured yet is estimated from the largest smaller one, optimistically.
+    part = spec.StepCosts()
+    part.observe(1, 20.0)
+    part.observe(5, 60.0)
+    assert part.estimate(7) == 60.0 + 2 * spec.PRIOR_MARGINAL_COST * 20.0
+    assert spec.StepCosts().estimate(3) is None
+
+
 def test_parse_draft_spec():
     assert spec.parse_draft_spec("model") == ("model", "native")
     assert spec.parse_draft_spec("model:onnx") == ("model", "onnx")

@@ -13,7 +13,8 @@ import numpy as np
 
 from gateway.drafters.base import Drafter, Proposal
 
-MAX_NGRAM = 4      # longest suffix tried first: a longer match predicts better
+MAX_NGRAM = 32     # the match grows up to this: a longer match predicts better (a log line's
+                   # shared prefix is ambiguous; with its timestamp and ids it is one line)
 MIN_NGRAM = 2      # a single-token match on logs is mostly noise
 DEFAULT_N_SINK = 4
 DEFAULT_N_RING = 2048
@@ -50,22 +51,25 @@ class NgramDrafter(Drafter):
 
 
 def lookup(tokens: np.ndarray, k: int, max_ngram: int = MAX_NGRAM, min_ngram: int = MIN_NGRAM) -> list[int]:
-    """Up to k tokens that followed the most recent earlier occurrence of the longest suffix n-gram.
+    """Up to k tokens that followed the most recent earlier occurrence of the longest recurring suffix.
 
-    tokens [L]; tries n = max_ngram .. min_ngram; returns [] when no suffix recurs.
+    tokens [L]. The suffix grows one token at a time (back from the end) while an earlier occurrence
+    still matches, up to max_ngram; among the occurrences of the longest match (at least min_ngram
+    tokens) the most recent wins. Returns [] when no suffix of min_ngram tokens recurs.
     """
     n_tok = len(tokens)
-    if k <= 0:
+    if k <= 0 or n_tok <= min_ngram:
         return []
-    for n in range(max_ngram, min_ngram - 1, -1):
-        if n_tok <= n:
-            continue
-        suffix = tokens[n_tok - n:]
-        # starts i in [0, L-n-1]: the match ends before the suffix starts, so a continuation exists
-        hits = np.flatnonzero(tokens[:n_tok - n] == suffix[0])
-        for j in range(1, n):
-            hits = hits[tokens[hits + j] == suffix[j]]
-        if hits.size:
-            start = int(hits[-1]) + n
-            return tokens[start:start + k].tolist()
-    return []
+    # ends: candidate match ends e (exclusive) with a continuation, e <= L - 1: tokens[e - n:e] == suffix of n
+    ends = np.flatnonzero(tokens[:n_tok - 1] == tokens[n_tok - 1]) + 1
+    n = 1
+    while n < max_ngram and ends.size:
+        ext = ends[ends > n]                     # room for one more token before the match
+        ext = ext[tokens[ext - n - 1] == tokens[n_tok - n - 1]]
+        if not ext.size:
+            break
+        ends, n = ext, n + 1
+    if n < min_ngram or not ends.size:
+        return []
+    start = int(ends[-1])
+    return tokens[start:start + k].tolist()

@@ -21,6 +21,16 @@ def test_lookup_prefers_longer_suffix():
     assert lookup(toks, 1, max_ngram=2, min_ngram=2) == [50]
 
 
+def test_lookup_grows_the_match_past_a_shared_prefix():
+    # Log lines share long prefixes: "2 3 4 5" last recurs before 8, but the whole suffix "1 2 3 4 5"
+    # (the line being quoted) only before 9, and the longest match wins.
+    toks = np.array([1, 2, 3, 4, 5, 9, 7, 7, 2, 3, 4, 5, 8, 6, 1, 2, 3, 4, 5])
+    assert lookup(toks, 2) == [9, 7]
+    assert lookup(toks, 1, max_ngram=4) == [8]
+    # A single recurring token is below min_ngram: nothing.
+    assert lookup(np.array([4, 9, 5, 4]), 2) == []
+
+
 def test_lookup_nothing_to_propose():
     assert lookup(np.array([1, 2, 3, 4]), 4) == []
     assert lookup(np.array([1, 2, 1, 2]), 0) == []
