@@ -25,7 +25,11 @@ namespace {
 // Bounds: |S_j| <= 32 * 31 * 127 (Q4_K/Q5_K) or 16 * 63 * 127 + 32 * 16 * 127 (Q6_K), times |sc| <= 63
 // or 128, over 8 / 16 sub-blocks: below 2^28, so every int32 step is exact.
 constexpr int BC_MAX_KBLOCKS = 80;  // K <= 20480 (the tile lives on the stack: K * 16 bytes of activations)
-constexpr int BC_ROWS = 4;          // rows sharing each activation load
+// Rows sharing each activation load. Measured (tiles of 8960x1536 Q4_K / 1536x8960 Q6_K, 32
+// records, one thread): Q4_K/Q5_K 6 rows 1.84-1.92 ms, 4 rows 2.4-2.5, 5 rows 2.5, 7 or 8 rows 4.0-4.4
+// (the accumulators spill); Q6_K (16 sub-blocks, shorter chains) 4 rows 2.5-2.6, 6 rows 2.9.
+constexpr int BC_ROWS_K4 = 6;
+constexpr int BC_ROWS_Q6 = 4;
 // Records per call from which the broadcast kernel runs. Below, the reducing kernel is faster:
 // measured on Zen 4 (4096x1536 Q4_K, one thread), 8 records cost 357 us there and 543 us here with half
 // the lanes idle, and 10 records as two reducing tiles interleaved per row group cost less than one
@@ -162,6 +166,7 @@ void bc_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const BcTile<NV
              const KTile* rest, int rest_t0, int rest_nt, float* y, int64_t ldy, int pair) {
     using V = BcVec<NV>;
     constexpr bool kQ6 = std::is_same<Block, BlockQ6K>::value;
+    constexpr int BC_ROWS = kQ6 ? BC_ROWS_Q6 : BC_ROWS_K4;
     constexpr GGMLType kType = kQ6 ? GGMLType::Q6_K : std::is_same<Block, BlockQ5K>::value ? GGMLType::Q5_K : GGMLType::Q4_K;
     constexpr int SUB = kQ6 ? 16 : 8;    // sub-blocks per block
     constexpr int GPS = QK_K / 4 / SUB;  // 4-element groups per sub-block
