@@ -30,11 +30,10 @@ constexpr int BC_MAX_KBLOCKS = 80;  // K <= 20480 (the tile lives on the stack: 
 // (the accumulators spill); Q6_K (16 sub-blocks, shorter chains) 4 rows 2.5-2.6, 6 rows 2.9.
 constexpr int BC_ROWS_K4 = 6;
 constexpr int BC_ROWS_Q6 = 4;
-// Records per call from which the broadcast kernel runs. Below, the reducing kernel is faster:
-// measured on Zen 4 (4096x1536 Q4_K, one thread), 8 records cost 357 us there and 543 us here with half
-// the lanes idle, and 10 records as two reducing tiles interleaved per row group cost less than one
-// broadcast tile; an 8-lane (ymm) variant was no faster, ymm vpdpbusd issuing at the zmm instruction rate.
-constexpr int BC_MIN_VECTORS = 12;
+// Records per call from which the broadcast kernel runs (a tile of 16 lanes, padded). Measured on the
+// 1.5B, one forward of T tokens (2T records): T = 3, 4 cost 36 and 43 ms through the reducing kernel,
+// 54 ms here; T = 5 (10 records) 55 ms here, 61 ms as two reducing tiles interleaved per row group.
+constexpr int BC_MIN_VECTORS = 9;
 
 template <int NV> struct BcVec;
 template <> struct BcVec<16> {
@@ -221,7 +220,8 @@ void bc_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const BcTile<NV
 }
 
 // T >= 9 records. Tiles of 16 go through the broadcast kernel; a remainder of up to 8 through the
-// reducing kernel (cheaper than a mostly idle tile), a larger one as one more, padded, tile.
+// reducing kernel (cheaper than a mostly idle tile), a larger one (or a call of 9-15) as one more,
+// padded, tile.
 template <typename Block>
 void bc_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T, float* y,
                int64_t ldy, GGMLType wt, int pair) {
@@ -230,7 +230,7 @@ void bc_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_
     const ActLayout L = act_layout(wt, K);
     const Block* Wb = reinterpret_cast<const Block*>(W);
     int n_bc = T / NV, rest = T % NV;
-    if (rest > T_TILE) {
+    if (rest > T_TILE || n_bc == 0) {
         ++n_bc;
         rest = 0;
     }
@@ -252,6 +252,7 @@ void bc_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_
 // float steps: lane b % 8 += (dw_b * dx_b) * i1, and the 8 lanes fold (l, l+4), (l, l+2), (l, l+1).
 constexpr int LC_MAX_BLOCKS = BC_MAX_KBLOCKS * QK_K / QK32;
 constexpr int LC_ROWS = 2;
+constexpr int LC_MIN_VECTORS = 12;  // records from which the legacy broadcast kernel runs
 
 struct LcTile {
     alignas(64) uint32_t xq[LC_MAX_BLOCKS * QK32 / 4][16];
@@ -358,7 +359,7 @@ bool broadcast_matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int6
         case GGMLType::Q4_0:
         case GGMLType::Q5_0:
         case GGMLType::Q8_0:
-            if (K / QK32 > LC_MAX_BLOCKS) return false;
+            if (T < LC_MIN_VECTORS || K / QK32 > LC_MAX_BLOCKS) return false;
             if (wt == GGMLType::Q4_0) lc_matmul<GGMLType::Q4_0>(W, K, r0, r1, acts, T, y, ldy, pair);
             else if (wt == GGMLType::Q5_0) lc_matmul<GGMLType::Q5_0>(W, K, r0, r1, acts, T, y, ldy, pair);
             else lc_matmul<GGMLType::Q8_0>(W, K, r0, r1, acts, T, y, ldy, pair);
