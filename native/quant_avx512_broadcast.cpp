@@ -1,7 +1,7 @@
-// x86 AVX-512 broadcast kernels for calls of many activation records (prefill, verification): a zmm holds
-// 16 activation vectors, one lane each, and decoded weights are broadcast, so nothing is reduced across
-// lanes per block. Bit-identical to the reducing kernels (quant_avx512.cpp) and to quant_scalar.cpp.
-// Knows nothing about threads.
+// x86 AVX-512 broadcast kernels for calls of several activation records (prefill, verification): a zmm
+// holds 16 activation records, one lane each (or 8, two lanes each, for calls of 5-8 records), and decoded
+// weights are broadcast, so nothing is reduced across lanes per block. Bit-identical to the reducing
+// kernels (quant_avx512.cpp) and to quant_scalar.cpp. Knows nothing about threads.
 #include <type_traits>
 
 #include "quant_avx512.h"
@@ -34,13 +34,22 @@ constexpr int BC_ROWS_Q6 = 4;
 // 1.5B, one forward of T tokens (2T records): T = 3, 4 cost 36 and 43 ms through the reducing kernel,
 // 54 ms here; T = 5 (10 records) 55 ms here, 61 ms as two reducing tiles interleaved per row group.
 constexpr int BC_MIN_VECTORS = 9;
+// Records from which 5-8 records take the two-lanes-per-record tile (G = 2) instead of the reducing
+// kernel. Measured (one thread, tiles of 8960x1536 Q4_K / 1536x8960 Q6_K): 8 records 567 / 640 us here,
+// 772 / 752 us there; 6 records 554 / 643 us, 640 / 623 us there. 1.5B forward of 4 tokens: 36 ms, 43-46
+// there; of 3 tokens: 35.5 ms either way.
+constexpr int G2_MIN_VECTORS = 5;
 
 template <int NV> struct BcVec;
 template <> struct BcVec<16> {
     using I = __m512i;
     using F = __m512;
     static I load(const void* p) { return _mm512_load_si512(p); }
-    static I bcast(const void* p) { int v; std::memcpy(&v, p, 4); return _mm512_set1_epi32(v); }
+    template <int G>  // G int32 at p, repeated across the register
+    static I bcast(const void* p) {
+        if constexpr (G == 1) { int v; std::memcpy(&v, p, 4); return _mm512_set1_epi32(v); }
+        else { long long v; std::memcpy(&v, p, 8); return _mm512_set1_epi64(v); }
+    }
     static I zero() { return _mm512_setzero_si512(); }
     static I dpbusd(I acc, I u, I s) { return _mm512_dpbusd_epi32(acc, u, s); }
     static I dpwssd(I acc, I a, I b) { return _mm512_dpwssd_epi32(acc, a, b); }
@@ -56,16 +65,19 @@ template <> struct BcVec<16> {
     static void fstore(float* p, F a) { _mm512_store_ps(p, a); }
 };
 
-// One tile of NV vectors, transposed: xq[g][t] = bytes 4g..4g+3 of vector t (int8); dx[b][t] block
-// scales; xs[b][m][t] = (int16 sum of sub-block 2m, int16 sum of sub-block 2m+1) over 32-element
-// sub-blocks (Q4_K/Q5_K mins); x32[b][j][t] = -32 * sum of 16-element sub-block j (Q6_K offset).
-// Vectors past the tile's end are zero.
-template <int NV>
+// One tile of records, transposed. G = 1: 16 records, lane t = record t. G = 2: 8 records, lanes
+// 2r, 2r + 1 = record r, lane h working on the sub-blocks of the block's half h (sub-block c + h * SUB / 2
+// in chain c), so a chain is as long as G = 1's and 8 records still fill the register.
+// xq[b * STEPS + c * GPS + g][lane] = bytes 4g..4g+3 (int8) of the lane's sub-block in chain c;
+// dx[b][lane] block scales; xs[b][m][lane] = (int16 sum of sub-block 2m, of 2m+1) over 32-element
+// sub-blocks (Q4_K/Q5_K mins, the whole record in each lane); x32[b][c][lane] = -32 * sum of the lane's
+// 16-element sub-block in chain c (Q6_K offset). Lanes past the tile's records are zero.
+template <int G>
 struct BcTile {
-    alignas(64) uint32_t xq[BC_MAX_KBLOCKS * QK_K / 4][NV];
-    alignas(64) float dx[BC_MAX_KBLOCKS][NV];
-    alignas(64) uint32_t xs[BC_MAX_KBLOCKS][4][NV];
-    alignas(64) int32_t x32[BC_MAX_KBLOCKS][16][NV];
+    alignas(64) uint32_t xq[BC_MAX_KBLOCKS * QK_K / 4 / G][16];
+    alignas(64) float dx[BC_MAX_KBLOCKS][16];
+    alignas(64) uint32_t xs[BC_MAX_KBLOCKS][4][16];
+    alignas(64) int32_t x32[BC_MAX_KBLOCKS][16 / G][16];
 };
 
 // xq[g][t] = bytes 4g..4g+3 (int8) of record t0 + t for t < nt, zero for the tile's other vectors.
@@ -78,97 +90,141 @@ inline void transpose_records(const uint8_t* acts, int64_t stride, int t0, int n
         for (int64_t g = 0; g < ng; ++g) xq[g][t] = 0;
 }
 
-template <int NV>
-void bc_build_tile(const uint8_t* acts, const ActLayout& L, int64_t nb, int t0, int nt, bool q6, BcTile<NV>* tile) {
-    static_assert(NV == 16, "transpose_records fills 16 lanes");
-    transpose_records(acts, L.stride, t0, nt, nb * QK_K / 4, tile->xq);
+template <int G>
+void bc_build_tile(const uint8_t* acts, const ActLayout& L, int64_t nb, int t0, int nt, bool q6, BcTile<G>* tile) {
+    constexpr int NV = 16 / G;
+    const int sub = q6 ? 16 : 8, spb = QK_K / sub, gps = spb / 4, ch = sub / G;
+    if constexpr (G == 1) {
+        transpose_records(acts, L.stride, t0, nt, nb * QK_K / 4, tile->xq);
+    } else {
+        std::memset(tile->xq, 0, sizeof(tile->xq[0]) * nb * (QK_K / 4 / G));
+        for (int t = 0; t < nt; ++t) {
+            const uint8_t* rec = acts + static_cast<int64_t>(t0 + t) * L.stride;
+            for (int64_t b = 0; b < nb; ++b)
+                for (int c = 0; c < ch; ++c)
+                    for (int g = 0; g < gps; ++g)
+                        for (int h = 0; h < G; ++h)
+                            std::memcpy(&tile->xq[b * (QK_K / 4 / G) + c * gps + g][G * t + h],
+                                        rec + b * QK_K + (c + h * ch) * spb + 4 * g, 4);
+        }
+    }
     for (int t = 0; t < NV; ++t) {
         if (t >= nt) {
-            for (int64_t b = 0; b < nb; ++b) {
-                tile->dx[b][t] = 0.0f;
-                for (int m = 0; m < 4; ++m) tile->xs[b][m][t] = 0;
-                for (int j = 0; j < 16; ++j) tile->x32[b][j][t] = 0;
-            }
+            for (int64_t b = 0; b < nb; ++b)
+                for (int h = 0; h < G; ++h) {
+                    const int l = G * t + h;
+                    tile->dx[b][l] = 0.0f;
+                    for (int m = 0; m < 4; ++m) tile->xs[b][m][l] = 0;
+                    for (int c = 0; c < 16 / G; ++c) tile->x32[b][c][l] = 0;
+                }
             continue;
         }
         const uint8_t* rec = acts + static_cast<int64_t>(t0 + t) * L.stride;
         const float* d = reinterpret_cast<const float*>(rec + L.d_off);
         const int16_t* s16 = reinterpret_cast<const int16_t*>(rec + L.sums_off);
         for (int64_t b = 0; b < nb; ++b) {
-            tile->dx[b][t] = d[b];
             const int16_t* s = s16 + 16 * b;
-            if (q6) {
-                for (int j = 0; j < 16; ++j) tile->x32[b][j][t] = -32 * s[j];
-            } else {
-                for (int m = 0; m < 4; ++m) {  // 32-element sub-block 2m = per-16 sums 4m, 4m+1
-                    const uint16_t lo = static_cast<uint16_t>(s[4 * m] + s[4 * m + 1]);
-                    const uint16_t hi = static_cast<uint16_t>(s[4 * m + 2] + s[4 * m + 3]);
-                    tile->xs[b][m][t] = lo | (uint32_t(hi) << 16);
+            for (int h = 0; h < G; ++h) {
+                const int l = G * t + h;
+                tile->dx[b][l] = d[b];
+                if (q6) {
+                    for (int c = 0; c < ch; ++c) tile->x32[b][c][l] = -32 * s[c + h * ch];
+                } else {
+                    for (int m = 0; m < 4; ++m) {  // 32-element sub-block 2m = per-16 sums 4m, 4m+1
+                        const uint16_t lo = static_cast<uint16_t>(s[4 * m] + s[4 * m + 1]);
+                        const uint16_t hi = static_cast<uint16_t>(s[4 * m + 2] + s[4 * m + 3]);
+                        tile->xs[b][m][l] = lo | (uint32_t(hi) << 16);
+                    }
                 }
             }
         }
     }
 }
 
-// One weight block of one row, decoded for the broadcast kernel.
+// One weight block of one row, decoded for the broadcast kernel in its tile's order: step
+// c * GPS + g holds G groups of 4 (G * 4 bytes, the broadcast unit), and sc[c * G + h] is the scale
+// of lane h's sub-block in chain c.
 struct BcBlock {
-    alignas(64) uint8_t q[QK_K];  // stored (unsigned) values in element order
+    alignas(64) uint8_t q[QK_K];  // stored (unsigned) values
     alignas(64) int32_t sc[16];   // per sub-block scales (8 used for Q4_K/Q5_K)
     alignas(16) int16_t mn[8];    // Q4_K/Q5_K mins: int32 m holds the pair (2m, 2m+1)
     float dw, dm;
 };
 
+// Element-order values (q[k] = elements 64k..64k+63) into the tile's order. G = 2, output zmm k:
+// Q4_K/Q5_K chain k (sub-blocks k, k + 4), Q6_K chains 2k, 2k + 1 (sub-blocks 2k + e, 2k + e + 8); either
+// way dword 2i + h is dword i of the first-half (h = 0, in q[k / 2]) or second-half (h = 1, in
+// q[2 + k / 2]) values at offset 8 * (k % 2): one permutation serves both.
+template <int G>
 inline void bc_store_q(const KBlock& w, BcBlock* o) {
-    for (int k = 0; k < 4; ++k) _mm512_store_si512(o->q + 64 * k, w.q[k]);
+    if constexpr (G == 1) {
+        for (int k = 0; k < 4; ++k) _mm512_store_si512(o->q + 64 * k, w.q[k]);
+    } else {
+        alignas(64) static const int32_t kIdx[2][16] = {
+            {0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23},
+            {8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31}};
+        for (int k = 0; k < 4; ++k)
+            _mm512_store_si512(o->q + 64 * k, _mm512_permutex2var_epi32(w.q[k / 2], _mm512_load_si512(kIdx[k % 2]), w.q[2 + k / 2]));
+    }
 }
 
+template <int G>
 inline void bc_decode_k4(const uint8_t* s, BcBlock* o) {  // Q4_K/Q5_K 6-bit scales and mins
     uint64_t sc, mn;
     q4k_unpack(s, &sc, &mn);
-    _mm256_store_si256(reinterpret_cast<__m256i*>(o->sc), _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<long long>(sc))));
+    __m256i sc32 = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<long long>(sc)));
+    if constexpr (G == 2) sc32 = _mm256_permutevar8x32_epi32(sc32, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(o->sc), sc32);
     _mm_store_si128(reinterpret_cast<__m128i*>(o->mn), _mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<long long>(mn))));
 }
 
+template <int G>
 inline void bc_decode(const BlockQ4K* b, BcBlock* o) {
     o->dw = _cvtsh_ss(b->d);
     o->dm = _cvtsh_ss(b->dmin);
-    bc_decode_k4(b->scales, o);
+    bc_decode_k4<G>(b->scales, o);
     KBlock w;
     q4k_nibbles(b->qs, &w.q[0], &w.q[1]);
     q4k_nibbles(b->qs + 64, &w.q[2], &w.q[3]);
-    bc_store_q(w, o);
+    bc_store_q<G>(w, o);
 }
 
+template <int G>
 inline void bc_decode(const BlockQ5K* b, BcBlock* o) {
     KBlock w;
     decode(b, &w);
-    bc_decode_k4(b->scales, o);
+    bc_decode_k4<G>(b->scales, o);
     o->dw = w.dw;
     o->dm = w.dm;
-    bc_store_q(w, o);
+    bc_store_q<G>(w, o);
 }
 
+template <int G>
 inline void bc_decode(const BlockQ6K* b, BcBlock* o) {
     KBlock w;
     decode(b, &w);
-    _mm512_store_si512(o->sc, _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b->scales))));
+    __m512i sc32 = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b->scales)));
+    if constexpr (G == 2) sc32 = _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15), sc32);
+    _mm512_store_si512(o->sc, sc32);
     o->dw = w.dw;
     o->dm = 0.0f;
-    bc_store_q(w, o);
+    bc_store_q<G>(w, o);
 }
 
 // Rows [r0, r1) against one broadcast tile (vectors t0 .. t0 + nt). Then, per row group while its
 // weights are still in cache, the remainder tile (if any) through the reducing kernel.
 // (Decoding each block once for several tiles, with the accumulators in memory, measured slower.)
-template <typename Block, int NV>
-void bc_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const BcTile<NV>& tile, int t0, int nt,
+template <typename Block, int G>
+void bc_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const BcTile<G>& tile, int t0, int nt,
              const KTile* rest, int rest_t0, int rest_nt, float* y, int64_t ldy, int pair) {
-    using V = BcVec<NV>;
+    using V = BcVec<16>;
     constexpr bool kQ6 = std::is_same<Block, BlockQ6K>::value;
     constexpr int BC_ROWS = kQ6 ? BC_ROWS_Q6 : BC_ROWS_K4;
     constexpr GGMLType kType = kQ6 ? GGMLType::Q6_K : std::is_same<Block, BlockQ5K>::value ? GGMLType::Q5_K : GGMLType::Q4_K;
     constexpr int SUB = kQ6 ? 16 : 8;    // sub-blocks per block
     constexpr int GPS = QK_K / 4 / SUB;  // 4-element groups per sub-block
+    constexpr int CH = SUB / G;          // chains per block
+    constexpr int STEPS = QK_K / 4 / G;  // broadcast steps per block
     BcBlock blk[BC_ROWS];
     for (int64_t rg = r0; rg < r1; rg += BC_ROWS) {
         const int nr = r1 - rg < BC_ROWS ? static_cast<int>(r1 - rg) : BC_ROWS;
@@ -181,38 +237,43 @@ void bc_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const BcTile<NV
                 // distance made 8-token verification 18% faster than 2 blocks ahead in the row.
                 const char* ahead = reinterpret_cast<const char*>(wb + 2 * BC_ROWS * nb);
                 for (size_t off = 0; off < sizeof(Block); off += 64) _mm_prefetch(ahead + off, _MM_HINT_T0);
-                bc_decode(wb, &blk[i]);
+                bc_decode<G>(wb, &blk[i]);
             }
             typename V::I i1[BC_ROWS];
             for (int i = 0; i < BC_ROWS; ++i) i1[i] = V::zero();
-            const uint32_t(*xq)[NV] = tile.xq + b * (QK_K / 4);
-            for (int j = 0; j < SUB; ++j) {
+            const uint32_t(*xq)[16] = tile.xq + b * STEPS;
+            for (int c = 0; c < CH; ++c) {
                 typename V::I s[BC_ROWS][2];
                 for (int i = 0; i < BC_ROWS; ++i) {
-                    s[i][0] = kQ6 ? V::load(tile.x32[b][j]) : V::zero();
+                    s[i][0] = kQ6 ? V::load(tile.x32[b][c]) : V::zero();
                     s[i][1] = V::zero();
                 }
                 for (int g = 0; g < GPS; ++g) {
-                    const int gi = j * GPS + g;
-                    const typename V::I xv = V::load(xq[gi]);
-                    for (int i = 0; i < BC_ROWS; ++i) s[i][g & 1] = V::dpbusd(s[i][g & 1], V::bcast(blk[i].q + 4 * gi), xv);
+                    const int step = c * GPS + g;
+                    const typename V::I xv = V::load(xq[step]);
+                    for (int i = 0; i < BC_ROWS; ++i)
+                        s[i][g & 1] = V::dpbusd(s[i][g & 1], V::template bcast<G>(blk[i].q + 4 * G * step), xv);
                 }
                 for (int i = 0; i < BC_ROWS; ++i)
-                    i1[i] = V::add(i1[i], V::mullo(V::add(s[i][0], s[i][1]), V::bcast(&blk[i].sc[j])));
+                    i1[i] = V::add(i1[i], V::mullo(V::add(s[i][0], s[i][1]), V::template bcast<G>(&blk[i].sc[G * c])));
             }
+            if constexpr (G == 2)  // the two halves of each record: every lane holds the record's total
+                for (int i = 0; i < BC_ROWS; ++i) i1[i] = V::add(i1[i], _mm512_shuffle_epi32(i1[i], _MM_PERM_CDAB));
             const typename V::F dx = V::fload(tile.dx[b]);
             for (int i = 0; i < BC_ROWS; ++i) {
                 acc[i] = V::fmadd(V::mul(V::fset1(blk[i].dw), dx), V::cvt(i1[i]), acc[i]);
                 if constexpr (!kQ6) {
                     typename V::I i2 = V::zero();
-                    for (int m = 0; m < 4; ++m) i2 = V::dpwssd(i2, V::load(tile.xs[b][m]), V::bcast(blk[i].mn + 2 * m));
+                    for (int m = 0; m < 4; ++m) i2 = V::dpwssd(i2, V::load(tile.xs[b][m]), V::template bcast<1>(blk[i].mn + 2 * m));
                     acc[i] = V::fnmadd(V::mul(V::fset1(blk[i].dm), dx), V::cvt(i2), acc[i]);
                 }
             }
         }
         for (int i = 0; i < nr; ++i) {
-            alignas(64) float tmp[NV];
+            alignas(64) float tmp[16];
             V::fstore(tmp, acc[i]);
+            if constexpr (G == 2)
+                for (int t = 0; t < 8; ++t) tmp[t] = tmp[2 * t];
             store_out(y, ldy, rg + i, t0, tmp, nt, pair);
         }
         if (rest) reduce_rows(kType, reinterpret_cast<const uint8_t*>(W), nb, rg, rg + nr, *rest, rest_t0, rest_nt, y, ldy, pair);
@@ -222,27 +283,27 @@ void bc_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const BcTile<NV
 // T >= 9 records. Tiles of 16 go through the broadcast kernel; a remainder of up to 8 through the
 // reducing kernel (cheaper than a mostly idle tile), a larger one (or a call of 9-15) as one more,
 // padded, tile.
-template <typename Block>
+template <typename Block, int G>
 void bc_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T, float* y,
                int64_t ldy, GGMLType wt, int pair) {
-    constexpr int NV = 16;
+    constexpr int NV = 16 / G;
     const int64_t nb = K / QK_K;
     const ActLayout L = act_layout(wt, K);
     const Block* Wb = reinterpret_cast<const Block*>(W);
     int n_bc = T / NV, rest = T % NV;
-    if (rest > T_TILE || n_bc == 0) {
+    if (rest > (G == 1 ? T_TILE : 0) || n_bc == 0) {
         ++n_bc;
         rest = 0;
     }
     const int t_rest = n_bc * NV;
     KTile rest_tile;
     if (rest) build_tile(acts, L, nb, t_rest, rest, &rest_tile);
-    BcTile<NV> tile;
+    BcTile<G> tile;
     for (int k = 0; k < n_bc; ++k) {
         const int t0 = k * NV, nt = T - t0 < NV ? T - t0 : NV;
-        bc_build_tile<NV>(acts, L, nb, t0, nt, std::is_same<Block, BlockQ6K>::value, &tile);
+        bc_build_tile<G>(acts, L, nb, t0, nt, std::is_same<Block, BlockQ6K>::value, &tile);
         const bool last = k + 1 == n_bc;
-        bc_rows<Block, NV>(Wb, nb, r0, r1, tile, t0, nt, last && rest ? &rest_tile : nullptr, t_rest, rest, y, ldy, pair);
+        bc_rows<Block, G>(Wb, nb, r0, r1, tile, t0, nt, last && rest ? &rest_tile : nullptr, t_rest, rest, y, ldy, pair);
     }
 }
 
@@ -346,15 +407,21 @@ void lc_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_
 
 bool broadcast_matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T,
                       float* y, int64_t ldy, int pair) {
-    if (T < BC_MIN_VECTORS) return false;
     switch (wt) {
         case GGMLType::Q4_K:
         case GGMLType::Q5_K:
         case GGMLType::Q6_K:
             if (K / QK_K > BC_MAX_KBLOCKS) return false;
-            if (wt == GGMLType::Q4_K) bc_matmul<BlockQ4K>(W, K, r0, r1, acts, T, y, ldy, wt, pair);
-            else if (wt == GGMLType::Q5_K) bc_matmul<BlockQ5K>(W, K, r0, r1, acts, T, y, ldy, wt, pair);
-            else bc_matmul<BlockQ6K>(W, K, r0, r1, acts, T, y, ldy, wt, pair);
+            if (T >= BC_MIN_VECTORS) {
+                if (wt == GGMLType::Q4_K) bc_matmul<BlockQ4K, 1>(W, K, r0, r1, acts, T, y, ldy, wt, pair);
+                else if (wt == GGMLType::Q5_K) bc_matmul<BlockQ5K, 1>(W, K, r0, r1, acts, T, y, ldy, wt, pair);
+                else bc_matmul<BlockQ6K, 1>(W, K, r0, r1, acts, T, y, ldy, wt, pair);
+                return true;
+            }
+            if (T < G2_MIN_VECTORS) return false;
+            if (wt == GGMLType::Q4_K) bc_matmul<BlockQ4K, 2>(W, K, r0, r1, acts, T, y, ldy, wt, pair);
+            else if (wt == GGMLType::Q5_K) bc_matmul<BlockQ5K, 2>(W, K, r0, r1, acts, T, y, ldy, wt, pair);
+            else bc_matmul<BlockQ6K, 2>(W, K, r0, r1, acts, T, y, ldy, wt, pair);
             return true;
         case GGMLType::Q4_0:
         case GGMLType::Q5_0:
