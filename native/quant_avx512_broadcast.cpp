@@ -1,7 +1,8 @@
 // x86 AVX-512 broadcast kernels for calls of several activation records (prefill, verification): a zmm
-// holds 16 activation records, one lane each (or 8, two lanes each, for calls of 5-8 records), and decoded
-// weights are broadcast, so nothing is reduced across lanes per block. Bit-identical to the reducing
-// kernels (quant_avx512.cpp) and to quant_scalar.cpp. Knows nothing about threads.
+// holds 16 activation records, one lane each (or 8 with two lanes each for calls of 5-8 records, 4 with
+// four lanes each for Q6_K calls of 3-4), and decoded weights are broadcast, so nothing is reduced
+// across lanes per block. Bit-identical to the reducing kernels (quant_avx512.cpp) and to
+// quant_scalar.cpp. Knows nothing about threads.
 #include <type_traits>
 
 #include "quant_avx512.h"
@@ -39,6 +40,10 @@ constexpr int BC_MIN_VECTORS = 9;
 // 772 / 752 us there; 6 records 554 / 643 us, 640 / 623 us there. 1.5B forward of 4 tokens: 36 ms, 43-46
 // there; of 3 tokens: 35.5 ms either way.
 constexpr int G2_MIN_VECTORS = 5;
+// Q6_K only: 3-4 records take four lanes per record (G = 4). Measured (one thread, 4 records): Q6_K
+// 1536x8960 408 us here, 451-468 us in the reducing kernel; Q4_K 8960x1536 661 us here, 480 there.
+// 1.5B forward of 2 tokens: 28.4-28.8 ms, 29.8-30.9 without.
+constexpr int G4_MIN_VECTORS = 3;
 
 template <int NV> struct BcVec;
 template <> struct BcVec<16> {
@@ -48,7 +53,8 @@ template <> struct BcVec<16> {
     template <int G>  // G int32 at p, repeated across the register
     static I bcast(const void* p) {
         if constexpr (G == 1) { int v; std::memcpy(&v, p, 4); return _mm512_set1_epi32(v); }
-        else { long long v; std::memcpy(&v, p, 8); return _mm512_set1_epi64(v); }
+        else if constexpr (G == 2) { long long v; std::memcpy(&v, p, 8); return _mm512_set1_epi64(v); }
+        else return _mm512_broadcast_i32x4(_mm_loadu_si128(static_cast<const __m128i*>(p)));
     }
     static I zero() { return _mm512_setzero_si512(); }
     static I dpbusd(I acc, I u, I s) { return _mm512_dpbusd_epi32(acc, u, s); }
@@ -65,9 +71,9 @@ template <> struct BcVec<16> {
     static void fstore(float* p, F a) { _mm512_store_ps(p, a); }
 };
 
-// One tile of records, transposed. G = 1: 16 records, lane t = record t. G = 2: 8 records, lanes
-// 2r, 2r + 1 = record r, lane h working on the sub-blocks of the block's half h (sub-block c + h * SUB / 2
-// in chain c), so a chain is as long as G = 1's and 8 records still fill the register.
+// One tile of records, transposed. G = 1: 16 records, lane t = record t. G = 2 (4): 8 (4) records,
+// lanes G * r + h = record r, lane h working on sub-block c + h * SUB / G in chain c, so 8 (4) records
+// still fill the register. (Q4_K, G = 2: chain c = sub-blocks c, c + 4 in lanes h = 0, 1.)
 // xq[b * STEPS + c * GPS + g][lane] = bytes 4g..4g+3 (int8) of the lane's sub-block in chain c;
 // dx[b][lane] block scales; xs[b][m][lane] = (int16 sum of sub-block 2m, of 2m+1) over 32-element
 // sub-blocks (Q4_K/Q5_K mins, the whole record in each lane); x32[b][c][lane] = -32 * sum of the lane's
@@ -151,6 +157,12 @@ struct BcBlock {
     float dw, dm;
 };
 
+// Byte offset in BcBlock::q of broadcast step st (G groups of 4).
+template <int G>
+constexpr int bc_step_offset(int st) {
+    return G == 4 ? 64 * (st % 4) + 16 * (st / 4) : 4 * G * st;
+}
+
 // Element-order values (q[k] = elements 64k..64k+63) into the tile's order. G = 2, output zmm k:
 // Q4_K/Q5_K chain k (sub-blocks k, k + 4), Q6_K chains 2k, 2k + 1 (sub-blocks 2k + e, 2k + e + 8); either
 // way dword 2i + h is dword i of the first-half (h = 0, in q[k / 2]) or second-half (h = 1, in
@@ -159,6 +171,15 @@ template <int G>
 inline void bc_store_q(const KBlock& w, BcBlock* o) {
     if constexpr (G == 1) {
         for (int k = 0; k < 4; ++k) _mm512_store_si512(o->q + 64 * k, w.q[k]);
+    } else if constexpr (G == 4) {
+        // Lane h = q[h]: a 4x4 dword transpose within each 128-bit chunk; output k, chunk m holds dword k
+        // of chunk m of q[0..3] (step st at 64 * (st % 4) + 16 * (st / 4), see bc_step_offset).
+        const __m512i t0 = _mm512_unpacklo_epi32(w.q[0], w.q[1]), t1 = _mm512_unpackhi_epi32(w.q[0], w.q[1]);
+        const __m512i t2 = _mm512_unpacklo_epi32(w.q[2], w.q[3]), t3 = _mm512_unpackhi_epi32(w.q[2], w.q[3]);
+        _mm512_store_si512(o->q, _mm512_unpacklo_epi64(t0, t2));
+        _mm512_store_si512(o->q + 64, _mm512_unpackhi_epi64(t0, t2));
+        _mm512_store_si512(o->q + 128, _mm512_unpacklo_epi64(t1, t3));
+        _mm512_store_si512(o->q + 192, _mm512_unpackhi_epi64(t1, t3));
     } else {
         alignas(64) static const int32_t kIdx[2][16] = {
             {0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23},
@@ -174,6 +195,7 @@ inline void bc_decode_k4(const uint8_t* s, BcBlock* o) {  // Q4_K/Q5_K 6-bit sca
     q4k_unpack(s, &sc, &mn);
     __m256i sc32 = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<long long>(sc)));
     if constexpr (G == 2) sc32 = _mm256_permutevar8x32_epi32(sc32, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    if constexpr (G == 4) sc32 = _mm256_permutevar8x32_epi32(sc32, _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7));
     _mm256_store_si256(reinterpret_cast<__m256i*>(o->sc), sc32);
     _mm_store_si128(reinterpret_cast<__m128i*>(o->mn), _mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<long long>(mn))));
 }
@@ -205,6 +227,7 @@ inline void bc_decode(const BlockQ6K* b, BcBlock* o) {
     decode(b, &w);
     __m512i sc32 = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b->scales)));
     if constexpr (G == 2) sc32 = _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15), sc32);
+    if constexpr (G == 4) sc32 = _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), sc32);
     _mm512_store_si512(o->sc, sc32);
     o->dw = w.dw;
     o->dm = 0.0f;
@@ -252,13 +275,15 @@ void bc_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const BcTile<G>
                     const int step = c * GPS + g;
                     const typename V::I xv = V::load(xq[step]);
                     for (int i = 0; i < BC_ROWS; ++i)
-                        s[i][g & 1] = V::dpbusd(s[i][g & 1], V::template bcast<G>(blk[i].q + 4 * G * step), xv);
+                        s[i][g & 1] = V::dpbusd(s[i][g & 1], V::template bcast<G>(blk[i].q + bc_step_offset<G>(step)), xv);
                 }
                 for (int i = 0; i < BC_ROWS; ++i)
                     i1[i] = V::add(i1[i], V::mullo(V::add(s[i][0], s[i][1]), V::template bcast<G>(&blk[i].sc[G * c])));
             }
-            if constexpr (G == 2)  // the two halves of each record: every lane holds the record's total
+            if constexpr (G >= 2)  // the parts of each record: every lane of it holds the record's total
                 for (int i = 0; i < BC_ROWS; ++i) i1[i] = V::add(i1[i], _mm512_shuffle_epi32(i1[i], _MM_PERM_CDAB));
+            if constexpr (G == 4)
+                for (int i = 0; i < BC_ROWS; ++i) i1[i] = V::add(i1[i], _mm512_shuffle_epi32(i1[i], _MM_PERM_BADC));
             const typename V::F dx = V::fload(tile.dx[b]);
             for (int i = 0; i < BC_ROWS; ++i) {
                 acc[i] = V::fmadd(V::mul(V::fset1(blk[i].dw), dx), V::cvt(i1[i]), acc[i]);
@@ -272,8 +297,8 @@ void bc_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const BcTile<G>
         for (int i = 0; i < nr; ++i) {
             alignas(64) float tmp[16];
             V::fstore(tmp, acc[i]);
-            if constexpr (G == 2)
-                for (int t = 0; t < 8; ++t) tmp[t] = tmp[2 * t];
+            if constexpr (G > 1)
+                for (int t = 0; t < 16 / G; ++t) tmp[t] = tmp[G * t];
             store_out(y, ldy, rg + i, t0, tmp, nt, pair);
         }
         if (rest) reduce_rows(kType, reinterpret_cast<const uint8_t*>(W), nb, rg, rg + nr, *rest, rest_t0, rest_nt, y, ldy, pair);
@@ -418,7 +443,13 @@ bool broadcast_matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int6
                 else bc_matmul<BlockQ6K, 1>(W, K, r0, r1, acts, T, y, ldy, wt, pair);
                 return true;
             }
-            if (T < G2_MIN_VECTORS) return false;
+            if (T < G2_MIN_VECTORS) {
+                if (T < G4_MIN_VECTORS || wt != GGMLType::Q6_K) return false;
+                if (wt == GGMLType::Q4_K) bc_matmul<BlockQ4K, 4>(W, K, r0, r1, acts, T, y, ldy, wt, pair);
+                else if (wt == GGMLType::Q5_K) bc_matmul<BlockQ5K, 4>(W, K, r0, r1, acts, T, y, ldy, wt, pair);
+                else bc_matmul<BlockQ6K, 4>(W, K, r0, r1, acts, T, y, ldy, wt, pair);
+                return true;
+            }
             if (wt == GGMLType::Q4_K) bc_matmul<BlockQ4K, 2>(W, K, r0, r1, acts, T, y, ldy, wt, pair);
             else if (wt == GGMLType::Q5_K) bc_matmul<BlockQ5K, 2>(W, K, r0, r1, acts, T, y, ldy, wt, pair);
             else bc_matmul<BlockQ6K, 2>(W, K, r0, r1, acts, T, y, ldy, wt, pair);
