@@ -26,11 +26,13 @@ namespace {
 // Bounds: |S_j| <= 32 * 31 * 127 (Q4_K/Q5_K) or 16 * 63 * 127 + 32 * 16 * 127 (Q6_K), times |sc| <= 63
 // or 128, over 8 / 16 sub-blocks: below 2^28, so every int32 step is exact.
 constexpr int BC_MAX_KBLOCKS = 80;  // K <= 20480 (the tile lives on the stack: K * 16 bytes of activations)
-// Rows sharing each activation load. Measured (tiles of 8960x1536 Q4_K / 1536x8960 Q6_K, 32
-// records, one thread): Q4_K/Q5_K 6 rows 1.84-1.92 ms, 4 rows 2.4-2.5, 5 rows 2.5, 7 or 8 rows 4.0-4.4
-// (the accumulators spill); Q6_K (16 sub-blocks, shorter chains) 4 rows 2.5-2.6, 6 rows 2.9.
+// Rows sharing each activation load. Measured (one thread, 32 records): Q4_K/Q5_K 8960x1536, 6 rows
+// 1.84-1.92 ms, 4 rows 2.4-2.5, 5 rows 2.5, 7 or 8 rows 4.0-4.4 (the accumulators spill); 8 records
+// (two lanes each) 6 rows 0.57 ms, 4 rows 0.72, 8 rows 1.10. Q6_K 1536x8960 (no mins, so more rows fit):
+// 8 rows 2.23-2.26 ms, 7 rows 2.60-2.61, 10 rows 2.65, 4 rows 2.42; 8 records 0.53 ms (0.65 with 4 or
+// 6 rows), 4 records 0.41 (0.43-0.44 with 4 rows).
 constexpr int BC_ROWS_K4 = 6;
-constexpr int BC_ROWS_Q6 = 4;
+constexpr int BC_ROWS_Q6 = 8;
 // Records per call from which the broadcast kernel runs (a tile of 16 lanes, padded). Measured on the
 // 1.5B, one forward of T tokens (2T records): T = 3, 4 cost 36 and 43 ms through the reducing kernel,
 // 54 ms here; T = 5 (10 records) 55 ms here, 61 ms as two reducing tiles interleaved per row group.
