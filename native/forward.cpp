@@ -167,40 +167,11 @@ static void fill_rope_row(const double* theta, int hd, int64_t rot, float* c, fl
 
 // ---------------------------------------------------------------------------- attention kernels
 
-// s[p] = dot(q, k[p]) * scale for p < n; k is [n][hd]. Every position is computed by the same
-// instruction sequence whatever n is (groups of 4 only add independent chains).
-// Keys are rows k[slot[p]] of the cache (position order, slot indirection).
+// s[p] = dot(q, k[slot[p]]) * scale for p in [p0, n): the path without AVX-512 (or head_dim not a
+// multiple of 16); attn_scores_heads is the AVX-512 one.
 static void attn_scores(const float* q, const float* k, const int32_t* slot, int p0, int n, int hd, float scale,
                         float* s) {
-    auto row = [&](int p) { return k + static_cast<size_t>(slot[p]) * hd; };
-#if defined(__AVX512F__)
-    if (hd % 16 == 0) {
-        int p = p0;
-        for (; p + 4 <= n; p += 4) {
-            const float *k0 = row(p), *k1 = row(p + 1), *k2 = row(p + 2), *k3 = row(p + 3);
-            __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-            for (int i = 0; i < hd; i += 16) {
-                const __m512 qv = _mm512_load_ps(q + i);
-                a0 = _mm512_fmadd_ps(qv, _mm512_loadu_ps(k0 + i), a0);
-                a1 = _mm512_fmadd_ps(qv, _mm512_loadu_ps(k1 + i), a1);
-                a2 = _mm512_fmadd_ps(qv, _mm512_loadu_ps(k2 + i), a2);
-                a3 = _mm512_fmadd_ps(qv, _mm512_loadu_ps(k3 + i), a3);
-            }
-            s[p] = _mm512_reduce_add_ps(a0) * scale;
-            s[p + 1] = _mm512_reduce_add_ps(a1) * scale;
-            s[p + 2] = _mm512_reduce_add_ps(a2) * scale;
-            s[p + 3] = _mm512_reduce_add_ps(a3) * scale;
-        }
-        for (; p < n; p++) {
-            const float* kp = row(p);
-            __m512 a = _mm512_setzero_ps();
-            for (int i = 0; i < hd; i += 16) a = _mm512_fmadd_ps(_mm512_load_ps(q + i), _mm512_loadu_ps(kp + i), a);
-            s[p] = _mm512_reduce_add_ps(a) * scale;
-        }
-        return;
-    }
-#endif
-    for (int p = p0; p < n; p++) s[p] = dot(q, row(p), hd) * scale;
+    for (int p = p0; p < n; p++) s[p] = dot(q, k + static_cast<size_t>(slot[p]) * hd, hd) * scale;
 }
 
 #if defined(__AVX512F__)

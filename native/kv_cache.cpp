@@ -94,6 +94,13 @@ uint64_t KVCache::stream_checksum() const {
     // FNV-1a-style mixing over 64-bit words of the used slots' K and V rows (head_dim a multiple of 4).
     uint64_t h = 0xcbf29ce484222325ull;
     auto mix = [&h](uint64_t w) { h = (h ^ w) * 0x100000001b3ull; h ^= h >> 29; };
+    auto mix_bytes = [&mix](const void* p, size_t nbytes) {  // whole 8-byte words
+        for (size_t i = 0; i + 8 <= nbytes; i += 8) {
+            uint64_t w;
+            std::memcpy(&w, static_cast<const char*>(p) + i, 8);
+            mix(w);
+        }
+    };
     mix(static_cast<uint64_t>(sink_used_));
     mix(static_cast<uint64_t>(ring_used_));
     mix(static_cast<uint64_t>(ring_start_));
@@ -103,18 +110,8 @@ uint64_t KVCache::stream_checksum() const {
             const size_t base = (static_cast<size_t>(l) * n_head_kv_ + hd) * head_stride_;
             auto slot_hash = [&](int slot) {
                 const size_t off = base + static_cast<size_t>(slot) * head_dim_;
-                const float* kr = kdata_.get() + off;
-                const uint16_t* vr = vdata_.get() + off;
-                for (int i = 0; i + 2 <= head_dim_; i += 2) {  // K rows: 4 bytes per value
-                    uint64_t w;
-                    std::memcpy(&w, kr + i, 8);
-                    mix(w);
-                }
-                for (int i = 0; i + 4 <= head_dim_; i += 4) {  // V rows: 2 bytes per value
-                    uint64_t w;
-                    std::memcpy(&w, vr + i, 8);
-                    mix(w);
-                }
+                mix_bytes(kdata_.get() + off, head_dim_ * sizeof(float));
+                mix_bytes(vdata_.get() + off, head_dim_ * sizeof(uint16_t));
             };
             for (int s = 0; s < sink_used_; s++) slot_hash(s);
             for (int i = 0; i < ring_used_; i++) slot_hash(n_sink_ + (ring_start_ + i) % n_ring_);

@@ -3,6 +3,7 @@
 // decoders, and the reducing kernel's tile, which the broadcast kernel uses for its remainder.
 #pragma once
 #include <cstring>
+#include <type_traits>
 
 #include "quant_blocks.h"
 #include "quant_kernels.h"
@@ -61,28 +62,32 @@ inline void q4k_nibbles(const uint8_t* qs, __m512i* q0, __m512i* q1) {
     *q1 = _mm512_shuffle_i64x2(lo, hi, _MM_SHUFFLE(3, 2, 3, 2));
 }
 
-inline void decode(const BlockQ4K* b, KBlock* o) {
-    o->dw = _cvtsh_ss(b->d);
-    o->dm = _cvtsh_ss(b->dmin);
-    q4k_scales(b->scales, o);
-    q4k_nibbles(b->qs, &o->q[0], &o->q[1]);
-    q4k_nibbles(b->qs + 64, &o->q[2], &o->q[3]);
+// The 256 stored values of a Q4_K/Q5_K block into q[0..3] (element order).
+inline void k4_values(const BlockQ4K* b, __m512i* q) {
+    q4k_nibbles(b->qs, &q[0], &q[1]);
+    q4k_nibbles(b->qs + 64, &q[2], &q[3]);
 }
 
-inline void decode(const BlockQ5K* b, KBlock* o) {
-    o->dw = _cvtsh_ss(b->d);
-    o->dm = _cvtsh_ss(b->dmin);
-    q4k_scales(b->scales, o);
-    q4k_nibbles(b->qs, &o->q[0], &o->q[1]);
-    q4k_nibbles(b->qs + 64, &o->q[2], &o->q[3]);
+inline void k4_values(const BlockQ5K* b, __m512i* q) {
+    q4k_nibbles(b->qs, &q[0], &q[1]);
+    q4k_nibbles(b->qs + 64, &q[2], &q[3]);
     // Fifth bit of element 32j + l is bit j of qh[l]; q[k] holds sub-blocks 2k (low half), 2k+1.
     const __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->qh)));
     const __m512i one = _mm512_set1_epi8(1);
     for (int k = 0; k < 4; ++k) {
         const __m512i sh = halves16(2 * k, 2 * k + 1);
         __m512i bit = _mm512_and_si512(_mm512_srlv_epi16(qh, sh), one);
-        o->q[k] = _mm512_or_si512(o->q[k], _mm512_slli_epi16(bit, 4));
+        q[k] = _mm512_or_si512(q[k], _mm512_slli_epi16(bit, 4));
     }
+}
+
+template <typename B>
+inline void decode(const B* b, KBlock* o) {
+    static_assert(std::is_same<B, BlockQ4K>::value || std::is_same<B, BlockQ5K>::value, "Q4_K or Q5_K");
+    o->dw = _cvtsh_ss(b->d);
+    o->dm = _cvtsh_ss(b->dmin);
+    q4k_scales(b->scales, o);
+    k4_values(b, o->q);
 }
 
 inline void decode(const BlockQ6K* b, KBlock* o) {

@@ -47,8 +47,7 @@ constexpr int G2_MIN_VECTORS = 5;
 // 1.5B forward of 2 tokens: 28.4-28.8 ms, 29.8-30.9 without.
 constexpr int G4_MIN_VECTORS = 3;
 
-template <int NV> struct BcVec;
-template <> struct BcVec<16> {
+struct BcVec {  // 16 int32 / float lanes
     using I = __m512i;
     using F = __m512;
     static I load(const void* p) { return _mm512_load_si512(p); }
@@ -202,24 +201,13 @@ inline void bc_decode_k4(const uint8_t* s, BcBlock* o) {  // Q4_K/Q5_K 6-bit sca
     _mm_store_si128(reinterpret_cast<__m128i*>(o->mn), _mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<long long>(mn))));
 }
 
-template <int G>
-inline void bc_decode(const BlockQ4K* b, BcBlock* o) {
+template <int G, typename B>  // Q4_K or Q5_K
+inline void bc_decode(const B* b, BcBlock* o) {
     o->dw = _cvtsh_ss(b->d);
     o->dm = _cvtsh_ss(b->dmin);
     bc_decode_k4<G>(b->scales, o);
     KBlock w;
-    q4k_nibbles(b->qs, &w.q[0], &w.q[1]);
-    q4k_nibbles(b->qs + 64, &w.q[2], &w.q[3]);
-    bc_store_q<G>(w, o);
-}
-
-template <int G>
-inline void bc_decode(const BlockQ5K* b, BcBlock* o) {
-    KBlock w;
-    decode(b, &w);
-    bc_decode_k4<G>(b->scales, o);
-    o->dw = w.dw;
-    o->dm = w.dm;
+    k4_values(b, w.q);
     bc_store_q<G>(w, o);
 }
 
@@ -242,7 +230,7 @@ inline void bc_decode(const BlockQ6K* b, BcBlock* o) {
 template <typename Block, int G>
 void bc_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const BcTile<G>& tile, int t0, int nt,
              const KTile* rest, int rest_t0, int rest_nt, float* y, int64_t ldy, int pair) {
-    using V = BcVec<16>;
+    using V = BcVec;
     constexpr bool kQ6 = std::is_same<Block, BlockQ6K>::value;
     constexpr int BC_ROWS = kQ6 ? BC_ROWS_Q6 : BC_ROWS_K4;
     constexpr GGMLType kType = kQ6 ? GGMLType::Q6_K : std::is_same<Block, BlockQ5K>::value ? GGMLType::Q5_K : GGMLType::Q4_K;
