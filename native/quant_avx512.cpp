@@ -302,6 +302,8 @@ using namespace avx512;
 
 bool matmul_simd(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* act_buf,
                  const float* x, int T, float* y, int64_t ldy, int pair) {
+    r0 = rowlane_matmul(wt, W, K, r0, r1, act_buf, T, y, ldy, pair);
+    if (r0 == r1) return true;
     if (broadcast_matmul(wt, W, K, r0, r1, act_buf, T, y, ldy, pair)) return true;
     switch (wt) {
         case GGMLType::Q4_K:

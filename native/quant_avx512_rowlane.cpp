@@ -1,0 +1,218 @@
+// x86 AVX-512 row-lane kernel for Q4_K calls of 1-8 activation records (decode, verification of
+// drafted tokens): a zmm holds 16 weight rows, one lane each, and activation bytes are broadcast from
+// memory, so each block's decode is shared by every record and nothing is reduced across lanes.
+// Bit-identical to the other kernels. Knows nothing about threads.
+#include "quant_avx512.h"
+
+#if LG_SIMD_AVX512
+
+namespace lg::avx512 {
+
+namespace {
+
+// Why: with few records the broadcast kernel (quant_avx512_broadcast.cpp) spends more instructions
+// broadcasting decoded weights and folding per-row scales than on dot products, and the reducing
+// kernel (quant_avx512.cpp) folds lanes per block. Here 16 rows of a
+// block are decoded together (two 16x16 dword transposes of the packed nibbles, the 6-bit scales
+// unpacked in 16 lanes at once); then per 4 activation bytes of a record one vpdpbusd with the bytes
+// broadcast from memory covers 16 rows. Per (row, record, block) it forms the same exact int32 sums
+// (S_j per sub-block, i1 = sum_j sc_j S_j, i2 = sum_j mn_j xsum_j) and applies the canonical float
+// steps (quant_blocks.h) in block order, so its bits are the scalar path's.
+constexpr int RL_ROWS = 16;        // rows per group: one zmm lane each
+constexpr int RL_CHUNK = RL_MAX_RECORDS;  // records per call (8: 8 S_j + 8 i1 + 8 float accumulators)
+constexpr int RL_MAX_KBLOCKS = 40;  // K <= 10240 (the records, rearranged, live on the stack: 80 KB)
+// Measured (1.5B, forward of T tokens = 2T records, 2 threads; against the reducing kernel for T = 1-2
+// and the broadcast kernel's two-lane tile for T = 3-4): T = 1 19.0-19.4 ms against 20.4-22; T = 2
+// 24.3-24.8 against 27.3-28.5; T = 3 29.2-29.6 against 35.9-36.7; T = 4 32.1-32.7 against 36.1-36.6.
+
+// r[i] = dword row i in, r[d] lane i = dword d of row i out (a 16x16 transpose).
+inline void transpose16(__m512i* r) {
+    __m512i t[16], u[16];
+    for (int i = 0; i < 8; ++i) {
+        t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+    }
+    // u[4i + k], 128-bit lane L = dword 4L + k of rows 4i .. 4i + 3
+    for (int i = 0; i < 4; ++i) {
+        u[4 * i] = _mm512_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
+        u[4 * i + 1] = _mm512_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
+        u[4 * i + 2] = _mm512_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
+        u[4 * i + 3] = _mm512_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
+    }
+    for (int k = 0; k < 4; ++k) {  // a 4x4 transpose of 128-bit lanes
+        const __m512i v0 = _mm512_shuffle_i32x4(u[k], u[4 + k], 0x44), v1 = _mm512_shuffle_i32x4(u[k], u[4 + k], 0xEE);
+        const __m512i v2 = _mm512_shuffle_i32x4(u[8 + k], u[12 + k], 0x44), v3 = _mm512_shuffle_i32x4(u[8 + k], u[12 + k], 0xEE);
+        r[k] = _mm512_shuffle_i32x4(v0, v2, 0x88);
+        r[4 + k] = _mm512_shuffle_i32x4(v0, v2, 0xDD);
+        r[8 + k] = _mm512_shuffle_i32x4(v1, v3, 0x88);
+        r[12 + k] = _mm512_shuffle_i32x4(v1, v3, 0xDD);
+    }
+}
+
+// Block b of 16 rows, decoded with one row per lane.
+struct RlBlock {
+    __m512i raw[32];  // dword d of qs: low nibbles = sub-block 2 (d / 8), high = 2 (d / 8) + 1, dword d % 8
+    __m512i sc[8];    // 6-bit scale of sub-block j
+    __m512i mn[4];    // mins of sub-blocks 2m (low int16) and 2m + 1 (high int16)
+    __m512 dw, dm;
+};
+
+// rows[i] = block b of row i (a BlockQ4K: d, dmin, scales[12], qs[128]).
+inline void rl_decode(const BlockQ4K* const* rows, RlBlock* o) {
+    // Headers (d | dmin << 16, then the 12 scale bytes as dwords a, b, c): row 4L + q in 128-bit
+    // lane L of h[q], so that after a 4x4 dword transpose within lanes h[k] lane 4L + q = dword k of
+    // row 4L + q.
+    __m512i h[4];
+    for (int q = 0; q < 4; ++q) {
+        __m512i z = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[q])));
+        for (int L = 1; L < 4; ++L) {
+            const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[4 * L + q]));
+            z = L == 1 ? _mm512_inserti32x4(z, v, 1) : L == 2 ? _mm512_inserti32x4(z, v, 2) : _mm512_inserti32x4(z, v, 3);
+        }
+        h[q] = z;
+    }
+    const __m512i t0 = _mm512_unpacklo_epi32(h[0], h[1]), t1 = _mm512_unpackhi_epi32(h[0], h[1]);
+    const __m512i t2 = _mm512_unpacklo_epi32(h[2], h[3]), t3 = _mm512_unpackhi_epi32(h[2], h[3]);
+    const __m512i dd = _mm512_unpacklo_epi64(t0, t2), a = _mm512_unpackhi_epi64(t0, t2);
+    const __m512i b = _mm512_unpacklo_epi64(t1, t3), c = _mm512_unpackhi_epi64(t1, t3);
+    o->dw = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dd));
+    o->dm = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(dd, 16)));
+    // q4k_unpack, 16 rows at once: j < 4: sc = a_j & 63, mn = b_j & 63; j >= 4 (k = j - 4):
+    // sc = (c_k & 15) | (a_k >> 6) << 4, mn = (c_k >> 4) | (b_k >> 6) << 4 (x_k = byte k of x).
+    const __m512i m63 = _mm512_set1_epi32(63), m15 = _mm512_set1_epi32(15);
+    __m512i mn[8];
+    for (int k = 0; k < 4; ++k) {
+        o->sc[k] = _mm512_and_si512(_mm512_srli_epi32(a, 8 * k), m63);
+        mn[k] = _mm512_and_si512(_mm512_srli_epi32(b, 8 * k), m63);
+        // select(m15, lo, hi) = (lo & 15) | (hi & ~15), then & 63
+        o->sc[4 + k] = _mm512_and_si512(
+            _mm512_ternarylogic_epi32(m15, _mm512_srli_epi32(c, 8 * k), _mm512_srli_epi32(a, 8 * k + 2), 0xCA), m63);
+        mn[4 + k] = _mm512_and_si512(
+            _mm512_ternarylogic_epi32(m15, _mm512_srli_epi32(c, 8 * k + 4), _mm512_srli_epi32(b, 8 * k + 2), 0xCA), m63);
+    }
+    for (int m = 0; m < 4; ++m) o->mn[m] = _mm512_or_si512(mn[2 * m], _mm512_slli_epi32(mn[2 * m + 1], 16));
+    for (int half = 0; half < 2; ++half) {
+        __m512i* r = o->raw + 16 * half;
+        for (int i = 0; i < RL_ROWS; ++i) r[i] = _mm512_loadu_si512(rows[i]->qs + 64 * half);
+        transpose16(r);
+    }
+}
+
+// A chunk's records, interleaved: dword p of block b of record t at xq[b][p][t], so the broadcasts of
+// one step share a cache line. (Read in place, records K = 8960 apart sit 10240 bytes apart, and
+// loads at such strides conflict in the L1: 4.5 G vpdpbusd/s per core there against 7.4 at a
+// 1792-byte stride, in a bench of this loop.) xs[b][m][t]: the int16 sums of 32-element sub-blocks
+// 2m, 2m + 1 as one dword (the mins' partner in vpdpwssd); dx[b][t]: the block scales.
+struct RlActs {
+    alignas(64) int32_t xq[RL_MAX_KBLOCKS][QK_K / 4][RL_CHUNK];
+    alignas(64) uint32_t xs[RL_MAX_KBLOCKS][4][RL_CHUNK];
+    alignas(64) float dx[RL_MAX_KBLOCKS][RL_CHUNK];
+};
+
+inline void rl_acts(const uint8_t* acts, const ActLayout& L, int64_t nb, int t0, int nt, RlActs* a) {
+    for (int t = 0; t < nt; ++t) {
+        const uint8_t* rec = acts + static_cast<int64_t>(t0 + t) * L.stride;
+        const int16_t* s16 = reinterpret_cast<const int16_t*>(rec + L.sums_off);
+        const float* d = reinterpret_cast<const float*>(rec + L.d_off);
+        for (int64_t b = 0; b < nb; ++b) {
+            for (int p = 0; p < QK_K / 4; ++p) std::memcpy(&a->xq[b][p][t], rec + QK_K * b + 4 * p, 4);
+            for (int m = 0; m < 4; ++m) {
+                const int16_t* q = s16 + 16 * b + 4 * m;
+                a->xs[b][m][t] = static_cast<uint16_t>(q[0] + q[1]) | (uint32_t(static_cast<uint16_t>(q[2] + q[3])) << 16);
+            }
+            a->dx[b][t] = d[b];
+        }
+    }
+}
+
+// acc += dpbusd(u, 4 int8 at p broadcast): the broadcast folded into the instruction ({1to16}),
+// which GCC does not do by itself.
+inline __m512i dpbusd_bcast(__m512i acc, __m512i u, const int32_t* p) {
+    asm("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(u), "m"(*p));
+    return acc;
+}
+
+// One decoded block against NR records (block b of a chunk's RlActs).
+template <int NR>
+inline void rl_block(const RlBlock& w, const RlActs& a, int64_t b, __m512* acc) {
+    const __m512i m4 = _mm512_set1_epi8(0x0f);
+    __m512i i1[NR];
+    for (int t = 0; t < NR; ++t) i1[t] = _mm512_setzero_si512();
+    for (int j = 0; j < 8; ++j) {
+        __m512i s[NR];
+        for (int t = 0; t < NR; ++t) s[t] = _mm512_setzero_si512();
+        for (int p = 0; p < 8; ++p) {
+            const __m512i raw = w.raw[8 * (j / 2) + p];
+            const __m512i v = _mm512_and_si512(j % 2 ? _mm512_srli_epi16(raw, 4) : raw, m4);
+            const int32_t* xp = a.xq[b][8 * j + p];
+            for (int t = 0; t < NR; ++t) s[t] = dpbusd_bcast(s[t], v, xp + t);
+        }
+        for (int t = 0; t < NR; ++t) i1[t] = _mm512_add_epi32(i1[t], _mm512_mullo_epi32(s[t], w.sc[j]));
+    }
+    for (int t = 0; t < NR; ++t) {
+        __m512i i2 = _mm512_setzero_si512();
+        for (int m = 0; m < 4; ++m) i2 = _mm512_dpwssd_epi32(i2, w.mn[m], _mm512_set1_epi32(static_cast<int>(a.xs[b][m][t])));
+        const __m512 d = _mm512_set1_ps(a.dx[b][t]);
+        acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(w.dw, d), _mm512_cvtepi32_ps(i1[t]), acc[t]);
+        acc[t] = _mm512_fnmadd_ps(_mm512_mul_ps(w.dm, d), _mm512_cvtepi32_ps(i2), acc[t]);
+    }
+}
+
+// Rows [r0, r1) ((r1 - r0) a multiple of 16) against the chunk's records t0 .. t0 + NR.
+template <int NR>
+void rl_rows(const BlockQ4K* W, int64_t nb, int64_t r0, int64_t r1, const RlActs& a, int t0, float* y, int64_t ldy,
+             int pair) {
+    RlBlock w;
+    for (int64_t rg = r0; rg < r1; rg += RL_ROWS) {
+        __m512 acc[NR];
+        for (int t = 0; t < NR; ++t) acc[t] = _mm512_setzero_ps();
+        for (int64_t b = 0; b < nb; ++b) {
+            const BlockQ4K* rows[RL_ROWS];
+            for (int i = 0; i < RL_ROWS; ++i) rows[i] = W + (rg + i) * nb + b;
+            // The next row group (16 rows, contiguous), in order, one sixteenth-of-a-row's share per
+            // block: 16 rows stream at once, too many for the hardware prefetcher to follow alone.
+            const char* ahead = reinterpret_cast<const char*>(W + (rg + RL_ROWS) * nb + RL_ROWS * b);
+            for (int off = 0; off < RL_ROWS * static_cast<int>(sizeof(BlockQ4K)); off += 64) _mm_prefetch(ahead + off, _MM_HINT_T0);
+            rl_decode(rows, &w);
+            rl_block<NR>(w, a, b, acc);
+        }
+        for (int t = 0; t < NR; t += pair) {
+            const __m512 v = pair == 2 ? _mm512_add_ps(acc[t], acc[t + 1]) : acc[t];
+            _mm512_storeu_ps(y + static_cast<int64_t>((t0 + t) / pair) * ldy + rg, v);
+        }
+    }
+}
+
+template <int NR>
+void rl_call(const BlockQ4K* W, int64_t nb, int64_t r0, int64_t r1, const uint8_t* acts, const ActLayout& L, float* y,
+             int64_t ldy, int pair) {
+    RlActs a;
+    rl_acts(acts, L, nb, 0, NR, &a);
+    rl_rows<NR>(W, nb, r0, r1, a, 0, y, ldy, pair);
+}
+
+}  // namespace
+
+int64_t rowlane_matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T,
+                       float* y, int64_t ldy, int pair) {
+    const int64_t nb = K / QK_K;
+    const int64_t r16 = r0 + (r1 - r0) / RL_ROWS * RL_ROWS;
+    if (wt != GGMLType::Q4_K || nb > RL_MAX_KBLOCKS || T < RL_MIN_RECORDS || T > RL_MAX_RECORDS || r16 == r0) return r0;
+    const ActLayout L = act_layout(wt, K);
+    const BlockQ4K* Wb = reinterpret_cast<const BlockQ4K*>(W);
+    switch (T) {
+        case 1: rl_call<1>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
+        case 2: rl_call<2>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
+        case 3: rl_call<3>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
+        case 4: rl_call<4>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
+        case 5: rl_call<5>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
+        case 6: rl_call<6>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
+        case 7: rl_call<7>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
+        default: rl_call<8>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
+    }
+    return r16;
+}
+
+}  // namespace lg::avx512
+
+#endif
