@@ -198,10 +198,9 @@ bool broadcast_matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int6
 
 // The row-lane kernel (quant_avx512_rowlane.cpp) for Q4_K calls of RL_MIN_RECORDS..RL_MAX_RECORDS
 // records: takes rows r0 .. r0 + 16n of [r0, r1) and returns the first row it left (r0 when the call
-// is not its own), for the other kernels to finish. (9-16 records, two passes, measured slower than
-// the broadcast kernel: 1.5B forward of 8 tokens 64-69 ms against 55-59.)
+// is not its own), for the other kernels to finish.
 constexpr int RL_MIN_RECORDS = 1;
-constexpr int RL_MAX_RECORDS = 8;
+constexpr int RL_MAX_RECORDS = 16;
 int64_t rowlane_matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T,
                        float* y, int64_t ldy, int pair);
 

@@ -1,4 +1,4 @@
-// x86 AVX-512 row-lane kernel for Q4_K calls of 1-8 activation records (decode, verification of
+// x86 AVX-512 row-lane kernel for Q4_K calls of 1-16 activation records (decode, verification of
 // drafted tokens): a zmm holds 16 weight rows, one lane each, and activation bytes are broadcast from
 // memory, so each block's decode is shared by every record and nothing is reduced across lanes.
 // Bit-identical to the other kernels. Knows nothing about threads.
@@ -19,11 +19,14 @@ namespace {
 // (S_j per sub-block, i1 = sum_j sc_j S_j, i2 = sum_j mn_j xsum_j) and applies the canonical float
 // steps (quant_blocks.h) in block order, so its bits are the scalar path's.
 constexpr int RL_ROWS = 16;        // rows per group: one zmm lane each
-constexpr int RL_CHUNK = RL_MAX_RECORDS;  // records per call (8: 8 S_j + 8 i1 + 8 float accumulators)
-constexpr int RL_MAX_KBLOCKS = 40;  // K <= 10240 (the records, rearranged, live on the stack: 80 KB)
+constexpr int RL_CHUNK = 8;  // records per pass over a decoded block (8 S_j + 8 i1 + 8 float accumulators)
+constexpr int RL_MAX_KBLOCKS = 40;  // K <= 10240 (records, rearranged, live on the stack: 80 KB per pass)
 // Measured (1.5B, forward of T tokens = 2T records, 2 threads; against the reducing kernel for T = 1-2
 // and the broadcast kernel's two-lane tile for T = 3-4): T = 1 19.0-19.4 ms against 20.4-22; T = 2
 // 24.3-24.8 against 27.3-28.5; T = 3 29.2-29.6 against 35.9-36.7; T = 4 32.1-32.7 against 36.1-36.6.
+// 9-16 records take two passes over each decoded block (against the broadcast kernel's 16-lane tile):
+// 8960x1536, one thread, 16 records 783-793 us against 893-897; 1.5B forward T = 8 53.8-54.6 ms against
+// 55.7-57.7, T = 5 46.1-47.3 against 54.0-56.1. (Each pass decoding the block again: T = 8 64-69 ms.)
 
 // r[i] = dword row i in, r[d] lane i = dword d of row i out (a 16x16 transpose).
 inline void transpose16(__m512i* r) {
@@ -158,14 +161,15 @@ inline void rl_block(const RlBlock& w, const RlActs& a, int64_t b, __m512* acc) 
     }
 }
 
-// Rows [r0, r1) ((r1 - r0) a multiple of 16) against the chunk's records t0 .. t0 + NR.
-template <int NR>
-void rl_rows(const BlockQ4K* W, int64_t nb, int64_t r0, int64_t r1, const RlActs& a, int t0, float* y, int64_t ldy,
-             int pair) {
+// Rows [r0, r1) ((r1 - r0) a multiple of 16) against records 0 .. N1 (a1) and N1 .. N1 + N2 (a2, if
+// N2 > 0): each decoded block serves both chunks.
+template <int N1, int N2>
+void rl_rows(const BlockQ4K* W, int64_t nb, int64_t r0, int64_t r1, const RlActs& a1, const RlActs& a2, float* y,
+             int64_t ldy, int pair) {
     RlBlock w;
     for (int64_t rg = r0; rg < r1; rg += RL_ROWS) {
-        __m512 acc[NR];
-        for (int t = 0; t < NR; ++t) acc[t] = _mm512_setzero_ps();
+        __m512 acc[N1 + N2];
+        for (int t = 0; t < N1 + N2; ++t) acc[t] = _mm512_setzero_ps();
         for (int64_t b = 0; b < nb; ++b) {
             const BlockQ4K* rows[RL_ROWS];
             for (int i = 0; i < RL_ROWS; ++i) rows[i] = W + (rg + i) * nb + b;
@@ -174,21 +178,23 @@ void rl_rows(const BlockQ4K* W, int64_t nb, int64_t r0, int64_t r1, const RlActs
             const char* ahead = reinterpret_cast<const char*>(W + (rg + RL_ROWS) * nb + RL_ROWS * b);
             for (int off = 0; off < RL_ROWS * static_cast<int>(sizeof(BlockQ4K)); off += 64) _mm_prefetch(ahead + off, _MM_HINT_T0);
             rl_decode(rows, &w);
-            rl_block<NR>(w, a, b, acc);
+            rl_block<N1>(w, a1, b, acc);
+            if constexpr (N2 > 0) rl_block<N2>(w, a2, b, acc + N1);
         }
-        for (int t = 0; t < NR; t += pair) {
+        for (int t = 0; t < N1 + N2; t += pair) {
             const __m512 v = pair == 2 ? _mm512_add_ps(acc[t], acc[t + 1]) : acc[t];
-            _mm512_storeu_ps(y + static_cast<int64_t>((t0 + t) / pair) * ldy + rg, v);
+            _mm512_storeu_ps(y + static_cast<int64_t>(t / pair) * ldy + rg, v);
         }
     }
 }
 
-template <int NR>
+template <int N1, int N2 = 0>
 void rl_call(const BlockQ4K* W, int64_t nb, int64_t r0, int64_t r1, const uint8_t* acts, const ActLayout& L, float* y,
              int64_t ldy, int pair) {
-    RlActs a;
-    rl_acts(acts, L, nb, 0, NR, &a);
-    rl_rows<NR>(W, nb, r0, r1, a, 0, y, ldy, pair);
+    RlActs a1, a2;
+    rl_acts(acts, L, nb, 0, N1, &a1);
+    if constexpr (N2 > 0) rl_acts(acts, L, nb, N1, N2, &a2);
+    rl_rows<N1, N2>(W, nb, r0, r1, a1, a2, y, ldy, pair);
 }
 
 }  // namespace
@@ -208,7 +214,12 @@ int64_t rowlane_matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int
         case 5: rl_call<5>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
         case 6: rl_call<6>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
         case 7: rl_call<7>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
-        default: rl_call<8>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
+        case 8: rl_call<8>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
+        case 10: rl_call<8, 2>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
+        case 12: rl_call<8, 4>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
+        case 14: rl_call<8, 6>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
+        case 16: rl_call<8, 8>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
+        default: return r0;  // odd 9-15: single-precision calls, left to the broadcast kernel
     }
     return r16;
 }
