@@ -42,6 +42,11 @@ constexpr int BC_MIN_VECTORS = 9;
 // 772 / 752 us there; 6 records 554 / 643 us, 640 / 623 us there. 1.5B forward of 4 tokens: 36 ms, 43-46
 // there; of 3 tokens: 35.5 ms either way.
 constexpr int G2_MIN_VECTORS = 5;
+// Q6_K calls of 9-12 records: one two-lane tile of 8 and the rest (up to G2_MAX_REST) through the
+// reducing kernel, instead of one padded 16-lane tile. Measured (one thread, Q6_K 1536x8960): 10
+// records 844-847 us against 1134-1145, 12 records 968-976 against 1137-1148, 14 and 16 records no
+// better (1113-1117, 1066-1080 against 1125-1140); 1.5B forward of 5 tokens 42 ms against 48-52.
+constexpr int G2_MAX_REST = 4;
 // Q6_K only: 3-4 records take four lanes per record (G = 4). Measured (one thread, 4 records): Q6_K
 // 1536x8960 408 us here, 451-468 us in the reducing kernel; Q4_K 8960x1536 661 us here, 480 there.
 // 1.5B forward of 2 tokens: 28.4-28.8 ms, 29.8-30.9 without.
@@ -306,7 +311,7 @@ void bc_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_
     const ActLayout L = act_layout(wt, K);
     const Block* Wb = reinterpret_cast<const Block*>(W);
     int n_bc = T / NV, rest = T % NV;
-    if (rest > (G == 1 ? T_TILE : 0) || n_bc == 0) {
+    if (rest > (G == 1 ? T_TILE : G == 2 ? G2_MAX_REST : 0) || n_bc == 0) {
         ++n_bc;
         rest = 0;
     }
@@ -427,6 +432,10 @@ bool broadcast_matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int6
         case GGMLType::Q5_K:
         case GGMLType::Q6_K:
             if (K / QK_K > BC_MAX_KBLOCKS) return false;
+            if (wt == GGMLType::Q6_K && T > 8 && T <= 8 + G2_MAX_REST) {
+                bc_matmul<BlockQ6K, 2>(W, K, r0, r1, acts, T, y, ldy, wt, pair);
+                return true;
+            }
             if (T >= BC_MIN_VECTORS) {
                 if (wt == GGMLType::Q4_K) bc_matmul<BlockQ4K, 1>(W, K, r0, r1, acts, T, y, ldy, wt, pair);
                 else if (wt == GGMLType::Q5_K) bc_matmul<BlockQ5K, 1>(W, K, r0, r1, acts, T, y, ldy, wt, pair);
