@@ -158,7 +158,9 @@ class TcpFramer:
             if i >= 0:
                 frame = bytes(self.buf[:i]).rstrip(b"\r")
                 del self.buf[:i + 1]
-                if frame:
+                if len(frame) > self.limit:   # the whole over-long line arrived at once
+                    out.append((frame[:self.limit], {"truncated": 1}))
+                elif frame:
                     out.append((frame, {}))
                 continue
             if len(self.buf) > self.limit:

@@ -65,6 +65,8 @@ def test_tcp_framing_octet_counting_newlines_and_truncation():
     # an over-long LF line: cut, the rest up to LF skipped
     assert f.feed(b"<1>" + b"c" * 150) == [(b"<1>" + b"c" * 97, {"truncated": 1})]
     assert f.feed(b"ccc\nnext\n") == [(b"next", {})]
+    # the same when the whole over-long line, LF included, arrives in one read (a fuzz find)
+    assert f.feed(b"d" * 130 + b"\nafter\n") == [(b"d" * 100, {"truncated": 1}), (b"after", {})]
     # a frame cut by the connection's end
     f.feed(b"50 <1>only part")
     assert f.close() == [(b"<1>only part", {"truncated_frame": 1})]
