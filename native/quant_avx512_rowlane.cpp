@@ -12,21 +12,21 @@ namespace {
 
 // Why: with few records the broadcast kernel (quant_avx512_broadcast.cpp) spends more instructions
 // broadcasting decoded weights and folding per-row scales than on dot products, and the reducing
-// kernel (quant_avx512.cpp) folds lanes per block. Here 16 rows of a
-// block are decoded together (two 16x16 dword transposes of the packed nibbles, the 6-bit scales
-// unpacked in 16 lanes at once); then per 4 activation bytes of a record one vpdpbusd with the bytes
+// kernel (quant_avx512.cpp) folds lanes per block. Here 16 rows of a block are decoded together (two
+// 16x16 dword transposes of the packed nibbles, the 6-bit scales unpacked in 16 lanes at once); then per 4 activation bytes of a record one vpdpbusd with the bytes
 // broadcast from memory covers 16 rows. Per (row, record, block) it forms the same exact int32 sums
 // (S_j per sub-block, i1 = sum_j sc_j S_j, i2 = sum_j mn_j xsum_j) and applies the canonical float
 // steps (quant_blocks.h) in block order, so its bits are the scalar path's.
-constexpr int RL_ROWS = 16;        // rows per group: one zmm lane each
-constexpr int RL_CHUNK = 8;  // records per pass over a decoded block (8 S_j + 8 i1 + 8 float accumulators)
+constexpr int RL_ROWS = 16;         // rows per group: one zmm lane each
+constexpr int RL_CHUNK = 8;         // records per pass over a decoded block (8 S_j + 8 i1 + 8 float sums)
 constexpr int RL_MAX_KBLOCKS = 40;  // K <= 10240 (records, rearranged, live on the stack: 80 KB per pass)
 // Measured (1.5B, forward of T tokens = 2T records, 2 threads; against the reducing kernel for T = 1-2
 // and the broadcast kernel's two-lane tile for T = 3-4): T = 1 19.0-19.4 ms against 20.4-22; T = 2
 // 24.3-24.8 against 27.3-28.5; T = 3 29.2-29.6 against 35.9-36.7; T = 4 32.1-32.7 against 36.1-36.6.
 // 9-16 records take two passes over each decoded block (against the broadcast kernel's 16-lane tile):
-// 8960x1536, one thread, 16 records 783-793 us against 893-897; 1.5B forward T = 8 53.8-54.6 ms against
-// 55.7-57.7, T = 5 46.1-47.3 against 54.0-56.1. (Each pass decoding the block again: T = 8 64-69 ms.)
+// 8960x1536, one thread, 16 records 783-793 us against 893-897; in the 1.5B forward (3 alternations
+// after a 32-token prompt) T = 8 55.3-61.3 ms against 56.0-60.3, no difference the noise lets through.
+// (Each pass decoding the block again: T = 8 64-69 ms.)
 
 // r[i] = dword row i in, r[d] lane i = dword d of row i out (a 16x16 transpose).
 inline void transpose16(__m512i* r) {
@@ -102,9 +102,10 @@ inline void rl_decode(const BlockQ4K* const* rows, RlBlock* o) {
 }
 
 // A chunk's records, interleaved: dword p of block b of record t at xq[b][p][t], so the broadcasts of
-// one step share a cache line. (Read in place, records K = 8960 apart sit 10240 bytes apart, and
-// loads at such strides conflict in the L1: 4.5 G vpdpbusd/s per core there against 7.4 at a
-// 1792-byte stride, in a bench of this loop.) xs[b][m][t]: the int16 sums of 32-element sub-blocks
+// one step share a cache line and one pointer serves them all. (Read in place, records of K = 8960
+// sit 10240 bytes apart, and in a bench of this loop alone loads at that stride conflicted in the L1:
+// 4.5 G vpdpbusd/s per core against 7.4 at a 1792-byte stride. In the kernel the change measured
+// within noise.) xs[b][m][t]: the int16 sums of 32-element sub-blocks
 // 2m, 2m + 1 as one dword (the mins' partner in vpdpwssd); dx[b][t]: the block scales.
 struct RlActs {
     alignas(64) int32_t xq[RL_MAX_KBLOCKS][QK_K / 4][RL_CHUNK];
