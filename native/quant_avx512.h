@@ -10,8 +10,10 @@
 
 #if LG_SIMD_AVX512
 #include <immintrin.h>
-// GCC 12 flags the deliberately undefined upper halves inside its own cast intrinsics.
+// GCC 12 flags the deliberately undefined upper halves inside its own cast intrinsics, and (at -O2)
+// the undefined pass-through operand inside its own unpack intrinsics.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 
 namespace lg::avx512 {
 

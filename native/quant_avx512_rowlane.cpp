@@ -67,7 +67,7 @@ inline void rl_decode(const BlockQ4K* const* rows, RlBlock* o) {
     // row 4L + q.
     __m512i h[4];
     for (int q = 0; q < 4; ++q) {
-        __m512i z = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[q])));
+        __m512i z = _mm512_zextsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[q])));
         for (int L = 1; L < 4; ++L) {
             const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[4 * L + q]));
             z = L == 1 ? _mm512_inserti32x4(z, v, 1) : L == 2 ? _mm512_inserti32x4(z, v, 2) : _mm512_inserti32x4(z, v, 3);

@@ -115,11 +115,12 @@ void kquant_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const ui
                     const int8_t* qx = reinterpret_cast<const int8_t*>(rec) + b * QK_K;
                     const int16_t* s16 = reinterpret_cast<const int16_t*>(rec + L.sums_off) + b * 16;
                     const float dx = reinterpret_cast<const float*>(rec + L.d_off)[b];
-                    int32_t i1 = 0;
-                    for (int k = 0; k < 16; ++k) {
-                        int32x4_t p = dot16(vdupq_n_s32(0), vld1q_s8(dec.v + 16 * k), vld1q_s8(qx + 16 * k));
-                        i1 += dec.sc[k] * vaddvq_s32(p);
-                    }
+                    // sc_k times each lane's partial, one horizontal add per block (not per 16 values):
+                    // the same exact integer. |lane| <= 4 * 32 * 127 * 128 * 16 < 2^31.
+                    int32x4_t i1v = vdupq_n_s32(0);
+                    for (int k = 0; k < 16; ++k)
+                        i1v = vmlaq_n_s32(i1v, dot16(vdupq_n_s32(0), vld1q_s8(dec.v + 16 * k), vld1q_s8(qx + 16 * k)), dec.sc[k]);
+                    const int32_t i1 = vaddvq_s32(i1v);
                     acc[t] = std::fma(dec.dw * dx, static_cast<float>(i1), acc[t]);
                     if constexpr (!kQ6) {
                         int32_t i2 = 0;
