@@ -20,9 +20,10 @@ namespace {
 constexpr int RL_ROWS = 16;         // rows per group: one zmm lane each
 constexpr int RL_CHUNK = 8;         // records per pass over a decoded block (8 S_j + 8 i1 + 8 float sums)
 constexpr int RL_MAX_KBLOCKS = 40;  // K <= 10240 (records, rearranged, live on the stack: 80 KB per pass)
-// Measured (1.5B, forward of T tokens = 2T records, 2 threads; against the reducing kernel for T = 1-2
-// and the broadcast kernel's two-lane tile for T = 3-4): T = 1 19.0-19.4 ms against 20.4-22; T = 2
-// 24.3-24.8 against 27.3-28.5; T = 3 29.2-29.6 against 35.9-36.7; T = 4 32.1-32.7 against 36.1-36.6.
+// Measured (1.5B, forward of T tokens = 2T records, 2 threads, rounds minutes apart; before: the reducing
+// kernel for T = 1-2, the broadcast kernel's two-lane tile for T = 3-4): T = 1 19.0-19.8 ms against
+// 20.4-20.6; T = 2 24.3-24.8 against 27.8-28.5; T = 3 29.0-29.6 against 35.9-36.7; T = 4 32.1-32.7
+// against 36.6. Later, alternating in one round, T = 4 30.6-32.7 against 36.8-37.9.
 // 9-16 records take two passes over each decoded block (against the broadcast kernel's 16-lane tile):
 // 8960x1536, one thread, 16 records 783-793 us against 893-897; in the 1.5B forward (3 alternations
 // after a 32-token prompt) T = 8 55.3-61.3 ms against 56.0-60.3, no difference the noise lets through.
