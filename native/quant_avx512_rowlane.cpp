@@ -144,23 +144,25 @@ inline __m512i dpbusd_bcast(__m512i acc, __m512i u, const int32_t* p) {
     return acc;
 }
 
-// One decoded block against NR records (block b of a chunk's RlActs).
+// Sub-block j (0..7) for NR records: S_j from the 8 packed-nibble dwords q[0..7] that hold it (low
+// nibbles for even j, high for odd), then i1 += sc_j S_j.
 template <int NR>
-inline void rl_block(const RlBlock& w, const RlActs& a, int64_t b, __m512* acc) {
+inline void rl_sub(const __m512i* q, int j, __m512i sc, const RlActs& a, int64_t b, __m512i* i1) {
     const __m512i m4 = _mm512_set1_epi8(0x0f);
-    __m512i i1[NR];
-    for (int t = 0; t < NR; ++t) i1[t] = _mm512_setzero_si512();
-    for (int j = 0; j < 8; ++j) {
-        __m512i s[NR];
-        for (int t = 0; t < NR; ++t) s[t] = _mm512_setzero_si512();
-        for (int p = 0; p < 8; ++p) {
-            const __m512i raw = w.raw[8 * (j / 2) + p];
-            const __m512i v = _mm512_and_si512(j % 2 ? _mm512_srli_epi16(raw, 4) : raw, m4);
-            const int32_t* xp = a.xq[b][8 * j + p];
-            for (int t = 0; t < NR; ++t) s[t] = dpbusd_bcast(s[t], v, xp + t);
-        }
-        for (int t = 0; t < NR; ++t) i1[t] = _mm512_add_epi32(i1[t], _mm512_mullo_epi32(s[t], w.sc[j]));
+    __m512i s[NR];
+    for (int t = 0; t < NR; ++t) s[t] = _mm512_setzero_si512();
+#pragma GCC unroll 8
+    for (int p = 0; p < 8; ++p) {
+        const __m512i v = _mm512_and_si512(j % 2 ? _mm512_srli_epi16(q[p], 4) : q[p], m4);
+        const int32_t* xp = a.xq[b][8 * j + p];
+        for (int t = 0; t < NR; ++t) s[t] = dpbusd_bcast(s[t], v, xp + t);
     }
+    for (int t = 0; t < NR; ++t) i1[t] = _mm512_add_epi32(i1[t], _mm512_mullo_epi32(s[t], sc));
+}
+
+// The block's float steps for NR records, in the canonical order: acc += (dw dx) i1, acc -= (dm dx) i2.
+template <int NR>
+inline void rl_finish(const RlBlock& w, const RlActs& a, int64_t b, const __m512i* i1, __m512* acc) {
     for (int t = 0; t < NR; ++t) {
         __m512i i2 = _mm512_setzero_si512();
         for (int m = 0; m < 4; ++m) i2 = _mm512_dpwssd_epi32(i2, w.mn[m], _mm512_set1_epi32(static_cast<int>(a.xs[b][m][t])));
@@ -168,6 +170,15 @@ inline void rl_block(const RlBlock& w, const RlActs& a, int64_t b, __m512* acc) 
         acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(w.dw, d), _mm512_cvtepi32_ps(i1[t]), acc[t]);
         acc[t] = _mm512_fnmadd_ps(_mm512_mul_ps(w.dm, d), _mm512_cvtepi32_ps(i2), acc[t]);
     }
+}
+
+// One decoded block against NR records (block b of a chunk's RlActs).
+template <int NR>
+inline void rl_block(const RlBlock& w, const RlActs& a, int64_t b, __m512* acc) {
+    __m512i i1[NR];
+    for (int t = 0; t < NR; ++t) i1[t] = _mm512_setzero_si512();
+    for (int j = 0; j < 8; ++j) rl_sub<NR>(w.raw + 8 * (j / 2), j, w.sc[j], a, b, i1);
+    rl_finish<NR>(w, a, b, i1, acc);
 }
 
 // rl_block for 1-2 records (one token) with the packed nibbles kept in registers, one half at a time,
@@ -179,7 +190,6 @@ constexpr int RL_FUSE_MAX = 2;
 
 template <int NR>
 inline void rl_block_fused(const BlockQ4K* const* rows, const RlBlock& w, const RlActs& a, int64_t b, __m512* acc) {
-    const __m512i m4 = _mm512_set1_epi8(0x0f);
     __m512i i1[NR];
     for (int t = 0; t < NR; ++t) i1[t] = _mm512_setzero_si512();
 #pragma GCC unroll 2
@@ -187,26 +197,10 @@ inline void rl_block_fused(const BlockQ4K* const* rows, const RlBlock& w, const 
         __m512i r[16];
         rl_raw_half(rows, h, r);
 #pragma GCC unroll 4
-        for (int j = 4 * h; j < 4 * h + 4; ++j) {  // unrolled, so that r stays in registers
-            __m512i s[NR];
-            for (int t = 0; t < NR; ++t) s[t] = _mm512_setzero_si512();
-#pragma GCC unroll 8
-            for (int p = 0; p < 8; ++p) {
-                const __m512i raw = r[8 * ((j / 2) % 2) + p];
-                const __m512i v = _mm512_and_si512(j % 2 ? _mm512_srli_epi16(raw, 4) : raw, m4);
-                const int32_t* xp = a.xq[b][8 * j + p];
-                for (int t = 0; t < NR; ++t) s[t] = dpbusd_bcast(s[t], v, xp + t);
-            }
-            for (int t = 0; t < NR; ++t) i1[t] = _mm512_add_epi32(i1[t], _mm512_mullo_epi32(s[t], w.sc[j]));
-        }
+        for (int j = 4 * h; j < 4 * h + 4; ++j)  // unrolled, so that r stays in registers
+            rl_sub<NR>(r + 8 * ((j / 2) % 2), j, w.sc[j], a, b, i1);
     }
-    for (int t = 0; t < NR; ++t) {
-        __m512i i2 = _mm512_setzero_si512();
-        for (int m = 0; m < 4; ++m) i2 = _mm512_dpwssd_epi32(i2, w.mn[m], _mm512_set1_epi32(static_cast<int>(a.xs[b][m][t])));
-        const __m512 d = _mm512_set1_ps(a.dx[b][t]);
-        acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(w.dw, d), _mm512_cvtepi32_ps(i1[t]), acc[t]);
-        acc[t] = _mm512_fnmadd_ps(_mm512_mul_ps(w.dm, d), _mm512_cvtepi32_ps(i2), acc[t]);
-    }
+    rl_finish<NR>(w, a, b, i1, acc);
 }
 
 // Rows [r0, r1) ((r1 - r0) a multiple of 16) against records 0 .. N1 (a1) and N1 .. N1 + N2 (a2, if
