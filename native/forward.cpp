@@ -194,11 +194,14 @@ static inline __m512 reduce16(const __m512* a) {
 }
 
 // s[h][p] = dot(q[h], k[slot[p]]) * scale for HC queries (any tokens and heads of one KV head) and p in
-// [p0, n): each key row is loaded once for all HC queries, 16 / HC positions per step, one 16-way reduction.
+// [p0, n): each key row is loaded once for all HC queries, PB positions per step (HC * PB <= 16
+// accumulators, the rest zero), one 16-way reduction. HC = 6 (one token of a 6-query GQA group) and
+// 16 exist so that a group's keys are read in one pass: fp32 keys of a long context do not stay in L2.
 template <int HC>
 static void attn_scores_heads(const float* const* q, const float* k, const int32_t* slot, int p0, int n, int hd,
                               float scale, float* const* s) {
-    constexpr int PB = 16 / HC;
+    constexpr int PB = HC == 6 ? 2 : 16 / HC;
+    static_assert(HC * PB <= 16, "one zmm of scores per step");
     const __m512 vscale = _mm512_set1_ps(scale);
     for (int p = p0; p < n; p += PB) {
         const float* kr[PB];
@@ -222,13 +225,15 @@ static void attn_scores_heads(const float* const* q, const float* k, const int32
 }
 #endif
 
-// Scores of hc (1, 2, 4 or 8) queries against one KV head's keys over positions [p0, n).
+// Scores of hc (1, 2, 4, 6, 8 or 16) queries against one KV head's keys over positions [p0, n).
 static void attn_scores_group(int hc, const float* const* q, const float* k, const int32_t* slot, int p0, int n,
                               int hd, float scale, float* const* s) {
     if (p0 >= n) return;
 #if defined(__AVX512F__)
     if (hd % 16 == 0) {
+        if (hc == 16) return attn_scores_heads<16>(q, k, slot, p0, n, hd, scale, s);
         if (hc == 8) return attn_scores_heads<8>(q, k, slot, p0, n, hd, scale, s);
+        if (hc == 6) return attn_scores_heads<6>(q, k, slot, p0, n, hd, scale, s);
         if (hc == 4) return attn_scores_heads<4>(q, k, slot, p0, n, hd, scale, s);
         if (hc == 2) return attn_scores_heads<2>(q, k, slot, p0, n, hd, scale, s);
         return attn_scores_heads<1>(q, k, slot, p0, n, hd, scale, s);
@@ -438,7 +443,7 @@ void forward_chunk(const Model& model, KVCache& cache, ThreadPool& pool, RunStat
 
         // ---- attention: softmax(q.k / sqrt(hd)) @ v over positions 0..pos, per query (token, head). A work
         // item is (up to ATT_TOKENS tokens, KV head): its tokens' queries of that KV head's group share each
-        // pass over the keys they all see, up to 8 per pass; each token then scores its few newer positions.
+        // pass over the keys they all see, up to 16 per pass; each token then scores its few newer positions.
         // A score's bits depend only on its query and key (attn_scores_heads), so any grouping gives the same.
         const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
         const int n_tblk = (T + ATT_TOKENS - 1) / ATT_TOKENS;
@@ -476,7 +481,8 @@ void forward_chunk(const Model& model, KVCache& cache, ThreadPool& pool, RunStat
                 }
                 auto score = [&](const float* const* qv, int j0, int j1, int p0, int p1) {
                     for (int j = j0; j < j1;) {
-                        const int left = j1 - j, hc = left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
+                        const int left = j1 - j;
+                        const int hc = left >= 16 ? 16 : left >= 8 ? 8 : left >= 6 ? 6 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
                         attn_scores_group(hc, qv + j, kc, slot, p0, p1, hd, scale, sp + j);
                         j += hc;
                     }
