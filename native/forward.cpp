@@ -242,33 +242,10 @@ static void attn_scores_group(int hc, const float* const* q, const float* k, con
     for (int h = 0; h < hc; h++) attn_scores(q[h], k, slot, p0, n, hd, scale, s[h]);
 }
 
-#if defined(__AVX512F__)
-// o = sum_p (s[p] * inv) v[slot[p]] with the hd/16 accumulators held in registers; v is fp16.
-template <int NV>
-static void weighted_sum_avx512(const float* s, float inv, const uint16_t* v, const int32_t* slot, int n,
-                                float* o) {
-    constexpr int hd = NV * 16;
-    __m512 acc[NV];
-    for (int j = 0; j < NV; j++) acc[j] = _mm512_setzero_ps();
-    for (int p = 0; p < n; p++) {
-        const __m512 w = _mm512_set1_ps(s[p] * inv);
-        const uint16_t* vp = v + static_cast<size_t>(slot[p]) * hd;
-        for (int j = 0; j < NV; j++)
-            acc[j] = _mm512_fmadd_ps(
-                w, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(vp + 16 * j))), acc[j]);
-    }
-    for (int j = 0; j < NV; j++) _mm512_storeu_ps(o + 16 * j, acc[j]);
-}
-#endif
-
 // o[d] = sum_p (s[p] * inv) * v[slot[p]][d], accumulated over p in order; v is the fp16 cache
 // of one (layer, KV head), read in place (values need no rotation).
 static void attn_weighted_sum(const float* s, float inv, const uint16_t* v, const int32_t* slot, int n, int hd,
                               float* o) {
-#if defined(__AVX512F__)
-    if (hd == 64) return weighted_sum_avx512<4>(s, inv, v, slot, n, o);
-    if (hd == 128) return weighted_sum_avx512<8>(s, inv, v, slot, n, o);
-#endif
     alignas(64) float row[MAX_HEAD_DIM];
     for (int d = 0; d < hd; d++) o[d] = 0.0f;
     for (int p = 0; p < n; p++) {
@@ -276,6 +253,65 @@ static void attn_weighted_sum(const float* s, float inv, const uint16_t* v, cons
         f16_to_f32(v + static_cast<size_t>(slot[p]) * hd, row, hd);
         for (int d = 0; d < hd; d++) o[d] += wgt * row[d];
     }
+}
+
+#if defined(__AVX512F__)
+// Positions per block of the AVX-512 weighted sums: one block of value rows (128 x 256 bytes at head_dim
+// 128) stays in L1/L2 while every query group of the token passes over it. Without blocks, the fp32
+// keys read between passes pushed the values out of L2, and each group of 3 queries fetched them again.
+constexpr int WS_BLOCK = 128;
+
+// attn_weighted_sum for NQ queries that see the same positions (one token's heads of a KV head), over
+// positions [p0, p1) of the sum: each value row is loaded and converted once for all NQ. The sums live
+// in o[q * hd ..] between blocks (zero at p0 == 0); per query the same fmas in the same order as one
+// pass over 0 .. n, so the same bits.
+template <int NV, int NQ>
+static void weighted_sums_avx512(const float* const* s, const float* inv, const uint16_t* v, const int32_t* slot,
+                                 int p0, int p1, float* o) {
+    constexpr int hd = NV * 16;
+    __m512 acc[NQ][NV];
+    for (int q = 0; q < NQ; q++)
+        for (int j = 0; j < NV; j++) acc[q][j] = p0 == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(o + q * hd + 16 * j);
+    for (int p = p0; p < p1; p++) {
+        __m512 w[NQ];
+        for (int q = 0; q < NQ; q++) w[q] = _mm512_set1_ps(s[q][p] * inv[q]);
+        const uint16_t* vp = v + static_cast<size_t>(slot[p]) * hd;
+        for (int j = 0; j < NV; j++) {
+            const __m512 vv = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(vp + 16 * j)));
+            for (int q = 0; q < NQ; q++) acc[q][j] = _mm512_fmadd_ps(w[q], vv, acc[q][j]);
+        }
+    }
+    for (int q = 0; q < NQ; q++)
+        for (int j = 0; j < NV; j++) _mm512_storeu_ps(o + q * hd + 16 * j, acc[q][j]);
+}
+
+template <int NV>
+static void weighted_sums_block(const float* const* s, const float* inv, int nq, const uint16_t* v,
+                                const int32_t* slot, int p0, int p1, float* o) {
+    constexpr int hd = NV * 16;
+    int q = 0;
+    for (; q + 3 <= nq; q += 3) weighted_sums_avx512<NV, 3>(s + q, inv + q, v, slot, p0, p1, o + q * hd);
+    for (; q + 2 <= nq; q += 2) weighted_sums_avx512<NV, 2>(s + q, inv + q, v, slot, p0, p1, o + q * hd);
+    for (; q < nq; q++) weighted_sums_avx512<NV, 1>(s + q, inv + q, v, slot, p0, p1, o + q * hd);
+}
+#endif
+
+// attn_weighted_sum for nq queries over the same n positions, outputs at o + q * hd. With AVX-512 (head_dim
+// 64 or 128) up to 3 queries share each pass over a block of value rows, and all of them pass over the
+// block while it is in cache.
+static void attn_weighted_sums(const float* const* s, const float* inv, int nq, const uint16_t* v, const int32_t* slot,
+                               int n, int hd, float* o) {
+#if defined(__AVX512F__)
+    if (hd == 64 || hd == 128) {
+        for (int p0 = 0; p0 < n; p0 += WS_BLOCK) {
+            const int p1 = n - p0 < WS_BLOCK ? n : p0 + WS_BLOCK;
+            if (hd == 128) weighted_sums_block<8>(s, inv, nq, v, slot, p0, p1, o);
+            else weighted_sums_block<4>(s, inv, nq, v, slot, p0, p1, o);
+        }
+        return;
+    }
+#endif
+    for (int q = 0; q < nq; q++) attn_weighted_sum(s[q], inv[q], v, slot, n, hd, o + q * hd);
 }
 
 // ---------------------------------------------------------------------------- run state
@@ -499,8 +535,9 @@ void forward_chunk(const Model& model, KVCache& cache, ThreadPool& pool, RunStat
                     score(qsp, j0, j0 + group, n_common, ps);
                     score(qrp, j0, j0 + group, ps, n);
                 }
+                float inv[ATT_TOKENS * MAX_GROUP];
                 for (int j = 0; j < nq; j++) {
-                    const int t = t0 + j / group, h = kvh * group + j % group, n = plan.pos0 + t + 1;
+                    const int t = t0 + j / group, n = plan.pos0 + t + 1;
                     float* s = sp[j];
                     float mx[LANES], sm[LANES];
                     for (int u = 0; u < LANES; u++) mx[u] = -INFINITY;
@@ -516,9 +553,11 @@ void forward_chunk(const Model& model, KVCache& cache, ThreadPool& pool, RunStat
                     for (p = 0; p + LANES <= n; p += LANES)
                         for (int u = 0; u < LANES; u++) sm[u] += s[p + u];
                     for (; p < n; p++) sm[p % LANES] += s[p];
-                    const float inv = 1.0f / reduce_lanes(sm);
-                    attn_weighted_sum(s, inv, cache.v(l, kvh), slot, n, hd, rs.att.data() + t * E + h * hd);
+                    inv[j] = 1.0f / reduce_lanes(sm);
                 }
+                for (int t = t0; t < t1; t++)  // a token's heads of this KV head: adjacent outputs, same positions
+                    attn_weighted_sums(sp + (t - t0) * group, inv + (t - t0) * group, group, cache.v(l, kvh), slot,
+                                       plan.pos0 + t + 1, hd, rs.att.data() + t * E + kvh * group * hd);
             }
         };
         pool.run(n_chunks(static_cast<int64_t>(n_tblk) * n_head_kv, 1), att_task);
