@@ -81,3 +81,28 @@ def test_chat_conforms_to_its_schema_with_model(model_server):
         case.validate_response(response)
 
     check()
+
+
+def test_integer_bounds_are_exact_as_json_numbers(api):
+    """Every documented numeric bound is at most 2**53 - 1 in size, the largest integer a JSON number (a
+    double; the schema itself writes bounds as floats) carries exactly. With le=2**63 - 1 the schema said
+    "maximum": 9.223372036854776e18, that is 2**63: schemathesis sent seed 2**63 as a valid request and
+    the server, comparing exactly, refused it with a 422."""
+    schema = api.app.openapi()
+    bounds = []
+
+    def walk(node, where):
+        if isinstance(node, dict):
+            for key in ("maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum"):
+                if isinstance(node.get(key), (int, float)) and not isinstance(node.get(key), bool):
+                    bounds.append((where, key, node[key]))
+            for k, v in node.items():
+                walk(v, f"{where}/{k}")
+        elif isinstance(node, list):
+            for i, v in enumerate(node):
+                walk(v, f"{where}/{i}")
+
+    walk(schema, "")
+    assert any("seed" in where for where, _, _ in bounds), "the chat seed's bound is documented"
+    too_big = [(w, k, b) for w, k, b in bounds if abs(b) > 2**53 - 1]
+    assert not too_big, too_big

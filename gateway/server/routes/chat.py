@@ -63,7 +63,9 @@ class ChatRequest(BaseModel):
     temperature: float = Field(0.0, ge=0.0, le=2.0)
     # Accepted for OpenAI compatibility; the engine worker samples with temperature alone (greedy at 0).
     top_p: float = Field(1.0, gt=0.0, le=1.0, description="nucleus sampling (with temperature > 0)")
-    seed: int | None = Field(None, ge=0, le=2**63 - 1, description="sampling seed: same seed, same answer")
+    # Bound: the largest integer a JSON number (an IEEE double to most clients) carries exactly. With
+    # 2**63 - 1, a client's 2**63 rounded onto the bound and a schema-valid request got a 422 (a fuzz find).
+    seed: int | None = Field(None, ge=0, le=2**53 - 1, description="sampling seed: same seed, same answer")
     n: int = Field(1, ge=1, le=1)
 
 

@@ -18,7 +18,7 @@ router = APIRouter(prefix="/api/logs", tags=["logs"])
 MAX_LIMIT = 1000          # gateway.store.MAX_SEARCH_LIMIT
 MAX_QUERY_CHARS = 512     # gateway.store.MAX_QUERY_CHARS
 MAX_AROUND = 50
-MAX_LINE_ID = 2**63 - 1   # SQLite INTEGER
+MAX_LINE_ID = 2**53 - 1   # SQLite INTEGER, capped where a JSON number stays exact (see chat.py's seed)
 # Stored text never holds control characters (sources escape them as \xNN), and a NUL breaks an
 # FTS5 query string: they are blanked in search text.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
