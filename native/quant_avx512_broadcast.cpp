@@ -47,6 +47,7 @@ constexpr int G2_MIN_VECTORS = 5;
 // records 844-847 us against 1134-1145, 12 records 968-976 against 1137-1148, 14 and 16 records no
 // better (1113-1117, 1066-1080 against 1125-1140); 1.5B forward of 5 tokens 42 ms against 48-52.
 constexpr int G2_MAX_REST = 4;
+constexpr int G2_RECORDS = 16 / 2;  // records per two-lane tile
 // Q6_K only: 3-4 records take four lanes per record (G = 4). Measured (one thread, 4 records): Q6_K
 // 1536x8960 408 us here, 451-468 us in the reducing kernel; Q4_K 8960x1536 661 us here, 480 there.
 // 1.5B forward of 2 tokens: 28.4-28.8 ms, 29.8-30.9 without.
@@ -432,7 +433,7 @@ bool broadcast_matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int6
         case GGMLType::Q5_K:
         case GGMLType::Q6_K:
             if (K / QK_K > BC_MAX_KBLOCKS) return false;
-            if (wt == GGMLType::Q6_K && T > 8 && T <= 8 + G2_MAX_REST) {
+            if (wt == GGMLType::Q6_K && T > G2_RECORDS && T <= G2_RECORDS + G2_MAX_REST) {
                 bc_matmul<BlockQ6K, 2>(W, K, r0, r1, acts, T, y, ldy, wt, pair);
                 return true;
             }

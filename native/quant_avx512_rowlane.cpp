@@ -113,8 +113,8 @@ inline void rl_decode(const BlockQ4K* const* rows, RlBlock* o) {
 // one step share a cache line and one pointer serves them all. (Read in place, records of K = 8960
 // sit 10240 bytes apart, and in a bench of this loop alone loads at that stride conflicted in the L1:
 // 4.5 G vpdpbusd/s per core against 7.4 at a 1792-byte stride. In the kernel the change measured
-// within noise.) xs[b][m][t]: the int16 sums of 32-element sub-blocks
-// 2m, 2m + 1 as one dword (the mins' partner in vpdpwssd); dx[b][t]: the block scales.
+// within noise.) xs[b][m][t]: the int16 sums of 32-element sub-blocks 2m, 2m + 1 as one dword (the
+// mins' partner in vpdpwssd); dx[b][t]: the block scales.
 struct RlActs {
     alignas(64) int32_t xq[RL_MAX_KBLOCKS][QK_K / 4][RL_CHUNK];
     alignas(64) uint32_t xs[RL_MAX_KBLOCKS][4][RL_CHUNK];
@@ -250,7 +250,7 @@ int64_t rowlane_matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int
                        float* y, int64_t ldy, int pair) {
     const int64_t nb = K / QK_K;
     const int64_t r16 = r0 + (r1 - r0) / RL_ROWS * RL_ROWS;
-    if (wt != GGMLType::Q4_K || nb > RL_MAX_KBLOCKS || T < RL_MIN_RECORDS || T > RL_MAX_RECORDS || r16 == r0) return r0;
+    if (wt != GGMLType::Q4_K || nb > RL_MAX_KBLOCKS || T > RL_MAX_RECORDS || r16 == r0) return r0;
     const ActLayout L = act_layout(wt, K);
     const BlockQ4K* Wb = reinterpret_cast<const BlockQ4K*>(W);
     switch (T) {
