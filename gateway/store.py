@@ -92,7 +92,10 @@ class Store:
 
     append(records, template_ids) -> ids    durable (fsynced) before it returns
     search(...) -> [dict]                   dicts: id, ts, source, host, severity (name), text, template_id
-    get(id) -> dict | None; count(); stats(); close()
+    get(id) -> dict | None; count(); stats(); flush(); close()
+
+    Retention runs on the writer thread after a commit is acknowledged, so an append never waits
+    for a delete; flush() waits until everything appended before it, retention included, is done.
     """
 
     def __init__(self, path: str | Path, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
@@ -149,6 +152,15 @@ class Store:
         assert job.ids is not None
         return job.ids
 
+    def flush(self) -> None:
+        """Return once every append made before this call is committed and any retention pass
+        those appends started has finished (a barrier through the writer's queue)."""
+        if self._closed:
+            raise StoreClosed(f"store {self.path} is closed")
+        job = _Append([])
+        self._queue.put(job)
+        job.done.wait()
+
     def _write_loop(self) -> None:
         db = self._writer_db
         while True:
@@ -175,6 +187,11 @@ class Store:
 
     def _commit(self, db: sqlite3.Connection, batch: list[_Append]) -> None:
         first = self._next_id
+        if not any(job.rows for job in batch):     # only flush() barriers: nothing to write
+            for job in batch:
+                job.ids = []
+                job.done.set()
+            return
         try:
             db.execute("BEGIN IMMEDIATE")
             next_id = first

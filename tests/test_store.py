@@ -66,6 +66,7 @@ def test_retention_deletes_oldest_first(tmp_path, monkeypatch):
     with Store(tmp_path / "s.db", max_bytes=store_mod.MIN_STORE_BYTES) as s:
         for b in range(40):
             s.append([_rec(f"batch {b} line {i} " + "payload " * 20) for i in range(250)])
+        s.flush()                            # retention runs after an append returns; wait for it
         st = s.stats()
         assert st["retention_deleted"] > 0
         lo, hi = s.id_range()
@@ -91,3 +92,29 @@ def test_concurrent_appends_are_group_committed(tmp_path):
         assert all_ids == list(range(1, 6 * 20 * 10 + 1))
         assert s.count() == 1200
         assert s.stats()["commits"] <= 120      # groups formed (usually far fewer than 120 commits)
+
+
+def test_flush_waits_for_the_retention_an_append_started(tmp_path, monkeypatch):
+    import time
+
+    import gateway.store as store_mod
+
+    monkeypatch.setattr(store_mod, "RETENTION_CHECK_ROWS", 1)
+    finished = threading.Event()
+    real = Store._enforce_retention
+
+    def slow_retention(self, db):
+        time.sleep(0.3)                      # a long delete, still running when append returns
+        real(self, db)
+        finished.set()
+
+    monkeypatch.setattr(Store, "_enforce_retention", slow_retention)
+    s = Store(tmp_path / "s.db")
+    assert s.append([_rec("one line")]) == [1]
+    assert not finished.is_set()             # the append was acknowledged before retention ran
+    s.flush()
+    assert finished.is_set()
+    assert s.append([_rec("after flush")]) == [2]     # the barrier took no id
+    s.close()
+    with pytest.raises(store_mod.StoreClosed):
+        s.flush()
