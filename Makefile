@@ -7,7 +7,7 @@ export LINEGATE_MODEL_DIR ?= $(HOME)/.cache/linegate/models
 PORT ?= 8080
 DATA_DIR ?= data
 
-.PHONY: run test native venv venv-test system-deps models clean
+.PHONY: run test fuzz native venv venv-test system-deps models clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,12 @@ test: venv-test system-deps
 	rm -f $(VENV)/pytest-exit-code
 	$(BIN)/python -m pytest -m "not slow and not gpu and not rknn" --durations=15 $(PYTEST_ARGS); \
 	  rc=$$?; echo $$rc > $(VENV)/pytest-exit-code; exit $$rc
+
+# The property tests with fresh random examples, RUNS times (the test command derandomizes them).
+RUNS ?= 5
+fuzz: venv-test
+	for i in $$(seq $(RUNS)); do HYPOTHESIS_PROFILE=explore $(BIN)/python -m pytest -q -p no:cacheprovider \
+	  tests/ingest/test_syslog.py tests/test_tokenizer.py tests/server/test_schema.py || exit 1; done
 
 clean:
 	rm -rf build $(VENV) gateway/_native*.so
