@@ -58,21 +58,22 @@ def build_tasks() -> list[dict]:
     ]
 
 
+VERIFY_ROUNDS = 7   # rounds over all sizes, interleaved: the host's drift moves every size alike
+
+
 def verify_costs(engine, prompt: list[int]) -> dict[int, float]:
     """Median seconds of one target forward of T tokens after the prompt (as verification runs)."""
     engine.forward_scratch(prompt)
     base = engine.scratch_len
-    out = {}
-    for t in VERIFY_T:
-        times = []
-        for _ in range(3):
+    times: dict[int, list[float]] = {t: [] for t in VERIFY_T}
+    for _ in range(VERIFY_ROUNDS):
+        for t in VERIFY_T:
             t0 = time.perf_counter()
             engine.forward_scratch(prompt[:t])
-            times.append(time.perf_counter() - t0)
+            times[t].append(time.perf_counter() - t0)
             engine.rollback(base)
-        out[t] = float(np.median(times))
     engine.rollback(0)
-    return out
+    return {t: float(np.median(v)) for t, v in times.items()}
 
 
 def interp_cost(costs: dict[int, float], t: float) -> float:
