@@ -2,6 +2,7 @@
 // steps in scalar code in the canonical order of quant_blocks.h, so results are bit-identical to
 // quant_scalar.cpp. Weight-stationary: a block is decoded once per tile of vectors. No threads.
 #include <cmath>
+#include <cstring>
 #include <type_traits>
 
 #include "quant_blocks.h"
@@ -16,35 +17,54 @@ namespace {
 
 constexpr int T_TILE = 8;  // activation vectors sharing one decode of a weight block
 
-inline int32_t hsum(__m256i v) {
-    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
-    return _mm_cvtsi128_si32(s);
-}
+inline int32_t hsum128(__m128i s);
+inline int32_t hsum(__m256i v) { return hsum128(_mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1))); }
 
 // ---- K-quants -------------------------------------------------------------------------------
 // q[k]: unsigned values of elements 32k..32k+31; sv[k]: int16 scale vector for maddubs output
 // of q[k] (lanes 0..7: per-16 scale 2k, lanes 8..15: 2k+1).
 struct KDec {
     __m256i q[8], sv[8];
-    int sc[16], mn[8];
+    __m256i sc16;  // Q6_K: the 16 scales as int16 (the offset term's partner in madd)
+    __m128i mn16;  // Q4_K/Q5_K: the 8 mins as int16 (the activation sums' partner in madd)
     float dw, dm;
 };
 
-inline void set_scales(KDec* o) {
-    for (int k = 0; k < 8; ++k)
-        o->sv[k] = _mm256_set_m128i(_mm_set1_epi16(short(o->sc[2 * k + 1])), _mm_set1_epi16(short(o->sc[2 * k])));
+inline int32_t hsum128(__m128i s) {
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
+    return _mm_cvtsi128_si32(s);
 }
 
+// sv[k] from the int16 scales of a 16-lane vector s16 (lane i = scale of elements 16i..16i+15):
+// lanes 0..7 = s16 lane 2k, lanes 8..15 = lane 2k + 1.
+inline void scales_from16(__m256i s16, KDec* o) {
+    const __m256i lo = _mm256_permute2x128_si256(s16, s16, 0x00), hi = _mm256_permute2x128_si256(s16, s16, 0x11);
+    for (int k = 0; k < 8; ++k) {
+        const int a = (2 * k) % 8, b = (2 * k + 1) % 8;  // int16 lanes within the 128-bit half
+        const __m256i idx = _mm256_setr_epi8(2 * a, 2 * a + 1, 2 * a, 2 * a + 1, 2 * a, 2 * a + 1, 2 * a, 2 * a + 1, 2 * a,
+                                             2 * a + 1, 2 * a, 2 * a + 1, 2 * a, 2 * a + 1, 2 * a, 2 * a + 1, 2 * b, 2 * b + 1,
+                                             2 * b, 2 * b + 1, 2 * b, 2 * b + 1, 2 * b, 2 * b + 1, 2 * b, 2 * b + 1, 2 * b,
+                                             2 * b + 1, 2 * b, 2 * b + 1, 2 * b, 2 * b + 1);
+        o->sv[k] = _mm256_shuffle_epi8(k < 4 ? lo : hi, idx);
+    }
+}
+
+// The 8 scales and 8 mins of a Q4_K/Q5_K block (q4k_scale_min for all j at once): with the 12 bytes as
+// dwords u0, u1, u2, scales 0-3 = u0 & 63 (per byte), mins 0-3 = u1 & 63, scales 4-7 = (u2 & 15) |
+// (u0 >> 6) << 4, mins 4-7 = (u2 >> 4 & 15) | (u1 >> 6) << 4.
 inline void q4k_common(uint16_t d, uint16_t dmin, const uint8_t* scales, const uint8_t* qs, KDec* o) {
     o->dw = _cvtsh_ss(d);
     o->dm = _cvtsh_ss(dmin);
-    for (int j = 0; j < 8; ++j) {
-        q4k_scale_min(scales, j, &o->sc[2 * j], &o->mn[j]);
-        o->sc[2 * j + 1] = o->sc[2 * j];
-    }
-    set_scales(o);
+    uint32_t u[3];
+    std::memcpy(u, scales, 12);
+    const uint32_t m6 = 0x3f3f3f3fu, k4 = 0x0f0f0f0fu, m2 = 0x03030303u;
+    const uint32_t sc_lo = u[0] & m6, mn_lo = u[1] & m6;
+    const uint32_t sc_hi = (u[2] & k4) | (((u[0] >> 6) & m2) << 4), mn_hi = ((u[2] >> 4) & k4) | (((u[1] >> 6) & m2) << 4);
+    const __m128i sc8 = _mm_cvtepu8_epi16(_mm_set_epi32(0, 0, static_cast<int>(sc_hi), static_cast<int>(sc_lo)));
+    o->mn16 = _mm_cvtepu8_epi16(_mm_set_epi32(0, 0, static_cast<int>(mn_hi), static_cast<int>(mn_lo)));
+    // per-32 scales to per-16 lanes: scale j covers 16-lanes 2j and 2j + 1
+    scales_from16(_mm256_set_m128i(_mm_unpackhi_epi16(sc8, sc8), _mm_unpacklo_epi16(sc8, sc8)), o);
     const __m256i m4 = _mm256_set1_epi8(0x0f);
     for (int j = 0; j < 4; ++j) {
         __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * j));
@@ -67,8 +87,8 @@ void decode(const BlockQ5K* b, KDec* o) {
 void decode(const BlockQ6K* b, KDec* o) {
     o->dw = _cvtsh_ss(b->d);
     o->dm = 0.0f;
-    for (int k = 0; k < 16; ++k) o->sc[k] = b->scales[k];
-    set_scales(o);
+    o->sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b->scales)));
+    scales_from16(o->sc16, o);
     const __m256i m4 = _mm256_set1_epi8(0x0f), m3 = _mm256_set1_epi8(3);
     for (int h = 0; h < 2; ++h) {  // element 128h + 32s + l, s = 0..3
         const __m256i ql0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->ql + 64 * h));
@@ -108,14 +128,17 @@ void kquant_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const ui
                         __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qx + 32 * k));
                         a = _mm256_add_epi32(a, _mm256_madd_epi16(_mm256_maddubs_epi16(dec.q[k], x), dec.sv[k]));
                     }
-                    int32_t i1 = hsum(a);
-                    if constexpr (kQ6) {  // values were stored as q = v + 32
-                        int32_t c = 0;
-                        for (int k = 0; k < 16; ++k) c += dec.sc[k] * s16[k];
-                        acc[t] = std::fma(dec.dw * dx, static_cast<float>(i1 - 32 * c), acc[t]);
+                    // The offset and min terms in vector form: the same exact integers as the scalar
+                    // loops (|s16| <= 16 * 127, so its pair sums fit int16; every int32 step is exact).
+                    if constexpr (kQ6) {  // values were stored as q = v + 32: i1 -= 32 sum_k sc_k s16_k
+                        const __m256i sx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s16));
+                        a = _mm256_sub_epi32(a, _mm256_slli_epi32(_mm256_madd_epi16(dec.sc16, sx), 5));
+                        acc[t] = std::fma(dec.dw * dx, static_cast<float>(hsum(a)), acc[t]);
                     } else {
-                        int32_t i2 = 0;
-                        for (int j = 0; j < 8; ++j) i2 += dec.mn[j] * (s16[2 * j] + s16[2 * j + 1]);
+                        const int32_t i1 = hsum(a);
+                        const __m128i ps = _mm_hadd_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s16)),
+                                                          _mm_loadu_si128(reinterpret_cast<const __m128i*>(s16 + 8)));
+                        const int32_t i2 = hsum128(_mm_madd_epi16(dec.mn16, ps));
                         acc[t] = std::fma(dec.dw * dx, static_cast<float>(i1), acc[t]);
                         acc[t] = std::fma(-(dec.dm * dx), static_cast<float>(i2), acc[t]);
                     }
