@@ -6,7 +6,11 @@ Each engine runs in its own subprocess (so peak RSS is its own). Timings are wal
 machine shared with other work they are noisy; compare the ratios, which are measured in one run.
 Last line: one JSON object.
 
-    .venv/bin/python tools/bench_engine.py [--threads N] [--models 1.5b,0.5b] [--quick]
+    .venv/bin/python tools/bench_engine.py [--threads N] [--models 1.5b,0.5b] [--quick] [--isa avx2]
+
+--isa avx2 (x86): both engines built for x86-64-v3 (AVX2, no AVX-512), as on a CPU without AVX-512:
+ours by CMake into build/bench-avx2, llama-cpp-python with its AVX-512 options off into
+build/bench-llama-avx2 (each built once, then reused).
 """
 
 from __future__ import annotations
@@ -26,6 +30,9 @@ import numpy as np
 from gateway.datasets import loghub_dir
 
 REPO = Path(__file__).resolve().parents[1]
+ISA_DIRS = {"avx2": (REPO / "build" / "bench-avx2", REPO / "build" / "bench-llama-avx2")}
+LLAMA_AVX2_CMAKE = ("-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON "
+                    "-DGGML_AVX512=OFF -DGGML_AVX512_VNNI=OFF -DGGML_AVX512_BF16=OFF -DGGML_AVX_VNNI=OFF")
 MODELS = {"1.5b": "qwen2.5-coder-1.5b-instruct", "0.5b": "qwen2.5-coder-0.5b-instruct"}
 LOGHUB = loghub_dir()
 CACHE_TOKENS = 4096          # the 1.5B's cache for the RSS figure: n_sink + n_ring + n_scratch
@@ -176,6 +183,8 @@ def worker_llama(model: str, threads: int, quick: bool, toks: list[int]) -> dict
         costs[k] = median_time(step, VERIFY_REPS)
     for k in VERIFY_K:
         res[f"verify_cost_k{k}"] = costs[k] / costs[1]
+    import llama_cpp
+    res["system_info"] = llama_cpp.llama_print_system_info().decode(errors="replace").strip()
     res["peak_rss_mb"] = peak_rss_mb()
     return res
 
@@ -220,9 +229,47 @@ def ensure_llama_cpp() -> bool:
         return r.returncode == 0
 
 
-def run_worker(kind: str, model: str, threads: int, quick: bool, tokens_file: Path) -> dict:
+def build_isa(isa: str) -> None:
+    """Build ours and llama-cpp-python for `isa` into ISA_DIRS[isa] unless already there."""
+    ours_dir, llama_dir = ISA_DIRS[isa]
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}")
+    if not (ours_dir / "CMakeCache.txt").is_file():
+        import pybind11
+        subprocess.run(["cmake", "-S", str(REPO), "-B", str(ours_dir), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
+                        "-DLINEGATE_NATIVE_ARCH=OFF", "-DCMAKE_CXX_FLAGS=-march=x86-64-v3",
+                        f"-Dpybind11_DIR={pybind11.get_cmake_dir()}", f"-DPython_EXECUTABLE={sys.executable}"],
+                       check=True, env=env, capture_output=True)
+    print(f"building the native module for x86-64-v3 in {ours_dir} ...", file=sys.stderr)
+    subprocess.run(["cmake", "--build", str(ours_dir)], check=True, env=env, capture_output=True)   # incremental
+    if not (llama_dir / "llama_cpp").is_dir():
+        print(f"building llama-cpp-python for AVX2 in {llama_dir} (minutes) ...", file=sys.stderr)
+        from importlib.metadata import version
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-cache-dir", "--target",
+                        str(llama_dir), f"llama-cpp-python=={version('llama_cpp_python')}"],
+                       check=True, env=dict(os.environ, CMAKE_ARGS=LLAMA_AVX2_CMAKE))
+
+
+def use_isa(kind: str, isa: str | None) -> None:
+    """In a worker: load the engine built for `isa` (ours: gateway._native from its build folder)."""
+    if not isa:
+        return
+    ours_dir, llama_dir = ISA_DIRS[isa]
+    if kind == "llama":
+        sys.path.insert(0, str(llama_dir))
+    else:  # the editable install's finder maps gateway._native to its own build: load this one first
+        import importlib.util
+        so = next(ours_dir.glob("_native*.so"))
+        spec = importlib.util.spec_from_file_location("gateway._native", so)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        sys.modules["gateway._native"] = mod
+        import gateway
+        gateway._native = mod
+
+
+def run_worker(kind: str, model: str, threads: int, quick: bool, tokens_file: Path, isa: str | None = None) -> dict:
     cmd = [sys.executable, __file__, "--worker", kind, "--model", model, "--threads", str(threads),
-           "--tokens-file", str(tokens_file)]
+           "--tokens-file", str(tokens_file)] + (["--isa", isa] if isa else [])
     if quick:
         cmd.append("--quick")
     out = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
@@ -241,9 +288,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--worker", choices=("ours", "llama", "drift"), help=argparse.SUPPRESS)
     ap.add_argument("--model", help=argparse.SUPPRESS)
     ap.add_argument("--tokens-file", help=argparse.SUPPRESS)
+    ap.add_argument("--isa", choices=sorted(ISA_DIRS), help="both engines built for this instruction set")
     args = ap.parse_args(argv)
 
     if args.worker:
+        use_isa(args.worker, args.isa)
         toks = json.loads(Path(args.tokens_file).read_text())
         if args.worker == "ours":
             res = worker_ours(args.model, args.threads, args.quick, toks)
@@ -258,19 +307,21 @@ def main(argv: list[str] | None = None) -> int:
     from gateway.tokenizer import Tokenizer
 
     have_llama = ensure_llama_cpp()
+    if args.isa:
+        build_isa(args.isa)
     work = Path(tempfile.mkdtemp(prefix="bench_engine_"))
     bench_tokens, stream_tokens = work / "bench.json", work / "stream.json"
     tokenizer = Tokenizer.from_gguf(resolve_model(MODELS["1.5b"]))   # the 0.5B shares it
     bench_tokens.write_text(json.dumps(loghub_tokens(tokenizer, 1024)))
     stream_tokens.write_text(json.dumps(loghub_tokens(tokenizer, args.stream_tokens)))
-    summary: dict = {"threads": args.threads, "llama_cpp_available": have_llama}
+    summary: dict = {"threads": args.threads, "llama_cpp_available": have_llama, "isa": args.isa or "native"}
     summary["copy_bandwidth_gbs"] = copy_bandwidth_gbs(args.threads)
     bw = read_bandwidth_gbs(args.threads)
     summary["read_bandwidth_gbs"] = bw
     for key in args.models.split(","):
         model = MODELS[key]
         tag = key.replace(".", "_")
-        ours = run_worker("ours", model, args.threads, args.quick, bench_tokens)
+        ours = run_worker("ours", model, args.threads, args.quick, bench_tokens, args.isa)
         print(f"ours {model}: {json.dumps(ours)}", file=sys.stderr)
         for name in ("decode_tok_s", "prefill512_tok_s", "prefill32_tok_s", "peak_rss_mb"):
             summary[f"ours_{name}_{tag}"] = ours[name]
@@ -285,15 +336,16 @@ def main(argv: list[str] | None = None) -> int:
         summary[f"verify_cost_k8_{tag}"] = ours["verify_cost_k8"]
         summary["simd"] = ours["simd"]
         if have_llama:
-            ref = run_worker("llama", model, args.threads, args.quick, bench_tokens)
+            ref = run_worker("llama", model, args.threads, args.quick, bench_tokens, args.isa)
             print(f"llama.cpp {model}: {json.dumps(ref)}", file=sys.stderr)
             for name in ("decode_tok_s", "prefill512_tok_s", "prefill32_tok_s", "peak_rss_mb",
                          "verify_cost_k4", "verify_cost_k8"):
                 summary[f"llama_{name}_{tag}"] = ref[name]
+            summary[f"llama_system_info_{tag}"] = ref["system_info"]
             summary[f"decode_ratio_{tag}"] = ours["decode_tok_s"] / ref["decode_tok_s"]
             summary[f"prefill512_ratio_{tag}"] = ours["prefill512_tok_s"] / ref["prefill512_tok_s"]
             summary[f"prefill32_ratio_{tag}"] = ours["prefill32_tok_s"] / ref["prefill32_tok_s"]
-    drift = run_worker("drift", MODELS[args.stream_model], args.threads, args.quick, stream_tokens)
+    drift = run_worker("drift", MODELS[args.stream_model], args.threads, args.quick, stream_tokens, args.isa)
     summary.update({k: drift[k] for k in ("rss_before_mb", "rss_after_mb", "rss_drift_pct", "stream_tok_s")})
     summary["rss_drift_model"] = MODELS[args.stream_model]
     summary["load_avg_1m"] = os.getloadavg()[0]
