@@ -194,15 +194,17 @@ static inline __m512 reduce16(const __m512* a) {
                          _mm512_shuffle_f32x4(e0, e1, _MM_SHUFFLE(3, 1, 3, 1)));
 }
 
-// s[h][p] = dot(q[h], k[slot[p]]) * scale for HC queries (any tokens and heads of one KV head) and p in
-// [p0, n): each key row is loaded once for all HC queries, PB positions per step (HC * PB <= 16
-// accumulators, the rest zero), one 16-way reduction. HC = 6 (one token of a 6-query GQA group) and
-// 16 exist so that a group's keys are read in one pass: fp32 keys of a long context do not stay in L2.
 // Key rows prefetched this many positions ahead of the scoring loop (16 rows = 8 KB of fp32 keys at
 // head_dim 128). The hardware prefetcher alone left a long context's key pass latency-bound. Measured
 // (1.5B, one-token forward after 3000 stream tokens, 2 threads, in one process alternating per forward,
 // medians of 40): 25.63 ms without, 22.72 at 8, 22.28 at 16, 22.42 at 32; 4 tokens 40.98 / 40.42 at 16.
 constexpr int ATT_PREFETCH = 16;
+
+// s[h][p] = dot(q[h], k[slot[p]]) * scale for HC queries (any tokens and heads of one KV head) and p in
+// [p0, n): each key row is loaded once for all HC queries, PB positions per step (HC * PB <= 16
+// accumulators, the rest zero), one 16-way reduction. HC = 6 (one token of a 6-query GQA group) and
+// 16 exist so that a group's keys are read in one pass: fp32 keys of a long context do not stay in L2.
+// Key rows are prefetched ATT_PREFETCH positions ahead, up to pf_end.
 template <int HC>
 static void attn_scores_heads(const float* const* q, const float* k, const int32_t* slot, int p0, int n, int pf_end,
                               int hd, float scale, float* const* s) {

@@ -17,7 +17,12 @@ namespace {
 
 constexpr int T_TILE = 8;  // activation vectors sharing one decode of a weight block
 
-inline int32_t hsum128(__m128i s);
+inline int32_t hsum128(__m128i s) {
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
+    return _mm_cvtsi128_si32(s);
+}
+
 inline int32_t hsum(__m256i v) { return hsum128(_mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1))); }
 
 // ---- K-quants -------------------------------------------------------------------------------
@@ -29,12 +34,6 @@ struct KDec {
     __m128i mn16;  // Q4_K/Q5_K: the 8 mins as int16 (the activation sums' partner in madd)
     float dw, dm;
 };
-
-inline int32_t hsum128(__m128i s) {
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
-    return _mm_cvtsi128_si32(s);
-}
 
 // sv[k] from the int16 scales of a 16-lane vector s16 (lane i = scale of elements 16i..16i+15):
 // lanes 0..7 = s16 lane 2k, lanes 8..15 = lane 2k + 1.
@@ -261,15 +260,13 @@ void kquant_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const ui
     constexpr bool kQ6 = std::is_same<Block, BlockQ6K>::value;
     const int64_t nb = K / QK_K;
     const ActLayout L = act_layout(wt, K);
-    if constexpr (std::is_same<Block, BlockQ4K>::value) {
-        {   // every call: in groups of RL_MAX_RECORDS records, each group a pass over the rows
-            const int64_t r8 = r0 + (r1 - r0) / RL_ROWS * RL_ROWS;
-            for (int g0 = 0; g0 < T; g0 += RL_MAX_RECORDS)  // groups of records (even sizes: pairs stay whole)
-                rowlane_q4k(reinterpret_cast<const BlockQ4K*>(W), nb, r0, r8, acts + static_cast<int64_t>(g0) * L.stride, L,
-                            T - g0 < RL_MAX_RECORDS ? T - g0 : RL_MAX_RECORDS, y + static_cast<int64_t>(g0 / pair) * ldy,
-                            ldy, pair);
-            r0 = r8;
-        }
+    if constexpr (std::is_same<Block, BlockQ4K>::value) {  // Q4_K rows in groups of 8: the row-lane kernel,
+        const int64_t r8 = r0 + (r1 - r0) / RL_ROWS * RL_ROWS;  // RL_MAX_RECORDS records (even: pairs stay whole) a pass
+        for (int g0 = 0; g0 < T; g0 += RL_MAX_RECORDS)
+            rowlane_q4k(reinterpret_cast<const BlockQ4K*>(W), nb, r0, r8, acts + static_cast<int64_t>(g0) * L.stride, L,
+                        T - g0 < RL_MAX_RECORDS ? T - g0 : RL_MAX_RECORDS, y + static_cast<int64_t>(g0 / pair) * ldy, ldy,
+                        pair);
+        r0 = r8;
     }
     KDec dec;
     for (int t0 = 0; t0 < T; t0 += T_TILE) {
