@@ -1,5 +1,5 @@
-// x86 AVX-512 row-lane kernel for Q4_K calls of 1-16 activation records (decode, verification of
-// drafted tokens): a zmm holds 16 weight rows, one lane each, and activation bytes are broadcast from
+// x86 AVX-512 row-lane kernels for Q4_K calls of 1-16 activation records and Q6_K calls of 12-16
+// (decode, verification of drafted tokens): a zmm holds 16 weight rows, one lane each, and activation bytes are broadcast from
 // memory, so each block's decode is shared by every record and nothing is reduced across lanes.
 // Bit-identical to the other kernels. Knows nothing about threads.
 #include "quant_avx512.h"
@@ -118,22 +118,77 @@ inline void rl_decode(const BlockQ4K* const* rows, RlBlock* o) {
 struct RlActs {
     alignas(64) int32_t xq[RL_MAX_KBLOCKS][QK_K / 4][RL_CHUNK];
     alignas(64) uint32_t xs[RL_MAX_KBLOCKS][4][RL_CHUNK];
+    alignas(64) int32_t x32[RL_MAX_KBLOCKS][QK_K / 16][RL_CHUNK];  // Q6_K: -32 * sum of 16-element sub-block j
     alignas(64) float dx[RL_MAX_KBLOCKS][RL_CHUNK];
 };
 
-inline void rl_acts(const uint8_t* acts, const ActLayout& L, int64_t nb, int t0, int nt, RlActs* a) {
-    for (int t = 0; t < nt; ++t) {
-        const uint8_t* rec = acts + static_cast<int64_t>(t0 + t) * L.stride;
-        const int16_t* s16 = reinterpret_cast<const int16_t*>(rec + L.sums_off);
-        const float* d = reinterpret_cast<const float*>(rec + L.d_off);
-        for (int64_t b = 0; b < nb; ++b) {
-            for (int p = 0; p < QK_K / 4; ++p) std::memcpy(&a->xq[b][p][t], rec + QK_K * b + 4 * p, 4);
-            for (int m = 0; m < 4; ++m) {
-                const int16_t* q = s16 + 16 * b + 4 * m;
-                a->xs[b][m][t] = static_cast<uint16_t>(q[0] + q[1]) | (uint32_t(static_cast<uint16_t>(q[2] + q[3])) << 16);
-            }
-            a->dx[b][t] = d[b];
+// dst[16c + i][t] = dword i of v(t, c) for records t < nt and chunks c < nc (an 8 x 16 dword transpose
+// per chunk; the slots of records past nt are written as zero and never read).
+template <typename F>
+inline void interleave8(int64_t nc, int nt, F v, int32_t (*dst)[RL_CHUNK]) {
+    static_assert(RL_CHUNK == 8, "one 8 x 16 transpose per chunk");
+    const __m512i lo2 = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11), hi2 = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
+    for (int64_t c = 0; c < nc; ++c) {
+        __m512i r[8], u[8], A[4], B[4], P[4], Q[4];
+        for (int t = 0; t < 8; ++t) r[t] = t < nt ? v(t, c) : _mm512_setzero_si512();
+        for (int i = 0; i < 4; ++i) {
+            u[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+            u[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
         }
+        // A[k] (records 0-3) and B[k] (records 4-7), 128-bit lane L: dword 4L + k of each record.
+        for (int h = 0; h < 2; ++h) {
+            __m512i* o = h ? B : A;
+            const __m512i* w = u + 4 * h;
+            o[0] = _mm512_unpacklo_epi64(w[0], w[2]);
+            o[1] = _mm512_unpackhi_epi64(w[0], w[2]);
+            o[2] = _mm512_unpacklo_epi64(w[1], w[3]);
+            o[3] = _mm512_unpackhi_epi64(w[1], w[3]);
+        }
+        for (int k = 0; k < 4; ++k) {  // P[k] = [A lane 0, B lane 0, A lane 1, B lane 1], Q[k] lanes 2, 3
+            P[k] = _mm512_permutex2var_epi64(A[k], lo2, B[k]);
+            Q[k] = _mm512_permutex2var_epi64(A[k], hi2, B[k]);
+        }
+        int32_t(*d)[RL_CHUNK] = dst + 16 * c;  // each store: dwords 2o, 2o + 1 of all 8 records
+        _mm512_storeu_si512(d[0], _mm512_shuffle_i32x4(P[0], P[1], 0x44));
+        _mm512_storeu_si512(d[2], _mm512_shuffle_i32x4(P[2], P[3], 0x44));
+        _mm512_storeu_si512(d[4], _mm512_shuffle_i32x4(P[0], P[1], 0xEE));
+        _mm512_storeu_si512(d[6], _mm512_shuffle_i32x4(P[2], P[3], 0xEE));
+        _mm512_storeu_si512(d[8], _mm512_shuffle_i32x4(Q[0], Q[1], 0x44));
+        _mm512_storeu_si512(d[10], _mm512_shuffle_i32x4(Q[2], Q[3], 0x44));
+        _mm512_storeu_si512(d[12], _mm512_shuffle_i32x4(Q[0], Q[1], 0xEE));
+        _mm512_storeu_si512(d[14], _mm512_shuffle_i32x4(Q[2], Q[3], 0xEE));
+    }
+}
+
+// Why SIMD: the scalar copy (one dword at a time, stride 32 bytes) took 9% of a 16-record Q6_K
+// 1536x8960 call on one thread, and every thread builds its own copy per call.
+template <typename Block>
+inline void rl_acts(const uint8_t* acts, const ActLayout& L, int64_t nb, int t0, int nt, RlActs* a) {
+    auto rec = [&](int t) { return acts + static_cast<int64_t>(t0 + t) * L.stride; };
+    auto s16 = [&](int t) { return reinterpret_cast<const int16_t*>(rec(t) + L.sums_off); };
+    interleave8(nb * QK_K / 64, nt, [&](int t, int64_t c) { return _mm512_loadu_si512(rec(t) + 64 * c); }, a->xq[0]);
+    if constexpr (std::is_same<Block, BlockQ6K>::value) {
+        interleave8(nb, nt, [&](int t, int64_t c) {  // -32 * the 16 sums of block c
+            const __m512i v = _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(s16(t) + 16 * c)));
+            return _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(v, 5));
+        }, a->x32[0]);
+    } else {
+        // Blocks 4c .. 4c + 3: (int16 pair sums 2m, 2m + 1 of the 16-sums) as dword m of each block.
+        const int64_t n_sums = 16 * nb;
+        interleave8((nb + 3) / 4, nt, [&](int t, int64_t c) {
+            __m256i half[2];
+            for (int h = 0; h < 2; ++h) {
+                const int64_t first = 64 * c + 32 * h, n = n_sums - first < 0 ? 0 : n_sums - first > 32 ? 32 : n_sums - first;
+                const __mmask32 m = n == 32 ? ~__mmask32(0) : (__mmask32(1) << n) - 1;
+                const __m512i z = _mm512_maskz_loadu_epi16(m, s16(t) + first);
+                half[h] = _mm512_cvtepi32_epi16(_mm512_madd_epi16(z, _mm512_set1_epi16(1)));  // wraps like the uint16 cast
+            }
+            return _mm512_inserti64x4(_mm512_castsi256_si512(half[0]), half[1], 1);
+        }, reinterpret_cast<int32_t(*)[RL_CHUNK]>(a->xs[0]));
+    }
+    for (int t = 0; t < nt; ++t) {
+        const float* d = reinterpret_cast<const float*>(rec(t) + L.d_off);
+        for (int64_t b = 0; b < nb; ++b) a->dx[b][t] = d[b];
     }
 }
 
@@ -203,23 +258,111 @@ inline void rl_block_fused(const BlockQ4K* const* rows, const RlBlock& w, const 
     rl_finish<NR>(w, a, b, i1, acc);
 }
 
+// ---- Q6_K ---------------------------------------------------------------------------------------
+// Block b of 16 rows, one row per lane: q[g] = stored values 4g .. 4g + 3 (unsigned 0..63), so sub-block
+// j (16 elements) is q[4j .. 4j + 3]; sc[j] its int8 scale, sign-extended.
+struct RlBlockQ6 {
+    __m512i q[QK_K / 4];
+    __m512i sc[QK_K / 16];
+    __m512 dw;
+};
+
+inline void rl_decode(const BlockQ6K* const* rows, RlBlockQ6* o) {
+    __m512i ql[32], qh[16];
+    for (int h = 0; h < 2; ++h) {
+        for (int i = 0; i < RL_ROWS; ++i) ql[16 * h + i] = _mm512_loadu_si512(rows[i]->ql + 64 * h);
+        transpose16(ql + 16 * h);
+    }
+    for (int i = 0; i < RL_ROWS; ++i) qh[i] = _mm512_loadu_si512(rows[i]->qh);
+    transpose16(qh);
+    // Values 4g .. 4g + 3, h = g / 32, w4 = g % 32: the low (w4 < 16) or high nibbles of ql dword
+    // 16h + w4 % 16, and bits 2k, 2k + 1 (k = w4 / 8) of each byte of qh dword 8h + w4 % 8 as bits 4, 5.
+    const __m512i m0f = _mm512_set1_epi8(0x0f), m30 = _mm512_set1_epi8(0x30);
+#pragma GCC unroll 64
+    for (int g = 0; g < QK_K / 4; ++g) {
+        const int h = g / 32, w4 = g % 32, k = w4 / 8;
+        const __m512i lo = w4 < 16 ? ql[16 * h + w4] : _mm512_srli_epi32(ql[16 * h + w4 - 16], 4);
+        __m512i hi = qh[8 * h + w4 % 8];
+        hi = k == 0 ? _mm512_slli_epi32(hi, 4) : k == 1 ? _mm512_slli_epi32(hi, 2) : k == 2 ? hi : _mm512_srli_epi32(hi, 2);
+        o->q[g] = _mm512_ternarylogic_epi32(lo, m0f, _mm512_and_si512(hi, m30), 0xEA);  // (lo & m0f) | hi
+    }
+    // Scales: row 4L + r's 16 bytes in 128-bit lane L of s[r]; after a 4x4 dword transpose within lanes
+    // s[k] lane 4L + r = scale bytes 4k .. 4k + 3 of row 4L + r.
+    __m512i s[4];
+    for (int r = 0; r < 4; ++r) {
+        __m512i z = _mm512_zextsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[r]->scales)));
+        z = _mm512_inserti32x4(z, _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[4 + r]->scales)), 1);
+        z = _mm512_inserti32x4(z, _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[8 + r]->scales)), 2);
+        s[r] = _mm512_inserti32x4(z, _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[12 + r]->scales)), 3);
+    }
+    const __m512i t0 = _mm512_unpacklo_epi32(s[0], s[1]), t1 = _mm512_unpackhi_epi32(s[0], s[1]);
+    const __m512i t2 = _mm512_unpacklo_epi32(s[2], s[3]), t3 = _mm512_unpackhi_epi32(s[2], s[3]);
+    const __m512i c[4] = {_mm512_unpacklo_epi64(t0, t2), _mm512_unpackhi_epi64(t0, t2), _mm512_unpacklo_epi64(t1, t3),
+                          _mm512_unpackhi_epi64(t1, t3)};
+    for (int k = 0; k < 4; ++k) {
+        o->sc[4 * k] = _mm512_srai_epi32(_mm512_slli_epi32(c[k], 24), 24);
+        o->sc[4 * k + 1] = _mm512_srai_epi32(_mm512_slli_epi32(c[k], 16), 24);
+        o->sc[4 * k + 2] = _mm512_srai_epi32(_mm512_slli_epi32(c[k], 8), 24);
+        o->sc[4 * k + 3] = _mm512_srai_epi32(c[k], 24);
+    }
+    alignas(32) uint16_t d16[RL_ROWS];
+    for (int i = 0; i < RL_ROWS; ++i) d16[i] = rows[i]->d;
+    o->dw = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(d16)));
+}
+
+// One decoded Q6_K block against NR records: S_j starts at the record's offset -32 * (sum of x over
+// sub-block j), gains 4 vpdpbusd, then i1 += sc_j S_j; acc += (dw dx) i1 (no min term).
+template <int NR>
+inline void rl_block(const RlBlockQ6& w, const RlActs& a, int64_t b, __m512* acc) {
+    __m512i i1[NR];
+    for (int t = 0; t < NR; ++t) i1[t] = _mm512_setzero_si512();
+    for (int j = 0; j < QK_K / 16; ++j) {
+        const __m512i q0 = w.q[4 * j], q1 = w.q[4 * j + 1], q2 = w.q[4 * j + 2], q3 = w.q[4 * j + 3];
+        const int32_t(*xp)[RL_CHUNK] = a.xq[b] + 4 * j;
+        for (int t = 0; t < NR; ++t) {
+            __m512i s = _mm512_set1_epi32(a.x32[b][j][t]);
+            s = dpbusd_bcast(s, q0, &xp[0][t]);
+            s = dpbusd_bcast(s, q1, &xp[1][t]);
+            s = dpbusd_bcast(s, q2, &xp[2][t]);
+            s = dpbusd_bcast(s, q3, &xp[3][t]);
+            i1[t] = _mm512_add_epi32(i1[t], _mm512_mullo_epi32(s, w.sc[j]));
+        }
+    }
+    for (int t = 0; t < NR; ++t)
+        acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(w.dw, _mm512_set1_ps(a.dx[b][t])), _mm512_cvtepi32_ps(i1[t]), acc[t]);
+}
+
+// Q6_K calls take this kernel from 12 records (6 tokens) on; below that its 16-row decode (three 16x16
+// transposes and the 6-bit assembly) costs more than it saves against the broadcast and reducing
+// kernels. Measured (one thread, Q6_K 1536x8960, medians of 30, alternating runs): 16 records 954-970 us
+// against 1137-1190, 14 records 900-930 against 1200-1204, 12 records 869-893 against 1044-1053, 8
+// records 612-626 against 543-554, 2 records 431-441 against 286-291; 151936x1536 (the 1.5B's output
+// matrix) 16 records 19.5-19.7 ms against 21.8-22.2. The 1.5B forward (2 threads, after 1000 stream
+// tokens, in one process alternating per forward, medians of 10, logits bit-identical): T = 8 57.24 ms
+// against 61.58, T = 6 48.55 against 49.13, T = 4 35.42 against 33.81.
+constexpr int RL_Q6_MIN_RECORDS = 12;
+
+template <typename Block> struct RlDecoded;
+template <> struct RlDecoded<BlockQ4K> { using T = RlBlock; };
+template <> struct RlDecoded<BlockQ6K> { using T = RlBlockQ6; };
+
 // Rows [r0, r1) ((r1 - r0) a multiple of 16) against records 0 .. N1 (a1) and N1 .. N1 + N2 (a2, if
 // N2 > 0): each decoded block serves both chunks.
-template <int N1, int N2>
-void rl_rows(const BlockQ4K* W, int64_t nb, int64_t r0, int64_t r1, const RlActs& a1, const RlActs& a2, float* y,
+template <typename Block, int N1, int N2>
+void rl_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const RlActs& a1, const RlActs& a2, float* y,
              int64_t ldy, int pair) {
-    RlBlock w;
+    typename RlDecoded<Block>::T w;
     for (int64_t rg = r0; rg < r1; rg += RL_ROWS) {
         __m512 acc[N1 + N2];
         for (int t = 0; t < N1 + N2; ++t) acc[t] = _mm512_setzero_ps();
         for (int64_t b = 0; b < nb; ++b) {
-            const BlockQ4K* rows[RL_ROWS];
+            const Block* rows[RL_ROWS];
             for (int i = 0; i < RL_ROWS; ++i) rows[i] = W + (rg + i) * nb + b;
             // The next row group (16 rows, contiguous), in order, one sixteenth-of-a-row's share per
             // block: 16 rows stream at once, too many for the hardware prefetcher to follow alone.
             const char* ahead = reinterpret_cast<const char*>(W + (rg + RL_ROWS) * nb + RL_ROWS * b);
-            for (int off = 0; off < RL_ROWS * static_cast<int>(sizeof(BlockQ4K)); off += 64) _mm_prefetch(ahead + off, _MM_HINT_T0);
-            if constexpr (N2 == 0 && N1 <= RL_FUSE_MAX) {
+            for (int off = 0; off < RL_ROWS * static_cast<int>(sizeof(Block)); off += 64) _mm_prefetch(ahead + off, _MM_HINT_T0);
+            if constexpr (std::is_same<Block, BlockQ4K>::value && N2 == 0 && N1 <= RL_FUSE_MAX) {
                 rl_decode_scales(rows, &w);
                 rl_block_fused<N1>(rows, w, a1, b, acc);
             } else {
@@ -235,13 +378,38 @@ void rl_rows(const BlockQ4K* W, int64_t nb, int64_t r0, int64_t r1, const RlActs
     }
 }
 
-template <int N1, int N2 = 0>
-void rl_call(const BlockQ4K* W, int64_t nb, int64_t r0, int64_t r1, const uint8_t* acts, const ActLayout& L, float* y,
+template <typename Block, int N1, int N2 = 0>
+void rl_call(const Block* W, int64_t nb, int64_t r0, int64_t r1, const uint8_t* acts, const ActLayout& L, float* y,
              int64_t ldy, int pair) {
     RlActs a1, a2;
-    rl_acts(acts, L, nb, 0, N1, &a1);
-    if constexpr (N2 > 0) rl_acts(acts, L, nb, N1, N2, &a2);
-    rl_rows<N1, N2>(W, nb, r0, r1, a1, a2, y, ldy, pair);
+    rl_acts<Block>(acts, L, nb, 0, N1, &a1);
+    if constexpr (N2 > 0) rl_acts<Block>(acts, L, nb, N1, N2, &a2);
+    rl_rows<Block, N1, N2>(W, nb, r0, r1, a1, a2, y, ldy, pair);
+}
+
+}  // namespace
+
+namespace {
+
+template <typename Block>
+bool rl_dispatch(const Block* Wb, int64_t nb, int64_t r0, int64_t r16, const uint8_t* acts, const ActLayout& L, int T,
+                 float* y, int64_t ldy, int pair) {
+    switch (T) {
+        case 1: rl_call<Block, 1>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
+        case 2: rl_call<Block, 2>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
+        case 3: rl_call<Block, 3>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
+        case 4: rl_call<Block, 4>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
+        case 5: rl_call<Block, 5>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
+        case 6: rl_call<Block, 6>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
+        case 7: rl_call<Block, 7>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
+        case 8: rl_call<Block, 8>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
+        case 10: rl_call<Block, 8, 2>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
+        case 12: rl_call<Block, 8, 4>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
+        case 14: rl_call<Block, 8, 6>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
+        case 16: rl_call<Block, 8, 8>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
+        default: return false;  // odd 9-15: single-precision calls, left to the broadcast kernel
+    }
+    return true;
 }
 
 }  // namespace
@@ -250,25 +418,15 @@ int64_t rowlane_matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int
                        float* y, int64_t ldy, int pair) {
     const int64_t nb = K / QK_K;
     const int64_t r16 = r0 + (r1 - r0) / RL_ROWS * RL_ROWS;
-    if (wt != GGMLType::Q4_K || nb > RL_MAX_KBLOCKS || T > RL_MAX_RECORDS || r16 == r0) return r0;
+    if (nb > RL_MAX_KBLOCKS || T > RL_MAX_RECORDS || r16 == r0) return r0;
     const ActLayout L = act_layout(wt, K);
-    const BlockQ4K* Wb = reinterpret_cast<const BlockQ4K*>(W);
-    switch (T) {
-        case 1: rl_call<1>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
-        case 2: rl_call<2>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
-        case 3: rl_call<3>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
-        case 4: rl_call<4>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
-        case 5: rl_call<5>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
-        case 6: rl_call<6>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
-        case 7: rl_call<7>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
-        case 8: rl_call<8>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
-        case 10: rl_call<8, 2>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
-        case 12: rl_call<8, 4>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
-        case 14: rl_call<8, 6>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
-        case 16: rl_call<8, 8>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
-        default: return r0;  // odd 9-15: single-precision calls, left to the broadcast kernel
+    if (wt == GGMLType::Q4_K)
+        return rl_dispatch(reinterpret_cast<const BlockQ4K*>(W), nb, r0, r16, acts, L, T, y, ldy, pair) ? r16 : r0;
+    if (wt == GGMLType::Q6_K) {
+        if (T < RL_Q6_MIN_RECORDS) return r0;
+        return rl_dispatch(reinterpret_cast<const BlockQ6K*>(W), nb, r0, r16, acts, L, T, y, ldy, pair) ? r16 : r0;
     }
-    return r16;
+    return r0;
 }
 
 }  // namespace lg::avx512
