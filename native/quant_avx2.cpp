@@ -103,7 +103,7 @@ void decode(const BlockQ6K* b, KDec* o) {
     }
 }
 
-// ---- Q4_K row-lane kernel (every call, in groups of up to 16 records) ----------------------------
+// ---- Q4_K (every call) and Q6_K (from 4 records) row-lane kernels, in groups of up to 16 records ---
 // A ymm holds 8 weight rows, one dword lane each, and 4 activation bytes are broadcast, so each block's
 // decode serves every record and no lane is reduced (the per-block horizontal sums of kquant_matmul
 // are what made this path slow). Per (row, record, block) it forms the same exact integers
@@ -223,20 +223,118 @@ inline void rl_block(const RlBlock& w, const uint8_t* acts, const ActLayout& L, 
     }
 }
 
+// Q6_K, 8 rows one per lane: q[g] = stored values 4g .. 4g + 3 (0..63), so 16-element sub-block j is
+// q[4j .. 4j + 3]; sc16[j] = (sc_j, sc_j) and scp[m] = (sc_2m, sc_2m+1) as int16 pairs per dword.
+// S_j: two maddubs give int16 pairs of at most 2 * 2 * 63 * 127 < 2^15 before madd with (sc_j, sc_j);
+// the offset enters as i1 -= 32 sum_j sc_j xsum_j (madd of scp with the record's int16 sum pairs), the
+// same exact integer as the scalar path's.
+struct RlBlockQ6 {
+    __m256i q[QK_K / 4];
+    __m256i sc16[QK_K / 16];
+    __m256i scp[QK_K / 32];
+    __m256 dw;
+};
+
+inline void rl_decode(const BlockQ6K* const* rows, RlBlockQ6* o) {
+    __m256i ql[32], qh[16];
+    for (int g = 0; g < 4; ++g) {
+        for (int i = 0; i < RL_ROWS; ++i) ql[8 * g + i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[i]->ql + 32 * g));
+        transpose8(ql + 8 * g);
+    }
+    for (int g = 0; g < 2; ++g) {
+        for (int i = 0; i < RL_ROWS; ++i) qh[8 * g + i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[i]->qh + 32 * g));
+        transpose8(qh + 8 * g);
+    }
+    // Values 4g .. 4g + 3, h = g / 32, w4 = g % 32: the low (w4 < 16) or high nibbles of ql dword
+    // 16h + w4 % 16, and bits 2k, 2k + 1 (k = w4 / 8) of each byte of qh dword 8h + w4 % 8 as bits 4, 5.
+    const __m256i m0f = _mm256_set1_epi8(0x0f), m30 = _mm256_set1_epi8(0x30);
+    for (int g = 0; g < QK_K / 4; ++g) {
+        const int h = g / 32, w4 = g % 32, k = w4 / 8;
+        const __m256i lo = w4 < 16 ? ql[16 * h + w4] : _mm256_srli_epi32(ql[16 * h + w4 - 16], 4);
+        __m256i hi = qh[8 * h + w4 % 8];
+        hi = k == 0 ? _mm256_slli_epi32(hi, 4) : k == 1 ? _mm256_slli_epi32(hi, 2) : k == 2 ? hi : _mm256_srli_epi32(hi, 2);
+        o->q[g] = _mm256_or_si256(_mm256_and_si256(lo, m0f), _mm256_and_si256(hi, m30));
+    }
+    // Scales: row i in 128-bit lane 0 of s[i], row i + 4 in lane 1; after a 4x4 dword transpose within
+    // lanes c[k] lane i = scale bytes 4k .. 4k + 3 of row i.
+    __m256i s[4];
+    for (int i = 0; i < 4; ++i)
+        s[i] = _mm256_set_m128i(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[i + 4]->scales)),
+                                _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[i]->scales)));
+    const __m256i t0 = _mm256_unpacklo_epi32(s[0], s[1]), t1 = _mm256_unpackhi_epi32(s[0], s[1]);
+    const __m256i t2 = _mm256_unpacklo_epi32(s[2], s[3]), t3 = _mm256_unpackhi_epi32(s[2], s[3]);
+    const __m256i c[4] = {_mm256_unpacklo_epi64(t0, t2), _mm256_unpackhi_epi64(t0, t2), _mm256_unpacklo_epi64(t1, t3),
+                          _mm256_unpackhi_epi64(t1, t3)};
+    const __m256i lo16 = _mm256_set1_epi32(0xffff);
+    __m256i sc[QK_K / 16];
+    for (int k = 0; k < 4; ++k)
+        for (int m = 0; m < 4; ++m) {  // byte m of c[k], sign-extended
+            sc[4 * k + m] = m == 3 ? _mm256_srai_epi32(c[k], 24) : _mm256_srai_epi32(_mm256_slli_epi32(c[k], 24 - 8 * m), 24);
+            o->sc16[4 * k + m] = _mm256_or_si256(_mm256_and_si256(sc[4 * k + m], lo16), _mm256_slli_epi32(sc[4 * k + m], 16));
+        }
+    for (int m = 0; m < QK_K / 32; ++m) o->scp[m] = _mm256_or_si256(_mm256_and_si256(sc[2 * m], lo16), _mm256_slli_epi32(sc[2 * m + 1], 16));
+    alignas(16) uint16_t d16[RL_ROWS];
+    for (int i = 0; i < RL_ROWS; ++i) d16[i] = rows[i]->d;
+    o->dw = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(d16)));
+}
+
+// Block b of the decoded Q6_K rows against records t0 .. t0 + NR.
+template <int NR>
+inline void rl_block(const RlBlockQ6& w, const uint8_t* acts, const ActLayout& L, int64_t b, int t0, __m256* acc) {
+    const int8_t* qx[NR];
+    for (int t = 0; t < NR; ++t) qx[t] = reinterpret_cast<const int8_t*>(acts + static_cast<int64_t>(t0 + t) * L.stride) + b * QK_K;
+    __m256i i1[NR];
+    for (int t = 0; t < NR; ++t) i1[t] = _mm256_setzero_si256();
+    for (int j = 0; j < QK_K / 16; ++j) {
+        const __m256i* q = w.q + 4 * j;
+        for (int t = 0; t < NR; ++t) {
+            const int8_t* x = qx[t] + 16 * j;
+            const __m256i s01 = _mm256_add_epi16(_mm256_maddubs_epi16(q[0], bcast4(x)), _mm256_maddubs_epi16(q[1], bcast4(x + 4)));
+            const __m256i s23 = _mm256_add_epi16(_mm256_maddubs_epi16(q[2], bcast4(x + 8)), _mm256_maddubs_epi16(q[3], bcast4(x + 12)));
+            i1[t] = _mm256_add_epi32(i1[t], _mm256_add_epi32(_mm256_madd_epi16(s01, w.sc16[j]), _mm256_madd_epi16(s23, w.sc16[j])));
+        }
+    }
+    for (int t = 0; t < NR; ++t) {
+        const uint8_t* rec = acts + static_cast<int64_t>(t0 + t) * L.stride;
+        const int16_t* s16 = reinterpret_cast<const int16_t*>(rec + L.sums_off) + b * 16;
+        __m256i off = _mm256_setzero_si256();
+        for (int m = 0; m < QK_K / 32; ++m) {
+            int32_t pair;  // the int16 sums of sub-blocks 2m, 2m + 1
+            std::memcpy(&pair, s16 + 2 * m, 4);
+            off = _mm256_add_epi32(off, _mm256_madd_epi16(w.scp[m], _mm256_set1_epi32(pair)));
+        }
+        i1[t] = _mm256_sub_epi32(i1[t], _mm256_slli_epi32(off, 5));
+        const __m256 d = _mm256_set1_ps(reinterpret_cast<const float*>(rec + L.d_off)[b]);
+        acc[t0 + t] = _mm256_fmadd_ps(_mm256_mul_ps(w.dw, d), _mm256_cvtepi32_ps(i1[t]), acc[t0 + t]);
+    }
+}
+
+// From 4 records (2 tokens) on; with 2 its decode (six 8x8 transposes, the 6-bit assembly) costs more
+// than the per-block horizontal sums it saves. Measured (1.5B, x86-64-v3 build, 2 threads, after 1000
+// stream tokens, alternating per forward in one process, medians of 6, logits bit-identical), old Q6_K
+// kernel / row-lane: T = 1 31.64 / 36.81 ms, T = 2 56.50 / 51.03, T = 3 78.16 / 68.18, T = 4 97.01 / 81.20,
+// T = 8 176.81 / 146.02; prefill of 256 tokens 73.0-75.9 / 81.7-82.1 tok/s.
+constexpr int RL_Q6_MIN_RECORDS = 4;
+
+template <typename Block> struct RlDecoded;
+template <> struct RlDecoded<BlockQ4K> { using T = RlBlock; };
+template <> struct RlDecoded<BlockQ6K> { using T = RlBlockQ6; };
+
 // Rows [r0, r1) ((r1 - r0) a multiple of 8) against T <= RL_MAX_RECORDS records.
-void rowlane_q4k(const BlockQ4K* W, int64_t nb, int64_t r0, int64_t r1, const uint8_t* acts, const ActLayout& L,
+template <typename Block>
+void rowlane(const Block* W, int64_t nb, int64_t r0, int64_t r1, const uint8_t* acts, const ActLayout& L,
                  int T, float* y, int64_t ldy, int pair) {
-    RlBlock w;
+    typename RlDecoded<Block>::T w;
     for (int64_t rg = r0; rg < r1; rg += RL_ROWS) {
         __m256 acc[RL_MAX_RECORDS];
         for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
         for (int64_t b = 0; b < nb; ++b) {
-            const BlockQ4K* rows[RL_ROWS];
+            const Block* rows[RL_ROWS];
             for (int i = 0; i < RL_ROWS; ++i) rows[i] = W + (rg + i) * nb + b;
             // the next row group (8 rows, contiguous), one eighth of a row's share per block: 8 interleaved
             // row streams are more than the hardware prefetcher follows
             const char* ahead = reinterpret_cast<const char*>(W + (rg + RL_ROWS) * nb + RL_ROWS * b);
-            for (int off = 0; off < RL_ROWS * static_cast<int>(sizeof(BlockQ4K)); off += 64) _mm_prefetch(ahead + off, _MM_HINT_T0);
+            for (int off = 0; off < RL_ROWS * static_cast<int>(sizeof(Block)); off += 64) _mm_prefetch(ahead + off, _MM_HINT_T0);
             rl_decode(rows, &w);
             for (int t0 = 0; t0 < T; t0 += RL_CHUNK) {
                 switch (T - t0 < RL_CHUNK ? T - t0 : RL_CHUNK) {
@@ -260,13 +358,17 @@ void kquant_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const ui
     constexpr bool kQ6 = std::is_same<Block, BlockQ6K>::value;
     const int64_t nb = K / QK_K;
     const ActLayout L = act_layout(wt, K);
-    if constexpr (std::is_same<Block, BlockQ4K>::value) {  // Q4_K rows in groups of 8: the row-lane kernel,
-        const int64_t r8 = r0 + (r1 - r0) / RL_ROWS * RL_ROWS;  // RL_MAX_RECORDS records (even: pairs stay whole) a pass
-        for (int g0 = 0; g0 < T; g0 += RL_MAX_RECORDS)
-            rowlane_q4k(reinterpret_cast<const BlockQ4K*>(W), nb, r0, r8, acts + static_cast<int64_t>(g0) * L.stride, L,
-                        T - g0 < RL_MAX_RECORDS ? T - g0 : RL_MAX_RECORDS, y + static_cast<int64_t>(g0 / pair) * ldy, ldy,
-                        pair);
-        r0 = r8;
+    // Q4_K rows, and Q6_K rows of calls from RL_Q6_MIN_RECORDS records on, in groups of 8: the row-lane
+    // kernel, RL_MAX_RECORDS records (even: pairs stay whole) a pass.
+    if constexpr (!std::is_same<Block, BlockQ5K>::value) {
+        if (!kQ6 || T >= RL_Q6_MIN_RECORDS) {
+            const int64_t r8 = r0 + (r1 - r0) / RL_ROWS * RL_ROWS;
+            for (int g0 = 0; g0 < T; g0 += RL_MAX_RECORDS)
+                rowlane(reinterpret_cast<const Block*>(W), nb, r0, r8, acts + static_cast<int64_t>(g0) * L.stride, L,
+                        T - g0 < RL_MAX_RECORDS ? T - g0 : RL_MAX_RECORDS, y + static_cast<int64_t>(g0 / pair) * ldy,
+                        ldy, pair);
+            r0 = r8;
+        }
     }
     KDec dec;
     for (int t0 = 0; t0 < T; t0 += T_TILE) {
