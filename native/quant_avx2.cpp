@@ -5,13 +5,13 @@
 #include <cstring>
 #include <type_traits>
 
-#include "quant_blocks.h"
-#include "quant_kernels.h"
+#include "quant_avx2.h"
 
 #if LG_SIMD_AVX2
-#include <immintrin.h>
 
 namespace lg {
+
+using namespace avx2;
 
 namespace {
 
@@ -114,9 +114,7 @@ void decode(const BlockQ6K* b, KDec* o) {
 // process, medians of 10, logits bit-identical): T = 1 35.78 ms through kquant_matmul, 25.57 here;
 // T = 2 66.90 / 48.41; T = 4 110.26 / 83.52. Extended from 8 to 16 records per pass and to every call in
 // groups of 16: T = 8 224.14 / 147.41 ms, T = 16 428.61 / 275.88 ms; prefill of 256 tokens 43.7 / 74 tok/s.
-constexpr int RL_ROWS = 8;
 constexpr int RL_CHUNK = 4;     // records per pass over a decoded block (registers)
-constexpr int RL_MAX_RECORDS = 16;  // records per pass over the rows (their float sums live on the stack)
 
 struct RlBlock {
     __m256i raw[32];  // dword d of qs, one row per lane
@@ -125,25 +123,6 @@ struct RlBlock {
     __m256 dw, dm;
 };
 
-// r[i] = dword row i in, r[d] lane i = dword d of row i out (an 8x8 transpose).
-inline void transpose8(__m256i* r) {
-    __m256i t[8], u[8];
-    for (int h = 0; h < 2; ++h) {
-        __m256i* q = r + 4 * h;
-        t[4 * h] = _mm256_unpacklo_epi32(q[0], q[1]);
-        t[4 * h + 1] = _mm256_unpackhi_epi32(q[0], q[1]);
-        t[4 * h + 2] = _mm256_unpacklo_epi32(q[2], q[3]);
-        t[4 * h + 3] = _mm256_unpackhi_epi32(q[2], q[3]);
-        u[4 * h] = _mm256_unpacklo_epi64(t[4 * h], t[4 * h + 2]);      // dwords 0 / 4
-        u[4 * h + 1] = _mm256_unpackhi_epi64(t[4 * h], t[4 * h + 2]);  // 1 / 5
-        u[4 * h + 2] = _mm256_unpacklo_epi64(t[4 * h + 1], t[4 * h + 3]);  // 2 / 6
-        u[4 * h + 3] = _mm256_unpackhi_epi64(t[4 * h + 1], t[4 * h + 3]);  // 3 / 7
-    }
-    for (int k = 0; k < 4; ++k) {
-        r[k] = _mm256_permute2x128_si256(u[k], u[4 + k], 0x20);
-        r[4 + k] = _mm256_permute2x128_si256(u[k], u[4 + k], 0x31);
-    }
-}
 
 // 8 halves (low 16 bits of each dword of v) as floats.
 inline __m256 halves_to_ps(__m256i v) {
@@ -183,11 +162,6 @@ inline void rl_decode(const BlockQ4K* const* rows, RlBlock* o) {
     }
 }
 
-inline __m256i bcast4(const int8_t* p) {
-    int32_t v;
-    std::memcpy(&v, p, 4);
-    return _mm256_set1_epi32(v);
-}
 
 // Block b of the decoded rows against records t0 .. t0 + NR (acc[t] over the call's records).
 template <int NR>
@@ -491,9 +465,11 @@ bool matmul_simd(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r
         case GGMLType::Q4_K: kquant_matmul<BlockQ4K>(W, K, r0, r1, act_buf, T, y, ldy, wt, pair); return true;
         case GGMLType::Q5_K: kquant_matmul<BlockQ5K>(W, K, r0, r1, act_buf, T, y, ldy, wt, pair); return true;
         case GGMLType::Q6_K: kquant_matmul<BlockQ6K>(W, K, r0, r1, act_buf, T, y, ldy, wt, pair); return true;
-        case GGMLType::Q4_0: case GGMLType::Q4_1: case GGMLType::Q5_0: case GGMLType::Q5_1: case GGMLType::Q8_0:
-            legacy_matmul(wt, W, K, r0, r1, act_buf, T, y, ldy, pair);
+        case GGMLType::Q4_0: case GGMLType::Q4_1: case GGMLType::Q5_0: case GGMLType::Q5_1: case GGMLType::Q8_0: {
+            r0 = legacy_rowlane_rows(wt, W, K, r0, r1, act_buf, T, y, ldy, pair);
+            legacy_matmul(wt, W, K, r0, r1, act_buf, T, y, ldy, pair);  // the rows left over (fewer than 8)
             return true;
+        }
         default:
             return false;
     }

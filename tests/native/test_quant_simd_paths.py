@@ -14,7 +14,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 SOURCES = ["tests/native/quant_selftest.cpp", "native/quant.cpp", "native/quant_scalar.cpp",
-           "native/quant_avx512.cpp", "native/quant_avx512_broadcast.cpp", "native/quant_avx512_rowlane.cpp", "native/quant_avx2.cpp", "native/quant_neon.cpp", "native/gguf.cpp"]
+           "native/quant_avx512.cpp", "native/quant_avx512_broadcast.cpp", "native/quant_avx512_rowlane.cpp", "native/quant_avx2.cpp", "native/quant_avx2_legacy.cpp", "native/quant_neon.cpp", "native/gguf.cpp"]
 FLAGS = ["-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter", "-Inative"]
 CROSS, QEMU = "aarch64-linux-gnu-g++", "qemu-aarch64"
 IS_X86 = platform.machine() in ("x86_64", "AMD64")
