@@ -39,7 +39,7 @@ CACHE_TOKENS = 4096          # the 1.5B's cache for the RSS figure: n_sink + n_r
 N_SINK, N_SCRATCH = 4, 512
 PROMPT, DECODE, PREFILL = 32, 128, (512, 32)
 VERIFY_K = (4, 8)
-VERIFY_REPS = 5
+VERIFY_REPS = 7  # interleaved rounds (see verify_costs)
 STREAM_TOKENS, STREAM_RING = 20_000, 1024
 
 
@@ -80,6 +80,24 @@ def median_time(fn, reps: int) -> float:
     return float(np.median(times))
 
 
+def verify_costs(steps: dict, reps: int) -> dict:
+    """time(step K) / time(step 1) for each K in `steps` (K -> a callable that runs one forward of K
+    tokens). The sizes alternate within each round, so that host drift (this box's memory bandwidth and
+    compute swing by tens of percent over minutes) falls on all of them alike, then each takes its median."""
+    if 1 not in steps:
+        raise ValueError(f"verify_costs: the ratios need the 1-token step; got sizes {sorted(steps)}")
+    for step in steps.values():
+        step()  # warm-up
+    times = {k: [] for k in steps}
+    for _ in range(reps):
+        for k, step in steps.items():
+            t = time.perf_counter()
+            step()
+            times[k].append(time.perf_counter() - t)
+    med = {k: float(np.median(v)) for k, v in times.items()}
+    return {f"verify_cost_k{k}": med[k] / med[1] for k in steps if k != 1}
+
+
 # ---------------------------------------------------------------------------- workers
 
 def worker_ours(model: str, threads: int, quick: bool, toks: list[int]) -> dict:
@@ -111,17 +129,14 @@ def worker_ours(model: str, threads: int, quick: bool, toks: list[int]) -> dict:
     e.rollback(0)
     # verify cost: time(T=K) / time(T=1) in scratch after the prompt (all logits, as verification needs)
     e.forward_scratch(arr(toks[:PROMPT]), out1)
-    costs = {}
-    for k in (1, *VERIFY_K):
+    def forward_step(k: int):
         x, out = arr(toks[PROMPT:PROMPT + k]), np.empty((k, V), np.float32)
         def step():
             e.forward_scratch(x, out, True)
             e.rollback(PROMPT)
-        step()
-        costs[k] = median_time(step, VERIFY_REPS)
+        return step
+    res.update(verify_costs({k: forward_step(k) for k in (1, *VERIFY_K)}, VERIFY_REPS))
     e.rollback(0)
-    for k in VERIFY_K:
-        res[f"verify_cost_k{k}"] = costs[k] / costs[1]
     res["bytes_per_token"] = e.bytes_per_token
     res["simd"] = e.simd
     res["peak_rss_mb"] = peak_rss_mb()
@@ -173,16 +188,13 @@ def worker_llama(model: str, threads: int, quick: bool, toks: list[int]) -> dict
     res["decode_tok_s"] = DECODE / (time.perf_counter() - t)
     llm.reset()
     llm.eval(toks[:PROMPT])
-    costs = {}
-    for k in (1, *VERIFY_K):
+    def eval_step(k: int):
         def step():
             llm.n_tokens = PROMPT                          # drop the last block, as verification does
             llm._ctx.kv_cache_seq_rm(-1, PROMPT, -1)
             llm.eval(toks[PROMPT:PROMPT + k])
-        step()
-        costs[k] = median_time(step, VERIFY_REPS)
-    for k in VERIFY_K:
-        res[f"verify_cost_k{k}"] = costs[k] / costs[1]
+        return step
+    res.update(verify_costs({k: eval_step(k) for k in (1, *VERIFY_K)}, VERIFY_REPS))
     import llama_cpp
     res["system_info"] = llama_cpp.llama_print_system_info().decode(errors="replace").strip()
     res["peak_rss_mb"] = peak_rss_mb()
