@@ -162,11 +162,14 @@ inline void legacy_decode(GGMLType wt, const uint8_t* blk, int8x16_t* v0, int8x1
     }
     uint8x16_t qs = vld1q_u8(blk + off);
     uint8x16_t lo = vandq_u8(qs, m4), hi = vshrq_n_u8(qs, 4);
-    if (five) {  // bit e of qh -> bit 4 of element e
-        alignas(16) uint8_t hb[32];
-        for (int e = 0; e < 32; ++e) hb[e] = static_cast<uint8_t>(((qh >> e) & 1) << 4);
-        lo = vorrq_u8(lo, vld1q_u8(hb));
-        hi = vorrq_u8(hi, vld1q_u8(hb + 16));
+    if (five) {  // bit e of qh -> bit 4 of element e: byte e / 8 of qh to byte e, tested against bit e % 8
+        // (was a scalar loop over the 32 elements for every (row, block))
+        const uint8x16_t q = vreinterpretq_u8_u32(vdupq_n_u32(qh));
+        const uint8x16_t bits = vreinterpretq_u8_u64(vdupq_n_u64(0x8040201008040201ull));
+        const uint8x16_t sel_lo = vcombine_u8(vdup_n_u8(0), vdup_n_u8(1)), sel_hi = vcombine_u8(vdup_n_u8(2), vdup_n_u8(3));
+        const uint8x16_t bit4 = vdupq_n_u8(0x10);
+        lo = vorrq_u8(lo, vandq_u8(vtstq_u8(vqtbl1q_u8(q, sel_lo), bits), bit4));
+        hi = vorrq_u8(hi, vandq_u8(vtstq_u8(vqtbl1q_u8(q, sel_hi), bits), bit4));
     }
     const int8_t sub = wt == GGMLType::Q4_0 ? 8 : wt == GGMLType::Q5_0 ? 16 : 0;
     *v0 = vsubq_s8(vreinterpretq_s8_u8(lo), vdupq_n_s8(sub));
