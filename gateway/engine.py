@@ -67,7 +67,9 @@ class Engine:
     def __init__(self, path_or_model_name: str | os.PathLike, n_sink: int = 4, n_ring: int = 2048,
                  n_scratch: int = 512, policy: str = "sink_ring", n_threads: int | None = None,
                  max_chunk: int | None = None, backend: str = "auto", tokenizer=None):
-        """tokenizer: the caller's Tokenizer for this GGUF, if it has one (else loaded on first use)."""
+        """tokenizer: the caller's Tokenizer for this GGUF, if it has one (else loaded on first use).
+        n_threads: default one per performance core this process may use (gateway/cpus.py)."""
+        from gateway.cpus import default_threads
         from gateway.models import resolve_model
 
         self.path = resolve_model(path_or_model_name)
@@ -75,7 +77,7 @@ class Engine:
         kwargs = {} if max_chunk is None else {"max_chunk": int(max_chunk)}
         cls = _native.CudaEngine if self.backend == "cuda" else _native.Engine
         self._e = cls(str(self.path), n_sink=n_sink, n_ring=n_ring, n_scratch=n_scratch,
-                      policy=policy, n_threads=int(n_threads or os.cpu_count() or 1), **kwargs)
+                      policy=policy, n_threads=int(n_threads or default_threads()), **kwargs)
         self.n_vocab: int = self._e.n_vocab
         self.n_ctx_train: int = self._e.n_ctx_train
         self.n_layer: int = self._e.n_layer

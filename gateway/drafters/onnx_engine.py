@@ -7,7 +7,6 @@ as the native engine) and the validity mask. Knows nothing about what the graph 
 from __future__ import annotations
 
 import logging
-import os
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -33,7 +32,8 @@ def read_meta(onnx_path: Path) -> dict:
 def onnxruntime_runner(onnx_path: Path, n_threads: int | None) -> Runner:
     import onnxruntime as ort
     opts = ort.SessionOptions()
-    opts.intra_op_num_threads = n_threads or (os.cpu_count() or 1)
+    from gateway.cpus import default_threads
+    opts.intra_op_num_threads = n_threads or default_threads()
     opts.inter_op_num_threads = 1
     opts.log_severity_level = 3
     sess = ort.InferenceSession(str(onnx_path), opts, providers=["CPUExecutionProvider"])
