@@ -19,7 +19,7 @@ namespace {
 // steps (quant_blocks.h) in block order, so its bits are the scalar path's.
 constexpr int RL_ROWS = 16;         // rows per group: one zmm lane each
 constexpr int RL_CHUNK = 8;         // records per pass over a decoded block (8 S_j + 8 i1 + 8 float sums)
-constexpr int RL_MAX_KBLOCKS = 40;  // K <= 10240 (records, rearranged, live on the stack: 80 KB per pass)
+constexpr int RL_MAX_KBLOCKS = 40;  // K <= 10240 (records, rearranged, live on the stack: 106 KB per pass)
 // Measured (1.5B, forward of T tokens = 2T records, 2 threads, rounds minutes apart; before: the reducing
 // kernel for T = 1-2, the broadcast kernel's two-lane tile for T = 3-4): T = 1 19.0-19.8 ms against
 // 20.4-20.6; T = 2 24.3-24.8 against 27.8-28.5; T = 3 29.0-29.6 against 35.9-36.7; T = 4 32.1-32.7
@@ -114,7 +114,7 @@ inline void rl_decode(const BlockQ4K* const* rows, RlBlock* o) {
 // sit 10240 bytes apart, and in a bench of this loop alone loads at that stride conflicted in the L1:
 // 4.5 G vpdpbusd/s per core against 7.4 at a 1792-byte stride. In the kernel the change measured
 // within noise.) xs[b][m][t]: the int16 sums of 32-element sub-blocks 2m, 2m + 1 as one dword (the
-// mins' partner in vpdpwssd); dx[b][t]: the block scales.
+// mins' partner in vpdpwssd); x32[b][j][t] (Q6_K) the offset S_j starts from; dx[b][t]: the block scales.
 struct RlActs {
     alignas(64) int32_t xq[RL_MAX_KBLOCKS][QK_K / 4][RL_CHUNK];
     alignas(64) uint32_t xs[RL_MAX_KBLOCKS][4][RL_CHUNK];
