@@ -122,73 +122,24 @@ struct RlActs {
     alignas(64) float dx[RL_MAX_KBLOCKS][RL_CHUNK];
 };
 
-// dst[16c + i][t] = dword i of v(t, c) for records t < nt and chunks c < nc (an 8 x 16 dword transpose
-// per chunk; the slots of records past nt are written as zero and never read).
-template <typename F>
-inline void interleave8(int64_t nc, int nt, F v, int32_t (*dst)[RL_CHUNK]) {
-    static_assert(RL_CHUNK == 8, "one 8 x 16 transpose per chunk");
-    const __m512i lo2 = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11), hi2 = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
-    for (int64_t c = 0; c < nc; ++c) {
-        __m512i r[8], u[8], A[4], B[4], P[4], Q[4];
-        for (int t = 0; t < 8; ++t) r[t] = t < nt ? v(t, c) : _mm512_setzero_si512();
-        for (int i = 0; i < 4; ++i) {
-            u[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
-            u[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
-        }
-        // A[k] (records 0-3) and B[k] (records 4-7), 128-bit lane L: dword 4L + k of each record.
-        for (int h = 0; h < 2; ++h) {
-            __m512i* o = h ? B : A;
-            const __m512i* w = u + 4 * h;
-            o[0] = _mm512_unpacklo_epi64(w[0], w[2]);
-            o[1] = _mm512_unpackhi_epi64(w[0], w[2]);
-            o[2] = _mm512_unpacklo_epi64(w[1], w[3]);
-            o[3] = _mm512_unpackhi_epi64(w[1], w[3]);
-        }
-        for (int k = 0; k < 4; ++k) {  // P[k] = [A lane 0, B lane 0, A lane 1, B lane 1], Q[k] lanes 2, 3
-            P[k] = _mm512_permutex2var_epi64(A[k], lo2, B[k]);
-            Q[k] = _mm512_permutex2var_epi64(A[k], hi2, B[k]);
-        }
-        int32_t(*d)[RL_CHUNK] = dst + 16 * c;  // each store: dwords 2o, 2o + 1 of all 8 records
-        _mm512_storeu_si512(d[0], _mm512_shuffle_i32x4(P[0], P[1], 0x44));
-        _mm512_storeu_si512(d[2], _mm512_shuffle_i32x4(P[2], P[3], 0x44));
-        _mm512_storeu_si512(d[4], _mm512_shuffle_i32x4(P[0], P[1], 0xEE));
-        _mm512_storeu_si512(d[6], _mm512_shuffle_i32x4(P[2], P[3], 0xEE));
-        _mm512_storeu_si512(d[8], _mm512_shuffle_i32x4(Q[0], Q[1], 0x44));
-        _mm512_storeu_si512(d[10], _mm512_shuffle_i32x4(Q[2], Q[3], 0x44));
-        _mm512_storeu_si512(d[12], _mm512_shuffle_i32x4(Q[0], Q[1], 0xEE));
-        _mm512_storeu_si512(d[14], _mm512_shuffle_i32x4(Q[2], Q[3], 0xEE));
-    }
-}
-
-// Why SIMD: the scalar copy (one dword at a time, stride 32 bytes) took 9% of a 16-record Q6_K
-// 1536x8960 call on one thread, and every thread builds its own copy per call.
 template <typename Block>
 inline void rl_acts(const uint8_t* acts, const ActLayout& L, int64_t nb, int t0, int nt, RlActs* a) {
-    auto rec = [&](int t) { return acts + static_cast<int64_t>(t0 + t) * L.stride; };
-    auto s16 = [&](int t) { return reinterpret_cast<const int16_t*>(rec(t) + L.sums_off); };
-    interleave8(nb * QK_K / 64, nt, [&](int t, int64_t c) { return _mm512_loadu_si512(rec(t) + 64 * c); }, a->xq[0]);
-    if constexpr (std::is_same<Block, BlockQ6K>::value) {
-        interleave8(nb, nt, [&](int t, int64_t c) {  // -32 * the 16 sums of block c
-            const __m512i v = _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(s16(t) + 16 * c)));
-            return _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(v, 5));
-        }, a->x32[0]);
-    } else {
-        // Blocks 4c .. 4c + 3: (int16 pair sums 2m, 2m + 1 of the 16-sums) as dword m of each block.
-        const int64_t n_sums = 16 * nb;
-        interleave8((nb + 3) / 4, nt, [&](int t, int64_t c) {
-            __m256i half[2];
-            for (int h = 0; h < 2; ++h) {
-                const int64_t first = 64 * c + 32 * h, n = n_sums - first < 0 ? 0 : n_sums - first > 32 ? 32 : n_sums - first;
-                const __mmask32 m = n == 32 ? ~__mmask32(0) : (__mmask32(1) << n) - 1;
-                const __m512i z = _mm512_maskz_loadu_epi16(m, s16(t) + first);
-                half[h] = _mm512_cvtepi32_epi16(_mm512_madd_epi16(z, _mm512_set1_epi16(1)));  // wraps like the uint16 cast
-            }
-            return _mm512_inserti64x4(_mm512_castsi256_si512(half[0]), half[1], 1);
-        }, reinterpret_cast<int32_t(*)[RL_CHUNK]>(a->xs[0]));
-    }
     for (int t = 0; t < nt; ++t) {
-        const float* d = reinterpret_cast<const float*>(rec(t) + L.d_off);
-        for (int64_t b = 0; b < nb; ++b) a->dx[b][t] = d[b];
+        const uint8_t* rec = acts + static_cast<int64_t>(t0 + t) * L.stride;
+        const int16_t* s16 = reinterpret_cast<const int16_t*>(rec + L.sums_off);
+        const float* d = reinterpret_cast<const float*>(rec + L.d_off);
+        for (int64_t b = 0; b < nb; ++b) {
+            for (int p = 0; p < QK_K / 4; ++p) std::memcpy(&a->xq[b][p][t], rec + QK_K * b + 4 * p, 4);
+            if constexpr (std::is_same<Block, BlockQ6K>::value) {
+                for (int j = 0; j < QK_K / 16; ++j) a->x32[b][j][t] = -32 * s16[16 * b + j];
+            } else {
+                for (int m = 0; m < 4; ++m) {
+                    const int16_t* q = s16 + 16 * b + 4 * m;
+                    a->xs[b][m][t] = static_cast<uint16_t>(q[0] + q[1]) | (uint32_t(static_cast<uint16_t>(q[2] + q[3])) << 16);
+                }
+            }
+            a->dx[b][t] = d[b];
+        }
     }
 }
 
