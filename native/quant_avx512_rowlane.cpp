@@ -285,9 +285,9 @@ inline void rl_block(const RlBlockQ6& w, const RlActs& a, int64_t b, __m512* acc
 
 // Q6_K calls take this kernel from 12 records (6 tokens) on; below that its 16-row decode (three 16x16
 // transposes and the 6-bit assembly) costs more than it saves against the broadcast and reducing
-// kernels. Measured (one thread, Q6_K 1536x8960, medians of 30, alternating runs): 16 records 954-970 us
-// against 1137-1190, 14 records 900-930 against 1200-1204, 12 records 869-893 against 1044-1053, 8
-// records 612-626 against 543-554, 2 records 431-441 against 286-291; 151936x1536 (the 1.5B's output
+// kernels. Measured (one thread, Q6_K 1536x8960, medians of 30, alternating runs): 16 records 949-1017 us
+// against 1137-1216, 14 records 900-930 against 1200-1204, 12 records 869-893 against 1043-1053, 8
+// records 612-647 against 543-554, 2 records 429-441 against 286-296; 151936x1536 (the 1.5B's output
 // matrix) 16 records 19.5-19.7 ms against 21.8-22.2. The 1.5B forward (2 threads, after 1000 stream
 // tokens, in one process alternating per forward, medians of 10, logits bit-identical): T = 8 57.24 ms
 // against 61.58, T = 6 48.55 against 49.13, T = 4 35.42 against 33.81.
