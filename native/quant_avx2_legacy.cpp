@@ -10,7 +10,7 @@ namespace lg::avx2 {
 namespace {
 
 // ---- legacy row-lane kernel (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0) -----------------------------------
-// Why: legacy_matmul above folds 8 lanes into one integer and runs the float steps in scalar code for
+// Why: legacy_matmul (quant_avx2.cpp) folds 8 lanes into one integer and runs the float steps in scalar code for
 // every (row, record, 32-block). Here a ymm holds 8 rows, one dword lane each, 4 activation bytes are
 // broadcast, and the float steps run 8 rows at a time into the canonical per-row lanes acc[b % 8]
 // (quant_blocks.h), folded pairwise at the end, so the bits are the scalar path's. Integer bounds:
