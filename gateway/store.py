@@ -186,12 +186,18 @@ class Store:
         db.close()
 
     def _commit(self, db: sqlite3.Connection, batch: list[_Append]) -> None:
-        first = self._next_id
-        if not any(job.rows for job in batch):     # only flush() barriers: nothing to write
-            for job in batch:
+        # flush() barriers (no rows) are released last: after the appends queued before them are
+        # committed and the retention pass those appends start has run.
+        appends = [job for job in batch if job.rows]
+        if appends:
+            self._write(db, appends)
+        for job in batch:
+            if not job.rows:
                 job.ids = []
                 job.done.set()
-            return
+
+    def _write(self, db: sqlite3.Connection, batch: list[_Append]) -> None:
+        first = self._next_id
         try:
             db.execute("BEGIN IMMEDIATE")
             next_id = first

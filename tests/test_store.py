@@ -118,3 +118,31 @@ def test_flush_waits_for_the_retention_an_append_started(tmp_path, monkeypatch):
     s.close()
     with pytest.raises(store_mod.StoreClosed):
         s.flush()
+
+
+def test_flush_queued_behind_an_append_waits_for_its_retention(tmp_path, monkeypatch):
+    """The barrier can share a write batch with appends queued before it (other threads'); it is
+    released only after the retention pass that batch starts."""
+    import time
+
+    import gateway.store as store_mod
+
+    monkeypatch.setattr(store_mod, "RETENTION_CHECK_ROWS", 1)
+    passes = []
+    real = Store._enforce_retention
+
+    def slow_retention(self, db):
+        time.sleep(0.3)
+        real(self, db)
+        passes.append(time.monotonic())
+
+    monkeypatch.setattr(Store, "_enforce_retention", slow_retention)
+    with Store(tmp_path / "s.db") as s:
+        s.append([_rec("first")])             # its retention pass keeps the writer busy for 0.3 s
+        other = threading.Thread(target=s.append, args=([_rec("second")],))
+        other.start()
+        while s._queue.qsize() < 1:          # the second append waits in the queue
+            time.sleep(0.001)
+        s.flush()                            # queued behind it: the same batch
+        assert len(passes) == 2              # both retention passes ran before flush returned
+        other.join()
