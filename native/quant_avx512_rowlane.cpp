@@ -1,6 +1,7 @@
 // x86 AVX-512 row-lane kernels for Q4_K calls of 1-16 activation records and Q6_K calls of 12-16
-// (decode, verification of drafted tokens): a zmm holds 16 weight rows, one lane each, and activation bytes are broadcast from
-// memory, so each block's decode is shared by every record and nothing is reduced across lanes.
+// (decode, verification of drafted tokens): a zmm holds 16 weight rows, one lane each, and activation
+// bytes are broadcast from memory, so each block's decode is shared by every record and nothing is
+// reduced across lanes.
 // Bit-identical to the other kernels. Knows nothing about threads.
 #include "quant_avx512.h"
 
@@ -53,6 +54,24 @@ inline void transpose16(__m512i* r) {
     }
 }
 
+// The first 16 bytes at p[i] for 16 rows, as 4 dwords each: c[k] lane i = dword k of row i. (Row 4L + q
+// goes to 128-bit lane L of register q, then a 4x4 dword transpose within lanes.)
+inline void dwords4_of_rows(const void* const* p, __m512i* c) {
+    __m512i h[4];
+    for (int q = 0; q < 4; ++q) {
+        __m512i z = _mm512_zextsi128_si512(_mm_loadu_si128(static_cast<const __m128i*>(p[q])));
+        z = _mm512_inserti32x4(z, _mm_loadu_si128(static_cast<const __m128i*>(p[4 + q])), 1);
+        z = _mm512_inserti32x4(z, _mm_loadu_si128(static_cast<const __m128i*>(p[8 + q])), 2);
+        h[q] = _mm512_inserti32x4(z, _mm_loadu_si128(static_cast<const __m128i*>(p[12 + q])), 3);
+    }
+    const __m512i t0 = _mm512_unpacklo_epi32(h[0], h[1]), t1 = _mm512_unpackhi_epi32(h[0], h[1]);
+    const __m512i t2 = _mm512_unpacklo_epi32(h[2], h[3]), t3 = _mm512_unpackhi_epi32(h[2], h[3]);
+    c[0] = _mm512_unpacklo_epi64(t0, t2);
+    c[1] = _mm512_unpackhi_epi64(t0, t2);
+    c[2] = _mm512_unpacklo_epi64(t1, t3);
+    c[3] = _mm512_unpackhi_epi64(t1, t3);
+}
+
 // Block b of 16 rows, decoded with one row per lane.
 struct RlBlock {
     __m512i raw[32];  // dword d of qs: low nibbles = sub-block 2 (d / 8), high = 2 (d / 8) + 1, dword d % 8
@@ -63,22 +82,12 @@ struct RlBlock {
 
 // rows[i] = block b of row i (a BlockQ4K: d, dmin, scales[12], qs[128]).
 inline void rl_decode_scales(const BlockQ4K* const* rows, RlBlock* o) {  // all but the values
-    // Headers (d | dmin << 16, then the 12 scale bytes as dwords a, b, c): row 4L + q in 128-bit
-    // lane L of h[q], so that after a 4x4 dword transpose within lanes h[k] lane 4L + q = dword k of
-    // row 4L + q.
-    __m512i h[4];
-    for (int q = 0; q < 4; ++q) {
-        __m512i z = _mm512_zextsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[q])));
-        for (int L = 1; L < 4; ++L) {
-            const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[4 * L + q]));
-            z = L == 1 ? _mm512_inserti32x4(z, v, 1) : L == 2 ? _mm512_inserti32x4(z, v, 2) : _mm512_inserti32x4(z, v, 3);
-        }
-        h[q] = z;
-    }
-    const __m512i t0 = _mm512_unpacklo_epi32(h[0], h[1]), t1 = _mm512_unpackhi_epi32(h[0], h[1]);
-    const __m512i t2 = _mm512_unpacklo_epi32(h[2], h[3]), t3 = _mm512_unpackhi_epi32(h[2], h[3]);
-    const __m512i dd = _mm512_unpacklo_epi64(t0, t2), a = _mm512_unpackhi_epi64(t0, t2);
-    const __m512i b = _mm512_unpacklo_epi64(t1, t3), c = _mm512_unpackhi_epi64(t1, t3);
+    // Headers: d | dmin << 16, then the 12 scale bytes as dwords a, b, c.
+    const void* p[RL_ROWS];
+    for (int i = 0; i < RL_ROWS; ++i) p[i] = rows[i];
+    __m512i hd[4];
+    dwords4_of_rows(p, hd);
+    const __m512i dd = hd[0], a = hd[1], b = hd[2], c = hd[3];
     o->dw = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dd));
     o->dm = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(dd, 16)));
     // q4k_unpack, 16 rows at once: j < 4: sc = a_j & 63, mn = b_j & 63; j >= 4 (k = j - 4):
@@ -237,19 +246,11 @@ inline void rl_decode(const BlockQ6K* const* rows, RlBlockQ6* o) {
         hi = k == 0 ? _mm512_slli_epi32(hi, 4) : k == 1 ? _mm512_slli_epi32(hi, 2) : k == 2 ? hi : _mm512_srli_epi32(hi, 2);
         o->q[g] = _mm512_ternarylogic_epi32(lo, m0f, _mm512_and_si512(hi, m30), 0xEA);  // (lo & m0f) | hi
     }
-    // Scales: row 4L + r's 16 bytes in 128-bit lane L of s[r]; after a 4x4 dword transpose within lanes
-    // s[k] lane 4L + r = scale bytes 4k .. 4k + 3 of row 4L + r.
-    __m512i s[4];
-    for (int r = 0; r < 4; ++r) {
-        __m512i z = _mm512_zextsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[r]->scales)));
-        z = _mm512_inserti32x4(z, _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[4 + r]->scales)), 1);
-        z = _mm512_inserti32x4(z, _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[8 + r]->scales)), 2);
-        s[r] = _mm512_inserti32x4(z, _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[12 + r]->scales)), 3);
-    }
-    const __m512i t0 = _mm512_unpacklo_epi32(s[0], s[1]), t1 = _mm512_unpackhi_epi32(s[0], s[1]);
-    const __m512i t2 = _mm512_unpacklo_epi32(s[2], s[3]), t3 = _mm512_unpackhi_epi32(s[2], s[3]);
-    const __m512i c[4] = {_mm512_unpacklo_epi64(t0, t2), _mm512_unpackhi_epi64(t0, t2), _mm512_unpacklo_epi64(t1, t3),
-                          _mm512_unpackhi_epi64(t1, t3)};
+    // Scales: c[k] lane i = scale bytes 4k .. 4k + 3 of row i.
+    const void* p[RL_ROWS];
+    for (int i = 0; i < RL_ROWS; ++i) p[i] = rows[i]->scales;
+    __m512i c[4];
+    dwords4_of_rows(p, c);
     for (int k = 0; k < 4; ++k) {
         o->sc[4 * k] = _mm512_srai_epi32(_mm512_slli_epi32(c[k], 24), 24);
         o->sc[4 * k + 1] = _mm512_srai_epi32(_mm512_slli_epi32(c[k], 16), 24);
@@ -338,29 +339,32 @@ void rl_call(const Block* W, int64_t nb, int64_t r0, int64_t r1, const uint8_t* 
     rl_rows<Block, N1, N2>(W, nb, r0, r1, a1, a2, y, ldy, pair);
 }
 
-}  // namespace
-
-namespace {
-
+// Q4_K takes every even size and 1-8; Q6_K only its sizes from RL_Q6_MIN_RECORDS on (no instances of the
+// others). Odd 9-15 (single-precision calls) are left to the broadcast kernel.
 template <typename Block>
 bool rl_dispatch(const Block* Wb, int64_t nb, int64_t r0, int64_t r16, const uint8_t* acts, const ActLayout& L, int T,
                  float* y, int64_t ldy, int pair) {
-    switch (T) {
-        case 1: rl_call<Block, 1>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
-        case 2: rl_call<Block, 2>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
-        case 3: rl_call<Block, 3>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
-        case 4: rl_call<Block, 4>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
-        case 5: rl_call<Block, 5>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
-        case 6: rl_call<Block, 6>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
-        case 7: rl_call<Block, 7>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
-        case 8: rl_call<Block, 8>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
-        case 10: rl_call<Block, 8, 2>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
-        case 12: rl_call<Block, 8, 4>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
-        case 14: rl_call<Block, 8, 6>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
-        case 16: rl_call<Block, 8, 8>(Wb, nb, r0, r16, acts, L, y, ldy, pair); break;
-        default: return false;  // odd 9-15: single-precision calls, left to the broadcast kernel
+    static_assert(RL_Q6_MIN_RECORDS == 12, "the Q6_K cases below");
+    if constexpr (std::is_same<Block, BlockQ4K>::value) {
+        switch (T) {
+            case 1: rl_call<Block, 1>(Wb, nb, r0, r16, acts, L, y, ldy, pair); return true;
+            case 2: rl_call<Block, 2>(Wb, nb, r0, r16, acts, L, y, ldy, pair); return true;
+            case 3: rl_call<Block, 3>(Wb, nb, r0, r16, acts, L, y, ldy, pair); return true;
+            case 4: rl_call<Block, 4>(Wb, nb, r0, r16, acts, L, y, ldy, pair); return true;
+            case 5: rl_call<Block, 5>(Wb, nb, r0, r16, acts, L, y, ldy, pair); return true;
+            case 6: rl_call<Block, 6>(Wb, nb, r0, r16, acts, L, y, ldy, pair); return true;
+            case 7: rl_call<Block, 7>(Wb, nb, r0, r16, acts, L, y, ldy, pair); return true;
+            case 8: rl_call<Block, 8>(Wb, nb, r0, r16, acts, L, y, ldy, pair); return true;
+            case 10: rl_call<Block, 8, 2>(Wb, nb, r0, r16, acts, L, y, ldy, pair); return true;
+            default: break;
+        }
     }
-    return true;
+    switch (T) {
+        case 12: rl_call<Block, 8, 4>(Wb, nb, r0, r16, acts, L, y, ldy, pair); return true;
+        case 14: rl_call<Block, 8, 6>(Wb, nb, r0, r16, acts, L, y, ldy, pair); return true;
+        case 16: rl_call<Block, 8, 8>(Wb, nb, r0, r16, acts, L, y, ldy, pair); return true;
+        default: return false;
+    }
 }
 
 }  // namespace
@@ -373,10 +377,8 @@ int64_t rowlane_matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int
     const ActLayout L = act_layout(wt, K);
     if (wt == GGMLType::Q4_K)
         return rl_dispatch(reinterpret_cast<const BlockQ4K*>(W), nb, r0, r16, acts, L, T, y, ldy, pair) ? r16 : r0;
-    if (wt == GGMLType::Q6_K) {
-        if (T < RL_Q6_MIN_RECORDS) return r0;
+    if (wt == GGMLType::Q6_K && T >= RL_Q6_MIN_RECORDS)
         return rl_dispatch(reinterpret_cast<const BlockQ6K*>(W), nb, r0, r16, acts, L, T, y, ldy, pair) ? r16 : r0;
-    }
     return r0;
 }
 
