@@ -123,7 +123,6 @@ struct RlBlock {
     __m256 dw, dm;
 };
 
-
 // 8 halves (low 16 bits of each dword of v) as floats.
 inline __m256 halves_to_ps(__m256i v) {
     const __m256i p = _mm256_packus_epi32(_mm256_and_si256(v, _mm256_set1_epi32(0xffff)), _mm256_setzero_si256());
@@ -131,14 +130,11 @@ inline __m256 halves_to_ps(__m256i v) {
 }
 
 inline void rl_decode(const BlockQ4K* const* rows, RlBlock* o) {
-    __m256i h[4];  // header dwords (d | dmin << 16, scales a, b, c): row i in 128-bit lane 0, row i + 4 in lane 1
-    for (int i = 0; i < 4; ++i)
-        h[i] = _mm256_set_m128i(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[i + 4])),
-                                _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[i])));
-    const __m256i t0 = _mm256_unpacklo_epi32(h[0], h[1]), t1 = _mm256_unpackhi_epi32(h[0], h[1]);
-    const __m256i t2 = _mm256_unpacklo_epi32(h[2], h[3]), t3 = _mm256_unpackhi_epi32(h[2], h[3]);
-    const __m256i dd = _mm256_unpacklo_epi64(t0, t2), a = _mm256_unpackhi_epi64(t0, t2);
-    const __m256i b = _mm256_unpacklo_epi64(t1, t3), c = _mm256_unpackhi_epi64(t1, t3);
+    const void* p[RL_ROWS];  // header dwords: d | dmin << 16, then the scales as a, b, c
+    for (int i = 0; i < RL_ROWS; ++i) p[i] = rows[i];
+    __m256i hd[4];
+    dwords4_of_rows(p, hd);
+    const __m256i dd = hd[0], a = hd[1], b = hd[2], c = hd[3];
     o->dw = halves_to_ps(dd);
     o->dm = halves_to_ps(_mm256_srli_epi32(dd, 16));
     // q4k_scale_min in 8 lanes: j < 4: sc = a_j & 63, mn = b_j & 63; j >= 4 (k = j - 4): sc = (c_k & 15) |
@@ -161,7 +157,6 @@ inline void rl_decode(const BlockQ4K* const* rows, RlBlock* o) {
         transpose8(r);
     }
 }
-
 
 // Block b of the decoded rows against records t0 .. t0 + NR (acc[t] over the call's records).
 template <int NR>
@@ -229,16 +224,11 @@ inline void rl_decode(const BlockQ6K* const* rows, RlBlockQ6* o) {
         hi = k == 0 ? _mm256_slli_epi32(hi, 4) : k == 1 ? _mm256_slli_epi32(hi, 2) : k == 2 ? hi : _mm256_srli_epi32(hi, 2);
         o->q[g] = _mm256_or_si256(_mm256_and_si256(lo, m0f), _mm256_and_si256(hi, m30));
     }
-    // Scales: row i in 128-bit lane 0 of s[i], row i + 4 in lane 1; after a 4x4 dword transpose within
-    // lanes c[k] lane i = scale bytes 4k .. 4k + 3 of row i.
-    __m256i s[4];
-    for (int i = 0; i < 4; ++i)
-        s[i] = _mm256_set_m128i(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[i + 4]->scales)),
-                                _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[i]->scales)));
-    const __m256i t0 = _mm256_unpacklo_epi32(s[0], s[1]), t1 = _mm256_unpackhi_epi32(s[0], s[1]);
-    const __m256i t2 = _mm256_unpacklo_epi32(s[2], s[3]), t3 = _mm256_unpackhi_epi32(s[2], s[3]);
-    const __m256i c[4] = {_mm256_unpacklo_epi64(t0, t2), _mm256_unpackhi_epi64(t0, t2), _mm256_unpacklo_epi64(t1, t3),
-                          _mm256_unpackhi_epi64(t1, t3)};
+    // Scales: c[k] lane i = scale bytes 4k .. 4k + 3 of row i.
+    const void* p[RL_ROWS];
+    for (int i = 0; i < RL_ROWS; ++i) p[i] = rows[i]->scales;
+    __m256i c[4];
+    dwords4_of_rows(p, c);
     const __m256i lo16 = _mm256_set1_epi32(0xffff);
     __m256i sc[QK_K / 16];
     for (int k = 0; k < 4; ++k)
@@ -296,8 +286,8 @@ template <> struct RlDecoded<BlockQ6K> { using T = RlBlockQ6; };
 
 // Rows [r0, r1) ((r1 - r0) a multiple of 8) against T <= RL_MAX_RECORDS records.
 template <typename Block>
-void rowlane(const Block* W, int64_t nb, int64_t r0, int64_t r1, const uint8_t* acts, const ActLayout& L,
-                 int T, float* y, int64_t ldy, int pair) {
+void rowlane(const Block* W, int64_t nb, int64_t r0, int64_t r1, const uint8_t* acts, const ActLayout& L, int T,
+             float* y, int64_t ldy, int pair) {
     typename RlDecoded<Block>::T w;
     for (int64_t rg = r0; rg < r1; rg += RL_ROWS) {
         __m256 acc[RL_MAX_RECORDS];

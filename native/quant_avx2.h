@@ -40,6 +40,21 @@ inline __m256i bcast4(const int8_t* p) {
     return _mm256_set1_epi32(v);
 }
 
+// The first 16 bytes at p[i] for 8 rows, as 4 dwords each: c[k] lane i = dword k of row i. (Row i goes to
+// 128-bit lane 0 of register i % 4 for i < 4, lane 1 for i >= 4, then a 4x4 dword transpose within lanes.)
+inline void dwords4_of_rows(const void* const* p, __m256i* c) {
+    __m256i h[4];
+    for (int i = 0; i < 4; ++i)
+        h[i] = _mm256_set_m128i(_mm_loadu_si128(static_cast<const __m128i*>(p[i + 4])),
+                                _mm_loadu_si128(static_cast<const __m128i*>(p[i])));
+    const __m256i t0 = _mm256_unpacklo_epi32(h[0], h[1]), t1 = _mm256_unpackhi_epi32(h[0], h[1]);
+    const __m256i t2 = _mm256_unpacklo_epi32(h[2], h[3]), t3 = _mm256_unpackhi_epi32(h[2], h[3]);
+    c[0] = _mm256_unpacklo_epi64(t0, t2);
+    c[1] = _mm256_unpackhi_epi64(t0, t2);
+    c[2] = _mm256_unpacklo_epi64(t1, t3);
+    c[3] = _mm256_unpackhi_epi64(t1, t3);
+}
+
 // The legacy row-lane kernel (quant_avx2_legacy.cpp) for legacy type wt: takes rows r0 .. r0 + 8n of
 // [r0, r1) and returns the first row it left, for legacy_matmul to finish.
 int64_t legacy_rowlane_rows(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T,

@@ -47,16 +47,11 @@ inline void rl_legacy_decode(const typename LegacyBlock<WT>::B* const* rows, RlL
         transpose8(o->w);
         for (int g = 0; g < 8; ++g) o->v[g] = _mm256_abs_epi8(o->w[g]);  // -128 -> 0x80, read as unsigned 128
     } else {
-        // qs of row i in 128-bit lane 0 of h[i], of row i + 4 in lane 1; after a 4x4 dword transpose within
-        // lanes c[k] lane i = qs dword k of row i: groups k (low nibbles) and 4 + k (high nibbles).
-        __m256i h[4];
-        for (int i = 0; i < 4; ++i)
-            h[i] = _mm256_set_m128i(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[i + 4]->qs)),
-                                    _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[i]->qs)));
-        const __m256i t0 = _mm256_unpacklo_epi32(h[0], h[1]), t1 = _mm256_unpackhi_epi32(h[0], h[1]);
-        const __m256i t2 = _mm256_unpacklo_epi32(h[2], h[3]), t3 = _mm256_unpackhi_epi32(h[2], h[3]);
-        const __m256i c[4] = {_mm256_unpacklo_epi64(t0, t2), _mm256_unpackhi_epi64(t0, t2), _mm256_unpacklo_epi64(t1, t3),
-                              _mm256_unpackhi_epi64(t1, t3)};
+        // c[k] lane i = qs dword k of row i: groups k (low nibbles) and 4 + k (high nibbles).
+        const void* p[RL_ROWS];
+        for (int i = 0; i < RL_ROWS; ++i) p[i] = rows[i]->qs;
+        __m256i c[4];
+        dwords4_of_rows(p, c);
         const __m256i m4 = _mm256_set1_epi8(0x0f);
         for (int k = 0; k < 4; ++k) {
             o->v[k] = _mm256_and_si256(c[k], m4);
