@@ -80,21 +80,27 @@ def median_time(fn, reps: int) -> float:
     return float(np.median(times))
 
 
-def verify_costs(steps: dict, reps: int) -> dict:
-    """time(step K) / time(step 1) for each K in `steps` (K -> a callable that runs one forward of K
-    tokens). The sizes alternate within each round, so that host drift (this box's memory bandwidth and
-    compute swing by tens of percent over minutes) falls on all of them alike, then each takes its median."""
-    if 1 not in steps:
-        raise ValueError(f"verify_costs: the ratios need the 1-token step; got sizes {sorted(steps)}")
-    for step in steps.values():
-        step()  # warm-up
+def interleaved_medians(steps: dict, rounds: int) -> dict:
+    """Median seconds of each callable in `steps`, timed in `rounds` rounds that run every step once in
+    turn, so that host drift (this box's memory bandwidth and compute swing by tens of percent over
+    minutes) falls on all of them alike."""
     times = {k: [] for k in steps}
-    for _ in range(reps):
+    for _ in range(rounds):
         for k, step in steps.items():
             t = time.perf_counter()
             step()
             times[k].append(time.perf_counter() - t)
-    med = {k: float(np.median(v)) for k, v in times.items()}
+    return {k: float(np.median(v)) for k, v in times.items()}
+
+
+def verify_costs(steps: dict, reps: int) -> dict:
+    """time(step K) / time(step 1) for each K in `steps` (K -> a callable that runs one forward of K
+    tokens), after one warm-up run each, from interleaved rounds."""
+    if 1 not in steps:
+        raise ValueError(f"verify_costs: the ratios need the 1-token step; got sizes {sorted(steps)}")
+    for step in steps.values():
+        step()  # warm-up
+    med = interleaved_medians(steps, reps)
     return {f"verify_cost_k{k}": med[k] / med[1] for k in steps if k != 1}
 
 

@@ -19,7 +19,10 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tools"))
 from gateway.datasets import loghub_dir  # noqa: E402
+
+from bench_engine import interleaved_medians  # noqa: E402
 
 LOGHUB = loghub_dir()
 N_LINES = 40
@@ -65,15 +68,15 @@ def verify_costs(engine, prompt: list[int]) -> dict[int, float]:
     """Median seconds of one target forward of T tokens after the prompt (as verification runs)."""
     engine.forward_scratch(prompt)
     base = engine.scratch_len
-    times: dict[int, list[float]] = {t: [] for t in VERIFY_T}
-    for _ in range(VERIFY_ROUNDS):
-        for t in VERIFY_T:
-            t0 = time.perf_counter()
+
+    def forward(t: int):
+        def step():
             engine.forward_scratch(prompt[:t])
-            times[t].append(time.perf_counter() - t0)
             engine.rollback(base)
+        return step
+    costs = interleaved_medians({t: forward(t) for t in VERIFY_T}, VERIFY_ROUNDS)
     engine.rollback(0)
-    return {t: float(np.median(v)) for t, v in times.items()}
+    return costs
 
 
 def interp_cost(costs: dict[int, float], t: float) -> float:
@@ -129,7 +132,6 @@ def main(argv: list[str] | None = None) -> int:
     configs = [c for c in args.configs.split(",") if c]
     onnx_path = Path(args.draft_onnx) if args.draft_onnx else default_paths(str(draft_path))[1]
     if any("onnx" in c for c in configs) and not onnx_path.is_file():
-        sys.path.insert(0, str(REPO / "tools"))
         import export_draft_onnx
         print(f"exporting the draft graph to {onnx_path} ...", file=sys.stderr)
         export_draft_onnx.export(draft_path, onnx_path, chunk=8, n_cache=export_draft_onnx.DEFAULT_N_CACHE)
