@@ -14,6 +14,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from gateway import _native
+from gateway.cpus import default_threads
 from gateway.sampling import SamplingParams, sample
 
 EMA_ALPHA = 0.2   # smoothing of the measured ms/token the admission controller reads
@@ -69,7 +70,6 @@ class Engine:
                  max_chunk: int | None = None, backend: str = "auto", tokenizer=None):
         """tokenizer: the caller's Tokenizer for this GGUF, if it has one (else loaded on first use).
         n_threads: default one per performance core this process may use (gateway/cpus.py)."""
-        from gateway.cpus import default_threads
         from gateway.models import resolve_model
 
         self.path = resolve_model(path_or_model_name)

@@ -163,7 +163,7 @@ inline void legacy_decode(GGMLType wt, const uint8_t* blk, int8x16_t* v0, int8x1
     uint8x16_t qs = vld1q_u8(blk + off);
     uint8x16_t lo = vandq_u8(qs, m4), hi = vshrq_n_u8(qs, 4);
     if (five) {  // bit e of qh -> bit 4 of element e: byte e / 8 of qh to byte e, tested against bit e % 8
-        // (was a scalar loop over the 32 elements for every (row, block))
+        // (8 instructions, where a per-element loop would run 32 iterations for every (row, block))
         const uint8x16_t q = vreinterpretq_u8_u32(vdupq_n_u32(qh));
         const uint8x16_t bits = vreinterpretq_u8_u64(vdupq_n_u64(0x8040201008040201ull));
         const uint8x16_t sel_lo = vcombine_u8(vdup_n_u8(0), vdup_n_u8(1)), sel_hi = vcombine_u8(vdup_n_u8(2), vdup_n_u8(3));

@@ -12,6 +12,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from gateway.cpus import default_threads
+
 log = logging.getLogger(__name__)
 
 Runner = Callable[[dict], tuple[np.ndarray, np.ndarray, np.ndarray]]   # feeds -> (logits, k_new, v_new)
@@ -32,7 +34,6 @@ def read_meta(onnx_path: Path) -> dict:
 def onnxruntime_runner(onnx_path: Path, n_threads: int | None) -> Runner:
     import onnxruntime as ort
     opts = ort.SessionOptions()
-    from gateway.cpus import default_threads
     opts.intra_op_num_threads = n_threads or default_threads()
     opts.inter_op_num_threads = 1
     opts.log_severity_level = 3
