@@ -109,7 +109,7 @@ class GGUFFile:
     def version(self) -> int:
         ...
 class Engine:
-    def __init__(self, path: str, n_sink: typing.SupportsInt | typing.SupportsIndex = 4, n_ring: typing.SupportsInt | typing.SupportsIndex = 2048, n_scratch: typing.SupportsInt | typing.SupportsIndex = 512, policy: str = 'sink_ring', n_threads: typing.SupportsInt | typing.SupportsIndex = 0, max_chunk: typing.SupportsInt | typing.SupportsIndex = 64) -> None:
+    def __init__(self, path: str, n_sink: typing.SupportsInt | typing.SupportsIndex = 4, n_ring: typing.SupportsInt | typing.SupportsIndex = 2048, n_scratch: typing.SupportsInt | typing.SupportsIndex = 512, policy: str = 'sink_ring', n_threads: typing.SupportsInt | typing.SupportsIndex = 0, max_chunk: typing.SupportsInt | typing.SupportsIndex = 64, act_precision: str = 'q8x2') -> None:
         ...
     def forward_hidden(self, tokens: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], hidden: typing.Any, logits: typing.Any = None) -> None:
         ...
@@ -136,6 +136,9 @@ class Engine:
         """
     @property
     def capacity(self) -> int:
+        ...
+    @property
+    def act_precision(self) -> str:
         ...
     @property
     def head_dim(self) -> int:

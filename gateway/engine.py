@@ -48,6 +48,7 @@ def _tokens(tokens: Sequence[int] | np.ndarray) -> np.ndarray:
 
 
 BACKENDS = ("auto", "cpu", "cuda")
+ACT_PRECISIONS = ("q8x2", "q8")  # native/quant.h ActPrecision
 
 
 def select_backend(backend: str = "auto") -> str:
@@ -67,14 +68,23 @@ def select_backend(backend: str = "auto") -> str:
 class Engine:
     def __init__(self, path_or_model_name: str | os.PathLike, n_sink: int = 4, n_ring: int = 2048,
                  n_scratch: int = 512, policy: str = "sink_ring", n_threads: int | None = None,
-                 max_chunk: int | None = None, backend: str = "auto", tokenizer=None):
+                 max_chunk: int | None = None, backend: str = "auto", tokenizer=None,
+                 act_precision: str = "q8x2"):
         """tokenizer: the caller's Tokenizer for this GGUF, if it has one (else loaded on first use).
-        n_threads: default one per performance core this process may use (gateway/cpus.py)."""
+        n_threads: default one per performance core this process may use (gateway/cpus.py).
+        act_precision (CPU backend): "q8x2" (default: the precision the correctness gate holds) or "q8"
+        (one int8 term per activation, llama.cpp's scheme: about half the integer work of a batch, for
+        a draft model, whose precision changes only how many drafts are accepted). The CUDA backend
+        always quantizes activations to one int8 term (act_precision then reads "q8")."""
         from gateway.models import resolve_model
 
         self.path = resolve_model(path_or_model_name)
         self.backend = select_backend(backend)
+        if act_precision not in ACT_PRECISIONS:
+            raise ValueError(f"act_precision must be one of {', '.join(ACT_PRECISIONS)}, got {act_precision!r}")
         kwargs = {} if max_chunk is None else {"max_chunk": int(max_chunk)}
+        if self.backend != "cuda":
+            kwargs["act_precision"] = act_precision
         cls = _native.CudaEngine if self.backend == "cuda" else _native.Engine
         self._e = cls(str(self.path), n_sink=n_sink, n_ring=n_ring, n_scratch=n_scratch,
                       policy=policy, n_threads=int(n_threads or default_threads()), **kwargs)
@@ -83,6 +93,7 @@ class Engine:
         self.n_layer: int = self._e.n_layer
         self.n_embd: int = self._e.n_embd
         self.arch: str = self._e.arch
+        self.act_precision: str = "q8" if self.backend == "cuda" else self._e.act_precision
         self._tokenizer = tokenizer
         self._logits = np.zeros(self.n_vocab, dtype=np.float32)   # reused by generate()
         self._prefill_ema: float | None = None
@@ -220,5 +231,5 @@ class Engine:
             "sink_used": e.sink_used, "ring_used": e.ring_used, "scratch_used": e.scratch_used,
             "stream_total": e.stream_total, "policy": e.policy,
             "prefill_ms_per_tok_ema": self._prefill_ema, "decode_ms_per_tok_ema": self._decode_ema,
-            "n_threads": e.n_threads, "simd": e.simd, "kv_bytes": e.kv_bytes,
+            "n_threads": e.n_threads, "simd": e.simd, "kv_bytes": e.kv_bytes, "act_precision": self.act_precision,
         }

@@ -38,7 +38,7 @@ Engine::Engine(const std::string& path, const EngineOptions& o)
       cache_(checked(model_, o, path).n_layer, model_.config().n_head_kv, model_.config().head_dim,
              o.n_sink, o.n_ring, o.n_scratch, o.policy),
       pool_(pick_threads(o.n_threads)),
-      rs_(model_.config(), model_.weights(), cache_.capacity(), o.max_chunk, pool_.size()) {}
+      rs_(model_.config(), model_.weights(), cache_.capacity(), o.max_chunk, pool_.size(), o.act_precision) {}
 
 void Engine::check_tokens(const int32_t* tokens, int n) const {
     if (n < 1) throw std::invalid_argument("need at least one token");

@@ -21,6 +21,7 @@ struct EngineOptions {
     EvictPolicy policy = EvictPolicy::SinkRing;
     int n_threads = 0;  // 0 = hardware concurrency
     int max_chunk = DEFAULT_MAX_CHUNK;
+    ActPrecision act_precision = ActPrecision::Q8X2;  // quant.h: q8 is faster, q8x2 passes the gate
 };
 
 class Engine {
@@ -34,6 +35,7 @@ public:
     const KVCache& cache() const { return cache_; }
     int n_threads() const { return pool_.size(); }
     int max_chunk() const { return rs_.max_chunk; }
+    ActPrecision act_precision() const { return rs_.prec; }
     size_t state_bytes() const { return rs_.bytes(); }
 
     // Append n tokens to the committed stream (sink, then ring, evicting the oldest).

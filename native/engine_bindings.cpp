@@ -26,7 +26,8 @@ void register_engine(py::module_& m) {
     py::class_<PyEngine> cls(m, "Engine");
     cls
         .def(py::init([](const std::string& path, int n_sink, int n_ring, int n_scratch,
-                         const std::string& policy, int n_threads, int max_chunk) {
+                         const std::string& policy, int n_threads, int max_chunk,
+                         const std::string& act_precision) {
                  lg::EngineOptions o;
                  o.n_sink = n_sink;
                  o.n_ring = n_ring;
@@ -34,16 +35,18 @@ void register_engine(py::module_& m) {
                  o.policy = lg::parse_policy(policy);
                  o.n_threads = n_threads;
                  o.max_chunk = max_chunk;
+                 o.act_precision = lg::parse_act_precision(act_precision);
                  py::gil_scoped_release nogil;
                  return new PyEngine(path, o);
              }),
              py::arg("path"), py::arg("n_sink") = 4, py::arg("n_ring") = 2048, py::arg("n_scratch") = 512,
              py::arg("policy") = "sink_ring", py::arg("n_threads") = 0,
-             py::arg("max_chunk") = lg::DEFAULT_MAX_CHUNK);
+             py::arg("max_chunk") = lg::DEFAULT_MAX_CHUNK, py::arg("act_precision") = "q8x2");
     lg::py_util::def_engine_common(cls);
     cls
         .def_property_readonly("n_threads", [](const PyEngine& e) { return e.n_threads(); })
         .def_property_readonly("max_chunk", [](const PyEngine& e) { return e.max_chunk(); })
+        .def_property_readonly("act_precision", [](const PyEngine& e) { return std::string(lg::act_precision_name(e.act_precision())); })
         .def_property_readonly("kv_bytes", [](const PyEngine& e) { return e.cache().bytes(); })
         .def_property_readonly("state_bytes", [](const PyEngine& e) { return e.state_bytes(); })
         .def_property_readonly("bytes_per_token", [](const PyEngine& e) { return e.model().bytes_per_token(); })

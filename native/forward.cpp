@@ -331,8 +331,8 @@ static void attn_weighted_sums(const float* const* s, const float* inv, int nq, 
 
 // ---------------------------------------------------------------------------- run state
 
-RunState::RunState(const Config& c, const Weights& w, int capacity_, int max_chunk_, int n_threads)
-    : max_chunk(max_chunk_), capacity(capacity_) {
+RunState::RunState(const Config& c, const Weights& w, int capacity_, int max_chunk_, int n_threads, ActPrecision prec_)
+    : max_chunk(max_chunk_), capacity(capacity_), prec(prec_) {
     const size_t T = max_chunk, E = c.n_embd, KV = c.kv_dim(), F = c.n_ff, hd = c.head_dim;
     x = Buffer<float>(T * E);
     xb = Buffer<float>(T * E);
@@ -344,7 +344,7 @@ RunState::RunState(const Config& c, const Weights& w, int capacity_, int max_chu
     hb2 = Buffer<float>(T * F);
     act_bytes = 0;
     auto need = [&](const Matrix& m) {
-        size_t b = act_buffer_bytes(m.type, m.cols, max_chunk);
+        size_t b = act_buffer_bytes(m.type, m.cols, max_chunk, prec);
         if (b > act_bytes) act_bytes = b;
     };
     need(w.output);
@@ -413,11 +413,11 @@ void forward_chunk(const Model& model, KVCache& cache, ThreadPool& pool, RunStat
     // Activation preparation (quantization) for n vectors of K, split over the pool by vector when
     // there are enough of them to pay for the hand-off; records do not depend on the split.
     auto prep = [&](GGMLType type, const float* src, int64_t K, int n, uint8_t* buf) {
-        if (n < PREP_PARALLEL_MIN || pool.size() == 1) return prepare_acts(type, src, K, n, buf);
+        if (n < PREP_PARALLEL_MIN || pool.size() == 1) return prepare_acts(type, src, K, n, buf, rs.prec);
         auto task = [&](int, int ci, int nc) {
             int64_t b, e;
             split_range(n, ci, nc, 1, &b, &e);
-            if (b < e) prepare_acts_range(type, src, K, n, static_cast<int>(b), static_cast<int>(e), buf);
+            if (b < e) prepare_acts_range(type, src, K, n, static_cast<int>(b), static_cast<int>(e), buf, rs.prec);
         };
         pool.run(n_chunks(n, 1), task);
     };

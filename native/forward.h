@@ -8,6 +8,7 @@
 
 #include "kv_cache.h"
 #include "model.h"
+#include "quant.h"
 #include "threadpool.h"
 
 namespace lg {
@@ -44,7 +45,8 @@ private:
 
 // Every buffer a forward pass touches. T below is at most max_chunk.
 struct RunState {
-    RunState(const Config& c, const Weights& w, int capacity, int max_chunk, int n_threads);
+    RunState(const Config& c, const Weights& w, int capacity, int max_chunk, int n_threads,
+             ActPrecision prec = ActPrecision::Q8X2);
     size_t bytes() const;
 
     int max_chunk;
@@ -57,6 +59,7 @@ struct RunState {
     Buffer<float> att;       // [max_chunk][n_embd] attention output per head
     Buffer<float> hb;        // [max_chunk][n_ff] gate, then silu(gate) * up
     Buffer<float> hb2;       // [max_chunk][n_ff] up
+    ActPrecision prec;       // of every prepared activation (quant.h: one precision per engine)
     Buffer<uint8_t> act[3];  // [act_bytes] prepared activations (one per distinct q/k/v type)
     size_t act_bytes;
     int att_queries;         // ATT_TOKENS * (n_head / n_head_kv): queries of one attention work item

@@ -193,6 +193,14 @@ int records_per_vector(ActPrecision prec) { return prec == ActPrecision::Q8X2 ? 
 
 }  // namespace
 
+ActPrecision parse_act_precision(const std::string& name) {
+    if (name == "q8x2") return ActPrecision::Q8X2;
+    if (name == "q8") return ActPrecision::Q8;
+    throw std::invalid_argument("unknown activation precision '" + name + "' (q8x2, q8)");
+}
+
+const char* act_precision_name(ActPrecision p) { return p == ActPrecision::Q8 ? "q8" : "q8x2"; }
+
 size_t act_buffer_bytes(GGMLType wt, int64_t K, int T, ActPrecision prec) {
     quant_check(wt, K, "act_buffer_bytes");
     const ActLayout L = act_layout(wt, K);

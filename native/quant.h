@@ -4,6 +4,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include "gguf.h"
 
 namespace lg {
@@ -46,6 +47,8 @@ void dequantize_row(GGMLType t, const void* src, float* dst, int64_t n);
 // Weight types with the same activation kind (Q4_K/Q5_K/Q6_K; or Q4_0/Q4_1/Q5_0/Q5_1/Q8_0) can
 // share one prepared buffer.
 enum class ActPrecision : uint32_t { Q8 = 0, Q8X2 = 1 };
+ActPrecision parse_act_precision(const std::string& name);  // "q8x2" or "q8"; throws naming both
+const char* act_precision_name(ActPrecision p);
 size_t act_buffer_bytes(GGMLType wt, int64_t K, int T, ActPrecision prec = ActPrecision::Q8X2);
 void prepare_acts(GGMLType wt, const float* x, int64_t K, int T, uint8_t* act_buf,
                   ActPrecision prec = ActPrecision::Q8X2);

@@ -31,7 +31,7 @@ def test_contract_properties(eng):
     assert (eng.arch, eng.n_layer, eng.n_embd, eng.n_vocab, eng.n_ctx_train) == ("llama", 30, 576, 49152, 8192)
     s = eng.stats()
     for key in ("n_sink", "n_ring", "n_scratch", "sink_used", "ring_used", "scratch_used", "stream_total",
-                "prefill_ms_per_tok_ema", "decode_ms_per_tok_ema", "n_threads", "simd"):
+                "prefill_ms_per_tok_ema", "decode_ms_per_tok_ema", "n_threads", "simd", "act_precision"):
         assert key in s
     assert (s["n_sink"], s["n_ring"], s["n_scratch"], s["n_threads"]) == (4, 128, 96, 2)
 
@@ -67,6 +67,38 @@ def test_batch_invariance_real_model(eng, T):
     eng.rollback(0)
     assert batched.shape == (T, eng.n_vocab)
     assert np.array_equal(batched, stepped)
+
+
+@pytest.fixture(scope="module")
+def eng_pair(smollm_path) -> dict[str, Engine]:
+    return {p: Engine(smollm_path, n_sink=4, n_ring=64, n_scratch=32, n_threads=2, act_precision=p) for p in ("q8x2", "q8")}
+
+
+@pytest.mark.parametrize("T", [2, 8])
+def test_q8_activations_are_batch_invariant_and_near_q8x2(eng_pair, T):
+    """The one-term precision (the draft's) keeps batch invariance within itself, and is a different,
+    nearby computation: its logits differ from the default's but point the same way."""
+    x2, q8 = eng_pair["q8x2"], eng_pair["q8"]
+    assert (x2.act_precision, q8.act_precision, q8.stats()["act_precision"]) == ("q8x2", "q8", "q8")
+    toks = q8.tokenizer.encode("Nov 29 12:00:01 host sshd[42]: Accepted publickey for root from 10.0.0.7")[:T]
+    batched = q8.forward_scratch(toks, all_logits=True)
+    q8.rollback(0)
+    stepped = np.stack([q8.forward_scratch([t]) for t in toks])
+    q8.rollback(0)
+    assert np.array_equal(batched, stepped)
+    ref = x2.forward_scratch(toks, all_logits=True)
+    x2.rollback(0)
+    assert not np.array_equal(batched, ref)
+    cos = (batched * ref).sum(-1) / np.linalg.norm(batched, axis=-1) / np.linalg.norm(ref, axis=-1)
+    assert cos.min() > 0.99, cos
+
+
+def test_unknown_act_precision_is_named(smollm_path):
+    with pytest.raises(ValueError, match="q8x2, q8.*'q4'"):
+        Engine(smollm_path, n_ring=64, n_scratch=32, n_threads=1, act_precision="q4")
+    from gateway import _native
+    with pytest.raises(ValueError, match="unknown activation precision 'fp8' \\(q8x2, q8\\)"):
+        _native.Engine(str(smollm_path), n_ring=64, n_scratch=32, n_threads=1, act_precision="fp8")
 
 
 def test_seeded_sampling_reproducible(eng):

@@ -95,13 +95,17 @@ def interleaved_medians(steps: dict, rounds: int) -> dict:
 
 def verify_costs(steps: dict, reps: int) -> dict:
     """time(step K) / time(step 1) for each K in `steps` (K -> a callable that runs one forward of K
-    tokens), after one warm-up run each, from interleaved rounds."""
-    if 1 not in steps:
-        raise ValueError(f"verify_costs: the ratios need the 1-token step; got sizes {sorted(steps)}")
-    for step in steps.values():
+    tokens), after one warm-up run each, from interleaved rounds. Several engines can share the rounds:
+    keys (suffix, K) give "verify_cost_k{K}{suffix}" against that suffix's own 1-token step."""
+    keyed = {k if isinstance(k, tuple) else ("", k): step for k, step in steps.items()}
+    for suffix in {sfx for sfx, _ in keyed}:
+        if (suffix, 1) not in keyed:
+            raise ValueError(f"verify_costs: the ratios need the 1-token step{' of ' + suffix if suffix else ''}; "
+                             f"got sizes {sorted(k for sfx, k in keyed if sfx == suffix)}")
+    for step in keyed.values():
         step()  # warm-up
-    med = interleaved_medians(steps, reps)
-    return {f"verify_cost_k{k}": med[k] / med[1] for k in steps if k != 1}
+    med = interleaved_medians(keyed, reps)
+    return {f"verify_cost_k{k}{sfx}": med[sfx, k] / med[sfx, 1] for sfx, k in keyed if k != 1}
 
 
 # ---------------------------------------------------------------------------- workers
@@ -133,19 +137,26 @@ def worker_ours(model: str, threads: int, quick: bool, toks: list[int]) -> dict:
         e.forward_scratch(one, out1)
     res["decode_tok_s"] = DECODE / (time.perf_counter() - t)
     e.rollback(0)
-    # verify cost: time(T=K) / time(T=1) in scratch after the prompt (all logits, as verification needs)
-    e.forward_scratch(arr(toks[:PROMPT]), out1)
-    def forward_step(k: int):
+    res["peak_rss_mb"] = peak_rss_mb()   # before the second engine below
+    # verify cost: time(T=K) / time(T=1) in scratch after the prompt (all logits, as verification needs).
+    # Also for a second engine on the same mmap with one-term activations (act_precision "q8", the
+    # draft's; llama.cpp's scheme), in the same rounds: suffix "_q8".
+    e8 = Engine(model, n_sink=N_SINK, n_ring=64, n_scratch=64, n_threads=threads, act_precision="q8").native
+    def forward_step(eng, k: int):
         x, out = arr(toks[PROMPT:PROMPT + k]), np.empty((k, V), np.float32)
         def step():
-            e.forward_scratch(x, out, True)
-            e.rollback(PROMPT)
+            eng.forward_scratch(x, out, True)
+            eng.rollback(PROMPT)
         return step
-    res.update(verify_costs({k: forward_step(k) for k in (1, *VERIFY_K)}, VERIFY_REPS))
+    steps = {}
+    for sfx, eng in (("", e), ("_q8", e8)):
+        eng.forward_scratch(arr(toks[:PROMPT]), out1)
+        steps.update({(sfx, k): forward_step(eng, k) for k in (1, *VERIFY_K)})
+    res.update(verify_costs(steps, VERIFY_REPS))
     e.rollback(0)
+    e8.rollback(0)
     res["bytes_per_token"] = e.bytes_per_token
     res["simd"] = e.simd
-    res["peak_rss_mb"] = peak_rss_mb()
     return res
 
 
@@ -350,8 +361,9 @@ def main(argv: list[str] | None = None) -> int:
             summary["peak_rss_mb_1_5b"] = ours["peak_rss_mb"]
             summary["verify_cost_k4"] = ours["verify_cost_k4"]
             summary["verify_cost_k8"] = ours["verify_cost_k8"]
-        summary[f"verify_cost_k4_{tag}"] = ours["verify_cost_k4"]
-        summary[f"verify_cost_k8_{tag}"] = ours["verify_cost_k8"]
+        for k in VERIFY_K:
+            summary[f"verify_cost_k{k}_{tag}"] = ours[f"verify_cost_k{k}"]
+            summary[f"verify_cost_k{k}_q8_{tag}"] = ours[f"verify_cost_k{k}_q8"]
         summary["simd"] = ours["simd"]
         if have_llama:
             ref = run_worker("llama", model, args.threads, args.quick, bench_tokens, args.isa)

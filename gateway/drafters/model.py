@@ -22,6 +22,10 @@ DRAFT_MODEL = "qwen2.5-coder-0.5b-instruct"
 DRAFT_N_SCRATCH = 512        # job prompt + answer + one block, in the draft's own scratch
 RKNN_DEVICE_NODES = ("/dev/rknpu", "/dev/dri/renderD129")   # RK3588 NPU (the latter: rknpu via DRM)
 DRAFT_SEED_OFFSET = 0x5EED   # the draft's sampling stream must not replay the verifier's
+# The native draft runs one int8 term per activation (gateway/engine.py): the target verifies every
+# draft, so the draft's precision moves only its acceptance rate, and it halves the integer work of the
+# draft's batches (the stream it reads along, and its re-fed prompts).
+DRAFT_ACT_PRECISION = "q8"
 
 
 def model_dir() -> Path:
@@ -81,7 +85,8 @@ class ModelDrafter(Drafter):
         if not gguf.is_file():
             raise FileNotFoundError(f"draft model not found at {gguf}: run `linegate models pull {DRAFT_MODEL}`")
         from gateway.engine import Engine
-        return cls(Engine(str(gguf), n_sink=n_sink, n_ring=n_ring, n_scratch=n_scratch, n_threads=n_threads), "native")
+        return cls(Engine(str(gguf), n_sink=n_sink, n_ring=n_ring, n_scratch=n_scratch, n_threads=n_threads,
+                          act_precision=DRAFT_ACT_PRECISION), "native")
 
     # --- Drafter ---------------------------------------------------------------------------
     def push_stream(self, tokens: Sequence[int]) -> None:

@@ -55,6 +55,7 @@ def test_incremental_proposals_equal_fresh_ones(backend, smollm_path, smol_onnx)
 
 def test_sampled_proposals_come_with_their_q(smollm_path, smol_onnx):
     d = ModelDrafter.create("native", draft_model=str(smollm_path), n_ring=64, n_threads=2, n_scratch=96)
+    assert d.engine.act_precision == "q8"   # the native draft's one-term activations (DRAFT_ACT_PRECISION)
     d.begin_job([1, 2, 3], Sampling(temperature=0.8, top_k=5), seed=1)
     toks, q = d.propose([300, 301, 302], 3)
     assert q.shape == (3, d.engine.n_vocab)

@@ -39,3 +39,21 @@ def test_verify_costs_interleave_the_sizes_and_take_medians(monkeypatch):
 def test_verify_costs_need_the_one_token_step():
     with pytest.raises(ValueError, match="1-token step"):
         bench_engine.verify_costs({4: lambda: None}, reps=1)
+
+
+def test_verify_costs_of_two_engines_share_the_rounds(monkeypatch):
+    clock, calls = FakeClock(), []
+    monkeypatch.setattr(bench_engine.time, "perf_counter", clock.perf_counter)
+
+    def step(name: str, cost: float):
+        def run():
+            calls.append(name)
+            clock.now += cost
+        return run
+
+    steps = {("", 1): step("a1", 2.0), ("", 8): step("a8", 6.0), ("_q8", 1): step("b1", 1.0), ("_q8", 8): step("b8", 1.5)}
+    out = bench_engine.verify_costs(steps, reps=3)
+    assert calls == ["a1", "a8", "b1", "b8"] * 4
+    assert out == {"verify_cost_k8": pytest.approx(3.0), "verify_cost_k8_q8": pytest.approx(1.5)}
+    with pytest.raises(ValueError, match="1-token step of _q8"):
+        bench_engine.verify_costs({1: lambda: None, ("_q8", 4): lambda: None}, reps=1)
