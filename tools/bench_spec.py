@@ -32,7 +32,10 @@ VERIFY_T = (1, 2, 3, 5, 9, 13)   # forward sizes timed for the verify cost curve
 RK3588_CPU_SLOWDOWN = 3.0        # assumed: RK3588's A76 cores run the target ~3x slower than this box
 RK3588_NPU_DRAFT_TOK_S = 42.0    # Rockchip's RKLLM figure for a 0.5B Qwen2 on the RK3588 NPU
 GPU_VERIFY_COST = 1.0            # assumed: a GPU verifies up to 13 tokens in one weight pass (bandwidth bound)
-CONFIGS = ("ngram", "ngram+deferred", "model:native", "model:native+deferred", "model:onnx")
+# kind[@precision][+deferred]: @q8x2 runs the native draft at the target's activation precision instead
+# of its default (gateway/drafters/model.py DRAFT_ACT_PRECISION), to measure what that choice costs.
+CONFIGS = ("ngram", "ngram+deferred", "model:native", "model:native+deferred", "model:native@q8x2+deferred",
+           "model:onnx")
 SYSTEM = "You are linegate, an assistant that reads factory-line logs and answers operators precisely."
 
 
@@ -158,9 +161,11 @@ def main(argv: list[str] | None = None) -> int:
         rows["target_only"]["seconds"] += base.decode_ms / 1e3
         for cfg in configs:
             kind, _, deferred = cfg.partition("+")
+            kind, _, precision = kind.partition("@")
             drafter = make_drafter(kind, target, draft_model=str(draft_path), draft_onnx=str(onnx_path),
                                    deferred=bool(deferred), n_threads=args.threads,
-                                   n_scratch=len(prompt) + args.max_new + 2 * K_MAX)
+                                   n_scratch=len(prompt) + args.max_new + 2 * K_MAX,
+                                   draft_precision=precision or None)
             drafter.push_stream(stream)
             res = speculative_generate(target, drafter, prompt, args.max_new, Sampling(),
                                        stop_tokens=sorted(tok.stop_ids))

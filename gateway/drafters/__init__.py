@@ -18,8 +18,9 @@ __all__ = ["Drafter", "Proposal", "make_drafter", "DEFERRED_DEFAULT"]
 
 def make_drafter(spec: str, target_engine=None, *, draft_model: str | None = None,
                  draft_onnx: str | None = None, deferred: bool | None = None, n_threads: int | None = None,
-                 n_scratch: int | None = None):
-    """'none' -> None; 'ngram'; 'model[:native|onnx|rknn]' (the draft keeps its own stream context)."""
+                 n_scratch: int | None = None, draft_precision: str | None = None):
+    """'none' -> None; 'ngram'; 'model[:native|onnx|rknn]' (the draft keeps its own stream context).
+    draft_precision: the native draft's activation precision (default DRAFT_ACT_PRECISION)."""
     from gateway.speculative import parse_draft_spec
 
     kind, backend = parse_draft_spec(spec)
@@ -33,7 +34,7 @@ def make_drafter(spec: str, target_engine=None, *, draft_model: str | None = Non
         from gateway.drafters.model import ModelDrafter
         drafter = ModelDrafter.create(backend, draft_model=draft_model, draft_onnx=draft_onnx,
                                       n_sink=n_sink, n_ring=n_ring, n_threads=n_threads,
-                                      n_scratch=n_scratch)
+                                      n_scratch=n_scratch, act_precision=draft_precision)
         if target_engine is not None and drafter.engine.n_vocab != target_engine.n_vocab:
             raise ValueError(f"draft model ({drafter.engine.n_vocab} tokens) and target ({target_engine.n_vocab} "
                              "tokens) do not share a tokenizer; pass --draft-model with the target's family")

@@ -67,7 +67,7 @@ class ModelDrafter(Drafter):
     @classmethod
     def create(cls, backend: str, *, draft_model: str | None = None, draft_onnx: str | None = None,
                n_sink: int = 4, n_ring: int = 2048, n_threads: int | None = None,
-               n_scratch: int | None = None) -> "ModelDrafter":
+               n_scratch: int | None = None, act_precision: str | None = None) -> "ModelDrafter":
         gguf, onnx_path, rknn_path = default_paths(draft_model)
         n_scratch = n_scratch or DRAFT_N_SCRATCH
         onnx_path = Path(draft_onnx) if draft_onnx else onnx_path
@@ -86,7 +86,7 @@ class ModelDrafter(Drafter):
             raise FileNotFoundError(f"draft model not found at {gguf}: run `linegate models pull {DRAFT_MODEL}`")
         from gateway.engine import Engine
         return cls(Engine(str(gguf), n_sink=n_sink, n_ring=n_ring, n_scratch=n_scratch, n_threads=n_threads,
-                          act_precision=DRAFT_ACT_PRECISION), "native")
+                          act_precision=act_precision or DRAFT_ACT_PRECISION), "native")
 
     # --- Drafter ---------------------------------------------------------------------------
     def push_stream(self, tokens: Sequence[int]) -> None:

@@ -63,6 +63,15 @@ def test_sampled_proposals_come_with_their_q(smollm_path, smol_onnx):
     assert all((row > 0).sum() <= 5 for row in q)
 
 
+def test_native_draft_precision_can_be_chosen(smollm_path):
+    from gateway.drafters import make_drafter
+    d = make_drafter("model:native", draft_model=str(smollm_path), deferred=False, n_threads=1, n_scratch=32,
+                     draft_precision="q8x2")
+    assert d.engine.act_precision == "q8x2"
+    with pytest.raises(ValueError, match="act_precision"):
+        make_drafter("model:native", draft_model=str(smollm_path), deferred=False, n_threads=1, draft_precision="int4")
+
+
 @pytest.mark.skipif(rknn_available()[0], reason="this machine has an NPU: nothing to fall back from")
 def test_rknn_falls_back_with_one_log_line(smollm_path, smol_onnx, caplog):
     with caplog.at_level(logging.WARNING, logger="gateway.drafters.model"):
