@@ -387,8 +387,8 @@ def add_draft_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--draft-onnx", default=None,
                         help="exported draft graph for model:onnx (default: next to the draft GGUF, see tools/export_draft_onnx.py)")
     parser.add_argument("--draft-deferred", choices=("on", "off"), default=None,
-                        help="draft the next block on a thread while the target verifies (default: the faster one measured "
-                             "per drafter, gateway.drafters.DEFERRED_DEFAULT)")
+                        help="draft the next block on a thread while the target verifies (default: on where draft and "
+                             "target run on different processors, see gateway.drafters.deferred_default)")
 
 
 def generate_speculative(engine, prompt_tokens: Sequence[int], max_tokens: int, draft_spec: str = "ngram",

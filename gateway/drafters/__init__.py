@@ -7,13 +7,21 @@ from __future__ import annotations
 
 from gateway.drafters.base import Drafter, Proposal
 
-# Deferred (drafter on its own thread) or serial, per drafter kind: the faster one measured by
-# tools/bench_spec.py on the 2-core dev box (Qwen 1.5B target, 2 threads, greedy, 3 log tasks, 128 new
-# tokens): model:native 3.21 -> 4.76 tok/s with the pipeline (x1.48); n-gram 5.57 -> 5.64 (x1.01, noise:
-# its drafting costs ~0.2 ms/token, so the thread hop buys nothing and serial stays the simpler default).
-DEFERRED_DEFAULT = {"ngram": False, "model": True}
+# Deferred (drafter on its own thread, drafting the next block while the target verifies) pays only when
+# the two run on different processors: a model draft on the RK3588 NPU (rknn), or any draft beside a CUDA
+# target. Where draft and target share the CPU cores the thread hop only makes them compete. Measured by
+# tools/bench_spec.py on the 2-core dev box (Qwen 1.5B target, 0.5B native draft, 2 threads each, greedy,
+# 3 log tasks, 256 new tokens; bench-results/2026-11-30/bench_spec_s7.log): model:native serial 40.2 /
+# 34.2 / 35.2 tok/s against deferred 28.6 / 25.3 / 25.4; n-gram serial 59.5 / 48.8 / 39.4 against 56.3 /
+# 48.1 / 39.0 (its drafting costs ~0.2 ms/token: nothing to overlap).
+def deferred_default(kind: str, draft_backend: str | None, target_backend: str | None) -> bool:
+    """The faster pipeline when the caller does not choose: see above."""
+    if kind != "model":
+        return False
+    return draft_backend == "rknn" or target_backend == "cuda"
 
-__all__ = ["Drafter", "Proposal", "make_drafter", "DEFERRED_DEFAULT"]
+
+__all__ = ["Drafter", "Proposal", "make_drafter", "deferred_default"]
 
 
 def make_drafter(spec: str, target_engine=None, *, draft_model: str | None = None,
@@ -38,7 +46,9 @@ def make_drafter(spec: str, target_engine=None, *, draft_model: str | None = Non
         if target_engine is not None and drafter.engine.n_vocab != target_engine.n_vocab:
             raise ValueError(f"draft model ({drafter.engine.n_vocab} tokens) and target ({target_engine.n_vocab} "
                              "tokens) do not share a tokenizer; pass --draft-model with the target's family")
-    if DEFERRED_DEFAULT[kind] if deferred is None else deferred:
+    if deferred is None:
+        deferred = deferred_default(kind, getattr(drafter, "backend", None), getattr(target_engine, "backend", None))
+    if deferred:
         from gateway.drafters.deferred import DeferredDrafter
         drafter = DeferredDrafter(drafter)
     return drafter

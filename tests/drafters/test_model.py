@@ -63,6 +63,19 @@ def test_sampled_proposals_come_with_their_q(smollm_path, smol_onnx):
     assert all((row > 0).sum() <= 5 for row in q)
 
 
+def test_deferred_only_where_draft_and_target_use_different_processors(smollm_path):
+    from gateway.drafters import deferred_default, make_drafter
+    from gateway.drafters.deferred import DeferredDrafter
+    assert deferred_default("model", "rknn", "cpu") and deferred_default("model", "native", "cuda")
+    assert not deferred_default("model", "native", "cpu") and not deferred_default("model", "onnx", "cpu")
+    assert not deferred_default("ngram", None, "cuda")
+    serial = make_drafter("model:native", draft_model=str(smollm_path), n_threads=1, n_scratch=32)
+    assert not isinstance(serial, DeferredDrafter)
+    forced = make_drafter("model:native", draft_model=str(smollm_path), deferred=True, n_threads=1, n_scratch=32)
+    assert isinstance(forced, DeferredDrafter)
+    forced.close()
+
+
 def test_native_draft_precision_can_be_chosen(smollm_path):
     from gateway.drafters import make_drafter
     d = make_drafter("model:native", draft_model=str(smollm_path), deferred=False, n_threads=1, n_scratch=32,
