@@ -116,10 +116,20 @@ void kquant_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const ui
                     const int16_t* s16 = reinterpret_cast<const int16_t*>(rec + L.sums_off) + b * 16;
                     const float dx = reinterpret_cast<const float*>(rec + L.d_off)[b];
                     // sc_k times each lane's partial, one horizontal add per block (not per 16 values):
-                    // the same exact integer. |lane| <= 4 * 32 * 127 * 128 * 16 < 2^31.
+                    // the same exact integer. |lane| <= 4 * 32 * 127 * 128 * 16 < 2^31. Q4_K/Q5_K share one
+                    // scale per 32 values: both halves' dots go into one partial before the multiply.
                     int32x4_t i1v = vdupq_n_s32(0);
-                    for (int k = 0; k < 16; ++k)
-                        i1v = vmlaq_n_s32(i1v, dot16(vdupq_n_s32(0), vld1q_s8(dec.v + 16 * k), vld1q_s8(qx + 16 * k)), dec.sc[k]);
+                    if constexpr (kQ6) {
+                        for (int k = 0; k < 16; ++k)
+                            i1v = vmlaq_n_s32(i1v, dot16(vdupq_n_s32(0), vld1q_s8(dec.v + 16 * k), vld1q_s8(qx + 16 * k)),
+                                              dec.sc[k]);
+                    } else {
+                        for (int k = 0; k < 16; k += 2) {
+                            const int32x4_t p = dot16(vdupq_n_s32(0), vld1q_s8(dec.v + 16 * k), vld1q_s8(qx + 16 * k));
+                            i1v = vmlaq_n_s32(i1v, dot16(p, vld1q_s8(dec.v + 16 * k + 16), vld1q_s8(qx + 16 * k + 16)),
+                                              dec.sc[k]);
+                        }
+                    }
                     const int32_t i1 = vaddvq_s32(i1v);
                     acc[t] = std::fma(dec.dw * dx, static_cast<float>(i1), acc[t]);
                     if constexpr (!kQ6) {
