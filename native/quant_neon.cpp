@@ -31,20 +31,35 @@ inline int32x4_t dot16(int32x4_t acc, int8x16_t a, int8x16_t b) {
 // A block decoded to 256 signed values (Q6_K: q - 32; Q4_K/Q5_K: q) and integer scales.
 struct KDec {
     alignas(16) int8_t v[QK_K];
-    int sc[16];  // per 16 values
-    int mn[8];   // per 32 values (Q4_K/Q5_K)
+    int sc[16];                  // Q6_K: per 16 values; Q4_K/Q5_K: sc[0..7], per 32 values
+    alignas(16) int16_t mn[8];   // per 32 values (Q4_K/Q5_K)
     float dw, dm;
 };
 
 inline float h2f(uint16_t h) { return fp16_to_f32(h); }
 
+// q4k_scale_min for j = 0..7 at once: lane j < 4 takes sc = a_j & 63, mn = b_j & 63; lane j >= 4 (k = j - 4)
+// sc = (c_k & 15) | (a_k >> 6) << 4, mn = (c_k >> 4) | (b_k >> 6) << 4, where a, b, c are scale bytes 0-3,
+// 4-7, 8-11 (each table lookup repeats its 4 bytes in both halves). Reads 16 bytes from s: the block's
+// qh or qs follow its 12 scale bytes.
+inline void q4k_unpack_scales(const uint8_t* s, KDec* o) {
+    const uint8x16_t v = vld1q_u8(s);
+    const uint8x8_t a = vqtbl1_u8(v, vcreate_u8(0x0302010003020100ULL));
+    const uint8x8_t b = vqtbl1_u8(v, vcreate_u8(0x0706050407060504ULL));
+    const uint8x8_t c = vqtbl1_u8(v, vcreate_u8(0x0B0A09080B0A0908ULL));
+    const uint8x8_t first4 = vcreate_u8(0x00000000FFFFFFFFULL), m63 = vdup_n_u8(63), m15 = vdup_n_u8(15);
+    const uint8x8_t sc = vbsl_u8(first4, vand_u8(a, m63), vorr_u8(vand_u8(c, m15), vshl_n_u8(vshr_n_u8(a, 6), 4)));
+    const uint8x8_t mn = vbsl_u8(first4, vand_u8(b, m63), vorr_u8(vshr_n_u8(c, 4), vshl_n_u8(vshr_n_u8(b, 6), 4)));
+    const uint16x8_t sc16 = vmovl_u8(sc);
+    vst1q_s32(o->sc, vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(sc16))));
+    vst1q_s32(o->sc + 4, vreinterpretq_s32_u32(vmovl_high_u16(sc16)));
+    vst1q_s16(o->mn, vreinterpretq_s16_u16(vmovl_u8(mn)));
+}
+
 void decode(const BlockQ4K* b, KDec* o) {
     o->dw = h2f(b->d);
     o->dm = h2f(b->dmin);
-    for (int j = 0; j < 8; ++j) {
-        q4k_scale_min(b->scales, j, &o->sc[2 * j], &o->mn[j]);
-        o->sc[2 * j + 1] = o->sc[2 * j];
-    }
+    q4k_unpack_scales(b->scales, o);
     const uint8x16_t m4 = vdupq_n_u8(0x0f);
     for (int j = 0; j < 4; ++j) {  // qs[32j .. 32j+32): low nibbles sub-block 2j, high 2j+1
         for (int h = 0; h < 2; ++h) {
@@ -58,10 +73,7 @@ void decode(const BlockQ4K* b, KDec* o) {
 void decode(const BlockQ5K* b, KDec* o) {
     o->dw = h2f(b->d);
     o->dm = h2f(b->dmin);
-    for (int j = 0; j < 8; ++j) {
-        q4k_scale_min(b->scales, j, &o->sc[2 * j], &o->mn[j]);
-        o->sc[2 * j + 1] = o->sc[2 * j];
-    }
+    q4k_unpack_scales(b->scales, o);
     const uint8x16_t m4 = vdupq_n_u8(0x0f), one = vdupq_n_u8(1);
     for (int j = 0; j < 4; ++j) {
         for (int h = 0; h < 2; ++h) {
@@ -124,17 +136,18 @@ void kquant_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const ui
                             i1v = vmlaq_n_s32(i1v, dot16(vdupq_n_s32(0), vld1q_s8(dec.v + 16 * k), vld1q_s8(qx + 16 * k)),
                                               dec.sc[k]);
                     } else {
-                        for (int k = 0; k < 16; k += 2) {
-                            const int32x4_t p = dot16(vdupq_n_s32(0), vld1q_s8(dec.v + 16 * k), vld1q_s8(qx + 16 * k));
-                            i1v = vmlaq_n_s32(i1v, dot16(p, vld1q_s8(dec.v + 16 * k + 16), vld1q_s8(qx + 16 * k + 16)),
-                                              dec.sc[k]);
+                        for (int j = 0; j < 8; ++j) {
+                            const int32x4_t p = dot16(vdupq_n_s32(0), vld1q_s8(dec.v + 32 * j), vld1q_s8(qx + 32 * j));
+                            i1v = vmlaq_n_s32(i1v, dot16(p, vld1q_s8(dec.v + 32 * j + 16), vld1q_s8(qx + 32 * j + 16)),
+                                              dec.sc[j]);
                         }
                     }
                     const int32_t i1 = vaddvq_s32(i1v);
                     acc[t] = std::fma(dec.dw * dx, static_cast<float>(i1), acc[t]);
-                    if constexpr (!kQ6) {
-                        int32_t i2 = 0;
-                        for (int j = 0; j < 8; ++j) i2 += dec.mn[j] * (s16[2 * j] + s16[2 * j + 1]);
+                    if constexpr (!kQ6) {  // i2 = sum_j mn_j (s16[2j] + s16[2j + 1]); |pair sums| <= 32 * 127
+                        const int16x8_t xs = vpaddq_s16(vld1q_s16(s16), vld1q_s16(s16 + 8));
+                        const int16x8_t mn = vld1q_s16(dec.mn);
+                        const int32_t i2 = vaddvq_s32(vmlal_high_s16(vmull_s16(vget_low_s16(mn), vget_low_s16(xs)), mn, xs));
                         acc[t] = std::fma(-(dec.dm * dx), static_cast<float>(i2), acc[t]);
                     }
                 }
