@@ -113,6 +113,7 @@ class Store:
         self._commits = 0
         self._retention_deleted = 0
         self._since_retention_check = 0
+        self.retention_check_rows = RETENTION_CHECK_ROWS  # per store: tests shorten it on one store only
         self._stats_lock = threading.Lock()
         db = self._connect()
         db.executescript(_SCHEMA)
@@ -224,7 +225,7 @@ class Store:
             self._lines_written += written
             self._commits += 1
             self._since_retention_check += written
-            check = self._since_retention_check >= RETENTION_CHECK_ROWS
+            check = self._since_retention_check >= self.retention_check_rows
         for job in batch:
             job.done.set()
         if check:

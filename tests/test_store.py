@@ -62,8 +62,8 @@ def test_reopen_keeps_ids_and_rows(tmp_path):
 def test_retention_deletes_oldest_first(tmp_path, monkeypatch):
     import gateway.store as store_mod
 
-    monkeypatch.setattr(store_mod, "RETENTION_CHECK_ROWS", 500)
     with Store(tmp_path / "s.db", max_bytes=store_mod.MIN_STORE_BYTES) as s:
+        s.retention_check_rows = 500
         for b in range(40):
             s.append([_rec(f"batch {b} line {i} " + "payload " * 20) for i in range(250)])
         s.flush()                            # retention runs after an append returns; wait for it
@@ -99,17 +99,18 @@ def test_flush_waits_for_the_retention_an_append_started(tmp_path, monkeypatch):
 
     import gateway.store as store_mod
 
-    monkeypatch.setattr(store_mod, "RETENTION_CHECK_ROWS", 1)
     finished = threading.Event()
-    real = Store._enforce_retention
+    s = Store(tmp_path / "s.db")
+    s.retention_check_rows = 1
+    real = s._enforce_retention
 
-    def slow_retention(self, db):
+    def slow_retention(db):
         time.sleep(0.3)                      # a long delete, still running when append returns
-        real(self, db)
+        real(db)
         finished.set()
 
-    monkeypatch.setattr(Store, "_enforce_retention", slow_retention)
-    s = Store(tmp_path / "s.db")
+    # patched on this store only: another test's appliance may run a store of its own meanwhile
+    monkeypatch.setattr(s, "_enforce_retention", slow_retention)
     assert s.append([_rec("one line")]) == [1]
     assert not finished.is_set()             # the append was acknowledged before retention ran
     s.flush()
@@ -125,19 +126,17 @@ def test_flush_queued_behind_an_append_waits_for_its_retention(tmp_path, monkeyp
     released only after the retention pass that batch starts."""
     import time
 
-    import gateway.store as store_mod
-
-    monkeypatch.setattr(store_mod, "RETENTION_CHECK_ROWS", 1)
     passes = []
-    real = Store._enforce_retention
-
-    def slow_retention(self, db):
-        time.sleep(0.3)
-        real(self, db)
-        passes.append(time.monotonic())
-
-    monkeypatch.setattr(Store, "_enforce_retention", slow_retention)
     with Store(tmp_path / "s.db") as s:
+        s.retention_check_rows = 1
+        real = s._enforce_retention
+
+        def slow_retention(db):
+            time.sleep(0.3)
+            real(db)
+            passes.append(time.monotonic())
+
+        monkeypatch.setattr(s, "_enforce_retention", slow_retention)   # this store only
         s.append([_rec("first")])             # its retention pass keeps the writer busy for 0.3 s
         other = threading.Thread(target=s.append, args=([_rec("second")],))
         other.start()
