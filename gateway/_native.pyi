@@ -213,7 +213,7 @@ class Engine:
     def tied_embeddings(self) -> bool:
         ...
 class CudaEngine:
-    def __init__(self, path: str, n_sink: typing.SupportsInt | typing.SupportsIndex = 4, n_ring: typing.SupportsInt | typing.SupportsIndex = 2048, n_scratch: typing.SupportsInt | typing.SupportsIndex = 512, policy: str = 'sink_ring', n_threads: typing.SupportsInt | typing.SupportsIndex = 0, max_chunk: typing.SupportsInt | typing.SupportsIndex = 64, device: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
+    def __init__(self, path: str, n_sink: typing.SupportsInt | typing.SupportsIndex = 4, n_ring: typing.SupportsInt | typing.SupportsIndex = 2048, n_scratch: typing.SupportsInt | typing.SupportsIndex = 512, policy: str = 'sink_ring', n_threads: typing.SupportsInt | typing.SupportsIndex = 0, max_chunk: typing.SupportsInt | typing.SupportsIndex = 64, device: typing.SupportsInt | typing.SupportsIndex = 0, act_precision: str = 'q8x2') -> None:
         ...
     def decode(self, first: typing.SupportsInt | typing.SupportsIndex, n_steps: typing.SupportsInt | typing.SupportsIndex, temperature: typing.SupportsFloat | typing.SupportsIndex = 0.0, seed: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.typing.NDArray[numpy.int32]:
         """
@@ -234,6 +234,9 @@ class CudaEngine:
     def stats(self) -> dict:
         ...
     def stream_checksum(self) -> int:
+        ...
+    @property
+    def act_precision(self) -> str:
         ...
     @property
     def arch(self) -> str:

@@ -72,10 +72,9 @@ class Engine:
                  act_precision: str = "q8x2"):
         """tokenizer: the caller's Tokenizer for this GGUF, if it has one (else loaded on first use).
         n_threads: default one per performance core this process may use (gateway/cpus.py).
-        act_precision (CPU backend): "q8x2" (default: the precision the correctness gate holds) or "q8"
-        (one int8 term per activation, llama.cpp's scheme: about half the integer work of a batch, for
-        a draft model, whose precision changes only how many drafts are accepted). The CUDA backend
-        always quantizes activations to one int8 term (act_precision then reads "q8")."""
+        act_precision: "q8x2" (default: the precision the correctness gate holds) or "q8" (one int8
+        term per activation, llama.cpp's scheme: about half the integer work of a batch, for a draft
+        model, whose precision changes only how many drafts are accepted). Both backends take it."""
         from gateway.models import resolve_model
 
         self.path = resolve_model(path_or_model_name)
@@ -83,17 +82,16 @@ class Engine:
         if act_precision not in ACT_PRECISIONS:
             raise ValueError(f"act_precision must be one of {', '.join(ACT_PRECISIONS)}, got {act_precision!r}")
         kwargs = {} if max_chunk is None else {"max_chunk": int(max_chunk)}
-        if self.backend != "cuda":
-            kwargs["act_precision"] = act_precision
         cls = _native.CudaEngine if self.backend == "cuda" else _native.Engine
         self._e = cls(str(self.path), n_sink=n_sink, n_ring=n_ring, n_scratch=n_scratch,
-                      policy=policy, n_threads=int(n_threads or default_threads()), **kwargs)
+                      policy=policy, n_threads=int(n_threads or default_threads()),
+                      act_precision=act_precision, **kwargs)
         self.n_vocab: int = self._e.n_vocab
         self.n_ctx_train: int = self._e.n_ctx_train
         self.n_layer: int = self._e.n_layer
         self.n_embd: int = self._e.n_embd
         self.arch: str = self._e.arch
-        self.act_precision: str = "q8" if self.backend == "cuda" else self._e.act_precision
+        self.act_precision: str = self._e.act_precision
         self._tokenizer = tokenizer
         self._logits = np.zeros(self.n_vocab, dtype=np.float32)   # reused by generate()
         self._prefill_ema: float | None = None

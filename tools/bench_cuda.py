@@ -93,10 +93,32 @@ def parity(path, spec) -> tuple[bool, float]:
     return cos >= 0.999 and got == want, cos
 
 
+def kernel_profile(eng, prompt, steps: int = 8, top: int = 14) -> None:
+    """Device time per kernel over `steps` decode steps without the graph (torch's profiler reads
+    CUPTI, which sees every kernel of the process), printed as a table; nothing enters the JSON."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.cuda.init()
+    eng.use_graph = False
+    eng.rollback(0)
+    first = eng.forward_scratch_next(prompt)
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        eng.decode(first, steps)
+    eng.rollback(0)
+    eng.use_graph = True
+    rows = [(e.key, e.count, e.device_time_total) for e in prof.key_averages() if e.device_time_total > 0]
+    total = sum(r[2] for r in rows)
+    print(f"kernel profile, {steps} decode steps without graph: {total / steps:.1f} us of kernel time per step")
+    for name, count, us in sorted(rows, key=lambda r: -r[2])[:top]:
+        print(f"  {us / steps:8.1f} us/step {count / steps:6.1f} launches/step  {name[:110]}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model-dir", default="/tmp/linegate_bench")
     ap.add_argument("--skip-hf", action="store_true")
+    ap.add_argument("--profile", action="store_true", help="print device time per kernel of a decode step")
     args = ap.parse_args()
     if not (getattr(_native, "cuda_built", False) and _native.cuda_available()):
         sys.exit("bench_cuda: no CUDA device (or the backend was not built)")
@@ -111,6 +133,7 @@ def main() -> None:
     print(f"device {_native.cuda_device_name(0)}: cudaMemcpy D2D {bw:.0f} GB/s (read + write)", flush=True)
 
     eng = _native.CudaEngine(str(path), n_sink=4, n_ring=2048, n_scratch=512)
+    prec = eng.act_precision
     rng = np.random.default_rng(0)
     eng.prefill_stream(rng.integers(0, spec.n_vocab, 256).astype(np.int32))
     prompt = rng.integers(0, spec.n_vocab, 32).astype(np.int32)
@@ -127,11 +150,17 @@ def main() -> None:
         return DECODE_STEPS / dt
 
     decode_nograph = decode_run(False)
+    eng.fuse = False
+    decode_unfused = decode_run(True)
+    eng.fuse = True
     decode = decode_run(True)
+    print(f"decode {decode:.0f} tok/s (graph, fused) vs {decode_unfused:.0f} (graph, unfused) vs "
+          f"{decode_nograph:.0f} (no graph, fused); activations {eng.act_precision}", flush=True)
+    if args.profile:
+        kernel_profile(eng, prompt)
     bpt = eng.bytes_per_token
     roof = decode * bpt / (bw * 1e9)
-    print(f"decode {decode:.0f} tok/s (graph) vs {decode_nograph:.0f} tok/s (no graph); "
-          f"{bpt / 1e6:.0f} MB/token -> roofline {bw * 1e9 / bpt:.0f} tok/s, fraction {roof:.2f}", flush=True)
+    print(f"{bpt / 1e6:.0f} MB/token -> roofline {bw * 1e9 / bpt:.0f} tok/s, fraction {roof:.2f}", flush=True)
 
     p512 = rng.integers(0, spec.n_vocab, 512).astype(np.int32)
     eng.forward_scratch(p512[:64])
@@ -177,6 +206,17 @@ def main() -> None:
           f"p50 {pct(lat, 50):.2f} ms, p99 {pct(lat, 99):.2f} ms", flush=True)
     del eng
 
+    q8 = _native.CudaEngine(str(path), n_sink=4, n_ring=2048, n_scratch=512, act_precision="q8")
+    q8.prefill_stream(rng.integers(0, spec.n_vocab, 256).astype(np.int32))
+    first = q8.forward_scratch_next(prompt)
+    q8.decode(first, 16)
+    q8.rollback(0)
+    first = q8.forward_scratch_next(prompt)
+    dt, _ = timed(lambda: q8.decode(first, DECODE_STEPS))
+    decode_q8 = DECODE_STEPS / dt
+    del q8
+    print(f"decode with q8 activations (one int8 term): {decode_q8:.0f} tok/s", flush=True)
+
     ok, cos = parity(path, spec)
     print(f"parity vs CPU engine: logits cosine {cos:.6f}, greedy 16 identical: {ok}", flush=True)
 
@@ -184,6 +224,8 @@ def main() -> None:
     print(f"HF transformers bf16 eager decode: {hf:.1f} tok/s", flush=True)
     print(json.dumps({
         "decode_tok_s": round(decode, 1), "decode_nograph_tok_s": round(decode_nograph, 1),
+        "decode_unfused_tok_s": round(decode_unfused, 1), "decode_q8_tok_s": round(decode_q8, 1),
+        "act_precision": prec,
         "bandwidth_gbps": round(bw, 1), "bytes_per_token": int(bpt), "roofline_fraction": round(roof, 3),
         "prefill512_tok_s": round(prefill, 1), "verify8_ms": round(t_verify * 1e3, 3),
         "single8_ms": round(t_single * 1e3, 3), "verify_speedup": round(t_single / t_verify, 2),

@@ -39,10 +39,16 @@ __device__ __forceinline__ void rope_pair(bool neox, int hd, int j, float c, flo
     out[ib] = a * sn + b * c;
 }
 
-__device__ __forceinline__ void rope_pair_h(bool neox, int hd, int j, float c, float sn, const __half* in, float* out) {
+// The same for a cached key: fp16 without bias, plus the bias (nullable) in fp32.
+__device__ __forceinline__ void rope_pair_h(bool neox, int hd, int j, float c, float sn, const __half* in,
+                                            const float* bias, float* out) {
     const int half = hd / 2;
     const int ia = neox ? j : 2 * j, ib = neox ? j + half : 2 * j + 1;
-    const float a = __half2float(in[ia]), b = __half2float(in[ib]);
+    float a = __half2float(in[ia]), b = __half2float(in[ib]);
+    if (bias) {
+        a += bias[ia];
+        b += bias[ib];
+    }
     out[ia] = a * c - b * sn;
     out[ib] = a * sn + b * c;
 }
@@ -51,7 +57,8 @@ __device__ __forceinline__ void rope_pair_h(bool neox, int hd, int j, float c, f
 // sharing this KV head [G][hd], rotated keys [32][hd+1] (padded: lanes read distinct rows),
 // values [32][hd].
 __global__ void __launch_bounds__(ATT_THREADS)
-attn_partial_kernel(AttnShape s, const __half* __restrict__ cache, const float* __restrict__ q,
+attn_partial_kernel(AttnShape s, const __half* __restrict__ cache, const float* __restrict__ k_bias,
+                    const float* __restrict__ q,
                     const int32_t* __restrict__ pos_slot, const float* __restrict__ rope_cos,
                     const float* __restrict__ rope_sin, const ChunkMeta* __restrict__ meta,
                     float* __restrict__ part_acc, float* __restrict__ part_ml) {
@@ -73,13 +80,14 @@ attn_partial_kernel(AttnShape s, const __half* __restrict__ cache, const float* 
     }
     const __half* kc = cache + static_cast<int64_t>(kvh) * 2 * s.capacity * hd;
     const __half* vc = kc + static_cast<int64_t>(s.capacity) * hd;
+    const float* kb = k_bias ? k_bias + kvh * hd : nullptr;
     for (int i = threadIdx.x; i < ATT_CHUNK * half; i += blockDim.x) {
         const int kk = i / half, j = i % half, p = c * ATT_CHUNK + kk;
         float* dst = sk + kk * (hd + 1);
         if (p < n) {
             const int64_t slot = pos_slot[p];
             rope_pair_h(s.neox, hd, j, rope_cos[static_cast<int64_t>(p) * half + j],
-                        rope_sin[static_cast<int64_t>(p) * half + j], kc + slot * hd, dst);
+                        rope_sin[static_cast<int64_t>(p) * half + j], kc + slot * hd, kb, dst);
         } else {
             const int ia = s.neox ? j : 2 * j, ib = s.neox ? j + half : 2 * j + 1;
             dst[ia] = 0.0f;
@@ -145,13 +153,14 @@ __global__ void attn_combine_kernel(AttnShape s, const ChunkMeta* __restrict__ m
     }
 }
 
-void attention(const AttnShape& s, const __half* layer_cache, const float* q, const int32_t* pos_slot,
+void attention(const AttnShape& s, const __half* layer_cache, const float* k_bias, const float* q,
+               const int32_t* pos_slot,
                const float* rope_cos, const float* rope_sin, const ChunkMeta* meta, int T, int n_chunks,
                float* part_acc, float* part_ml, float* out, cudaStream_t st) {
     const int G = s.n_head / s.n_head_kv, hd = s.head_dim;
     const size_t smem = sizeof(float) * (static_cast<size_t>(G) * hd + ATT_CHUNK * (hd + 1) + ATT_CHUNK * hd);
     dim3 grid(n_chunks, s.n_head_kv, T);
-    attn_partial_kernel<<<grid, ATT_THREADS, smem, st>>>(s, layer_cache, q, pos_slot, rope_cos, rope_sin, meta,
+    attn_partial_kernel<<<grid, ATT_THREADS, smem, st>>>(s, layer_cache, k_bias, q, pos_slot, rope_cos, rope_sin, meta,
                                                          part_acc, part_ml);
     LG_CUDA_LAUNCHED("attn_partial_kernel");
     dim3 cgrid(s.n_head, T);

@@ -1,7 +1,9 @@
 // Attention over the sink+ring+scratch cache on the device: store the chunk's K/V (fp16) in
 // their slots, then GQA attention with RoPE applied at attention time by position inside the
 // cache (the rules of native/kv_cache.h), split over 32-position chunks and merged with an
-// online-softmax combine. Knows nothing about weights or eviction policy.
+// online-softmax combine. Keys are stored WITHOUT their bias, which attention adds back in fp32
+// before rotating: qwen2's key biases reach |354|, where fp16 (spacing 0.25) would round away
+// the token-dependent part of the key. Knows nothing about weights or eviction policy.
 #pragma once
 #include "common.cuh"
 
@@ -15,7 +17,7 @@ struct AttnShape {
 };
 
 // Cache of one layer: [n_head_kv][2][capacity][head_dim] half (K then V per head).
-// k_new, v_new: [T][n_head_kv * head_dim]; chunk_slot[T]; meta on the device.
+// k_new (W_k x, no bias), v_new: [T][n_head_kv * head_dim]; chunk_slot[T]; meta on the device.
 void kv_store(const AttnShape& s, __half* layer_cache, const float* k_new, const float* v_new,
               const int32_t* chunk_slot, const ChunkMeta* meta, int T, cudaStream_t st);
 
@@ -23,7 +25,9 @@ void kv_store(const AttnShape& s, __half* layer_cache, const float* k_new, const
 // 0..pos0+t, position p's K/V in slot pos_slot[p]. rope_cos/sin: [capacity][hd/2].
 // part_acc: [T][n_head][max_chunks][hd], part_ml: [T][n_head][max_chunks][2] scratch.
 // n_chunks: number of 32-position chunks to launch (an upper bound of ceil(n_pos / 32)).
-void attention(const AttnShape& s, const __half* layer_cache, const float* q, const int32_t* pos_slot,
+// k_bias: [n_head_kv * head_dim] or nullptr (no key bias).
+void attention(const AttnShape& s, const __half* layer_cache, const float* k_bias, const float* q,
+               const int32_t* pos_slot,
                const float* rope_cos, const float* rope_sin, const ChunkMeta* meta, int T, int n_chunks,
                float* part_acc, float* part_ml, float* out, cudaStream_t st);
 

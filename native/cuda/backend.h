@@ -35,6 +35,7 @@ public:
     size_t kv_bytes() const;       // the fp16 K/V cache on the device
     int64_t bytes_per_token() const;
     std::string device() const;
+    ActPrecision act_precision() const;  // EngineOptions::act_precision, as on the CPU (quant.h)
 
     // Same contracts as lg::Engine (engine.h); logits are host pointers.
     void prefill_stream(const int32_t* tokens, int n, float* logits, bool all_logits);
@@ -52,6 +53,9 @@ public:
     void decode(int32_t first, int n_steps, int32_t* out, float temperature, uint64_t seed);
     void set_use_graph(bool on);
     bool use_graph() const;
+    // RMSNorm+quantize and gate+up each in one launch (default true); the same values either way.
+    void set_fuse(bool on);
+    bool fuse() const;
 
 private:
     struct Impl;

@@ -33,18 +33,21 @@ constexpr int MAX_GROUP = 32;     // n_head / n_head_kv
 constexpr int MAX_HEAD_DIM_CUDA = 256;
 
 // Activations prepared for integer dot products, mirroring native/quant.cpp prepare_acts
-// exactly (same blocks, same rounding), so both backends multiply the same int8 values:
-//   ablk = 256 for K-quant weights, 32 for legacy weights; per vector t:
-//   q[t*K + i]            int8 round(x * 127/amax), |q| <= 127
-//   d[t*(K/ablk) + b]     amax/127 of block b
-//   s[t*(K/32) + u]       sum of q over 32-element unit u (Q4_K mins, Q4_1 offsets)
+// (same blocks, same rounding, same precisions), so both backends multiply the same int8 values:
+//   ablk = 256 for K-quant weights, 32 for legacy weights; `pair` records per vector t: 1 (q8),
+//   or 2 (q8x2: record 2t+1 quantizes the residual x - d*q of record 2t). Per record r:
+//   q[r*K + i]            int8 round(x * 127/amax), |q| <= 127
+//   d[r*(K/ablk) + b]     amax/127 of block b
+//   s[r*(K/32) + u]       sum of q over 32-element unit u (Q4_K mins, Q4_1 offsets)
 // F16/F32 weights read the float x directly.
+constexpr int MAX_PAIR = 2;
 struct Acts {
     const int8_t* q;
     const float* d;
     const int32_t* s;
     const float* x;
     int ablk;  // 0 when only x is valid
+    int pair;  // records per vector: 1 (q8) or 2 (q8x2)
 };
 
 // Per-forward metadata read by kernels from device memory, so a captured decode graph stays

@@ -33,7 +33,7 @@ void register_cuda(py::module_& m) {
     py::class_<PyCudaEngine> cls(m, "CudaEngine");
     cls
         .def(py::init([](const std::string& path, int n_sink, int n_ring, int n_scratch, const std::string& policy,
-                         int n_threads, int max_chunk, int device) {
+                         int n_threads, int max_chunk, int device, const std::string& act_precision) {
                  lg::EngineOptions o;
                  o.n_sink = n_sink;
                  o.n_ring = n_ring;
@@ -41,12 +41,13 @@ void register_cuda(py::module_& m) {
                  o.policy = lg::parse_policy(policy);
                  o.n_threads = n_threads;
                  o.max_chunk = max_chunk;
+                 o.act_precision = lg::parse_act_precision(act_precision);
                  py::gil_scoped_release nogil;
                  return new PyCudaEngine(path, o, device);
              }),
              py::arg("path"), py::arg("n_sink") = 4, py::arg("n_ring") = 2048, py::arg("n_scratch") = 512,
              py::arg("policy") = "sink_ring", py::arg("n_threads") = 0, py::arg("max_chunk") = lg::DEFAULT_MAX_CHUNK,
-             py::arg("device") = 0);
+             py::arg("device") = 0, py::arg("act_precision") = "q8x2");
     lg::py_util::def_engine_common(cls);
     cls
         .def("forward_scratch_next",
@@ -73,8 +74,12 @@ void register_cuda(py::module_& m) {
              "n_steps scratch decode steps run on the device; returns the n_steps tokens produced")
         .def_property("use_graph", &CudaEngine::use_graph, &CudaEngine::set_use_graph,
                       "capture the decode step in a CUDA graph (default True)")
+        .def_property("fuse", &CudaEngine::fuse, &CudaEngine::set_fuse,
+                      "RMSNorm+quantize and gate+up projections each in one launch (default True; same values)")
         .def_property_readonly("n_threads", [](const PyCudaEngine&) { return 0; })
         .def_property_readonly("max_chunk", &CudaEngine::max_chunk)
+        .def_property_readonly("act_precision",
+                               [](const PyCudaEngine& e) { return std::string(lg::act_precision_name(e.act_precision())); })
         .def_property_readonly("kv_bytes", [](const PyCudaEngine& e) { return e.kv_bytes(); })
         .def_property_readonly("state_bytes", &CudaEngine::device_bytes)
         .def_property_readonly("bytes_per_token", &CudaEngine::bytes_per_token)
@@ -95,6 +100,8 @@ void register_cuda(py::module_& m) {
             d["policy"] = lg::policy_name(c.policy());
             d["device_bytes"] = e.device_bytes();
             d["use_graph"] = e.use_graph();
+            d["fuse"] = e.fuse();
+            d["act_precision"] = lg::act_precision_name(e.act_precision());
             return d;
         });
 }

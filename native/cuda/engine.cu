@@ -53,7 +53,10 @@ struct CudaEngine::Impl {
     KVCache book;  // slot planning only, identical rules to the CPU engine's cache
     int device;
     int max_chunk;
+    ActPrecision prec;
+    int pair;  // activation records per vector: 2 for q8x2, 1 for q8
     bool graph_on = true;
+    bool fuse_on = true;  // rmsnorm+quantize and gate+up in one launch each (same values)
     cudaStream_t st = nullptr;
 
     // weights
@@ -83,6 +86,7 @@ struct CudaEngine::Impl {
     cudaGraphExec_t graph = nullptr;
     float graph_temp = 0.0f;
     uint64_t graph_seed = 0;
+    bool graph_fuse = true;
 
     Impl(const std::string& path, const EngineOptions& o, int dev);
     ~Impl();
@@ -99,6 +103,7 @@ struct CudaEngine::Impl {
                             bool copy);
     void upload_plan(const ChunkPlan& plan, const int32_t* tokens);
     Acts prep(const float* xin, int K, int T, int type, int slot);
+    Acts norm_prep(const float* xin, const float* w, int T, int type, int slot);
     void forward(int T, int n_chunks, int n_out, float* hidden, int hidden_T, int hidden_t0);
     void copy_logits(float* dst, int rows);
     void capture_decode_graph(float temperature, uint64_t seed);
@@ -121,7 +126,7 @@ DevMatrix CudaEngine::Impl::upload(const Matrix& m, std::map<const uint8_t*, con
     d.rows = m.rows;
     d.cols = m.cols;
     d.row_bytes = m.row_bytes;
-    d.lpr = pick_lanes_per_row(m.cols);
+    d.lpr = pick_lanes_per_row(m.rows, m.cols);
     auto it = placed.find(m.data);
     if (it != placed.end()) {  // tied embeddings: one copy
         d.data = it->second;
@@ -149,7 +154,9 @@ CudaEngine::Impl::Impl(const std::string& path, const EngineOptions& o, int dev)
     : model(path),
       book(1, 1, KV_BOOKKEEPING_DIM, o.n_sink, o.n_ring, o.n_scratch, o.policy),
       device(dev),
-      max_chunk(o.max_chunk) {
+      max_chunk(o.max_chunk),
+      prec(o.act_precision),
+      pair(o.act_precision == ActPrecision::Q8X2 ? 2 : 1) {
     const Config& c = model.config();
     const int cap = book.capacity();
     if (cap > c.n_ctx_train)
@@ -235,9 +242,9 @@ CudaEngine::Impl::Impl(const std::string& path, const EngineOptions& o, int dev)
         hb = a.take<float>(mc * F);
         logits = a.take<float>(mc * V);
         for (ActSlot& s : act) {
-            s.q = a.take<int8_t>(mc * Kmax);
-            s.d = a.take<float>(mc * Kmax / UNIT);
-            s.s = a.take<int32_t>(mc * Kmax / UNIT);
+            s.q = a.take<int8_t>(mc * MAX_PAIR * Kmax);
+            s.d = a.take<float>(mc * MAX_PAIR * Kmax / UNIT);
+            s.s = a.take<int32_t>(mc * MAX_PAIR * Kmax / UNIT);
         }
         kv = a.take<__half>(kv_layer * c.n_layer);
         rope_cos = a.take<float>(static_cast<size_t>(cap) * c.head_dim / 2);
@@ -295,10 +302,26 @@ void CudaEngine::Impl::upload_plan(const ChunkPlan& plan, const int32_t* tokens)
 }
 
 Acts CudaEngine::Impl::prep(const float* xin, int K, int T, int type, int slot) {
-    Acts a{nullptr, nullptr, nullptr, xin, act_block(type)};
+    Acts a{nullptr, nullptr, nullptr, xin, act_block(type), pair};
     if (a.ablk == 0) return a;
     const ActSlot& s = act[slot];
-    quantize_acts(xin, K, T, a.ablk, s.q, s.d, s.s, st);
+    quantize_acts(xin, K, T, a.ablk, pair, s.q, s.d, s.s, st);
+    a.q = s.q;
+    a.d = s.d;
+    a.s = s.s;
+    return a;
+}
+
+// RMSNorm of T rows of xin by w into xb, and xb prepared for `type` (one launch when fused).
+Acts CudaEngine::Impl::norm_prep(const float* xin, const float* w, int T, int type, int slot) {
+    const Config& c = model.config();
+    Acts a{nullptr, nullptr, nullptr, xb, act_block(type), pair};
+    if (a.ablk == 0 || !fuse_on) {
+        rmsnorm(xin, w, xb, c.n_embd, c.rms_eps, T, st);
+        return prep(xb, c.n_embd, T, type, slot);
+    }
+    const ActSlot& s = act[slot];
+    rmsnorm_quantize(xin, w, xb, c.n_embd, c.rms_eps, T, a.ablk, pair, s.q, s.d, s.s, st);
     a.q = s.q;
     a.d = s.d;
     a.s = s.s;
@@ -320,28 +343,31 @@ void CudaEngine::Impl::forward(int T, int n_chunks, int n_out, float* hidden, in
     for (int l = 0; l < c.n_layer; l++) {
         const DevLayer& L = layers[l];
         __half* cache = kv + kv_layer * l;
-        rmsnorm(x, L.attn_norm, xb, E, c.rms_eps, T, st);
-        Acts aq = prep(xb, E, T, L.wq.type, 0);
+        Acts aq = norm_prep(x, L.attn_norm, T, L.wq.type, 0);
         Acts ak = act_block(L.wk.type) == aq.ablk ? aq : prep(xb, E, T, L.wk.type, 1);
         Acts av = act_block(L.wv.type) == aq.ablk ? aq : act_block(L.wv.type) == ak.ablk ? ak : prep(xb, E, T, L.wv.type, 1);
         matmul(L.wq, aq, T, q, E, L.bq, Epi::Store, st);
-        matmul(L.wk, ak, T, k, KV, L.bk, Epi::Store, st);
+        matmul(L.wk, ak, T, k, KV, nullptr, Epi::Store, st);  // the key bias is added in attention
         matmul(L.wv, av, T, v, KV, L.bv, Epi::Store, st);
         kv_store(ash, cache, k, v, d_chunk_slot(), meta(), T, st);
-        attention(ash, cache, q, d_pos_slot(), rope_cos, rope_sin, meta(), T, n_chunks, part_acc, part_ml, att, st);
+        attention(ash, cache, L.bk, q, d_pos_slot(), rope_cos, rope_sin, meta(), T, n_chunks, part_acc, part_ml, att,
+                  st);
         matmul(L.wo, prep(att, E, T, L.wo.type, 0), T, x, E, nullptr, Epi::Add, st);
 
-        rmsnorm(x, L.ffn_norm, xb, E, c.rms_eps, T, st);
-        Acts au = prep(xb, E, T, L.w_up.type, 0);
-        Acts ag = act_block(L.w_gate.type) == au.ablk ? au : prep(xb, E, T, L.w_gate.type, 1);
-        matmul(L.w_up, au, T, hb, F, nullptr, Epi::Store, st);
-        matmul(L.w_gate, ag, T, hb, F, nullptr, Epi::SwiGLU, st);
+        Acts au = norm_prep(x, L.ffn_norm, T, L.w_up.type, 0);
+        if (fuse_on && swiglu_fusable(L.w_gate, L.w_up)) {
+            matmul_swiglu(L.w_gate, L.w_up, au, T, hb, F, st);
+        } else {
+            Acts ag = act_block(L.w_gate.type) == au.ablk ? au : prep(xb, E, T, L.w_gate.type, 1);
+            matmul(L.w_up, au, T, hb, F, nullptr, Epi::Store, st);
+            matmul(L.w_gate, ag, T, hb, F, nullptr, Epi::SwiGLU, st);
+        }
         matmul(L.w_down, prep(hb, F, T, L.w_down.type, 0), T, x, E, nullptr, Epi::Add, st);
         save_hidden(l + 1);
     }
     if (n_out == 0) return;
-    rmsnorm(x + static_cast<size_t>(T - n_out) * E, output_norm, xb, E, c.rms_eps, n_out, st);
-    matmul(output, prep(xb, E, n_out, output.type, 0), n_out, logits, c.n_vocab, nullptr, Epi::Store, st);
+    matmul(output, norm_prep(x + static_cast<size_t>(T - n_out) * E, output_norm, n_out, output.type, 0), n_out, logits,
+           c.n_vocab, nullptr, Epi::Store, st);
 }
 
 void CudaEngine::Impl::copy_logits(float* dst, int rows) {
@@ -352,7 +378,7 @@ void CudaEngine::Impl::copy_logits(float* dst, int rows) {
 // token, advance meta on the device. Pointers and grids are fixed, so one capture serves
 // every step at every cache fill.
 void CudaEngine::Impl::capture_decode_graph(float temperature, uint64_t seed) {
-    if (graph && graph_temp == temperature && graph_seed == seed) return;
+    if (graph && graph_temp == temperature && graph_seed == seed && graph_fuse == fuse_on) return;
     if (graph) {
         cudaGraphExecDestroy(graph);
         graph = nullptr;
@@ -374,6 +400,7 @@ void CudaEngine::Impl::capture_decode_graph(float temperature, uint64_t seed) {
     LG_CUDA_CHECK(e);
     graph_temp = temperature;
     graph_seed = seed;
+    graph_fuse = fuse_on;
 }
 
 // ---------------------------------------------------------------------------- public API
@@ -398,8 +425,11 @@ size_t CudaEngine::device_bytes() const { return p_->wbytes + p_->sbytes; }
 size_t CudaEngine::kv_bytes() const { return p_->kv_layer * p_->model.config().n_layer * sizeof(__half); }
 int64_t CudaEngine::bytes_per_token() const { return p_->model.bytes_per_token(); }
 std::string CudaEngine::device() const { return device_name(p_->device); }
+ActPrecision CudaEngine::act_precision() const { return p_->prec; }
 void CudaEngine::set_use_graph(bool on) { p_->graph_on = on; }
 bool CudaEngine::use_graph() const { return p_->graph_on; }
+void CudaEngine::set_fuse(bool on) { p_->fuse_on = on; }
+bool CudaEngine::fuse() const { return p_->fuse_on; }
 
 static void check_tokens(const Config& c, const int32_t* tokens, int n) {
     if (n < 1) throw std::invalid_argument("need at least one token");
@@ -478,8 +508,8 @@ int32_t CudaEngine::forward_scratch_next(const int32_t* tokens, int n, float tem
     // forward_scratch computed no logits; recompute the head for the last token only.
     const Config& c = config();
     const int last_T = (n - 1) % I.max_chunk + 1;
-    rmsnorm(I.x + static_cast<size_t>(last_T - 1) * c.n_embd, I.output_norm, I.xb, c.n_embd, c.rms_eps, 1, I.st);
-    matmul(I.output, I.prep(I.xb, c.n_embd, 1, I.output.type, 0), 1, I.logits, c.n_vocab, nullptr, Epi::Store, I.st);
+    matmul(I.output, I.norm_prep(I.x + static_cast<size_t>(last_T - 1) * c.n_embd, I.output_norm, 1, I.output.type, 0),
+           1, I.logits, c.n_vocab, nullptr, Epi::Store, I.st);
     argmax_rows(I.logits, c.n_vocab, 1, temperature, seed, I.meta(), I.dnext, I.st);
     LG_CUDA_CHECK(cudaMemcpyAsync(I.hnext, I.dnext, sizeof(int32_t), cudaMemcpyDeviceToHost, I.st));
     I.sync();

@@ -12,7 +12,7 @@ struct DevMatrix {
     const uint8_t* data = nullptr;
     int type = 0;          // ggml type id (lg::GGMLType)
     int64_t rows = 0, cols = 0, row_bytes = 0;
-    int lpr = 32;          // lanes cooperating on one row: a divisor of cols/32 when possible
+    int lpr = 32;          // lanes cooperating on one row, 4..128 (pick_lanes_per_row)
 };
 
 enum class Epi : int {
@@ -24,16 +24,28 @@ enum class Epi : int {
 // 256 (K-quants), 32 (legacy quants) or 0 (float weights: no quantized activations).
 int act_block(int type);
 bool matmul_type_supported(int type);
-int pick_lanes_per_row(int64_t cols);
+int pick_lanes_per_row(int64_t rows, int64_t cols);
 
-// Quantize x[T][K] into (q, d, s) with blocks of ablk elements (see Acts in common.cuh).
-void quantize_acts(const float* x, int K, int T, int ablk, int8_t* q, float* d, int32_t* s,
+// Quantize x[T][K] into `pair` records per vector (q, d, s) with blocks of ablk elements (see
+// Acts in common.cuh).
+void quantize_acts(const float* x, int K, int T, int ablk, int pair, int8_t* q, float* d, int32_t* s,
                    cudaStream_t st);
+
+// RMSNorm of x[T][E] by w into out, then out quantized as quantize_acts does (one launch).
+void rmsnorm_quantize(const float* x, const float* w, float* out, int E, float eps, int T, int ablk, int pair,
+                      int8_t* q, float* d, int32_t* s, cudaStream_t st);
 
 // y[t*ldy + r] (epilogue) W row r . x[t], for r < W.rows, t < T. The value for (t, r) does not
 // depend on T (every t is accumulated alone, in the same order): batch invariance.
 void matmul(const DevMatrix& W, const Acts& a, int T, float* y, int ldy, const float* bias, Epi epi,
             cudaStream_t st);
+
+// y[t*ldy + r] = silu(gate row r . x[t]) * (up row r . x[t]): the Store of up then the SwiGLU of
+// gate in one launch, bit-identical to the two (each dot accumulated the same way). Only for
+// quantized gate and up of one type and shape (swiglu_fusable).
+bool swiglu_fusable(const DevMatrix& gate, const DevMatrix& up);
+void matmul_swiglu(const DevMatrix& gate, const DevMatrix& up, const Acts& a, int T, float* y, int ldy,
+                   cudaStream_t st);
 
 }  // namespace cuda
 }  // namespace lg
