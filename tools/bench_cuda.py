@@ -23,6 +23,7 @@ from gateway import _native  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location("random_gguf", REPO / "tools" / "random_gguf.py")
 random_gguf = importlib.util.module_from_spec(_spec)
+sys.modules["random_gguf"] = random_gguf  # dataclasses look their module up there
 _spec.loader.exec_module(random_gguf)
 
 DECODE_STEPS = 256
@@ -93,25 +94,20 @@ def parity(path, spec) -> tuple[bool, float]:
     return cos >= 0.999 and got == want, cos
 
 
-def kernel_profile(eng, prompt, steps: int = 8, top: int = 14) -> None:
-    """Device time per kernel over `steps` decode steps without the graph (torch's profiler reads
-    CUPTI, which sees every kernel of the process), printed as a table; nothing enters the JSON."""
+def kernel_profile(label: str, fn, per: int, top: int = 12) -> None:
+    """Device time per kernel while fn() runs (torch's profiler reads CUPTI, which sees every
+    kernel of the process), divided by `per` (steps), printed as a table; nothing enters the JSON."""
     import torch
     from torch.profiler import ProfilerActivity, profile
 
     torch.cuda.init()
-    eng.use_graph = False
-    eng.rollback(0)
-    first = eng.forward_scratch_next(prompt)
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        eng.decode(first, steps)
-    eng.rollback(0)
-    eng.use_graph = True
+        fn()
     rows = [(e.key, e.count, e.device_time_total) for e in prof.key_averages() if e.device_time_total > 0]
     total = sum(r[2] for r in rows)
-    print(f"kernel profile, {steps} decode steps without graph: {total / steps:.1f} us of kernel time per step")
+    print(f"kernel profile, {label}: {total / per:.1f} us of kernel time per step")
     for name, count, us in sorted(rows, key=lambda r: -r[2])[:top]:
-        print(f"  {us / steps:8.1f} us/step {count / steps:6.1f} launches/step  {name[:110]}")
+        print(f"  {us / per:8.1f} us/step {count / per:6.1f} launches/step  {name[:110]}")
 
 
 def main() -> None:
@@ -157,7 +153,14 @@ def main() -> None:
     print(f"decode {decode:.0f} tok/s (graph, fused) vs {decode_unfused:.0f} (graph, unfused) vs "
           f"{decode_nograph:.0f} (no graph, fused); activations {eng.act_precision}", flush=True)
     if args.profile:
-        kernel_profile(eng, prompt)
+        eng.use_graph = False
+        eng.rollback(0)
+        first = eng.forward_scratch_next(prompt)
+        kernel_profile("8 decode steps without graph", lambda: eng.decode(first, 8), 8)
+        eng.rollback(0)
+        kernel_profile("a 32-token prefill (forward_scratch_next)", lambda: eng.forward_scratch_next(prompt), 1)
+        eng.rollback(0)
+        eng.use_graph = True
     bpt = eng.bytes_per_token
     roof = decode * bpt / (bw * 1e9)
     print(f"{bpt / 1e6:.0f} MB/token -> roofline {bw * 1e9 / bpt:.0f} tok/s, fraction {roof:.2f}", flush=True)
@@ -192,18 +195,21 @@ def main() -> None:
     print(f"verify K={VERIFY_K}: {t_verify * 1e3:.2f} ms vs {VERIFY_K} single decodes {t_single * 1e3:.2f} ms "
           f"({t_single / t_verify:.1f}x)", flush=True)
 
-    lat = []
+    lat, lat_prefill = [], []
     chunk = rng.integers(0, spec.n_vocab, DEADLINE_PREFILL).astype(np.int32)
     for i in range(DEADLINE_REPS + 5):
         t0 = time.perf_counter()
         first = eng.forward_scratch_next(chunk)
+        t1 = time.perf_counter()
         eng.decode(first, DEADLINE_DECODE)
         dt = time.perf_counter() - t0
         eng.rollback(0)
         if i >= 5:
             lat.append(dt * 1e3)
+            lat_prefill.append((t1 - t0) * 1e3)
     print(f"deadline workload ({DEADLINE_PREFILL} prefill + {DEADLINE_DECODE} decodes) x{DEADLINE_REPS}: "
-          f"p50 {pct(lat, 50):.2f} ms, p99 {pct(lat, 99):.2f} ms", flush=True)
+          f"p50 {pct(lat, 50):.2f} ms, p99 {pct(lat, 99):.2f} ms (the prefill alone: p50 {pct(lat_prefill, 50):.2f} ms)",
+          flush=True)
     del eng
 
     q8 = _native.CudaEngine(str(path), n_sink=4, n_ring=2048, n_scratch=512, act_precision="q8")
@@ -232,6 +238,7 @@ def main() -> None:
         "hf_decode_tok_s": round(hf, 1), "speedup_vs_hf": round(decode / hf, 1) if hf == hf else None,
         "parity_ok": bool(ok), "parity_logits_cos": round(cos, 6),
         "chunk_p50_ms": round(pct(lat, 50), 3), "chunk_p99_ms": round(pct(lat, 99), 3),
+        "chunk_prefill_p50_ms": round(pct(lat_prefill, 50), 3),
     }))
 
 

@@ -1,6 +1,5 @@
-// Attention kernels: K/V store, per-chunk partial softmax (one cache position per lane), and
-// the combine that merges chunks in a fixed order (so results do not depend on T).
-// Knows nothing about weights; see attention.cuh.
+// Attention kernels: K/V store (keys rotated once), per-chunk partial softmax, and the combine
+// that merges chunks in a fixed order (so results do not depend on T). See attention.cuh.
 #include "attention.cuh"
 
 #include <cmath>
@@ -8,29 +7,7 @@
 namespace lg {
 namespace cuda {
 
-__global__ void kv_store_kernel(AttnShape s, __half* __restrict__ cache, const float* __restrict__ k_new,
-                                const float* __restrict__ v_new, const int32_t* __restrict__ chunk_slot,
-                                const ChunkMeta* __restrict__ meta) {
-    const int t = blockIdx.x, h = blockIdx.y, hd = s.head_dim;
-    if (t >= meta->T) return;
-    const int kv_dim = s.n_head_kv * hd;
-    const int64_t slot = chunk_slot[t];
-    __half* kc = cache + static_cast<int64_t>(h) * 2 * s.capacity * hd;
-    __half* vc = kc + static_cast<int64_t>(s.capacity) * hd;
-    for (int d = threadIdx.x; d < hd; d += blockDim.x) {
-        kc[slot * hd + d] = __float2half_rn(k_new[static_cast<int64_t>(t) * kv_dim + h * hd + d]);
-        vc[slot * hd + d] = __float2half_rn(v_new[static_cast<int64_t>(t) * kv_dim + h * hd + d]);
-    }
-}
-
-void kv_store(const AttnShape& s, __half* layer_cache, const float* k_new, const float* v_new,
-              const int32_t* chunk_slot, const ChunkMeta* meta, int T, cudaStream_t st) {
-    dim3 grid(T, s.n_head_kv);
-    kv_store_kernel<<<grid, s.head_dim < 128 ? s.head_dim : 128, 0, st>>>(s, layer_cache, k_new, v_new, chunk_slot, meta);
-    LG_CUDA_LAUNCHED("kv_store_kernel");
-}
-
-// Rotate pair j of a head vector to position p (as rope() in native/forward.cpp).
+// Rotate pair j of a head vector by (c, sn) (as rope() in native/forward.cpp).
 __device__ __forceinline__ void rope_pair(bool neox, int hd, int j, float c, float sn, const float* in, float* out) {
     const int half = hd / 2;
     const int ia = neox ? j : 2 * j, ib = neox ? j + half : 2 * j + 1;
@@ -39,132 +16,204 @@ __device__ __forceinline__ void rope_pair(bool neox, int hd, int j, float c, flo
     out[ib] = a * sn + b * c;
 }
 
-// The same for a cached key: fp16 without bias, plus the bias (nullable) in fp32.
-__device__ __forceinline__ void rope_pair_h(bool neox, int hd, int j, float c, float sn, const __half* in,
-                                            const float* bias, float* out) {
-    const int half = hd / 2;
-    const int ia = neox ? j : 2 * j, ib = neox ? j + half : 2 * j + 1;
-    float a = __half2float(in[ia]), b = __half2float(in[ib]);
-    if (bias) {
-        a += bias[ia];
-        b += bias[ib];
-    }
-    out[ia] = a * c - b * sn;
-    out[ib] = a * sn + b * c;
+// cos/sin of rotation index r at frequency theta: the angle in double, rounded to float once
+// (fill_rope_row in native/forward.cpp).
+__device__ __forceinline__ void rot_cs(int64_t r, double theta, float* c, float* sn) {
+    double sd, cd;
+    sincos(static_cast<double>(r) * theta, &sd, &cd);
+    *c = static_cast<float>(cd);
+    *sn = static_cast<float>(sd);
 }
 
-// Block = (chunk c of 32 positions, KV head, token t). Shared: rotated queries of the G heads
-// sharing this KV head [G][hd], rotated keys [32][hd+1] (padded: lanes read distinct rows),
-// values [32][hd].
+__global__ void kv_store_kernel(AttnShape s, float* __restrict__ k_cache, __half* __restrict__ v_cache,
+                                const float* __restrict__ k_new, const float* __restrict__ v_new,
+                                const double* __restrict__ theta, const int32_t* __restrict__ chunk_slot,
+                                const ChunkMeta* __restrict__ meta) {
+    const int t = blockIdx.x, h = blockIdx.y, hd = s.head_dim;
+    if (t >= meta->T) return;
+    const int kv_dim = s.n_head_kv * hd;
+    const int64_t row = static_cast<int64_t>(h) * s.capacity + chunk_slot[t];
+    const int64_t r = meta->rot0 + t;
+    const float* kn = k_new + static_cast<int64_t>(t) * kv_dim + h * hd;
+    for (int j = threadIdx.x; j < hd / 2; j += blockDim.x) {
+        float c, sn;
+        rot_cs(r, theta[j], &c, &sn);
+        rope_pair(s.neox, hd, j, c, sn, kn, k_cache + row * hd);
+    }
+    for (int d = threadIdx.x; d < hd; d += blockDim.x)
+        v_cache[row * hd + d] = __float2half_rn(v_new[static_cast<int64_t>(t) * kv_dim + h * hd + d]);
+}
+
+void kv_store(const AttnShape& s, float* k_cache, __half* v_cache, const float* k_new, const float* v_new,
+              const double* theta, const int32_t* chunk_slot, const ChunkMeta* meta, int T, cudaStream_t st) {
+    dim3 grid(T, s.n_head_kv);
+    kv_store_kernel<<<grid, s.head_dim < 128 ? s.head_dim : 128, 0, st>>>(s, k_cache, v_cache, k_new, v_new, theta,
+                                                                         chunk_slot, meta);
+    LG_CUDA_LAUNCHED("kv_store_kernel");
+}
+
+// Shared memory of the partial kernel, in floats: queries [2][G][hd] (by rotation index, by
+// position), keys transposed [hd][ATT_CHUNK + 1], values [ATT_CHUNK][hd], weights [G][ATT_CHUNK],
+// then ATT_CHUNK slots (ints).
+static size_t smem_floats(const AttnShape& s) {
+    const size_t G = s.n_head / s.n_head_kv, hd = s.head_dim;
+    return 2 * G * hd + hd * (ATT_CHUNK + 1) + ATT_CHUNK * hd + G * ATT_CHUNK + ATT_CHUNK;
+}
+
+size_t attention_smem_bytes(const AttnShape& s) { return sizeof(float) * smem_floats(s); }
+
+// Block = (chunk c of 32 positions, KV head, token t). Loads (coalesced, all in flight): the
+// chunk's keys (float4) and values (8 halves), then one lane per position scores each of the G
+// query heads, then every thread forms outputs (g, d) from the weights in a fixed order.
 __global__ void __launch_bounds__(ATT_THREADS)
-attn_partial_kernel(AttnShape s, const __half* __restrict__ cache, const float* __restrict__ k_bias,
-                    const float* __restrict__ q,
-                    const int32_t* __restrict__ pos_slot, const float* __restrict__ rope_cos,
+attn_partial_kernel(AttnShape s, const float* __restrict__ k_cache, const __half* __restrict__ v_cache,
+                    const float* __restrict__ q, const int32_t* __restrict__ pos_slot,
+                    const double* __restrict__ theta, const float* __restrict__ rope_cos,
                     const float* __restrict__ rope_sin, const ChunkMeta* __restrict__ meta,
                     float* __restrict__ part_acc, float* __restrict__ part_ml) {
     extern __shared__ float smem[];
     const int c = blockIdx.x, kvh = blockIdx.y, t = blockIdx.z;
     if (t >= meta->T) return;
     const int pos = meta->pos0 + t, n = pos + 1;
-    if (c * ATT_CHUNK >= n) return;  // the combine never reads this chunk
+    const int p0 = c * ATT_CHUNK;
+    if (p0 >= n) return;  // the combine never reads this chunk
+    const int64_t rq = meta->rot0 + t;
+    const int n_sink = meta->n_sink_pos;
     const int hd = s.head_dim, half = hd / 2, G = s.n_head / s.n_head_kv;
-    float* sq = smem;                      // [G][hd]
-    float* sk = sq + G * hd;               // [32][hd + 1]
-    float* sv = sk + ATT_CHUNK * (hd + 1); // [32][hd]
+    constexpr int KS = ATT_CHUNK + 1;  // padded row of the transposed keys
+    float* sq = smem;                  // [2][G][hd]
+    float* skT = sq + 2 * G * hd;      // [hd][KS]
+    float* sv = skT + hd * KS;         // [ATT_CHUNK][hd]
+    float* se = sv + ATT_CHUNK * hd;   // [G][ATT_CHUNK]
+    int* sslot = reinterpret_cast<int*>(se + G * ATT_CHUNK);
     const int E = s.n_head * hd;
 
+    if (threadIdx.x < ATT_CHUNK) {
+        const int p = p0 + threadIdx.x;
+        sslot[threadIdx.x] = p < n ? pos_slot[p] : -1;
+    }
     for (int i = threadIdx.x; i < G * half; i += blockDim.x) {
-        const int g = i / half, j = i % half, h = kvh * G + g;
+        const int g = i / half, j = i % half;
+        const float* qh = q + static_cast<int64_t>(t) * E + (kvh * G + g) * hd;
+        float cr, sr;
+        rot_cs(rq, theta[j], &cr, &sr);
+        rope_pair(s.neox, hd, j, cr, sr, qh, sq + g * hd);
         rope_pair(s.neox, hd, j, rope_cos[static_cast<int64_t>(pos) * half + j],
-                  rope_sin[static_cast<int64_t>(pos) * half + j], q + static_cast<int64_t>(t) * E + h * hd, sq + g * hd);
+                  rope_sin[static_cast<int64_t>(pos) * half + j], qh, sq + (G + g) * hd);
     }
-    const __half* kc = cache + static_cast<int64_t>(kvh) * 2 * s.capacity * hd;
-    const __half* vc = kc + static_cast<int64_t>(s.capacity) * hd;
-    const float* kb = k_bias ? k_bias + kvh * hd : nullptr;
-    for (int i = threadIdx.x; i < ATT_CHUNK * half; i += blockDim.x) {
-        const int kk = i / half, j = i % half, p = c * ATT_CHUNK + kk;
-        float* dst = sk + kk * (hd + 1);
-        if (p < n) {
-            const int64_t slot = pos_slot[p];
-            rope_pair_h(s.neox, hd, j, rope_cos[static_cast<int64_t>(p) * half + j],
-                        rope_sin[static_cast<int64_t>(p) * half + j], kc + slot * hd, kb, dst);
+    __syncthreads();
+    const float* kc = k_cache + static_cast<int64_t>(kvh) * s.capacity * hd;
+    const __half* vc = v_cache + static_cast<int64_t>(kvh) * s.capacity * hd;
+    const int k4 = hd / 4;
+#pragma unroll 4
+    for (int i = threadIdx.x; i < ATT_CHUNK * k4; i += blockDim.x) {
+        const int kk = i / k4, d = 4 * (i % k4), slot = sslot[kk];
+        const float4 v = slot >= 0 ? *reinterpret_cast<const float4*>(kc + static_cast<int64_t>(slot) * hd + d)
+                                   : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        skT[(d + 0) * KS + kk] = v.x;
+        skT[(d + 1) * KS + kk] = v.y;
+        skT[(d + 2) * KS + kk] = v.z;
+        skT[(d + 3) * KS + kk] = v.w;
+    }
+    const int v8 = hd / 8;
+#pragma unroll 4
+    for (int i = threadIdx.x; i < ATT_CHUNK * v8; i += blockDim.x) {
+        const int kk = i / v8, d = 8 * (i % v8), slot = sslot[kk];
+        float* dst = sv + kk * hd + d;
+        if (slot >= 0) {
+            const uint4 raw = *reinterpret_cast<const uint4*>(vc + static_cast<int64_t>(slot) * hd + d);
+            const __half2* h2 = reinterpret_cast<const __half2*>(&raw);
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const float2 f = __half22float2(h2[e]);
+                dst[2 * e] = f.x;
+                dst[2 * e + 1] = f.y;
+            }
         } else {
-            const int ia = s.neox ? j : 2 * j, ib = s.neox ? j + half : 2 * j + 1;
-            dst[ia] = 0.0f;
-            dst[ib] = 0.0f;
+#pragma unroll
+            for (int e = 0; e < 8; e++) dst[e] = 0.0f;
         }
-    }
-    for (int i = threadIdx.x; i < ATT_CHUNK * hd; i += blockDim.x) {
-        const int kk = i / hd, d = i % hd, p = c * ATT_CHUNK + kk;
-        sv[kk * hd + d] = p < n ? __half2float(vc[static_cast<int64_t>(pos_slot[p]) * hd + d]) : 0.0f;
     }
     __syncthreads();
 
     const int warp = threadIdx.x / WARP, lane = threadIdx.x % WARP, n_warps = blockDim.x / WARP;
     const float scale = 1.0f / sqrtf(static_cast<float>(hd));
-    const int p = c * ATT_CHUNK + lane;
+    const int p = p0 + lane;
     const bool valid = p < n;
     for (int g = warp; g < G; g += n_warps) {
-        const float* qg = sq + g * hd;
-        const float* kr = sk + lane * (hd + 1);
+        const float* qg = sq + (p < n_sink ? G + g : g) * hd;
         float sc = 0.0f;
-        for (int d = 0; d < hd; d++) sc = fmaf(qg[d], kr[d], sc);
+        for (int d = 0; d < hd; d++) sc = fmaf(qg[d], skT[d * KS + lane], sc);
         sc = valid ? sc * scale : -INFINITY;
         float m = sc;
         for (int off = 16; off > 0; off >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, off));
         const float e = valid ? expf(sc - m) : 0.0f;
         float l = e;
         for (int off = 16; off > 0; off >>= 1) l += __shfl_xor_sync(0xffffffffu, l, off);
-        const int h = kvh * G + g;
-        const int64_t pidx = (static_cast<int64_t>(t) * s.n_head + h) * s.max_chunks + c;
-        for (int d0 = 0; d0 < hd; d0 += WARP) {
-            const int d = d0 + lane;
-            float acc = 0.0f;
-            for (int k = 0; k < ATT_CHUNK; k++) {
-                const float ek = __shfl_sync(0xffffffffu, e, k);
-                if (d < hd) acc = fmaf(ek, sv[k * hd + d], acc);
-            }
-            if (d < hd) part_acc[pidx * hd + d] = acc;
-        }
+        se[g * ATT_CHUNK + lane] = e;
         if (lane == 0) {
+            const int64_t pidx = (static_cast<int64_t>(t) * s.n_head + kvh * G + g) * s.max_chunks + c;
             part_ml[pidx * 2] = m;
             part_ml[pidx * 2 + 1] = l;
         }
     }
+    __syncthreads();
+    for (int i = threadIdx.x; i < G * hd; i += blockDim.x) {
+        const int g = i / hd, d = i % hd;
+        const float* eg = se + g * ATT_CHUNK;
+        float acc = 0.0f;
+#pragma unroll 8
+        for (int k = 0; k < ATT_CHUNK; k++) acc = fmaf(eg[k], sv[k * hd + d], acc);
+        const int64_t pidx = (static_cast<int64_t>(t) * s.n_head + kvh * G + g) * s.max_chunks + c;
+        part_acc[pidx * hd + d] = acc;
+    }
 }
 
-// Block = (head, token); thread = dimension. Chunks merged in index order.
-__global__ void attn_combine_kernel(AttnShape s, const ChunkMeta* __restrict__ meta, const float* __restrict__ part_acc,
-                                    const float* __restrict__ part_ml, float* __restrict__ out) {
+constexpr int COMBINE_THREADS = 128;
+
+// Block = (head, token). The chunks' maxima and weights go through shared memory; every sum runs
+// over chunks in index order.
+__global__ void __launch_bounds__(COMBINE_THREADS)
+attn_combine_kernel(AttnShape s, const ChunkMeta* __restrict__ meta, const float* __restrict__ part_acc,
+                    const float* __restrict__ part_ml, float* __restrict__ out) {
+    extern __shared__ float cs[];  // [max_chunks] weights, then [max_chunks] sums
     const int h = blockIdx.x, t = blockIdx.y, hd = s.head_dim;
     if (t >= meta->T) return;
     const int n = meta->pos0 + t + 1, nc = (n + ATT_CHUNK - 1) / ATT_CHUNK;
     const int64_t base = (static_cast<int64_t>(t) * s.n_head + h) * s.max_chunks;
+    float* w = cs;
+    float* l = cs + s.max_chunks;
+    for (int c = threadIdx.x; c < nc; c += blockDim.x) {
+        w[c] = part_ml[(base + c) * 2];
+        l[c] = part_ml[(base + c) * 2 + 1];
+    }
+    __syncthreads();
     float M = -INFINITY;
-    for (int c = 0; c < nc; c++) M = fmaxf(M, part_ml[(base + c) * 2]);
+    for (int c = 0; c < nc; c++) M = fmaxf(M, w[c]);
+    __syncthreads();  // every thread has read the maxima
+    for (int c = threadIdx.x; c < nc; c += blockDim.x) w[c] = expf(w[c] - M);
+    __syncthreads();
+    float den = 0.0f;
+    for (int c = 0; c < nc; c++) den = fmaf(w[c], l[c], den);
     for (int d = threadIdx.x; d < hd; d += blockDim.x) {
-        float num = 0.0f, den = 0.0f;
-        for (int c = 0; c < nc; c++) {
-            const float w = expf(part_ml[(base + c) * 2] - M);
-            den = fmaf(w, part_ml[(base + c) * 2 + 1], den);
-            num = fmaf(w, part_acc[(base + c) * hd + d], num);
-        }
+        float num = 0.0f;
+#pragma unroll 8
+        for (int c = 0; c < nc; c++) num = fmaf(w[c], part_acc[(base + c) * hd + d], num);
         out[static_cast<int64_t>(t) * s.n_head * hd + h * hd + d] = num / den;
     }
 }
 
-void attention(const AttnShape& s, const __half* layer_cache, const float* k_bias, const float* q,
-               const int32_t* pos_slot,
-               const float* rope_cos, const float* rope_sin, const ChunkMeta* meta, int T, int n_chunks,
-               float* part_acc, float* part_ml, float* out, cudaStream_t st) {
-    const int G = s.n_head / s.n_head_kv, hd = s.head_dim;
-    const size_t smem = sizeof(float) * (static_cast<size_t>(G) * hd + ATT_CHUNK * (hd + 1) + ATT_CHUNK * hd);
+void attention(const AttnShape& s, const float* k_cache, const __half* v_cache, const float* q,
+               const int32_t* pos_slot, const double* theta, const float* rope_cos, const float* rope_sin,
+               const ChunkMeta* meta, int T, int n_chunks, float* part_acc, float* part_ml, float* out,
+               cudaStream_t st) {
     dim3 grid(n_chunks, s.n_head_kv, T);
-    attn_partial_kernel<<<grid, ATT_THREADS, smem, st>>>(s, layer_cache, k_bias, q, pos_slot, rope_cos, rope_sin, meta,
-                                                         part_acc, part_ml);
+    attn_partial_kernel<<<grid, ATT_THREADS, attention_smem_bytes(s), st>>>(
+        s, k_cache, v_cache, q, pos_slot, theta, rope_cos, rope_sin, meta, part_acc, part_ml);
     LG_CUDA_LAUNCHED("attn_partial_kernel");
     dim3 cgrid(s.n_head, T);
-    attn_combine_kernel<<<cgrid, hd < 128 ? hd : 128, 0, st>>>(s, meta, part_acc, part_ml, out);
+    attn_combine_kernel<<<cgrid, COMBINE_THREADS, 2 * sizeof(float) * s.max_chunks, st>>>(s, meta, part_acc, part_ml,
+                                                                                        out);
     LG_CUDA_LAUNCHED("attn_combine_kernel");
 }
 

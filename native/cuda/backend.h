@@ -53,7 +53,7 @@ public:
     void decode(int32_t first, int n_steps, int32_t* out, float temperature, uint64_t seed);
     void set_use_graph(bool on);
     bool use_graph() const;
-    // RMSNorm+quantize and gate+up each in one launch (default true); the same values either way.
+    // RMSNorm+quantize, q+k+v and gate+up each in one launch (default true); the same values either way.
     void set_fuse(bool on);
     bool fuse() const;
 

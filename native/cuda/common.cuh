@@ -53,11 +53,16 @@ struct Acts {
 // Per-forward metadata read by kernels from device memory, so a captured decode graph stays
 // valid as the cache advances. pos_slot/chunk_slot follow native/kv_cache.h.
 struct ChunkMeta {
-    int T;      // tokens in this chunk
-    int pos0;   // position of its first token
-    int n_pos;  // positions after the write; token t attends to 0..pos0+t
-    int step;   // decode steps done by the on-device greedy loop
+    int T;           // tokens in this chunk
+    int pos0;        // position of its first token
+    int n_pos;       // positions after the write; token t attends to 0..pos0+t
+    int step;        // decode steps done by the on-device greedy loop
+    int n_sink_pos;  // positions 0..n_sink_pos-1 hold sink keys (rotated by their position)
+    int pad;
+    long long rot0;  // rotation index of the chunk's first token (+t for token t)
 };
+constexpr int META_INTS = sizeof(ChunkMeta) / sizeof(int32_t);  // its int32 words at the head of the plan buffer
+static_assert(sizeof(ChunkMeta) == 32, "ChunkMeta layout");
 
 }  // namespace cuda
 }  // namespace lg

@@ -75,7 +75,7 @@ void register_cuda(py::module_& m) {
         .def_property("use_graph", &CudaEngine::use_graph, &CudaEngine::set_use_graph,
                       "capture the decode step in a CUDA graph (default True)")
         .def_property("fuse", &CudaEngine::fuse, &CudaEngine::set_fuse,
-                      "RMSNorm+quantize and gate+up projections each in one launch (default True; same values)")
+                      "RMSNorm+quantize, q+k+v and gate+up projections each in one launch (default True; same values)")
         .def_property_readonly("n_threads", [](const PyCudaEngine&) { return 0; })
         .def_property_readonly("max_chunk", &CudaEngine::max_chunk)
         .def_property_readonly("act_precision",

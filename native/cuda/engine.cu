@@ -18,6 +18,7 @@ namespace cuda {
 
 static constexpr size_t DEV_ALIGN = 256;
 static constexpr size_t MAX_SMEM = 48 * 1024;
+static constexpr size_t WEIGHT_SLACK = 64;
 static constexpr int KV_BOOKKEEPING_DIM = 4;  // the host KVCache only plans slots: tiny rows
 
 namespace {
@@ -56,7 +57,7 @@ struct CudaEngine::Impl {
     ActPrecision prec;
     int pair;  // activation records per vector: 2 for q8x2, 1 for q8
     bool graph_on = true;
-    bool fuse_on = true;  // rmsnorm+quantize and gate+up in one launch each (same values)
+    bool fuse_on = true;  // rmsnorm+quantize, q+k+v and gate+up in one launch each (same values)
     cudaStream_t st = nullptr;
 
     // weights
@@ -71,9 +72,11 @@ struct CudaEngine::Impl {
     size_t sbytes = 0;
     float *x, *xb, *q, *k, *v, *att, *hb, *logits, *rope_cos, *rope_sin, *part_acc, *part_ml;
     ActSlot act[2];
-    __half* kv;          // [n_layer][n_head_kv][2][capacity][head_dim]
-    size_t kv_layer;     // halves per layer
-    int32_t* dint;       // [4 + 2*max_chunk + capacity]: meta, tokens, chunk_slot, pos_slot
+    float* kcache;       // [n_layer][n_head_kv][capacity][head_dim] rotated keys (attention.cuh)
+    __half* vcache;      // [n_layer][n_head_kv][capacity][head_dim] values
+    double* theta;       // [head_dim / 2] RoPE frequencies
+    size_t kv_layer;     // values of K (or V) per layer
+    int32_t* dint;       // [META_INTS + 2*max_chunk + capacity]: meta, tokens, chunk_slot, pos_slot
     int32_t* dnext;      // [max_chunk] chosen tokens
     int32_t* dout;       // [n_scratch] tokens of the device decode loop
     AttnShape ash;
@@ -92,11 +95,11 @@ struct CudaEngine::Impl {
     ~Impl();
 
     ChunkMeta* meta() const { return reinterpret_cast<ChunkMeta*>(dint); }
-    int32_t* d_tokens() const { return dint + 4; }
-    int32_t* d_chunk_slot() const { return dint + 4 + max_chunk; }
-    int32_t* d_pos_slot() const { return dint + 4 + 2 * max_chunk; }
-    int32_t* h_chunk_slot() const { return hint + 4 + max_chunk; }
-    int32_t* h_pos_slot() const { return hint + 4 + 2 * max_chunk; }
+    int32_t* d_tokens() const { return dint + META_INTS; }
+    int32_t* d_chunk_slot() const { return dint + META_INTS + max_chunk; }
+    int32_t* d_pos_slot() const { return dint + META_INTS + 2 * max_chunk; }
+    int32_t* h_chunk_slot() const { return hint + META_INTS + max_chunk; }
+    int32_t* h_pos_slot() const { return hint + META_INTS + 2 * max_chunk; }
 
     DevMatrix upload(const Matrix& m, std::map<const uint8_t*, const uint8_t*>& placed, Arena& a, bool copy);
     const float* upload_vec(const float* v, int64_t n, std::map<const uint8_t*, const uint8_t*>& placed, Arena& a,
@@ -165,12 +168,11 @@ CudaEngine::Impl::Impl(const std::string& path, const EngineOptions& o, int dev)
     if (max_chunk < 1 || max_chunk > 4096) throw std::invalid_argument("max_chunk must be in 1..4096");
     if (c.n_head % c.n_head_kv != 0 || c.n_head / c.n_head_kv > MAX_GROUP)
         throw CudaError(path + ": n_head / n_head_kv must be an integer <= " + std::to_string(MAX_GROUP));
-    if (c.head_dim % 2 != 0 || c.head_dim > MAX_HEAD_DIM_CUDA)
-        throw CudaError(path + ": head_dim " + std::to_string(c.head_dim) + " unsupported (even, <= 256)");
+    if (c.head_dim % 8 != 0 || c.head_dim > MAX_HEAD_DIM_CUDA)
+        throw CudaError(path + ": head_dim " + std::to_string(c.head_dim) + " unsupported (a multiple of 8, <= 256)");
     ash = AttnShape{c.n_head, c.n_head_kv, c.head_dim, cap, c.rope_style == RopeStyle::Neox,
                     (cap + ATT_CHUNK - 1) / ATT_CHUNK};
-    const size_t smem = sizeof(float) * (static_cast<size_t>(c.n_head / c.n_head_kv) * c.head_dim +
-                                         ATT_CHUNK * (c.head_dim + 1) + ATT_CHUNK * c.head_dim);
+    const size_t smem = attention_smem_bytes(ash);
     if (smem > MAX_SMEM) throw CudaError(path + ": attention tile needs " + std::to_string(smem) + " bytes of shared memory");
 
     int n_dev = 0;
@@ -215,21 +217,25 @@ CudaEngine::Impl::Impl(const std::string& path, const EngineOptions& o, int dev)
             D.wq = upload(L.wq, placed, a, copy);
             D.wk = upload(L.wk, placed, a, copy);
             D.wv = upload(L.wv, placed, a, copy);
+            // q, k and v read the same activations and may share a launch (matmul3): one lane count
+            // for the three, chosen for their rows together
+            D.wq.lpr = D.wk.lpr = D.wv.lpr = pick_lanes_per_row(L.wq.rows + L.wk.rows + L.wv.rows, L.wq.cols);
             D.wo = upload(L.wo, placed, a, copy);
             D.w_gate = upload(L.w_gate, placed, a, copy);
             D.w_up = upload(L.w_up, placed, a, copy);
             D.w_down = upload(L.w_down, placed, a, copy);
         }
         if (pass == 0) {
-            wbytes = a.used;
+            wbytes = a.used + WEIGHT_SLACK;  // ld_words_a2 may read a few bytes past the last block
             LG_CUDA_CHECK(cudaMalloc(&wbuf, wbytes));
+            LG_CUDA_CHECK(cudaMemset(wbuf, 0, wbytes));
         }
     }
 
     // ---- state: size, allocate once, zero
     const size_t mc = max_chunk, E = c.n_embd, KV = c.kv_dim(), F = c.n_ff, V = c.n_vocab;
     const size_t Kmax = std::max(E, F);
-    kv_layer = static_cast<size_t>(c.n_head_kv) * 2 * cap * c.head_dim;
+    kv_layer = static_cast<size_t>(c.n_head_kv) * cap * c.head_dim;
     for (int pass = 0; pass < 2; pass++) {
         Arena a;
         a.base = sbuf;
@@ -246,12 +252,14 @@ CudaEngine::Impl::Impl(const std::string& path, const EngineOptions& o, int dev)
             s.d = a.take<float>(mc * MAX_PAIR * Kmax / UNIT);
             s.s = a.take<int32_t>(mc * MAX_PAIR * Kmax / UNIT);
         }
-        kv = a.take<__half>(kv_layer * c.n_layer);
+        kcache = a.take<float>(kv_layer * c.n_layer);
+        vcache = a.take<__half>(kv_layer * c.n_layer);
+        theta = a.take<double>(c.head_dim / 2);
         rope_cos = a.take<float>(static_cast<size_t>(cap) * c.head_dim / 2);
         rope_sin = a.take<float>(static_cast<size_t>(cap) * c.head_dim / 2);
         part_acc = a.take<float>(mc * c.n_head * ash.max_chunks * c.head_dim);
         part_ml = a.take<float>(mc * c.n_head * ash.max_chunks * 2);
-        dint = a.take<int32_t>(4 + 2 * mc + cap);
+        dint = a.take<int32_t>(META_INTS + 2 * mc + cap);
         dnext = a.take<int32_t>(mc);
         dout = a.take<int32_t>(book.n_scratch());
         if (pass == 0) {
@@ -260,22 +268,26 @@ CudaEngine::Impl::Impl(const std::string& path, const EngineOptions& o, int dev)
             LG_CUDA_CHECK(cudaMemset(sbuf, 0, sbytes));
         }
     }
-    // RoPE table exactly as native/forward.cpp builds it (double angles rounded to float).
-    std::vector<float> cs(static_cast<size_t>(cap) * c.head_dim / 2), sn(cs.size());
+    // RoPE by position (queries for sink keys) exactly as native/forward.cpp builds it: double
+    // angles rounded to float; the frequencies themselves for rotation indexes (attention.cuh).
     const int hd = c.head_dim;
+    std::vector<double> th(hd / 2);
+    for (int i = 0; i < hd / 2; i++)
+        th[i] = std::pow(c.rope_theta, -2.0 * static_cast<double>(i) / static_cast<double>(hd));
+    std::vector<float> cs(static_cast<size_t>(cap) * hd / 2), sn(cs.size());
     for (int p = 0; p < cap; p++)
         for (int i = 0; i < hd / 2; i++) {
-            double theta = std::pow(c.rope_theta, -2.0 * static_cast<double>(i) / static_cast<double>(hd));
-            double ang = static_cast<double>(p) * theta;
+            const double ang = static_cast<double>(p) * th[i];
             cs[static_cast<size_t>(p) * hd / 2 + i] = static_cast<float>(std::cos(ang));
             sn[static_cast<size_t>(p) * hd / 2 + i] = static_cast<float>(std::sin(ang));
         }
+    LG_CUDA_CHECK(cudaMemcpy(theta, th.data(), th.size() * sizeof(double), cudaMemcpyHostToDevice));
     LG_CUDA_CHECK(cudaMemcpy(rope_cos, cs.data(), cs.size() * sizeof(float), cudaMemcpyHostToDevice));
     LG_CUDA_CHECK(cudaMemcpy(rope_sin, sn.data(), sn.size() * sizeof(float), cudaMemcpyHostToDevice));
 
-    LG_CUDA_CHECK(cudaMallocHost(&hint, sizeof(int32_t) * (4 + 2 * mc + cap)));
+    LG_CUDA_CHECK(cudaMallocHost(&hint, sizeof(int32_t) * (META_INTS + 2 * mc + cap)));
     LG_CUDA_CHECK(cudaMallocHost(&hnext, sizeof(int32_t) * mc));
-    std::memset(hint, 0, sizeof(int32_t) * (4 + 2 * mc + cap));
+    std::memset(hint, 0, sizeof(int32_t) * (META_INTS + 2 * mc + cap));
     plan_chunk.resize(mc);
     plan_pos.resize(cap);
 }
@@ -296,8 +308,11 @@ void CudaEngine::Impl::upload_plan(const ChunkPlan& plan, const int32_t* tokens)
     m->pos0 = plan.pos0;
     m->n_pos = plan.n_pos;
     m->step = 0;
-    std::memcpy(hint + 4, tokens, sizeof(int32_t) * plan.T);
-    const size_t n = 4 + 2 * static_cast<size_t>(max_chunk) + plan.n_pos;
+    m->n_sink_pos = plan.n_sink_pos;
+    m->pad = 0;
+    m->rot0 = plan.rot0;
+    std::memcpy(hint + META_INTS, tokens, sizeof(int32_t) * plan.T);
+    const size_t n = META_INTS + 2 * static_cast<size_t>(max_chunk) + plan.n_pos;
     LG_CUDA_CHECK(cudaMemcpyAsync(dint, hint, n * sizeof(int32_t), cudaMemcpyHostToDevice, st));
 }
 
@@ -342,15 +357,24 @@ void CudaEngine::Impl::forward(int T, int n_chunks, int n_out, float* hidden, in
     save_hidden(0);
     for (int l = 0; l < c.n_layer; l++) {
         const DevLayer& L = layers[l];
-        __half* cache = kv + kv_layer * l;
+        float* kc = kcache + kv_layer * l;
+        __half* vc = vcache + kv_layer * l;
         Acts aq = norm_prep(x, L.attn_norm, T, L.wq.type, 0);
         Acts ak = act_block(L.wk.type) == aq.ablk ? aq : prep(xb, E, T, L.wk.type, 1);
         Acts av = act_block(L.wv.type) == aq.ablk ? aq : act_block(L.wv.type) == ak.ablk ? ak : prep(xb, E, T, L.wv.type, 1);
-        matmul(L.wq, aq, T, q, E, L.bq, Epi::Store, st);
-        matmul(L.wk, ak, T, k, KV, nullptr, Epi::Store, st);  // the key bias is added in attention
-        matmul(L.wv, av, T, v, KV, L.bv, Epi::Store, st);
-        kv_store(ash, cache, k, v, d_chunk_slot(), meta(), T, st);
-        attention(ash, cache, L.bk, q, d_pos_slot(), rope_cos, rope_sin, meta(), T, n_chunks, part_acc, part_ml, att,
+        if (fuse_on && group_fusable(L.wq, L.wk, L.wv)) {
+            const DevMatrix* W[3] = {&L.wq, &L.wk, &L.wv};
+            float* const y[3] = {q, k, v};
+            const int ldy[3] = {E, KV, KV};
+            const float* const bias[3] = {L.bq, L.bk, L.bv};
+            matmul3(W, aq, T, y, ldy, bias, st);
+        } else {
+            matmul(L.wq, aq, T, q, E, L.bq, Epi::Store, st);
+            matmul(L.wk, ak, T, k, KV, L.bk, Epi::Store, st);
+            matmul(L.wv, av, T, v, KV, L.bv, Epi::Store, st);
+        }
+        kv_store(ash, kc, vc, k, v, theta, d_chunk_slot(), meta(), T, st);
+        attention(ash, kc, vc, q, d_pos_slot(), theta, rope_cos, rope_sin, meta(), T, n_chunks, part_acc, part_ml, att,
                   st);
         matmul(L.wo, prep(att, E, T, L.wo.type, 0), T, x, E, nullptr, Epi::Add, st);
 
@@ -422,7 +446,9 @@ const Config& CudaEngine::config() const { return p_->model.config(); }
 const KVCache& CudaEngine::cache() const { return p_->book; }
 int CudaEngine::max_chunk() const { return p_->max_chunk; }
 size_t CudaEngine::device_bytes() const { return p_->wbytes + p_->sbytes; }
-size_t CudaEngine::kv_bytes() const { return p_->kv_layer * p_->model.config().n_layer * sizeof(__half); }
+size_t CudaEngine::kv_bytes() const {
+    return p_->kv_layer * p_->model.config().n_layer * (sizeof(float) + sizeof(__half));
+}
 int64_t CudaEngine::bytes_per_token() const { return p_->model.bytes_per_token(); }
 std::string CudaEngine::device() const { return device_name(p_->device); }
 ActPrecision CudaEngine::act_precision() const { return p_->prec; }
@@ -543,34 +569,39 @@ void CudaEngine::decode(int32_t first, int n_steps, int32_t* out, float temperat
 }
 
 uint64_t CudaEngine::stream_checksum() const {
-    // The hash of KVCache::stream_checksum (native/kv_cache.cpp) over this cache's fp16 rows,
-    // positions in stream order (sink, then ring oldest first).
+    // The hash of KVCache::stream_checksum (native/kv_cache.cpp) over this cache's rows (fp32 keys,
+    // fp16 values), positions in stream order (sink, then ring oldest first).
     const Impl& I = *p_;
     const Config& c = config();
     const KVCache& b = I.book;
-    const int cap = b.capacity(), hd = c.head_dim, n = b.stream_len();
+    const int hd = c.head_dim, n = b.stream_len();
     // h_pos_slot() holds the last plan's position -> slot map; its stream prefix (sink, ring)
     // only changes with plan_stream, so it is the stream order now.
-    std::vector<uint16_t> host(I.kv_layer * c.n_layer);
-    LG_CUDA_CHECK(cudaMemcpy(host.data(), I.kv, host.size() * sizeof(uint16_t), cudaMemcpyDeviceToHost));
+    std::vector<float> kh(I.kv_layer * c.n_layer);
+    std::vector<uint16_t> vh(I.kv_layer * c.n_layer);
+    LG_CUDA_CHECK(cudaMemcpy(kh.data(), I.kcache, kh.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    LG_CUDA_CHECK(cudaMemcpy(vh.data(), I.vcache, vh.size() * sizeof(uint16_t), cudaMemcpyDeviceToHost));
     uint64_t h = 0xcbf29ce484222325ull;
     auto mix = [&h](uint64_t w) { h = (h ^ w) * 0x100000001b3ull; h ^= h >> 29; };
+    auto mix_bytes = [&mix](const void* p, size_t nbytes) {
+        for (size_t i = 0; i + 8 <= nbytes; i += 8) {
+            uint64_t w;
+            std::memcpy(&w, static_cast<const char*>(p) + i, 8);
+            mix(w);
+        }
+    };
     mix(static_cast<uint64_t>(b.sink_used()));
     mix(static_cast<uint64_t>(b.ring_used()));
     mix(static_cast<uint64_t>(b.stream_total()));
     for (int l = 0; l < c.n_layer; l++)
-        for (int hh = 0; hh < c.n_head_kv; hh++)
-            for (int kvi = 0; kvi < 2; kvi++) {
-                const uint16_t* base = host.data() + l * I.kv_layer + (static_cast<size_t>(hh) * 2 + kvi) * cap * hd;
-                for (int p = 0; p < n; p++) {
-                    const uint16_t* row = base + static_cast<size_t>(I.h_pos_slot()[p]) * hd;
-                    for (int i = 0; i + 4 <= hd; i += 4) {
-                        uint64_t w;
-                        std::memcpy(&w, row + i, 8);
-                        mix(w);
-                    }
-                }
+        for (int hh = 0; hh < c.n_head_kv; hh++) {
+            const size_t base = l * I.kv_layer + static_cast<size_t>(hh) * b.capacity() * hd;
+            for (int p = 0; p < n; p++) {
+                const size_t off = base + static_cast<size_t>(I.h_pos_slot()[p]) * hd;
+                mix_bytes(kh.data() + off, hd * sizeof(float));
+                mix_bytes(vh.data() + off, hd * sizeof(uint16_t));
             }
+        }
     return h;
 }
 

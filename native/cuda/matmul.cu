@@ -36,98 +36,138 @@ int pick_lanes_per_row(int64_t rows, int64_t cols) {
 
 // ---------------------------------------------------------------------------- activations
 
-// One warp quantizes block b of vector t (xb: its ablk floats); lane i holds elements i, i + 32,
-// ... (ablk <= 256). Record k + 1 quantizes what record k left over (x - d*q), as
-// prepare_acts_range does.
-__device__ __forceinline__ void quantize_block_warp(const float* xb, int K, int ablk, int pair, int t, int b, int lane,
-                                                    int8_t* __restrict__ q, float* __restrict__ d,
-                                                    int32_t* __restrict__ s) {
-    constexpr int MAX_UNITS = QK_K_ELEMS / UNIT;
-    const int units = ablk / UNIT, nb = K / ablk;
-    float r[MAX_UNITS];
-#pragma unroll
-    for (int k = 0; k < MAX_UNITS; k++) r[k] = k < units ? xb[k * UNIT + lane] : 0.0f;
+// Activations go by SPANS of 256 elements: lane i of a warp holds elements 8i..8i+7 of a span, so
+// an activation block (32 or 256 elements) is 4 or 32 adjacent lanes and a 32-element unit 4 lanes:
+// maxima and unit sums need 2 to 5 shuffles in all, not per unit.
+constexpr int SPAN = 256;
+constexpr int NORM_THREADS = 256;
+
+// Quantize a span (r: this lane's 8 values, valid: e0 = its first element < K) into `pair`
+// records of vector t, as prepare_acts_range does: record k + 1 quantizes what record k left
+// over (x - d*q). Every lane of the warp calls it.
+__device__ __forceinline__ void quantize_span(float (&r)[8], bool valid, int K, int ablk, int pair, int t, int e0,
+                                              int lane, int8_t* __restrict__ q, float* __restrict__ d,
+                                              int32_t* __restrict__ s) {
+    const int group = ablk / 8;  // lanes per activation block
     for (int rec = 0; rec < pair; rec++) {
         float amax = 0.0f;
 #pragma unroll
-        for (int k = 0; k < MAX_UNITS; k++) amax = fmaxf(amax, fabsf(r[k]));
-        for (int off = 16; off > 0; off >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, off));
+        for (int i = 0; i < 8; i++) amax = fmaxf(amax, fabsf(r[i]));
+        for (int off = 1; off < group; off <<= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, off));
         const float id = amax > 0.0f ? 127.0f / amax : 0.0f, dd = amax / 127.0f;
-        const int64_t ri = static_cast<int64_t>(t) * pair + rec;
-        int8_t* qb = q + ri * K + static_cast<int64_t>(b) * ablk;
+        uint32_t packed[2] = {0u, 0u};
+        int sum = 0;
 #pragma unroll
-        for (int k = 0; k < MAX_UNITS; k++) {
-            if (k >= units) break;
-            float v = rintf(__fmul_rn(r[k], id));  // nearbyint: round half to even, like the CPU
+        for (int i = 0; i < 8; i++) {
+            float v = rintf(__fmul_rn(r[i], id));  // nearbyint: round half to even, like the CPU
             v = fminf(127.0f, fmaxf(-127.0f, v));
             const int qi = static_cast<int>(v);
-            qb[k * UNIT + lane] = static_cast<int8_t>(qi);
-            r[k] = __fsub_rn(r[k], __fmul_rn(dd, v));  // the residual, unfused as written on the CPU
-            int sum = qi;
-            for (int off = 16; off > 0; off >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, off);
-            if (lane == 0) s[ri * (K / UNIT) + b * units + k] = sum;
+            packed[i / 4] |= (static_cast<uint32_t>(qi) & 0xffu) << (8 * (i % 4));
+            sum += qi;
+            r[i] = __fsub_rn(r[i], __fmul_rn(dd, v));  // the residual, unfused as written on the CPU
         }
-        if (lane == 0) d[ri * nb + b] = dd;
+        sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+        sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+        if (valid) {
+            const int64_t ri = static_cast<int64_t>(t) * pair + rec;
+            *reinterpret_cast<uint2*>(q + ri * K + e0) = make_uint2(packed[0], packed[1]);
+            if (lane % 4 == 0) s[ri * (K / UNIT) + e0 / UNIT] = sum;
+            if (lane % group == 0) d[ri * (K / ablk) + e0 / ablk] = dd;
+        }
     }
 }
 
-// One warp per (vector, block).
+__device__ __forceinline__ void load8(const float* p, float (&v)[8]) {
+    const float4 a = reinterpret_cast<const float4*>(p)[0], b = reinterpret_cast<const float4*>(p)[1];
+    v[0] = a.x; v[1] = a.y; v[2] = a.z; v[3] = a.w;
+    v[4] = b.x; v[5] = b.y; v[6] = b.z; v[7] = b.w;
+}
+
+// One warp per (vector, span).
 __global__ void quantize_kernel(const float* __restrict__ x, int K, int T, int ablk, int pair,
                                 int8_t* __restrict__ q, float* __restrict__ d, int32_t* __restrict__ s) {
     const int warps = blockDim.x / WARP;
     const int gw = blockIdx.x * warps + threadIdx.x / WARP, lane = threadIdx.x % WARP;
-    const int nb = K / ablk;
-    if (gw >= T * nb) return;  // whole warp exits together
-    const int t = gw / nb, b = gw % nb;
-    quantize_block_warp(x + static_cast<int64_t>(t) * K + static_cast<int64_t>(b) * ablk, K, ablk, pair, t, b, lane,
-                        q, d, s);
+    const int spans = (K + SPAN - 1) / SPAN;
+    if (gw >= T * spans) return;  // whole warp exits together
+    const int t = gw / spans, e0 = (gw % spans) * SPAN + 8 * lane;
+    const bool valid = e0 < K;
+    float r[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+    if (valid) load8(x + static_cast<int64_t>(t) * K + e0, r);
+    quantize_span(r, valid, K, ablk, pair, t, e0, lane, q, d, s);
 }
 
-static void check_act_shape(int ablk, int pair) {
-    if (ablk > QK_K_ELEMS || ablk % UNIT != 0 || pair < 1 || pair > MAX_PAIR)
-        throw CudaError("quantize_acts: block " + std::to_string(ablk) + " or records " + std::to_string(pair) +
-                        " unsupported");
+static void check_act_shape(int K, int ablk, int pair) {
+    if ((ablk != 32 && ablk != QK_K_ELEMS) || K % ablk != 0 || pair < 1 || pair > MAX_PAIR)
+        throw CudaError("quantize_acts: K " + std::to_string(K) + ", block " + std::to_string(ablk) + " or records " +
+                        std::to_string(pair) + " unsupported");
 }
 
 void quantize_acts(const float* x, int K, int T, int ablk, int pair, int8_t* q, float* d, int32_t* s,
                    cudaStream_t st) {
-    check_act_shape(ablk, pair);
-    const int warps = 4, n = T * (K / ablk);
+    check_act_shape(K, ablk, pair);
+    const int warps = 4, n = T * ((K + SPAN - 1) / SPAN);
     quantize_kernel<<<(n + warps - 1) / warps, warps * WARP, 0, st>>>(x, K, T, ablk, pair, q, d, s);
     LG_CUDA_LAUNCHED("quantize_kernel");
 }
 
-constexpr int NORM_Q_THREADS = 256;
-
-// RMSNorm of row t (one block), written to out, then the row quantized by the block's warps (the
-// two kernels rmsnorm + quantize_acts in one launch; the same values).
-__global__ void __launch_bounds__(NORM_Q_THREADS)
+// RMSNorm of row t (one block; each warp takes spans w, w + 8, ...), written to out, then, when
+// ablk > 0, quantized from registers. rmsnorm() is this kernel with ablk = 0, so the fused and
+// the separate launches compute the same values.
+__global__ void __launch_bounds__(NORM_THREADS)
 rmsnorm_quant_kernel(const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ out, int E,
                      float eps, int ablk, int pair, int8_t* __restrict__ q, float* __restrict__ d,
                      int32_t* __restrict__ s) {
-    __shared__ float red[NORM_Q_THREADS / WARP];
-    const int t = blockIdx.x;
+    constexpr int WARPS = NORM_THREADS / WARP;
+    __shared__ float red[WARPS];
+    const int t = blockIdx.x, warp = threadIdx.x / WARP, lane = threadIdx.x % WARP;
+    const int spans = (E + SPAN - 1) / SPAN;
     const float* xr = x + static_cast<int64_t>(t) * E;
     float ss = 0.0f;
-    for (int i = threadIdx.x; i < E; i += blockDim.x) ss = fmaf(xr[i], xr[i], ss);
+    for (int sp = warp; sp < spans; sp += WARPS) {
+        const int e0 = sp * SPAN + 8 * lane;
+        if (e0 < E) {
+            float v[8];
+            load8(xr + e0, v);
+#pragma unroll
+            for (int i = 0; i < 8; i++) ss = fmaf(v[i], v[i], ss);
+        }
+    }
     for (int off = 16; off > 0; off >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, off);
-    if (threadIdx.x % WARP == 0) red[threadIdx.x / WARP] = ss;
+    if (lane == 0) red[warp] = ss;
     __syncthreads();
     float total = 0.0f;
-    for (int i = 0; i < NORM_Q_THREADS / WARP; i++) total += red[i];
+#pragma unroll
+    for (int i = 0; i < WARPS; i++) total += red[i];
     const float inv = 1.0f / sqrtf(total / static_cast<float>(E) + eps);
     float* o = out + static_cast<int64_t>(t) * E;
-    for (int i = threadIdx.x; i < E; i += blockDim.x) o[i] = xr[i] * inv * w[i];
-    __syncthreads();  // the block's writes of o are visible to all its threads
-    const int warp = threadIdx.x / WARP, lane = threadIdx.x % WARP;
-    for (int b = warp; b < E / ablk; b += NORM_Q_THREADS / WARP)
-        quantize_block_warp(o + static_cast<int64_t>(b) * ablk, E, ablk, pair, t, b, lane, q, d, s);
+    for (int sp = warp; sp < spans; sp += WARPS) {
+        const int e0 = sp * SPAN + 8 * lane;
+        const bool valid = e0 < E;
+        float v[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+        if (valid) {
+            float wv[8];
+            load8(xr + e0, v);
+            load8(w + e0, wv);
+#pragma unroll
+            for (int i = 0; i < 8; i++) v[i] = v[i] * inv * wv[i];
+            reinterpret_cast<float4*>(o + e0)[0] = make_float4(v[0], v[1], v[2], v[3]);
+            reinterpret_cast<float4*>(o + e0)[1] = make_float4(v[4], v[5], v[6], v[7]);
+        }
+        if (ablk) quantize_span(v, valid, E, ablk, pair, t, e0, lane, q, d, s);
+    }
+}
+
+void rmsnorm(const float* x, const float* w, float* out, int E, float eps, int rows, cudaStream_t st) {
+    if (E % 8 != 0) throw CudaError("rmsnorm: row length " + std::to_string(E) + " is not a multiple of 8");
+    rmsnorm_quant_kernel<<<rows, NORM_THREADS, 0, st>>>(x, w, out, E, eps, 0, 1, nullptr, nullptr, nullptr);
+    LG_CUDA_LAUNCHED("rmsnorm_quant_kernel");
 }
 
 void rmsnorm_quantize(const float* x, const float* w, float* out, int E, float eps, int T, int ablk, int pair,
                       int8_t* q, float* d, int32_t* s, cudaStream_t st) {
-    check_act_shape(ablk, pair);
-    rmsnorm_quant_kernel<<<T, NORM_Q_THREADS, 0, st>>>(x, w, out, E, eps, ablk, pair, q, d, s);
+    check_act_shape(E, ablk, pair);
+    rmsnorm_quant_kernel<<<T, NORM_THREADS, 0, st>>>(x, w, out, E, eps, ablk, pair, q, d, s);
     LG_CUDA_LAUNCHED("rmsnorm_quant_kernel");
 }
 
@@ -191,23 +231,58 @@ __device__ __forceinline__ float unit_dot(const UnitW& w, const Acts& a, int t, 
     return acc;
 }
 
+// Up to three matrices of one type and row length in one launch (q, k and v read the same
+// activations): consecutive ranges of blocks, each with its own weights, output and bias.
+struct MatSeg {
+    const uint8_t* W;
+    const uint8_t* W2;  // DUAL only: the up projection beside the gate W
+    float* y;
+    const float* bias;
+    int n_rows, ldy, blocks;
+};
+constexpr int MAX_SEGS = 3;
+struct MatSegs {
+    MatSeg s[MAX_SEGS];
+    int n;
+};
+
+// The segment of this block and the block's index inside it (selects, no local-memory copy).
+__device__ __forceinline__ MatSeg find_seg(const MatSegs& g, int* b) {
+    int blk = blockIdx.x;
+    MatSeg S = g.s[0];
+    if (g.n > 1 && blk >= g.s[0].blocks) {
+        blk -= g.s[0].blocks;
+        S = g.s[1];
+        if (g.n > 2 && blk >= g.s[1].blocks) {
+            blk -= g.s[1].blocks;
+            S = g.s[2];
+        }
+    }
+    *b = blk;
+    return S;
+}
+
 // Quantized weights: `lpr` lanes per row accumulate their units in order (per unit the PAIR
 // records of a vector in order), then reduce_rows. DUAL: W is the gate and W2 the up projection
 // of the same shape and type; y = silu(W x) * (W2 x) (what Store of up, then SwiGLU of gate,
 // compute: the same values in one launch).
 template <int TYPE, int NT, int PAIR, bool DUAL>
 __global__ void __launch_bounds__(MATMUL_THREADS)
-mm_q_kernel(const uint8_t* __restrict__ W, const uint8_t* __restrict__ W2, int64_t row_bytes, int n_rows, int K,
-            int lpr, Acts a, int T, float* y, int ldy, const float* __restrict__ bias, int epi) {
+mm_q_kernel(MatSegs segs, int64_t row_bytes, int K, int lpr, Acts a, int T, int epi) {
     __shared__ float red[MATMUL_THREADS / WARP * NT];
     __shared__ float red2[DUAL ? MATMUL_THREADS / WARP * NT : 1];
+    int blk;
+    const MatSeg S = find_seg(segs, &blk);
+    float* y = S.y;
+    const float* bias = S.bias;
+    const int ldy = S.ldy;
     const int rows_per_block = MATMUL_THREADS / lpr;
-    const int row = blockIdx.x * rows_per_block + threadIdx.x / lpr;
+    const int row = blk * rows_per_block + threadIdx.x / lpr;
     const int lane = threadIdx.x % lpr;
-    const bool valid = row < n_rows;
+    const bool valid = row < S.n_rows;
     const int64_t roff = static_cast<int64_t>(valid ? row : 0) * row_bytes;
-    const uint8_t* wrow = W + roff;
-    const uint8_t* wrow2 = DUAL ? W2 + roff : nullptr;
+    const uint8_t* wrow = S.W + roff;
+    const uint8_t* wrow2 = DUAL ? S.W2 + roff : nullptr;
     const int units = K / UNIT, ublk = a.ablk / UNIT, kd = K / a.ablk;
     for (int t0 = 0; t0 < T; t0 += NT) {
         float acc[NT], acc2[NT];
@@ -278,73 +353,100 @@ mm_f_kernel(const uint8_t* __restrict__ W, int64_t row_bytes, int n_rows, int K,
 }
 
 template <int TYPE, int NT, int PAIR, bool DUAL>
-static void launch_typed(const DevMatrix& W, const DevMatrix* W2, const Acts& a, int T, float* y, int ldy,
-                         const float* bias, Epi epi, cudaStream_t st) {
-    const int rows_per_block = MATMUL_THREADS / W.lpr;
-    const int grid = static_cast<int>((W.rows + rows_per_block - 1) / rows_per_block);
-    if constexpr (TYPE == W_F32 || TYPE == W_F16)
-        mm_f_kernel<TYPE, NT><<<grid, MATMUL_THREADS, 0, st>>>(W.data, W.row_bytes, static_cast<int>(W.rows),
-                                                                static_cast<int>(W.cols), W.lpr, a, T, y, ldy, bias,
-                                                                static_cast<int>(epi));
-    else
-        mm_q_kernel<TYPE, NT, PAIR, DUAL><<<grid, MATMUL_THREADS, 0, st>>>(
-            W.data, DUAL ? W2->data : nullptr, W.row_bytes, static_cast<int>(W.rows), static_cast<int>(W.cols), W.lpr,
-            a, T, y, ldy, bias, static_cast<int>(epi));
+static void launch_typed(const DevMatrix& W, const MatSegs& segs, const Acts& a, int T, Epi epi, cudaStream_t st) {
+    int grid = 0;
+    for (int i = 0; i < segs.n; i++) grid += segs.s[i].blocks;
+    if constexpr (TYPE == W_F32 || TYPE == W_F16) {
+        const MatSeg& S = segs.s[0];
+        mm_f_kernel<TYPE, NT><<<grid, MATMUL_THREADS, 0, st>>>(S.W, W.row_bytes, S.n_rows, static_cast<int>(W.cols),
+                                                                W.lpr, a, T, S.y, S.ldy, S.bias, static_cast<int>(epi));
+    } else {
+        mm_q_kernel<TYPE, NT, PAIR, DUAL><<<grid, MATMUL_THREADS, 0, st>>>(segs, W.row_bytes, static_cast<int>(W.cols),
+                                                                            W.lpr, a, T, static_cast<int>(epi));
+    }
     LG_CUDA_LAUNCHED("matmul kernel");
 }
 
 template <int TYPE, int PAIR, bool DUAL>
-static void launch_t(const DevMatrix& W, const DevMatrix* W2, const Acts& a, int T, float* y, int ldy,
-                     const float* bias, Epi epi, cudaStream_t st) {
-    if (T == 1) launch_typed<TYPE, 1, PAIR, DUAL>(W, W2, a, T, y, ldy, bias, epi, st);
-    else launch_typed<TYPE, 8, PAIR, DUAL>(W, W2, a, T, y, ldy, bias, epi, st);
+static void launch_t(const DevMatrix& W, const MatSegs& segs, const Acts& a, int T, Epi epi, cudaStream_t st) {
+    if (T == 1) launch_typed<TYPE, 1, PAIR, DUAL>(W, segs, a, T, epi, st);
+    else launch_typed<TYPE, 8, PAIR, DUAL>(W, segs, a, T, epi, st);
 }
 
 template <int TYPE>
-static void launch_nt(const DevMatrix& W, const DevMatrix* W2, const Acts& a, int T, float* y, int ldy,
-                      const float* bias, Epi epi, cudaStream_t st) {
-    if constexpr (TYPE == W_F32 || TYPE == W_F16) {  // float activations: no records, no dual kernel
-        if (W2) throw CudaError("matmul_swiglu: float weights are not fused");
-        launch_t<TYPE, 1, false>(W, nullptr, a, T, y, ldy, bias, epi, st);
+static void launch_nt(const DevMatrix& W, const MatSegs& segs, bool dual, const Acts& a, int T, Epi epi,
+                      cudaStream_t st) {
+    if constexpr (TYPE == W_F32 || TYPE == W_F16) {  // float activations: no records, one matrix a launch
+        if (dual || segs.n != 1) throw CudaError("matmul: float weights run one matrix a launch");
+        launch_t<TYPE, 1, false>(W, segs, a, T, epi, st);
     } else if (a.pair != 1 && a.pair != 2) {
         throw CudaError("matmul: activations with " + std::to_string(a.pair) + " records per vector");
-    } else if (W2) {
-        if (a.pair == 2) launch_t<TYPE, 2, true>(W, W2, a, T, y, ldy, nullptr, Epi::SwiGLU, st);
-        else launch_t<TYPE, 1, true>(W, W2, a, T, y, ldy, nullptr, Epi::SwiGLU, st);
+    } else if (dual) {
+        if (a.pair == 2) launch_t<TYPE, 2, true>(W, segs, a, T, Epi::SwiGLU, st);
+        else launch_t<TYPE, 1, true>(W, segs, a, T, Epi::SwiGLU, st);
     } else {
-        if (a.pair == 2) launch_t<TYPE, 2, false>(W, nullptr, a, T, y, ldy, bias, epi, st);
-        else launch_t<TYPE, 1, false>(W, nullptr, a, T, y, ldy, bias, epi, st);
+        if (a.pair == 2) launch_t<TYPE, 2, false>(W, segs, a, T, epi, st);
+        else launch_t<TYPE, 1, false>(W, segs, a, T, epi, st);
     }
 }
 
-static void dispatch(const DevMatrix& W, const DevMatrix* W2, const Acts& a, int T, float* y, int ldy,
-                     const float* bias, Epi epi, cudaStream_t st) {
+static void dispatch(const DevMatrix& W, const MatSegs& segs, bool dual, const Acts& a, int T, Epi epi,
+                     cudaStream_t st) {
     switch (W.type) {
-        case W_Q4_K: return launch_nt<W_Q4_K>(W, W2, a, T, y, ldy, bias, epi, st);
-        case W_Q6_K: return launch_nt<W_Q6_K>(W, W2, a, T, y, ldy, bias, epi, st);
-        case W_Q5_0: return launch_nt<W_Q5_0>(W, W2, a, T, y, ldy, bias, epi, st);
-        case W_Q8_0: return launch_nt<W_Q8_0>(W, W2, a, T, y, ldy, bias, epi, st);
-        case W_Q4_1: return launch_nt<W_Q4_1>(W, W2, a, T, y, ldy, bias, epi, st);
-        case W_Q4_0: return launch_nt<W_Q4_0>(W, W2, a, T, y, ldy, bias, epi, st);
-        case W_F16: return launch_nt<W_F16>(W, W2, a, T, y, ldy, bias, epi, st);
-        case W_F32: return launch_nt<W_F32>(W, W2, a, T, y, ldy, bias, epi, st);
+        case W_Q4_K: return launch_nt<W_Q4_K>(W, segs, dual, a, T, epi, st);
+        case W_Q6_K: return launch_nt<W_Q6_K>(W, segs, dual, a, T, epi, st);
+        case W_Q5_0: return launch_nt<W_Q5_0>(W, segs, dual, a, T, epi, st);
+        case W_Q8_0: return launch_nt<W_Q8_0>(W, segs, dual, a, T, epi, st);
+        case W_Q4_1: return launch_nt<W_Q4_1>(W, segs, dual, a, T, epi, st);
+        case W_Q4_0: return launch_nt<W_Q4_0>(W, segs, dual, a, T, epi, st);
+        case W_F16: return launch_nt<W_F16>(W, segs, dual, a, T, epi, st);
+        case W_F32: return launch_nt<W_F32>(W, segs, dual, a, T, epi, st);
         default: throw CudaError("matmul: unsupported weight type id " + std::to_string(W.type));
     }
 }
 
+static MatSeg segment(const DevMatrix& W, const DevMatrix* W2, float* y, int ldy, const float* bias) {
+    const int rows_per_block = MATMUL_THREADS / W.lpr;
+    return MatSeg{W.data, W2 ? W2->data : nullptr, y, bias, static_cast<int>(W.rows), ldy,
+                  static_cast<int>((W.rows + rows_per_block - 1) / rows_per_block)};
+}
+
 void matmul(const DevMatrix& W, const Acts& a, int T, float* y, int ldy, const float* bias, Epi epi, cudaStream_t st) {
-    dispatch(W, nullptr, a, T, y, ldy, bias, epi, st);
+    MatSegs segs{};
+    segs.s[0] = segment(W, nullptr, y, ldy, bias);
+    segs.n = 1;
+    dispatch(W, segs, false, a, T, epi, st);
+}
+
+static bool same_layout(const DevMatrix& a, const DevMatrix& b) {
+    return a.type == b.type && a.cols == b.cols && a.row_bytes == b.row_bytes && a.lpr == b.lpr &&
+           act_block(a.type) != 0;
 }
 
 bool swiglu_fusable(const DevMatrix& gate, const DevMatrix& up) {
-    return gate.type == up.type && gate.rows == up.rows && gate.cols == up.cols && gate.row_bytes == up.row_bytes &&
-           gate.lpr == up.lpr && act_block(gate.type) != 0;
+    return same_layout(gate, up) && gate.rows == up.rows;
 }
 
 void matmul_swiglu(const DevMatrix& gate, const DevMatrix& up, const Acts& a, int T, float* y, int ldy,
                    cudaStream_t st) {
     if (!swiglu_fusable(gate, up)) throw CudaError("matmul_swiglu: gate and up differ in type or shape");
-    dispatch(gate, &up, a, T, y, ldy, nullptr, Epi::SwiGLU, st);
+    MatSegs segs{};
+    segs.s[0] = segment(gate, &up, y, ldy, nullptr);
+    segs.n = 1;
+    dispatch(gate, segs, true, a, T, Epi::SwiGLU, st);
+}
+
+bool group_fusable(const DevMatrix& a, const DevMatrix& b, const DevMatrix& c) {
+    return same_layout(a, b) && same_layout(a, c);
+}
+
+void matmul3(const DevMatrix* const W[3], const Acts& a, int T, float* const y[3], const int ldy[3],
+             const float* const bias[3], cudaStream_t st) {
+    if (!group_fusable(*W[0], *W[1], *W[2])) throw CudaError("matmul3: the matrices differ in type or row layout");
+    MatSegs segs{};
+    for (int i = 0; i < 3; i++) segs.s[i] = segment(*W[i], nullptr, y[i], ldy[i], bias[i]);
+    segs.n = 3;
+    dispatch(*W[0], segs, false, a, T, Epi::Store, st);
 }
 
 }  // namespace cuda

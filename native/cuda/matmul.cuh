@@ -31,7 +31,11 @@ int pick_lanes_per_row(int64_t rows, int64_t cols);
 void quantize_acts(const float* x, int K, int T, int ablk, int pair, int8_t* q, float* d, int32_t* s,
                    cudaStream_t st);
 
-// RMSNorm of x[T][E] by w into out, then out quantized as quantize_acts does (one launch).
+// out[r][E] = x[r] / sqrt(mean(x[r]^2) + eps) * w, for r < rows (E a multiple of 8).
+void rmsnorm(const float* x, const float* w, float* out, int E, float eps, int rows, cudaStream_t st);
+
+// RMSNorm of x[T][E] by w into out, then out quantized as quantize_acts does (one launch; out
+// holds the same values as rmsnorm's).
 void rmsnorm_quantize(const float* x, const float* w, float* out, int E, float eps, int T, int ablk, int pair,
                       int8_t* q, float* d, int32_t* s, cudaStream_t st);
 
@@ -44,6 +48,12 @@ void matmul(const DevMatrix& W, const Acts& a, int T, float* y, int ldy, const f
 // gate in one launch, bit-identical to the two (each dot accumulated the same way). Only for
 // quantized gate and up of one type and shape (swiglu_fusable).
 bool swiglu_fusable(const DevMatrix& gate, const DevMatrix& up);
+
+// y[i] = W[i] x (+ bias[i], nullable) for three quantized matrices of one type, row length and
+// lanes per row (group_fusable; q, k and v), in one launch: the values of three matmul() calls.
+bool group_fusable(const DevMatrix& a, const DevMatrix& b, const DevMatrix& c);
+void matmul3(const DevMatrix* const W[3], const Acts& a, int T, float* const y[3], const int ldy[3],
+             const float* const bias[3], cudaStream_t st);
 void matmul_swiglu(const DevMatrix& gate, const DevMatrix& up, const Acts& a, int T, float* y, int ldy,
                    cudaStream_t st);
 

@@ -1,4 +1,4 @@
-// Embedding, RMSNorm, argmax/sampling and the greedy-step kernel (see ops.cuh).
+// Embedding, argmax/sampling and the greedy-step kernel (see ops.cuh).
 // Knows nothing about layers or attention.
 #include "ops.cuh"
 #include "qdot.cuh"
@@ -33,29 +33,6 @@ void embed(int type, const uint8_t* table, int64_t row_bytes, int E, const int32
         default: throw CudaError("embed: unsupported embedding type id " + std::to_string(type));
     }
     LG_CUDA_LAUNCHED("embed_kernel");
-}
-
-constexpr int NORM_THREADS = 256;
-
-__global__ void __launch_bounds__(NORM_THREADS)
-rmsnorm_kernel(const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ out, int E, float eps) {
-    __shared__ float red[NORM_THREADS / WARP];
-    const float* xr = x + static_cast<int64_t>(blockIdx.x) * E;
-    float ss = 0.0f;
-    for (int i = threadIdx.x; i < E; i += blockDim.x) ss = fmaf(xr[i], xr[i], ss);
-    for (int off = 16; off > 0; off >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, off);
-    if (threadIdx.x % WARP == 0) red[threadIdx.x / WARP] = ss;
-    __syncthreads();
-    float total = 0.0f;
-    for (int i = 0; i < NORM_THREADS / WARP; i++) total += red[i];
-    const float inv = 1.0f / sqrtf(total / static_cast<float>(E) + eps);
-    float* o = out + static_cast<int64_t>(blockIdx.x) * E;
-    for (int i = threadIdx.x; i < E; i += blockDim.x) o[i] = xr[i] * inv * w[i];
-}
-
-void rmsnorm(const float* x, const float* w, float* out, int E, float eps, int rows, cudaStream_t st) {
-    rmsnorm_kernel<<<rows, NORM_THREADS, 0, st>>>(x, w, out, E, eps);
-    LG_CUDA_LAUNCHED("rmsnorm_kernel");
 }
 
 constexpr int ARGMAX_THREADS = 1024;
@@ -119,6 +96,7 @@ __global__ void advance_kernel(ChunkMeta* meta, int32_t* tokens, int32_t* chunk_
     meta->T = 1;
     meta->pos0 = p;
     meta->n_pos = p + 1;
+    meta->rot0 += 1;  // scratch rotation indexes are consecutive too
 }
 
 void advance_scratch(ChunkMeta* meta, int32_t* tokens, int32_t* chunk_slot, int32_t* pos_slot, const int32_t* next,

@@ -1,4 +1,4 @@
-// Small per-token kernels: embedding lookup (dequantized on the fly), RMSNorm, argmax /
+// Small per-token kernels: embedding lookup (dequantized on the fly), argmax /
 // Gumbel-max sampling, and the on-device step of the greedy decode loop. Knows nothing about
 // layers or attention.
 #pragma once
@@ -10,9 +10,6 @@ namespace cuda {
 // x[t][E] = dequantized row tokens[t] of the embedding table (t < meta->T, grid over T).
 void embed(int type, const uint8_t* table, int64_t row_bytes, int E, const int32_t* tokens,
            const ChunkMeta* meta, int T, float* x, cudaStream_t st);
-
-// out[r][E] = x[r] / sqrt(mean(x[r]^2) + eps) * w, for r < rows.
-void rmsnorm(const float* x, const float* w, float* out, int E, float eps, int rows, cudaStream_t st);
 
 // out[r] = argmax_i (logits[r][i] / temperature + gumbel(seed, step, i)) for r < rows; plain
 // argmax (lowest index on ties) when temperature <= 0. step is read from meta->step.

@@ -21,6 +21,21 @@ __device__ __forceinline__ uint32_t ld_u32_a2(const uint8_t* p) {
 }
 __device__ __forceinline__ uint32_t ld_u32(const uint8_t* p) { return *reinterpret_cast<const uint32_t*>(p); }
 
+// N little-endian 32-bit words from a 2-byte aligned address: N + 1 aligned loads joined by funnel
+// shifts (half the loads of 16-bit pairs). Reads up to 4 bytes past the N words: the engine's
+// weight buffer ends with slack for it.
+template <int N>
+__device__ __forceinline__ void ld_words_a2(const uint8_t* p, int (&w)[N]) {
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    const uint32_t* base = reinterpret_cast<const uint32_t*>(a & ~static_cast<uintptr_t>(3));
+    const uint32_t sh = static_cast<uint32_t>(a & 3) * 8;
+    uint32_t x[N + 1];
+#pragma unroll
+    for (int i = 0; i <= N; i++) x[i] = base[i];
+#pragma unroll
+    for (int i = 0; i < N; i++) w[i] = static_cast<int>(__funnelshift_r(x[i], x[i + 1], sh));
+}
+
 // Bits 0..3 of x to bit 4 of bytes 0..3 (Q5_0 fifth bits).
 __device__ __forceinline__ uint32_t spread4(uint32_t x) {
     return ((x & 1u) << 4) | ((x & 2u) << 11) | ((x & 4u) << 18) | ((x & 8u) << 25);
@@ -102,9 +117,11 @@ __device__ __forceinline__ void load_unit(const uint8_t* row, int u, UnitW& W) {
     if constexpr (TYPE == W_Q4_K) {
         const uint8_t* b = row + (u >> 3) * 144;
         const int j = u & 7, shift = 4 * (j & 1);
-        const uint8_t* qs = b + 16 + 32 * (j >> 1);
+        const uint4* qs = reinterpret_cast<const uint4*>(b + 16 + 32 * (j >> 1));  // 16-byte aligned (144 = 9 x 16)
+        const uint4 lo = qs[0], hi = qs[1];
+        const uint32_t raw[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
 #pragma unroll
-        for (int k = 0; k < 8; k++) W.w[k] = static_cast<int>((ld_u32(qs + 4 * k) >> shift) & 0x0F0F0F0Fu);
+        for (int k = 0; k < 8; k++) W.w[k] = static_cast<int>((raw[k] >> shift) & 0x0F0F0F0Fu);
         int sc, mn;
         q4k_sm(b + 4, j, &sc, &mn);
         W.f1 = ld_half(b);
@@ -114,13 +131,14 @@ __device__ __forceinline__ void load_unit(const uint8_t* row, int u, UnitW& W) {
     } else if constexpr (TYPE == W_Q6_K) {
         const uint8_t* b = row + (u >> 3) * 210;
         const int g8 = u & 7, h = g8 >> 2, g = g8 & 3;
-        const uint8_t* ql = b + 64 * h + 32 * (g & 1);
-        const uint8_t* qh = b + 128 + 32 * h;
         const int sl = 4 * (g >> 1), sh = 2 * g;
+        int ql[8], qh[8];
+        ld_words_a2<8>(b + 64 * h + 32 * (g & 1), ql);
+        ld_words_a2<8>(b + 128 + 32 * h, qh);
 #pragma unroll
         for (int k = 0; k < 8; k++) {
-            const uint32_t q = ((ld_u32_a2(ql + 4 * k) >> sl) & 0x0F0F0F0Fu) |
-                               (((ld_u32_a2(qh + 4 * k) >> sh) & 0x03030303u) << 4);
+            const uint32_t q = ((static_cast<uint32_t>(ql[k]) >> sl) & 0x0F0F0F0Fu) |
+                               (((static_cast<uint32_t>(qh[k]) >> sh) & 0x03030303u) << 4);
             W.w[k] = static_cast<int>(__vsub4(q, 0x20202020u));  // q - 32 per byte, in [-32, 31]
         }
         W.f1 = ld_half(b + 208);
@@ -142,9 +160,11 @@ __device__ __forceinline__ void load_unit(const uint8_t* row, int u, UnitW& W) {
         W.mn = 1;
     } else if constexpr (TYPE == W_Q4_0) {
         const uint8_t* b = row + u * 18;
+        int qs[4];
+        ld_words_a2<4>(b + 2, qs);
 #pragma unroll
         for (int k = 0; k < 4; k++) {
-            const uint32_t q = ld_u32_a2(b + 2 + 4 * k);
+            const uint32_t q = static_cast<uint32_t>(qs[k]);
             W.w[k] = static_cast<int>(__vsub4(q & 0x0F0F0F0Fu, 0x08080808u));
             W.w[k + 4] = static_cast<int>(__vsub4((q >> 4) & 0x0F0F0F0Fu, 0x08080808u));
         }
@@ -155,9 +175,11 @@ __device__ __forceinline__ void load_unit(const uint8_t* row, int u, UnitW& W) {
     } else if constexpr (TYPE == W_Q5_0) {
         const uint8_t* b = row + u * 22;
         const uint32_t qh = ld_u32_a2(b + 2);
+        int qs[4];
+        ld_words_a2<4>(b + 6, qs);
 #pragma unroll
         for (int k = 0; k < 4; k++) {
-            const uint32_t q = ld_u32_a2(b + 6 + 4 * k);
+            const uint32_t q = static_cast<uint32_t>(qs[k]);
             const uint32_t lo = (q & 0x0F0F0F0Fu) | spread4(qh >> (4 * k));
             const uint32_t hi = ((q >> 4) & 0x0F0F0F0Fu) | spread4(qh >> (16 + 4 * k));
             W.w[k] = static_cast<int>(__vsub4(lo, 0x10101010u));      // q - 16, in [-16, 15]
@@ -169,8 +191,7 @@ __device__ __forceinline__ void load_unit(const uint8_t* row, int u, UnitW& W) {
         W.mn = 0;
     } else {  // Q8_0
         const uint8_t* b = row + u * 34;
-#pragma unroll
-        for (int k = 0; k < 8; k++) W.w[k] = static_cast<int>(ld_u32_a2(b + 2 + 4 * k));
+        ld_words_a2<8>(b + 2, W.w);
         W.f1 = ld_half(b);
         W.f2 = 0.0f;
         W.sc0 = W.sc1 = 1;
