@@ -142,8 +142,12 @@ attn_partial_kernel(AttnShape s, const float* __restrict__ k_cache, const __half
     const bool valid = p < n;
     for (int g = warp; g < G; g += n_warps) {
         const float* qg = sq + (p < n_sink ? G + g : g) * hd;
-        float sc = 0.0f;
-        for (int d = 0; d < hd; d++) sc = fmaf(qg[d], skT[d * KS + lane], sc);
+        float part[4] = {0.0f, 0.0f, 0.0f, 0.0f};  // four chains (hd % 8 == 0): latency, not one long chain
+        for (int d = 0; d < hd; d += 4) {
+#pragma unroll
+            for (int i = 0; i < 4; i++) part[i] = fmaf(qg[d + i], skT[(d + i) * KS + lane], part[i]);
+        }
+        float sc = (part[0] + part[1]) + (part[2] + part[3]);
         sc = valid ? sc * scale : -INFINITY;
         float m = sc;
         for (int off = 16; off > 0; off >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, off));
@@ -158,14 +162,31 @@ attn_partial_kernel(AttnShape s, const float* __restrict__ k_cache, const __half
         }
     }
     __syncthreads();
-    for (int i = threadIdx.x; i < G * hd; i += blockDim.x) {
-        const int g = i / hd, d = i % hd;
-        const float* eg = se + g * ATT_CHUNK;
-        float acc = 0.0f;
-#pragma unroll 8
-        for (int k = 0; k < ATT_CHUNK; k++) acc = fmaf(eg[k], sv[k * hd + d], acc);
-        const int64_t pidx = (static_cast<int64_t>(t) * s.n_head + kvh * G + g) * s.max_chunks + c;
-        part_acc[pidx * hd + d] = acc;
+    // Outputs (g, d) = i, i + 128, ...: up to OUTS of them a thread, accumulated side by side (each
+    // over the 32 positions in order).
+    constexpr int OUTS = 8;
+    for (int base = 0; base < G * hd; base += OUTS * ATT_THREADS) {
+        float acc[OUTS];
+        int gi[OUTS], di[OUTS];
+#pragma unroll
+        for (int m = 0; m < OUTS; m++) {
+            const int i = base + threadIdx.x + m * ATT_THREADS;
+            acc[m] = 0.0f;
+            gi[m] = i < G * hd ? i / hd : -1;
+            di[m] = i % hd;
+        }
+        for (int k = 0; k < ATT_CHUNK; k++) {
+            const float* vk = sv + k * hd;
+#pragma unroll
+            for (int m = 0; m < OUTS; m++)
+                if (gi[m] >= 0) acc[m] = fmaf(se[gi[m] * ATT_CHUNK + k], vk[di[m]], acc[m]);
+        }
+#pragma unroll
+        for (int m = 0; m < OUTS; m++) {
+            if (gi[m] < 0) continue;
+            const int64_t pidx = (static_cast<int64_t>(t) * s.n_head + kvh * G + gi[m]) * s.max_chunks + c;
+            part_acc[pidx * hd + di[m]] = acc[m];
+        }
     }
 }
 

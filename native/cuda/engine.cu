@@ -78,6 +78,8 @@ struct CudaEngine::Impl {
     size_t kv_layer;     // values of K (or V) per layer
     int32_t* dint;       // [META_INTS + 2*max_chunk + capacity]: meta, tokens, chunk_slot, pos_slot
     int32_t* dnext;      // [max_chunk] chosen tokens
+    float* arg_v;        // [ARGMAX_SLICES] argmax stage-1 winners (one row at a time)
+    int32_t* arg_i;
     int32_t* dout;       // [n_scratch] tokens of the device decode loop
     AttnShape ash;
 
@@ -261,6 +263,8 @@ CudaEngine::Impl::Impl(const std::string& path, const EngineOptions& o, int dev)
         part_ml = a.take<float>(mc * c.n_head * ash.max_chunks * 2);
         dint = a.take<int32_t>(META_INTS + 2 * mc + cap);
         dnext = a.take<int32_t>(mc);
+        arg_v = a.take<float>(ARGMAX_SLICES);
+        arg_i = a.take<int32_t>(ARGMAX_SLICES);
         dout = a.take<int32_t>(book.n_scratch());
         if (pass == 0) {
             sbytes = a.used;
@@ -411,7 +415,7 @@ void CudaEngine::Impl::capture_decode_graph(float temperature, uint64_t seed) {
     LG_CUDA_CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
     try {
         forward(1, ash.max_chunks, 1, nullptr, 0, 0);
-        argmax_rows(logits, model.config().n_vocab, 1, temperature, seed, meta(), dnext, st);
+        argmax_rows(logits, model.config().n_vocab, 1, temperature, seed, meta(), arg_v, arg_i, dnext, st);
         advance_scratch(meta(), d_tokens(), d_chunk_slot(), d_pos_slot(), dnext, dout, st);
     } catch (...) {
         cudaStreamEndCapture(st, &g);
@@ -536,7 +540,7 @@ int32_t CudaEngine::forward_scratch_next(const int32_t* tokens, int n, float tem
     const int last_T = (n - 1) % I.max_chunk + 1;
     matmul(I.output, I.norm_prep(I.x + static_cast<size_t>(last_T - 1) * c.n_embd, I.output_norm, 1, I.output.type, 0),
            1, I.logits, c.n_vocab, nullptr, Epi::Store, I.st);
-    argmax_rows(I.logits, c.n_vocab, 1, temperature, seed, I.meta(), I.dnext, I.st);
+    argmax_rows(I.logits, c.n_vocab, 1, temperature, seed, I.meta(), I.arg_v, I.arg_i, I.dnext, I.st);
     LG_CUDA_CHECK(cudaMemcpyAsync(I.hnext, I.dnext, sizeof(int32_t), cudaMemcpyDeviceToHost, I.st));
     I.sync();
     return I.hnext[0];
@@ -560,7 +564,7 @@ void CudaEngine::decode(int32_t first, int n_steps, int32_t* out, float temperat
     } else {
         for (int i = 0; i < n_steps; i++) {
             I.forward(1, I.ash.max_chunks, 1, nullptr, 0, 0);
-            argmax_rows(I.logits, V, 1, temperature, seed, I.meta(), I.dnext, I.st);
+            argmax_rows(I.logits, V, 1, temperature, seed, I.meta(), I.arg_v, I.arg_i, I.dnext, I.st);
             advance_scratch(I.meta(), I.d_tokens(), I.d_chunk_slot(), I.d_pos_slot(), I.dnext, I.dout, I.st);
         }
     }

@@ -35,7 +35,7 @@ void embed(int type, const uint8_t* table, int64_t row_bytes, int E, const int32
     LG_CUDA_LAUNCHED("embed_kernel");
 }
 
-constexpr int ARGMAX_THREADS = 1024;
+constexpr int ARGMAX_THREADS = 256;
 
 // splitmix64: a counter-based generator, so sampling needs no per-thread state.
 __device__ __forceinline__ uint64_t mix64(uint64_t z) {
@@ -45,43 +45,81 @@ __device__ __forceinline__ uint64_t mix64(uint64_t z) {
     return z ^ (z >> 31);
 }
 
+// (best, bi) := the larger of it and (v, i); the lower index on ties.
+__device__ __forceinline__ void arg_better(float v, int i, float& best, int& bi) {
+    if (v > best || (v == best && i < bi)) {
+        best = v;
+        bi = i;
+    }
+}
+
+// The block's (max, lowest index) into (sv[0], si[0]).
+__device__ __forceinline__ void arg_block(float best, int bi, float* sv, int* si) {
+    for (int off = 16; off > 0; off >>= 1)
+        arg_better(__shfl_xor_sync(0xffffffffu, best, off), __shfl_xor_sync(0xffffffffu, bi, off), best, bi);
+    if (threadIdx.x % WARP == 0) {
+        sv[threadIdx.x / WARP] = best;
+        si[threadIdx.x / WARP] = bi;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int w = 1; w < static_cast<int>(blockDim.x) / WARP; w++) arg_better(sv[w], si[w], best, bi);
+        sv[0] = best;
+        si[0] = bi;
+    }
+}
+
+// Stage 1: block (b, row) takes slice b of the row: the first maximum of l/T + Gumbel noise
+// (or of l when greedy).
 __global__ void __launch_bounds__(ARGMAX_THREADS)
-argmax_kernel(const float* __restrict__ logits, int V, float temperature, uint64_t seed,
-              const ChunkMeta* __restrict__ meta, int32_t* __restrict__ out) {
+argmax_part_kernel(const float* __restrict__ logits, int V, float temperature, uint64_t seed,
+                   const ChunkMeta* __restrict__ meta, float* __restrict__ part_v, int32_t* __restrict__ part_i) {
     __shared__ float sv[ARGMAX_THREADS / WARP];
     __shared__ int si[ARGMAX_THREADS / WARP];
-    const float* l = logits + static_cast<int64_t>(blockIdx.x) * V;
+    const int row = blockIdx.y, nb = gridDim.x;
+    const int per = (V + nb - 1) / nb, i0 = blockIdx.x * per, i1 = min(V, i0 + per);
+    const float* l = logits + static_cast<int64_t>(row) * V;
     const bool sample = temperature > 0.0f;
-    const uint64_t stream = mix64(seed ^ (static_cast<uint64_t>(meta->step) << 32) ^ blockIdx.x);
+    const uint64_t stream = mix64(seed ^ (static_cast<uint64_t>(meta->step) << 32) ^ static_cast<uint64_t>(row));
     float best = -FLT_MAX;
     int bi = 0x7fffffff;
-    for (int i = threadIdx.x; i < V; i += blockDim.x) {
+    for (int i = i0 + threadIdx.x; i < i1; i += blockDim.x) {
         float v = l[i];
         if (sample) {
             // Gumbel-max: argmax(l/T + G) is a sample of softmax(l/T).
             const double u = (static_cast<double>(mix64(stream + static_cast<uint64_t>(i)) >> 11) + 0.5) * 0x1p-53;
             v = v / temperature - static_cast<float>(log(-log(u)));
         }
-        if (v > best) { best = v; bi = i; }  // i increases: the first maximum is kept
+        arg_better(v, i, best, bi);
     }
-    for (int off = 16; off > 0; off >>= 1) {
-        const float ov = __shfl_xor_sync(0xffffffffu, best, off);
-        const int oi = __shfl_xor_sync(0xffffffffu, bi, off);
-        if (ov > best || (ov == best && oi < bi)) { best = ov; bi = oi; }
-    }
-    if (threadIdx.x % WARP == 0) { sv[threadIdx.x / WARP] = best; si[threadIdx.x / WARP] = bi; }
-    __syncthreads();
+    arg_block(best, bi, sv, si);
     if (threadIdx.x == 0) {
-        for (int w = 1; w < ARGMAX_THREADS / WARP; w++)
-            if (sv[w] > best || (sv[w] == best && si[w] < bi)) { best = sv[w]; bi = si[w]; }
-        out[blockIdx.x] = bi == 0x7fffffff ? 0 : bi;
+        part_v[row * nb + blockIdx.x] = sv[0];
+        part_i[row * nb + blockIdx.x] = si[0];
     }
 }
 
+// Stage 2: one block per row merges the slices' winners.
+__global__ void __launch_bounds__(ARGMAX_THREADS)
+argmax_final_kernel(int nb, const float* __restrict__ part_v, const int32_t* __restrict__ part_i,
+                    int32_t* __restrict__ out) {
+    __shared__ float sv[ARGMAX_THREADS / WARP];
+    __shared__ int si[ARGMAX_THREADS / WARP];
+    const int row = blockIdx.x;
+    float best = -FLT_MAX;
+    int bi = 0x7fffffff;
+    for (int b = threadIdx.x; b < nb; b += blockDim.x) arg_better(part_v[row * nb + b], part_i[row * nb + b], best, bi);
+    arg_block(best, bi, sv, si);
+    if (threadIdx.x == 0) out[row] = si[0] == 0x7fffffff ? 0 : si[0];
+}
+
 void argmax_rows(const float* logits, int V, int rows, float temperature, uint64_t seed, const ChunkMeta* meta,
-                 int32_t* out, cudaStream_t st) {
-    argmax_kernel<<<rows, ARGMAX_THREADS, 0, st>>>(logits, V, temperature, seed, meta, out);
-    LG_CUDA_LAUNCHED("argmax_kernel");
+                 float* part_v, int32_t* part_i, int32_t* out, cudaStream_t st) {
+    dim3 grid(ARGMAX_SLICES, rows);
+    argmax_part_kernel<<<grid, ARGMAX_THREADS, 0, st>>>(logits, V, temperature, seed, meta, part_v, part_i);
+    LG_CUDA_LAUNCHED("argmax_part_kernel");
+    argmax_final_kernel<<<rows, ARGMAX_THREADS, 0, st>>>(ARGMAX_SLICES, part_v, part_i, out);
+    LG_CUDA_LAUNCHED("argmax_final_kernel");
 }
 
 __global__ void advance_kernel(ChunkMeta* meta, int32_t* tokens, int32_t* chunk_slot, int32_t* pos_slot,

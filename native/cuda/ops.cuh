@@ -12,9 +12,11 @@ void embed(int type, const uint8_t* table, int64_t row_bytes, int E, const int32
            const ChunkMeta* meta, int T, float* x, cudaStream_t st);
 
 // out[r] = argmax_i (logits[r][i] / temperature + gumbel(seed, step, i)) for r < rows; plain
-// argmax (lowest index on ties) when temperature <= 0. step is read from meta->step.
+// argmax (lowest index on ties) when temperature <= 0. step is read from meta->step. Two launches
+// (ARGMAX_SLICES slices of the row, then their winners); part_v/part_i hold rows * ARGMAX_SLICES.
+constexpr int ARGMAX_SLICES = 128;
 void argmax_rows(const float* logits, int V, int rows, float temperature, uint64_t seed,
-                 const ChunkMeta* meta, int32_t* out, cudaStream_t st);
+                 const ChunkMeta* meta, float* part_v, int32_t* part_i, int32_t* out, cudaStream_t st);
 
 // One greedy step on the device: append token *next to out_list[meta->step], make it the
 // next chunk (T = 1) at the next scratch slot and position.
