@@ -206,34 +206,29 @@ __device__ __forceinline__ void reduce_rows(float (&acc)[NT], int lpr, float* re
     }
 }
 
-// acc + one unit of quantized row weights (w) times the PAIR records of vector t; DUAL: acc2 + the
-// same for w2 (the activations loaded once for both).
-template <int TYPE, int PAIR, bool DUAL>
-__device__ __forceinline__ void unit_dot(const UnitW& w, const UnitW& w2, const Acts& a, int t, int K, int u,
-                                         int units, int kd, int ublk, float& acc, float& acc2) {
+// acc + one unit of quantized row weights (w) times the PAIR records of vector t.
+template <int TYPE, int PAIR>
+__device__ __forceinline__ float unit_dot(const UnitW& w, const Acts& a, int t, int K, int u, int units, int kd,
+                                          int ublk, float acc) {
 #pragma unroll
     for (int k = 0; k < PAIR; k++) {
         const int64_t ri = static_cast<int64_t>(t) * PAIR + k;
         const int4* aq = reinterpret_cast<const int4*>(a.q + ri * K + u * UNIT);
         const int4 a0 = aq[0], a1 = aq[1];
+        int lo = __dp4a(w.w[0], a0.x, 0);
+        lo = __dp4a(w.w[1], a0.y, lo);
+        lo = __dp4a(w.w[2], a0.z, lo);
+        lo = __dp4a(w.w[3], a0.w, lo);
+        int hi = __dp4a(w.w[4], a1.x, 0);
+        hi = __dp4a(w.w[5], a1.y, hi);
+        hi = __dp4a(w.w[6], a1.z, hi);
+        hi = __dp4a(w.w[7], a1.w, hi);
         const float dx = a.d[ri * kd + u / ublk];
-        int sx = 0;
-        if constexpr (TYPE == W_Q4_K || TYPE == W_Q4_1) sx = a.s[ri * units + u];
-        auto one = [&](const UnitW& v, float& ac) {
-            int lo = __dp4a(v.w[0], a0.x, 0);
-            lo = __dp4a(v.w[1], a0.y, lo);
-            lo = __dp4a(v.w[2], a0.z, lo);
-            lo = __dp4a(v.w[3], a0.w, lo);
-            int hi = __dp4a(v.w[4], a1.x, 0);
-            hi = __dp4a(v.w[5], a1.y, hi);
-            hi = __dp4a(v.w[6], a1.z, hi);
-            hi = __dp4a(v.w[7], a1.w, hi);
-            ac = fmaf(v.f1 * dx, static_cast<float>(v.sc0 * lo + v.sc1 * hi), ac);
-            if constexpr (TYPE == W_Q4_K || TYPE == W_Q4_1) ac = fmaf(v.f2 * dx, static_cast<float>(v.mn * sx), ac);
-        };
-        one(w, acc);
-        if constexpr (DUAL) one(w2, acc2);
+        acc = fmaf(w.f1 * dx, static_cast<float>(w.sc0 * lo + w.sc1 * hi), acc);
+        if constexpr (TYPE == W_Q4_K || TYPE == W_Q4_1)
+            acc = fmaf(w.f2 * dx, static_cast<float>(w.mn * a.s[ri * units + u]), acc);
     }
+    return acc;
 }
 
 // Up to three matrices of one type and row length in one launch (q, k and v read the same
@@ -301,7 +296,10 @@ mm_q_kernel(MatSegs segs, int64_t row_bytes, int K, int lpr, Acts a, int T, int 
 #pragma unroll
                 for (int j = 0; j < NT; j++) {
                     const int t = t0 + j;
-                    if (t < T) unit_dot<TYPE, PAIR, DUAL>(w, w2, a, t, K, u, units, kd, ublk, acc[j], acc2[j]);
+                    if (t < T) {
+                        acc[j] = unit_dot<TYPE, PAIR>(w, a, t, K, u, units, kd, ublk, acc[j]);
+                        if constexpr (DUAL) acc2[j] = unit_dot<TYPE, PAIR>(w2, a, t, K, u, units, kd, ublk, acc2[j]);
+                    }
                 }
             }
         }
