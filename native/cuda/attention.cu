@@ -25,44 +25,30 @@ __device__ __forceinline__ void rot_cs(int64_t r, double theta, float* c, float*
     *sn = static_cast<float>(sd);
 }
 
-// Block = (token t, KV head h): the key rotated by its rotation index into its slot, the value
-// to fp16, and the G query heads of h rotated twice into q_rot[t][0 | 1] (by rotation index, for
-// ring and scratch keys; by position, for sink keys).
 __global__ void kv_store_kernel(AttnShape s, float* __restrict__ k_cache, __half* __restrict__ v_cache,
                                 const float* __restrict__ k_new, const float* __restrict__ v_new,
-                                const float* __restrict__ q, float* __restrict__ q_rot,
-                                const double* __restrict__ theta, const float* __restrict__ rope_cos,
-                                const float* __restrict__ rope_sin, const int32_t* __restrict__ chunk_slot,
+                                const double* __restrict__ theta, const int32_t* __restrict__ chunk_slot,
                                 const ChunkMeta* __restrict__ meta) {
-    const int t = blockIdx.x, h = blockIdx.y, hd = s.head_dim, half = hd / 2;
+    const int t = blockIdx.x, h = blockIdx.y, hd = s.head_dim;
     if (t >= meta->T) return;
-    const int kv_dim = s.n_head_kv * hd, E = s.n_head * hd, G = s.n_head / s.n_head_kv;
+    const int kv_dim = s.n_head_kv * hd;
     const int64_t row = static_cast<int64_t>(h) * s.capacity + chunk_slot[t];
     const int64_t r = meta->rot0 + t;
-    const int pos = meta->pos0 + t;
     const float* kn = k_new + static_cast<int64_t>(t) * kv_dim + h * hd;
-    for (int j = threadIdx.x; j < half; j += blockDim.x) {
+    for (int j = threadIdx.x; j < hd / 2; j += blockDim.x) {
         float c, sn;
         rot_cs(r, theta[j], &c, &sn);
         rope_pair(s.neox, hd, j, c, sn, kn, k_cache + row * hd);
-        const float cp = rope_cos[static_cast<int64_t>(pos) * half + j], sp = rope_sin[static_cast<int64_t>(pos) * half + j];
-        for (int g = 0; g < G; g++) {
-            const int64_t off = static_cast<int64_t>(h * G + g) * hd;
-            const float* qh = q + static_cast<int64_t>(t) * E + off;
-            rope_pair(s.neox, hd, j, c, sn, qh, q_rot + static_cast<int64_t>(2 * t) * E + off);
-            rope_pair(s.neox, hd, j, cp, sp, qh, q_rot + static_cast<int64_t>(2 * t + 1) * E + off);
-        }
     }
     for (int d = threadIdx.x; d < hd; d += blockDim.x)
         v_cache[row * hd + d] = __float2half_rn(v_new[static_cast<int64_t>(t) * kv_dim + h * hd + d]);
 }
 
 void kv_store(const AttnShape& s, float* k_cache, __half* v_cache, const float* k_new, const float* v_new,
-              const float* q, float* q_rot, const double* theta, const float* rope_cos, const float* rope_sin,
-              const int32_t* chunk_slot, const ChunkMeta* meta, int T, cudaStream_t st) {
+              const double* theta, const int32_t* chunk_slot, const ChunkMeta* meta, int T, cudaStream_t st) {
     dim3 grid(T, s.n_head_kv);
-    kv_store_kernel<<<grid, s.head_dim < 128 ? s.head_dim : 128, 0, st>>>(s, k_cache, v_cache, k_new, v_new, q, q_rot,
-                                                                         theta, rope_cos, rope_sin, chunk_slot, meta);
+    kv_store_kernel<<<grid, s.head_dim < 128 ? s.head_dim : 128, 0, st>>>(s, k_cache, v_cache, k_new, v_new, theta,
+                                                                         chunk_slot, meta);
     LG_CUDA_LAUNCHED("kv_store_kernel");
 }
 
@@ -81,16 +67,19 @@ size_t attention_smem_bytes(const AttnShape& s) { return sizeof(float) * smem_fl
 // query heads, then every thread forms outputs (g, d) from the weights in a fixed order.
 __global__ void __launch_bounds__(ATT_THREADS)
 attn_partial_kernel(AttnShape s, const float* __restrict__ k_cache, const __half* __restrict__ v_cache,
-                    const float* __restrict__ q_rot, const int32_t* __restrict__ pos_slot,
-                    const ChunkMeta* __restrict__ meta, float* __restrict__ part_acc, float* __restrict__ part_ml) {
+                    const float* __restrict__ q, const int32_t* __restrict__ pos_slot,
+                    const double* __restrict__ theta, const float* __restrict__ rope_cos,
+                    const float* __restrict__ rope_sin, const ChunkMeta* __restrict__ meta,
+                    float* __restrict__ part_acc, float* __restrict__ part_ml) {
     extern __shared__ float smem[];
     const int c = blockIdx.x, kvh = blockIdx.y, t = blockIdx.z;
     if (t >= meta->T) return;
     const int pos = meta->pos0 + t, n = pos + 1;
     const int p0 = c * ATT_CHUNK;
     if (p0 >= n) return;  // the combine never reads this chunk
+    const int64_t rq = meta->rot0 + t;
     const int n_sink = meta->n_sink_pos;
-    const int hd = s.head_dim, G = s.n_head / s.n_head_kv;
+    const int hd = s.head_dim, half = hd / 2, G = s.n_head / s.n_head_kv;
     constexpr int KS = ATT_CHUNK + 1;  // padded row of the transposed keys
     float* sq = smem;                  // [2][G][hd]
     float* skT = sq + 2 * G * hd;      // [hd][KS]
@@ -103,10 +92,14 @@ attn_partial_kernel(AttnShape s, const float* __restrict__ k_cache, const __half
         const int p = p0 + threadIdx.x;
         sslot[threadIdx.x] = p < n ? pos_slot[p] : -1;
     }
-    for (int i = threadIdx.x; i < 2 * G * hd / 4; i += blockDim.x) {  // the G heads, rotated both ways
-        const int which = i / (G * hd / 4), e = 4 * (i % (G * hd / 4));
-        const float4 v = *reinterpret_cast<const float4*>(q_rot + static_cast<int64_t>(2 * t + which) * E + kvh * G * hd + e);
-        *reinterpret_cast<float4*>(sq + which * G * hd + e) = v;
+    for (int i = threadIdx.x; i < G * half; i += blockDim.x) {
+        const int g = i / half, j = i % half;
+        const float* qh = q + static_cast<int64_t>(t) * E + (kvh * G + g) * hd;
+        float cr, sr;
+        rot_cs(rq, theta[j], &cr, &sr);
+        rope_pair(s.neox, hd, j, cr, sr, qh, sq + g * hd);
+        rope_pair(s.neox, hd, j, rope_cos[static_cast<int64_t>(pos) * half + j],
+                  rope_sin[static_cast<int64_t>(pos) * half + j], qh, sq + (G + g) * hd);
     }
     __syncthreads();
     const float* kc = k_cache + static_cast<int64_t>(kvh) * s.capacity * hd;
@@ -210,12 +203,13 @@ attn_combine_kernel(AttnShape s, const ChunkMeta* __restrict__ meta, const float
     }
 }
 
-void attention(const AttnShape& s, const float* k_cache, const __half* v_cache, const float* q_rot,
-               const int32_t* pos_slot, const ChunkMeta* meta, int T, int n_chunks, float* part_acc, float* part_ml,
-               float* out, cudaStream_t st) {
+void attention(const AttnShape& s, const float* k_cache, const __half* v_cache, const float* q,
+               const int32_t* pos_slot, const double* theta, const float* rope_cos, const float* rope_sin,
+               const ChunkMeta* meta, int T, int n_chunks, float* part_acc, float* part_ml, float* out,
+               cudaStream_t st) {
     dim3 grid(n_chunks, s.n_head_kv, T);
-    attn_partial_kernel<<<grid, ATT_THREADS, attention_smem_bytes(s), st>>>(s, k_cache, v_cache, q_rot, pos_slot, meta,
-                                                                            part_acc, part_ml);
+    attn_partial_kernel<<<grid, ATT_THREADS, attention_smem_bytes(s), st>>>(
+        s, k_cache, v_cache, q, pos_slot, theta, rope_cos, rope_sin, meta, part_acc, part_ml);
     LG_CUDA_LAUNCHED("attn_partial_kernel");
     dim3 cgrid(s.n_head, T);
     attn_combine_kernel<<<cgrid, COMBINE_THREADS, 2 * sizeof(float) * s.max_chunks, st>>>(s, meta, part_acc, part_ml,

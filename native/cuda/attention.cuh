@@ -22,20 +22,18 @@ size_t attention_smem_bytes(const AttnShape& s);
 
 // Cache of one layer: k [n_head_kv][capacity][head_dim] float (rotated), v the same in half.
 // k_new (with bias), v_new: [T][n_head_kv * head_dim]; chunk_slot[T]; theta[head_dim / 2] the
-// RoPE frequencies in double; rope_cos/sin: [capacity][hd/2] by position; meta on the device
-// (rot0: rotation index of token 0). Also rotates the queries q [T][n_head * head_dim] into
-// q_rot [T][2][n_head * head_dim]: [0] by rotation index, [1] by position.
+// RoPE frequencies in double; meta on the device (rot0: rotation index of token 0).
 void kv_store(const AttnShape& s, float* k_cache, __half* v_cache, const float* k_new, const float* v_new,
-              const float* q, float* q_rot, const double* theta, const float* rope_cos, const float* rope_sin,
-              const int32_t* chunk_slot, const ChunkMeta* meta, int T, cudaStream_t st);
+              const double* theta, const int32_t* chunk_slot, const ChunkMeta* meta, int T, cudaStream_t st);
 
 // out[T][n_head * head_dim] = softmax(q . k / sqrt(hd)) v over positions 0..pos0+t, position p's
-// K/V in slot pos_slot[p]; q_rot from kv_store (the rotation the key's kind calls for).
+// K/V in slot pos_slot[p]; q rotated as the header says. rope_cos/sin: [capacity][hd/2] by position.
 // part_acc: [T][n_head][max_chunks][hd], part_ml: [T][n_head][max_chunks][2] scratch.
 // n_chunks: number of 32-position chunks to launch (an upper bound of ceil(n_pos / 32)).
-void attention(const AttnShape& s, const float* k_cache, const __half* v_cache, const float* q_rot,
-               const int32_t* pos_slot, const ChunkMeta* meta, int T, int n_chunks, float* part_acc, float* part_ml,
-               float* out, cudaStream_t st);
+void attention(const AttnShape& s, const float* k_cache, const __half* v_cache, const float* q,
+               const int32_t* pos_slot, const double* theta, const float* rope_cos, const float* rope_sin,
+               const ChunkMeta* meta, int T, int n_chunks, float* part_acc, float* part_ml, float* out,
+               cudaStream_t st);
 
 }  // namespace cuda
 }  // namespace lg

@@ -70,7 +70,7 @@ struct CudaEngine::Impl {
     // state
     uint8_t* sbuf = nullptr;
     size_t sbytes = 0;
-    float *x, *xb, *q, *q_rot, *k, *v, *att, *hb, *logits, *rope_cos, *rope_sin, *part_acc, *part_ml;
+    float *x, *xb, *q, *k, *v, *att, *hb, *logits, *rope_cos, *rope_sin, *part_acc, *part_ml;
     ActSlot act[2];
     float* kcache;       // [n_layer][n_head_kv][capacity][head_dim] rotated keys (attention.cuh)
     __half* vcache;      // [n_layer][n_head_kv][capacity][head_dim] values
@@ -244,7 +244,6 @@ CudaEngine::Impl::Impl(const std::string& path, const EngineOptions& o, int dev)
         x = a.take<float>(mc * E);
         xb = a.take<float>(mc * E);
         q = a.take<float>(mc * E);
-        q_rot = a.take<float>(2 * mc * E);
         k = a.take<float>(mc * KV);
         v = a.take<float>(mc * KV);
         att = a.take<float>(mc * E);
@@ -378,8 +377,9 @@ void CudaEngine::Impl::forward(int T, int n_chunks, int n_out, float* hidden, in
             matmul(L.wk, ak, T, k, KV, L.bk, Epi::Store, st);
             matmul(L.wv, av, T, v, KV, L.bv, Epi::Store, st);
         }
-        kv_store(ash, kc, vc, k, v, q, q_rot, theta, rope_cos, rope_sin, d_chunk_slot(), meta(), T, st);
-        attention(ash, kc, vc, q_rot, d_pos_slot(), meta(), T, n_chunks, part_acc, part_ml, att, st);
+        kv_store(ash, kc, vc, k, v, theta, d_chunk_slot(), meta(), T, st);
+        attention(ash, kc, vc, q, d_pos_slot(), theta, rope_cos, rope_sin, meta(), T, n_chunks, part_acc, part_ml, att,
+                  st);
         matmul(L.wo, prep(att, E, T, L.wo.type, 0), T, x, E, nullptr, Epi::Add, st);
 
         Acts au = norm_prep(x, L.ffn_norm, T, L.w_up.type, 0);
