@@ -80,20 +80,20 @@ def median_time(fn, reps: int) -> float:
     return float(np.median(times))
 
 
-def interleaved_medians(steps: dict, rounds: int) -> dict:
+def interleaved_medians(steps: dict, rounds: int, clock=time.perf_counter) -> dict:
     """Median seconds of each callable in `steps`, timed in `rounds` rounds that run every step once in
     turn, so that host drift (this box's memory bandwidth and compute swing by tens of percent over
     minutes) falls on all of them alike."""
     times = {k: [] for k in steps}
     for _ in range(rounds):
         for k, step in steps.items():
-            t = time.perf_counter()
+            t = clock()
             step()
-            times[k].append(time.perf_counter() - t)
+            times[k].append(clock() - t)
     return {k: float(np.median(v)) for k, v in times.items()}
 
 
-def verify_costs(steps: dict, reps: int) -> dict:
+def verify_costs(steps: dict, reps: int, clock=time.perf_counter) -> dict:
     """time(step K) / time(step 1) for each K in `steps` (K -> a callable that runs one forward of K
     tokens), after one warm-up run each, from interleaved rounds. Several engines can share the rounds:
     keys (suffix, K) give "verify_cost_k{K}{suffix}" against that suffix's own 1-token step."""
@@ -104,7 +104,7 @@ def verify_costs(steps: dict, reps: int) -> dict:
                              f"got sizes {sorted(k for sfx, k in keyed if sfx == suffix)}")
     for step in keyed.values():
         step()  # warm-up
-    med = interleaved_medians(keyed, reps)
+    med = interleaved_medians(keyed, reps, clock)
     return {f"verify_cost_k{k}{sfx}": med[sfx, k] / med[sfx, 1] for sfx, k in keyed if k != 1}
 
 

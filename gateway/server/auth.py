@@ -125,15 +125,16 @@ class KeyStore:
 class RateLimiter:
     """Token bucket per key id: `burst` requests at once, refilled at `rate_per_s`."""
 
-    def __init__(self, rate_per_s: float, burst: int):
+    def __init__(self, rate_per_s: float, burst: int, clock=time.monotonic):
         self.rate_per_s = rate_per_s
         self.burst = burst
+        self._clock = clock
         self._buckets: dict[str, tuple[float, float]] = {}   # id -> (tokens, last monotonic time)
         self._lock = threading.Lock()
 
     def take(self, key_id: str) -> float:
         """0.0 if the request may go; otherwise the seconds until one token is back."""
-        now = time.monotonic()
+        now = self._clock()
         with self._lock:
             tokens, last = self._buckets.get(key_id, (float(self.burst), now))
             tokens = min(float(self.burst), tokens + (now - last) * self.rate_per_s)

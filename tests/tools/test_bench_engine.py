@@ -12,16 +12,17 @@ import bench_engine  # noqa: E402
 
 
 class FakeClock:
+    """Passed to verify_costs (never patched into the time module, which other tests' threads share)."""
+
     def __init__(self) -> None:
         self.now = 0.0
 
-    def perf_counter(self) -> float:
+    def __call__(self) -> float:
         return self.now
 
 
-def test_verify_costs_interleave_the_sizes_and_take_medians(monkeypatch):
+def test_verify_costs_interleave_the_sizes_and_take_medians():
     clock, calls = FakeClock(), []
-    monkeypatch.setattr(bench_engine.time, "perf_counter", clock.perf_counter)
     drift = iter([1.0] * 3 + [3.0] * 6 + [1.0] * 100)     # a slow stretch after the warm-up
 
     def step(k: int):
@@ -30,7 +31,7 @@ def test_verify_costs_interleave_the_sizes_and_take_medians(monkeypatch):
             clock.now += k * next(drift)
         return run
 
-    out = bench_engine.verify_costs({1: step(1), 4: step(4), 8: step(8)}, reps=5)
+    out = bench_engine.verify_costs({1: step(1), 4: step(4), 8: step(8)}, reps=5, clock=clock)
     # One warm-up each, then rounds of 1, 4, 8: the slow stretch hits two whole rounds, all sizes alike.
     assert calls == [1, 4, 8] + [1, 4, 8] * 5
     assert out == {"verify_cost_k4": pytest.approx(4.0), "verify_cost_k8": pytest.approx(8.0)}
@@ -41,9 +42,8 @@ def test_verify_costs_need_the_one_token_step():
         bench_engine.verify_costs({4: lambda: None}, reps=1)
 
 
-def test_verify_costs_of_two_engines_share_the_rounds(monkeypatch):
+def test_verify_costs_of_two_engines_share_the_rounds():
     clock, calls = FakeClock(), []
-    monkeypatch.setattr(bench_engine.time, "perf_counter", clock.perf_counter)
 
     def step(name: str, cost: float):
         def run():
@@ -52,7 +52,7 @@ def test_verify_costs_of_two_engines_share_the_rounds(monkeypatch):
         return run
 
     steps = {("", 1): step("a1", 2.0), ("", 8): step("a8", 6.0), ("_q8", 1): step("b1", 1.0), ("_q8", 8): step("b8", 1.5)}
-    out = bench_engine.verify_costs(steps, reps=3)
+    out = bench_engine.verify_costs(steps, reps=3, clock=clock)
     assert calls == ["a1", "a8", "b1", "b8"] * 4
     assert out == {"verify_cost_k8": pytest.approx(3.0), "verify_cost_k8_q8": pytest.approx(1.5)}
     with pytest.raises(ValueError, match="1-token step of _q8"):
