@@ -326,6 +326,14 @@ class CudaEngine:
     def tied_embeddings(self) -> bool:
         ...
     @property
+    def fuse(self) -> bool:
+        """
+        RMSNorm+quantize, q+k+v and gate+up projections each in one launch (default True; same values)
+        """
+    @fuse.setter
+    def fuse(self, arg1: bool) -> None:
+        ...
+    @property
     def use_graph(self) -> bool:
         """
         capture the decode step in a CUDA graph (default True)
