@@ -156,9 +156,11 @@ static inline void rope(float* out, const float* in, const float* c, const float
     }
 }
 
-// cos/sin of rotation index `rot` for every frequency: angles in double (exact for any stream age
-// that fits in 2^53 tokens), rounded to float once.
-static void fill_rope_row(const double* theta, int hd, int64_t rot, float* c, float* s) {
+void rope_frequencies(double base, int hd, double* theta) {
+    for (int i = 0; i < hd / 2; i++) theta[i] = std::pow(base, -2.0 * static_cast<double>(i) / static_cast<double>(hd));
+}
+
+void fill_rope_row(const double* theta, int hd, int64_t rot, float* c, float* s) {
     for (int i = 0; i < hd / 2; i++) {
         const double ang = static_cast<double>(rot) * theta[i];
         c[i] = static_cast<float>(std::cos(ang));
@@ -359,8 +361,7 @@ RunState::RunState(const Config& c, const Weights& w, int capacity_, int max_chu
     scores = Buffer<float>(static_cast<size_t>(n_threads) * att_queries * capacity);
     qbuf = Buffer<float>(static_cast<size_t>(n_threads) * 2 * att_queries * hd);
     theta = Buffer<double>(hd / 2);
-    for (size_t i = 0; i < hd / 2; i++)  // theta_i = base^(-2i/head_dim)
-        theta[i] = std::pow(c.rope_theta, -2.0 * static_cast<double>(i) / static_cast<double>(hd));
+    rope_frequencies(c.rope_theta, static_cast<int>(hd), theta.data());
     rope_cos = Buffer<float>(static_cast<size_t>(capacity) * hd / 2);
     rope_sin = Buffer<float>(static_cast<size_t>(capacity) * hd / 2);
     rot_cos = Buffer<float>(T * hd / 2);

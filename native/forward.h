@@ -18,6 +18,12 @@ static constexpr int ATT_TOKENS = 4;      // tokens of a chunk whose queries sha
 static constexpr int MAX_GROUP = 16;      // query heads per KV head (GQA group) the attention supports
 static constexpr size_t BUF_ALIGN = 64;   // cache line / AVX-512 width
 
+// RoPE frequencies theta_i = base^(-2i/hd), i < hd/2, in double (the CPU and CUDA engines both).
+void rope_frequencies(double base, int hd, double* theta);
+// cos/sin of rotation index `rot` for every frequency: angles in double (exact for any stream age
+// that fits in 2^53 tokens), rounded to float once.
+void fill_rope_row(const double* theta, int hd, int64_t rot, float* c, float* s);
+
 // A heap array aligned to BUF_ALIGN, allocated once.
 template <class T>
 class Buffer {

@@ -90,33 +90,33 @@ void KVCache::rollback(int n) {
     scratch_used_ = n;
 }
 
+void StreamHash::mix_bytes(const void* p, size_t nbytes) {
+    for (size_t i = 0; i + 8 <= nbytes; i += 8) {
+        uint64_t w;
+        std::memcpy(&w, static_cast<const char*>(p) + i, 8);
+        mix(w);
+    }
+}
+
 uint64_t KVCache::stream_checksum() const {
-    // FNV-1a-style mixing over 64-bit words of the used slots' K and V rows (head_dim a multiple of 4).
-    uint64_t h = 0xcbf29ce484222325ull;
-    auto mix = [&h](uint64_t w) { h = (h ^ w) * 0x100000001b3ull; h ^= h >> 29; };
-    auto mix_bytes = [&mix](const void* p, size_t nbytes) {  // whole 8-byte words
-        for (size_t i = 0; i + 8 <= nbytes; i += 8) {
-            uint64_t w;
-            std::memcpy(&w, static_cast<const char*>(p) + i, 8);
-            mix(w);
-        }
-    };
-    mix(static_cast<uint64_t>(sink_used_));
-    mix(static_cast<uint64_t>(ring_used_));
-    mix(static_cast<uint64_t>(ring_start_));
-    mix(static_cast<uint64_t>(stream_total_));
+    // StreamHash over the used slots' K and V rows (head_dim a multiple of 4).
+    StreamHash hash;
+    hash.mix(static_cast<uint64_t>(sink_used_));
+    hash.mix(static_cast<uint64_t>(ring_used_));
+    hash.mix(static_cast<uint64_t>(ring_start_));
+    hash.mix(static_cast<uint64_t>(stream_total_));
     for (int l = 0; l < n_layer_; l++)
         for (int hd = 0; hd < n_head_kv_; hd++) {
             const size_t base = (static_cast<size_t>(l) * n_head_kv_ + hd) * head_stride_;
             auto slot_hash = [&](int slot) {
                 const size_t off = base + static_cast<size_t>(slot) * head_dim_;
-                mix_bytes(kdata_.get() + off, head_dim_ * sizeof(float));
-                mix_bytes(vdata_.get() + off, head_dim_ * sizeof(uint16_t));
+                hash.mix_bytes(kdata_.get() + off, head_dim_ * sizeof(float));
+                hash.mix_bytes(vdata_.get() + off, head_dim_ * sizeof(uint16_t));
             };
             for (int s = 0; s < sink_used_; s++) slot_hash(s);
             for (int i = 0; i < ring_used_; i++) slot_hash(n_sink_ + (ring_start_ + i) % n_ring_);
         }
-    return h;
+    return hash.h;
 }
 
 }  // namespace lg

@@ -1,6 +1,7 @@
 // The sink + ring + scratch KV cache: one allocation at init, slot bookkeeping, rollback,
 // checksum. Knows nothing about attention math or weights; forward.cpp reads and writes slots.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -35,6 +36,16 @@ namespace lg {
 // rollback(n) truncates scratch to n tokens. Sink and ring bytes are never touched by a job,
 // so they are bit-identical before and after it (stream_checksum() proves it in tests).
 enum class EvictPolicy { SinkRing, Fifo };
+
+// FNV-1a-style mixing over 64-bit words: the stream checksum of the CPU and CUDA caches.
+struct StreamHash {
+    uint64_t h = 0xcbf29ce484222325ull;
+    void mix(uint64_t w) {
+        h = (h ^ w) * 0x100000001b3ull;
+        h ^= h >> 29;
+    }
+    void mix_bytes(const void* p, size_t nbytes);  // whole 8-byte words
+};
 
 EvictPolicy parse_policy(const std::string& name);  // "sink_ring" | "fifo"; throws naming it
 const char* policy_name(EvictPolicy p);

@@ -189,9 +189,9 @@ void fill_sums(const ActLayout& L, bool kq, int64_t K, uint8_t* rec) {
     }
 }
 
-int records_per_vector(ActPrecision prec) { return prec == ActPrecision::Q8X2 ? 2 : 1; }
-
 }  // namespace
+
+int records_per_vector(ActPrecision prec) { return prec == ActPrecision::Q8X2 ? 2 : 1; }
 
 ActPrecision parse_act_precision(const std::string& name) {
     if (name == "q8x2") return ActPrecision::Q8X2;

@@ -49,6 +49,7 @@ void dequantize_row(GGMLType t, const void* src, float* dst, int64_t n);
 enum class ActPrecision : uint32_t { Q8 = 0, Q8X2 = 1 };
 ActPrecision parse_act_precision(const std::string& name);  // "q8x2" or "q8"; throws naming both
 const char* act_precision_name(ActPrecision p);
+int records_per_vector(ActPrecision p);  // int8 records a prepared vector holds: 2 for Q8X2, 1 for Q8
 size_t act_buffer_bytes(GGMLType wt, int64_t K, int T, ActPrecision prec = ActPrecision::Q8X2);
 void prepare_acts(GGMLType wt, const float* x, int64_t K, int T, uint8_t* act_buf,
                   ActPrecision prec = ActPrecision::Q8X2);

@@ -94,6 +94,20 @@ def parity(path, spec) -> tuple[bool, float]:
     return cos >= 0.999 and got == want, cos
 
 
+def decode_tok_s(eng, prompt, graph: bool = True) -> float:
+    """Device-loop decode speed: DECODE_STEPS steps after `prompt`, following a warm-up (and the
+    graph's capture); the scratch is rolled back before and after."""
+    eng.use_graph = graph
+    eng.rollback(0)
+    first = eng.forward_scratch_next(prompt)
+    eng.decode(first, 16)
+    eng.rollback(0)
+    first = eng.forward_scratch_next(prompt)
+    dt, _ = timed(lambda: eng.decode(first, DECODE_STEPS))
+    eng.rollback(0)
+    return DECODE_STEPS / dt
+
+
 def kernel_profile(label: str, fn, per: int, top: int = 12) -> None:
     """Device time per kernel while fn() runs (torch's profiler reads CUPTI, which sees every
     kernel of the process), divided by `per` (steps), printed as a table; nothing enters the JSON."""
@@ -134,22 +148,11 @@ def main() -> None:
     eng.prefill_stream(rng.integers(0, spec.n_vocab, 256).astype(np.int32))
     prompt = rng.integers(0, spec.n_vocab, 32).astype(np.int32)
 
-    def decode_run(graph: bool) -> float:
-        eng.use_graph = graph
-        eng.rollback(0)
-        first = eng.forward_scratch_next(prompt)
-        eng.decode(first, 16)  # warm-up (and graph capture)
-        eng.rollback(0)
-        first = eng.forward_scratch_next(prompt)
-        dt, _ = timed(lambda: eng.decode(first, DECODE_STEPS))
-        eng.rollback(0)
-        return DECODE_STEPS / dt
-
-    decode_nograph = decode_run(False)
+    decode_nograph = decode_tok_s(eng, prompt, graph=False)
     eng.fuse = False
-    decode_unfused = decode_run(True)
+    decode_unfused = decode_tok_s(eng, prompt)
     eng.fuse = True
-    decode = decode_run(True)
+    decode = decode_tok_s(eng, prompt)
     print(f"decode {decode:.0f} tok/s (graph, fused) vs {decode_unfused:.0f} (graph, unfused) vs "
           f"{decode_nograph:.0f} (no graph, fused); activations {eng.act_precision}", flush=True)
     if args.profile:
@@ -214,12 +217,7 @@ def main() -> None:
 
     q8 = _native.CudaEngine(str(path), n_sink=4, n_ring=2048, n_scratch=512, act_precision="q8")
     q8.prefill_stream(rng.integers(0, spec.n_vocab, 256).astype(np.int32))
-    first = q8.forward_scratch_next(prompt)
-    q8.decode(first, 16)
-    q8.rollback(0)
-    first = q8.forward_scratch_next(prompt)
-    dt, _ = timed(lambda: q8.decode(first, DECODE_STEPS))
-    decode_q8 = DECODE_STEPS / dt
+    decode_q8 = decode_tok_s(q8, prompt)
     del q8
     print(f"decode with q8 activations (one int8 term): {decode_q8:.0f} tok/s", flush=True)
 

@@ -55,7 +55,6 @@ struct CudaEngine::Impl {
     int device;
     int max_chunk;
     ActPrecision prec;
-    int pair;  // activation records per vector: 2 for q8x2, 1 for q8
     bool graph_on = true;
     bool fuse_on = true;  // rmsnorm+quantize, q+k+v and gate+up in one launch each (same values)
     cudaStream_t st = nullptr;
@@ -160,8 +159,7 @@ CudaEngine::Impl::Impl(const std::string& path, const EngineOptions& o, int dev)
       book(1, 1, KV_BOOKKEEPING_DIM, o.n_sink, o.n_ring, o.n_scratch, o.policy),
       device(dev),
       max_chunk(o.max_chunk),
-      prec(o.act_precision),
-      pair(o.act_precision == ActPrecision::Q8X2 ? 2 : 1) {
+      prec(o.act_precision) {
     const Config& c = model.config();
     const int cap = book.capacity();
     if (cap > c.n_ctx_train)
@@ -272,19 +270,14 @@ CudaEngine::Impl::Impl(const std::string& path, const EngineOptions& o, int dev)
             LG_CUDA_CHECK(cudaMemset(sbuf, 0, sbytes));
         }
     }
-    // RoPE by position (queries for sink keys) exactly as native/forward.cpp builds it: double
-    // angles rounded to float; the frequencies themselves for rotation indexes (attention.cuh).
+    // RoPE by position (queries for sink keys) with the CPU engine's functions (native/forward.h);
+    // the frequencies themselves for rotation indexes (attention.cuh).
     const int hd = c.head_dim;
     std::vector<double> th(hd / 2);
-    for (int i = 0; i < hd / 2; i++)
-        th[i] = std::pow(c.rope_theta, -2.0 * static_cast<double>(i) / static_cast<double>(hd));
+    rope_frequencies(c.rope_theta, hd, th.data());
     std::vector<float> cs(static_cast<size_t>(cap) * hd / 2), sn(cs.size());
     for (int p = 0; p < cap; p++)
-        for (int i = 0; i < hd / 2; i++) {
-            const double ang = static_cast<double>(p) * th[i];
-            cs[static_cast<size_t>(p) * hd / 2 + i] = static_cast<float>(std::cos(ang));
-            sn[static_cast<size_t>(p) * hd / 2 + i] = static_cast<float>(std::sin(ang));
-        }
+        fill_rope_row(th.data(), hd, p, cs.data() + static_cast<size_t>(p) * hd / 2, sn.data() + static_cast<size_t>(p) * hd / 2);
     LG_CUDA_CHECK(cudaMemcpy(theta, th.data(), th.size() * sizeof(double), cudaMemcpyHostToDevice));
     LG_CUDA_CHECK(cudaMemcpy(rope_cos, cs.data(), cs.size() * sizeof(float), cudaMemcpyHostToDevice));
     LG_CUDA_CHECK(cudaMemcpy(rope_sin, sn.data(), sn.size() * sizeof(float), cudaMemcpyHostToDevice));
@@ -321,10 +314,10 @@ void CudaEngine::Impl::upload_plan(const ChunkPlan& plan, const int32_t* tokens)
 }
 
 Acts CudaEngine::Impl::prep(const float* xin, int K, int T, int type, int slot) {
-    Acts a{nullptr, nullptr, nullptr, xin, act_block(type), pair};
+    Acts a{nullptr, nullptr, nullptr, xin, act_block(type), records_per_vector(prec)};
     if (a.ablk == 0) return a;
     const ActSlot& s = act[slot];
-    quantize_acts(xin, K, T, a.ablk, pair, s.q, s.d, s.s, st);
+    quantize_acts(xin, K, T, a.ablk, a.pair, s.q, s.d, s.s, st);
     a.q = s.q;
     a.d = s.d;
     a.s = s.s;
@@ -334,13 +327,13 @@ Acts CudaEngine::Impl::prep(const float* xin, int K, int T, int type, int slot) 
 // RMSNorm of T rows of xin by w into xb, and xb prepared for `type` (one launch when fused).
 Acts CudaEngine::Impl::norm_prep(const float* xin, const float* w, int T, int type, int slot) {
     const Config& c = model.config();
-    Acts a{nullptr, nullptr, nullptr, xb, act_block(type), pair};
+    Acts a{nullptr, nullptr, nullptr, xb, act_block(type), records_per_vector(prec)};
     if (a.ablk == 0 || !fuse_on) {
         rmsnorm(xin, w, xb, c.n_embd, c.rms_eps, T, st);
         return prep(xb, c.n_embd, T, type, slot);
     }
     const ActSlot& s = act[slot];
-    rmsnorm_quantize(xin, w, xb, c.n_embd, c.rms_eps, T, a.ablk, pair, s.q, s.d, s.s, st);
+    rmsnorm_quantize(xin, w, xb, c.n_embd, c.rms_eps, T, a.ablk, a.pair, s.q, s.d, s.s, st);
     a.q = s.q;
     a.d = s.d;
     a.s = s.s;
@@ -573,8 +566,8 @@ void CudaEngine::decode(int32_t first, int n_steps, int32_t* out, float temperat
 }
 
 uint64_t CudaEngine::stream_checksum() const {
-    // The hash of KVCache::stream_checksum (native/kv_cache.cpp) over this cache's rows (fp32 keys,
-    // fp16 values), positions in stream order (sink, then ring oldest first).
+    // KVCache::stream_checksum's StreamHash over this cache's rows (fp32 keys, fp16 values),
+    // positions in stream order (sink, then ring oldest first).
     const Impl& I = *p_;
     const Config& c = config();
     const KVCache& b = I.book;
@@ -585,28 +578,20 @@ uint64_t CudaEngine::stream_checksum() const {
     std::vector<uint16_t> vh(I.kv_layer * c.n_layer);
     LG_CUDA_CHECK(cudaMemcpy(kh.data(), I.kcache, kh.size() * sizeof(float), cudaMemcpyDeviceToHost));
     LG_CUDA_CHECK(cudaMemcpy(vh.data(), I.vcache, vh.size() * sizeof(uint16_t), cudaMemcpyDeviceToHost));
-    uint64_t h = 0xcbf29ce484222325ull;
-    auto mix = [&h](uint64_t w) { h = (h ^ w) * 0x100000001b3ull; h ^= h >> 29; };
-    auto mix_bytes = [&mix](const void* p, size_t nbytes) {
-        for (size_t i = 0; i + 8 <= nbytes; i += 8) {
-            uint64_t w;
-            std::memcpy(&w, static_cast<const char*>(p) + i, 8);
-            mix(w);
-        }
-    };
-    mix(static_cast<uint64_t>(b.sink_used()));
-    mix(static_cast<uint64_t>(b.ring_used()));
-    mix(static_cast<uint64_t>(b.stream_total()));
+    StreamHash hash;
+    hash.mix(static_cast<uint64_t>(b.sink_used()));
+    hash.mix(static_cast<uint64_t>(b.ring_used()));
+    hash.mix(static_cast<uint64_t>(b.stream_total()));
     for (int l = 0; l < c.n_layer; l++)
         for (int hh = 0; hh < c.n_head_kv; hh++) {
             const size_t base = l * I.kv_layer + static_cast<size_t>(hh) * b.capacity() * hd;
             for (int p = 0; p < n; p++) {
                 const size_t off = base + static_cast<size_t>(I.h_pos_slot()[p]) * hd;
-                mix_bytes(kh.data() + off, hd * sizeof(float));
-                mix_bytes(vh.data() + off, hd * sizeof(uint16_t));
+                hash.mix_bytes(kh.data() + off, hd * sizeof(float));
+                hash.mix_bytes(vh.data() + off, hd * sizeof(uint16_t));
             }
         }
-    return h;
+    return hash.h;
 }
 
 }  // namespace cuda
