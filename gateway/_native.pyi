@@ -381,6 +381,10 @@ def prepare_acts(type: typing.SupportsInt | typing.SupportsIndex, x: typing.Anno
     """
     Prepare activations x [T, K] for weights of ggml type `type`; precision 0 = q8, 1 = q8x2 (default, as in C++).
     """
+def read_bandwidth_gbs(mb: typing.SupportsInt | typing.SupportsIndex = 512, threads: typing.SupportsInt | typing.SupportsIndex = 1, reps: typing.SupportsInt | typing.SupportsIndex = 5) -> float:
+    """
+    Memory read bandwidth in GB/s (1e9 bytes/s): the best of `reps` passes of `threads` threads of the engine's thread pool, each XOR-reading its slice of an `mb` MiB buffer. Decode's roofline bandwidth.
+    """
 def quant_row_bytes(arg0: typing.SupportsInt | typing.SupportsIndex, arg1: typing.SupportsInt | typing.SupportsIndex) -> int:
     ...
 def quant_simd_name() -> str:

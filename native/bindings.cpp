@@ -6,6 +6,7 @@ namespace py = pybind11;
 void register_gguf(py::module_& m);    // gguf_bindings.cpp
 void register_quant(py::module_& m);   // quant_bindings.cpp
 void register_engine(py::module_& m);  // engine_bindings.cpp
+void register_membench(py::module_& m);  // membench.cpp
 #ifdef LINEGATE_HAVE_CUDA
 void register_cuda(py::module_& m);    // cuda/cuda_bindings.cu
 #endif
@@ -15,6 +16,7 @@ PYBIND11_MODULE(_native, m) {
     register_gguf(m);
     register_quant(m);
     register_engine(m);
+    register_membench(m);
 #ifdef LINEGATE_HAVE_CUDA
     m.attr("cuda_built") = true;
     register_cuda(m);

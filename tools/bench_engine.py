@@ -2,6 +2,12 @@
 thread count: decode, prefill, verify cost, roofline (read bandwidth / weight bytes read per token), peak RSS,
 RSS drift over a long stream.
 
+The roofline's bandwidth is measured between decode rounds, in the same process (gateway._native's
+read_bandwidth_gbs: the engine's thread pool streaming a 512 MiB buffer), so that decode and the bandwidth
+it is held to see the same host: this box's memory speed swings by tens of percent from minute to minute.
+The numpy figures (copy, OR-reduction read) are kept for comparison with earlier runs; the OR-reduction
+reads more slowly than the native loop, so fractions against it came out higher.
+
 Each engine runs in its own subprocess (so peak RSS is its own). Timings are wall-clock: on a
 machine shared with other work they are noisy; compare the ratios, which are measured in one run.
 Last line: one JSON object.
@@ -38,6 +44,10 @@ LOGHUB = loghub_dir()
 CACHE_TOKENS = 4096          # the 1.5B's cache for the RSS figure: n_sink + n_ring + n_scratch
 N_SINK, N_SCRATCH = 4, 512
 PROMPT, DECODE, PREFILL = 32, 128, (512, 32)
+DECODE_ROUNDS = 4            # decode runs in DECODE / DECODE_ROUNDS-token rounds, each followed by a
+BW_MB, BW_REPS = 512, 3      # native read-bandwidth measurement (best of BW_REPS passes over BW_MB MiB)
+BW_SETTLE_S = 0.1            # before it, idle time for the engine's threads to stop spinning (llama.cpp's
+                             # OpenMP threads spin after each eval and would otherwise share the cores)
 VERIFY_K = (4, 8)
 VERIFY_REPS = 7  # interleaved rounds (see verify_costs)
 STREAM_TOKENS, STREAM_RING = 20_000, 1024
@@ -93,6 +103,34 @@ def interleaved_medians(steps: dict, rounds: int, clock=time.perf_counter) -> di
     return {k: float(np.median(v)) for k, v in times.items()}
 
 
+def decode_rounds(step, threads: int, clock=time.perf_counter, bandwidth=None) -> list[list[float]]:
+    """DECODE tokens by step() (one token each), in DECODE_ROUNDS rounds, each followed by a read-bandwidth
+    measurement: [[seconds, tokens, GB/s], ...] per round."""
+    if bandwidth is None:
+        from gateway import _native
+        bandwidth = lambda: _native.read_bandwidth_gbs(BW_MB, threads, BW_REPS)   # noqa: E731
+    per = DECODE // DECODE_ROUNDS
+    rounds = []
+    for _ in range(DECODE_ROUNDS):
+        t = clock()
+        for _ in range(per):
+            step()
+        seconds = clock() - t
+        time.sleep(BW_SETTLE_S)
+        rounds.append([seconds, per, bandwidth()])
+    return rounds
+
+
+def roofline(rounds: list[list[float]], bytes_per_token: int) -> dict:
+    """From decode_rounds: decode tok/s over all rounds; the median round bandwidth; the roofline fraction
+    (weight bytes read per second / bandwidth) as the median over rounds, each against its own bandwidth."""
+    seconds = sum(r[0] for r in rounds)
+    tokens = sum(r[1] for r in rounds)
+    fractions = [r[1] / r[0] * bytes_per_token / (r[2] * 1e9) for r in rounds]
+    return {"decode_tok_s": tokens / seconds, "read_bandwidth_gbs": float(np.median([r[2] for r in rounds])),
+            "roofline_fraction": float(np.median(fractions))}
+
+
 def verify_costs(steps: dict, reps: int, clock=time.perf_counter) -> dict:
     """time(step K) / time(step 1) for each K in `steps` (K -> a callable that runs one forward of K
     tokens), after one warm-up run each, from interleaved rounds. Several engines can share the rounds:
@@ -128,14 +166,13 @@ def worker_ours(model: str, threads: int, quick: bool, toks: list[int]) -> dict:
             e.forward_scratch(x, out1)
             e.rollback(0)
         res[f"prefill{n}_tok_s"] = n / median_time(run, 1 if quick else 3)
-    # decode: 128 greedy tokens after a 32-token prompt
+    # decode: 128 greedy tokens after a 32-token prompt, in rounds with the bandwidth measured between them
     e.forward_scratch(arr(toks[:PROMPT]), out1)
     one = np.zeros(1, np.int32)
-    t = time.perf_counter()
-    for _ in range(DECODE):
+    def decode_one():
         one[0] = int(np.argmax(out1))
         e.forward_scratch(one, out1)
-    res["decode_tok_s"] = DECODE / (time.perf_counter() - t)
+    res["decode_rounds"] = decode_rounds(decode_one, threads)
     e.rollback(0)
     # verify cost: time(T=K) / time(T=1) in scratch after the prompt (all logits, as verification needs).
     # Also for a second engine on the same mmap with one-term activations (act_precision "q8", the
@@ -200,11 +237,7 @@ def worker_llama(model: str, threads: int, quick: bool, toks: list[int]) -> dict
         return np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(n_vocab,))
     llm.reset()
     llm.eval(toks[:PROMPT])
-    t = time.perf_counter()
-    for _ in range(DECODE):
-        nxt = int(np.argmax(last_logits()))
-        llm.eval([nxt])
-    res["decode_tok_s"] = DECODE / (time.perf_counter() - t)
+    res["decode_rounds"] = decode_rounds(lambda: llm.eval([int(np.argmax(last_logits()))]), threads)
     llm.reset()
     llm.eval(toks[:PROMPT])
     def eval_step(k: int):
@@ -236,16 +269,17 @@ def _parallel_best(fn, src: np.ndarray, threads: int, reps: int) -> float:
     return min(median_time(run, 1) for _ in range(reps))
 
 
-def copy_bandwidth_gbs(threads: int, mb: int = 512, reps: int = 5) -> float:
+def numpy_copy_bandwidth_gbs(threads: int, mb: int = 512, reps: int = 5) -> float:
     """Memory copy bandwidth (bytes read + written per second), `threads` numpy copies in parallel."""
     src = np.ones(mb * 2**20 // 8)
     dst = np.empty_like(src)
     return 2 * src.nbytes / _parallel_best(lambda a, b: np.copyto(dst[a:b], src[a:b]), src, threads, reps) / 1e9
 
 
-def read_bandwidth_gbs(threads: int, mb: int = 512, reps: int = 5) -> float:
-    """Memory read bandwidth (bytes read per second): `threads` OR-reductions of a 512 MB array in
-    parallel. Decode only reads weights, so this is its roofline's bandwidth."""
+def numpy_read_bandwidth_gbs(threads: int, mb: int = 512, reps: int = 5) -> float:
+    """Memory read bandwidth (bytes read per second): `threads` numpy OR-reductions of a 512 MB array in
+    parallel. Kept for comparison with earlier runs: it reads more slowly than the native loop that the
+    roofline now uses (decode_rounds), so it flattered the roofline fraction."""
     src = np.ones(mb * 2**20 // 8, dtype=np.uint64)
     return src.nbytes / _parallel_best(lambda a, b: np.bitwise_or.reduce(src[a:b]), src, threads, reps) / 1e9
 
@@ -346,19 +380,19 @@ def main(argv: list[str] | None = None) -> int:
     bench_tokens.write_text(json.dumps(loghub_tokens(tokenizer, 1024)))
     stream_tokens.write_text(json.dumps(loghub_tokens(tokenizer, args.stream_tokens)))
     summary: dict = {"threads": args.threads, "llama_cpp_available": have_llama, "isa": args.isa or "native"}
-    summary["copy_bandwidth_gbs"] = copy_bandwidth_gbs(args.threads)
-    bw = read_bandwidth_gbs(args.threads)
-    summary["read_bandwidth_gbs"] = bw
+    summary["copy_bandwidth_numpy_gbs"] = numpy_copy_bandwidth_gbs(args.threads)
+    summary["read_bandwidth_numpy_gbs"] = numpy_read_bandwidth_gbs(args.threads)
     for key in args.models.split(","):
         model = MODELS[key]
         tag = key.replace(".", "_")
         ours = run_worker("ours", model, args.threads, args.quick, bench_tokens, args.isa)
+        ours.update(roofline(ours["decode_rounds"], ours["bytes_per_token"]))
         print(f"ours {model}: {json.dumps(ours)}", file=sys.stderr)
         for name in ("decode_tok_s", "prefill512_tok_s", "prefill32_tok_s", "peak_rss_mb"):
             summary[f"ours_{name}_{tag}"] = ours[name]
-        roofline = bw * 1e9 / ours["bytes_per_token"]
-        summary[f"roofline_tok_s_{tag}"] = roofline
-        summary[f"roofline_fraction_{tag}"] = ours["decode_tok_s"] / roofline
+        summary[f"read_bandwidth_gbs_{tag}"] = ours["read_bandwidth_gbs"]
+        summary[f"roofline_tok_s_{tag}"] = ours["read_bandwidth_gbs"] * 1e9 / ours["bytes_per_token"]
+        summary[f"roofline_fraction_{tag}"] = ours["roofline_fraction"]
         if key == "1.5b":
             summary["peak_rss_mb_1_5b"] = ours["peak_rss_mb"]
             summary["verify_cost_k4"] = ours["verify_cost_k4"]
@@ -369,7 +403,9 @@ def main(argv: list[str] | None = None) -> int:
         summary["simd"] = ours["simd"]
         if have_llama:
             ref = run_worker("llama", model, args.threads, args.quick, bench_tokens, args.isa)
+            ref.update(roofline(ref["decode_rounds"], ours["bytes_per_token"]))   # the same GGUF's weights
             print(f"llama.cpp {model}: {json.dumps(ref)}", file=sys.stderr)
+            summary[f"llama_roofline_fraction_{tag}"] = ref["roofline_fraction"]
             for name in ("decode_tok_s", "prefill512_tok_s", "prefill32_tok_s", "peak_rss_mb",
                          "verify_cost_k4", "verify_cost_k8"):
                 summary[f"llama_{name}_{tag}"] = ref[name]

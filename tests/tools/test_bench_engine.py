@@ -57,3 +57,21 @@ def test_verify_costs_of_two_engines_share_the_rounds():
     assert out == {"verify_cost_k8": pytest.approx(3.0), "verify_cost_k8_q8": pytest.approx(1.5)}
     with pytest.raises(ValueError, match="1-token step of _q8"):
         bench_engine.verify_costs({1: lambda: None, ("_q8", 4): lambda: None}, reps=1)
+
+
+def test_decode_rounds_hold_each_round_to_its_own_bandwidth():
+    clock, bws = FakeClock(), iter([50.0, 25.0, 50.0, 40.0])
+    # Tokens of 1e9 bytes; the host halves its memory speed in round 2: decode and bandwidth alike.
+    per_token = iter([0.04] * 32 + [0.08] * 32 + [0.04] * 32 + [0.05] * 32)
+
+    def step():
+        clock.now += next(per_token)
+
+    rounds = bench_engine.decode_rounds(step, threads=2, clock=clock, bandwidth=lambda: next(bws))
+    assert [r[1] for r in rounds] == [32] * 4
+    assert [r[0] for r in rounds] == pytest.approx([1.28, 2.56, 1.28, 1.6])
+    out = bench_engine.roofline(rounds, bytes_per_token=10**9)
+    assert out["decode_tok_s"] == pytest.approx(128 / 6.72)
+    assert out["read_bandwidth_gbs"] == pytest.approx(45.0)
+    # 25 tok/s of 1e9 B against 50 GB/s, 12.5 against 25, 20 against 40: 0.5 in every round.
+    assert out["roofline_fraction"] == pytest.approx(0.5)
