@@ -166,14 +166,6 @@ def worker_ours(model: str, threads: int, quick: bool, toks: list[int]) -> dict:
             e.forward_scratch(x, out1)
             e.rollback(0)
         res[f"prefill{n}_tok_s"] = n / median_time(run, 1 if quick else 3)
-    # decode: 128 greedy tokens after a 32-token prompt, in rounds with the bandwidth measured between them
-    e.forward_scratch(arr(toks[:PROMPT]), out1)
-    one = np.zeros(1, np.int32)
-    def decode_one():
-        one[0] = int(np.argmax(out1))
-        e.forward_scratch(one, out1)
-    res["decode_rounds"] = decode_rounds(decode_one, threads)
-    e.rollback(0)
     # verify cost: time(T=K) / time(T=1) in scratch after the prompt (all logits, as verification needs).
     # Also for a second engine on the same mmap with one-term activations (act_precision "q8", the
     # draft's; llama.cpp's scheme), in the same rounds: suffix "_q8".
@@ -187,7 +179,18 @@ def worker_ours(model: str, threads: int, quick: bool, toks: list[int]) -> dict:
     steps = {("", k): forward_step(e, k) for k in (1, *VERIFY_K)}
     for step in steps.values():
         step()
-    res["peak_rss_mb"] = peak_rss_mb()   # this engine's, verification included; before the second engine
+    # This engine's peak, verification included; before the second engine and before the bandwidth
+    # measurements' buffer (BW_MB) exist.
+    res["peak_rss_mb"] = peak_rss_mb()
+    # decode: 128 greedy tokens after the 32-token prompt, in rounds with the bandwidth measured between them
+    e.rollback(0)
+    e.forward_scratch(arr(toks[:PROMPT]), out1)
+    one = np.zeros(1, np.int32)
+    def decode_one():
+        one[0] = int(np.argmax(out1))
+        e.forward_scratch(one, out1)
+    res["decode_rounds"] = decode_rounds(decode_one, threads)
+    e.rollback(PROMPT)
     e8 = Engine(model, n_sink=N_SINK, n_ring=64, n_scratch=64, n_threads=threads, act_precision="q8").native
     e8.forward_scratch(arr(toks[:PROMPT]), out1)
     steps.update({("_q8", k): forward_step(e8, k) for k in (1, *VERIFY_K)})
@@ -237,9 +240,6 @@ def worker_llama(model: str, threads: int, quick: bool, toks: list[int]) -> dict
         return np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(n_vocab,))
     llm.reset()
     llm.eval(toks[:PROMPT])
-    res["decode_rounds"] = decode_rounds(lambda: llm.eval([int(np.argmax(last_logits()))]), threads)
-    llm.reset()
-    llm.eval(toks[:PROMPT])
     def eval_step(k: int):
         def step():
             llm.n_tokens = PROMPT                          # drop the last block, as verification does
@@ -249,7 +249,10 @@ def worker_llama(model: str, threads: int, quick: bool, toks: list[int]) -> dict
     res.update(verify_costs({k: eval_step(k) for k in (1, *VERIFY_K)}, VERIFY_REPS))
     import llama_cpp
     res["system_info"] = llama_cpp.llama_print_system_info().decode(errors="replace").strip()
-    res["peak_rss_mb"] = peak_rss_mb()
+    res["peak_rss_mb"] = peak_rss_mb()                    # before the bandwidth measurements' buffer exists
+    llm.reset()
+    llm.eval(toks[:PROMPT])
+    res["decode_rounds"] = decode_rounds(lambda: llm.eval([int(np.argmax(last_logits()))]), threads)
     return res
 
 
