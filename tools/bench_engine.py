@@ -8,9 +8,10 @@ it is held to see the same host: this box's memory speed swings by tens of perce
 The numpy figures (copy, OR-reduction read) are kept for comparison with earlier runs; the OR-reduction
 reads more slowly than the native loop, so fractions against it came out higher.
 
-Each engine runs in its own subprocess (so peak RSS is its own). Timings are wall-clock: on a
-machine shared with other work they are noisy; compare the ratios, which are measured in one run.
-Last line: one JSON object.
+Each engine runs in its own subprocess (so peak RSS is its own), both loaded at once; the orchestrator
+alternates the timed requests (prefill, decode rounds) between them round by round, so that both engines
+meet the host's drift alike. Timings are wall-clock: on a machine shared with other work they are noisy;
+compare the ratios, which are measured in one run. Last line: one JSON object.
 
     .venv/bin/python tools/bench_engine.py [--threads N] [--models 1.5b,0.5b] [--quick] [--isa avx2]
 
@@ -103,26 +104,22 @@ def interleaved_medians(steps: dict, rounds: int, clock=time.perf_counter) -> di
     return {k: float(np.median(v)) for k, v in times.items()}
 
 
-def decode_rounds(step, threads: int, clock=time.perf_counter, bandwidth=None) -> list[list[float]]:
-    """DECODE tokens by step() (one token each), in DECODE_ROUNDS rounds, each followed by a read-bandwidth
-    measurement: [[seconds, tokens, GB/s], ...] per round."""
+def decode_round(step, n: int, threads: int, clock=time.perf_counter, bandwidth=None) -> list[float]:
+    """n decode tokens by step() (one token each), then, after BW_SETTLE_S of idle, a read-bandwidth
+    measurement: [seconds, n, GB/s]."""
     if bandwidth is None:
         from gateway import _native
         bandwidth = lambda: _native.read_bandwidth_gbs(BW_MB, threads, BW_REPS)   # noqa: E731
-    per = DECODE // DECODE_ROUNDS
-    rounds = []
-    for _ in range(DECODE_ROUNDS):
-        t = clock()
-        for _ in range(per):
-            step()
-        seconds = clock() - t
-        time.sleep(BW_SETTLE_S)
-        rounds.append([seconds, per, bandwidth()])
-    return rounds
+    t = clock()
+    for _ in range(n):
+        step()
+    seconds = clock() - t
+    time.sleep(BW_SETTLE_S)
+    return [seconds, n, bandwidth()]
 
 
 def roofline(rounds: list[list[float]], bytes_per_token: int) -> dict:
-    """From decode_rounds: decode tok/s over all rounds; the median round bandwidth; the roofline fraction
+    """From decode_round's results: decode tok/s over all rounds; the median round bandwidth; the roofline fraction
     (weight bytes read per second / bandwidth) as the median over rounds, each against its own bandwidth."""
     seconds = sum(r[0] for r in rounds)
     tokens = sum(r[1] for r in rounds)
@@ -147,58 +144,180 @@ def verify_costs(steps: dict, reps: int, clock=time.perf_counter) -> dict:
 
 
 # ---------------------------------------------------------------------------- workers
+# Each engine runs in its own subprocess (its peak RSS is its own) and serves timing requests from the
+# orchestrator (serve()), which alternates them between the engines, round by round: on this host the
+# memory speed swings by tens of percent over minutes, and engines measured one after the other saw
+# different machines (decode ratio 1.18 and 1.42 in two runs a quarter of an hour apart).
 
-def worker_ours(model: str, threads: int, quick: bool, toks: list[int]) -> dict:
-    from gateway.engine import Engine
+class OursSession:
+    """The native engine in this process: setup, then prefill / decode / verify requests."""
 
-    eng = Engine(model, n_sink=N_SINK, n_ring=CACHE_TOKENS - N_SINK - N_SCRATCH, n_scratch=N_SCRATCH,
-                 n_threads=threads)
-    e = eng.native
-    V = e.n_vocab
-    out1 = np.empty(V, np.float32)
-    arr = lambda t: np.asarray(t, dtype=np.int32)   # noqa: E731
-    e.forward_scratch(arr(toks[:64]), out1)            # page the weights in
-    e.rollback(0)
-    res = {}
-    for n in PREFILL:
-        x = arr(toks[:n])
-        def run():
-            e.forward_scratch(x, out1)
-            e.rollback(0)
-        res[f"prefill{n}_tok_s"] = n / median_time(run, 1 if quick else 3)
-    # verify cost: time(T=K) / time(T=1) in scratch after the prompt (all logits, as verification needs).
-    # Also for a second engine on the same mmap with one-term activations (act_precision "q8", the
-    # draft's; llama.cpp's scheme), in the same rounds: suffix "_q8".
-    def forward_step(eng, k: int):
-        x, out = arr(toks[PROMPT:PROMPT + k]), np.empty((k, V), np.float32)
+    def __init__(self, model: str, threads: int, toks: list[int]):
+        from gateway.engine import Engine
+
+        self.model, self.threads, self.toks = model, threads, toks
+        self.eng = Engine(model, n_sink=N_SINK, n_ring=CACHE_TOKENS - N_SINK - N_SCRATCH, n_scratch=N_SCRATCH,
+                          n_threads=threads)
+        e = self.e = self.eng.native
+        self.out1 = np.empty(e.n_vocab, np.float32)
+        self.one = np.zeros(1, np.int32)
+        self.decoding = False
+        e.forward_scratch(self.arr(toks[:64]), self.out1)          # page the weights in
+        e.rollback(0)
+        self.prefill(max(PREFILL))                                 # the largest chunk's buffers touched
+        e.forward_scratch(self.arr(toks[:PROMPT]), self.out1)
+        for step in self.verify_steps(e).values():                 # and verification's (all logits)
+            step()
+        e.rollback(0)
+        # This engine's peak: before the second (q8) engine and the bandwidth measurements' buffer exist.
+        self.peak_rss = peak_rss_mb()
+
+    @staticmethod
+    def arr(t) -> np.ndarray:
+        return np.asarray(t, dtype=np.int32)
+
+    def prefill(self, n: int) -> float:
+        x = self.arr(self.toks[:n])
+        t = time.perf_counter()
+        self.e.forward_scratch(x, self.out1)
+        seconds = time.perf_counter() - t
+        self.e.rollback(0)
+        return seconds
+
+    def decode(self, n: int) -> list[float]:
+        """The next n of the greedy tokens after the 32-token prompt (consecutive calls continue)."""
+        if not self.decoding:
+            self.e.rollback(0)
+            self.e.forward_scratch(self.arr(self.toks[:PROMPT]), self.out1)
+            self.decoding = True
         def step():
-            eng.forward_scratch(x, out, True)
-            eng.rollback(PROMPT)
-        return step
-    e.forward_scratch(arr(toks[:PROMPT]), out1)
-    steps = {("", k): forward_step(e, k) for k in (1, *VERIFY_K)}
-    for step in steps.values():
-        step()
-    # This engine's peak, verification included; before the second engine and before the bandwidth
-    # measurements' buffer (BW_MB) exist.
-    res["peak_rss_mb"] = peak_rss_mb()
-    # decode: 128 greedy tokens after the 32-token prompt, in rounds with the bandwidth measured between them
-    e.rollback(0)
-    e.forward_scratch(arr(toks[:PROMPT]), out1)
-    one = np.zeros(1, np.int32)
-    def decode_one():
-        one[0] = int(np.argmax(out1))
-        e.forward_scratch(one, out1)
-    res["decode_rounds"] = decode_rounds(decode_one, threads)
-    e.rollback(PROMPT)
-    e8 = Engine(model, n_sink=N_SINK, n_ring=64, n_scratch=64, n_threads=threads, act_precision="q8").native
-    e8.forward_scratch(arr(toks[:PROMPT]), out1)
-    steps.update({("_q8", k): forward_step(e8, k) for k in (1, *VERIFY_K)})
-    res.update(verify_costs(steps, VERIFY_REPS))
-    e.rollback(0)
-    e8.rollback(0)
-    res["bytes_per_token"] = e.bytes_per_token
-    res["simd"] = e.simd
+            self.one[0] = int(np.argmax(self.out1))
+            self.e.forward_scratch(self.one, self.out1)
+        return decode_round(step, n, self.threads)
+
+    def verify_steps(self, eng, suffix: str = "") -> dict:
+        """(suffix, K) -> one forward of K tokens after the prompt, all logits (as verification needs)."""
+        def forward_step(k: int):
+            x, out = self.arr(self.toks[PROMPT:PROMPT + k]), np.empty((k, eng.n_vocab), np.float32)
+            def step():
+                eng.forward_scratch(x, out, True)
+                eng.rollback(PROMPT)
+            return step
+        return {(suffix, k): forward_step(k) for k in (1, *VERIFY_K)}
+
+    def verify(self) -> dict:
+        """time(T=K) / time(T=1) in scratch after the prompt; also for a second engine on the same mmap
+        with one-term activations (act_precision "q8", the draft's; llama.cpp's scheme), in the same
+        rounds: suffix "_q8"."""
+        from gateway.engine import Engine
+
+        self.decoding = False
+        e8 = Engine(self.model, n_sink=N_SINK, n_ring=64, n_scratch=64, n_threads=self.threads,
+                    act_precision="q8").native
+        for eng in (self.e, e8):
+            eng.rollback(0)
+            eng.forward_scratch(self.arr(self.toks[:PROMPT]), self.out1)
+        res = verify_costs({**self.verify_steps(self.e), **self.verify_steps(e8, "_q8")}, VERIFY_REPS)
+        self.e.rollback(0)
+        return res
+
+    def info(self) -> dict:
+        return {"peak_rss_mb": self.peak_rss, "bytes_per_token": self.e.bytes_per_token, "simd": self.e.simd}
+
+
+class LlamaSession:
+    """llama.cpp (llama-cpp-python) on the same GGUF and threads, serving the same requests."""
+
+    def __init__(self, model: str, threads: int, toks: list[int]):
+        import llama_cpp
+
+        from gateway.models import resolve_model
+
+        self.threads, self.toks = threads, toks
+        self.llm = llama_cpp.Llama(model_path=str(resolve_model(model)), n_ctx=CACHE_TOKENS, n_threads=threads,
+                                   n_threads_batch=threads, n_batch=512, n_ubatch=512, verbose=False)
+        self.system_info = llama_cpp.llama_print_system_info().decode(errors="replace").strip()
+        self.n_vocab = self.llm.n_vocab()
+        self.decoding = False
+        self.llm.reset()
+        self.llm.eval(toks[:64])                                   # page the weights in
+        self.prefill(max(PREFILL))
+        self.llm.reset()
+        self.llm.eval(toks[:PROMPT])
+        for step in self.verify_steps().values():
+            step()
+        self.peak_rss = peak_rss_mb()                              # before the bandwidth buffer exists
+
+    def last_logits(self) -> np.ndarray:   # scores[] is only filled with logits_all; read the context's row
+        return np.ctypeslib.as_array(self.llm._ctx.get_logits(), shape=(self.n_vocab,))
+
+    def prefill(self, n: int) -> float:
+        self.decoding = False
+        self.llm.reset()
+        t = time.perf_counter()
+        self.llm.eval(self.toks[:n])
+        return time.perf_counter() - t
+
+    def decode(self, n: int) -> list[float]:
+        if not self.decoding:
+            self.llm.reset()
+            self.llm.eval(self.toks[:PROMPT])
+            self.decoding = True
+        return decode_round(lambda: self.llm.eval([int(np.argmax(self.last_logits()))]), n, self.threads)
+
+    def verify_steps(self) -> dict:
+        def eval_step(k: int):
+            def step():
+                self.llm.n_tokens = PROMPT                         # drop the last block, as verification does
+                self.llm._ctx.kv_cache_seq_rm(-1, PROMPT, -1)
+                self.llm.eval(self.toks[PROMPT:PROMPT + k])
+            return step
+        return {k: eval_step(k) for k in (1, *VERIFY_K)}
+
+    def verify(self) -> dict:
+        self.decoding = False
+        self.llm.reset()
+        self.llm.eval(self.toks[:PROMPT])
+        return verify_costs(self.verify_steps(), VERIFY_REPS)
+
+    def info(self) -> dict:
+        return {"peak_rss_mb": self.peak_rss, "system_info": self.system_info}
+
+
+SESSIONS = {"ours": OursSession, "llama": LlamaSession}
+
+
+def serve(session, lines, write) -> None:
+    """Answer JSON requests {"cmd": "prefill"|"decode"|"verify"|"info", ...} one per line, until "quit"."""
+    write({"ready": True})
+    for line in lines:
+        req = json.loads(line)
+        cmd = req.pop("cmd")
+        if cmd == "quit":
+            return
+        write({"result": getattr(session, cmd)(**req)})
+
+
+def measure(sessions: dict, quick: bool) -> dict:
+    """Every figure of each engine in `sessions` (name -> object with call(cmd, **kw)), the timed ones
+    alternating between the engines round by round. Returns name -> figures."""
+    res = {name: {} for name in sessions}
+    reps = 1 if quick else 3
+    for n in PREFILL:
+        times = {name: [] for name in sessions}
+        for _ in range(reps):
+            for name, s in sessions.items():
+                times[name].append(s.call("prefill", n=n))
+        for name in sessions:
+            res[name][f"prefill{n}_tok_s"] = n / float(np.median(times[name]))
+    for name in sessions:
+        res[name]["decode_rounds"] = []
+    for _ in range(DECODE_ROUNDS):
+        for name, s in sessions.items():
+            res[name]["decode_rounds"].append(s.call("decode", n=DECODE // DECODE_ROUNDS))
+    for name, s in sessions.items():
+        res[name].update(s.call("verify"))
+        res[name].update(s.call("info"))
     return res
 
 
@@ -216,44 +335,6 @@ def worker_drift(model: str, threads: int, toks: list[int]) -> dict:
     after = current_rss_mb()
     return {"rss_before_mb": before, "rss_after_mb": after, "rss_drift_pct": 100.0 * (after - before) / before,
             "stream_tok_s": (n_tokens - STREAM_RING) / dt, "stream_total": eng.stream_total}
-
-
-def worker_llama(model: str, threads: int, quick: bool, toks: list[int]) -> dict:
-    from llama_cpp import Llama
-
-    from gateway.models import resolve_model
-
-    path = str(resolve_model(model))
-    llm = Llama(model_path=path, n_ctx=CACHE_TOKENS, n_threads=threads, n_threads_batch=threads,
-                n_batch=512, n_ubatch=512, verbose=False)
-    llm.reset()
-    llm.eval(toks[:64])                                  # page the weights in
-    res = {}
-    for n in PREFILL:
-        def run():
-            llm.reset()
-            llm.eval(toks[:n])
-        res[f"prefill{n}_tok_s"] = n / median_time(run, 1 if quick else 3)
-    n_vocab = llm.n_vocab()
-
-    def last_logits() -> np.ndarray:   # scores[] is only filled with logits_all; read the context's row
-        return np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(n_vocab,))
-    llm.reset()
-    llm.eval(toks[:PROMPT])
-    def eval_step(k: int):
-        def step():
-            llm.n_tokens = PROMPT                          # drop the last block, as verification does
-            llm._ctx.kv_cache_seq_rm(-1, PROMPT, -1)
-            llm.eval(toks[PROMPT:PROMPT + k])
-        return step
-    res.update(verify_costs({k: eval_step(k) for k in (1, *VERIFY_K)}, VERIFY_REPS))
-    import llama_cpp
-    res["system_info"] = llama_cpp.llama_print_system_info().decode(errors="replace").strip()
-    res["peak_rss_mb"] = peak_rss_mb()                    # before the bandwidth measurements' buffer exists
-    llm.reset()
-    llm.eval(toks[:PROMPT])
-    res["decode_rounds"] = decode_rounds(lambda: llm.eval([int(np.argmax(last_logits()))]), threads)
-    return res
 
 
 # ---------------------------------------------------------------------------- orchestration
@@ -335,15 +416,48 @@ def use_isa(kind: str, isa: str | None) -> None:
         gateway._native = mod
 
 
-def run_worker(kind: str, model: str, threads: int, quick: bool, tokens_file: Path, isa: str | None = None) -> dict:
-    cmd = [sys.executable, __file__, "--worker", kind, "--model", model, "--threads", str(threads),
-           "--tokens-file", str(tokens_file)] + (["--isa", isa] if isa else [])
-    if quick:
-        cmd.append("--quick")
-    out = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
+def worker_cmd(kind: str, model: str, threads: int, tokens_file: Path, isa: str | None) -> list[str]:
+    return [sys.executable, __file__, "--worker", kind, "--model", model, "--threads", str(threads),
+            "--tokens-file", str(tokens_file)] + (["--isa", isa] if isa else [])
+
+
+def run_worker(kind: str, model: str, threads: int, tokens_file: Path, isa: str | None = None) -> dict:
+    """A one-shot worker (the RSS drift stream): its last stdout line, JSON."""
+    out = subprocess.run(worker_cmd(kind, model, threads, tokens_file, isa), capture_output=True, text=True, cwd=REPO)
     if out.returncode != 0:
         raise RuntimeError(f"{kind} worker on {model} failed:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+class WorkerProc:
+    """An engine session in a subprocess (serve() at the other end): call() sends one request, waits."""
+
+    def __init__(self, kind: str, model: str, threads: int, tokens_file: Path, isa: str | None = None):
+        self.name = f"{kind} worker on {model}"
+        self.err = tempfile.TemporaryFile(mode="w+")
+        self.proc = subprocess.Popen(worker_cmd(kind, model, threads, tokens_file, isa), stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=self.err, text=True, cwd=REPO)
+        self.read()   # {"ready": true}: set up (loaded, paged in, warmed)
+
+    def read(self) -> dict:
+        line = self.proc.stdout.readline()
+        if not line:
+            self.proc.wait()
+            self.err.seek(0)
+            raise RuntimeError(f"{self.name} failed (exit {self.proc.returncode}):\n{self.err.read()[-3000:]}")
+        return json.loads(line)
+
+    def call(self, cmd: str, **kw):
+        self.proc.stdin.write(json.dumps({"cmd": cmd, **kw}) + "\n")
+        self.proc.stdin.flush()
+        return self.read()["result"]
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.stdin.write(json.dumps({"cmd": "quit"}) + "\n")
+            self.proc.stdin.close()
+            self.proc.wait(timeout=60)
+        self.err.close()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -352,7 +466,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--models", default="1.5b,0.5b")
     ap.add_argument("--stream-model", default="0.5b", help="model for the RSS drift stream")
     ap.add_argument("--stream-tokens", type=int, default=STREAM_TOKENS)
-    ap.add_argument("--quick", action="store_true", help="single repetitions (smoke run)")
+    ap.add_argument("--quick", action="store_true", help="single prefill repetitions (smoke run)")
     ap.add_argument("--worker", choices=("ours", "llama", "drift"), help=argparse.SUPPRESS)
     ap.add_argument("--model", help=argparse.SUPPRESS)
     ap.add_argument("--tokens-file", help=argparse.SUPPRESS)
@@ -362,13 +476,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.worker:
         use_isa(args.worker, args.isa)
         toks = json.loads(Path(args.tokens_file).read_text())
-        if args.worker == "ours":
-            res = worker_ours(args.model, args.threads, args.quick, toks)
-        elif args.worker == "llama":
-            res = worker_llama(args.model, args.threads, args.quick, toks)
-        else:
-            res = worker_drift(args.model, args.threads, toks)
-        print(json.dumps(res))
+        if args.worker == "drift":
+            print(json.dumps(worker_drift(args.model, args.threads, toks)))
+            return 0
+        session = SESSIONS[args.worker](args.model, args.threads, toks)
+        def write(obj):
+            sys.stdout.write(json.dumps(obj) + "\n")
+            sys.stdout.flush()
+        serve(session, sys.stdin, write)
         return 0
 
     from gateway.models import resolve_model
@@ -388,7 +503,15 @@ def main(argv: list[str] | None = None) -> int:
     for key in args.models.split(","):
         model = MODELS[key]
         tag = key.replace(".", "_")
-        ours = run_worker("ours", model, args.threads, args.quick, bench_tokens, args.isa)
+        sessions = {"ours": WorkerProc("ours", model, args.threads, bench_tokens, args.isa)}
+        try:
+            if have_llama:
+                sessions["llama"] = WorkerProc("llama", model, args.threads, bench_tokens, args.isa)
+            res = measure(sessions, args.quick)
+        finally:
+            for s in sessions.values():
+                s.close()
+        ours = res["ours"]
         ours.update(roofline(ours["decode_rounds"], ours["bytes_per_token"]))
         print(f"ours {model}: {json.dumps(ours)}", file=sys.stderr)
         for name in ("decode_tok_s", "prefill512_tok_s", "prefill32_tok_s", "peak_rss_mb"):
@@ -405,7 +528,7 @@ def main(argv: list[str] | None = None) -> int:
             summary[f"verify_cost_k{k}_q8_{tag}"] = ours[f"verify_cost_k{k}_q8"]
         summary["simd"] = ours["simd"]
         if have_llama:
-            ref = run_worker("llama", model, args.threads, args.quick, bench_tokens, args.isa)
+            ref = res["llama"]
             ref.update(roofline(ref["decode_rounds"], ours["bytes_per_token"]))   # the same GGUF's weights
             print(f"llama.cpp {model}: {json.dumps(ref)}", file=sys.stderr)
             summary[f"llama_roofline_fraction_{tag}"] = ref["roofline_fraction"]
@@ -416,7 +539,7 @@ def main(argv: list[str] | None = None) -> int:
             summary[f"decode_ratio_{tag}"] = ours["decode_tok_s"] / ref["decode_tok_s"]
             summary[f"prefill512_ratio_{tag}"] = ours["prefill512_tok_s"] / ref["prefill512_tok_s"]
             summary[f"prefill32_ratio_{tag}"] = ours["prefill32_tok_s"] / ref["prefill32_tok_s"]
-    drift = run_worker("drift", MODELS[args.stream_model], args.threads, args.quick, stream_tokens, args.isa)
+    drift = run_worker("drift", MODELS[args.stream_model], args.threads, stream_tokens, args.isa)
     summary.update({k: drift[k] for k in ("rss_before_mb", "rss_after_mb", "rss_drift_pct", "stream_tok_s")})
     summary["rss_drift_model"] = MODELS[args.stream_model]
     summary["load_avg_1m"] = os.getloadavg()[0]

@@ -67,7 +67,8 @@ def test_decode_rounds_hold_each_round_to_its_own_bandwidth():
     def step():
         clock.now += next(per_token)
 
-    rounds = bench_engine.decode_rounds(step, threads=2, clock=clock, bandwidth=lambda: next(bws))
+    rounds = [bench_engine.decode_round(step, 32, threads=2, clock=clock, bandwidth=lambda: next(bws))
+              for _ in range(4)]
     assert [r[1] for r in rounds] == [32] * 4
     assert [r[0] for r in rounds] == pytest.approx([1.28, 2.56, 1.28, 1.6])
     out = bench_engine.roofline(rounds, bytes_per_token=10**9)
@@ -75,3 +76,47 @@ def test_decode_rounds_hold_each_round_to_its_own_bandwidth():
     assert out["read_bandwidth_gbs"] == pytest.approx(45.0)
     # 25 tok/s of 1e9 B against 50 GB/s, 12.5 against 25, 20 against 40: 0.5 in every round.
     assert out["roofline_fraction"] == pytest.approx(0.5)
+
+
+class FakeSession:
+    """An engine session answering measure()'s requests from a shared log, with made-up timings."""
+
+    def __init__(self, name: str, log: list, speed: float):
+        self.name, self.log, self.speed = name, log, speed
+
+    def call(self, cmd: str, **kw):
+        self.log.append((self.name, cmd, kw.get("n")))
+        if cmd == "prefill":
+            return kw["n"] / (100.0 * self.speed)
+        if cmd == "decode":
+            return [kw["n"] / (40.0 * self.speed), kw["n"], 50.0]
+        if cmd == "verify":
+            return {"verify_cost_k4": 1.5}
+        return {"peak_rss_mb": 1000.0 / self.speed}
+
+
+def test_measure_alternates_the_engines_round_by_round():
+    log: list = []
+    res = bench_engine.measure({"ours": FakeSession("ours", log, 2.0), "llama": FakeSession("llama", log, 1.0)},
+                               quick=False)
+    timed = [entry for entry in log if entry[1] in ("prefill", "decode")]
+    # every timed request goes to both engines in turn, never twice in a row to one engine
+    assert [e[0] for e in timed] == ["ours", "llama"] * (len(timed) // 2)
+    assert [e for e in timed if e[0] == "ours"] == (
+        [("ours", "prefill", n) for n in bench_engine.PREFILL for _ in range(3)]
+        + [("ours", "decode", bench_engine.DECODE // bench_engine.DECODE_ROUNDS)] * bench_engine.DECODE_ROUNDS)
+    assert res["ours"]["prefill512_tok_s"] == pytest.approx(200.0)
+    assert res["llama"]["prefill32_tok_s"] == pytest.approx(100.0)
+    assert len(res["llama"]["decode_rounds"]) == bench_engine.DECODE_ROUNDS
+    assert res["ours"]["verify_cost_k4"] == 1.5 and res["llama"]["peak_rss_mb"] == 1000.0
+
+
+def test_serve_answers_until_quit():
+    class Session:
+        def prefill(self, n):
+            return n * 0.5
+
+    out: list = []
+    bench_engine.serve(Session(), iter(['{"cmd": "prefill", "n": 4}\n', '{"cmd": "quit"}\n',
+                                        '{"cmd": "prefill", "n": 9}\n']), out.append)
+    assert out == [{"ready": True}, {"result": 2.0}]
