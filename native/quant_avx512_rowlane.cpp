@@ -1,5 +1,5 @@
-// x86 AVX-512 row-lane kernels for Q4_K calls of 1-16 activation records and Q6_K calls of 12-16
-// (decode, verification of drafted tokens): a zmm holds 16 weight rows, one lane each, and activation
+// x86 AVX-512 row-lane kernels for Q4_K calls of 1-16 activation records (1-2 only over short rows) and
+// Q6_K calls of 12-16 (decode, verification of drafted tokens): a zmm holds 16 weight rows, one lane each, and activation
 // bytes are broadcast from memory, so each block's decode is shared by every record and nothing is
 // reduced across lanes.
 // Bit-identical to the other kernels. Knows nothing about threads.
@@ -202,6 +202,14 @@ inline void rl_block(const RlBlock& w, const RlActs& a, int64_t b, __m512* acc) 
 // 32.8-33.0 ms against 35.6-35.8. (On two threads it was memory-bound at the time: 23.5-24.5 either
 // way. 4 records: no gain.)
 constexpr int RL_FUSE_MAX = 2;
+// Calls of up to RL_FUSE_MAX records (one token) over rows longer than this many blocks (the 1.5B's
+// ffn_down, K = 8960: 35 blocks) go to the reducing kernel instead: a 16-row group of such rows spans
+// 80 KB, more than the L1, so prefetching the next group while one is decoded evicts lines before
+// they are used; the reducing kernel streams 4 rows with a shorter lead. Measured (1.5B one-token
+// forward, 2 threads, separate processes in rotated order, 12 rounds, 58-79 GB/s stretch): 18.15 ms
+// against 18.80, per-round ratio 0.963; in a 41-48 GB/s stretch 0.972 (8 rounds). All one-token Q4_K
+// calls through the reducing kernel: 1.112 in the fast stretch, 0.925 in the slow one.
+constexpr int64_t RL_FEW_MAX_KBLOCKS = 8;
 
 template <int NR>
 inline void rl_block_fused(const BlockQ4K* const* rows, const RlBlock& w, const RlActs& a, int64_t b, __m512* acc) {
@@ -374,6 +382,7 @@ int64_t rowlane_matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int
     const int64_t nb = K / QK_K;
     const int64_t r16 = r0 + (r1 - r0) / RL_ROWS * RL_ROWS;
     if (nb > RL_MAX_KBLOCKS || T > RL_MAX_RECORDS || r16 == r0) return r0;
+    if (T <= RL_FUSE_MAX && nb > RL_FEW_MAX_KBLOCKS) return r0;
     const ActLayout L = act_layout(wt, K);
     if (wt == GGMLType::Q4_K)
         return rl_dispatch(reinterpret_cast<const BlockQ4K*>(W), nb, r0, r16, acts, L, T, y, ldy, pair) ? r16 : r0;
