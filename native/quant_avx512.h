@@ -1,6 +1,6 @@
-// Internal to the AVX-512 kernels: quant_avx512.cpp (the reducing kernels and the dispatch) and
-// quant_avx512_broadcast.cpp (the broadcast kernels for wide calls). Holds what both need: the block
-// decoders, and the reducing kernel's tile, which the broadcast kernel uses for its remainder.
+// Internal to the AVX-512 kernels: quant_avx512.cpp (the reducing kernels and the dispatch),
+// quant_avx512_broadcast.cpp (wide calls) and the row-lane files (_rowlane, _legacy). Holds what they
+// share: the block decoders, the reducing kernel's tile, the row-lane transposes.
 #pragma once
 #include <cstring>
 #include <type_traits>
@@ -193,6 +193,32 @@ inline void decode_group(const typename Legacy<WT>::B* b, int n, LGroup* g) {
     }
 }
 
+// ---- row-lane helpers (quant_avx512_rowlane.cpp, quant_avx512_legacy.cpp) ------------------------
+// The first 16 bytes at p[i] for 16 rows, as 4 dwords each: c[k] lane i = dword k of row i. (Row 4L + q
+// goes to 128-bit lane L of register q, then a 4x4 dword transpose within lanes.)
+inline void dwords4_of_rows(const void* const* p, __m512i* c) {
+    __m512i h[4];
+    for (int q = 0; q < 4; ++q) {
+        __m512i z = _mm512_zextsi128_si512(_mm_loadu_si128(static_cast<const __m128i*>(p[q])));
+        z = _mm512_inserti32x4(z, _mm_loadu_si128(static_cast<const __m128i*>(p[4 + q])), 1);
+        z = _mm512_inserti32x4(z, _mm_loadu_si128(static_cast<const __m128i*>(p[8 + q])), 2);
+        h[q] = _mm512_inserti32x4(z, _mm_loadu_si128(static_cast<const __m128i*>(p[12 + q])), 3);
+    }
+    const __m512i t0 = _mm512_unpacklo_epi32(h[0], h[1]), t1 = _mm512_unpackhi_epi32(h[0], h[1]);
+    const __m512i t2 = _mm512_unpacklo_epi32(h[2], h[3]), t3 = _mm512_unpackhi_epi32(h[2], h[3]);
+    c[0] = _mm512_unpacklo_epi64(t0, t2);
+    c[1] = _mm512_unpackhi_epi64(t0, t2);
+    c[2] = _mm512_unpacklo_epi64(t1, t3);
+    c[3] = _mm512_unpackhi_epi64(t1, t3);
+}
+
+// acc += dpbusd(u, 4 int8 at p broadcast): the broadcast folded into the instruction ({1to16}),
+// which GCC does not do by itself.
+inline __m512i dpbusd_bcast(__m512i acc, __m512i u, const int32_t* p) {
+    asm("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(u), "m"(*p));
+    return acc;
+}
+
 // The broadcast kernels (quant_avx512_broadcast.cpp) for calls of many records; false when the call
 // is not theirs (too few records, another type, K too large), and the reducing kernels run.
 bool broadcast_matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T,
@@ -203,6 +229,8 @@ bool broadcast_matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int6
 // takes rows r0 .. r0 + 16n of [r0, r1) and returns the first row it left (r0 when the call is not
 // its own), for the other kernels to finish.
 constexpr int RL_MAX_RECORDS = 16;
+int64_t legacy_rowlane_matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts,
+                              int T, float* y, int64_t ldy, int pair);  // the same for legacy 32-blocks (quant_avx512_legacy.cpp)
 int64_t rowlane_matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T,
                        float* y, int64_t ldy, int pair);
 

@@ -54,24 +54,6 @@ inline void transpose16(__m512i* r) {
     }
 }
 
-// The first 16 bytes at p[i] for 16 rows, as 4 dwords each: c[k] lane i = dword k of row i. (Row 4L + q
-// goes to 128-bit lane L of register q, then a 4x4 dword transpose within lanes.)
-inline void dwords4_of_rows(const void* const* p, __m512i* c) {
-    __m512i h[4];
-    for (int q = 0; q < 4; ++q) {
-        __m512i z = _mm512_zextsi128_si512(_mm_loadu_si128(static_cast<const __m128i*>(p[q])));
-        z = _mm512_inserti32x4(z, _mm_loadu_si128(static_cast<const __m128i*>(p[4 + q])), 1);
-        z = _mm512_inserti32x4(z, _mm_loadu_si128(static_cast<const __m128i*>(p[8 + q])), 2);
-        h[q] = _mm512_inserti32x4(z, _mm_loadu_si128(static_cast<const __m128i*>(p[12 + q])), 3);
-    }
-    const __m512i t0 = _mm512_unpacklo_epi32(h[0], h[1]), t1 = _mm512_unpackhi_epi32(h[0], h[1]);
-    const __m512i t2 = _mm512_unpacklo_epi32(h[2], h[3]), t3 = _mm512_unpackhi_epi32(h[2], h[3]);
-    c[0] = _mm512_unpacklo_epi64(t0, t2);
-    c[1] = _mm512_unpackhi_epi64(t0, t2);
-    c[2] = _mm512_unpacklo_epi64(t1, t3);
-    c[3] = _mm512_unpackhi_epi64(t1, t3);
-}
-
 // Block b of 16 rows, decoded with one row per lane.
 struct RlBlock {
     __m512i raw[32];  // dword d of qs: low nibbles = sub-block 2 (d / 8), high = 2 (d / 8) + 1, dword d % 8
@@ -150,13 +132,6 @@ inline void rl_acts(const uint8_t* acts, const ActLayout& L, int64_t nb, int t0,
             a->dx[b][t] = d[b];
         }
     }
-}
-
-// acc += dpbusd(u, 4 int8 at p broadcast): the broadcast folded into the instruction ({1to16}),
-// which GCC does not do by itself.
-inline __m512i dpbusd_bcast(__m512i acc, __m512i u, const int32_t* p) {
-    asm("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(u), "m"(*p));
-    return acc;
 }
 
 // Sub-block j (0..7) for NR records: S_j from the 8 packed-nibble dwords q[0..7] that hold it (low
