@@ -303,14 +303,10 @@ namespace lg {
 
 using namespace avx512;
 
-// Legacy-block calls of up to this many records take the row-lane kernel (quant_avx512_legacy.cpp).
-constexpr int LEGACY_ROWLANE_MAX_RECORDS = 16;
-
 bool matmul_simd(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* act_buf,
                  const float* x, int T, float* y, int64_t ldy, int pair) {
     r0 = rowlane_matmul(wt, W, K, r0, r1, act_buf, T, y, ldy, pair);
-    if (ggml_bytes_per_block32(wt) > 0 && T <= LEGACY_ROWLANE_MAX_RECORDS)
-        r0 = legacy_rowlane_matmul(wt, W, K, r0, r1, act_buf, T, y, ldy, pair);
+    r0 = legacy_rowlane_matmul(wt, W, K, r0, r1, act_buf, T, y, ldy, pair);
     if (r0 == r1) return true;
     if (broadcast_matmul(wt, W, K, r0, r1, act_buf, T, y, ldy, pair)) return true;
     switch (wt) {

@@ -230,7 +230,8 @@ bool broadcast_matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int6
 // its own), for the other kernels to finish.
 constexpr int RL_MAX_RECORDS = 16;
 int64_t legacy_rowlane_matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts,
-                              int T, float* y, int64_t ldy, int pair);  // the same for legacy 32-blocks (quant_avx512_legacy.cpp)
+                              int T, float* y, int64_t ldy, int pair);  // the same for legacy 32-blocks, any T <= RL_MAX_RECORDS
+                                                                        // (quant_avx512_legacy.cpp); r0 for other types
 int64_t rowlane_matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T,
                        float* y, int64_t ldy, int pair);
 

@@ -1,5 +1,5 @@
 // x86 AVX-512 row-lane kernel for legacy 32-blocks (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0) and calls of up to
-// LRL_MAX_RECORDS records (decode, verification): 16 weight rows per zmm, activation bytes broadcast,
+// RL_MAX_RECORDS records (decode, verification): 16 weight rows per zmm, activation bytes broadcast,
 // float steps 16 rows at a time in the canonical lanes. Bit-identical to the other kernels. Knows nothing
 // about threads or models.
 #include "quant_avx512.h"
@@ -17,7 +17,6 @@ namespace {
 // scalar path's. Values are unsigned in the zmm (stored value, plus 128 for Q8_0), so i1 = sum v x minus
 // (sum x) << off_shift, as in legacy_matmul.
 constexpr int LRL_ROWS = 16;
-constexpr int LRL_MAX_RECORDS = 16;
 
 struct LrlBlock {
     __m512i v[8];  // element group g (values 4g .. 4g + 3) of 16 rows, unsigned
@@ -88,7 +87,7 @@ inline void lrl_record(const LrlBlock& w, const uint8_t* rec, const ActLayout& L
         lane = _mm512_fmadd_ps(_mm512_mul_ps(w.dm, dx), _mm512_set1_ps(static_cast<float>(sum)), lane);
 }
 
-// Rows [r0, r1) ((r1 - r0) a multiple of 16) against T <= LRL_MAX_RECORDS records.
+// Rows [r0, r1) ((r1 - r0) a multiple of 16) against T <= RL_MAX_RECORDS records.
 template <GGMLType WT>
 void lrl_rows(const uint8_t* W, int64_t nb, int64_t r0, int64_t r1, const uint8_t* acts, const ActLayout& L, int T,
               float* y, int64_t ldy, int pair) {
@@ -96,7 +95,7 @@ void lrl_rows(const uint8_t* W, int64_t nb, int64_t r0, int64_t r1, const uint8_
     const B* Wb = reinterpret_cast<const B*>(W);
     LrlBlock w;
     for (int64_t rg = r0; rg < r1; rg += LRL_ROWS) {
-        __m512 lanes[LRL_MAX_RECORDS][L_LANES];
+        __m512 lanes[RL_MAX_RECORDS][L_LANES];
         for (int t = 0; t < T; ++t)
             for (int l = 0; l < L_LANES; ++l) lanes[t][l] = _mm512_setzero_ps();
         for (int64_t b = 0; b < nb; ++b) {
@@ -133,7 +132,7 @@ int64_t lrl_call(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint
 
 int64_t legacy_rowlane_matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T,
                               float* y, int64_t ldy, int pair) {
-    if (T > LRL_MAX_RECORDS) return r0;
+    if (T > RL_MAX_RECORDS) return r0;
     switch (wt) {
         case GGMLType::Q4_0: return lrl_call<GGMLType::Q4_0>(W, K, r0, r1, acts, T, y, ldy, pair);
         case GGMLType::Q4_1: return lrl_call<GGMLType::Q4_1>(W, K, r0, r1, acts, T, y, ldy, pair);
