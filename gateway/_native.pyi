@@ -334,6 +334,22 @@ class CudaEngine:
     def fuse(self, arg1: bool) -> None:
         ...
     @property
+    def mma(self) -> bool:
+        """
+        int8 tensor-core products for chunks of T > 1 tokens (default True; same values)
+        """
+    @mma.setter
+    def mma(self, arg1: bool) -> None:
+        ...
+    @property
+    def pdl(self) -> bool:
+        """
+        programmatic dependent launches with L2 weight prefetch (default True; same values)
+        """
+    @pdl.setter
+    def pdl(self, arg1: bool) -> None:
+        ...
+    @property
     def use_graph(self) -> bool:
         """
         capture the decode step in a CUDA graph (default True)

@@ -152,10 +152,15 @@ def main() -> None:
     eng.fuse = False
     decode_unfused = decode_tok_s(eng, prompt)
     eng.fuse = True
+    eng.pdl = False
+    decode_nopdl = decode_tok_s(eng, prompt)
+    eng.pdl = True
     decode = decode_tok_s(eng, prompt)
-    print(f"decode {decode:.0f} tok/s (graph, fused) vs {decode_unfused:.0f} (graph, unfused) vs "
-          f"{decode_nograph:.0f} (no graph, fused); activations {eng.act_precision}", flush=True)
-    if args.profile:
+    print(f"decode {decode:.0f} tok/s (graph, fused, pdl) vs {decode_nopdl:.0f} (graph, fused, no pdl) vs "
+          f"{decode_unfused:.0f} (graph, unfused, pdl) vs {decode_nograph:.0f} (no graph, fused, pdl); "
+          f"activations {eng.act_precision}", flush=True)
+    if args.profile:  # without pdl: each kernel's time is its own, not overlapped with its neighbours
+        eng.pdl = False
         eng.use_graph = False
         eng.rollback(0)
         first = eng.forward_scratch_next(prompt)
@@ -164,17 +169,25 @@ def main() -> None:
         kernel_profile("a 32-token prefill (forward_scratch_next)", lambda: eng.forward_scratch_next(prompt), 1)
         eng.rollback(0)
         eng.use_graph = True
+        eng.pdl = True
     bpt = eng.bytes_per_token
     roof = decode * bpt / (bw * 1e9)
     print(f"{bpt / 1e6:.0f} MB/token -> roofline {bw * 1e9 / bpt:.0f} tok/s, fraction {roof:.2f}", flush=True)
 
     p512 = rng.integers(0, spec.n_vocab, 512).astype(np.int32)
-    eng.forward_scratch(p512[:64])
-    eng.rollback(0)
-    dt, _ = timed(lambda: eng.forward_scratch(p512))
-    eng.rollback(0)
-    prefill = 512 / dt
-    print(f"prefill 512: {prefill:.0f} tok/s", flush=True)
+
+    def prefill_tok_s(mma: bool) -> float:
+        eng.mma = mma
+        eng.forward_scratch(p512[:64])
+        eng.rollback(0)
+        dt, _ = timed(lambda: eng.forward_scratch(p512))
+        eng.rollback(0)
+        eng.mma = True
+        return 512 / dt
+
+    prefill_dp4a = prefill_tok_s(False)
+    prefill = prefill_tok_s(True)
+    print(f"prefill 512: {prefill:.0f} tok/s on tensor cores, {prefill_dp4a:.0f} with dp4a", flush=True)
 
     drafts = rng.integers(0, spec.n_vocab, VERIFY_K).astype(np.int32)
     out_k = np.empty((VERIFY_K, spec.n_vocab), np.float32)
@@ -194,9 +207,13 @@ def main() -> None:
     singles()
     t_verify, _ = timed(verify, 20)
     t_single, _ = timed(singles, 20)
+    eng.mma = False
+    verify()
+    t_verify_dp4a, _ = timed(verify, 20)
+    eng.mma = True
     eng.rollback(0)
-    print(f"verify K={VERIFY_K}: {t_verify * 1e3:.2f} ms vs {VERIFY_K} single decodes {t_single * 1e3:.2f} ms "
-          f"({t_single / t_verify:.1f}x)", flush=True)
+    print(f"verify K={VERIFY_K}: {t_verify * 1e3:.2f} ms ({t_verify_dp4a * 1e3:.2f} with dp4a) vs {VERIFY_K} single "
+          f"decodes {t_single * 1e3:.2f} ms ({t_single / t_verify:.1f}x)", flush=True)
 
     lat, lat_prefill = [], []
     chunk = rng.integers(0, spec.n_vocab, DEADLINE_PREFILL).astype(np.int32)
@@ -210,8 +227,17 @@ def main() -> None:
         if i >= 5:
             lat.append(dt * 1e3)
             lat_prefill.append((t1 - t0) * 1e3)
+    eng.mma = False
+    lat_dp4a = []
+    for i in range(25):
+        t0 = time.perf_counter()
+        eng.forward_scratch_next(chunk)
+        lat_dp4a.append((time.perf_counter() - t0) * 1e3)
+        eng.rollback(0)
+    eng.mma = True
     print(f"deadline workload ({DEADLINE_PREFILL} prefill + {DEADLINE_DECODE} decodes) x{DEADLINE_REPS}: "
-          f"p50 {pct(lat, 50):.2f} ms, p99 {pct(lat, 99):.2f} ms (the prefill alone: p50 {pct(lat_prefill, 50):.2f} ms)",
+          f"p50 {pct(lat, 50):.2f} ms, p99 {pct(lat, 99):.2f} ms (the prefill alone: p50 {pct(lat_prefill, 50):.2f} ms; "
+          f"{pct(lat_dp4a[5:], 50):.2f} ms with dp4a)",
           flush=True)
     del eng
 
@@ -229,6 +255,8 @@ def main() -> None:
     print(json.dumps({
         "decode_tok_s": round(decode, 1), "decode_nograph_tok_s": round(decode_nograph, 1),
         "decode_unfused_tok_s": round(decode_unfused, 1), "decode_q8_tok_s": round(decode_q8, 1),
+        "decode_nopdl_tok_s": round(decode_nopdl, 1), "prefill512_dp4a_tok_s": round(prefill_dp4a, 1),
+        "verify8_dp4a_ms": round(t_verify_dp4a * 1e3, 3), "chunk_prefill_dp4a_p50_ms": round(pct(lat_dp4a[5:], 50), 3),
         "act_precision": prec,
         "bandwidth_gbps": round(bw, 1), "bytes_per_token": int(bpt), "roofline_fraction": round(roof, 3),
         "prefill512_tok_s": round(prefill, 1), "verify8_ms": round(t_verify * 1e3, 3),

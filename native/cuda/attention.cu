@@ -29,6 +29,8 @@ __global__ void kv_store_kernel(AttnShape s, float* __restrict__ k_cache, __half
                                 const float* __restrict__ k_new, const float* __restrict__ v_new,
                                 const double* __restrict__ theta, const int32_t* __restrict__ chunk_slot,
                                 const ChunkMeta* __restrict__ meta) {
+    pdl_wait();
+    pdl_trigger();
     const int t = blockIdx.x, h = blockIdx.y, hd = s.head_dim;
     if (t >= meta->T) return;
     const int kv_dim = s.n_head_kv * hd;
@@ -47,9 +49,8 @@ __global__ void kv_store_kernel(AttnShape s, float* __restrict__ k_cache, __half
 void kv_store(const AttnShape& s, float* k_cache, __half* v_cache, const float* k_new, const float* v_new,
               const double* theta, const int32_t* chunk_slot, const ChunkMeta* meta, int T, cudaStream_t st) {
     dim3 grid(T, s.n_head_kv);
-    kv_store_kernel<<<grid, s.head_dim < 128 ? s.head_dim : 128, 0, st>>>(s, k_cache, v_cache, k_new, v_new, theta,
-                                                                         chunk_slot, meta);
-    LG_CUDA_LAUNCHED("kv_store_kernel");
+    launch("kv_store_kernel", kv_store_kernel, grid, dim3(s.head_dim < 128 ? s.head_dim : 128), 0, st, s, k_cache,
+           v_cache, k_new, v_new, theta, chunk_slot, meta);
 }
 
 // Shared memory of the partial kernel, in floats: queries [2][G][hd] (by rotation index, by
@@ -72,6 +73,8 @@ attn_partial_kernel(AttnShape s, const float* __restrict__ k_cache, const __half
                     const float* __restrict__ rope_sin, const ChunkMeta* __restrict__ meta,
                     float* __restrict__ part_acc, float* __restrict__ part_ml) {
     extern __shared__ float smem[];
+    pdl_wait();
+    pdl_trigger();
     const int c = blockIdx.x, kvh = blockIdx.y, t = blockIdx.z;
     if (t >= meta->T) return;
     const int pos = meta->pos0 + t, n = pos + 1;
@@ -177,6 +180,8 @@ __global__ void __launch_bounds__(COMBINE_THREADS)
 attn_combine_kernel(AttnShape s, const ChunkMeta* __restrict__ meta, const float* __restrict__ part_acc,
                     const float* __restrict__ part_ml, float* __restrict__ out) {
     extern __shared__ float cs[];  // [max_chunks] weights, then [max_chunks] sums
+    pdl_wait();
+    pdl_trigger();
     const int h = blockIdx.x, t = blockIdx.y, hd = s.head_dim;
     if (t >= meta->T) return;
     const int n = meta->pos0 + t + 1, nc = (n + ATT_CHUNK - 1) / ATT_CHUNK;
@@ -208,13 +213,11 @@ void attention(const AttnShape& s, const float* k_cache, const __half* v_cache, 
                const ChunkMeta* meta, int T, int n_chunks, float* part_acc, float* part_ml, float* out,
                cudaStream_t st) {
     dim3 grid(n_chunks, s.n_head_kv, T);
-    attn_partial_kernel<<<grid, ATT_THREADS, attention_smem_bytes(s), st>>>(
-        s, k_cache, v_cache, q, pos_slot, theta, rope_cos, rope_sin, meta, part_acc, part_ml);
-    LG_CUDA_LAUNCHED("attn_partial_kernel");
+    launch("attn_partial_kernel", attn_partial_kernel, grid, dim3(ATT_THREADS), attention_smem_bytes(s), st, s, k_cache,
+           v_cache, q, pos_slot, theta, rope_cos, rope_sin, meta, part_acc, part_ml);
     dim3 cgrid(s.n_head, T);
-    attn_combine_kernel<<<cgrid, COMBINE_THREADS, 2 * sizeof(float) * s.max_chunks, st>>>(s, meta, part_acc, part_ml,
-                                                                                        out);
-    LG_CUDA_LAUNCHED("attn_combine_kernel");
+    launch("attn_combine_kernel", attn_combine_kernel, cgrid, dim3(COMBINE_THREADS), 2 * sizeof(float) * s.max_chunks,
+           st, s, meta, part_acc, part_ml, out);
 }
 
 }  // namespace cuda

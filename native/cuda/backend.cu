@@ -5,6 +5,11 @@
 namespace lg {
 namespace cuda {
 
+LaunchOpts& launch_opts() {
+    thread_local LaunchOpts o;
+    return o;
+}
+
 bool cuda_available() {
     int n = 0;
     // No driver, no device or a driver too old for this runtime: all mean "use the CPU".

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace lg {
 namespace cuda {
@@ -63,6 +64,64 @@ struct ChunkMeta {
 };
 constexpr int META_INTS = sizeof(ChunkMeta) / sizeof(int32_t);  // its int32 words at the head of the plan buffer
 static_assert(sizeof(ChunkMeta) == 32, "ChunkMeta layout");
+
+// ---------------------------------------------------------------------------- launches
+
+// How kernels are launched; per thread, set by the engine before each call (CudaEngine::set_pdl,
+// set_mma). pdl: programmatic dependent launch (sm_90): a kernel may start while the one before it
+// drains, prefetch its weights into L2, then wait (pdl_wait) before touching anything the earlier
+// kernels write. mma: products over T > 1 tokens on int8 tensor cores (same values as dp4a).
+struct LaunchOpts {
+    bool pdl = true;
+    bool mma = true;
+};
+LaunchOpts& launch_opts();
+
+// Every kernel calls pdl_wait() before its first read of activations, cache or metadata and before
+// any write, then pdl_trigger(). Without the launch attribute both are no-ops. Code before the wait
+// may read only what no kernel writes (weights, tables).
+__device__ __forceinline__ void pdl_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void pdl_trigger() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" :::);
+#endif
+}
+
+// Ask L2 to fetch [p, p + bytes) (read-only weights), spread over the lanes of the calling warp:
+// 16-byte aligned bulk prefetches (the range is widened to 16 bytes; the weight buffer has slack
+// at its end). A hint only: no completion to wait for.
+constexpr uint32_t PREFETCH_CHUNK = 4096;
+__device__ __forceinline__ void prefetch_l2_warp(const void* p, int64_t bytes, int lane) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    const uintptr_t a0 = reinterpret_cast<uintptr_t>(p) & ~static_cast<uintptr_t>(15);
+    const uintptr_t a1 = (reinterpret_cast<uintptr_t>(p) + bytes + 15) & ~static_cast<uintptr_t>(15);
+    for (uintptr_t a = a0 + static_cast<uintptr_t>(lane) * PREFETCH_CHUNK; a < a1; a += WARP * PREFETCH_CHUNK) {
+        const uint32_t n = static_cast<uint32_t>(a1 - a < PREFETCH_CHUNK ? a1 - a : PREFETCH_CHUNK);
+        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(a), "r"(n) : "memory");
+    }
+#endif
+}
+
+// Launch `kernel` on `st` (programmatic dependent launch when launch_opts().pdl) and check it.
+template <typename... Params, typename... Args>
+inline void launch(const char* name, void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, cudaStream_t st,
+                   Args&&... args) {
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = grid;
+    cfg.blockDim = block;
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = st;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = launch_opts().pdl ? 1 : 0;
+    check(cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...), name, __FILE__, __LINE__);
+}
 
 }  // namespace cuda
 }  // namespace lg

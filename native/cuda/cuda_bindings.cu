@@ -76,6 +76,10 @@ void register_cuda(py::module_& m) {
                       "capture the decode step in a CUDA graph (default True)")
         .def_property("fuse", &CudaEngine::fuse, &CudaEngine::set_fuse,
                       "RMSNorm+quantize, q+k+v and gate+up projections each in one launch (default True; same values)")
+        .def_property("pdl", &CudaEngine::pdl, &CudaEngine::set_pdl,
+                      "programmatic dependent launches with L2 weight prefetch (default True; same values)")
+        .def_property("mma", &CudaEngine::mma, &CudaEngine::set_mma,
+                      "int8 tensor-core products for chunks of T > 1 tokens (default True; same values)")
         .def_property_readonly("n_threads", [](const PyCudaEngine&) { return 0; })
         .def_property_readonly("max_chunk", &CudaEngine::max_chunk)
         .def_property_readonly("act_precision",
@@ -101,6 +105,8 @@ void register_cuda(py::module_& m) {
             d["device_bytes"] = e.device_bytes();
             d["use_graph"] = e.use_graph();
             d["fuse"] = e.fuse();
+            d["pdl"] = e.pdl();
+            d["mma"] = e.mma();
             d["act_precision"] = lg::act_precision_name(e.act_precision());
             return d;
         });

@@ -57,6 +57,7 @@ struct CudaEngine::Impl {
     ActPrecision prec;
     bool graph_on = true;
     bool fuse_on = true;  // rmsnorm+quantize, q+k+v and gate+up in one launch each (same values)
+    LaunchOpts opts;      // programmatic dependent launches, tensor-core products (same values)
     cudaStream_t st = nullptr;
 
     // weights
@@ -91,6 +92,7 @@ struct CudaEngine::Impl {
     float graph_temp = 0.0f;
     uint64_t graph_seed = 0;
     bool graph_fuse = true;
+    bool graph_pdl = true;
 
     Impl(const std::string& path, const EngineOptions& o, int dev);
     ~Impl();
@@ -112,6 +114,8 @@ struct CudaEngine::Impl {
     void copy_logits(float* dst, int rows);
     void capture_decode_graph(float temperature, uint64_t seed);
     void sync() { LG_CUDA_CHECK(cudaStreamSynchronize(st)); }
+    // Every public call starts here: this engine's launch options for the kernels it launches.
+    void begin() const { launch_opts() = opts; }
 };
 
 static void check_matrix(const std::string& path, const char* name, const Matrix& m) {
@@ -399,7 +403,8 @@ void CudaEngine::Impl::copy_logits(float* dst, int rows) {
 // token, advance meta on the device. Pointers and grids are fixed, so one capture serves
 // every step at every cache fill.
 void CudaEngine::Impl::capture_decode_graph(float temperature, uint64_t seed) {
-    if (graph && graph_temp == temperature && graph_seed == seed && graph_fuse == fuse_on) return;
+    if (graph && graph_temp == temperature && graph_seed == seed && graph_fuse == fuse_on && graph_pdl == opts.pdl)
+        return;
     if (graph) {
         cudaGraphExecDestroy(graph);
         graph = nullptr;
@@ -422,6 +427,7 @@ void CudaEngine::Impl::capture_decode_graph(float temperature, uint64_t seed) {
     graph_temp = temperature;
     graph_seed = seed;
     graph_fuse = fuse_on;
+    graph_pdl = opts.pdl;
 }
 
 // ---------------------------------------------------------------------------- public API
@@ -453,6 +459,10 @@ void CudaEngine::set_use_graph(bool on) { p_->graph_on = on; }
 bool CudaEngine::use_graph() const { return p_->graph_on; }
 void CudaEngine::set_fuse(bool on) { p_->fuse_on = on; }
 bool CudaEngine::fuse() const { return p_->fuse_on; }
+void CudaEngine::set_pdl(bool on) { p_->opts.pdl = on; }
+bool CudaEngine::pdl() const { return p_->opts.pdl; }
+void CudaEngine::set_mma(bool on) { p_->opts.mma = on; }
+bool CudaEngine::mma() const { return p_->opts.mma; }
 
 static void check_tokens(const Config& c, const int32_t* tokens, int n) {
     if (n < 1) throw std::invalid_argument("need at least one token");
@@ -464,6 +474,7 @@ static void check_tokens(const Config& c, const int32_t* tokens, int n) {
 
 void CudaEngine::prefill_stream(const int32_t* tokens, int n, float* logits, bool all_logits) {
     Impl& I = *p_;
+    I.begin();
     check_tokens(config(), tokens, n);
     if (I.book.scratch_used() != 0)
         throw std::logic_error("prefill_stream while a job holds " + std::to_string(I.book.scratch_used()) +
@@ -484,6 +495,7 @@ void CudaEngine::prefill_stream(const int32_t* tokens, int n, float* logits, boo
 
 void CudaEngine::forward_scratch(const int32_t* tokens, int n, float* logits, bool all_logits) {
     Impl& I = *p_;
+    I.begin();
     check_tokens(config(), tokens, n);
     if (n > I.book.scratch_free())
         throw std::length_error("forward_scratch of " + std::to_string(n) + " tokens: scratch has " +
@@ -505,6 +517,7 @@ void CudaEngine::forward_scratch(const int32_t* tokens, int n, float* logits, bo
 
 void CudaEngine::forward_hidden(const int32_t* tokens, int n, float* hidden, float* logits) {
     Impl& I = *p_;
+    I.begin();
     check_tokens(config(), tokens, n);
     if (n > I.book.scratch_free())
         throw std::length_error("forward_hidden of " + std::to_string(n) + " tokens: scratch has " +
@@ -527,6 +540,7 @@ void CudaEngine::rollback(int n) { p_->book.rollback(n); }
 
 int32_t CudaEngine::forward_scratch_next(const int32_t* tokens, int n, float temperature, uint64_t seed) {
     Impl& I = *p_;
+    I.begin();
     forward_scratch(tokens, n, nullptr, false);  // all but the logits of the last chunk
     // forward_scratch computed no logits; recompute the head for the last token only.
     const Config& c = config();
@@ -541,6 +555,7 @@ int32_t CudaEngine::forward_scratch_next(const int32_t* tokens, int n, float tem
 
 void CudaEngine::decode(int32_t first, int n_steps, int32_t* out, float temperature, uint64_t seed) {
     Impl& I = *p_;
+    I.begin();
     check_tokens(config(), &first, 1);
     if (n_steps < 1) return;
     if (n_steps > I.book.scratch_free())

@@ -86,6 +86,8 @@ __device__ __forceinline__ void load8(const float* p, float (&v)[8]) {
 // One warp per (vector, span).
 __global__ void quantize_kernel(const float* __restrict__ x, int K, int T, int ablk, int pair,
                                 int8_t* __restrict__ q, float* __restrict__ d, int32_t* __restrict__ s) {
+    pdl_wait();
+    pdl_trigger();
     const int warps = blockDim.x / WARP;
     const int gw = blockIdx.x * warps + threadIdx.x / WARP, lane = threadIdx.x % WARP;
     const int spans = (K + SPAN - 1) / SPAN;
@@ -107,8 +109,8 @@ void quantize_acts(const float* x, int K, int T, int ablk, int pair, int8_t* q, 
                    cudaStream_t st) {
     check_act_shape(K, ablk, pair);
     const int warps = 4, n = T * ((K + SPAN - 1) / SPAN);
-    quantize_kernel<<<(n + warps - 1) / warps, warps * WARP, 0, st>>>(x, K, T, ablk, pair, q, d, s);
-    LG_CUDA_LAUNCHED("quantize_kernel");
+    launch("quantize_kernel", quantize_kernel, dim3((n + warps - 1) / warps), dim3(warps * WARP), 0, st, x, K, T, ablk,
+           pair, q, d, s);
 }
 
 // RMSNorm of row t (one block; each warp takes spans w, w + 8, ...), written to out, then, when
@@ -122,6 +124,10 @@ rmsnorm_quant_kernel(const float* __restrict__ x, const float* __restrict__ w, f
     __shared__ float red[WARPS];
     const int t = blockIdx.x, warp = threadIdx.x / WARP, lane = threadIdx.x % WARP;
     const int spans = (E + SPAN - 1) / SPAN;
+    float w0[8];  // the norm weights of this lane's first span, read before the wait (a weight: no kernel writes it)
+    if (warp * SPAN + 8 * lane < E) load8(w + warp * SPAN + 8 * lane, w0);
+    pdl_wait();
+    pdl_trigger();
     const float* xr = x + static_cast<int64_t>(t) * E;
     float ss = 0.0f;
     for (int sp = warp; sp < spans; sp += WARPS) {
@@ -148,7 +154,12 @@ rmsnorm_quant_kernel(const float* __restrict__ x, const float* __restrict__ w, f
         if (valid) {
             float wv[8];
             load8(xr + e0, v);
-            load8(w + e0, wv);
+            if (sp == warp) {
+#pragma unroll
+                for (int i = 0; i < 8; i++) wv[i] = w0[i];
+            } else {
+                load8(w + e0, wv);
+            }
 #pragma unroll
             for (int i = 0; i < 8; i++) v[i] = v[i] * inv * wv[i];
             reinterpret_cast<float4*>(o + e0)[0] = make_float4(v[0], v[1], v[2], v[3]);
@@ -160,15 +171,15 @@ rmsnorm_quant_kernel(const float* __restrict__ x, const float* __restrict__ w, f
 
 void rmsnorm(const float* x, const float* w, float* out, int E, float eps, int rows, cudaStream_t st) {
     if (E % 8 != 0) throw CudaError("rmsnorm: row length " + std::to_string(E) + " is not a multiple of 8");
-    rmsnorm_quant_kernel<<<rows, NORM_THREADS, 0, st>>>(x, w, out, E, eps, 0, 1, nullptr, nullptr, nullptr);
-    LG_CUDA_LAUNCHED("rmsnorm_quant_kernel");
+    launch("rmsnorm_quant_kernel", rmsnorm_quant_kernel, dim3(rows), dim3(NORM_THREADS), 0, st, x, w, out, E, eps, 0, 1,
+           static_cast<int8_t*>(nullptr), static_cast<float*>(nullptr), static_cast<int32_t*>(nullptr));
 }
 
 void rmsnorm_quantize(const float* x, const float* w, float* out, int E, float eps, int T, int ablk, int pair,
                       int8_t* q, float* d, int32_t* s, cudaStream_t st) {
     check_act_shape(E, ablk, pair);
-    rmsnorm_quant_kernel<<<T, NORM_THREADS, 0, st>>>(x, w, out, E, eps, ablk, pair, q, d, s);
-    LG_CUDA_LAUNCHED("rmsnorm_quant_kernel");
+    launch("rmsnorm_quant_kernel", rmsnorm_quant_kernel, dim3(T), dim3(NORM_THREADS), 0, st, x, w, out, E, eps, ablk,
+           pair, q, d, s);
 }
 
 // ---------------------------------------------------------------------------- matmul
@@ -181,27 +192,22 @@ __device__ __forceinline__ void epilogue(float* y, int64_t idx, float acc, const
     else y[idx] = silu_mul(acc, y[idx]);
 }
 
-// Sum the lanes of each row in one fixed order: an xor-tree inside the warp, then, for rows
-// wider than a warp, the warps' sums in index order through shared memory. Every thread of the
-// block calls it (it may synchronize the block).
+// Sum the lane partials of each row in lane order, from zero: ((0 + p0) + p1) + ... + p[lpr-1]. The
+// tensor-core kernel (mm_mma_kernel) adds its slot partials in this order too, so a row's value is
+// the same whichever kernel computes it. red: MATMUL_THREADS * NT floats; every thread of the block
+// calls it (it synchronizes the block); the row's lane 0 holds the sums.
 template <int NT>
 __device__ __forceinline__ void reduce_rows(float (&acc)[NT], int lpr, float* red) {
-    const int width = lpr < WARP ? lpr : WARP;
-#pragma unroll
-    for (int j = 0; j < NT; j++)
-        for (int off = width / 2; off > 0; off >>= 1) acc[j] += __shfl_xor_sync(0xffffffffu, acc[j], off);
-    if (lpr <= WARP) return;
-    const int warp = threadIdx.x / WARP, warps_per_row = lpr / WARP, first = (threadIdx.x / lpr) * warps_per_row;
     __syncthreads();  // the previous round's reads of red are done
-    if (threadIdx.x % WARP == 0) {
 #pragma unroll
-        for (int j = 0; j < NT; j++) red[warp * NT + j] = acc[j];
-    }
+    for (int j = 0; j < NT; j++) red[j * MATMUL_THREADS + threadIdx.x] = acc[j];
     __syncthreads();
+    if (threadIdx.x % lpr != 0) return;
 #pragma unroll
     for (int j = 0; j < NT; j++) {
+        const float* r = red + j * MATMUL_THREADS + threadIdx.x;
         float sum = 0.0f;
-        for (int w = 0; w < warps_per_row; w++) sum += red[(first + w) * NT + j];
+        for (int l = 0; l < lpr; l++) sum += r[l];
         acc[j] = sum;
     }
 }
@@ -224,9 +230,9 @@ __device__ __forceinline__ float unit_dot(const UnitW& w, const Acts& a, int t, 
         hi = __dp4a(w.w[6], a1.z, hi);
         hi = __dp4a(w.w[7], a1.w, hi);
         const float dx = a.d[ri * kd + u / ublk];
-        acc = fmaf(w.f1 * dx, static_cast<float>(w.sc0 * lo + w.sc1 * hi), acc);
+        acc = fmaf(w.s.f1 * dx, static_cast<float>(w.s.sc0 * lo + w.s.sc1 * hi), acc);
         if constexpr (TYPE == W_Q4_K || TYPE == W_Q4_1)
-            acc = fmaf(w.f2 * dx, static_cast<float>(w.mn * a.s[ri * units + u]), acc);
+            acc = fmaf(w.s.f2 * dx, static_cast<float>(w.s.mn * a.s[ri * units + u]), acc);
     }
     return acc;
 }
@@ -262,21 +268,33 @@ __device__ __forceinline__ MatSeg find_seg(const MatSegs& g, int* b) {
     return S;
 }
 
+// Warp 0 of a block asks L2 for the weight rows [row0, row0 + n) of its segment (and of W2 when
+// dual) before the block waits for the previous kernel.
+__device__ __forceinline__ void prefetch_block_rows(const MatSeg& S, bool dual, int row0, int n, int64_t row_bytes) {
+    if (row0 >= S.n_rows) return;
+    const int rows = min(n, S.n_rows - row0);
+    prefetch_l2_warp(S.W + static_cast<int64_t>(row0) * row_bytes, rows * row_bytes, threadIdx.x % WARP);
+    if (dual) prefetch_l2_warp(S.W2 + static_cast<int64_t>(row0) * row_bytes, rows * row_bytes, threadIdx.x % WARP);
+}
+
 // Quantized weights: `lpr` lanes per row accumulate their units in order (per unit the PAIR
 // records of a vector in order), then reduce_rows. DUAL: W is the gate and W2 the up projection
 // of the same shape and type; y = silu(W x) * (W2 x) (what Store of up, then SwiGLU of gate,
 // compute: the same values in one launch).
 template <int TYPE, int NT, int PAIR, bool DUAL>
 __global__ void __launch_bounds__(MATMUL_THREADS)
-mm_q_kernel(MatSegs segs, int64_t row_bytes, int K, int lpr, Acts a, int T, int epi) {
-    __shared__ float red[MATMUL_THREADS / WARP * NT];
-    __shared__ float red2[DUAL ? MATMUL_THREADS / WARP * NT : 1];
+mm_q_kernel(MatSegs segs, int64_t row_bytes, int K, int lpr, Acts a, int T, int epi, int prefetch) {
+    __shared__ float red[MATMUL_THREADS * NT];
+    __shared__ float red2[DUAL ? MATMUL_THREADS * NT : 1];
     int blk;
     const MatSeg S = find_seg(segs, &blk);
     float* y = S.y;
     const float* bias = S.bias;
     const int ldy = S.ldy;
     const int rows_per_block = MATMUL_THREADS / lpr;
+    if (prefetch && threadIdx.x < WARP) prefetch_block_rows(S, DUAL, blk * rows_per_block, rows_per_block, row_bytes);
+    pdl_wait();
+    pdl_trigger();
     const int row = blk * rows_per_block + threadIdx.x / lpr;
     const int lane = threadIdx.x % lpr;
     const bool valid = row < S.n_rows;
@@ -289,6 +307,7 @@ mm_q_kernel(MatSegs segs, int64_t row_bytes, int K, int lpr, Acts a, int T, int 
 #pragma unroll
         for (int j = 0; j < NT; j++) acc[j] = acc2[j] = 0.0f;
         if (valid) {
+#pragma unroll 4
             for (int u = lane; u < units; u += lpr) {
                 UnitW w, w2;
                 load_unit<TYPE>(wrow, u, w);
@@ -322,7 +341,9 @@ template <int TYPE, int NT>
 __global__ void __launch_bounds__(MATMUL_THREADS)
 mm_f_kernel(const uint8_t* __restrict__ W, int64_t row_bytes, int n_rows, int K, int lpr, Acts a, int T,
             float* y, int ldy, const float* __restrict__ bias, int epi) {
-    __shared__ float red[MATMUL_THREADS / WARP * NT];
+    __shared__ float red[MATMUL_THREADS * NT];
+    pdl_wait();
+    pdl_trigger();
     const int rows_per_block = MATMUL_THREADS / lpr;
     const int row = blockIdx.x * rows_per_block + threadIdx.x / lpr;
     const int lane = threadIdx.x % lpr;
@@ -352,19 +373,196 @@ mm_f_kernel(const uint8_t* __restrict__ W, int64_t row_bytes, int n_rows, int K,
     }
 }
 
+// ---------------------------------------------------------------------------- tensor cores (T > 1)
+
+// int8 mma (sm_80+): a warp multiplies 16 weight rows by one 32-element unit of 8 activation records
+// (m16n8k32; Q6_K takes its two 16-element halves apart, m16n8k16, since they have their own scales).
+// Fragments (PTX ISA, "mma.m16n8k32", .s8): lane = 4 g + k holds of A words k and k + 4 of rows g and
+// g + 8, of B words k and k + 4 of column g, of C rows g and g + 8 at columns 2k and 2k + 1.
+constexpr int MMA_WARPS = 4;
+constexpr int MMA_ROWS = 16 * MMA_WARPS;  // weight rows per block
+
+__device__ __forceinline__ void mma_k32(int (&c)[4], int a0, int a1, int a2, int a3, int b0, int b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+        : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+#endif
+}
+__device__ __forceinline__ void mma_k16(int (&c)[4], int a0, int a1, int b0) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm("mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};"
+        : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
+        : "r"(a0), "r"(a1), "r"(b0));
+#endif
+}
+
+// One weight unit of this lane's two rows (g, g + 8): scales and its A words.
+template <int TYPE>
+struct RowPairUnit {
+    UnitScale s[2];
+    int lo[2], hi[2];
+    __device__ __forceinline__ void load(const uint8_t* wA, const uint8_t* wB, int u, int k) {
+        s[0] = unit_scale<TYPE>(wA, u);
+        s[1] = unit_scale<TYPE>(wB, u);
+        unit_words2<TYPE>(wA, u, k, lo[0], hi[0]);
+        unit_words2<TYPE>(wB, u, k, lo[1], hi[1]);
+    }
+    // The integer dot sc0 * dot(0..15) + sc1 * dot(16..31) of C element i (row i / 2) for B words b0, b1:
+    // exactly the dp4a kernel's w.s.sc0 * lo + w.s.sc1 * hi.
+    __device__ __forceinline__ void dots(int b0, int b1, int (&iv)[4]) const {
+        int c[4] = {0, 0, 0, 0};
+        if constexpr (TYPE == W_Q6_K) {
+            int h[4] = {0, 0, 0, 0};
+            mma_k16(c, lo[0], lo[1], b0);
+            mma_k16(h, hi[0], hi[1], b1);
+#pragma unroll
+            for (int i = 0; i < 4; i++) iv[i] = s[i / 2].sc0 * c[i] + s[i / 2].sc1 * h[i];
+        } else {  // sc0 == sc1: sc * lo + sc * hi == sc * (lo + hi) in integers
+            mma_k32(c, lo[0], lo[1], hi[0], hi[1], b0, b1);
+#pragma unroll
+            for (int i = 0; i < 4; i++) iv[i] = s[i / 2].sc0 * c[i];
+        }
+    }
+};
+
+// Weight-stationary over tensor cores: block = MMA_ROWS rows x TILES * 8 activation records (grid.y
+// over the tokens). Row r, token t: for slot l = 0..L-1 a chain over units l, l + L, ... from zero,
+// each unit's records in order (unit_dot's fmaf steps), the slots then added in order from zero:
+// what mm_q_kernel's lanes and reduce_rows compute, so batched and one-token products agree bit
+// for bit. DUAL as in mm_q_kernel.
+template <int TYPE, int PAIR, bool DUAL, int TILES>
+__global__ void __launch_bounds__(MMA_WARPS * WARP)
+mm_mma_kernel(MatSegs segs, int64_t row_bytes, int K, int L, Acts a, int T, int epi, int prefetch) {
+    constexpr int TPT = 8 / PAIR;   // tokens per 8-column tile
+    constexpr int NACC = 4 / PAIR;  // accumulators per tile and lane: rows x tokens of its C elements
+    constexpr bool MINS = TYPE == W_Q4_K || TYPE == W_Q4_1;
+    int blk;
+    const MatSeg S = find_seg(segs, &blk);
+    const int warp = threadIdx.x / WARP, lane = threadIdx.x % WARP, g = lane >> 2, k = lane & 3;
+    if (prefetch && blockIdx.y == 0 && warp == 0) prefetch_block_rows(S, DUAL, blk * MMA_ROWS, MMA_ROWS, row_bytes);
+    pdl_wait();
+    pdl_trigger();
+    const int rbase = blk * MMA_ROWS + warp * 16;
+    if (rbase >= S.n_rows) return;  // the whole warp
+    const int rA = rbase + g, rB = rbase + g + 8;
+    const uint8_t* wA = S.W + static_cast<int64_t>(rA < S.n_rows ? rA : rbase) * row_bytes;
+    const uint8_t* wB = S.W + static_cast<int64_t>(rB < S.n_rows ? rB : rbase) * row_bytes;
+    const uint8_t* w2A = DUAL ? S.W2 + (wA - S.W) : nullptr;
+    const uint8_t* w2B = DUAL ? S.W2 + (wB - S.W) : nullptr;
+    const int units = K / UNIT, ublk = a.ablk / UNIT, kd = K / a.ablk;
+    const int tb = blockIdx.y * TILES * TPT;
+    // B column g of tile j reads activation record bri[j]; C columns 2k + c are records cri[j][c].
+    // Columns past T read the last token's records instead: a column of C depends only on its own
+    // column of B, and those are never stored. No lane branches around the mma (.aligned).
+    int bri[TILES], cri[TILES][2];
+#pragma unroll
+    for (int j = 0; j < TILES; j++) {
+        const int tok = min(tb + j * TPT + g / PAIR, T - 1);
+        bri[j] = tok * PAIR + g % PAIR;
+#pragma unroll
+        for (int c = 0; c < 2; c++) {
+            const int col = 2 * k + c, ct = min(tb + j * TPT + col / PAIR, T - 1);
+            cri[j][c] = ct * PAIR + col % PAIR;
+        }
+    }
+    float run[TILES][NACC], run2[TILES][NACC];
+#pragma unroll
+    for (int j = 0; j < TILES; j++)
+#pragma unroll
+        for (int i = 0; i < NACC; i++) run[j][i] = run2[j][i] = 0.0f;
+
+    for (int l = 0; l < L; l++) {
+        float acc[TILES][NACC], acc2[TILES][NACC];
+#pragma unroll
+        for (int j = 0; j < TILES; j++)
+#pragma unroll
+            for (int i = 0; i < NACC; i++) acc[j][i] = acc2[j][i] = 0.0f;
+        for (int u = l; u < units; u += L) {
+            RowPairUnit<TYPE> W, W2;
+            W.load(wA, wB, u, k);
+            if constexpr (DUAL) W2.load(w2A, w2B, u, k);
+#pragma unroll
+            for (int j = 0; j < TILES; j++) {
+                const int8_t* ap = a.q + static_cast<int64_t>(bri[j]) * K + u * UNIT + 4 * k;
+                const int b0 = *reinterpret_cast<const int*>(ap), b1 = *reinterpret_cast<const int*>(ap + 16);
+                float dx[2];
+                int sx[2];
+#pragma unroll
+                for (int c = 0; c < 2; c++) {
+                    dx[c] = a.d[static_cast<int64_t>(cri[j][c]) * kd + u / ublk];
+                    sx[c] = MINS ? a.s[static_cast<int64_t>(cri[j][c]) * units + u] : 0;
+                }
+                int iv[4], iv2[4];
+                W.dots(b0, b1, iv);
+                if constexpr (DUAL) W2.dots(b0, b1, iv2);
+#pragma unroll
+                for (int i = 0; i < 4; i++) {  // PAIR 2: row i/2, records 0 then 1 of one token; PAIR 1: 4 pairs
+                    const int r = i / 2, c = i % 2, ai = PAIR == 2 ? r : i;
+                    const UnitScale& sc = W.s[r];
+                    acc[j][ai] = fmaf(sc.f1 * dx[c], static_cast<float>(iv[i]), acc[j][ai]);
+                    if constexpr (MINS) acc[j][ai] = fmaf(sc.f2 * dx[c], static_cast<float>(sc.mn * sx[c]), acc[j][ai]);
+                    if constexpr (DUAL) {
+                        const UnitScale& s2 = W2.s[r];
+                        acc2[j][ai] = fmaf(s2.f1 * dx[c], static_cast<float>(iv2[i]), acc2[j][ai]);
+                        if constexpr (MINS)
+                            acc2[j][ai] = fmaf(s2.f2 * dx[c], static_cast<float>(s2.mn * sx[c]), acc2[j][ai]);
+                    }
+                }
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < TILES; j++)
+#pragma unroll
+            for (int i = 0; i < NACC; i++) {
+                run[j][i] += acc[j][i];
+                if constexpr (DUAL) run2[j][i] += acc2[j][i];
+            }
+    }
+#pragma unroll
+    for (int j = 0; j < TILES; j++)
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const int r = i / 2, c = i % 2, ai = PAIR == 2 ? r : i;
+            if (PAIR == 2 && c == 1) continue;  // both records of the token went into one accumulator
+            const int row = r ? rB : rA, tok = tb + j * TPT + (2 * k + c) / PAIR;
+            if (row >= S.n_rows || tok >= T) continue;
+            const int64_t idx = static_cast<int64_t>(tok) * S.ldy + row;
+            if constexpr (DUAL) S.y[idx] = silu_mul(run[j][ai], run2[j][ai]);
+            else epilogue(S.y, idx, run[j][ai], S.bias, row, epi);
+        }
+}
+
+// ---------------------------------------------------------------------------- dispatch
+
+// The kernel a product runs on: tensor cores for quantized weights over T > 1 tokens (unless
+// launch_opts().mma is off), else dp4a / fmaf lanes (mm_q_kernel, mm_f_kernel).
+static bool use_mma(const DevMatrix& W, int T) { return T > 1 && launch_opts().mma && act_block(W.type) != 0; }
+
+static int rows_per_block(const DevMatrix& W, int T) { return use_mma(W, T) ? MMA_ROWS : MATMUL_THREADS / W.lpr; }
+
 template <int TYPE, int NT, int PAIR, bool DUAL>
 static void launch_typed(const DevMatrix& W, const MatSegs& segs, const Acts& a, int T, Epi epi, cudaStream_t st) {
     int grid = 0;
     for (int i = 0; i < segs.n; i++) grid += segs.s[i].blocks;
+    const int K = static_cast<int>(W.cols), pf = launch_opts().pdl ? 1 : 0;
     if constexpr (TYPE == W_F32 || TYPE == W_F16) {
         const MatSeg& S = segs.s[0];
-        mm_f_kernel<TYPE, NT><<<grid, MATMUL_THREADS, 0, st>>>(S.W, W.row_bytes, S.n_rows, static_cast<int>(W.cols),
-                                                                W.lpr, a, T, S.y, S.ldy, S.bias, static_cast<int>(epi));
+        launch("mm_f_kernel", mm_f_kernel<TYPE, NT>, dim3(grid), dim3(MATMUL_THREADS), 0, st, S.W, W.row_bytes, S.n_rows,
+               K, W.lpr, a, T, S.y, S.ldy, S.bias, static_cast<int>(epi));
+    } else if (use_mma(W, T)) {
+        const int tiles = T > 32 ? 4 : 2, per = tiles * 8 / PAIR;
+        const dim3 g(grid, (T + per - 1) / per);
+        if (tiles == 4)
+            launch("mm_mma_kernel", mm_mma_kernel<TYPE, PAIR, DUAL, 4>, g, dim3(MMA_WARPS * WARP), 0, st, segs,
+                   W.row_bytes, K, W.lpr, a, T, static_cast<int>(epi), pf);
+        else
+            launch("mm_mma_kernel", mm_mma_kernel<TYPE, PAIR, DUAL, 2>, g, dim3(MMA_WARPS * WARP), 0, st, segs,
+                   W.row_bytes, K, W.lpr, a, T, static_cast<int>(epi), pf);
     } else {
-        mm_q_kernel<TYPE, NT, PAIR, DUAL><<<grid, MATMUL_THREADS, 0, st>>>(segs, W.row_bytes, static_cast<int>(W.cols),
-                                                                            W.lpr, a, T, static_cast<int>(epi));
+        launch("mm_q_kernel", mm_q_kernel<TYPE, NT, PAIR, DUAL>, dim3(grid), dim3(MATMUL_THREADS), 0, st, segs,
+               W.row_bytes, K, W.lpr, a, T, static_cast<int>(epi), pf);
     }
-    LG_CUDA_LAUNCHED("matmul kernel");
 }
 
 template <int TYPE, int PAIR, bool DUAL>
@@ -405,15 +603,15 @@ static void dispatch(const DevMatrix& W, const MatSegs& segs, bool dual, const A
     }
 }
 
-static MatSeg segment(const DevMatrix& W, const DevMatrix* W2, float* y, int ldy, const float* bias) {
-    const int rows_per_block = MATMUL_THREADS / W.lpr;
+static MatSeg segment(const DevMatrix& W, const DevMatrix* W2, int T, float* y, int ldy, const float* bias) {
+    const int per = rows_per_block(W, T);
     return MatSeg{W.data, W2 ? W2->data : nullptr, y, bias, static_cast<int>(W.rows), ldy,
-                  static_cast<int>((W.rows + rows_per_block - 1) / rows_per_block)};
+                  static_cast<int>((W.rows + per - 1) / per)};
 }
 
 void matmul(const DevMatrix& W, const Acts& a, int T, float* y, int ldy, const float* bias, Epi epi, cudaStream_t st) {
     MatSegs segs{};
-    segs.s[0] = segment(W, nullptr, y, ldy, bias);
+    segs.s[0] = segment(W, nullptr, T, y, ldy, bias);
     segs.n = 1;
     dispatch(W, segs, false, a, T, epi, st);
 }
@@ -431,7 +629,7 @@ void matmul_swiglu(const DevMatrix& gate, const DevMatrix& up, const Acts& a, in
                    cudaStream_t st) {
     if (!swiglu_fusable(gate, up)) throw CudaError("matmul_swiglu: gate and up differ in type or shape");
     MatSegs segs{};
-    segs.s[0] = segment(gate, &up, y, ldy, nullptr);
+    segs.s[0] = segment(gate, &up, T, y, ldy, nullptr);
     segs.n = 1;
     dispatch(gate, segs, true, a, T, Epi::SwiGLU, st);
 }
@@ -444,7 +642,7 @@ void matmul3(const DevMatrix* const W[3], const Acts& a, int T, float* const y[3
              const float* const bias[3], cudaStream_t st) {
     if (!group_fusable(*W[0], *W[1], *W[2])) throw CudaError("matmul3: the matrices differ in type or row layout");
     MatSegs segs{};
-    for (int i = 0; i < 3; i++) segs.s[i] = segment(*W[i], nullptr, y[i], ldy[i], bias[i]);
+    for (int i = 0; i < 3; i++) segs.s[i] = segment(*W[i], nullptr, T, y[i], ldy[i], bias[i]);
     segs.n = 3;
     dispatch(*W[0], segs, false, a, T, Epi::Store, st);
 }

@@ -12,6 +12,8 @@ template <int TYPE>
 __global__ void embed_kernel(const uint8_t* __restrict__ table, int64_t row_bytes, int E,
                              const int32_t* __restrict__ tokens, const ChunkMeta* __restrict__ meta,
                              float* __restrict__ x) {
+    pdl_wait();
+    pdl_trigger();
     const int t = blockIdx.x;
     if (t >= meta->T) return;
     const uint8_t* row = table + static_cast<int64_t>(tokens[t]) * row_bytes;
@@ -20,19 +22,18 @@ __global__ void embed_kernel(const uint8_t* __restrict__ table, int64_t row_byte
 
 void embed(int type, const uint8_t* table, int64_t row_bytes, int E, const int32_t* tokens, const ChunkMeta* meta,
            int T, float* x, cudaStream_t st) {
-    const int threads = 256;
+    const dim3 grid(T), block(256);
     switch (type) {
-        case W_F32: embed_kernel<W_F32><<<T, threads, 0, st>>>(table, row_bytes, E, tokens, meta, x); break;
-        case W_F16: embed_kernel<W_F16><<<T, threads, 0, st>>>(table, row_bytes, E, tokens, meta, x); break;
-        case W_Q4_0: embed_kernel<W_Q4_0><<<T, threads, 0, st>>>(table, row_bytes, E, tokens, meta, x); break;
-        case W_Q4_1: embed_kernel<W_Q4_1><<<T, threads, 0, st>>>(table, row_bytes, E, tokens, meta, x); break;
-        case W_Q5_0: embed_kernel<W_Q5_0><<<T, threads, 0, st>>>(table, row_bytes, E, tokens, meta, x); break;
-        case W_Q8_0: embed_kernel<W_Q8_0><<<T, threads, 0, st>>>(table, row_bytes, E, tokens, meta, x); break;
-        case W_Q4_K: embed_kernel<W_Q4_K><<<T, threads, 0, st>>>(table, row_bytes, E, tokens, meta, x); break;
-        case W_Q6_K: embed_kernel<W_Q6_K><<<T, threads, 0, st>>>(table, row_bytes, E, tokens, meta, x); break;
+        case W_F32: return launch("embed_kernel", embed_kernel<W_F32>, grid, block, 0, st, table, row_bytes, E, tokens, meta, x);
+        case W_F16: return launch("embed_kernel", embed_kernel<W_F16>, grid, block, 0, st, table, row_bytes, E, tokens, meta, x);
+        case W_Q4_0: return launch("embed_kernel", embed_kernel<W_Q4_0>, grid, block, 0, st, table, row_bytes, E, tokens, meta, x);
+        case W_Q4_1: return launch("embed_kernel", embed_kernel<W_Q4_1>, grid, block, 0, st, table, row_bytes, E, tokens, meta, x);
+        case W_Q5_0: return launch("embed_kernel", embed_kernel<W_Q5_0>, grid, block, 0, st, table, row_bytes, E, tokens, meta, x);
+        case W_Q8_0: return launch("embed_kernel", embed_kernel<W_Q8_0>, grid, block, 0, st, table, row_bytes, E, tokens, meta, x);
+        case W_Q4_K: return launch("embed_kernel", embed_kernel<W_Q4_K>, grid, block, 0, st, table, row_bytes, E, tokens, meta, x);
+        case W_Q6_K: return launch("embed_kernel", embed_kernel<W_Q6_K>, grid, block, 0, st, table, row_bytes, E, tokens, meta, x);
         default: throw CudaError("embed: unsupported embedding type id " + std::to_string(type));
     }
-    LG_CUDA_LAUNCHED("embed_kernel");
 }
 
 constexpr int ARGMAX_THREADS = 256;
@@ -76,6 +77,8 @@ argmax_part_kernel(const float* __restrict__ logits, int V, float temperature, u
                    const ChunkMeta* __restrict__ meta, float* __restrict__ part_v, int32_t* __restrict__ part_i) {
     __shared__ float sv[ARGMAX_THREADS / WARP];
     __shared__ int si[ARGMAX_THREADS / WARP];
+    pdl_wait();
+    pdl_trigger();
     const int row = blockIdx.y, nb = gridDim.x;
     const int per = (V + nb - 1) / nb, i0 = blockIdx.x * per, i1 = min(V, i0 + per);
     const float* l = logits + static_cast<int64_t>(row) * V;
@@ -105,6 +108,8 @@ argmax_final_kernel(int nb, const float* __restrict__ part_v, const int32_t* __r
                     int32_t* __restrict__ out) {
     __shared__ float sv[ARGMAX_THREADS / WARP];
     __shared__ int si[ARGMAX_THREADS / WARP];
+    pdl_wait();
+    pdl_trigger();
     const int row = blockIdx.x;
     float best = -FLT_MAX;
     int bi = 0x7fffffff;
@@ -116,14 +121,16 @@ argmax_final_kernel(int nb, const float* __restrict__ part_v, const int32_t* __r
 void argmax_rows(const float* logits, int V, int rows, float temperature, uint64_t seed, const ChunkMeta* meta,
                  float* part_v, int32_t* part_i, int32_t* out, cudaStream_t st) {
     dim3 grid(ARGMAX_SLICES, rows);
-    argmax_part_kernel<<<grid, ARGMAX_THREADS, 0, st>>>(logits, V, temperature, seed, meta, part_v, part_i);
-    LG_CUDA_LAUNCHED("argmax_part_kernel");
-    argmax_final_kernel<<<rows, ARGMAX_THREADS, 0, st>>>(ARGMAX_SLICES, part_v, part_i, out);
-    LG_CUDA_LAUNCHED("argmax_final_kernel");
+    launch("argmax_part_kernel", argmax_part_kernel, grid, dim3(ARGMAX_THREADS), 0, st, logits, V, temperature, seed,
+           meta, part_v, part_i);
+    launch("argmax_final_kernel", argmax_final_kernel, dim3(rows), dim3(ARGMAX_THREADS), 0, st, ARGMAX_SLICES, part_v,
+           part_i, out);
 }
 
 __global__ void advance_kernel(ChunkMeta* meta, int32_t* tokens, int32_t* chunk_slot, int32_t* pos_slot,
                                const int32_t* next, int32_t* out_list) {
+    pdl_wait();
+    pdl_trigger();
     const int tok = next[0];
     out_list[meta->step] = tok;
     meta->step += 1;
@@ -139,8 +146,8 @@ __global__ void advance_kernel(ChunkMeta* meta, int32_t* tokens, int32_t* chunk_
 
 void advance_scratch(ChunkMeta* meta, int32_t* tokens, int32_t* chunk_slot, int32_t* pos_slot, const int32_t* next,
                      int32_t* out_list, cudaStream_t st) {
-    advance_kernel<<<1, 1, 0, st>>>(meta, tokens, chunk_slot, pos_slot, next, out_list);
-    LG_CUDA_LAUNCHED("advance_kernel");
+    launch("advance_kernel", advance_kernel, dim3(1), dim3(1), 0, st, meta, tokens, chunk_slot, pos_slot, next,
+           out_list);
 }
 
 }  // namespace cuda

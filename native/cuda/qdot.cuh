@@ -52,8 +52,8 @@ __device__ __forceinline__ void q4k_sm(const uint8_t* s, int j, int* sc, int* mn
     }
 }
 
-constexpr int block_elems(int t) { return (t == W_Q4_K || t == W_Q6_K) ? 256 : (t <= W_F16 ? 1 : 32); }
-constexpr int block_bytes(int t) {
+__host__ __device__ constexpr int block_elems(int t) { return (t == W_Q4_K || t == W_Q6_K) ? 256 : (t <= W_F16 ? 1 : 32); }
+__host__ __device__ constexpr int block_bytes(int t) {
     return t == W_F32 ? 4 : t == W_F16 ? 2 : t == W_Q4_0 ? 18 : t == W_Q4_1 ? 20 : t == W_Q5_0 ? 22
          : t == W_Q8_0 ? 34 : t == W_Q4_K ? 144 : t == W_Q6_K ? 210 : 0;
 }
@@ -101,11 +101,10 @@ __device__ __forceinline__ float dequant_elem(const uint8_t* row, int e) {
     }
 }
 
-// One 32-element unit u of a row: w[8] packed int8x4 (element 4k+j in byte j of w[k]),
-// scaled so that  contribution = fmaf(f1 * dx, (float)i1, acc) [+ fmaf(f2 * dx, (float)i2, acc)]
-// with i1 = sum over groups of gscale * dot(w, qx) and i2 = gmin * sum(qx).
-struct UnitW {
-    int w[8];
+// Scales of one 32-element unit, so that  contribution = fmaf(f1 * dx, (float)i1, acc)
+// [+ fmaf(f2 * dx, (float)i2, acc)]  with i1 = sc0 * dot(elements 0..15) + sc1 * dot(16..31) and
+// i2 = mn * sum(qx).
+struct UnitScale {
     float f1;     // d (block scale)
     float f2;     // Q4_K: -dmin; Q4_1: m; else 0
     int sc0, sc1; // integer scales of elements 0..15 and 16..31 (1 for legacy types)
@@ -113,7 +112,44 @@ struct UnitW {
 };
 
 template <int TYPE>
+__device__ __forceinline__ UnitScale unit_scale(const uint8_t* row, int u) {
+    UnitScale S;
+    if constexpr (TYPE == W_Q4_K) {
+        const uint8_t* b = row + (u >> 3) * 144;
+        int sc, mn;
+        q4k_sm(b + 4, u & 7, &sc, &mn);
+        S.f1 = ld_half(b);
+        S.f2 = -ld_half(b + 2);
+        S.sc0 = S.sc1 = sc;
+        S.mn = mn;
+    } else if constexpr (TYPE == W_Q6_K) {
+        const uint8_t* b = row + (u >> 3) * 210;
+        const int g8 = u & 7, h = g8 >> 2, g = g8 & 3;
+        S.f1 = ld_half(b + 208);
+        S.f2 = 0.0f;
+        S.sc0 = static_cast<int8_t>(b[192 + 8 * h + 2 * g]);
+        S.sc1 = static_cast<int8_t>(b[192 + 8 * h + 2 * g + 1]);
+        S.mn = 0;
+    } else {
+        const uint8_t* b = row + u * block_bytes(TYPE);
+        S.f1 = ld_half(b);
+        S.f2 = TYPE == W_Q4_1 ? ld_half(b + 2) : 0.0f;
+        S.sc0 = S.sc1 = 1;
+        S.mn = TYPE == W_Q4_1 ? 1 : 0;
+    }
+    return S;
+}
+
+// One 32-element unit u of a row: w[8] packed int8x4 (element 4k+j in byte j of w[k]) and its
+// scales (UnitScale).
+struct UnitW {
+    int w[8];
+    UnitScale s;
+};
+
+template <int TYPE>
 __device__ __forceinline__ void load_unit(const uint8_t* row, int u, UnitW& W) {
+    W.s = unit_scale<TYPE>(row, u);
     if constexpr (TYPE == W_Q4_K) {
         const uint8_t* b = row + (u >> 3) * 144;
         const int j = u & 7, shift = 4 * (j & 1);
@@ -122,12 +158,6 @@ __device__ __forceinline__ void load_unit(const uint8_t* row, int u, UnitW& W) {
         const uint32_t raw[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
 #pragma unroll
         for (int k = 0; k < 8; k++) W.w[k] = static_cast<int>((raw[k] >> shift) & 0x0F0F0F0Fu);
-        int sc, mn;
-        q4k_sm(b + 4, j, &sc, &mn);
-        W.f1 = ld_half(b);
-        W.f2 = -ld_half(b + 2);
-        W.sc0 = W.sc1 = sc;
-        W.mn = mn;
     } else if constexpr (TYPE == W_Q6_K) {
         const uint8_t* b = row + (u >> 3) * 210;
         const int g8 = u & 7, h = g8 >> 2, g = g8 & 3;
@@ -141,11 +171,6 @@ __device__ __forceinline__ void load_unit(const uint8_t* row, int u, UnitW& W) {
                                (((static_cast<uint32_t>(qh[k]) >> sh) & 0x03030303u) << 4);
             W.w[k] = static_cast<int>(__vsub4(q, 0x20202020u));  // q - 32 per byte, in [-32, 31]
         }
-        W.f1 = ld_half(b + 208);
-        W.f2 = 0.0f;
-        W.sc0 = static_cast<int8_t>(b[192 + 8 * h + 2 * g]);
-        W.sc1 = static_cast<int8_t>(b[192 + 8 * h + 2 * g + 1]);
-        W.mn = 0;
     } else if constexpr (TYPE == W_Q4_1) {
         const uint8_t* b = row + u * 20;
 #pragma unroll
@@ -154,10 +179,6 @@ __device__ __forceinline__ void load_unit(const uint8_t* row, int u, UnitW& W) {
             W.w[k] = static_cast<int>(q & 0x0F0F0F0Fu);
             W.w[k + 4] = static_cast<int>((q >> 4) & 0x0F0F0F0Fu);
         }
-        W.f1 = ld_half(b);
-        W.f2 = ld_half(b + 2);
-        W.sc0 = W.sc1 = 1;
-        W.mn = 1;
     } else if constexpr (TYPE == W_Q4_0) {
         const uint8_t* b = row + u * 18;
         int qs[4];
@@ -168,10 +189,6 @@ __device__ __forceinline__ void load_unit(const uint8_t* row, int u, UnitW& W) {
             W.w[k] = static_cast<int>(__vsub4(q & 0x0F0F0F0Fu, 0x08080808u));
             W.w[k + 4] = static_cast<int>(__vsub4((q >> 4) & 0x0F0F0F0Fu, 0x08080808u));
         }
-        W.f1 = ld_half(b);
-        W.f2 = 0.0f;
-        W.sc0 = W.sc1 = 1;
-        W.mn = 0;
     } else if constexpr (TYPE == W_Q5_0) {
         const uint8_t* b = row + u * 22;
         const uint32_t qh = ld_u32_a2(b + 2);
@@ -185,17 +202,50 @@ __device__ __forceinline__ void load_unit(const uint8_t* row, int u, UnitW& W) {
             W.w[k] = static_cast<int>(__vsub4(lo, 0x10101010u));      // q - 16, in [-16, 15]
             W.w[k + 4] = static_cast<int>(__vsub4(hi, 0x10101010u));
         }
-        W.f1 = ld_half(b);
-        W.f2 = 0.0f;
-        W.sc0 = W.sc1 = 1;
-        W.mn = 0;
     } else {  // Q8_0
         const uint8_t* b = row + u * 34;
         ld_words_a2<8>(b + 2, W.w);
-        W.f1 = ld_half(b);
-        W.f2 = 0.0f;
-        W.sc0 = W.sc1 = 1;
-        W.mn = 0;
+    }
+}
+
+// Words k and k + 4 of unit u (elements 4k..4k+3 and 16+4k..16+4k+3, as load_unit packs them): what
+// lane group k of an int8 mma fragment holds of one weight row.
+template <int TYPE>
+__device__ __forceinline__ void unit_words2(const uint8_t* row, int u, int k, int& lo, int& hi) {
+    if constexpr (TYPE == W_Q4_K) {
+        const uint8_t* qs = row + (u >> 3) * 144 + 16 + 32 * ((u & 7) >> 1);
+        const int shift = 4 * (u & 1);
+        lo = static_cast<int>((ld_u32(qs + 4 * k) >> shift) & 0x0F0F0F0Fu);
+        hi = static_cast<int>((ld_u32(qs + 16 + 4 * k) >> shift) & 0x0F0F0F0Fu);
+    } else if constexpr (TYPE == W_Q6_K) {
+        const uint8_t* b = row + (u >> 3) * 210;
+        const int g8 = u & 7, h = g8 >> 2, g = g8 & 3;
+        const int sl = 4 * (g >> 1), sh = 2 * g;
+        const uint8_t* ql = b + 64 * h + 32 * (g & 1);
+        const uint8_t* qh = b + 128 + 32 * h;
+        const uint32_t q0 = ((ld_u32_a2(ql + 4 * k) >> sl) & 0x0F0F0F0Fu) |
+                            (((ld_u32_a2(qh + 4 * k) >> sh) & 0x03030303u) << 4);
+        const uint32_t q1 = ((ld_u32_a2(ql + 16 + 4 * k) >> sl) & 0x0F0F0F0Fu) |
+                            (((ld_u32_a2(qh + 16 + 4 * k) >> sh) & 0x03030303u) << 4);
+        lo = static_cast<int>(__vsub4(q0, 0x20202020u));
+        hi = static_cast<int>(__vsub4(q1, 0x20202020u));
+    } else if constexpr (TYPE == W_Q4_1) {
+        const uint32_t q = ld_u32(row + u * 20 + 4 + 4 * k);
+        lo = static_cast<int>(q & 0x0F0F0F0Fu);
+        hi = static_cast<int>((q >> 4) & 0x0F0F0F0Fu);
+    } else if constexpr (TYPE == W_Q4_0) {
+        const uint32_t q = ld_u32_a2(row + u * 18 + 2 + 4 * k);
+        lo = static_cast<int>(__vsub4(q & 0x0F0F0F0Fu, 0x08080808u));
+        hi = static_cast<int>(__vsub4((q >> 4) & 0x0F0F0F0Fu, 0x08080808u));
+    } else if constexpr (TYPE == W_Q5_0) {
+        const uint8_t* b = row + u * 22;
+        const uint32_t qh = ld_u32_a2(b + 2), q = ld_u32_a2(b + 6 + 4 * k);
+        lo = static_cast<int>(__vsub4((q & 0x0F0F0F0Fu) | spread4(qh >> (4 * k)), 0x10101010u));
+        hi = static_cast<int>(__vsub4(((q >> 4) & 0x0F0F0F0Fu) | spread4(qh >> (16 + 4 * k)), 0x10101010u));
+    } else {  // Q8_0
+        const uint8_t* b = row + u * 34 + 2;
+        lo = static_cast<int>(ld_u32_a2(b + 4 * k));
+        hi = static_cast<int>(ld_u32_a2(b + 16 + 4 * k));
     }
 }
 
