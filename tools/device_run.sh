@@ -29,15 +29,7 @@ cp /tmp/lg_build/_native*.so gateway/
 stamp "built"
 $PY -c "from gateway import _native as n; print('cuda_built', n.cuda_built, 'cuda_available', n.cuda_available())"
 
-stamp "parity tests"
-timeout ${PARITY_S:-300} $PY -m pytest -q -m gpu tests/cuda -p no:cacheprovider --durations=5 2>&1 | tee "$OUT/parity.log"
-test_rc=${PIPESTATUS[0]}
-stamp "bench"
-timeout ${BENCH_S:-240} $PY tools/bench_cuda.py --profile 2>&1 | tee "$OUT/bench.log"
-bench_rc=${PIPESTATUS[0]}
-tail -1 "$OUT/bench.log" > "$OUT/bench.json"
-
-stamp "memcheck"
+stamp "smoke"
 cat > /tmp/lg_smoke.py <<'PYEOF'
 import sys, numpy as np
 sys.path.insert(0, "tools"); sys.path.insert(0, ".")
@@ -59,6 +51,18 @@ for prec, mma, pdl in (("q8x2", True, True), ("q8", True, False), ("q8x2", False
     e.rollback(0)
     print(prec, "mma", mma, "pdl", pdl, "smoke ok", int(out.argmax()), e.stream_checksum() & 0xffff)
 PYEOF
+timeout ${SMOKE_S:-60} $PY /tmp/lg_smoke.py 2>&1 | tee "$OUT/smoke.log"
+[ "${PIPESTATUS[0]}" = 0 ] || { stamp "smoke run failed: stopping here"; exit 1; }
+
+stamp "parity tests"
+timeout ${PARITY_S:-300} $PY -m pytest -q -m gpu tests/cuda -p no:cacheprovider --durations=5 2>&1 | tee "$OUT/parity.log"
+test_rc=${PIPESTATUS[0]}
+stamp "bench"
+timeout ${BENCH_S:-240} $PY tools/bench_cuda.py --profile 2>&1 | tee "$OUT/bench.log"
+bench_rc=${PIPESTATUS[0]}
+tail -1 "$OUT/bench.log" > "$OUT/bench.json"
+
+stamp "memcheck"
 timeout ${MEMCHECK_S:-150} compute-sanitizer --tool memcheck --leak-check no --error-exitcode 3 $PY /tmp/lg_smoke.py \
   2>&1 | tail -30 | tee "$OUT/memcheck.log"
 mem_rc=${PIPESTATUS[0]}
