@@ -336,7 +336,7 @@ class CudaEngine:
     @property
     def mma(self) -> bool:
         """
-        int8 tensor-core products for chunks of T > 1 tokens (default True; same values)
+        int8 tensor-core products for chunks of T > 1 tokens (default False; same values)
         """
     @mma.setter
     def mma(self, arg1: bool) -> None:
@@ -344,7 +344,7 @@ class CudaEngine:
     @property
     def pdl(self) -> bool:
         """
-        programmatic dependent launches with L2 weight prefetch (default True; same values)
+        programmatic dependent launches with L2 weight prefetch (default False; same values)
         """
     @pdl.setter
     def pdl(self, arg1: bool) -> None:

@@ -143,6 +143,7 @@ def main() -> None:
     print(f"device {_native.cuda_device_name(0)}: cudaMemcpy D2D {bw:.0f} GB/s (read + write)", flush=True)
 
     eng = _native.CudaEngine(str(path), n_sink=4, n_ring=2048, n_scratch=512)
+    eng.pdl = eng.mma = True  # off by default until measured: measured here, with and without
     prec = eng.act_precision
     rng = np.random.default_rng(0)
     eng.prefill_stream(rng.integers(0, spec.n_vocab, 256).astype(np.int32))
@@ -242,6 +243,7 @@ def main() -> None:
     del eng
 
     q8 = _native.CudaEngine(str(path), n_sink=4, n_ring=2048, n_scratch=512, act_precision="q8")
+    q8.pdl = q8.mma = True
     q8.prefill_stream(rng.integers(0, spec.n_vocab, 256).astype(np.int32))
     decode_q8 = decode_tok_s(q8, prompt)
     del q8

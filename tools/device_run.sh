@@ -80,7 +80,7 @@ if not p.exists():
     p.parent.mkdir(parents=True, exist_ok=True)
     random_gguf.write_model(random_gguf.QWEN15, p, seed=3)
 e = _native.CudaEngine(str(p), n_sink=4, n_ring=2048, n_scratch=512)
-e.pdl, e.use_graph = False, False
+e.pdl, e.use_graph, e.mma = False, False, True
 rng = np.random.default_rng(0)
 e.prefill_stream(rng.integers(0, e.n_vocab, 256).astype(np.int32))
 e.decode(e.forward_scratch_next(rng.integers(0, e.n_vocab, 32).astype(np.int32)), 2)

@@ -71,9 +71,10 @@ static_assert(sizeof(ChunkMeta) == 32, "ChunkMeta layout");
 // set_mma). pdl: programmatic dependent launch (sm_90): a kernel may start while the one before it
 // drains, prefetch its weights into L2, then wait (pdl_wait) before touching anything the earlier
 // kernels write. mma: products over T > 1 tokens on int8 tensor cores (same values as dp4a).
+// Both default to off until a device run has measured them (tools/device_run.sh tests both ways).
 struct LaunchOpts {
-    bool pdl = true;
-    bool mma = true;
+    bool pdl = false;
+    bool mma = false;
 };
 LaunchOpts& launch_opts();
 

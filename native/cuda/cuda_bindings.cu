@@ -77,9 +77,9 @@ void register_cuda(py::module_& m) {
         .def_property("fuse", &CudaEngine::fuse, &CudaEngine::set_fuse,
                       "RMSNorm+quantize, q+k+v and gate+up projections each in one launch (default True; same values)")
         .def_property("pdl", &CudaEngine::pdl, &CudaEngine::set_pdl,
-                      "programmatic dependent launches with L2 weight prefetch (default True; same values)")
+                      "programmatic dependent launches with L2 weight prefetch (default False; same values)")
         .def_property("mma", &CudaEngine::mma, &CudaEngine::set_mma,
-                      "int8 tensor-core products for chunks of T > 1 tokens (default True; same values)")
+                      "int8 tensor-core products for chunks of T > 1 tokens (default False; same values)")
         .def_property_readonly("n_threads", [](const PyCudaEngine&) { return 0; })
         .def_property_readonly("max_chunk", &CudaEngine::max_chunk)
         .def_property_readonly("act_precision",

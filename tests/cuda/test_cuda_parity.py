@@ -192,12 +192,14 @@ def test_fused_launches_give_the_same_values(model):
 
 
 def test_tensor_cores_and_dependent_launches_give_the_same_values(model):
-    """Chunks of T > 1 on int8 tensor cores (mma, the default) give exactly what the dp4a kernel gives,
-    for chunks of 2 to 40 tokens (one and several token passes, partial tiles); programmatic dependent
-    launches (pdl, the default) change no value, batched or in the graph-captured decode loop."""
+    """Chunks of T > 1 on int8 tensor cores (mma) give exactly what the dp4a kernel gives, for chunks
+    of 2 to 40 tokens (one and several token passes, partial tiles); programmatic dependent launches
+    (pdl) change no value, batched or in the graph-captured decode loop. Both are off by default."""
     spec, path = model
     _, gpu = engines(path)
-    assert gpu.mma and gpu.pdl and gpu.stats()["mma"] and gpu.stats()["pdl"]
+    assert not gpu.mma and not gpu.pdl
+    gpu.mma = gpu.pdl = True
+    assert gpu.stats()["mma"] and gpu.stats()["pdl"]
     rng = np.random.default_rng(6)
     gpu.prefill_stream(rng.integers(0, spec.n_vocab, 70).astype(np.int32))
     jobs = [rng.integers(0, spec.n_vocab, n).astype(np.int32) for n in (2, 5, 8, 24, 40)]
