@@ -98,8 +98,9 @@ __device__ __forceinline__ void pdl_trigger() {
 constexpr uint32_t PREFETCH_CHUNK = 4096;
 __device__ __forceinline__ void prefetch_l2_warp(const void* p, int64_t bytes, int lane) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    const uintptr_t a0 = reinterpret_cast<uintptr_t>(p) & ~static_cast<uintptr_t>(15);
-    const uintptr_t a1 = (reinterpret_cast<uintptr_t>(p) + bytes + 15) & ~static_cast<uintptr_t>(15);
+    const uintptr_t g = static_cast<uintptr_t>(__cvta_generic_to_global(p));  // the instruction takes a global address
+    const uintptr_t a0 = g & ~static_cast<uintptr_t>(15);
+    const uintptr_t a1 = (g + bytes + 15) & ~static_cast<uintptr_t>(15);
     for (uintptr_t a = a0 + static_cast<uintptr_t>(lane) * PREFETCH_CHUNK; a < a1; a += WARP * PREFETCH_CHUNK) {
         const uint32_t n = static_cast<uint32_t>(a1 - a < PREFETCH_CHUNK ? a1 - a : PREFETCH_CHUNK);
         asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(a), "r"(n) : "memory");
