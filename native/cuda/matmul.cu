@@ -1,7 +1,8 @@
 // Kernels for quantized matmul: one output row per group of `lpr` lanes, each lane walking
-// 32-element units of the row with dp4a on int8 activations; float weights use fmaf on x.
+// 32-element units of the row with dp4a on int8 activations; float weights use fmaf on x; the
+// activation quantizer; dispatch (T > 1 to matmul_mma.cu's tensor cores when launch_opts().mma).
 // Knows nothing about layers; see matmul.cuh for the contract.
-#include "matmul.cuh"
+#include "matmul_segs.cuh"
 #include "qdot.cuh"
 
 namespace lg {
@@ -184,14 +185,6 @@ void rmsnorm_quantize(const float* x, const float* w, float* out, int E, float e
 
 // ---------------------------------------------------------------------------- matmul
 
-__device__ __forceinline__ float silu_mul(float g, float u) { return g / (1.0f + expf(-g)) * u; }
-
-__device__ __forceinline__ void epilogue(float* y, int64_t idx, float acc, const float* bias, int row, int epi) {
-    if (epi == static_cast<int>(Epi::Store)) y[idx] = bias ? acc + bias[row] : acc;
-    else if (epi == static_cast<int>(Epi::Add)) y[idx] = y[idx] + acc;
-    else y[idx] = silu_mul(acc, y[idx]);
-}
-
 // Sum the lane partials of each row in lane order, from zero: ((0 + p0) + p1) + ... + p[lpr-1]. The
 // tensor-core kernel (mm_mma_kernel) adds its slot partials in this order too, so a row's value is
 // the same whichever kernel computes it. red: MATMUL_THREADS * NT floats; every thread of the block
@@ -235,46 +228,6 @@ __device__ __forceinline__ float unit_dot(const UnitW& w, const Acts& a, int t, 
             acc = fmaf(w.s.f2 * dx, static_cast<float>(w.s.mn * a.s[ri * units + u]), acc);
     }
     return acc;
-}
-
-// Up to three matrices of one type and row length in one launch (q, k and v read the same
-// activations): consecutive ranges of blocks, each with its own weights, output and bias.
-struct MatSeg {
-    const uint8_t* W;
-    const uint8_t* W2;  // DUAL only: the up projection beside the gate W
-    float* y;
-    const float* bias;
-    int n_rows, ldy, blocks;
-};
-constexpr int MAX_SEGS = 3;
-struct MatSegs {
-    MatSeg s[MAX_SEGS];
-    int n;
-};
-
-// The segment of this block and the block's index inside it (selects, no local-memory copy).
-__device__ __forceinline__ MatSeg find_seg(const MatSegs& g, int* b) {
-    int blk = blockIdx.x;
-    MatSeg S = g.s[0];
-    if (g.n > 1 && blk >= g.s[0].blocks) {
-        blk -= g.s[0].blocks;
-        S = g.s[1];
-        if (g.n > 2 && blk >= g.s[1].blocks) {
-            blk -= g.s[1].blocks;
-            S = g.s[2];
-        }
-    }
-    *b = blk;
-    return S;
-}
-
-// Warp 0 of a block asks L2 for the weight rows [row0, row0 + n) of its segment (and of W2 when
-// dual) before the block waits for the previous kernel.
-__device__ __forceinline__ void prefetch_block_rows(const MatSeg& S, bool dual, int row0, int n, int64_t row_bytes) {
-    if (row0 >= S.n_rows) return;
-    const int rows = min(n, S.n_rows - row0);
-    prefetch_l2_warp(S.W + static_cast<int64_t>(row0) * row_bytes, rows * row_bytes, threadIdx.x % WARP);
-    if (dual) prefetch_l2_warp(S.W2 + static_cast<int64_t>(row0) * row_bytes, rows * row_bytes, threadIdx.x % WARP);
 }
 
 // Quantized weights: `lpr` lanes per row accumulate their units in order (per unit the PAIR
@@ -373,166 +326,6 @@ mm_f_kernel(const uint8_t* __restrict__ W, int64_t row_bytes, int n_rows, int K,
     }
 }
 
-// ---------------------------------------------------------------------------- tensor cores (T > 1)
-
-// int8 mma (sm_80+): a warp multiplies 16 weight rows by one 32-element unit of 8 activation records
-// (m16n8k32; Q6_K takes its two 16-element halves apart, m16n8k16, since they have their own scales).
-// Fragments (PTX ISA, "mma.m16n8k32", .s8): lane = 4 g + k holds of A words k and k + 4 of rows g and
-// g + 8, of B words k and k + 4 of column g, of C rows g and g + 8 at columns 2k and 2k + 1.
-constexpr int MMA_WARPS = 4;
-constexpr int MMA_ROWS = 16 * MMA_WARPS;  // weight rows per block
-
-__device__ __forceinline__ void mma_k32(int (&c)[4], int a0, int a1, int a2, int a3, int b0, int b1) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-        : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
-        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-#endif
-}
-__device__ __forceinline__ void mma_k16(int (&c)[4], int a0, int a1, int b0) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm("mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};"
-        : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
-        : "r"(a0), "r"(a1), "r"(b0));
-#endif
-}
-
-// One weight unit of this lane's two rows (g, g + 8): scales and its A words.
-template <int TYPE>
-struct RowPairUnit {
-    UnitScale s[2];
-    int lo[2], hi[2];
-    __device__ __forceinline__ void load(const uint8_t* wA, const uint8_t* wB, int u, int k) {
-        s[0] = unit_scale<TYPE>(wA, u);
-        s[1] = unit_scale<TYPE>(wB, u);
-        unit_words2<TYPE>(wA, u, k, lo[0], hi[0]);
-        unit_words2<TYPE>(wB, u, k, lo[1], hi[1]);
-    }
-    // The integer dot sc0 * dot(0..15) + sc1 * dot(16..31) of C element i (row i / 2) for B words b0, b1:
-    // exactly the dp4a kernel's w.s.sc0 * lo + w.s.sc1 * hi.
-    __device__ __forceinline__ void dots(int b0, int b1, int (&iv)[4]) const {
-        int c[4] = {0, 0, 0, 0};
-        if constexpr (TYPE == W_Q6_K) {
-            int h[4] = {0, 0, 0, 0};
-            mma_k16(c, lo[0], lo[1], b0);
-            mma_k16(h, hi[0], hi[1], b1);
-#pragma unroll
-            for (int i = 0; i < 4; i++) iv[i] = s[i / 2].sc0 * c[i] + s[i / 2].sc1 * h[i];
-        } else {  // sc0 == sc1: sc * lo + sc * hi == sc * (lo + hi) in integers
-            mma_k32(c, lo[0], lo[1], hi[0], hi[1], b0, b1);
-#pragma unroll
-            for (int i = 0; i < 4; i++) iv[i] = s[i / 2].sc0 * c[i];
-        }
-    }
-};
-
-// Weight-stationary over tensor cores: block = MMA_ROWS rows x TILES * 8 activation records (grid.y
-// over the tokens). Row r, token t: for slot l = 0..L-1 a chain over units l, l + L, ... from zero,
-// each unit's records in order (unit_dot's fmaf steps), the slots then added in order from zero:
-// what mm_q_kernel's lanes and reduce_rows compute, so batched and one-token products agree bit
-// for bit. DUAL as in mm_q_kernel.
-template <int TYPE, int PAIR, bool DUAL, int TILES>
-__global__ void __launch_bounds__(MMA_WARPS * WARP)
-mm_mma_kernel(MatSegs segs, int64_t row_bytes, int K, int L, Acts a, int T, int epi, int prefetch) {
-    constexpr int TPT = 8 / PAIR;   // tokens per 8-column tile
-    constexpr int NACC = 4 / PAIR;  // accumulators per tile and lane: rows x tokens of its C elements
-    constexpr bool MINS = TYPE == W_Q4_K || TYPE == W_Q4_1;
-    int blk;
-    const MatSeg S = find_seg(segs, &blk);
-    const int warp = threadIdx.x / WARP, lane = threadIdx.x % WARP, g = lane >> 2, k = lane & 3;
-    if (prefetch && blockIdx.y == 0 && warp == 0) prefetch_block_rows(S, DUAL, blk * MMA_ROWS, MMA_ROWS, row_bytes);
-    pdl_wait();
-    pdl_trigger();
-    const int rbase = blk * MMA_ROWS + warp * 16;
-    if (rbase >= S.n_rows) return;  // the whole warp
-    const int rA = rbase + g, rB = rbase + g + 8;
-    const uint8_t* wA = S.W + static_cast<int64_t>(rA < S.n_rows ? rA : rbase) * row_bytes;
-    const uint8_t* wB = S.W + static_cast<int64_t>(rB < S.n_rows ? rB : rbase) * row_bytes;
-    const uint8_t* w2A = DUAL ? S.W2 + (wA - S.W) : nullptr;
-    const uint8_t* w2B = DUAL ? S.W2 + (wB - S.W) : nullptr;
-    const int units = K / UNIT, ublk = a.ablk / UNIT, kd = K / a.ablk;
-    const int tb = blockIdx.y * TILES * TPT;
-    // B column g of tile j reads activation record bri[j]; C columns 2k + c are records cri[j][c].
-    // Columns past T read the last token's records instead: a column of C depends only on its own
-    // column of B, and those are never stored. No lane branches around the mma (.aligned).
-    int bri[TILES], cri[TILES][2];
-#pragma unroll
-    for (int j = 0; j < TILES; j++) {
-        const int tok = min(tb + j * TPT + g / PAIR, T - 1);
-        bri[j] = tok * PAIR + g % PAIR;
-#pragma unroll
-        for (int c = 0; c < 2; c++) {
-            const int col = 2 * k + c, ct = min(tb + j * TPT + col / PAIR, T - 1);
-            cri[j][c] = ct * PAIR + col % PAIR;
-        }
-    }
-    float run[TILES][NACC], run2[TILES][NACC];
-#pragma unroll
-    for (int j = 0; j < TILES; j++)
-#pragma unroll
-        for (int i = 0; i < NACC; i++) run[j][i] = run2[j][i] = 0.0f;
-
-    for (int l = 0; l < L; l++) {
-        float acc[TILES][NACC], acc2[TILES][NACC];
-#pragma unroll
-        for (int j = 0; j < TILES; j++)
-#pragma unroll
-            for (int i = 0; i < NACC; i++) acc[j][i] = acc2[j][i] = 0.0f;
-        for (int u = l; u < units; u += L) {
-            RowPairUnit<TYPE> W, W2;
-            W.load(wA, wB, u, k);
-            if constexpr (DUAL) W2.load(w2A, w2B, u, k);
-#pragma unroll
-            for (int j = 0; j < TILES; j++) {
-                const int8_t* ap = a.q + static_cast<int64_t>(bri[j]) * K + u * UNIT + 4 * k;
-                const int b0 = *reinterpret_cast<const int*>(ap), b1 = *reinterpret_cast<const int*>(ap + 16);
-                float dx[2];
-                int sx[2];
-#pragma unroll
-                for (int c = 0; c < 2; c++) {
-                    dx[c] = a.d[static_cast<int64_t>(cri[j][c]) * kd + u / ublk];
-                    sx[c] = MINS ? a.s[static_cast<int64_t>(cri[j][c]) * units + u] : 0;
-                }
-                int iv[4], iv2[4];
-                W.dots(b0, b1, iv);
-                if constexpr (DUAL) W2.dots(b0, b1, iv2);
-#pragma unroll
-                for (int i = 0; i < 4; i++) {  // PAIR 2: row i/2, records 0 then 1 of one token; PAIR 1: 4 pairs
-                    const int r = i / 2, c = i % 2, ai = PAIR == 2 ? r : i;
-                    const UnitScale& sc = W.s[r];
-                    acc[j][ai] = fmaf(sc.f1 * dx[c], static_cast<float>(iv[i]), acc[j][ai]);
-                    if constexpr (MINS) acc[j][ai] = fmaf(sc.f2 * dx[c], static_cast<float>(sc.mn * sx[c]), acc[j][ai]);
-                    if constexpr (DUAL) {
-                        const UnitScale& s2 = W2.s[r];
-                        acc2[j][ai] = fmaf(s2.f1 * dx[c], static_cast<float>(iv2[i]), acc2[j][ai]);
-                        if constexpr (MINS)
-                            acc2[j][ai] = fmaf(s2.f2 * dx[c], static_cast<float>(s2.mn * sx[c]), acc2[j][ai]);
-                    }
-                }
-            }
-        }
-#pragma unroll
-        for (int j = 0; j < TILES; j++)
-#pragma unroll
-            for (int i = 0; i < NACC; i++) {
-                run[j][i] += acc[j][i];
-                if constexpr (DUAL) run2[j][i] += acc2[j][i];
-            }
-    }
-#pragma unroll
-    for (int j = 0; j < TILES; j++)
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-            const int r = i / 2, c = i % 2, ai = PAIR == 2 ? r : i;
-            if (PAIR == 2 && c == 1) continue;  // both records of the token went into one accumulator
-            const int row = r ? rB : rA, tok = tb + j * TPT + (2 * k + c) / PAIR;
-            if (row >= S.n_rows || tok >= T) continue;
-            const int64_t idx = static_cast<int64_t>(tok) * S.ldy + row;
-            if constexpr (DUAL) S.y[idx] = silu_mul(run[j][ai], run2[j][ai]);
-            else epilogue(S.y, idx, run[j][ai], S.bias, row, epi);
-        }
-}
-
 // ---------------------------------------------------------------------------- dispatch
 
 // The kernel a product runs on: tensor cores for quantized weights over T > 1 tokens (unless
@@ -550,15 +343,6 @@ static void launch_typed(const DevMatrix& W, const MatSegs& segs, const Acts& a,
         const MatSeg& S = segs.s[0];
         launch("mm_f_kernel", mm_f_kernel<TYPE, NT>, dim3(grid), dim3(MATMUL_THREADS), 0, st, S.W, W.row_bytes, S.n_rows,
                K, W.lpr, a, T, S.y, S.ldy, S.bias, static_cast<int>(epi));
-    } else if (use_mma(W, T)) {
-        const int tiles = T > 32 ? 4 : 2, per = tiles * 8 / PAIR;
-        const dim3 g(grid, (T + per - 1) / per);
-        if (tiles == 4)
-            launch("mm_mma_kernel", mm_mma_kernel<TYPE, PAIR, DUAL, 4>, g, dim3(MMA_WARPS * WARP), 0, st, segs,
-                   W.row_bytes, K, W.lpr, a, T, static_cast<int>(epi), pf);
-        else
-            launch("mm_mma_kernel", mm_mma_kernel<TYPE, PAIR, DUAL, 2>, g, dim3(MMA_WARPS * WARP), 0, st, segs,
-                   W.row_bytes, K, W.lpr, a, T, static_cast<int>(epi), pf);
     } else {
         launch("mm_q_kernel", mm_q_kernel<TYPE, NT, PAIR, DUAL>, dim3(grid), dim3(MATMUL_THREADS), 0, st, segs,
                W.row_bytes, K, W.lpr, a, T, static_cast<int>(epi), pf);
@@ -590,6 +374,9 @@ static void launch_nt(const DevMatrix& W, const MatSegs& segs, bool dual, const 
 
 static void dispatch(const DevMatrix& W, const MatSegs& segs, bool dual, const Acts& a, int T, Epi epi,
                      cudaStream_t st) {
+    if (use_mma(W, T))
+        return launch_mma(W.type, dual, segs, W.row_bytes, static_cast<int>(W.cols), W.lpr, a, T,
+                          dual ? Epi::SwiGLU : epi, launch_opts().pdl, st);
     switch (W.type) {
         case W_Q4_K: return launch_nt<W_Q4_K>(W, segs, dual, a, T, epi, st);
         case W_Q6_K: return launch_nt<W_Q6_K>(W, segs, dual, a, T, epi, st);
