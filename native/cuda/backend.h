@@ -56,12 +56,13 @@ public:
     // RMSNorm+quantize, q+k+v and gate+up each in one launch (default true); the same values either way.
     void set_fuse(bool on);
     bool fuse() const;
-    // Programmatic dependent launches (sm_90; default false until measured on a device): each kernel may start while the one
-    // before it drains and fetch its weights into L2 first. Same values either way.
+    // Programmatic dependent launches (sm_90; default false until measured on a device): each kernel
+    // may start while the one before it drains and fetch its weights into L2 first. Same values.
     void set_pdl(bool on);
     bool pdl() const;
-    // Products over T > 1 tokens on int8 tensor cores (default false until measured), else dp4a. Same values either
-    // way (the accumulation order is shared), so batched and one-token forwards stay bit-identical.
+    // Products over T > 1 tokens on int8 tensor cores (default false until measured), else dp4a.
+    // Same values either way (the accumulation order is shared): batched and one-token forwards stay
+    // bit-identical.
     void set_mma(bool on);
     bool mma() const;
 

@@ -188,7 +188,8 @@ static void launch_type(bool dual, const MatSegs& segs, int64_t row_bytes, int K
 
 void launch_mma(int type, bool dual, const MatSegs& segs, int64_t row_bytes, int K, int L, const Acts& a, int T,
                 Epi epi, bool prefetch, cudaStream_t st) {
-    if (a.pair != 1 && a.pair != 2) throw CudaError("matmul: activations with " + std::to_string(a.pair) + " records per vector");
+    if (a.pair != 1 && a.pair != 2)
+        throw CudaError("matmul: activations with " + std::to_string(a.pair) + " records per vector");
     const int pf = prefetch ? 1 : 0;
     switch (type) {
         case W_Q4_K: return launch_type<W_Q4_K>(dual, segs, row_bytes, K, L, a, T, epi, pf, st);

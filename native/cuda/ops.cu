@@ -22,16 +22,18 @@ __global__ void embed_kernel(const uint8_t* __restrict__ table, int64_t row_byte
 
 void embed(int type, const uint8_t* table, int64_t row_bytes, int E, const int32_t* tokens, const ChunkMeta* meta,
            int T, float* x, cudaStream_t st) {
-    const dim3 grid(T), block(256);
+    const auto go = [&](auto kernel) {
+        launch("embed_kernel", kernel, dim3(T), dim3(256), 0, st, table, row_bytes, E, tokens, meta, x);
+    };
     switch (type) {
-        case W_F32: return launch("embed_kernel", embed_kernel<W_F32>, grid, block, 0, st, table, row_bytes, E, tokens, meta, x);
-        case W_F16: return launch("embed_kernel", embed_kernel<W_F16>, grid, block, 0, st, table, row_bytes, E, tokens, meta, x);
-        case W_Q4_0: return launch("embed_kernel", embed_kernel<W_Q4_0>, grid, block, 0, st, table, row_bytes, E, tokens, meta, x);
-        case W_Q4_1: return launch("embed_kernel", embed_kernel<W_Q4_1>, grid, block, 0, st, table, row_bytes, E, tokens, meta, x);
-        case W_Q5_0: return launch("embed_kernel", embed_kernel<W_Q5_0>, grid, block, 0, st, table, row_bytes, E, tokens, meta, x);
-        case W_Q8_0: return launch("embed_kernel", embed_kernel<W_Q8_0>, grid, block, 0, st, table, row_bytes, E, tokens, meta, x);
-        case W_Q4_K: return launch("embed_kernel", embed_kernel<W_Q4_K>, grid, block, 0, st, table, row_bytes, E, tokens, meta, x);
-        case W_Q6_K: return launch("embed_kernel", embed_kernel<W_Q6_K>, grid, block, 0, st, table, row_bytes, E, tokens, meta, x);
+        case W_F32: return go(embed_kernel<W_F32>);
+        case W_F16: return go(embed_kernel<W_F16>);
+        case W_Q4_0: return go(embed_kernel<W_Q4_0>);
+        case W_Q4_1: return go(embed_kernel<W_Q4_1>);
+        case W_Q5_0: return go(embed_kernel<W_Q5_0>);
+        case W_Q8_0: return go(embed_kernel<W_Q8_0>);
+        case W_Q4_K: return go(embed_kernel<W_Q4_K>);
+        case W_Q6_K: return go(embed_kernel<W_Q6_K>);
         default: throw CudaError("embed: unsupported embedding type id " + std::to_string(type));
     }
 }
