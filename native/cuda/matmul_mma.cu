@@ -12,14 +12,20 @@ namespace cuda {
 // Fragments (PTX ISA, "mma.m16n8k32", .s8): lane = 4 g + k holds of A words k and k + 4 of rows g and
 // g + 8, of B words k and k + 4 of column g, of C rows g and g + 8 at columns 2k and 2k + 1.
 __device__ __forceinline__ void mma_k32(int (&c)[4], int a0, int a1, int a2, int a3, int b0, int b1) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#if defined(LG_CUDA_HOST_EMULATION)  // tests/cuda/emu: these kernels compiled for the host, mma by its PTX semantics
+    const int a[4] = {a0, a1, a2, a3}, b[2] = {b0, b1};
+    emu_mma(c, a, 4, b, 2);
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
         : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
         : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 #endif
 }
 __device__ __forceinline__ void mma_k16(int (&c)[4], int a0, int a1, int b0) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#if defined(LG_CUDA_HOST_EMULATION)
+    const int a[2] = {a0, a1}, b[1] = {b0};
+    emu_mma(c, a, 2, b, 1);
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     asm("mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};"
         : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
         : "r"(a0), "r"(a1), "r"(b0));

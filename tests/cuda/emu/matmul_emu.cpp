@@ -1,0 +1,136 @@
+// Runs native/cuda's matmul kernels on the host (emu_host.h): the one-token dp4a kernel token by token,
+// the 8-token dp4a kernel and the int8 tensor-core kernel over all T, on weights and activations from a
+// file; writes the three outputs. Usage: matmul_emu TYPE PAIR DUAL ROWS K T LPR IN OUT (see the test).
+#define LG_CUDA_HOST_EMULATION 1
+#include "emu_host.h"
+
+#include "../../../native/cuda/matmul.cu"
+#include "../../../native/cuda/matmul_mma.cu"
+
+#include <cstdio>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace lg::cuda {
+LaunchOpts& launch_opts() {  // backend.cu's, which this build leaves out
+    static LaunchOpts o;
+    return o;
+}
+}  // namespace lg::cuda
+
+using namespace lg::cuda;
+
+template <class F>
+static void run_grid(dim3 grid, int threads, F kernel_call) {
+    blockDim = dim3(threads);
+    gridDim = grid;
+    for (unsigned by = 0; by < grid.y; by++)
+        for (unsigned bx = 0; bx < grid.x; bx++) {
+            EmuBlock blk{};
+            std::barrier<> bb(threads);
+            std::vector<std::barrier<>*> wb;
+            blk.block = &bb;
+            for (int w = 0; w < threads / WARP; w++) blk.warp[w] = new std::barrier<>(WARP);
+            g_emu = &blk;
+            std::vector<std::thread> th;
+            for (int t = 0; t < threads; t++)
+                th.emplace_back([&, t] {
+                    threadIdx = make_uint3(t, 0, 0);
+                    blockIdx = make_uint3(bx, by, 0);
+                    kernel_call();
+                });
+            for (auto& x : th) x.join();
+            for (int w = 0; w < threads / WARP; w++) delete blk.warp[w];
+        }
+}
+
+template <class T>
+static void read_into(std::ifstream& f, std::vector<T>& v, size_t n) {
+    v.resize(n);
+    if (!f.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(n * sizeof(T))))
+        throw std::runtime_error("input file too short");
+}
+
+template <int TYPE, int PAIR, bool DUAL>
+static void run(int rows, int K, int T, int lpr, const char* in, const char* out) {
+    const int ablk = act_block(TYPE), units = K / UNIT, kd = K / ablk, R = T * PAIR;
+    const int be = (TYPE == W_Q4_K || TYPE == W_Q6_K) ? QK_K_ELEMS : UNIT;
+    const int64_t row_bytes = static_cast<int64_t>(K / be) * block_bytes(TYPE);
+    std::ifstream f(in, std::ios::binary);
+    std::vector<uint8_t> W, W2;
+    std::vector<int8_t> q;
+    std::vector<float> d, bias;
+    std::vector<int32_t> s;
+    read_into(f, W, rows * row_bytes);
+    if (DUAL) read_into(f, W2, rows * row_bytes);
+    read_into(f, q, static_cast<size_t>(R) * K);
+    read_into(f, d, static_cast<size_t>(R) * kd);
+    read_into(f, s, static_cast<size_t>(R) * units);
+    read_into(f, bias, rows);
+    W.resize(W.size() + 64);  // the engine's weight slack (ld_words_a2 reads past the last block)
+    W2.resize(W2.size() + 64);
+    const int epi = DUAL ? static_cast<int>(Epi::SwiGLU) : static_cast<int>(Epi::Store);
+    auto segs_for = [&](float* y, int per) {
+        MatSegs g{};
+        g.s[0] = MatSeg{W.data(), DUAL ? W2.data() : nullptr, y, DUAL ? nullptr : bias.data(), rows, rows,
+                        (rows + per - 1) / per};
+        g.n = 1;
+        return g;
+    };
+    std::vector<float> y1(static_cast<size_t>(T) * rows), y8(y1.size()), ym(y1.size());
+    for (int t = 0; t < T; t++) {  // the decode kernel, one token at a time
+        const Acts a{q.data() + static_cast<size_t>(t) * PAIR * K, d.data() + static_cast<size_t>(t) * PAIR * kd,
+                     s.data() + static_cast<size_t>(t) * PAIR * units, nullptr, ablk, PAIR};
+        const MatSegs g = segs_for(y1.data() + static_cast<size_t>(t) * rows, MATMUL_THREADS / lpr);
+        run_grid(dim3(g.s[0].blocks), MATMUL_THREADS,
+                 [&] { mm_q_kernel<TYPE, 1, PAIR, DUAL>(g, row_bytes, K, lpr, a, 1, epi, 0); });
+    }
+    const Acts a{q.data(), d.data(), s.data(), nullptr, ablk, PAIR};
+    const MatSegs g8 = segs_for(y8.data(), MATMUL_THREADS / lpr);
+    run_grid(dim3(g8.s[0].blocks), MATMUL_THREADS,
+             [&] { mm_q_kernel<TYPE, 8, PAIR, DUAL>(g8, row_bytes, K, lpr, a, T, epi, 0); });
+    const MatSegs gm = segs_for(ym.data(), MMA_ROWS);
+    const int tiles = T > 32 ? 4 : 2, per = tiles * 8 / PAIR;  // as launch_tiles chooses
+    const dim3 grid(gm.s[0].blocks, (T + per - 1) / per);
+    if (tiles == 4)
+        run_grid(grid, MMA_WARPS * WARP, [&] { mm_mma_kernel<TYPE, PAIR, DUAL, 4>(gm, row_bytes, K, lpr, a, T, epi, 0); });
+    else
+        run_grid(grid, MMA_WARPS * WARP, [&] { mm_mma_kernel<TYPE, PAIR, DUAL, 2>(gm, row_bytes, K, lpr, a, T, epi, 0); });
+    std::ofstream o(out, std::ios::binary);
+    for (const auto* v : {&y1, &y8, &ym}) o.write(reinterpret_cast<const char*>(v->data()), v->size() * sizeof(float));
+}
+
+template <int TYPE>
+static void by_pair(int pair, bool dual, int rows, int K, int T, int lpr, const char* in, const char* out) {
+    if (pair == 2 && dual) run<TYPE, 2, true>(rows, K, T, lpr, in, out);
+    else if (pair == 2) run<TYPE, 2, false>(rows, K, T, lpr, in, out);
+    else if (dual) run<TYPE, 1, true>(rows, K, T, lpr, in, out);
+    else run<TYPE, 1, false>(rows, K, T, lpr, in, out);
+}
+
+int main(int argc, char** argv) {
+    if (argc != 10) {
+        std::fprintf(stderr, "usage: %s TYPE PAIR DUAL ROWS K T LPR IN OUT\n", argv[0]);
+        return 2;
+    }
+    const int type = std::stoi(argv[1]), pair = std::stoi(argv[2]), dual = std::stoi(argv[3]);
+    const int rows = std::stoi(argv[4]), K = std::stoi(argv[5]), T = std::stoi(argv[6]), lpr = std::stoi(argv[7]);
+    try {
+        switch (type) {
+            case W_Q4_K: by_pair<W_Q4_K>(pair, dual, rows, K, T, lpr, argv[8], argv[9]); break;
+            case W_Q6_K: by_pair<W_Q6_K>(pair, dual, rows, K, T, lpr, argv[8], argv[9]); break;
+            case W_Q5_0: by_pair<W_Q5_0>(pair, dual, rows, K, T, lpr, argv[8], argv[9]); break;
+            case W_Q8_0: by_pair<W_Q8_0>(pair, dual, rows, K, T, lpr, argv[8], argv[9]); break;
+            case W_Q4_1: by_pair<W_Q4_1>(pair, dual, rows, K, T, lpr, argv[8], argv[9]); break;
+            case W_Q4_0: by_pair<W_Q4_0>(pair, dual, rows, K, T, lpr, argv[8], argv[9]); break;
+            default: std::fprintf(stderr, "type %d not run here\n", type); return 2;
+        }
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "%s\n", e.what());
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,120 @@
+"""The CUDA matmul kernels (native/cuda/matmul.cu, matmul_mma.cu) compiled for the host by tests/cuda/emu
+(one host thread per CUDA thread; int8 mma by its PTX fragment layout), so they are checked where no GPU
+is: the tensor-core kernel and the 8-token dp4a kernel give the one-token kernel's values bit for bit, and
+those values are gguf's dequantized weights times the activations. Needs the CUDA headers and g++; else
+skips. Knows nothing about models.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import gguf
+from gguf import GGMLQuantizationType as Q
+
+REPO = Path(__file__).resolve().parents[2]
+EMU = Path(__file__).resolve().parent / "emu"
+_spec = importlib.util.spec_from_file_location("random_gguf", REPO / "tools" / "random_gguf.py")
+random_gguf = importlib.util.module_from_spec(_spec)
+sys.modules["random_gguf"] = random_gguf
+_spec.loader.exec_module(random_gguf)
+
+TYPE_ID = {Q.Q4_0: 2, Q.Q4_1: 3, Q.Q5_0: 6, Q.Q8_0: 8, Q.Q4_K: 12, Q.Q6_K: 14}
+ABLK = {Q.Q4_K: 256, Q.Q6_K: 256}  # activation block; 32 for the legacy types
+UNIT = 32
+REL_TOL = 2e-5  # float32 sums over K <= 1024 terms against the float64 reference, relative to the row's scale
+
+# (weight type, records per vector, gate+up fused, rows, K, tokens, lanes per row): partial row tiles
+# (120, 72, 80, 40 rows), one and several token passes (T = 40: 4 tiles), Q6_K's split halves, lanes per
+# row 4 .. 128 (128: four warps a row and empty slots).
+CASES = [
+    (Q.Q4_K, 2, False, 120, 512, 8, 16),
+    (Q.Q4_K, 2, True, 64, 512, 5, 8),
+    (Q.Q4_K, 1, False, 80, 512, 11, 4),
+    (Q.Q4_K, 2, False, 64, 1024, 40, 32),
+    (Q.Q4_K, 2, False, 64, 1024, 3, 128),
+    (Q.Q6_K, 2, False, 72, 512, 9, 16),
+    (Q.Q6_K, 1, True, 64, 512, 3, 8),
+    (Q.Q5_0, 2, False, 64, 256, 7, 4),
+    (Q.Q8_0, 2, False, 48, 256, 6, 8),
+    (Q.Q4_1, 2, True, 64, 256, 4, 4),
+    (Q.Q4_0, 1, False, 40, 256, 17, 8),
+    (Q.Q4_K, 2, True, 64, 1536, 32, 32),   # the 1.5B's gate+up row length, the deadline workload's chunk
+    (Q.Q6_K, 2, False, 48, 1536, 12, 16),
+]
+
+
+def cuda_toolkit() -> Path | None:
+    for root in (os.environ.get("CUDA_HOME"), "/usr/local/cuda"):
+        if root and (Path(root) / "include" / "cuda_runtime.h").is_file():
+            return Path(root)
+    return None
+
+
+@pytest.fixture(scope="module")
+def emulator(tmp_path_factory) -> Path:
+    root, gxx = cuda_toolkit(), shutil.which("g++")
+    if root is None or gxx is None:
+        pytest.skip("no CUDA headers or no g++: the kernels cannot be compiled for the host")
+    libs = [p for p in (root / "lib64", root / "lib") if (p / "libcudart_static.a").is_file()]
+    if not libs:
+        pytest.skip("no libcudart_static.a in the CUDA toolkit")
+    exe = tmp_path_factory.mktemp("emu") / "matmul_emu"
+    cmd = [gxx, "-std=c++20", "-O1", "-ffp-contract=off", "-w", f"-I{root / 'include'}", str(EMU / "matmul_emu.cpp"),
+           "-o", str(exe), f"-L{libs[0]}", "-lcudart_static", "-ldl", "-lpthread", "-lrt"]
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return exe
+
+
+def weights(rng, qtype: Q, rows: int, K: int) -> np.ndarray:
+    if qtype == Q.Q4_0:  # random_gguf has no Q4_0: random bytes under one small f16 scale per block
+        be, bb = gguf.GGML_QUANT_SIZES[qtype]
+        blk = rng.integers(0, 256, size=(rows * K // be, bb), dtype=np.uint8)
+        blk[:, 0:2] = np.full(len(blk), 0.02, "<f2").view(np.uint8).reshape(-1, 2)
+        return blk.reshape(rows, -1)
+    return random_gguf.random_blocks(rng, qtype, rows, K, 1.0 / np.sqrt(K))
+
+
+@pytest.mark.parametrize("qtype,pair,dual,rows,K,T,lpr", CASES, ids=lambda v: getattr(v, "name", str(v)))
+def test_tensor_core_kernel_matches_the_one_token_kernel(emulator, tmp_path, qtype, pair, dual, rows, K, T, lpr):
+    rng = np.random.default_rng(rows * K + T)
+    ablk = ABLK.get(qtype, 32)
+    R = T * pair
+    W = weights(rng, qtype, rows, K)
+    W2 = weights(rng, qtype, rows, K) if dual else None
+    q = rng.integers(-127, 128, size=(R, K), dtype=np.int8)
+    d = rng.uniform(0.001, 0.02, size=(R, K // ablk)).astype(np.float32)
+    s = q.reshape(R, K // UNIT, UNIT).astype(np.int32).sum(axis=2, dtype=np.int32)
+    bias = rng.uniform(-0.1, 0.1, size=rows).astype(np.float32)
+    src, dst = tmp_path / "in.bin", tmp_path / "out.bin"
+    src.write_bytes(b"".join(x.tobytes() for x in (W, W2, q, d, s, bias) if x is not None))
+    out = subprocess.run([str(emulator), str(TYPE_ID[qtype]), str(pair), str(int(dual)), str(rows), str(K), str(T),
+                          str(lpr), str(src), str(dst)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    y1, y8, ym = np.fromfile(dst, np.float32).reshape(3, T, rows)
+
+    for name, y in (("8-token dp4a", y8), ("tensor-core", ym)):
+        diff = np.argwhere(y.view(np.uint32) != y1.view(np.uint32))
+        assert diff.size == 0, f"{name} kernel differs from the one-token kernel at (token, row) {diff[:8].tolist()}"
+
+    # The values themselves: gguf's dequantized weights times the dequantized activation records.
+    x = (q.astype(np.float64) * np.repeat(d.astype(np.float64), ablk, axis=1)).reshape(T, pair, K).sum(axis=1)
+    def product(w):
+        return x @ gguf.quants.dequantize(w.reshape(-1), qtype).reshape(rows, K).astype(np.float64).T
+    if dual:
+        g, u = product(W), product(W2)
+        ref = g / (1.0 + np.exp(-g)) * u
+    else:
+        ref = product(W) + bias
+    scale = np.abs(ref).max()
+    err = np.abs(y1 - ref).max() / scale
+    assert err < REL_TOL, f"one-token kernel vs dequantized reference: max error {err:.2e} of the largest value {scale:.3g}"
