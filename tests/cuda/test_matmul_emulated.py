@@ -1,8 +1,9 @@
 """The CUDA matmul kernels (native/cuda/matmul.cu, matmul_mma.cu) compiled for the host by tests/cuda/emu
 (one host thread per CUDA thread; int8 mma by its PTX fragment layout), so they are checked where no GPU
 is: the tensor-core kernel and the 8-token dp4a kernel give the one-token kernel's values bit for bit, and
-those values are gguf's dequantized weights times the activations. Needs the CUDA headers and g++; else
-skips. Knows nothing about models.
+those values are gguf's dequantized weights times the activations; the fused RMSNorm + quantizer writes
+numpy's RMSNorm and exactly the CPU's quantization of it. Needs the CUDA headers and g++; else skips.
+Knows nothing about models.
 """
 
 from __future__ import annotations
@@ -118,3 +119,47 @@ def test_tensor_core_kernel_matches_the_one_token_kernel(emulator, tmp_path, qty
     scale = np.abs(ref).max()
     err = np.abs(y1 - ref).max() / scale
     assert err < REL_TOL, f"one-token kernel vs dequantized reference: max error {err:.2e} of the largest value {scale:.3g}"
+
+
+@pytest.mark.parametrize("E,T,ablk,pair", [(1536, 3, 256, 2), (896, 2, 32, 2), (576, 2, 32, 1), (2560, 1, 256, 2)])
+def test_rmsnorm_quantize_kernel(emulator, tmp_path, E, T, ablk, pair):
+    """The fused RMSNorm + quantizer: the normalized rows match numpy's, and the records are exactly the
+    quantization rule (prepare_acts on the CPU) applied to the rows the kernel wrote: q = round-half-even
+    of x * (127 / amax) clamped to 127, d = amax / 127, s the sums of q per 32; the second record (q8x2)
+    quantizes x - d q, unfused. E = 2560 takes a warp two spans (the weights read again, not preloaded)."""
+    rng = np.random.default_rng(E + T)
+    x = (rng.standard_normal((T, E)) * rng.uniform(0.1, 20.0, size=(T, 1))).astype(np.float32)
+    x[:, 7] *= 50.0  # an outlier dimension, as qwen2 has
+    w = rng.uniform(0.5, 1.5, size=E).astype(np.float32)
+    src, dst = tmp_path / "in.bin", tmp_path / "out.bin"
+    src.write_bytes(x.tobytes() + w.tobytes())
+    out = subprocess.run([str(emulator), "norm", str(E), str(T), str(ablk), str(pair), str(src), str(dst)],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    raw = dst.read_bytes()
+    R = T * pair
+    sizes = [T * E * 4, R * E, R * E // ablk * 4, R * E // UNIT * 4]
+    parts, off = [], 0
+    for n in sizes:
+        parts.append(raw[off:off + n])
+        off += n
+    assert off == len(raw)
+    xb = np.frombuffer(parts[0], np.float32).reshape(T, E)
+    q = np.frombuffer(parts[1], np.int8).reshape(T, pair, E)
+    d = np.frombuffer(parts[2], np.float32).reshape(T, pair, E // ablk)
+    s = np.frombuffer(parts[3], np.int32).reshape(T, pair, E // UNIT)
+
+    x64 = x.astype(np.float64)
+    ref = x64 / np.sqrt((x64 * x64).mean(axis=1, keepdims=True) + 1e-6) * w
+    assert np.abs(xb - ref).max() <= 1e-5 * np.abs(ref).max()
+
+    r = xb.reshape(T, E // ablk, ablk).copy()
+    for k in range(pair):
+        amax = np.abs(r).max(axis=2, keepdims=True)
+        inv = np.where(amax > 0, np.float32(127.0) / np.where(amax > 0, amax, 1), np.float32(0)).astype(np.float32)
+        dd = (amax / np.float32(127.0)).astype(np.float32)
+        v = np.clip(np.rint(r * inv), -127, 127).astype(np.float32)
+        np.testing.assert_array_equal(q[:, k].reshape(r.shape), v.astype(np.int8), err_msg=f"record {k} values")
+        np.testing.assert_array_equal(d[:, k], dd[..., 0], err_msg=f"record {k} scales")
+        np.testing.assert_array_equal(s[:, k], v.reshape(T, E // UNIT, UNIT).sum(axis=2).astype(np.int32))
+        r = (r - dd * v).astype(np.float32)

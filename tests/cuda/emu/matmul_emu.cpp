@@ -1,6 +1,7 @@
 // Runs native/cuda's matmul kernels on the host (emu_host.h): the one-token dp4a kernel token by token,
 // the 8-token dp4a kernel and the int8 tensor-core kernel over all T, on weights and activations from a
-// file; writes the three outputs. Usage: matmul_emu TYPE PAIR DUAL ROWS K T LPR IN OUT (see the test).
+// file, and writes the three outputs; or ("norm") the fused RMSNorm + activation quantizer. Usage: see
+// main and tests/cuda/test_matmul_emulated.py.
 #define LG_CUDA_HOST_EMULATION 1
 #include "emu_host.h"
 
@@ -111,9 +112,39 @@ static void by_pair(int pair, bool dual, int rows, int K, int T, int lpr, const 
     else run<TYPE, 1, false>(rows, K, T, lpr, in, out);
 }
 
+// RMSNorm + quantization of T rows of E values (x, then the norm weights w, from IN): the normalized rows
+// and the ablk-block records (q int8, d float, s int32 per 32) to OUT.
+static void run_norm(int E, int T, int ablk, int pair, const char* in, const char* out) {
+    std::ifstream f(in, std::ios::binary);
+    std::vector<float> x, w;
+    read_into(f, x, static_cast<size_t>(T) * E);
+    read_into(f, w, E);
+    const size_t R = static_cast<size_t>(T) * pair;
+    std::vector<float> xb(x.size()), d(R * E / ablk);
+    std::vector<int8_t> q(R * E);
+    std::vector<int32_t> s(R * E / UNIT);
+    run_grid(dim3(T), NORM_THREADS, [&] {
+        rmsnorm_quant_kernel(x.data(), w.data(), xb.data(), E, 1e-6f, ablk, pair, q.data(), d.data(), s.data());
+    });
+    std::ofstream o(out, std::ios::binary);
+    o.write(reinterpret_cast<const char*>(xb.data()), xb.size() * sizeof(float));
+    o.write(reinterpret_cast<const char*>(q.data()), q.size());
+    o.write(reinterpret_cast<const char*>(d.data()), d.size() * sizeof(float));
+    o.write(reinterpret_cast<const char*>(s.data()), s.size() * sizeof(int32_t));
+}
+
 int main(int argc, char** argv) {
+    if (argc == 8 && std::string(argv[1]) == "norm") {
+        try {
+            run_norm(std::stoi(argv[2]), std::stoi(argv[3]), std::stoi(argv[4]), std::stoi(argv[5]), argv[6], argv[7]);
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "%s\n", e.what());
+            return 1;
+        }
+        return 0;
+    }
     if (argc != 10) {
-        std::fprintf(stderr, "usage: %s TYPE PAIR DUAL ROWS K T LPR IN OUT\n", argv[0]);
+        std::fprintf(stderr, "usage: %s TYPE PAIR DUAL ROWS K T LPR IN OUT | norm E T ABLK PAIR IN OUT\n", argv[0]);
         return 2;
     }
     const int type = std::stoi(argv[1]), pair = std::stoi(argv[2]), dual = std::stoi(argv[3]);
