@@ -72,7 +72,7 @@ attn_partial_kernel(AttnShape s, const float* __restrict__ k_cache, const __half
                     const double* __restrict__ theta, const float* __restrict__ rope_cos,
                     const float* __restrict__ rope_sin, const ChunkMeta* __restrict__ meta,
                     float* __restrict__ part_acc, float* __restrict__ part_ml) {
-    extern __shared__ float smem[];
+    LG_DYNAMIC_SHARED(float, smem);
     pdl_wait();
     pdl_trigger();
     const int c = blockIdx.x, kvh = blockIdx.y, t = blockIdx.z;
@@ -179,7 +179,7 @@ constexpr int COMBINE_THREADS = 128;
 __global__ void __launch_bounds__(COMBINE_THREADS)
 attn_combine_kernel(AttnShape s, const ChunkMeta* __restrict__ meta, const float* __restrict__ part_acc,
                     const float* __restrict__ part_ml, float* __restrict__ out) {
-    extern __shared__ float cs[];  // [max_chunks] weights, then [max_chunks] sums
+    LG_DYNAMIC_SHARED(float, cs);  // [max_chunks] weights, then [max_chunks] sums
     pdl_wait();
     pdl_trigger();
     const int h = blockIdx.x, t = blockIdx.y, hd = s.head_dim;

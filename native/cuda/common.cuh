@@ -65,6 +65,14 @@ struct ChunkMeta {
 constexpr int META_INTS = sizeof(ChunkMeta) / sizeof(int32_t);  // its int32 words at the head of the plan buffer
 static_assert(sizeof(ChunkMeta) == 32, "ChunkMeta layout");
 
+// A kernel's dynamic shared memory (the launch's smem bytes) as `type* name`. The host emulation of the
+// kernels (tests/cuda/emu) hands each block its own buffer instead.
+#ifdef LG_CUDA_HOST_EMULATION
+#define LG_DYNAMIC_SHARED(type, name) type* name = reinterpret_cast<type*>(emu_dynamic_shared())
+#else
+#define LG_DYNAMIC_SHARED(type, name) extern __shared__ type name[]
+#endif
+
 // ---------------------------------------------------------------------------- launches
 
 // How kernels are launched; per thread, set by the engine before each call (CudaEngine::set_pdl,

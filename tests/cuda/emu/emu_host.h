@@ -1,6 +1,6 @@
 // Host shims for compiling the CUDA matmul kernels (native/cuda/matmul*.cu) with g++: one host thread
 // per CUDA thread, a block barrier for __syncthreads, warp-collective shuffles and int8 mma by their
-// PTX semantics. For tests only (tests/cuda/test_matmul_emulated.py); knows nothing about models.
+// PTX semantics. For tests only (tests/cuda/test_kernels_emulated.py); knows nothing about models.
 #pragma once
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -31,6 +31,8 @@ using std::min;
 
 struct EmuBlock {
     std::barrier<>* block;
+    float* dynamic_shared;  // the launch's dynamic shared memory, this block's
+
     std::barrier<>* warp[32];
     int a[32][32][4], b[32][32][2];  // [warp][lane] mma operands
     uint32_t shfl[32][32];
@@ -38,6 +40,7 @@ struct EmuBlock {
 inline EmuBlock* g_emu = nullptr;  // the running block
 
 inline void __syncthreads() { g_emu->block->arrive_and_wait(); }
+inline void* emu_dynamic_shared() { return g_emu->dynamic_shared; }
 
 inline uint32_t __vsub4(uint32_t a, uint32_t b) {
     uint32_t r = 0;

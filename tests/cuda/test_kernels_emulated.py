@@ -1,9 +1,10 @@
-"""The CUDA matmul kernels (native/cuda/matmul.cu, matmul_mma.cu) compiled for the host by tests/cuda/emu
-(one host thread per CUDA thread; int8 mma by its PTX fragment layout), so they are checked where no GPU
-is: the tensor-core kernel and the 8-token dp4a kernel give the one-token kernel's values bit for bit, and
-those values are gguf's dequantized weights times the activations; the fused RMSNorm + quantizer writes
-numpy's RMSNorm and exactly the CPU's quantization of it. Needs the CUDA headers and g++; else skips.
-Knows nothing about models.
+"""native/cuda's kernels compiled for the host by tests/cuda/emu (one host thread per CUDA thread; int8
+mma by its PTX fragment layout), so they are checked where no GPU is: the tensor-core and 8-token dp4a
+matmuls give the one-token kernel's values bit for bit, and those values are gguf's dequantized weights
+times the activations; the fused RMSNorm + quantizer writes numpy's RMSNorm and exactly the CPU's
+quantization of it; the K/V store and attention kernels follow the cache's rotation rules. Needs the CUDA
+headers and g++; else skips. Programmatic dependent launch (pdl) and timing need a GPU
+(tests/cuda/test_cuda_parity.py, tools/bench_cuda.py). Knows nothing about models.
 """
 
 from __future__ import annotations
@@ -68,8 +69,8 @@ def emulator(tmp_path_factory) -> Path:
     libs = [p for p in (root / "lib64", root / "lib") if (p / "libcudart_static.a").is_file()]
     if not libs:
         pytest.skip("no libcudart_static.a in the CUDA toolkit")
-    exe = tmp_path_factory.mktemp("emu") / "matmul_emu"
-    cmd = [gxx, "-std=c++20", "-O1", "-ffp-contract=off", "-w", f"-I{root / 'include'}", str(EMU / "matmul_emu.cpp"),
+    exe = tmp_path_factory.mktemp("emu") / "kernels_emu"
+    cmd = [gxx, "-std=c++20", "-O1", "-ffp-contract=off", "-w", f"-I{root / 'include'}", str(EMU / "kernels_emu.cpp"),
            "-o", str(exe), f"-L{libs[0]}", "-lcudart_static", "-ldl", "-lpthread", "-lrt"]
     out = subprocess.run(cmd, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr[-3000:]
@@ -163,3 +164,65 @@ def test_rmsnorm_quantize_kernel(emulator, tmp_path, E, T, ablk, pair):
         np.testing.assert_array_equal(d[:, k], dd[..., 0], err_msg=f"record {k} scales")
         np.testing.assert_array_equal(s[:, k], v.reshape(T, E // UNIT, UNIT).sum(axis=2).astype(np.int32))
         r = (r - dd * v).astype(np.float32)
+
+
+def rotate(x: np.ndarray, r, theta: np.ndarray, neox: bool) -> np.ndarray:
+    """RoPE of the last axis by rotation index r (cos/sin of the double angle rounded to float, as
+    fill_rope_row and the kernels' rot_cs do), in float64."""
+    c = np.cos(np.multiply.outer(np.asarray(r, np.float64), theta)).astype(np.float32).astype(np.float64)
+    s = np.sin(np.multiply.outer(np.asarray(r, np.float64), theta)).astype(np.float32).astype(np.float64)
+    half = theta.size
+    ia, ib = (np.arange(half), np.arange(half) + half) if neox else (2 * np.arange(half), 2 * np.arange(half) + 1)
+    out = x.astype(np.float64).copy()
+    a, b = x[..., ia].astype(np.float64), x[..., ib].astype(np.float64)
+    out[..., ia] = a * c - b * s
+    out[..., ib] = a * s + b * c
+    return out
+
+
+# (n_head, n_head_kv, head_dim, neox, capacity, n positions, T, first query position, its rotation index)
+ATTN_CASES = [(12, 2, 128, True, 300, 150, 5, 145, 182), (9, 3, 64, False, 96, 70, 3, 67, 72),
+              (14, 2, 64, True, 64, 33, 1, 32, 40)]
+N_SINK = 4
+
+
+@pytest.mark.parametrize("n_head,n_head_kv,hd,neox,cap,n,T,pos0,rot0", ATTN_CASES)
+def test_attention_kernels(emulator, tmp_path, n_head, n_head_kv, hd, neox, cap, n, T, pos0, rot0):
+    """K/V store, chunk partials and combine: keys rotated once by their rotation index (p here), queries
+    by their own rotation index for ring keys and by their position for the sinks, values in fp16; GQA.
+    The chunk's output equals token-by-token attention and the every-chunk grid (the decode graph's) bit
+    for bit, and a float64 softmax attention to 1e-5 of its largest value."""
+    rng = np.random.default_rng(n + T)
+    kv_dim, E = n_head_kv * hd, n_head * hd
+    k = (rng.standard_normal((n, kv_dim)) * 2 + rng.uniform(-50, 50, kv_dim)).astype(np.float32)  # with a bias
+    v = rng.standard_normal((n, kv_dim)).astype(np.float32)
+    q = rng.standard_normal((T, E)).astype(np.float32)
+    theta = 1e6 ** (-2.0 * np.arange(hd // 2) / hd)
+    pos = np.arange(cap, dtype=np.float64)
+    rc = np.cos(np.multiply.outer(pos, theta)).astype(np.float32)
+    rs = np.sin(np.multiply.outer(pos, theta)).astype(np.float32)
+    src, dst = tmp_path / "in.bin", tmp_path / "out.bin"
+    src.write_bytes(b"".join(x.tobytes() for x in (k, v, q, theta.astype(np.float64), rc, rs)))
+    args = [n_head, n_head_kv, hd, int(neox), cap, n, T, pos0, rot0, N_SINK]
+    out = subprocess.run([str(emulator), "attn", *map(str, args), str(src), str(dst)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    oa, ob, oc = np.fromfile(dst, np.float32).reshape(3, T, E)
+    assert np.array_equal(oa.view(np.uint32), ob.view(np.uint32)), "launching every chunk of the cache changed values"
+    assert np.array_equal(oa.view(np.uint32), oc.view(np.uint32)), "the chunk differs from token-by-token attention"
+
+    G = n_head // n_head_kv
+    kr = rotate(k.reshape(n, n_head_kv, hd), np.arange(n)[:, None], theta, neox).astype(np.float32)
+    v16 = v.reshape(n, n_head_kv, hd).astype(np.float16).astype(np.float64)
+    ref = np.empty((T, n_head, hd))
+    for t in range(T):
+        p_t = pos0 + t
+        for h in range(n_head):
+            qh = q[t, h * hd:(h + 1) * hd]
+            q_ring, q_sink = rotate(qh, rot0 + t, theta, neox), rotate(qh, p_t, theta, neox)
+            keys = kr[:p_t + 1, h // G].astype(np.float64)
+            sc = np.where(np.arange(p_t + 1) < N_SINK, keys @ q_sink, keys @ q_ring) / np.sqrt(hd)
+            w = np.exp(sc - sc.max())
+            ref[t, h] = (w / w.sum()) @ v16[:p_t + 1, h // G]
+    ref = ref.reshape(T, E)
+    err = np.abs(oa - ref).max() / np.abs(ref).max()
+    assert err < 1e-5, f"attention vs float64 reference: max error {err:.2e}"

@@ -1,12 +1,13 @@
 // Runs native/cuda's matmul kernels on the host (emu_host.h): the one-token dp4a kernel token by token,
 // the 8-token dp4a kernel and the int8 tensor-core kernel over all T, on weights and activations from a
-// file, and writes the three outputs; or ("norm") the fused RMSNorm + activation quantizer. Usage: see
-// main and tests/cuda/test_matmul_emulated.py.
+// file, and writes the three outputs; or ("norm") the fused RMSNorm + activation quantizer; or ("attn")
+// the K/V store and attention kernels. Usage: see main and tests/cuda/test_kernels_emulated.py.
 #define LG_CUDA_HOST_EMULATION 1
 #include "emu_host.h"
 
 #include "../../../native/cuda/matmul.cu"
 #include "../../../native/cuda/matmul_mma.cu"
+#include "../../../native/cuda/attention.cu"
 
 #include <cstdio>
 #include <fstream>
@@ -25,27 +26,29 @@ LaunchOpts& launch_opts() {  // backend.cu's, which this build leaves out
 using namespace lg::cuda;
 
 template <class F>
-static void run_grid(dim3 grid, int threads, F kernel_call) {
+static void run_grid(dim3 grid, int threads, F kernel_call, size_t dynamic_shared_bytes = 0) {
     blockDim = dim3(threads);
     gridDim = grid;
-    for (unsigned by = 0; by < grid.y; by++)
-        for (unsigned bx = 0; bx < grid.x; bx++) {
-            EmuBlock blk{};
-            std::barrier<> bb(threads);
-            std::vector<std::barrier<>*> wb;
-            blk.block = &bb;
-            for (int w = 0; w < threads / WARP; w++) blk.warp[w] = new std::barrier<>(WARP);
-            g_emu = &blk;
-            std::vector<std::thread> th;
-            for (int t = 0; t < threads; t++)
-                th.emplace_back([&, t] {
-                    threadIdx = make_uint3(t, 0, 0);
-                    blockIdx = make_uint3(bx, by, 0);
-                    kernel_call();
-                });
-            for (auto& x : th) x.join();
-            for (int w = 0; w < threads / WARP; w++) delete blk.warp[w];
-        }
+    for (unsigned bz = 0; bz < grid.z; bz++)
+        for (unsigned by = 0; by < grid.y; by++)
+            for (unsigned bx = 0; bx < grid.x; bx++) {
+                EmuBlock blk{};
+                std::barrier<> bb(threads);
+                std::vector<float> dyn(dynamic_shared_bytes / sizeof(float) + 1);
+                blk.block = &bb;
+                blk.dynamic_shared = dyn.data();
+                for (int w = 0; w < (threads + WARP - 1) / WARP; w++) blk.warp[w] = new std::barrier<>(WARP);
+                g_emu = &blk;
+                std::vector<std::thread> th;
+                for (int t = 0; t < threads; t++)
+                    th.emplace_back([&, t] {
+                        threadIdx = make_uint3(t, 0, 0);
+                        blockIdx = make_uint3(bx, by, bz);
+                        kernel_call();
+                    });
+                for (auto& x : th) x.join();
+                for (int w = 0; w < (threads + WARP - 1) / WARP; w++) delete blk.warp[w];
+            }
 }
 
 template <class T>
@@ -133,7 +136,67 @@ static void run_norm(int E, int T, int ablk, int pair, const char* in, const cha
     o.write(reinterpret_cast<const char*>(s.data()), s.size() * sizeof(int32_t));
 }
 
+// Attention over a cache of n positions (slot = position; key p written with rotation index p by
+// kv_store), then a chunk of T query tokens at positions pos0 .. pos0 + T - 1 = n - 1 with rotation
+// indexes rot0 + t, the first n_sink positions sinks: all chunks launched, the cache's every chunk
+// launched (the graph's grid), and token by token. IN: k, v [n][kv_dim], q [T][n_head * hd], theta
+// [hd / 2] double, rope cos, sin [capacity][hd / 2]. OUT: the three outputs [T][n_head * hd].
+static void run_attn(const AttnShape& sh, int n, int T, int pos0, long long rot0, int n_sink, const char* in,
+                     const char* out) {
+    const int hd = sh.head_dim, kv_dim = sh.n_head_kv * hd, E = sh.n_head * hd, cap = sh.capacity;
+    std::ifstream f(in, std::ios::binary);
+    std::vector<float> k, v, q, rc, rs;
+    std::vector<double> theta;
+    read_into(f, k, static_cast<size_t>(n) * kv_dim);
+    read_into(f, v, static_cast<size_t>(n) * kv_dim);
+    read_into(f, q, static_cast<size_t>(T) * E);
+    read_into(f, theta, hd / 2);
+    read_into(f, rc, static_cast<size_t>(cap) * hd / 2);
+    read_into(f, rs, static_cast<size_t>(cap) * hd / 2);
+    std::vector<float> kc(static_cast<size_t>(sh.n_head_kv) * cap * hd);
+    std::vector<__half> vc(kc.size());
+    std::vector<int32_t> slots(cap);
+    for (int p = 0; p < cap; p++) slots[p] = p;
+    ChunkMeta m{n, 0, n, 0, n_sink, 0, 0};
+    run_grid(dim3(n, sh.n_head_kv), hd < 128 ? hd : 128,
+             [&] { kv_store_kernel(sh, kc.data(), vc.data(), k.data(), v.data(), theta.data(), slots.data(), &m); });
+    std::vector<float> pacc(static_cast<size_t>(T) * sh.n_head * sh.max_chunks * hd);
+    std::vector<float> pml(static_cast<size_t>(T) * sh.n_head * sh.max_chunks * 2);
+    auto attend = [&](const ChunkMeta& cm, int tokens, int n_chunks, const float* qq, float* o) {
+        run_grid(dim3(n_chunks, sh.n_head_kv, tokens), ATT_THREADS, [&] {
+            attn_partial_kernel(sh, kc.data(), vc.data(), qq, slots.data(), theta.data(), rc.data(), rs.data(), &cm,
+                                pacc.data(), pml.data());
+        }, attention_smem_bytes(sh));
+        run_grid(dim3(sh.n_head, tokens), COMBINE_THREADS,
+                 [&] { attn_combine_kernel(sh, &cm, pacc.data(), pml.data(), o); }, 2 * sizeof(float) * sh.max_chunks);
+    };
+    std::vector<float> oa(static_cast<size_t>(T) * E), ob(oa.size()), oc(oa.size());
+    const ChunkMeta cm{T, pos0, n, 0, n_sink, 0, rot0};
+    attend(cm, T, (n + ATT_CHUNK - 1) / ATT_CHUNK, q.data(), oa.data());
+    attend(cm, T, sh.max_chunks, q.data(), ob.data());
+    for (int t = 0; t < T; t++) {
+        const ChunkMeta c1{1, pos0 + t, pos0 + t + 1, 0, n_sink, 0, rot0 + t};
+        attend(c1, 1, (pos0 + t + 1 + ATT_CHUNK - 1) / ATT_CHUNK, q.data() + static_cast<size_t>(t) * E,
+               oc.data() + static_cast<size_t>(t) * E);
+    }
+    std::ofstream o(out, std::ios::binary);
+    for (const auto* x : {&oa, &ob, &oc}) o.write(reinterpret_cast<const char*>(x->data()), x->size() * sizeof(float));
+}
+
 int main(int argc, char** argv) {
+    if (argc == 14 && std::string(argv[1]) == "attn") {
+        const int n_head = std::stoi(argv[2]), n_head_kv = std::stoi(argv[3]), hd = std::stoi(argv[4]);
+        const int cap = std::stoi(argv[6]);
+        const AttnShape sh{n_head, n_head_kv, hd, cap, std::stoi(argv[5]) != 0, (cap + ATT_CHUNK - 1) / ATT_CHUNK};
+        try {
+            run_attn(sh, std::stoi(argv[7]), std::stoi(argv[8]), std::stoi(argv[9]), std::stoll(argv[10]),
+                     std::stoi(argv[11]), argv[12], argv[13]);
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "%s\n", e.what());
+            return 1;
+        }
+        return 0;
+    }
     if (argc == 8 && std::string(argv[1]) == "norm") {
         try {
             run_norm(std::stoi(argv[2]), std::stoi(argv[3]), std::stoi(argv[4]), std::stoi(argv[5]), argv[6], argv[7]);
