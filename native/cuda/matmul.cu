@@ -336,8 +336,7 @@ static int rows_per_block(const DevMatrix& W, int T) { return use_mma(W, T) ? MM
 
 template <int TYPE, int NT, int PAIR, bool DUAL>
 static void launch_typed(const DevMatrix& W, const MatSegs& segs, const Acts& a, int T, Epi epi, cudaStream_t st) {
-    int grid = 0;
-    for (int i = 0; i < segs.n; i++) grid += segs.s[i].blocks;
+    const int grid = total_blocks(segs);
     const int K = static_cast<int>(W.cols), pf = launch_opts().pdl ? 1 : 0;
     if constexpr (TYPE == W_F32 || TYPE == W_F16) {
         const MatSeg& S = segs.s[0];

@@ -171,10 +171,8 @@ mm_mma_kernel(MatSegs segs, int64_t row_bytes, int K, int L, Acts a, int T, int 
 template <int TYPE, int PAIR, bool DUAL>
 static void launch_tiles(const MatSegs& segs, int64_t row_bytes, int K, int L, const Acts& a, int T, Epi epi, int pf,
                          cudaStream_t st) {
-    int grid = 0;
-    for (int i = 0; i < segs.n; i++) grid += segs.s[i].blocks;
-    const int tiles = T > 32 ? 4 : 2, per = tiles * 8 / PAIR;  // tokens per block row: more tiles share a decode
-    const dim3 g(grid, (T + per - 1) / per), b(MMA_WARPS * WARP);
+    const int tiles = mma_tiles(T), per = tiles * 8 / PAIR;  // tokens per block row
+    const dim3 g(total_blocks(segs), (T + per - 1) / per), b(MMA_WARPS * WARP);
     if (tiles == 4)
         launch("mm_mma_kernel", mm_mma_kernel<TYPE, PAIR, DUAL, 4>, g, b, 0, st, segs, row_bytes, K, L, a, T,
                static_cast<int>(epi), pf);

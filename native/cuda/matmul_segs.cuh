@@ -30,6 +30,12 @@ struct MatSegs {
 };
 
 // The segment of this block and the block's index inside it (selects, no local-memory copy).
+inline int total_blocks(const MatSegs& g) {
+    int n = 0;
+    for (int i = 0; i < g.n; i++) n += g.s[i].blocks;
+    return n;
+}
+
 __device__ __forceinline__ MatSeg find_seg(const MatSegs& g, int* b) {
     int blk = blockIdx.x;
     MatSeg S = g.s[0];
@@ -59,6 +65,8 @@ __device__ __forceinline__ void prefetch_block_rows(const MatSeg& S, bool dual, 
 // order follows), a.pair records per vector; T > 1.
 constexpr int MMA_WARPS = 4;
 constexpr int MMA_ROWS = 16 * MMA_WARPS;
+// 8-column tiles per warp: 4 (more records share each weight decode) for chunks of more than 32 tokens.
+inline int mma_tiles(int T) { return T > 32 ? 4 : 2; }
 void launch_mma(int type, bool dual, const MatSegs& segs, int64_t row_bytes, int K, int L, const Acts& a, int T,
                 Epi epi, bool prefetch, cudaStream_t st);
 

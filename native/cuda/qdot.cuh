@@ -41,6 +41,25 @@ __device__ __forceinline__ uint32_t spread4(uint32_t x) {
     return ((x & 1u) << 4) | ((x & 2u) << 11) | ((x & 4u) << 18) | ((x & 8u) << 25);
 }
 
+// A packed word of 4 weights (elements 4k..4k+3 of a unit, lowest byte first) from its stored bits, per
+// type; load_unit and unit_words2 load differently but assemble words only here.
+__device__ __forceinline__ int q6k_word(uint32_t ql, uint32_t qh, int sl, int sh) {  // q - 32, in [-32, 31]
+    return static_cast<int>(__vsub4(((ql >> sl) & 0x0F0F0F0Fu) | (((qh >> sh) & 0x03030303u) << 4), 0x20202020u));
+}
+// Q4_1: low nibbles are elements 4k.., high nibbles 16 + 4k..
+__device__ __forceinline__ void q4_1_words(uint32_t q, int& lo, int& hi) {
+    lo = static_cast<int>(q & 0x0F0F0F0Fu);
+    hi = static_cast<int>((q >> 4) & 0x0F0F0F0Fu);
+}
+__device__ __forceinline__ void q4_0_words(uint32_t q, int& lo, int& hi) {  // q - 8
+    lo = static_cast<int>(__vsub4(q & 0x0F0F0F0Fu, 0x08080808u));
+    hi = static_cast<int>(__vsub4((q >> 4) & 0x0F0F0F0Fu, 0x08080808u));
+}
+__device__ __forceinline__ void q5_0_words(uint32_t q, uint32_t qh, int k, int& lo, int& hi) {  // q - 16
+    lo = static_cast<int>(__vsub4((q & 0x0F0F0F0Fu) | spread4(qh >> (4 * k)), 0x10101010u));
+    hi = static_cast<int>(__vsub4(((q >> 4) & 0x0F0F0F0Fu) | spread4(qh >> (16 + 4 * k)), 0x10101010u));
+}
+
 // 6-bit scale and min of Q4_K sub-block j (as q4k_scale_min in quant_blocks.h).
 __device__ __forceinline__ void q4k_sm(const uint8_t* s, int j, int* sc, int* mn) {
     if (j < 4) {
@@ -52,7 +71,9 @@ __device__ __forceinline__ void q4k_sm(const uint8_t* s, int j, int* sc, int* mn
     }
 }
 
-__host__ __device__ constexpr int block_elems(int t) { return (t == W_Q4_K || t == W_Q6_K) ? 256 : (t <= W_F16 ? 1 : 32); }
+__host__ __device__ constexpr int block_elems(int t) {
+    return (t == W_Q4_K || t == W_Q6_K) ? 256 : (t <= W_F16 ? 1 : 32);
+}
 __host__ __device__ constexpr int block_bytes(int t) {
     return t == W_F32 ? 4 : t == W_F16 ? 2 : t == W_Q4_0 ? 18 : t == W_Q4_1 ? 20 : t == W_Q5_0 ? 22
          : t == W_Q8_0 ? 34 : t == W_Q4_K ? 144 : t == W_Q6_K ? 210 : 0;
@@ -166,42 +187,25 @@ __device__ __forceinline__ void load_unit(const uint8_t* row, int u, UnitW& W) {
         ld_words_a2<8>(b + 64 * h + 32 * (g & 1), ql);
         ld_words_a2<8>(b + 128 + 32 * h, qh);
 #pragma unroll
-        for (int k = 0; k < 8; k++) {
-            const uint32_t q = ((static_cast<uint32_t>(ql[k]) >> sl) & 0x0F0F0F0Fu) |
-                               (((static_cast<uint32_t>(qh[k]) >> sh) & 0x03030303u) << 4);
-            W.w[k] = static_cast<int>(__vsub4(q, 0x20202020u));  // q - 32 per byte, in [-32, 31]
-        }
+        for (int k = 0; k < 8; k++)
+            W.w[k] = q6k_word(static_cast<uint32_t>(ql[k]), static_cast<uint32_t>(qh[k]), sl, sh);
     } else if constexpr (TYPE == W_Q4_1) {
         const uint8_t* b = row + u * 20;
 #pragma unroll
-        for (int k = 0; k < 4; k++) {
-            const uint32_t q = ld_u32(b + 4 + 4 * k);
-            W.w[k] = static_cast<int>(q & 0x0F0F0F0Fu);
-            W.w[k + 4] = static_cast<int>((q >> 4) & 0x0F0F0F0Fu);
-        }
+        for (int k = 0; k < 4; k++) q4_1_words(ld_u32(b + 4 + 4 * k), W.w[k], W.w[k + 4]);
     } else if constexpr (TYPE == W_Q4_0) {
         const uint8_t* b = row + u * 18;
         int qs[4];
         ld_words_a2<4>(b + 2, qs);
 #pragma unroll
-        for (int k = 0; k < 4; k++) {
-            const uint32_t q = static_cast<uint32_t>(qs[k]);
-            W.w[k] = static_cast<int>(__vsub4(q & 0x0F0F0F0Fu, 0x08080808u));
-            W.w[k + 4] = static_cast<int>(__vsub4((q >> 4) & 0x0F0F0F0Fu, 0x08080808u));
-        }
+        for (int k = 0; k < 4; k++) q4_0_words(static_cast<uint32_t>(qs[k]), W.w[k], W.w[k + 4]);
     } else if constexpr (TYPE == W_Q5_0) {
         const uint8_t* b = row + u * 22;
         const uint32_t qh = ld_u32_a2(b + 2);
         int qs[4];
         ld_words_a2<4>(b + 6, qs);
 #pragma unroll
-        for (int k = 0; k < 4; k++) {
-            const uint32_t q = static_cast<uint32_t>(qs[k]);
-            const uint32_t lo = (q & 0x0F0F0F0Fu) | spread4(qh >> (4 * k));
-            const uint32_t hi = ((q >> 4) & 0x0F0F0F0Fu) | spread4(qh >> (16 + 4 * k));
-            W.w[k] = static_cast<int>(__vsub4(lo, 0x10101010u));      // q - 16, in [-16, 15]
-            W.w[k + 4] = static_cast<int>(__vsub4(hi, 0x10101010u));
-        }
+        for (int k = 0; k < 4; k++) q5_0_words(static_cast<uint32_t>(qs[k]), qh, k, W.w[k], W.w[k + 4]);
     } else {  // Q8_0
         const uint8_t* b = row + u * 34;
         ld_words_a2<8>(b + 2, W.w);
@@ -223,25 +227,15 @@ __device__ __forceinline__ void unit_words2(const uint8_t* row, int u, int k, in
         const int sl = 4 * (g >> 1), sh = 2 * g;
         const uint8_t* ql = b + 64 * h + 32 * (g & 1);
         const uint8_t* qh = b + 128 + 32 * h;
-        const uint32_t q0 = ((ld_u32_a2(ql + 4 * k) >> sl) & 0x0F0F0F0Fu) |
-                            (((ld_u32_a2(qh + 4 * k) >> sh) & 0x03030303u) << 4);
-        const uint32_t q1 = ((ld_u32_a2(ql + 16 + 4 * k) >> sl) & 0x0F0F0F0Fu) |
-                            (((ld_u32_a2(qh + 16 + 4 * k) >> sh) & 0x03030303u) << 4);
-        lo = static_cast<int>(__vsub4(q0, 0x20202020u));
-        hi = static_cast<int>(__vsub4(q1, 0x20202020u));
+        lo = q6k_word(ld_u32_a2(ql + 4 * k), ld_u32_a2(qh + 4 * k), sl, sh);
+        hi = q6k_word(ld_u32_a2(ql + 16 + 4 * k), ld_u32_a2(qh + 16 + 4 * k), sl, sh);
     } else if constexpr (TYPE == W_Q4_1) {
-        const uint32_t q = ld_u32(row + u * 20 + 4 + 4 * k);
-        lo = static_cast<int>(q & 0x0F0F0F0Fu);
-        hi = static_cast<int>((q >> 4) & 0x0F0F0F0Fu);
+        q4_1_words(ld_u32(row + u * 20 + 4 + 4 * k), lo, hi);
     } else if constexpr (TYPE == W_Q4_0) {
-        const uint32_t q = ld_u32_a2(row + u * 18 + 2 + 4 * k);
-        lo = static_cast<int>(__vsub4(q & 0x0F0F0F0Fu, 0x08080808u));
-        hi = static_cast<int>(__vsub4((q >> 4) & 0x0F0F0F0Fu, 0x08080808u));
+        q4_0_words(ld_u32_a2(row + u * 18 + 2 + 4 * k), lo, hi);
     } else if constexpr (TYPE == W_Q5_0) {
         const uint8_t* b = row + u * 22;
-        const uint32_t qh = ld_u32_a2(b + 2), q = ld_u32_a2(b + 6 + 4 * k);
-        lo = static_cast<int>(__vsub4((q & 0x0F0F0F0Fu) | spread4(qh >> (4 * k)), 0x10101010u));
-        hi = static_cast<int>(__vsub4(((q >> 4) & 0x0F0F0F0Fu) | spread4(qh >> (16 + 4 * k)), 0x10101010u));
+        q5_0_words(ld_u32_a2(b + 6 + 4 * k), ld_u32_a2(b + 2), k, lo, hi);
     } else {  // Q8_0
         const uint8_t* b = row + u * 34 + 2;
         lo = static_cast<int>(ld_u32_a2(b + 4 * k));

@@ -61,8 +61,7 @@ static void read_into(std::ifstream& f, std::vector<T>& v, size_t n) {
 template <int TYPE, int PAIR, bool DUAL>
 static void run(int rows, int K, int T, int lpr, const char* in, const char* out) {
     const int ablk = act_block(TYPE), units = K / UNIT, kd = K / ablk, R = T * PAIR;
-    const int be = (TYPE == W_Q4_K || TYPE == W_Q6_K) ? QK_K_ELEMS : UNIT;
-    const int64_t row_bytes = static_cast<int64_t>(K / be) * block_bytes(TYPE);
+    const int64_t row_bytes = static_cast<int64_t>(K / block_elems(TYPE)) * block_bytes(TYPE);
     std::ifstream f(in, std::ios::binary);
     std::vector<uint8_t> W, W2;
     std::vector<int8_t> q;
@@ -97,7 +96,7 @@ static void run(int rows, int K, int T, int lpr, const char* in, const char* out
     run_grid(dim3(g8.s[0].blocks), MATMUL_THREADS,
              [&] { mm_q_kernel<TYPE, 8, PAIR, DUAL>(g8, row_bytes, K, lpr, a, T, epi, 0); });
     const MatSegs gm = segs_for(ym.data(), MMA_ROWS);
-    const int tiles = T > 32 ? 4 : 2, per = tiles * 8 / PAIR;  // as launch_tiles chooses
+    const int tiles = mma_tiles(T), per = tiles * 8 / PAIR;  // as launch_tiles chooses
     const dim3 grid(gm.s[0].blocks, (T + per - 1) / per);
     if (tiles == 4)
         run_grid(grid, MMA_WARPS * WARP, [&] { mm_mma_kernel<TYPE, PAIR, DUAL, 4>(gm, row_bytes, K, lpr, a, T, epi, 0); });
