@@ -30,6 +30,17 @@ constexpr int RL_MAX_KBLOCKS = 40;  // K <= 10240 (records, rearranged, live on 
 // after a 32-token prompt) T = 8 55.3-61.3 ms against 56.0-60.3, no difference the noise lets through.
 // (Each pass decoding the block again: T = 8 64-69 ms.)
 
+// The next row group's share for one block (see rl_rows), issued in `parts` slices, slice k of them.
+struct RlAhead {
+    const char* p;  // nullptr: nothing to prefetch
+    int bytes;
+};
+inline void rl_prefetch_part(const RlAhead& a, int k, int parts) {
+    if (a.p == nullptr) return;
+    const int lines = (a.bytes + 63) / 64, l0 = lines * k / parts, l1 = lines * (k + 1) / parts;
+    for (int l = l0; l < l1; ++l) _mm_prefetch(a.p + 64 * l, _MM_HINT_T0);
+}
+
 // r[i] = dword row i in, r[d] lane i = dword d of row i out (a 16x16 transpose).
 inline void transpose16(__m512i* r) {
     __m512i t[16], u[16];
@@ -164,10 +175,13 @@ inline void rl_finish(const RlBlock& w, const RlActs& a, int64_t b, const __m512
 
 // One decoded block against NR records (block b of a chunk's RlActs).
 template <int NR>
-inline void rl_block(const RlBlock& w, const RlActs& a, int64_t b, __m512* acc) {
+inline void rl_block(const RlBlock& w, const RlActs& a, int64_t b, __m512* acc, const RlAhead& ahead) {
     __m512i i1[NR];
     for (int t = 0; t < NR; ++t) i1[t] = _mm512_setzero_si512();
-    for (int j = 0; j < 8; ++j) rl_sub<NR>(w.raw + 8 * (j / 2), j, w.sc[j], a, b, i1);
+    for (int j = 0; j < 8; ++j) {
+        rl_prefetch_part(ahead, j, 8);
+        rl_sub<NR>(w.raw + 8 * (j / 2), j, w.sc[j], a, b, i1);
+    }
     rl_finish<NR>(w, a, b, i1, acc);
 }
 
@@ -248,10 +262,11 @@ inline void rl_decode(const BlockQ6K* const* rows, RlBlockQ6* o) {
 // One decoded Q6_K block against NR records: S_j starts at the record's offset -32 * (sum of x over
 // sub-block j), gains 4 vpdpbusd, then i1 += sc_j S_j; acc += (dw dx) i1 (no min term).
 template <int NR>
-inline void rl_block(const RlBlockQ6& w, const RlActs& a, int64_t b, __m512* acc) {
+inline void rl_block(const RlBlockQ6& w, const RlActs& a, int64_t b, __m512* acc, const RlAhead& ahead) {
     __m512i i1[NR];
     for (int t = 0; t < NR; ++t) i1[t] = _mm512_setzero_si512();
     for (int j = 0; j < QK_K / 16; ++j) {
+        rl_prefetch_part(ahead, j, QK_K / 16);
         const __m512i q0 = w.q[4 * j], q1 = w.q[4 * j + 1], q2 = w.q[4 * j + 2], q3 = w.q[4 * j + 3];
         const int32_t(*xp)[RL_CHUNK] = a.xq[b] + 4 * j;
         for (int t = 0; t < NR; ++t) {
@@ -295,15 +310,21 @@ void rl_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const RlActs& a
             for (int i = 0; i < RL_ROWS; ++i) rows[i] = W + (rg + i) * nb + b;
             // The next row group (16 rows, contiguous), in order, one sixteenth-of-a-row's share per
             // block: 16 rows stream at once, too many for the hardware prefetcher to follow alone.
-            const char* ahead = reinterpret_cast<const char*>(W + (rg + RL_ROWS) * nb + RL_ROWS * b);
-            for (int off = 0; off < RL_ROWS * static_cast<int>(sizeof(Block)); off += 64) _mm_prefetch(ahead + off, _MM_HINT_T0);
+            // Calls of 3+ records issue it in slices, one per sub-block, between the dot products: the
+            // 36-53 lines at once stalled the core (5% of the 8-token forward's samples on the
+            // instruction after the burst). Measured (1.5B forward, separate processes in rotated
+            // order, 6 rounds, per-round ratio to the burst): T = 8 0.962, T = 4 0.982; one token,
+            // sliced in its fused path: 1.034, so it keeps the burst. Two row groups ahead: T = 8 1.042.
+            const RlAhead ahead{reinterpret_cast<const char*>(W + (rg + RL_ROWS) * nb + RL_ROWS * b),
+                                RL_ROWS * static_cast<int>(sizeof(Block))};
             if constexpr (std::is_same<Block, BlockQ4K>::value && N2 == 0 && N1 <= RL_FUSE_MAX) {
+                rl_prefetch_part(ahead, 0, 1);
                 rl_decode_scales(rows, &w);
                 rl_block_fused<N1>(rows, w, a1, b, acc);
             } else {
                 rl_decode(rows, &w);
-                rl_block<N1>(w, a1, b, acc);
-                if constexpr (N2 > 0) rl_block<N2>(w, a2, b, acc + N1);
+                rl_block<N1>(w, a1, b, acc, ahead);
+                if constexpr (N2 > 0) rl_block<N2>(w, a2, b, acc + N1, RlAhead{nullptr, 0});
             }
         }
         for (int t = 0; t < N1 + N2; t += pair) {
