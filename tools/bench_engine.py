@@ -131,7 +131,9 @@ def roofline(rounds: list[list[float]], bytes_per_token: int) -> dict:
 def verify_costs(steps: dict, reps: int, clock=time.perf_counter) -> dict:
     """time(step K) / time(step 1) for each K in `steps` (K -> a callable that runs one forward of K
     tokens), after one warm-up run each, from interleaved rounds. Several engines can share the rounds:
-    keys (suffix, K) give "verify_cost_k{K}{suffix}" against that suffix's own 1-token step."""
+    keys (suffix, K) give "verify_cost_k{K}{suffix}" against that suffix's own 1-token step. The medians
+    themselves come as "verify_ms_k{K}{suffix}" (K = 1 too): the ratio moves with the 1-token step's
+    time, which this host's memory speed swings, so the absolute times belong next to it."""
     keyed = {k if isinstance(k, tuple) else ("", k): step for k, step in steps.items()}
     for suffix in {sfx for sfx, _ in keyed}:
         if (suffix, 1) not in keyed:
@@ -140,7 +142,9 @@ def verify_costs(steps: dict, reps: int, clock=time.perf_counter) -> dict:
     for step in keyed.values():
         step()  # warm-up
     med = interleaved_medians(keyed, reps, clock)
-    return {f"verify_cost_k{k}{sfx}": med[sfx, k] / med[sfx, 1] for sfx, k in keyed if k != 1}
+    out = {f"verify_cost_k{k}{sfx}": med[sfx, k] / med[sfx, 1] for sfx, k in keyed if k != 1}
+    out.update({f"verify_ms_k{k}{sfx}": med[sfx, k] * 1e3 for sfx, k in keyed})
+    return out
 
 
 # ---------------------------------------------------------------------------- workers
@@ -526,6 +530,8 @@ def main(argv: list[str] | None = None) -> int:
         for k in VERIFY_K:
             summary[f"verify_cost_k{k}_{tag}"] = ours[f"verify_cost_k{k}"]
             summary[f"verify_cost_k{k}_q8_{tag}"] = ours[f"verify_cost_k{k}_q8"]
+        for k in (1, *VERIFY_K):
+            summary[f"verify_ms_k{k}_{tag}"] = ours[f"verify_ms_k{k}"]
         summary["simd"] = ours["simd"]
         if have_llama:
             ref = res["llama"]
@@ -533,7 +539,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"llama.cpp {model}: {json.dumps(ref)}", file=sys.stderr)
             summary[f"llama_roofline_fraction_{tag}"] = ref["roofline_fraction"]
             for name in ("decode_tok_s", "prefill512_tok_s", "prefill32_tok_s", "peak_rss_mb",
-                         "verify_cost_k4", "verify_cost_k8"):
+                         "verify_cost_k4", "verify_cost_k8", *(f"verify_ms_k{k}" for k in (1, *VERIFY_K))):
                 summary[f"llama_{name}_{tag}"] = ref[name]
             summary[f"llama_system_info_{tag}"] = ref["system_info"]
             summary[f"decode_ratio_{tag}"] = ours["decode_tok_s"] / ref["decode_tok_s"]

@@ -34,7 +34,8 @@ def test_verify_costs_interleave_the_sizes_and_take_medians():
     out = bench_engine.verify_costs({1: step(1), 4: step(4), 8: step(8)}, reps=5, clock=clock)
     # One warm-up each, then rounds of 1, 4, 8: the slow stretch hits two whole rounds, all sizes alike.
     assert calls == [1, 4, 8] + [1, 4, 8] * 5
-    assert out == {"verify_cost_k4": pytest.approx(4.0), "verify_cost_k8": pytest.approx(8.0)}
+    assert out == {"verify_cost_k4": pytest.approx(4.0), "verify_cost_k8": pytest.approx(8.0),
+                   "verify_ms_k1": pytest.approx(1e3), "verify_ms_k4": pytest.approx(4e3), "verify_ms_k8": pytest.approx(8e3)}
 
 
 def test_verify_costs_need_the_one_token_step():
@@ -54,7 +55,9 @@ def test_verify_costs_of_two_engines_share_the_rounds():
     steps = {("", 1): step("a1", 2.0), ("", 8): step("a8", 6.0), ("_q8", 1): step("b1", 1.0), ("_q8", 8): step("b8", 1.5)}
     out = bench_engine.verify_costs(steps, reps=3, clock=clock)
     assert calls == ["a1", "a8", "b1", "b8"] * 4
-    assert out == {"verify_cost_k8": pytest.approx(3.0), "verify_cost_k8_q8": pytest.approx(1.5)}
+    assert out == {"verify_cost_k8": pytest.approx(3.0), "verify_cost_k8_q8": pytest.approx(1.5),
+                   "verify_ms_k1": pytest.approx(2e3), "verify_ms_k8": pytest.approx(6e3),
+                   "verify_ms_k1_q8": pytest.approx(1e3), "verify_ms_k8_q8": pytest.approx(1.5e3)}
     with pytest.raises(ValueError, match="1-token step of _q8"):
         bench_engine.verify_costs({1: lambda: None, ("_q8", 4): lambda: None}, reps=1)
 
