@@ -314,7 +314,9 @@ void rl_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const RlActs& a
             // 36-53 lines at once stalled the core (5% of the 8-token forward's samples on the
             // instruction after the burst). Measured (1.5B forward, separate processes in rotated
             // order, 6 rounds, per-round ratio to the burst): T = 8 0.962, T = 4 0.982; one token,
-            // sliced in its fused path: 1.034, so it keeps the burst. Two row groups ahead: T = 8 1.042.
+            // sliced in its fused path: 1.034, so it keeps the burst. Also slower: two row groups ahead
+            // (T = 8 1.042, one token 1.035), into L2 only (1.096, one token 1.051), slices spread over
+            // both passes of 16 records (1.657), a second prefetch of the current rows' next block (1.64-1.69).
             const RlAhead ahead{reinterpret_cast<const char*>(W + (rg + RL_ROWS) * nb + RL_ROWS * b),
                                 RL_ROWS * static_cast<int>(sizeof(Block))};
             if constexpr (std::is_same<Block, BlockQ4K>::value && N2 == 0 && N1 <= RL_FUSE_MAX) {
