@@ -301,6 +301,7 @@ template <> struct RlDecoded<BlockQ6K> { using T = RlBlockQ6; };
 template <typename Block, int N1, int N2>
 void rl_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const RlActs& a1, const RlActs& a2, float* y,
              int64_t ldy, int pair) {
+    constexpr bool kSliced = N1 + N2 != 6;  // the prefetch below, in slices (see there)
     typename RlDecoded<Block>::T w;
     for (int64_t rg = r0; rg < r1; rg += RL_ROWS) {
         __m512 acc[N1 + N2];
@@ -312,11 +313,13 @@ void rl_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const RlActs& a
             // block: 16 rows stream at once, too many for the hardware prefetcher to follow alone.
             // Calls of 3+ records issue it in slices, one per sub-block, between the dot products: the
             // 36-53 lines at once stalled the core (5% of the 8-token forward's samples on the
-            // instruction after the burst). Measured (1.5B forward, separate processes in rotated
-            // order, 6 rounds, per-round ratio to the burst): T = 8 0.962, T = 4 0.982; one token,
-            // sliced in its fused path: 1.034, so it keeps the burst. Also slower: two row groups ahead
-            // (T = 8 1.042, one token 1.035), into L2 only (1.096, one token 1.051), slices spread over
-            // both passes of 16 records (1.657), a second prefetch of the current rows' next block (1.64-1.69).
+            // instruction after the burst). Measured (1.5B forward of T tokens, separate processes in
+            // rotated order, 6 rounds, per-round ratio to the burst): T = 2 0.969, T = 4 0.982, T = 5
+            // 0.978, T = 6 0.915, T = 8 0.962; but T = 3 (6 records) 1.030-1.049, so 6 records keep the
+            // burst (then 0.980); one token, sliced in its fused path: 1.034, so it keeps the burst
+            // too. Also slower: two row groups ahead (T = 8 1.042, one token 1.035), into L2 only
+            // (1.096, one token 1.051), slices spread over both passes of 16 records (1.657), a second
+            // prefetch of the current rows' next block (1.64-1.69).
             const RlAhead ahead{reinterpret_cast<const char*>(W + (rg + RL_ROWS) * nb + RL_ROWS * b),
                                 RL_ROWS * static_cast<int>(sizeof(Block))};
             if constexpr (std::is_same<Block, BlockQ4K>::value && N2 == 0 && N1 <= RL_FUSE_MAX) {
@@ -324,8 +327,9 @@ void rl_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const RlActs& a
                 rl_decode_scales(rows, &w);
                 rl_block_fused<N1>(rows, w, a1, b, acc);
             } else {
+                if constexpr (!kSliced) rl_prefetch_part(ahead, 0, 1);
                 rl_decode(rows, &w);
-                rl_block<N1>(w, a1, b, acc, ahead);
+                rl_block<N1>(w, a1, b, acc, kSliced ? ahead : RlAhead{nullptr, 0});
                 if constexpr (N2 > 0) rl_block<N2>(w, a2, b, acc + N1, RlAhead{nullptr, 0});
             }
         }
