@@ -301,7 +301,10 @@ template <> struct RlDecoded<BlockQ6K> { using T = RlBlockQ6; };
 template <typename Block, int N1, int N2>
 void rl_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const RlActs& a1, const RlActs& a2, float* y,
              int64_t ldy, int pair) {
-    constexpr bool kSliced = N1 + N2 != 6;  // the prefetch below, in slices (see there)
+    // The one-token path fuses decode and dot products (rl_block_fused); every other call prefetches in
+    // slices (see below), but 6 records.
+    constexpr bool kFused = std::is_same<Block, BlockQ4K>::value && N2 == 0 && N1 <= RL_FUSE_MAX;
+    constexpr bool kSliced = !kFused && N1 + N2 != 6;
     typename RlDecoded<Block>::T w;
     for (int64_t rg = r0; rg < r1; rg += RL_ROWS) {
         __m512 acc[N1 + N2];
@@ -322,12 +325,11 @@ void rl_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const RlActs& a
             // prefetch of the current rows' next block (1.64-1.69).
             const RlAhead ahead{reinterpret_cast<const char*>(W + (rg + RL_ROWS) * nb + RL_ROWS * b),
                                 RL_ROWS * static_cast<int>(sizeof(Block))};
-            if constexpr (std::is_same<Block, BlockQ4K>::value && N2 == 0 && N1 <= RL_FUSE_MAX) {
-                rl_prefetch_part(ahead, 0, 1);
+            if constexpr (!kSliced) rl_prefetch_part(ahead, 0, 1);
+            if constexpr (kFused) {
                 rl_decode_scales(rows, &w);
                 rl_block_fused<N1>(rows, w, a1, b, acc);
             } else {
-                if constexpr (!kSliced) rl_prefetch_part(ahead, 0, 1);
                 rl_decode(rows, &w);
                 rl_block<N1>(w, a1, b, acc, kSliced ? ahead : RlAhead{nullptr, 0});
                 if constexpr (N2 > 0) rl_block<N2>(w, a2, b, acc + N1, RlAhead{nullptr, 0});

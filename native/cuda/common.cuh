@@ -22,7 +22,6 @@ inline void check(cudaError_t e, const char* what, const char* file, int line) {
                         "): " + cudaGetErrorString(e));
 }
 #define LG_CUDA_CHECK(expr) ::lg::cuda::check((expr), #expr, __FILE__, __LINE__)
-#define LG_CUDA_LAUNCHED(name) ::lg::cuda::check(cudaGetLastError(), name, __FILE__, __LINE__)
 
 constexpr int WARP = 32;
 constexpr int UNIT = 32;          // elements per matmul work unit (one legacy block / K sub-block)

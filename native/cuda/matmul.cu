@@ -374,8 +374,8 @@ static void launch_nt(const DevMatrix& W, const MatSegs& segs, bool dual, const 
 static void dispatch(const DevMatrix& W, const MatSegs& segs, bool dual, const Acts& a, int T, Epi epi,
                      cudaStream_t st) {
     if (use_mma(W, T))
-        return launch_mma(W.type, dual, segs, W.row_bytes, static_cast<int>(W.cols), W.lpr, a, T,
-                          dual ? Epi::SwiGLU : epi, launch_opts().pdl, st);
+        return launch_mma(W.type, dual, segs, W.row_bytes, static_cast<int>(W.cols), W.lpr, a, T, epi,
+                          launch_opts().pdl, st);
     switch (W.type) {
         case W_Q4_K: return launch_nt<W_Q4_K>(W, segs, dual, a, T, epi, st);
         case W_Q6_K: return launch_nt<W_Q6_K>(W, segs, dual, a, T, epi, st);

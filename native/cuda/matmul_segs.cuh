@@ -29,13 +29,14 @@ struct MatSegs {
     int n;
 };
 
-// The segment of this block and the block's index inside it (selects, no local-memory copy).
+// Blocks of a launch over all its segments.
 inline int total_blocks(const MatSegs& g) {
     int n = 0;
     for (int i = 0; i < g.n; i++) n += g.s[i].blocks;
     return n;
 }
 
+// The segment of this block and the block's index inside it (selects, no local-memory copy).
 __device__ __forceinline__ MatSeg find_seg(const MatSegs& g, int* b) {
     int blk = blockIdx.x;
     MatSeg S = g.s[0];
