@@ -224,8 +224,8 @@ inline __m512i dpbusd_bcast(__m512i acc, __m512i u, const int32_t* p) {
 bool broadcast_matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T,
                       float* y, int64_t ldy, int pair);
 
-// The row-lane kernels (quant_avx512_rowlane.cpp) for Q4_K calls of up to RL_MAX_RECORDS records (calls
-// of one token only over rows of up to 8 blocks) and Q6_K calls of 12 to RL_MAX_RECORDS:
+// The row-lane kernels (quant_avx512_rowlane.cpp) for Q4_K calls of up to RL_MAX_RECORDS records and
+// Q6_K calls of 12 to RL_MAX_RECORDS:
 // takes rows r0 .. r0 + 16n of [r0, r1) and returns the first row it left (r0 when the call is not
 // its own), for the other kernels to finish.
 constexpr int RL_MAX_RECORDS = 16;

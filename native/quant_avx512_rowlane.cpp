@@ -1,4 +1,4 @@
-// x86 AVX-512 row-lane kernels for Q4_K calls of 1-16 activation records (1-2 only over short rows) and
+// x86 AVX-512 row-lane kernels for Q4_K calls of 1-16 activation records and
 // Q6_K calls of 12-16 (decode, verification of drafted tokens): a zmm holds 16 weight rows, one lane each, and activation
 // bytes are broadcast from memory, so each block's decode is shared by every record and nothing is
 // reduced across lanes.
@@ -192,13 +192,16 @@ inline void rl_block(const RlBlock& w, const RlActs& a, int64_t b, __m512* acc, 
 // way. 4 records: no gain.)
 constexpr int RL_FUSE_MAX = 2;
 // Calls of up to RL_FUSE_MAX records (one token) over rows longer than this many blocks (the 1.5B's
-// ffn_down, K = 8960: 35 blocks) go to the reducing kernel instead: a 16-row group of such rows spans
-// 80 KB, more than the L1, so prefetching the next group while one is decoded evicts lines before
-// they are used; the reducing kernel streams 4 rows with a shorter lead. Measured (1.5B one-token
-// forward, 2 threads, separate processes in rotated order, 12 rounds, 58-79 GB/s stretch): 18.15 ms
-// against 18.80, per-round ratio 0.963; in a 41-48 GB/s stretch 0.972 (8 rounds). All one-token Q4_K
-// calls through the reducing kernel: 1.112 in the fast stretch, 0.925 in the slow one.
+// ffn_down, K = 8960: 35 blocks) prefetch near, not far: a 16-row group of such rows spans 80 KB, more
+// than the L1, so prefetching the next group while one is decoded evicted lines before they were used
+// (the reducing kernel was faster there: 0.963-0.972 of this kernel's time). With each step prefetching
+// the same 16 rows' block b + RL_NEAR_BLOCKS instead, measured against the reducing kernel (1.5B
+// one-token forward, separate processes in rotated order, 6-10 rounds, median per-round ratio): 0.973,
+// 0.976, 0.985 in 42-53 GB/s stretches, 0.990 and 0.993 in 58-75 GB/s ones (distance 1: 0.979, 3:
+// 0.975). Short rows keep the far prefetch: near, they measured 1.11-1.16; calls of more records
+// measured the same either way (T = 4 1.000, T = 8 0.994) and keep it too.
 constexpr int64_t RL_FEW_MAX_KBLOCKS = 8;
+constexpr int64_t RL_NEAR_BLOCKS = 2;
 
 template <int NR>
 inline void rl_block_fused(const BlockQ4K* const* rows, const RlBlock& w, const RlActs& a, int64_t b, __m512* acc) {
@@ -298,11 +301,11 @@ template <> struct RlDecoded<BlockQ6K> { using T = RlBlockQ6; };
 
 // Rows [r0, r1) ((r1 - r0) a multiple of 16) against records 0 .. N1 (a1) and N1 .. N1 + N2 (a2, if
 // N2 > 0): each decoded block serves both chunks.
-template <typename Block, int N1, int N2>
+template <typename Block, int N1, int N2, bool kNear = false>
 void rl_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const RlActs& a1, const RlActs& a2, float* y,
              int64_t ldy, int pair) {
-    // The one-token path fuses decode and dot products (rl_block_fused); every other call prefetches in
-    // slices (see below), but 6 records.
+    // The one-token path fuses decode and dot products (rl_block_fused), and over long rows (kNear)
+    // prefetches near; every other call prefetches in slices (see below), but 6 records.
     constexpr bool kFused = std::is_same<Block, BlockQ4K>::value && N2 == 0 && N1 <= RL_FUSE_MAX;
     constexpr bool kSliced = !kFused && N1 + N2 != 6;
     typename RlDecoded<Block>::T w;
@@ -325,7 +328,26 @@ void rl_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const RlActs& a
             // prefetch of the current rows' next block (1.64-1.69).
             const RlAhead ahead{reinterpret_cast<const char*>(W + (rg + RL_ROWS) * nb + RL_ROWS * b),
                                 RL_ROWS * static_cast<int>(sizeof(Block))};
-            if constexpr (!kSliced) rl_prefetch_part(ahead, 0, 1);
+            if constexpr (kNear) {
+                // Block b + RL_NEAR_BLOCKS of the same 16 rows; past the row's end the next group's first
+                // blocks (rows up to r1 only). Blocks are not line-aligned (144 bytes, 3 or 4 lines), so
+                // each row's lines are counted from its block's first byte (a fixed 4 per row measured
+                // 1.015 of this). Written out here: GCC 12 marked a helper made only of prefetches
+                // "const" and deleted its call as dead code (no prefetch left in the machine code).
+                int64_t tb = b + RL_NEAR_BLOCKS, tg = rg;
+                if (tb >= nb) {
+                    tb -= nb;
+                    tg += RL_ROWS;
+                }
+                if (tg < r1)
+                    for (int i = 0; i < RL_ROWS; ++i) {
+                        const uintptr_t p = reinterpret_cast<uintptr_t>(W + (tg + i) * nb + tb);
+                        for (uintptr_t l = p & ~uintptr_t(63); l < p + sizeof(Block); l += 64)
+                            _mm_prefetch(reinterpret_cast<const char*>(l), _MM_HINT_T0);
+                    }
+            } else if constexpr (!kSliced) {
+                rl_prefetch_part(ahead, 0, 1);
+            }
             if constexpr (kFused) {
                 rl_decode_scales(rows, &w);
                 rl_block_fused<N1>(rows, w, a1, b, acc);
@@ -348,6 +370,8 @@ void rl_call(const Block* W, int64_t nb, int64_t r0, int64_t r1, const uint8_t* 
     RlActs a1, a2;
     rl_acts<Block>(acts, L, nb, 0, N1, &a1);
     if constexpr (N2 > 0) rl_acts<Block>(acts, L, nb, N1, N2, &a2);
+    if constexpr (std::is_same<Block, BlockQ4K>::value && N2 == 0 && N1 <= RL_FUSE_MAX)
+        if (nb > RL_FEW_MAX_KBLOCKS) return rl_rows<Block, N1, N2, true>(W, nb, r0, r1, a1, a2, y, ldy, pair);
     rl_rows<Block, N1, N2>(W, nb, r0, r1, a1, a2, y, ldy, pair);
 }
 
@@ -386,7 +410,6 @@ int64_t rowlane_matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int
     const int64_t nb = K / QK_K;
     const int64_t r16 = r0 + (r1 - r0) / RL_ROWS * RL_ROWS;
     if (nb > RL_MAX_KBLOCKS || T > RL_MAX_RECORDS || r16 == r0) return r0;
-    if (T <= RL_FUSE_MAX && nb > RL_FEW_MAX_KBLOCKS) return r0;
     const ActLayout L = act_layout(wt, K);
     if (wt == GGMLType::Q4_K)
         return rl_dispatch(reinterpret_cast<const BlockQ4K*>(W), nb, r0, r16, acts, L, T, y, ldy, pair) ? r16 : r0;

@@ -178,6 +178,16 @@ def test_matmul_random_weights(qt, precision):
 
 
 @pytest.mark.parametrize("precision", [0, 1], ids=["q8", "q8x2"])
+def test_matmul_long_rows(precision):
+    """Q4_K rows of 35 blocks (the 1.5B's ffn_down, K = 8960), 48 rows: the one-token row-lane path
+    with its near prefetch (which crosses into the next 16-row group at each row's end) gives the
+    scalar path's bits and the same bits for every T."""
+    rng = np.random.default_rng(300)
+    K = 8960
+    check_matmul(QT.Q4_K, K, random_blocks(QT.Q4_K, 48, K, rng), rng, precision)
+
+
+@pytest.mark.parametrize("precision", [0, 1], ids=["q8", "q8x2"])
 @pytest.mark.parametrize("qt", [QT.Q4_K, QT.Q5_K, QT.Q6_K, QT.Q4_0, QT.Q5_0, QT.Q8_0, QT.Q4_1],
                          ids=lambda q: q.name)
 def test_matmul_many_vectors(qt, precision):
