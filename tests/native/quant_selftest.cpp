@@ -36,7 +36,7 @@ int main() {
     std::mt19937 rng(1234);
     std::normal_distribution<float> normal;
     const int64_t K = 768, n_rows = 13;
-    const int T = 9;
+    const int T = 40;  // q8x2: 80 records, more than one pass of every row-lane kernel (RL_MAX_RECORDS)
     int failures = 0;
     std::printf("simd: %s\n", lg::quant_simd_name());
     for (auto prec : {lg::ActPrecision::Q8, lg::ActPrecision::Q8X2})
