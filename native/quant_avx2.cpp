@@ -173,9 +173,18 @@ inline void rl_block(const RlBlock& w, const uint8_t* acts, const ActLayout& L, 
 #pragma GCC unroll 8
         for (int p = 0; p < 8; ++p) {
             const __m256i v = _mm256_and_si256(j % 2 ? _mm256_srli_epi16(q[p], 4) : q[p], m4);
+#if LG_AVX_VNNI  // S_j in int32 lanes, then times sc_j (the low half of sc16)
+            for (int t = 0; t < NR; ++t) s[t] = dpbusd(s[t], v, bcast4(qx[t] + 32 * j + 4 * p));
+#else
             for (int t = 0; t < NR; ++t) s[t] = _mm256_add_epi16(s[t], _mm256_maddubs_epi16(v, bcast4(qx[t] + 32 * j + 4 * p)));
+#endif
         }
+#if LG_AVX_VNNI
+        const __m256i sc = _mm256_and_si256(w.sc16[j], _mm256_set1_epi32(0xffff));
+        for (int t = 0; t < NR; ++t) i1[t] = _mm256_add_epi32(i1[t], _mm256_mullo_epi32(s[t], sc));
+#else
         for (int t = 0; t < NR; ++t) i1[t] = _mm256_add_epi32(i1[t], _mm256_madd_epi16(s[t], w.sc16[j]));
+#endif
     }
     for (int t = 0; t < NR; ++t) {
         const uint8_t* rec = acts + static_cast<int64_t>(t0 + t) * L.stride;
@@ -251,12 +260,24 @@ inline void rl_block(const RlBlockQ6& w, const uint8_t* acts, const ActLayout& L
     for (int t = 0; t < NR; ++t) i1[t] = _mm256_setzero_si256();
     for (int j = 0; j < QK_K / 16; ++j) {
         const __m256i* q = w.q + 4 * j;
+#if LG_AVX_VNNI  // S_j in int32 lanes (at most 16 * 63 * 127), then times sc_j (sign-extended low half of sc16)
+        const __m256i sc = _mm256_srai_epi32(_mm256_slli_epi32(w.sc16[j], 16), 16);
+        for (int t = 0; t < NR; ++t) {
+            const int8_t* x = qx[t] + 16 * j;
+            __m256i s = dpbusd(_mm256_setzero_si256(), q[0], bcast4(x));
+            s = dpbusd(s, q[1], bcast4(x + 4));
+            s = dpbusd(s, q[2], bcast4(x + 8));
+            s = dpbusd(s, q[3], bcast4(x + 12));
+            i1[t] = _mm256_add_epi32(i1[t], _mm256_mullo_epi32(s, sc));
+        }
+#else
         for (int t = 0; t < NR; ++t) {
             const int8_t* x = qx[t] + 16 * j;
             const __m256i s01 = _mm256_add_epi16(_mm256_maddubs_epi16(q[0], bcast4(x)), _mm256_maddubs_epi16(q[1], bcast4(x + 4)));
             const __m256i s23 = _mm256_add_epi16(_mm256_maddubs_epi16(q[2], bcast4(x + 8)), _mm256_maddubs_epi16(q[3], bcast4(x + 12)));
             i1[t] = _mm256_add_epi32(i1[t], _mm256_add_epi32(_mm256_madd_epi16(s01, w.sc16[j]), _mm256_madd_epi16(s23, w.sc16[j])));
         }
+#endif
     }
     for (int t = 0; t < NR; ++t) {
         const uint8_t* rec = acts + static_cast<int64_t>(t0 + t) * L.stride;
@@ -465,7 +486,11 @@ bool matmul_simd(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r
     }
 }
 
+#if LG_AVX_VNNI
+const char* simd_name() { return "avx2+avxvnni"; }
+#else
 const char* simd_name() { return "avx2"; }
+#endif
 
 bool quantize_blocks_simd(const float* x, int64_t n_blocks, int ablk, int8_t* qs, float* d) {
     const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));

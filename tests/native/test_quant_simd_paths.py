@@ -20,16 +20,16 @@ CROSS, QEMU = "aarch64-linux-gnu-g++", "qemu-aarch64"
 IS_X86 = platform.machine() in ("x86_64", "AMD64")
 
 
-def has_avx2() -> bool:
+def has_flag(flag: str) -> bool:
     try:
-        return " avx2 " in f" {Path('/proc/cpuinfo').read_text().replace(chr(10), ' ')} "
+        return f" {flag} " in f" {Path('/proc/cpuinfo').read_text().replace(chr(10), ' ')} "
     except OSError:
         return False
 
 
-def build_and_run(tmp_path: Path, compiler: list[str], march: str, runner: list[str]) -> str:
-    exe = tmp_path / f"quant_selftest_{march.replace('+', '_')}"
-    subprocess.run([*compiler, *FLAGS, f"-march={march}", *SOURCES, "-o", str(exe)],
+def build_and_run(tmp_path: Path, compiler: list[str], march: str, runner: list[str], extra: tuple[str, ...] = ()) -> str:
+    exe = tmp_path / f"quant_selftest_{march.replace('+', '_')}{''.join(extra)}"
+    subprocess.run([*compiler, *FLAGS, f"-march={march}", *extra, *SOURCES, "-o", str(exe)],
                    cwd=REPO, check=True, capture_output=True, text=True)
     run = subprocess.run([*runner, str(exe)], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0 and "MISMATCH" not in run.stdout, run.stdout + run.stderr
@@ -37,12 +37,14 @@ def build_and_run(tmp_path: Path, compiler: list[str], march: str, runner: list[
 
 
 @pytest.mark.skipif(not (IS_X86 and shutil.which("g++")), reason="x86 paths need an x86 g++")
-@pytest.mark.parametrize("march,simd", [("x86-64-v3", "avx2"), ("x86-64", "scalar")])
-def test_x86_paths_match_scalar(tmp_path, march, simd):
-    if simd == "avx2" and not has_avx2():
-        pytest.skip("CPU without AVX2")
-    out = build_and_run(tmp_path, ["g++"], march, [])
-    assert out.startswith(f"simd: {simd}"), out
+@pytest.mark.parametrize("march,extra,simd", [("x86-64-v3", (), "avx2"), ("x86-64-v3", ("-mavxvnni",), "avx2+avxvnni"),
+                                              ("x86-64", (), "scalar")])
+def test_x86_paths_match_scalar(tmp_path, march, extra, simd):
+    for flag in {"avx2": ["avx2"], "avx2+avxvnni": ["avx2", "avx_vnni"]}.get(simd, []):
+        if not has_flag(flag):
+            pytest.skip(f"CPU without {flag}")
+    out = build_and_run(tmp_path, ["g++"], march, [], tuple(extra))
+    assert out.startswith(f"simd: {simd}\n"), out
 
 
 @pytest.mark.slow
