@@ -85,13 +85,39 @@ struct BcVec {  // 16 int32 / float lanes
 // dx[b][lane] block scales; xs[b][m][lane] = (int16 sum of sub-block 2m, of 2m+1) over 32-element
 // sub-blocks (Q4_K/Q5_K mins, the whole record in each lane); x32[b][c][lane] = -32 * sum of the lane's
 // 16-element sub-block in chain c (Q6_K offset). Lanes past the tile's records are zero.
+// The arrays are views, sized by the call's nb, into the caller's stack buffer (bc_carve): xs exists for
+// Q4_K/Q5_K tiles only, x32 for Q6_K ones.
 template <int G>
 struct BcTile {
-    alignas(64) uint32_t xq[BC_MAX_KBLOCKS * QK_K / 4 / G][16];
-    alignas(64) float dx[BC_MAX_KBLOCKS][16];
-    alignas(64) uint32_t xs[BC_MAX_KBLOCKS][4][16];
-    alignas(64) int32_t x32[BC_MAX_KBLOCKS][16 / G][16];
+    uint32_t (*xq)[16];
+    float (*dx)[16];
+    uint32_t (*xs)[4][16];
+    int32_t (*x32)[16 / G][16];
 };
+
+// Bytes of one tile of nb blocks (every part a multiple of 64, so tiles carved in a row stay aligned).
+template <int G>
+constexpr int64_t bc_tile_bytes(int64_t nb, bool q6) {
+    return nb * (QK_K / 4 / G) * 64 + nb * 64 + (q6 ? nb * (16 / G) * 64 : nb * 4 * 64);
+}
+
+// A tile at p (64-byte aligned, bc_tile_bytes free); advances p past it.
+template <int G>
+inline BcTile<G> bc_carve(uint8_t*& p, int64_t nb, bool q6) {
+    BcTile<G> t{};
+    t.xq = reinterpret_cast<uint32_t(*)[16]>(p);
+    p += nb * (QK_K / 4 / G) * 64;
+    t.dx = reinterpret_cast<float(*)[16]>(p);
+    p += nb * 64;
+    if (q6) {
+        t.x32 = reinterpret_cast<int32_t(*)[16 / G][16]>(p);
+        p += nb * (16 / G) * 64;
+    } else {
+        t.xs = reinterpret_cast<uint32_t(*)[4][16]>(p);
+        p += nb * 4 * 64;
+    }
+    return t;
+}
 
 // xq[g][t] = bytes 4g..4g+3 (int8) of record t0 + t for t < nt, zero for the tile's other vectors.
 inline void transpose_records(const uint8_t* acts, int64_t stride, int t0, int nt, int64_t ng, uint32_t (*xq)[16]) {
@@ -127,8 +153,10 @@ void bc_build_tile(const uint8_t* acts, const ActLayout& L, int64_t nb, int t0, 
                 for (int h = 0; h < G; ++h) {
                     const int l = G * t + h;
                     tile->dx[b][l] = 0.0f;
-                    for (int m = 0; m < 4; ++m) tile->xs[b][m][l] = 0;
-                    for (int c = 0; c < 16 / G; ++c) tile->x32[b][c][l] = 0;
+                    if (q6)
+                        for (int c = 0; c < 16 / G; ++c) tile->x32[b][c][l] = 0;
+                    else
+                        for (int m = 0; m < 4; ++m) tile->xs[b][m][l] = 0;
                 }
             continue;
         }
@@ -310,7 +338,8 @@ inline void bc_decode_rows(const Block* W, int64_t nb, int64_t rg, int nr, int64
 // records: 720-750 us against 505-545 for 1536x8960, one thread).
 template <typename Block, int G>
 __attribute__((noinline)) void bc_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const BcTile<G>* tiles, int n_tiles, int t0,
-             int nt_last, const KTile* rest, int rest_t0, int rest_nt, float* y, int64_t ldy, int pair) {
+             int nt_last, BcBlock (*dec)[std::is_same<Block, BlockQ6K>::value ? BC_ROWS_Q6 : BC_ROWS_K4],
+             const KTile* rest, int rest_t0, int rest_nt, float* y, int64_t ldy, int pair) {
     using V = BcVec;
     constexpr bool kQ6 = std::is_same<Block, BlockQ6K>::value;
     constexpr int BC_ROWS = kQ6 ? BC_ROWS_Q6 : BC_ROWS_K4;
@@ -328,7 +357,6 @@ __attribute__((noinline)) void bc_rows(const Block* W, int64_t nb, int64_t r0, i
             }
             bc_store<G, BC_ROWS>(acc, rg, nr, t0, nt_last, y, ldy, pair);
         } else {
-            BcBlock dec[BC_MAX_KBLOCKS][BC_ROWS];
             for (int64_t b = 0; b < nb; ++b) bc_decode_rows<G>(W, nb, rg, nr, b, dec[b]);
             for (int k = 0; k < n_tiles; ++k) {
                 for (int i = 0; i < BC_ROWS; ++i) acc[i] = V::fzero();
@@ -340,12 +368,20 @@ __attribute__((noinline)) void bc_rows(const Block* W, int64_t nb, int64_t r0, i
     }
 }
 
-// Tiles built at once and swept per decoded row group (see bc_rows). Measured (1.5B prefill of 512 tokens,
-// 2 threads, medians of 3, alternating builds): 162-164 tok/s with one tile per decode, 180-184 with 2,
-// 188-191 with 4, 187-191 with 8; with bc_rows not inlined, 194 with 4. A 32-token forward: 0.797 of the
-// time (separate processes, rotated, 4 rounds). Stack: 435 KB per BcTile<1> (1.7 MB here) and bc_rows's
-// decoded row group (up to 245 KB), well inside the 8 MB threads get by default.
+// Tiles built at once and swept per decoded row group (see bc_rows), at most this many, as many as fit with
+// the decoded row group in BC_STACK_BYTES. Measured (1.5B prefill of 512 tokens, 2 threads, medians of 3,
+// alternating builds, fixed-size tiles then): 162-164 tok/s with one tile per decode, 180-184 with
+// 2, 188-191 with 4, 187-191 with 8; with bc_rows not inlined, 194 with 4. A 32-token forward: 0.797 of the
+// time (separate processes, rotated, 4 rounds).
 constexpr int BC_TILE_GROUP = 4;
+// Stack for a call's tiles and decoded row group, about what its one fixed-size tile took before (435 KB;
+// the frame grew by 90 KB): threads may have as little as 1-2 MB (glibc gives 2 MB when the stack limit
+// is unlimited), and four fixed-size tiles (1.8 MB) crashed a prefill on a 1 MB thread (see
+// tests/native/test_engine.py). The 1.5B: 4 tiles for K = 1536, 2 for K = 8960 (1.009 of the all-4 time
+// for a 32-token forward); K = 20480, one.
+constexpr int64_t BC_STACK_BYTES = 512 << 10;
+static_assert(bc_tile_bytes<1>(BC_MAX_KBLOCKS, true) <= BC_STACK_BYTES && bc_tile_bytes<1>(BC_MAX_KBLOCKS, false) <= BC_STACK_BYTES,
+              "one tile of the largest K fits");
 
 // T >= 9 records. Tiles of 16 go through the broadcast kernel; a remainder of up to 8 through the
 // reducing kernel (cheaper than a mostly idle tile), a larger one (or a call of 9-15) as one more,
@@ -354,7 +390,8 @@ template <typename Block, int G>
 void bc_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T, float* y,
                int64_t ldy, GGMLType wt, int pair) {
     constexpr int NV = 16 / G;
-    constexpr int TG = G == 1 ? BC_TILE_GROUP : 1;
+    constexpr bool kQ6 = std::is_same<Block, BlockQ6K>::value;
+    constexpr int BC_ROWS = kQ6 ? BC_ROWS_Q6 : BC_ROWS_K4;
     const int64_t nb = K / QK_K;
     const ActLayout L = act_layout(wt, K);
     const Block* Wb = reinterpret_cast<const Block*>(W);
@@ -366,17 +403,25 @@ void bc_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_
     const int t_rest = n_bc * NV;
     KTile rest_tile;
     if (rest) build_tile(acts, L, nb, t_rest, rest, &rest_tile);
-    BcTile<G> tiles[TG];
+    alignas(64) uint8_t buf[BC_STACK_BYTES];
+    const int64_t tile_bytes = bc_tile_bytes<G>(nb, kQ6), dec_bytes = nb * BC_ROWS * static_cast<int64_t>(sizeof(BcBlock));
+    int TG = 1;
+    if (G == 1 && n_bc > 1)
+        while (TG < BC_TILE_GROUP && (TG + 1) * tile_bytes + dec_bytes <= BC_STACK_BYTES) ++TG;
+    uint8_t* p = buf;
+    BcTile<G> tiles[BC_TILE_GROUP];
+    for (int k = 0; k < TG; ++k) tiles[k] = bc_carve<G>(p, nb, kQ6);
+    auto* dec = TG > 1 ? reinterpret_cast<BcBlock(*)[BC_ROWS]>(p) : nullptr;
     for (int k0 = 0; k0 < n_bc; k0 += TG) {
         const int n = n_bc - k0 < TG ? n_bc - k0 : TG;
         int nt_last = NV;
         for (int k = 0; k < n; ++k) {
             const int t0 = (k0 + k) * NV, nt = T - t0 < NV ? T - t0 : NV;
-            bc_build_tile<G>(acts, L, nb, t0, nt, std::is_same<Block, BlockQ6K>::value, &tiles[k]);
+            bc_build_tile<G>(acts, L, nb, t0, nt, kQ6, &tiles[k]);
             nt_last = nt;
         }
         const bool last = k0 + n == n_bc;
-        bc_rows<Block, G>(Wb, nb, r0, r1, tiles, n, k0 * NV, nt_last, last && rest ? &rest_tile : nullptr, t_rest, rest,
+        bc_rows<Block, G>(Wb, nb, r0, r1, tiles, n, k0 * NV, nt_last, dec, last && rest ? &rest_tile : nullptr, t_rest, rest,
                           y, ldy, pair);
     }
 }
@@ -389,11 +434,24 @@ constexpr int LC_MAX_BLOCKS = BC_MAX_KBLOCKS * QK_K / QK32;
 constexpr int LC_ROWS = 2;
 constexpr int LC_MIN_VECTORS = 12;  // records from which the legacy broadcast kernel runs
 
-struct LcTile {
-    alignas(64) uint32_t xq[LC_MAX_BLOCKS * QK32 / 4][16];
-    alignas(64) float dx[LC_MAX_BLOCKS][16];
-    alignas(64) int32_t xoff[LC_MAX_BLOCKS][16];  // -2^off_shift * (sum of the block's 32 values)
+struct LcTile {  // views into the caller's stack buffer, sized by the call's nb (lc_carve)
+    uint32_t (*xq)[16];
+    float (*dx)[16];
+    int32_t (*xoff)[16];  // -2^off_shift * (sum of the block's 32 values)
 };
+
+constexpr int64_t lc_tile_bytes(int64_t nb) { return nb * (QK32 / 4) * 64 + 2 * nb * 64; }
+
+inline LcTile lc_carve(uint8_t*& p, int64_t nb) {
+    LcTile t{};
+    t.xq = reinterpret_cast<uint32_t(*)[16]>(p);
+    p += nb * (QK32 / 4) * 64;
+    t.dx = reinterpret_cast<float(*)[16]>(p);
+    p += nb * 64;
+    t.xoff = reinterpret_cast<int32_t(*)[16]>(p);
+    p += nb * 64;
+    return t;
+}
 
 inline void lc_build_tile(const uint8_t* acts, const ActLayout& L, int64_t nb, int t0, int nt, int off_shift,
                           LcTile* tile) {
@@ -418,7 +476,6 @@ struct LcDecoded {
     alignas(64) uint8_t q[L_LANES * QK32];
     alignas(32) float dw[L_LANES];
 };
-constexpr int LC_MAX_GROUPS = LC_MAX_BLOCKS / L_LANES;
 
 // Blocks g0 .. g0 + n of LC_ROWS rows (dq[i], decoded) against one tile: acc[i][j] gains block g0 + j.
 template <GGMLType WT>
@@ -458,14 +515,15 @@ inline void lc_decode_rows(const typename Legacy<WT>::B* W, int64_t nb, int64_t 
 }
 
 // Rows [r0, r1) against tiles[k], k < n_tiles (vectors t0 + 16 k ..; the last tile holds nt_last). As in
-// bc_rows, several tiles share one decode of each row pair's blocks; kept out of line like bc_rows.
-// Measured (0.5B, whose Q5_0/Q8_0 matrices take this kernel; logits bit-identical): a 32-token forward
-// 0.698 of the time (separate processes, rotated, 4 rounds); prefill of 512 tokens 359-360 -> 372-383
-// tok/s; 8 tokens (one tile) 1.009.
+// bc_rows, several tiles share one decode of each row pair's blocks (dec: the decoded groups, when
+// n_tiles > 1); kept out of line like bc_rows. Measured (0.5B, whose Q5_0/Q8_0 matrices take this
+// kernel; logits bit-identical): a 32-token forward 0.698 of the time (separate processes, rotated, 4
+// rounds); prefill of 512 tokens 359-360 -> 372-383 tok/s; 8 tokens (one tile) 1.009. (With the tiles as
+// views into BC_STACK_BYTES instead of fixed-size arrays, 1.039 of that 32-token time.)
 template <GGMLType WT>
 __attribute__((noinline)) void lc_rows(const typename Legacy<WT>::B* W, int64_t nb, int64_t r0, int64_t r1,
-                                       const LcTile* tiles, int n_tiles, int t0, int nt_last, float* y, int64_t ldy,
-                                       int pair) {
+                                       const LcTile* tiles, int n_tiles, int t0, int nt_last, LcDecoded (*dec)[LC_ROWS],
+                                       float* y, int64_t ldy, int pair) {
     for (int64_t rg = r0; rg < r1; rg += LC_ROWS) {
         const int nr = r1 - rg < LC_ROWS ? static_cast<int>(r1 - rg) : LC_ROWS;
         auto sweep = [&](const LcTile& tile, int tt0, int nt, auto&& group_of) {
@@ -492,7 +550,6 @@ __attribute__((noinline)) void lc_rows(const typename Legacy<WT>::B* W, int64_t 
                 return static_cast<const LcDecoded*>(dq);
             });
         } else {
-            LcDecoded dec[LC_MAX_GROUPS][LC_ROWS];
             for (int64_t g0 = 0; g0 < nb; g0 += L_LANES)
                 lc_decode_rows<WT>(W, nb, rg, nr, g0, nb - g0 < L_LANES ? static_cast<int>(nb - g0) : L_LANES, dec[g0 / L_LANES]);
             for (int k = 0; k < n_tiles; ++k)
@@ -507,16 +564,25 @@ void lc_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_
                int pair) {
     const int64_t nb = K / QK32;
     const ActLayout L = act_layout(WT, K);
+    static_assert(lc_tile_bytes(LC_MAX_BLOCKS) <= BC_STACK_BYTES, "one tile of the largest K fits");
+    alignas(64) uint8_t buf[BC_STACK_BYTES];
+    const int64_t n_groups = (nb + L_LANES - 1) / L_LANES, dec_bytes = n_groups * LC_ROWS * static_cast<int64_t>(sizeof(LcDecoded));
+    int TG = 1;
+    if (T > 16)
+        while (TG < BC_TILE_GROUP && (TG + 1) * lc_tile_bytes(nb) + dec_bytes <= BC_STACK_BYTES) ++TG;
+    uint8_t* p = buf;
     LcTile tiles[BC_TILE_GROUP];
-    for (int k0 = 0; k0 * 16 < T; k0 += BC_TILE_GROUP) {
+    for (int k = 0; k < TG; ++k) tiles[k] = lc_carve(p, nb);
+    auto* dec = TG > 1 ? reinterpret_cast<LcDecoded(*)[LC_ROWS]>(p) : nullptr;
+    for (int k0 = 0; k0 * 16 < T; k0 += TG) {
         int n = 0, nt_last = 16;
-        for (; n < BC_TILE_GROUP && (k0 + n) * 16 < T; ++n) {
+        for (; n < TG && (k0 + n) * 16 < T; ++n) {
             const int t0 = (k0 + n) * 16;
             nt_last = T - t0 < 16 ? T - t0 : 16;
             lc_build_tile(acts, L, nb, t0, nt_last, Legacy<WT>::off_shift, &tiles[n]);
         }
-        lc_rows<WT>(reinterpret_cast<const typename Legacy<WT>::B*>(W), nb, r0, r1, tiles, n, k0 * 16, nt_last, y, ldy,
-                    pair);
+        lc_rows<WT>(reinterpret_cast<const typename Legacy<WT>::B*>(W), nb, r0, r1, tiles, n, k0 * 16, nt_last, dec, y,
+                    ldy, pair);
     }
 }
 

@@ -4,6 +4,8 @@ init, rollback leaves sink+ring bit-identical, ring bookkeeping, limits with cle
 from __future__ import annotations
 
 import importlib.util
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -161,6 +163,28 @@ def test_evicted_stream_attends_like_a_fresh_window(tmp_path, arch, policy):
     other = make(path, policy=policy, n_sink=4, n_ring=24, n_scratch=8, max_chunk=8)
     other.prefill_stream(np.concatenate([stream[:n_sink], tokens(24, seed=23)]).astype(np.int32))
     assert np.abs(scratch_logits(other, probe) - b).max() > 100 * 2e-4 * np.abs(b).max()
+
+
+# A prefill on a thread with a 1 MiB stack (below glibc's 2 MiB default when the stack limit is unlimited):
+# the kernels keep their activation tiles on the stack, and a build that kept four fixed-size tiles there
+# (1.6-1.8 MB) crashed here.
+SMALL_STACK_RUN = """
+import sys, threading, numpy as np
+from gateway import _native
+e = _native.Engine(sys.argv[1], n_sink=4, n_ring=32, n_scratch=24, n_threads=2)
+toks = np.random.default_rng(1).integers(0, int(sys.argv[2]), 20).astype(np.int32)
+ref = np.empty((20, e.n_vocab), np.float32); e.forward_scratch(toks, ref, True); e.rollback(0)
+out = np.empty_like(ref)
+threading.stack_size(1 << 20)
+t = threading.Thread(target=lambda: e.forward_scratch(toks, out, True)); t.start(); t.join()
+print("same" if np.array_equal(out.view(np.uint32), ref.view(np.uint32)) else "differ")
+"""
+
+
+def test_prefill_fits_a_small_thread_stack(tiny_path):
+    run = subprocess.run([sys.executable, "-c", SMALL_STACK_RUN, str(tiny_path), str(tiny_model.N_VOCAB)],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and run.stdout.strip() == "same", (run.returncode, run.stdout, run.stderr[-2000:])
 
 
 def test_errors_name_the_limit(tiny_path):
