@@ -383,6 +383,15 @@ constexpr int64_t BC_STACK_BYTES = 512 << 10;
 static_assert(bc_tile_bytes<1>(BC_MAX_KBLOCKS, true) <= BC_STACK_BYTES && bc_tile_bytes<1>(BC_MAX_KBLOCKS, false) <= BC_STACK_BYTES,
               "one tile of the largest K fits");
 
+// Tiles per decode for a call of n_tiles: up to BC_TILE_GROUP, as many as fit in BC_STACK_BYTES together
+// with the decoded row group (needed only from two tiles on).
+inline int tiles_per_decode(int n_tiles, int64_t tile_bytes, int64_t dec_bytes) {
+    int tg = 1;
+    if (n_tiles > 1)
+        while (tg < BC_TILE_GROUP && (tg + 1) * tile_bytes + dec_bytes <= BC_STACK_BYTES) ++tg;
+    return tg;
+}
+
 // T >= 9 records. Tiles of 16 go through the broadcast kernel; a remainder of up to 8 through the
 // reducing kernel (cheaper than a mostly idle tile), a larger one (or a call of 9-15) as one more,
 // padded, tile.
@@ -404,10 +413,7 @@ void bc_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_
     KTile rest_tile;
     if (rest) build_tile(acts, L, nb, t_rest, rest, &rest_tile);
     alignas(64) uint8_t buf[BC_STACK_BYTES];
-    const int64_t tile_bytes = bc_tile_bytes<G>(nb, kQ6), dec_bytes = nb * BC_ROWS * static_cast<int64_t>(sizeof(BcBlock));
-    int TG = 1;
-    if (G == 1 && n_bc > 1)
-        while (TG < BC_TILE_GROUP && (TG + 1) * tile_bytes + dec_bytes <= BC_STACK_BYTES) ++TG;
+    const int TG = G == 1 ? tiles_per_decode(n_bc, bc_tile_bytes<G>(nb, kQ6), nb * BC_ROWS * static_cast<int64_t>(sizeof(BcBlock))) : 1;
     uint8_t* p = buf;
     BcTile<G> tiles[BC_TILE_GROUP];
     for (int k = 0; k < TG; ++k) tiles[k] = bc_carve<G>(p, nb, kQ6);
@@ -566,10 +572,8 @@ void lc_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_
     const ActLayout L = act_layout(WT, K);
     static_assert(lc_tile_bytes(LC_MAX_BLOCKS) <= BC_STACK_BYTES, "one tile of the largest K fits");
     alignas(64) uint8_t buf[BC_STACK_BYTES];
-    const int64_t n_groups = (nb + L_LANES - 1) / L_LANES, dec_bytes = n_groups * LC_ROWS * static_cast<int64_t>(sizeof(LcDecoded));
-    int TG = 1;
-    if (T > 16)
-        while (TG < BC_TILE_GROUP && (TG + 1) * lc_tile_bytes(nb) + dec_bytes <= BC_STACK_BYTES) ++TG;
+    const int64_t n_groups = (nb + L_LANES - 1) / L_LANES;
+    const int TG = tiles_per_decode((T + 15) / 16, lc_tile_bytes(nb), n_groups * LC_ROWS * static_cast<int64_t>(sizeof(LcDecoded)));
     uint8_t* p = buf;
     LcTile tiles[BC_TILE_GROUP];
     for (int k = 0; k < TG; ++k) tiles[k] = lc_carve(p, nb);

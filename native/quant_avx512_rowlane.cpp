@@ -191,7 +191,10 @@ inline void rl_block(const RlBlock& w, const RlActs& a, int64_t b, __m512* acc, 
 // 32.8-33.0 ms against 35.6-35.8. (On two threads it was memory-bound at the time: 23.5-24.5 either
 // way. 4 records: no gain.)
 constexpr int RL_FUSE_MAX = 2;
-// Calls of up to RL_FUSE_MAX records (one token) over rows longer than this many blocks (the 1.5B's
+// Calls of up to RL_FUSE_MAX records of Q4_K (one token) take the fused path.
+template <typename Block, int N1, int N2>
+constexpr bool rl_fused() { return std::is_same<Block, BlockQ4K>::value && N2 == 0 && N1 <= RL_FUSE_MAX; }
+// Fused calls over rows longer than this many blocks (the 1.5B's
 // ffn_down, K = 8960: 35 blocks) prefetch near, not far: a 16-row group of such rows spans 80 KB, more
 // than the L1, so prefetching the next group while one is decoded evicted lines before they were used
 // (the reducing kernel was faster there: 0.963-0.972 of this kernel's time). With each step prefetching
@@ -200,7 +203,7 @@ constexpr int RL_FUSE_MAX = 2;
 // 0.976, 0.985 in 42-53 GB/s stretches, 0.990 and 0.993 in 58-75 GB/s ones (distance 1: 0.979, 3:
 // 0.975). Short rows keep the far prefetch: near, they measured 1.11-1.16; calls of more records
 // measured the same either way (T = 4 1.000, T = 8 0.994) and keep it too.
-constexpr int64_t RL_FEW_MAX_KBLOCKS = 8;
+constexpr int64_t RL_NEAR_MIN_KBLOCKS = 8;  // longer rows: near prefetch
 constexpr int64_t RL_NEAR_BLOCKS = 2;
 
 template <int NR>
@@ -306,7 +309,7 @@ void rl_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const RlActs& a
              int64_t ldy, int pair) {
     // The one-token path fuses decode and dot products (rl_block_fused), and over long rows (kNear)
     // prefetches near; every other call prefetches in slices (see below), but 6 records.
-    constexpr bool kFused = std::is_same<Block, BlockQ4K>::value && N2 == 0 && N1 <= RL_FUSE_MAX;
+    constexpr bool kFused = rl_fused<Block, N1, N2>();
     constexpr bool kSliced = !kFused && N1 + N2 != 6;
     typename RlDecoded<Block>::T w;
     for (int64_t rg = r0; rg < r1; rg += RL_ROWS) {
@@ -370,8 +373,8 @@ void rl_call(const Block* W, int64_t nb, int64_t r0, int64_t r1, const uint8_t* 
     RlActs a1, a2;
     rl_acts<Block>(acts, L, nb, 0, N1, &a1);
     if constexpr (N2 > 0) rl_acts<Block>(acts, L, nb, N1, N2, &a2);
-    if constexpr (std::is_same<Block, BlockQ4K>::value && N2 == 0 && N1 <= RL_FUSE_MAX)
-        if (nb > RL_FEW_MAX_KBLOCKS) return rl_rows<Block, N1, N2, true>(W, nb, r0, r1, a1, a2, y, ldy, pair);
+    if constexpr (rl_fused<Block, N1, N2>())
+        if (nb > RL_NEAR_MIN_KBLOCKS) return rl_rows<Block, N1, N2, true>(W, nb, r0, r1, a1, a2, y, ldy, pair);
     rl_rows<Block, N1, N2>(W, nb, r0, r1, a1, a2, y, ldy, pair);
 }
 
