@@ -12,6 +12,7 @@ DATA_DIR ?= data
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q -U pip
+	$(BIN)/pip install -q -U "setuptools>=70.1" wheel
 	$(BIN)/pip install -q scikit-build-core pybind11 ninja cmake
 
 venv: $(BIN)/python
