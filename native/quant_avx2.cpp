@@ -319,8 +319,8 @@ void rowlane(const Block* W, int64_t nb, int64_t r0, int64_t r1, const uint8_t* 
             // the next row group (8 rows, contiguous), one eighth of a row's share per block: 8 interleaved
             // row streams are more than the hardware prefetcher follows. Measured on a Zen 3 core (no AVX-512;
             // 1.5B ffn_gate of all 28 layers, one token, one thread, CPU time, 6 rotated rounds): without it
-            // 1.93x the time; two or three groups ahead 0.98 and 1.10 (within the noise of a host with 50%
-            // steal time); issued in slices between the sub-blocks 1.15 (4 rounds). Also measured there: the
+            // 1.93x the time; two or three groups ahead 0.98 and 1.10 (within that host's run-to-run noise,
+            // up to 1.9x); issued in slices between the sub-blocks 1.15 (4 rounds). Also measured there: the
             // sub-block loop unrolled 1.25 (1.28 in the 2-thread forward); both nibble halves of a dword in one
             // pass, one cache-resident matrix, 0.745-0.777 ms against 0.745. The one-token kernel runs at about
             // 10.5 GB/s per core from DRAM and from cache alike: bound by its instructions, not by memory.

@@ -82,6 +82,50 @@ def current_rss_mb() -> float:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
+CPU_FLAGS_OF_INTEREST = ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "amx_int8")
+
+
+def cpu_identity(cpuinfo: str) -> dict:
+    """What kind of core the figures come from (/proc/cpuinfo text): model name, family/model, and the SIMD
+    flags the kernels choose between. Hosts differ between runs (a Zen 3 without AVX-512, a Zen 5 with it)."""
+    first: dict[str, str] = {}
+    for line in cpuinfo.splitlines():
+        if not line.strip():
+            if first:
+                break
+            continue
+        key, _, value = line.partition(":")
+        first.setdefault(key.strip(), value.strip())
+    flags = set(first.get("flags", first.get("Features", "")).split())
+    return {"model_name": first.get("model name", first.get("CPU part", "unknown")),
+            "family": first.get("cpu family"), "model": first.get("model"),
+            "simd_flags": [f for f in CPU_FLAGS_OF_INTEREST if f in flags]}
+
+
+def cpu_ticks(stat: str) -> tuple[int, int]:
+    """(total, steal) jiffies of the 'cpu' line of /proc/stat text (steal: time the hypervisor ran others)."""
+    for line in stat.splitlines():
+        parts = line.split()
+        if parts and parts[0] == "cpu":
+            values = [int(v) for v in parts[1:9]]
+            values += [0] * (8 - len(values))
+            return sum(values), values[7]
+    raise ValueError("no 'cpu' line in /proc/stat")
+
+
+def steal_pct(before: tuple[int, int], after: tuple[int, int]) -> float:
+    """Share of CPU time stolen by the hypervisor between two cpu_ticks readings, in percent."""
+    total = after[0] - before[0]
+    return 100.0 * (after[1] - before[1]) / total if total > 0 else 0.0
+
+
+def _read(path: str) -> str | None:
+    try:
+        return Path(path).read_text()
+    except OSError:
+        return None
+
+
 def median_time(fn, reps: int) -> float:
     times = []
     for _ in range(reps):
@@ -502,6 +546,9 @@ def main(argv: list[str] | None = None) -> int:
     bench_tokens.write_text(json.dumps(loghub_tokens(tokenizer, 1024)))
     stream_tokens.write_text(json.dumps(loghub_tokens(tokenizer, args.stream_tokens)))
     summary: dict = {"threads": args.threads, "llama_cpp_available": have_llama, "isa": args.isa or "native"}
+    cpuinfo, stat0 = _read("/proc/cpuinfo"), _read("/proc/stat")
+    summary["cpu"] = cpu_identity(cpuinfo) if cpuinfo else None
+    ticks0 = cpu_ticks(stat0) if stat0 else None
     summary["copy_bandwidth_numpy_gbs"] = numpy_copy_bandwidth_gbs(args.threads)
     summary["read_bandwidth_numpy_gbs"] = numpy_read_bandwidth_gbs(args.threads)
     for key in args.models.split(","):
@@ -549,6 +596,10 @@ def main(argv: list[str] | None = None) -> int:
     summary.update({k: drift[k] for k in ("rss_before_mb", "rss_after_mb", "rss_drift_pct", "stream_tok_s")})
     summary["rss_drift_model"] = MODELS[args.stream_model]
     summary["load_avg_1m"] = os.getloadavg()[0]
+    stat1 = _read("/proc/stat")
+    # Steal time over the whole run: on a VM whose host runs others, both engines lose it alike (their timed
+    # steps alternate), but absolute figures shrink with it.
+    summary["steal_pct"] = steal_pct(ticks0, cpu_ticks(stat1)) if ticks0 and stat1 else None
     print(json.dumps({k: (round(v, 4) if isinstance(v, float) else v) for k, v in summary.items()}))
     return 0
 

@@ -123,3 +123,33 @@ def test_serve_answers_until_quit():
     bench_engine.serve(Session(), iter(['{"cmd": "prefill", "n": 4}\n', '{"cmd": "quit"}\n',
                                         '{"cmd": "prefill", "n": 9}\n']), out.append)
     assert out == [{"ready": True}, {"result": 2.0}]
+
+
+CPUINFO_ZEN3 = """processor\t: 0
+vendor_id\t: AuthenticAMD
+cpu family\t: 25
+model\t\t: 1
+model name\t: AMD EPYC
+flags\t\t: fpu sse2 avx avx2 fma bmi2
+
+processor\t: 1
+model name\t: something else
+flags\t\t: avx512f
+"""
+
+
+def test_cpu_identity_reads_the_first_processor():
+    assert bench_engine.cpu_identity(CPUINFO_ZEN3) == {
+        "model_name": "AMD EPYC", "family": "25", "model": "1", "simd_flags": ["avx2"]}
+    zen5 = CPUINFO_ZEN3.replace("avx2 fma", "avx2 avx512f avx512_vnni avx_vnni fma")
+    assert bench_engine.cpu_identity(zen5)["simd_flags"] == ["avx2", "avx512f", "avx512_vnni", "avx_vnni"]
+
+
+def test_steal_share_comes_from_the_cpu_line():
+    before = bench_engine.cpu_ticks("cpu  100 0 50 800 10 0 0 40 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\n")
+    after = bench_engine.cpu_ticks("cpu  200 0 100 900 10 0 0 140 0 0\n")
+    assert before == (1000, 40) and after == (1350, 140)
+    assert bench_engine.steal_pct(before, after) == pytest.approx(100 * 100 / 350)
+    assert bench_engine.steal_pct(after, after) == 0.0
+    with pytest.raises(ValueError, match="no 'cpu' line"):
+        bench_engine.cpu_ticks("intr 1 2 3\n")
