@@ -207,7 +207,8 @@ inline void rl_block(const RlBlock& w, const uint8_t* acts, const ActLayout& L, 
 // one-token kernel is bound by its instructions: one cache-resident 8960x1536 matrix, one thread, medians
 // of 200 calls, 10 alternating rounds: per-round ratio 0.934, fastest call 0.610 against 0.662 ms; the 1.5B
 // one-token forward on 2 threads, separate processes in rotated order, 8 rounds: 0.876 (58-77 ms against
-// 64-88).
+// 64-88). Extended to every row-lane call of up to 96 record-blocks (a 192 KB buffer, read from L2): the
+// 4-token forward 1.148 of the time, 8 tokens 1.146 (6 rounds each), so only one token uses it.
 constexpr int RL_EXP_MAX_KBLOCKS = 40;   // K <= 10240: 2 records x 40 blocks x 2 KB on the stack
 template <int NR>
 inline void rl_block_exp(const RlBlock& w, const __m256i* const* xe, const uint8_t* acts, const ActLayout& L,
