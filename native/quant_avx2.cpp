@@ -158,12 +158,26 @@ inline void rl_decode(const BlockQ4K* const* rows, RlBlock* o) {
     }
 }
 
-// Block b of the decoded rows against records t0 .. t0 + NR (acc[t] over the call's records).
-template <int NR>
-inline void rl_block(const RlBlock& w, const uint8_t* acts, const ActLayout& L, int64_t b, int t0, __m256* acc) {
+// Activation dword d (4 bytes) of a record's block, broadcast: from the record itself, or (kExp) from a
+// buffer of vectors broadcast once per call (rowlane_exp).
+template <bool kExp>
+inline __m256i xv(const int8_t* qx_block, const __m256i* xe_block, int d) {
+    if constexpr (kExp) return _mm256_load_si256(xe_block + d);
+    else return bcast4(qx_block + 4 * d);
+}
+
+// Block b of the decoded rows against records t0 .. t0 + NR (acc[t] over the call's records);
+// with kExp, record t's activations come pre-broadcast from xe[t] (64 vectors per block).
+template <int NR, bool kExp = false>
+inline void rl_block(const RlBlock& w, const uint8_t* acts, const ActLayout& L, int64_t b, int t0, __m256* acc,
+                     const __m256i* const* xe = nullptr) {
     const __m256i m4 = _mm256_set1_epi8(0x0f);
     const int8_t* qx[NR];
-    for (int t = 0; t < NR; ++t) qx[t] = reinterpret_cast<const int8_t*>(acts + static_cast<int64_t>(t0 + t) * L.stride) + b * QK_K;
+    const __m256i* xb[NR];
+    for (int t = 0; t < NR; ++t) {
+        qx[t] = reinterpret_cast<const int8_t*>(acts + static_cast<int64_t>(t0 + t) * L.stride) + b * QK_K;
+        xb[t] = kExp ? xe[t0 + t] + 64 * b : nullptr;
+    }
     __m256i i1[NR];
     for (int t = 0; t < NR; ++t) i1[t] = _mm256_setzero_si256();
     for (int j = 0; j < 8; ++j) {
@@ -174,9 +188,9 @@ inline void rl_block(const RlBlock& w, const uint8_t* acts, const ActLayout& L, 
         for (int p = 0; p < 8; ++p) {
             const __m256i v = _mm256_and_si256(j % 2 ? _mm256_srli_epi16(q[p], 4) : q[p], m4);
 #if LG_AVX_VNNI  // S_j in int32 lanes, then times sc_j (the low half of sc16)
-            for (int t = 0; t < NR; ++t) s[t] = dpbusd(s[t], v, bcast4(qx[t] + 32 * j + 4 * p));
+            for (int t = 0; t < NR; ++t) s[t] = dpbusd(s[t], v, xv<kExp>(qx[t], xb[t], 8 * j + p));
 #else
-            for (int t = 0; t < NR; ++t) s[t] = _mm256_add_epi16(s[t], _mm256_maddubs_epi16(v, bcast4(qx[t] + 32 * j + 4 * p)));
+            for (int t = 0; t < NR; ++t) s[t] = _mm256_add_epi16(s[t], _mm256_maddubs_epi16(v, xv<kExp>(qx[t], xb[t], 8 * j + p)));
 #endif
         }
 #if LG_AVX_VNNI
@@ -201,8 +215,8 @@ inline void rl_block(const RlBlock& w, const uint8_t* acts, const ActLayout& L, 
     }
 }
 
-// rl_block for one token's records (NR <= 2) with the activations broadcast once per call (xe[t]: the 64
-// dwords of block b, each as a ymm), so vpmaddubsw takes them from memory and no broadcast is issued per
+// One token's records (NR <= 2) are broadcast once per call (rowlane_exp; rl_block with kExp: the 64
+// dwords of a block, each as a ymm), so vpmaddubsw takes them from memory and no broadcast is issued per
 // row group. The same integers, so the same bits. Measured on a Zen 3 core (no AVX-512), where the
 // one-token kernel is bound by its instructions: one cache-resident 8960x1536 matrix, one thread, medians
 // of 200 calls, 10 alternating rounds: per-round ratio 0.934, fastest call 0.610 against 0.662 ms; the 1.5B
@@ -210,46 +224,6 @@ inline void rl_block(const RlBlock& w, const uint8_t* acts, const ActLayout& L, 
 // 64-88). Extended to every row-lane call of up to 96 record-blocks (a 192 KB buffer, read from L2): the
 // 4-token forward 1.148 of the time, 8 tokens 1.146 (6 rounds each), so only one token uses it.
 constexpr int RL_EXP_MAX_KBLOCKS = 40;   // K <= 10240: 2 records x 40 blocks x 2 KB on the stack
-template <int NR>
-inline void rl_block_exp(const RlBlock& w, const __m256i* const* xe, const uint8_t* acts, const ActLayout& L,
-                         int64_t b, __m256* acc) {
-    const __m256i m4 = _mm256_set1_epi8(0x0f);
-    __m256i i1[NR];
-    for (int t = 0; t < NR; ++t) i1[t] = _mm256_setzero_si256();
-    for (int j = 0; j < 8; ++j) {
-        __m256i s[NR];
-        for (int t = 0; t < NR; ++t) s[t] = _mm256_setzero_si256();
-        const __m256i* q = w.raw + 8 * (j / 2);
-#pragma GCC unroll 8
-        for (int p = 0; p < 8; ++p) {
-            const __m256i v = _mm256_and_si256(j % 2 ? _mm256_srli_epi16(q[p], 4) : q[p], m4);
-#if LG_AVX_VNNI
-            for (int t = 0; t < NR; ++t) s[t] = dpbusd(s[t], v, _mm256_load_si256(xe[t] + 64 * b + 8 * j + p));
-#else
-            for (int t = 0; t < NR; ++t) s[t] = _mm256_add_epi16(s[t], _mm256_maddubs_epi16(v, _mm256_load_si256(xe[t] + 64 * b + 8 * j + p)));
-#endif
-        }
-#if LG_AVX_VNNI
-        const __m256i sc = _mm256_and_si256(w.sc16[j], _mm256_set1_epi32(0xffff));
-        for (int t = 0; t < NR; ++t) i1[t] = _mm256_add_epi32(i1[t], _mm256_mullo_epi32(s[t], sc));
-#else
-        for (int t = 0; t < NR; ++t) i1[t] = _mm256_add_epi32(i1[t], _mm256_madd_epi16(s[t], w.sc16[j]));
-#endif
-    }
-    for (int t = 0; t < NR; ++t) {
-        const uint8_t* rec = acts + static_cast<int64_t>(t) * L.stride;
-        const int16_t* s16 = reinterpret_cast<const int16_t*>(rec + L.sums_off) + b * 16;
-        __m256i i2 = _mm256_setzero_si256();
-        for (int m = 0; m < 4; ++m) {
-            const int16_t* q = s16 + 4 * m;
-            const uint32_t xs = static_cast<uint16_t>(q[0] + q[1]) | (uint32_t(static_cast<uint16_t>(q[2] + q[3])) << 16);
-            i2 = _mm256_add_epi32(i2, _mm256_madd_epi16(w.mn[m], _mm256_set1_epi32(static_cast<int>(xs))));
-        }
-        const __m256 d = _mm256_set1_ps(reinterpret_cast<const float*>(rec + L.d_off)[b]);
-        acc[t] = _mm256_fmadd_ps(_mm256_mul_ps(w.dw, d), _mm256_cvtepi32_ps(i1[t]), acc[t]);
-        acc[t] = _mm256_fnmadd_ps(_mm256_mul_ps(w.dm, d), _mm256_cvtepi32_ps(i2), acc[t]);
-    }
-}
 
 // Q6_K, 8 rows one per lane: q[g] = stored values 4g .. 4g + 3 (0..63), so 16-element sub-block j is
 // q[4j .. 4j + 3]; sc16[j] = (sc_j, sc_j) and scp[m] = (sc_2m, sc_2m+1) as int16 pairs per dword.
@@ -416,7 +390,7 @@ void rowlane_exp(const BlockQ4K* W, int64_t nb, int64_t r0, int64_t r1, const ui
             const char* ahead = reinterpret_cast<const char*>(W + (rg + RL_ROWS) * nb + RL_ROWS * b);
             for (int off = 0; off < RL_ROWS * static_cast<int>(sizeof(BlockQ4K)); off += 64) _mm_prefetch(ahead + off, _MM_HINT_T0);
             rl_decode(rows, &w);
-            rl_block_exp<NR>(w, xe, acts, L, b, acc);
+            rl_block<NR, true>(w, acts, L, b, 0, acc, xe);
         }
         for (int t = 0; t < NR; t += pair) {
             const __m256 v = pair == 2 ? _mm256_add_ps(acc[t], acc[t + 1]) : acc[t];
