@@ -83,7 +83,7 @@ void decode(const BlockQ5K* b, KDec* o) {
     }
 }
 
-void decode(const BlockQ6K* b, KDec* o) {
+__attribute__((always_inline)) inline void decode(const BlockQ6K* b, KDec* o) {
     o->dw = _cvtsh_ss(b->d);
     o->dm = 0.0f;
     o->sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b->scales)));
@@ -318,12 +318,13 @@ inline void rl_block(const RlBlockQ6& w, const uint8_t* acts, const ActLayout& L
     }
 }
 
-// From 4 records (2 tokens) on; with 2 its decode (six 8x8 transposes, the 6-bit assembly) costs more
-// than the per-block horizontal sums it saves. Measured (1.5B, x86-64-v3 build, 2 threads, after 1000
-// stream tokens, alternating per forward in one process, medians of 6, logits bit-identical), old Q6_K
-// kernel / row-lane: T = 1 31.64 / 36.81 ms, T = 2 56.50 / 51.03, T = 3 78.16 / 68.18, T = 4 97.01 / 81.20,
-// T = 8 176.81 / 146.02; prefill of 256 tokens 73.0-75.9 / 81.7-82.1 tok/s.
-constexpr int RL_Q6_MIN_RECORDS = 4;
+// Calls of fewer records run q6k_rows8 (below). History: the row-lane kernel took over from 4 records
+// when the alternative was the per-block horizontal sums of kquant_matmul's loop: its decode (six 8x8
+// transposes, the 6-bit assembly) cost more than those sums with 2 records. Measured then (1.5B, x86-64-v3
+// build, 2 threads, after 1000 stream tokens, alternating per forward in one process, medians of 6, logits
+// bit-identical), old Q6_K kernel / row-lane: T = 1 31.64 / 36.81 ms, T = 2 56.50 / 51.03, T = 3 78.16 /
+// 68.18, T = 4 97.01 / 81.20, T = 8 176.81 / 146.02; prefill of 256 tokens 73.0-75.9 / 81.7-82.1 tok/s.
+constexpr int RL_Q6_MIN_RECORDS = 9;
 
 template <typename Block> struct RlDecoded;
 template <> struct RlDecoded<BlockQ4K> { using T = RlBlock; };
@@ -399,6 +400,76 @@ void rowlane_exp(const BlockQ4K* W, int64_t nb, int64_t r0, int64_t r1, const ui
     }
 }
 
+// Sums of 8 int32 vectors in one: lane i = the sum of v[i]'s lanes (exact: integer adds, any order).
+inline __m256i sum8(const __m256i* v) {
+    const __m256i h0 = _mm256_hadd_epi32(v[0], v[1]), h1 = _mm256_hadd_epi32(v[2], v[3]);
+    const __m256i h2 = _mm256_hadd_epi32(v[4], v[5]), h3 = _mm256_hadd_epi32(v[6], v[7]);
+    const __m256i g0 = _mm256_hadd_epi32(h0, h1), g1 = _mm256_hadd_epi32(h2, h3);  // rows 0-3, 4-7, per half
+    return _mm256_add_epi32(_mm256_permute2x128_si256(g0, g1, 0x21), _mm256_blend_epi32(g0, g1, 0xf0));
+}
+
+// Q6_K rows [r0, r1) ((r1 - r0) a multiple of 8) against NR < RL_Q6_MIN_RECORDS records: each row is
+// decoded and dotted as in kquant_matmul's loop, block by block, but a block's integer vector is not
+// reduced on its own (a horizontal sum, a float fma through memory per block and record: a third of that
+// loop's cycles in perf): the 8 rows' vectors of a record are summed into one vector (sum8, lane = row)
+// and the float step runs for 8 rows at once, as in the row-lane kernels. The same integers and float
+// steps, so the same bits. A row is read whole (up to HB_BLOCKS blocks) before the next: 8 rows read 8
+// blocks at a time took 2.5x the time (the loads stalled). Measured on a Zen 3 core (no AVX-512), one
+// thread, separate processes in rotated order, 6 rounds, against that loop, outputs bit-identical: the
+// 14 Q6_K ffn_down matrices of the 1.5B (K = 8960) one token (2 records) 0.774 of the time, the
+// 151936-row output matrix 0.697; 2 tokens 0.578, 3 tokens 0.676 and 4 tokens 1.012 (4 rounds) of the
+// row-lane kernel's time, hence RL_Q6_MIN_RECORDS = 9. The 1.5B one-token forward on 2 threads: 0.895
+// (6 rounds). Q6_PREFETCH: the prefetch distance in bytes ahead in the row (one block = 210 bytes).
+constexpr int HB_BLOCKS = 40;
+constexpr int Q6_PREFETCH = 2048;
+
+template <int NR>
+void q6k_rows8(const BlockQ6K* W, int64_t nb, int64_t r0, int64_t r1, const uint8_t* acts, const ActLayout& L,
+               float* y, int64_t ldy, int pair) {
+    alignas(32) __m256i ibuf[HB_BLOCKS][NR][RL_ROWS];
+    alignas(32) float dwbuf[HB_BLOCKS][RL_ROWS];
+    KDec dec;
+    for (int64_t rg = r0; rg < r1; rg += RL_ROWS) {
+        __m256 acc[NR];
+        for (int t = 0; t < NR; ++t) acc[t] = _mm256_setzero_ps();
+        for (int64_t b0 = 0; b0 < nb; b0 += HB_BLOCKS) {
+            const int nbc = nb - b0 < HB_BLOCKS ? static_cast<int>(nb - b0) : HB_BLOCKS;
+            for (int i = 0; i < RL_ROWS; ++i) {
+                const BlockQ6K* row = W + (rg + i) * nb + b0;
+                for (int bb = 0; bb < nbc; ++bb) {
+                    const char* ahead = reinterpret_cast<const char*>(row + bb) + Q6_PREFETCH;
+                    for (int off = 0; off < static_cast<int>(sizeof(BlockQ6K)); off += 64) _mm_prefetch(ahead + off, _MM_HINT_T0);
+                    decode(row + bb, &dec);
+                    dwbuf[bb][i] = dec.dw;
+                    for (int t = 0; t < NR; ++t) {
+                        const uint8_t* rec = acts + static_cast<int64_t>(t) * L.stride;
+                        const int8_t* qx = reinterpret_cast<const int8_t*>(rec) + (b0 + bb) * QK_K;
+                        const int16_t* s16 = reinterpret_cast<const int16_t*>(rec + L.sums_off) + (b0 + bb) * 16;
+                        __m256i a = _mm256_setzero_si256();
+                        for (int k = 0; k < 8; ++k) {
+                            const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qx + 32 * k));
+                            a = _mm256_add_epi32(a, _mm256_madd_epi16(_mm256_maddubs_epi16(dec.q[k], x), dec.sv[k]));
+                        }
+                        const __m256i sx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s16));
+                        ibuf[bb][t][i] = _mm256_sub_epi32(a, _mm256_slli_epi32(_mm256_madd_epi16(dec.sc16, sx), 5));
+                    }
+                }
+            }
+            for (int bb = 0; bb < nbc; ++bb) {
+                const __m256 dw = _mm256_load_ps(dwbuf[bb]);
+                for (int t = 0; t < NR; ++t) {
+                    const float dx = reinterpret_cast<const float*>(acts + static_cast<int64_t>(t) * L.stride + L.d_off)[b0 + bb];
+                    acc[t] = _mm256_fmadd_ps(_mm256_mul_ps(dw, _mm256_set1_ps(dx)), _mm256_cvtepi32_ps(sum8(ibuf[bb][t])), acc[t]);
+                }
+            }
+        }
+        for (int t = 0; t < NR; t += pair) {
+            const __m256 v = pair == 2 ? _mm256_add_ps(acc[t], acc[t + 1]) : acc[t];
+            _mm256_storeu_ps(y + static_cast<int64_t>(t / pair) * ldy + rg, v);
+        }
+    }
+}
+
 template <typename Block>
 void kquant_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T, float* y,
                    int64_t ldy, GGMLType wt, int pair) {
@@ -421,6 +492,21 @@ void kquant_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const ui
                 rowlane(reinterpret_cast<const Block*>(W), nb, r0, r8, acts + static_cast<int64_t>(g0) * L.stride, L,
                         T - g0 < RL_MAX_RECORDS ? T - g0 : RL_MAX_RECORDS, y + static_cast<int64_t>(g0 / pair) * ldy,
                         ldy, pair);
+            r0 = r8;
+        }
+        if (kQ6 && T < RL_Q6_MIN_RECORDS) {
+            const int64_t r8 = r0 + (r1 - r0) / RL_ROWS * RL_ROWS;
+            const BlockQ6K* W6 = reinterpret_cast<const BlockQ6K*>(W);
+            switch (T) {
+                case 1: q6k_rows8<1>(W6, nb, r0, r8, acts, L, y, ldy, pair); break;
+                case 2: q6k_rows8<2>(W6, nb, r0, r8, acts, L, y, ldy, pair); break;
+                case 3: q6k_rows8<3>(W6, nb, r0, r8, acts, L, y, ldy, pair); break;
+                case 4: q6k_rows8<4>(W6, nb, r0, r8, acts, L, y, ldy, pair); break;
+                case 5: q6k_rows8<5>(W6, nb, r0, r8, acts, L, y, ldy, pair); break;
+                case 6: q6k_rows8<6>(W6, nb, r0, r8, acts, L, y, ldy, pair); break;
+                case 7: q6k_rows8<7>(W6, nb, r0, r8, acts, L, y, ldy, pair); break;
+                default: q6k_rows8<8>(W6, nb, r0, r8, acts, L, y, ldy, pair); break;
+            }
             r0 = r8;
         }
     }

@@ -178,13 +178,13 @@ def test_matmul_random_weights(qt, precision):
 
 
 @pytest.mark.parametrize("precision", [0, 1], ids=["q8", "q8x2"])
-def test_matmul_long_rows(precision):
-    """Q4_K rows of 35 blocks (the 1.5B's ffn_down, K = 8960), 48 rows: the one-token row-lane path
-    with its near prefetch (which crosses into the next 16-row group at each row's end) gives the
-    scalar path's bits and the same bits for every T."""
+@pytest.mark.parametrize("qt,K", [(QT.Q4_K, 8960), (QT.Q6_K, 8960), (QT.Q6_K, 41 * 256)], ids=["q4k-8960", "q6k-8960", "q6k-10496"])
+def test_matmul_long_rows(qt, K, precision):
+    """Rows of 35 blocks (the 1.5B's ffn_down, K = 8960) and, for Q6_K, of 41 (past the 40 blocks the
+    AVX2 eight-row kernel holds at once), 48 rows: the one-token paths with their prefetches (which run
+    past a row's end into the next rows) give the scalar path's bits and the same bits for every T."""
     rng = np.random.default_rng(300)
-    K = 8960
-    check_matmul(QT.Q4_K, K, random_blocks(QT.Q4_K, 48, K, rng), rng, precision)
+    check_matmul(qt, K, random_blocks(qt, 48, K, rng), rng, precision)
 
 
 @pytest.mark.parametrize("precision", [0, 1], ids=["q8", "q8x2"])
