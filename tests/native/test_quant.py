@@ -192,9 +192,10 @@ def test_matmul_long_rows(qt, K, precision):
                          ids=lambda q: q.name)
 def test_matmul_many_vectors(qt, precision):
     """Wide calls (prefill): several 16-vector tiles sharing each weight decode, and a remainder tile
-    of up to 8 vectors taken by the other kernel, still give the scalar path's bits and the T=1 bits."""
+    of up to 8 vectors taken by the other kernel, still give the scalar path's bits and the T=1 bits.
+    45 rows: two 16-row passes (the AVX2 Q4_K kernel for many records), one 8-row group, 5 rows left."""
     rng = np.random.default_rng(200 + int(qt))
-    K, n_rows = 768, 21
+    K, n_rows = 768, 45
     raw = random_blocks(qt, n_rows, K, rng)
     W = raw.reshape(-1)
     x = acts_like(rng, 70, K, outliers=8.0)
