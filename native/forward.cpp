@@ -390,9 +390,10 @@ static constexpr int CHUNKS_PER_THREAD = 4;
 // Measured on the 2-core dev box, 1.5B: 1 instead of 4 made prefill-512 2-5% faster (125-130 vs
 // 115-127 tok/s, alternating runs) and 6-13 token verification 3-4% faster; decode unchanged.
 // On a 2-vCPU Zen 3 box (no AVX-512), the 1.5B one-token forward, two engines alternating in one process,
-// 40 rounds, two runs: 4 instead of 1 took 0.981 and 1.010 of the time (noise). With 4, the main thread's wait for the worker fell from
-// 6-8 ms to 2-3 ms a token (rdtsc around the pool's wait), but its own work grew by as much: the two cores
-// share one memory bandwidth (the output matrix read at 23.4 GB/s; the bench measures 24 GB/s).
+// 40 rounds, two runs: 4 instead of 1 took 0.981 and 1.010 of the time (noise). With 4, the main thread's
+// wait for the worker fell from 6-8 ms to 2-3 ms a token (rdtsc around the pool's wait), but its own work
+// grew by as much: the two cores share one memory bandwidth (the output matrix read at 23.4 GB/s; the
+// bench measures 24 GB/s).
 static constexpr int MATMUL_CHUNKS_PER_THREAD = 1;
 static constexpr int PREP_PARALLEL_MIN = 4;  // vectors from which activation preparation is split over threads
 
