@@ -295,23 +295,25 @@ inline void rl_block2(const RlBlock& w0, const RlBlock& w1, const uint8_t* acts,
 // 64-88). Extended to every row-lane call of up to 96 record-blocks (a 192 KB buffer, read from L2): the
 // 4-token forward 1.148 of the time, 8 tokens 1.146 (6 rounds each), so only one token uses it.
 constexpr int RL_EXP_MAX_KBLOCKS = 40;   // K <= 10240: 2 records x 40 blocks x 2 KB on the stack
-// Where this kernel stands on a Zen 3 core (no AVX-512, no VNNI). A standalone build that includes this file
-// timed one L1-resident block of 8 rows, one thread:
-//   - rl_block<2, true> alone takes 62-87 ns;
-//   - a loop of only its 128 vpmaddubsw, with their loads, nibble masks and int16 adds, takes 52-68 ns;
-//   - 256 of them take 103-111 ns, and feeding each loaded activation to two row groups is slower
-//     (123-135 ns: it spills).
-// So the kernel runs within about a fifth of its multiply floor. The two int8 terms per activation that the
-// correctness gate needs (one term fails top-1) set that floor.
+// Where this kernel stands on a Zen 3 core (no AVX-512, no VNNI): tools/avx2_q4k_floor.cpp times one
+// L1-resident block of 8 rows, one thread, 3 runs:
+//   - rl_block<2, true> 57-64 ns;
+//   - its 128 vpmaddubsw alone (with their loads, nibble masks and int16 adds) 48-50 ns, so the kernel is
+//     1.20-1.33x its multiply floor;
+//   - rl_decode 27-30 ns; decode and block together 84-90 ns, which is what the whole kernel takes on a
+//     cache-resident 8960x1536 matrix (0.60 ms for 6720 blocks).
+// A scratch loop feeding each loaded activation to two row groups (256 vpmaddubsw) took 123-135 ns against 103-111 ns: 16
+// ymm registers are too few and it spills. The two int8 terms per activation that the correctness gate
+// needs (one term fails top-1) set this floor.
 // Measured without gain, all bit-identical, one thread, in-process alternation, ratios of the median:
-//   - scales placed with vpshufb (about 50 fewer instructions a block): 0.995-1.007;
+//   - scales placed with vpshufb (about 50 fewer instructions a block): 0.988-1.007;
 //   - the 8x8 transposes without lane-crossing permutes (two 128-bit loads a register): T = 1 0.999,
 //     T = 4 1.049;
 //   - 16-byte pre-broadcast vectors read with vbroadcasti128: 0.993-0.997;
 //   - block-major tiles of 16 row groups for 3-16 records, each block's activations broadcast once per tile:
 //     T = 2, 4, 8 1.016, 1.015, 0.924 (fastest call 1.003, 0.983, 1.028); L2-resident attn_k 1.000.
-// The prefetch two row groups ahead, in the 2-thread one-token forward (two engines alternating in one
-// process, 40 rounds): 1.004.
+// In the 2-thread one-token forward (two engines alternating in one process, 40 rounds): the prefetch two
+// row groups ahead 1.004; prefetchnta instead of prefetcht0 (here and in q6k_rows8) 1.009.
 
 // Q6_K, 8 rows one per lane: q[g] = stored values 4g .. 4g + 3 (0..63), so 16-element sub-block j is
 // q[4j .. 4j + 3]; sc16[j] = (sc_j, sc_j) and scp[m] = (sc_2m, sc_2m+1) as int16 pairs per dword.
