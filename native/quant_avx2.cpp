@@ -302,9 +302,9 @@ constexpr int RL_EXP_MAX_KBLOCKS = 40;   // K <= 10240: 2 records x 40 blocks x 
 //     1.20-1.33x its multiply floor;
 //   - rl_decode 27-30 ns; decode and block together 84-90 ns, which is what the whole kernel takes on a
 //     cache-resident 8960x1536 matrix (0.60 ms for 6720 blocks).
-// A scratch loop feeding each loaded activation to two row groups (256 vpmaddubsw) took 123-135 ns against 103-111 ns: 16
-// ymm registers are too few and it spills. The two int8 terms per activation that the correctness gate
-// needs (one term fails top-1) set this floor.
+// A scratch loop feeding each loaded activation to two row groups (256 vpmaddubsw) took 123-135 ns against
+// 103-111 ns for two passes: 16 ymm registers are too few and it spills. The two int8 terms per activation
+// that the correctness gate needs (one term fails top-1) set this floor.
 // Measured without gain, all bit-identical, one thread, in-process alternation, ratios of the median:
 //   - scales placed with vpshufb (about 50 fewer instructions a block): 0.988-1.007;
 //   - the 8x8 transposes without lane-crossing permutes (two 128-bit loads a register): T = 1 0.999,
