@@ -1,6 +1,7 @@
 // x86 AVX2 kernels for CPUs without AVX-512 VNNI: integer block sums with maddubs/madd, float
 // steps in scalar code in the canonical order of quant_blocks.h, so results are bit-identical to
-// quant_scalar.cpp. Weight-stationary: a block is decoded once per tile of vectors. No threads.
+// quant_scalar.cpp. Weight-stationary: a block is decoded once per tile of vectors. No threads. The K-quant
+// kernels and the dispatch (matmul_simd) are here; the legacy 32-block kernels in quant_avx2_legacy.cpp.
 #include <cmath>
 #include <cstring>
 #include <type_traits>
@@ -14,16 +15,6 @@ namespace lg {
 using namespace avx2;
 
 namespace {
-
-constexpr int T_TILE = 8;  // activation vectors sharing one decode of a weight block
-
-inline int32_t hsum128(__m128i s) {
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
-    return _mm_cvtsi128_si32(s);
-}
-
-inline int32_t hsum(__m256i v) { return hsum128(_mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1))); }
 
 // ---- K-quants -------------------------------------------------------------------------------
 // q[k]: unsigned values of elements 32k..32k+31; sv[k]: int16 scale vector for maddubs output
@@ -682,80 +673,6 @@ void kquant_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const ui
     }
 }
 
-// ---- legacy 32-blocks ---------------------------------------------------------------------
-// Bit e of qh as 0x10 in byte e.
-inline __m256i qh_bytes(uint32_t qh) {
-    const __m256i spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
-                                            2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
-    const __m256i bits = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ull));
-    __m256i v = _mm256_and_si256(_mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(qh)), spread), bits);
-    return _mm256_and_si256(_mm256_cmpeq_epi8(v, bits), _mm256_set1_epi8(0x10));
-}
-
-// Block values as unsigned bytes (v + offset), or for Q8_0 the signed values.
-inline __m256i legacy_decode(GGMLType wt, const uint8_t* blk, float* dw, float* dm) {
-    uint16_t d;
-    std::memcpy(&d, blk, 2);
-    *dw = _cvtsh_ss(d);
-    *dm = 0.0f;
-    if (wt == GGMLType::Q8_0) return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
-    const bool has_m = wt == GGMLType::Q4_1 || wt == GGMLType::Q5_1;
-    const bool five = wt == GGMLType::Q5_0 || wt == GGMLType::Q5_1;
-    int off = 2;
-    if (has_m) {
-        uint16_t m;
-        std::memcpy(&m, blk + 2, 2);
-        *dm = _cvtsh_ss(m);
-        off = 4;
-    }
-    uint32_t qh = 0;
-    if (five) {
-        std::memcpy(&qh, blk + off, 4);
-        off += 4;
-    }
-    const __m128i qs = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + off));
-    const __m128i m4 = _mm_set1_epi8(0x0f);
-    __m256i v = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(qs, 4), m4), _mm_and_si128(qs, m4));
-    if (five) v = _mm256_or_si256(v, qh_bytes(qh));
-    return v;
-}
-
-void legacy_matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T,
-                   float* y, int64_t ldy, int pair) {
-    const int64_t nb = K / QK32, bb = ggml_bytes_per_block32(wt);
-    const bool has_min = wt == GGMLType::Q4_1 || wt == GGMLType::Q5_1;
-    const bool q8 = wt == GGMLType::Q8_0;
-    const int offset = wt == GGMLType::Q4_0 ? 8 : wt == GGMLType::Q5_0 ? 16 : 0;
-    const ActLayout L = act_layout(wt, K);
-    const __m256i ones = _mm256_set1_epi16(1);
-    for (int t0 = 0; t0 < T; t0 += T_TILE) {
-        const int nt = T - t0 < T_TILE ? T - t0 : T_TILE;
-        for (int64_t r = r0; r < r1; ++r) {
-            const uint8_t* row = W + r * nb * bb;
-            float lanes[T_TILE][L_LANES] = {};
-            for (int64_t b = 0; b < nb; ++b) {
-                float dw, dm;
-                const __m256i v = legacy_decode(wt, row + b * bb, &dw, &dm);
-                const __m256i av = q8 ? _mm256_sign_epi8(v, v) : v;  // |w| as unsigned for Q8_0
-                for (int t = 0; t < nt; ++t) {
-                    const uint8_t* rec = acts + static_cast<int64_t>(t0 + t) * L.stride;
-                    __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rec + b * QK32));
-                    if (q8) x = _mm256_sign_epi8(x, v);  // w * x = |w| * (x * sign(w))
-                    const int16_t sum = reinterpret_cast<const int16_t*>(rec + L.sums_off)[b];
-                    const float dx = reinterpret_cast<const float*>(rec + L.d_off)[b];
-                    const int32_t i1 = hsum(_mm256_madd_epi16(_mm256_maddubs_epi16(av, x), ones)) - offset * sum;
-                    float& lane = lanes[t][b % L_LANES];
-                    lane = std::fma(dw * dx, static_cast<float>(i1), lane);
-                    if (has_min) lane = std::fma(dm * dx, static_cast<float>(sum), lane);
-                }
-            }
-            float out[T_TILE];
-            for (int t = 0; t < nt; ++t) out[t] = reduce_lanes(lanes[t]);
-            store_out(y, ldy, r, t0, out, nt, pair);
-        }
-    }
-}
-
 }  // namespace
 
 bool matmul_simd(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* act_buf,
@@ -764,11 +681,9 @@ bool matmul_simd(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r
         case GGMLType::Q4_K: kquant_matmul<BlockQ4K>(W, K, r0, r1, act_buf, T, y, ldy, wt, pair); return true;
         case GGMLType::Q5_K: kquant_matmul<BlockQ5K>(W, K, r0, r1, act_buf, T, y, ldy, wt, pair); return true;
         case GGMLType::Q6_K: kquant_matmul<BlockQ6K>(W, K, r0, r1, act_buf, T, y, ldy, wt, pair); return true;
-        case GGMLType::Q4_0: case GGMLType::Q4_1: case GGMLType::Q5_0: case GGMLType::Q5_1: case GGMLType::Q8_0: {
-            r0 = legacy_rowlane_rows(wt, W, K, r0, r1, act_buf, T, y, ldy, pair);
-            legacy_matmul(wt, W, K, r0, r1, act_buf, T, y, ldy, pair);  // the rows left over (fewer than 8)
+        case GGMLType::Q4_0: case GGMLType::Q4_1: case GGMLType::Q5_0: case GGMLType::Q5_1: case GGMLType::Q8_0:
+            legacy_matmul(wt, W, K, r0, r1, act_buf, T, y, ldy, pair);
             return true;
-        }
         default:
             return false;
     }

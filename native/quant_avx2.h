@@ -1,5 +1,5 @@
-// Internal to the AVX2 kernels: quant_avx2.cpp (K-quants, the old legacy kernel, the dispatch) and
-// quant_avx2_legacy.cpp (the legacy row-lane kernel). Holds the row-lane shapes and helpers both use.
+// Internal to the AVX2 kernels: quant_avx2.cpp (K-quants, the dispatch) and quant_avx2_legacy.cpp (the
+// legacy 32-block kernels). Holds the row-lane shapes and helpers both use.
 #pragma once
 #include <cstring>
 
@@ -17,6 +17,16 @@ constexpr int RL_ROWS = 8;          // rows per row-lane group: one ymm dword la
 // 85-86 with 32, 86-90 with 64, 88-89 with 128; 0.5B 239 -> 276 with 64. Bit-identical (records are
 // independent sums).
 constexpr int RL_MAX_RECORDS = 64;
+
+constexpr int T_TILE = 8;  // activation vectors per pass of the reducing kernels: one decode of a weight block
+
+inline int32_t hsum128(__m128i s) {
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
+    return _mm_cvtsi128_si32(s);
+}
+
+inline int32_t hsum(__m256i v) { return hsum128(_mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1))); }
 
 // r[i] = dword row i in, r[d] lane i = dword d of row i out (an 8x8 transpose).
 inline void transpose8(__m256i* r) {
@@ -71,10 +81,10 @@ inline void dwords4_of_rows(const void* const* p, __m256i* c) {
     c[3] = _mm256_unpackhi_epi64(t1, t3);
 }
 
-// The legacy row-lane kernel (quant_avx2_legacy.cpp) for legacy type wt: takes rows r0 .. r0 + 8n of
-// [r0, r1) and returns the first row it left, for legacy_matmul to finish.
-int64_t legacy_rowlane_rows(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T,
-                            float* y, int64_t ldy, int pair);
+// Legacy 32-block types (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0), quant_avx2_legacy.cpp: rows [r0, r1) against T
+// records, 8 rows at a time through the row-lane kernel and the rows left over through the reducing one.
+void legacy_matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T,
+                   float* y, int64_t ldy, int pair);
 
 }  // namespace lg::avx2
 

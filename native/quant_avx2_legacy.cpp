@@ -1,6 +1,10 @@
-// x86 AVX2 row-lane kernel for legacy 32-blocks (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0): 8 weight rows per ymm,
-// activation bytes broadcast, float steps 8 rows at a time in the canonical lane order, so results are
-// bit-identical to quant_scalar.cpp. Knows nothing about threads or models.
+// x86 AVX2 kernels for legacy 32-blocks (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0). The row-lane kernel: 8 weight rows
+// per ymm, activation bytes broadcast, float steps 8 rows at a time in the canonical lane order; the reducing
+// kernel takes the rows a group of 8 leaves, one at a time. Both are bit-identical to quant_scalar.cpp.
+// Knows nothing about threads or models.
+#include <cmath>
+#include <cstring>
+
 #include "quant_avx2.h"
 
 #if LG_SIMD_AVX2
@@ -10,14 +14,14 @@ namespace lg::avx2 {
 namespace {
 
 // ---- legacy row-lane kernel (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0) -----------------------------------
-// Why: legacy_matmul (quant_avx2.cpp) folds 8 lanes into one integer and runs the float steps in scalar code for
+// Why: legacy_reducing (below) folds 8 lanes into one integer and runs the float steps in scalar code for
 // every (row, record, 32-block). Here a ymm holds 8 rows, one dword lane each, 4 activation bytes are
 // broadcast, and the float steps run 8 rows at a time into the canonical per-row lanes acc[b % 8]
 // (quant_blocks.h), folded pairwise at the end, so the bits are the scalar path's. Integer bounds:
 // 4-5 bit values give maddubs pairs of at most 2 * 31 * 127, four of them summed stay below 2^15; Q8_0
 // runs as |w| * (x * sign w), at most 2 * 128 * 127 per pair, so each goes through madd alone.
 // Measured (0.5B, mostly Q5_0 with a Q8_0 output matrix; x86-64-v3 build, 2 threads, after 1000 stream
-// tokens, alternating per forward in one process, medians of 6, logits bit-identical), legacy_matmul /
+// tokens, alternating per forward in one process, medians of 6, logits bit-identical), legacy_reducing /
 // row-lane: T = 1 32.95 / 15.06 ms, T = 2 53.97 / 23.40, T = 4 94.49 / 38.82, T = 8 188.94 / 69.90; prefill of
 // 256 tokens 71.9-72.1 / 234.4-236.2 tok/s.
 struct RlLegacy {
@@ -152,7 +156,79 @@ int64_t rows_in_groups(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, cons
     return r8;
 }
 
-}  // namespace
+// ---- reducing kernel: one row at a time, for the rows a group of 8 leaves ---------------------
+// Bit e of qh as 0x10 in byte e.
+inline __m256i qh_bytes(uint32_t qh) {
+    const __m256i spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+                                            2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+    const __m256i bits = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ull));
+    __m256i v = _mm256_and_si256(_mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(qh)), spread), bits);
+    return _mm256_and_si256(_mm256_cmpeq_epi8(v, bits), _mm256_set1_epi8(0x10));
+}
+
+// Block values as unsigned bytes (v + offset), or for Q8_0 the signed values.
+inline __m256i legacy_decode(GGMLType wt, const uint8_t* blk, float* dw, float* dm) {
+    uint16_t d;
+    std::memcpy(&d, blk, 2);
+    *dw = _cvtsh_ss(d);
+    *dm = 0.0f;
+    if (wt == GGMLType::Q8_0) return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
+    const bool has_m = wt == GGMLType::Q4_1 || wt == GGMLType::Q5_1;
+    const bool five = wt == GGMLType::Q5_0 || wt == GGMLType::Q5_1;
+    int off = 2;
+    if (has_m) {
+        uint16_t m;
+        std::memcpy(&m, blk + 2, 2);
+        *dm = _cvtsh_ss(m);
+        off = 4;
+    }
+    uint32_t qh = 0;
+    if (five) {
+        std::memcpy(&qh, blk + off, 4);
+        off += 4;
+    }
+    const __m128i qs = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + off));
+    const __m128i m4 = _mm_set1_epi8(0x0f);
+    __m256i v = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(qs, 4), m4), _mm_and_si128(qs, m4));
+    if (five) v = _mm256_or_si256(v, qh_bytes(qh));
+    return v;
+}
+
+void legacy_reducing(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T,
+                   float* y, int64_t ldy, int pair) {
+    const int64_t nb = K / QK32, bb = ggml_bytes_per_block32(wt);
+    const bool has_min = wt == GGMLType::Q4_1 || wt == GGMLType::Q5_1;
+    const bool q8 = wt == GGMLType::Q8_0;
+    const int offset = wt == GGMLType::Q4_0 ? 8 : wt == GGMLType::Q5_0 ? 16 : 0;
+    const ActLayout L = act_layout(wt, K);
+    const __m256i ones = _mm256_set1_epi16(1);
+    for (int t0 = 0; t0 < T; t0 += T_TILE) {
+        const int nt = T - t0 < T_TILE ? T - t0 : T_TILE;
+        for (int64_t r = r0; r < r1; ++r) {
+            const uint8_t* row = W + r * nb * bb;
+            float lanes[T_TILE][L_LANES] = {};
+            for (int64_t b = 0; b < nb; ++b) {
+                float dw, dm;
+                const __m256i v = legacy_decode(wt, row + b * bb, &dw, &dm);
+                const __m256i av = q8 ? _mm256_sign_epi8(v, v) : v;  // |w| as unsigned for Q8_0
+                for (int t = 0; t < nt; ++t) {
+                    const uint8_t* rec = acts + static_cast<int64_t>(t0 + t) * L.stride;
+                    __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rec + b * QK32));
+                    if (q8) x = _mm256_sign_epi8(x, v);  // w * x = |w| * (x * sign(w))
+                    const int16_t sum = reinterpret_cast<const int16_t*>(rec + L.sums_off)[b];
+                    const float dx = reinterpret_cast<const float*>(rec + L.d_off)[b];
+                    const int32_t i1 = hsum(_mm256_madd_epi16(_mm256_maddubs_epi16(av, x), ones)) - offset * sum;
+                    float& lane = lanes[t][b % L_LANES];
+                    lane = std::fma(dw * dx, static_cast<float>(i1), lane);
+                    if (has_min) lane = std::fma(dm * dx, static_cast<float>(sum), lane);
+                }
+            }
+            float out[T_TILE];
+            for (int t = 0; t < nt; ++t) out[t] = reduce_lanes(lanes[t]);
+            store_out(y, ldy, r, t0, out, nt, pair);
+        }
+    }
+}
 
 int64_t legacy_rowlane_rows(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T,
                             float* y, int64_t ldy, int pair) {
@@ -164,6 +240,14 @@ int64_t legacy_rowlane_rows(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0
         case GGMLType::Q8_0: return rows_in_groups<GGMLType::Q8_0>(W, K, r0, r1, acts, T, y, ldy, pair);
         default: return r0;
     }
+}
+
+}  // namespace
+
+void legacy_matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T,
+                   float* y, int64_t ldy, int pair) {
+    r0 = legacy_rowlane_rows(wt, W, K, r0, r1, acts, T, y, ldy, pair);
+    legacy_reducing(wt, W, K, r0, r1, acts, T, y, ldy, pair);  // the rows left over (fewer than 8)
 }
 
 }  // namespace lg::avx2
