@@ -165,6 +165,42 @@ inline __m256i xv(const int8_t* qx_block, const __m256i* xe_block, int d) {
     else return bcast4(qx_block + 4 * d);
 }
 
+// The integer steps of a row group, shared by rl_block and rl_block2: S_j accumulates the 4-product sums of
+// a sub-block (dpbusd, or maddubs pairs in int16), then i1 += sc_j * S_j.
+inline __m256i dot4_add(__m256i s, __m256i v, __m256i x) {
+#if LG_AVX_VNNI
+    return dpbusd(s, v, x);
+#else
+    return _mm256_add_epi16(s, _mm256_maddubs_epi16(v, x));
+#endif
+}
+
+inline __m256i add_scaled(__m256i i1, __m256i s, __m256i sc16) {
+#if LG_AVX_VNNI  // S_j in int32 lanes, times sc_j (the low half of sc16)
+    return _mm256_add_epi32(i1, _mm256_mullo_epi32(s, _mm256_and_si256(sc16, _mm256_set1_epi32(0xffff))));
+#else
+    return _mm256_add_epi32(i1, _mm256_madd_epi16(s, sc16));
+#endif
+}
+
+// A record's min sums of block b as broadcast int16 pairs: xs[m] = (xsum_2m, xsum_2m+1).
+inline void min_sums(const uint8_t* rec, const ActLayout& L, int64_t b, __m256i* xs) {
+    const int16_t* s16 = reinterpret_cast<const int16_t*>(rec + L.sums_off) + b * 16;
+    for (int m = 0; m < 4; ++m) {
+        const int16_t* q = s16 + 4 * m;
+        xs[m] = _mm256_set1_epi32(static_cast<int>(static_cast<uint16_t>(q[0] + q[1]) |
+                                                   (uint32_t(static_cast<uint16_t>(q[2] + q[3])) << 16)));
+    }
+}
+
+// The float steps of block b for one record: acc += (dw d) i1, then acc -= (dm d) i2, i2 = sum_j mn_j xsum_j.
+inline void rl_finish(const RlBlock& w, const __m256i* xs, __m256 d, __m256i i1, __m256& acc) {
+    __m256i i2 = _mm256_setzero_si256();
+    for (int m = 0; m < 4; ++m) i2 = _mm256_add_epi32(i2, _mm256_madd_epi16(w.mn[m], xs[m]));
+    acc = _mm256_fmadd_ps(_mm256_mul_ps(w.dw, d), _mm256_cvtepi32_ps(i1), acc);
+    acc = _mm256_fnmadd_ps(_mm256_mul_ps(w.dm, d), _mm256_cvtepi32_ps(i2), acc);
+}
+
 // Block b of the decoded rows against records t0 .. t0 + NR (acc[t] over the call's records);
 // with kExp, record t's activations come pre-broadcast from xe[t] (64 vectors per block).
 template <int NR, bool kExp = false>
@@ -186,31 +222,15 @@ inline void rl_block(const RlBlock& w, const uint8_t* acts, const ActLayout& L, 
 #pragma GCC unroll 8
         for (int p = 0; p < 8; ++p) {
             const __m256i v = _mm256_and_si256(j % 2 ? _mm256_srli_epi16(q[p], 4) : q[p], m4);
-#if LG_AVX_VNNI  // S_j in int32 lanes, then times sc_j (the low half of sc16)
-            for (int t = 0; t < NR; ++t) s[t] = dpbusd(s[t], v, xv<kExp>(qx[t], xb[t], 8 * j + p));
-#else
-            for (int t = 0; t < NR; ++t) s[t] = _mm256_add_epi16(s[t], _mm256_maddubs_epi16(v, xv<kExp>(qx[t], xb[t], 8 * j + p)));
-#endif
+            for (int t = 0; t < NR; ++t) s[t] = dot4_add(s[t], v, xv<kExp>(qx[t], xb[t], 8 * j + p));
         }
-#if LG_AVX_VNNI
-        const __m256i sc = _mm256_and_si256(w.sc16[j], _mm256_set1_epi32(0xffff));
-        for (int t = 0; t < NR; ++t) i1[t] = _mm256_add_epi32(i1[t], _mm256_mullo_epi32(s[t], sc));
-#else
-        for (int t = 0; t < NR; ++t) i1[t] = _mm256_add_epi32(i1[t], _mm256_madd_epi16(s[t], w.sc16[j]));
-#endif
+        for (int t = 0; t < NR; ++t) i1[t] = add_scaled(i1[t], s[t], w.sc16[j]);
     }
     for (int t = 0; t < NR; ++t) {
         const uint8_t* rec = acts + static_cast<int64_t>(t0 + t) * L.stride;
-        const int16_t* s16 = reinterpret_cast<const int16_t*>(rec + L.sums_off) + b * 16;
-        __m256i i2 = _mm256_setzero_si256();
-        for (int m = 0; m < 4; ++m) {
-            const int16_t* q = s16 + 4 * m;
-            const uint32_t xs = static_cast<uint16_t>(q[0] + q[1]) | (uint32_t(static_cast<uint16_t>(q[2] + q[3])) << 16);
-            i2 = _mm256_add_epi32(i2, _mm256_madd_epi16(w.mn[m], _mm256_set1_epi32(static_cast<int>(xs))));
-        }
-        const __m256 d = _mm256_set1_ps(reinterpret_cast<const float*>(rec + L.d_off)[b]);
-        acc[t0 + t] = _mm256_fmadd_ps(_mm256_mul_ps(w.dw, d), _mm256_cvtepi32_ps(i1[t]), acc[t0 + t]);
-        acc[t0 + t] = _mm256_fnmadd_ps(_mm256_mul_ps(w.dm, d), _mm256_cvtepi32_ps(i2), acc[t0 + t]);
+        __m256i xs[4];
+        min_sums(rec, L, b, xs);
+        rl_finish(w, xs, _mm256_set1_ps(reinterpret_cast<const float*>(rec + L.d_off)[b]), i1[t], acc[t0 + t]);
     }
 }
 
@@ -235,45 +255,22 @@ inline void rl_block2(const RlBlock& w0, const RlBlock& w1, const uint8_t* acts,
             const __m256i vb = _mm256_and_si256(j % 2 ? _mm256_srli_epi16(qb[p], 4) : qb[p], m4);
             for (int t = 0; t < NR; ++t) {
                 const __m256i x = bcast4(qx[t] + 4 * (8 * j + p));
-#if LG_AVX_VNNI
-                sa[t] = dpbusd(sa[t], va, x);
-                sb[t] = dpbusd(sb[t], vb, x);
-#else
-                sa[t] = _mm256_add_epi16(sa[t], _mm256_maddubs_epi16(va, x));
-                sb[t] = _mm256_add_epi16(sb[t], _mm256_maddubs_epi16(vb, x));
-#endif
+                sa[t] = dot4_add(sa[t], va, x);
+                sb[t] = dot4_add(sb[t], vb, x);
             }
         }
-#if LG_AVX_VNNI
-        const __m256i lo16 = _mm256_set1_epi32(0xffff);
-        const __m256i sca = _mm256_and_si256(w0.sc16[j], lo16), scb = _mm256_and_si256(w1.sc16[j], lo16);
         for (int t = 0; t < NR; ++t) {
-            i1a[t] = _mm256_add_epi32(i1a[t], _mm256_mullo_epi32(sa[t], sca));
-            i1b[t] = _mm256_add_epi32(i1b[t], _mm256_mullo_epi32(sb[t], scb));
+            i1a[t] = add_scaled(i1a[t], sa[t], w0.sc16[j]);
+            i1b[t] = add_scaled(i1b[t], sb[t], w1.sc16[j]);
         }
-#else
-        for (int t = 0; t < NR; ++t) {
-            i1a[t] = _mm256_add_epi32(i1a[t], _mm256_madd_epi16(sa[t], w0.sc16[j]));
-            i1b[t] = _mm256_add_epi32(i1b[t], _mm256_madd_epi16(sb[t], w1.sc16[j]));
-        }
-#endif
     }
     for (int t = 0; t < NR; ++t) {
         const uint8_t* rec = acts + static_cast<int64_t>(t0 + t) * L.stride;
-        const int16_t* s16 = reinterpret_cast<const int16_t*>(rec + L.sums_off) + b * 16;
-        __m256i i2a = _mm256_setzero_si256(), i2b = _mm256_setzero_si256();
-        for (int m = 0; m < 4; ++m) {
-            const int16_t* q = s16 + 4 * m;
-            const __m256i xs = _mm256_set1_epi32(static_cast<int>(static_cast<uint16_t>(q[0] + q[1]) |
-                                                                  (uint32_t(static_cast<uint16_t>(q[2] + q[3])) << 16)));
-            i2a = _mm256_add_epi32(i2a, _mm256_madd_epi16(w0.mn[m], xs));
-            i2b = _mm256_add_epi32(i2b, _mm256_madd_epi16(w1.mn[m], xs));
-        }
+        __m256i xs[4];
+        min_sums(rec, L, b, xs);
         const __m256 d = _mm256_set1_ps(reinterpret_cast<const float*>(rec + L.d_off)[b]);
-        acc0[t0 + t] = _mm256_fmadd_ps(_mm256_mul_ps(w0.dw, d), _mm256_cvtepi32_ps(i1a[t]), acc0[t0 + t]);
-        acc0[t0 + t] = _mm256_fnmadd_ps(_mm256_mul_ps(w0.dm, d), _mm256_cvtepi32_ps(i2a), acc0[t0 + t]);
-        acc1[t0 + t] = _mm256_fmadd_ps(_mm256_mul_ps(w1.dw, d), _mm256_cvtepi32_ps(i1b[t]), acc1[t0 + t]);
-        acc1[t0 + t] = _mm256_fnmadd_ps(_mm256_mul_ps(w1.dm, d), _mm256_cvtepi32_ps(i2b), acc1[t0 + t]);
+        rl_finish(w0, xs, d, i1a[t], acc0[t0 + t]);
+        rl_finish(w1, xs, d, i1b[t], acc1[t0 + t]);
     }
 }
 
