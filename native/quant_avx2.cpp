@@ -408,7 +408,6 @@ template <typename Block> struct RlDecoded;
 template <> struct RlDecoded<BlockQ4K> { using T = RlBlock; };
 template <> struct RlDecoded<BlockQ6K> { using T = RlBlockQ6; };
 
-// Rows [r0, r1) ((r1 - r0) a multiple of 8) against T <= RL_MAX_RECORDS records.
 // Q4_K rows [r0, r1) ((r1 - r0) a multiple of 16) against T <= RL_MAX_RECORDS records, 16 rows a pass.
 void rowlane2(const BlockQ4K* W, int64_t nb, int64_t r0, int64_t r1, const uint8_t* acts, const ActLayout& L, int T,
               float* y, int64_t ldy, int pair) {
@@ -442,6 +441,7 @@ void rowlane2(const BlockQ4K* W, int64_t nb, int64_t r0, int64_t r1, const uint8
     }
 }
 
+// Rows [r0, r1) ((r1 - r0) a multiple of 8) against T <= RL_MAX_RECORDS records.
 template <typename Block>
 void rowlane(const Block* W, int64_t nb, int64_t r0, int64_t r1, const uint8_t* acts, const ActLayout& L, int T,
              float* y, int64_t ldy, int pair) {
