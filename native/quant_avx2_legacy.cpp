@@ -168,29 +168,14 @@ inline __m256i qh_bytes(uint32_t qh) {
 
 // Block values as unsigned bytes (v + offset), or for Q8_0 the signed values.
 inline __m256i legacy_decode(GGMLType wt, const uint8_t* blk, float* dw, float* dm) {
-    uint16_t d;
-    std::memcpy(&d, blk, 2);
-    *dw = _cvtsh_ss(d);
-    *dm = 0.0f;
-    if (wt == GGMLType::Q8_0) return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
-    const bool has_m = wt == GGMLType::Q4_1 || wt == GGMLType::Q5_1;
-    const bool five = wt == GGMLType::Q5_0 || wt == GGMLType::Q5_1;
-    int off = 2;
-    if (has_m) {
-        uint16_t m;
-        std::memcpy(&m, blk + 2, 2);
-        *dm = _cvtsh_ss(m);
-        off = 4;
-    }
-    uint32_t qh = 0;
-    if (five) {
-        std::memcpy(&qh, blk + off, 4);
-        off += 4;
-    }
-    const __m128i qs = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + off));
+    const LegacyHeader h = legacy_header(wt, blk);
+    *dw = _cvtsh_ss(h.d);
+    *dm = wt == GGMLType::Q4_1 || wt == GGMLType::Q5_1 ? _cvtsh_ss(h.m) : 0.0f;
+    if (wt == GGMLType::Q8_0) return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + h.qs_off));
+    const __m128i qs = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + h.qs_off));
     const __m128i m4 = _mm_set1_epi8(0x0f);
     __m256i v = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(qs, 4), m4), _mm_and_si128(qs, m4));
-    if (five) v = _mm256_or_si256(v, qh_bytes(qh));
+    if (wt == GGMLType::Q5_0 || wt == GGMLType::Q5_1) v = _mm256_or_si256(v, qh_bytes(h.qh));
     return v;
 }
 

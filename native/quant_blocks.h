@@ -65,6 +65,28 @@ inline float bf16_to_f32(uint16_t h) {
     return out;
 }
 
+// The header of a legacy 32-block (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0) at blk: d, m (Q4_1 and Q5_1; else 0), the
+// high bits qh (Q5_0 and Q5_1; else 0), and the offset of qs (Q8_0: of its 32 signed values).
+struct LegacyHeader {
+    uint16_t d, m;
+    uint32_t qh;
+    int qs_off;
+};
+
+inline LegacyHeader legacy_header(GGMLType wt, const uint8_t* blk) {
+    LegacyHeader h{0, 0, 0, 2};
+    std::memcpy(&h.d, blk, 2);
+    if (wt == GGMLType::Q4_1 || wt == GGMLType::Q5_1) {
+        std::memcpy(&h.m, blk + 2, 2);
+        h.qs_off = 4;
+    }
+    if (wt == GGMLType::Q5_0 || wt == GGMLType::Q5_1) {
+        std::memcpy(&h.qh, blk + h.qs_off, 4);
+        h.qs_off += 4;
+    }
+    return h;
+}
+
 // The 6-bit scale and min of sub-block j (0..7) of a Q4_K/Q5_K block.
 inline void q4k_scale_min(const uint8_t* s, int j, int* sc, int* mn) {
     if (j < 4) {

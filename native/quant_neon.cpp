@@ -160,30 +160,17 @@ void kquant_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const ui
 // ---- legacy 32-blocks ---------------------------------------------------------------------
 inline void legacy_decode(GGMLType wt, const uint8_t* blk, int8x16_t* v0, int8x16_t* v1, float* dw, float* dm) {
     const uint8x16_t m4 = vdupq_n_u8(0x0f);
-    uint16_t d;
-    std::memcpy(&d, blk, 2);
-    *dw = h2f(d);
-    *dm = 0.0f;
+    const LegacyHeader h = legacy_header(wt, blk);
+    *dw = h2f(h.d);
+    *dm = wt == GGMLType::Q4_1 || wt == GGMLType::Q5_1 ? h2f(h.m) : 0.0f;
     if (wt == GGMLType::Q8_0) {
-        *v0 = vld1q_s8(reinterpret_cast<const int8_t*>(blk + 2));
-        *v1 = vld1q_s8(reinterpret_cast<const int8_t*>(blk + 18));
+        *v0 = vld1q_s8(reinterpret_cast<const int8_t*>(blk + h.qs_off));
+        *v1 = vld1q_s8(reinterpret_cast<const int8_t*>(blk + h.qs_off + 16));
         return;
     }
-    const bool has_m = wt == GGMLType::Q4_1 || wt == GGMLType::Q5_1;
     const bool five = wt == GGMLType::Q5_0 || wt == GGMLType::Q5_1;
-    int off = 2;
-    if (has_m) {
-        uint16_t m;
-        std::memcpy(&m, blk + 2, 2);
-        *dm = h2f(m);
-        off = 4;
-    }
-    uint32_t qh = 0;
-    if (five) {
-        std::memcpy(&qh, blk + off, 4);
-        off += 4;
-    }
-    uint8x16_t qs = vld1q_u8(blk + off);
+    const uint32_t qh = h.qh;
+    uint8x16_t qs = vld1q_u8(blk + h.qs_off);
     uint8x16_t lo = vandq_u8(qs, m4), hi = vshrq_n_u8(qs, 4);
     if (five) {  // bit e of qh -> bit 4 of element e: byte e / 8 of qh to byte e, tested against bit e % 8
         // (8 instructions, where a per-element loop would run 32 iterations for every (row, block))
