@@ -1,4 +1,4 @@
-// On-disk ggml block layouts (packed structs, sizes asserted), fp16/bf16 conversion, and the
+// On-disk ggml block layouts (packed structs, sizes asserted) and the
 // layout of prepared activations shared by the scalar and SIMD kernels (quant_*.cpp).
 // Knows nothing about models, threads or Python.
 #pragma once
@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "gguf.h"
+#include "ops.h"
 
 namespace lg {
 
@@ -39,31 +40,6 @@ static_assert(sizeof(BlockQ4_1) == 20, "Q4_1 block");
 static_assert(sizeof(BlockQ5_0) == 22, "Q5_0 block");
 static_assert(sizeof(BlockQ5_1) == 24, "Q5_1 block");
 static_assert(sizeof(BlockQ8_0) == 34, "Q8_0 block");
-
-// Exact IEEE half -> float (subnormals, inf and NaN included).
-inline float fp16_to_f32(uint16_t h) {
-    uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-    uint32_t exp = (h >> 10) & 0x1fu, man = h & 0x3ffu, bits;
-    if (exp == 0) {
-        float f = static_cast<float>(man) * 0x1p-24f;  // exact: man < 2^10
-        std::memcpy(&bits, &f, 4);
-        bits |= sign;
-    } else if (exp == 31) {
-        bits = sign | 0x7f800000u | (man << 13);
-    } else {
-        bits = sign | ((exp + 112u) << 23) | (man << 13);
-    }
-    float out;
-    std::memcpy(&out, &bits, 4);
-    return out;
-}
-
-inline float bf16_to_f32(uint16_t h) {
-    uint32_t bits = static_cast<uint32_t>(h) << 16;
-    float out;
-    std::memcpy(&out, &bits, 4);
-    return out;
-}
 
 // The header of a legacy 32-block (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0) at blk: d, m (Q4_1 and Q5_1; else 0), the
 // high bits qh (Q5_0 and Q5_1; else 0), and the offset of qs (Q8_0: of its 32 signed values).
@@ -152,13 +128,9 @@ inline ActLayout act_layout(GGMLType wt, int64_t K) {
 // then the lanes fold pairwise: (l, l+8), then (l, l+4), (l, l+2), (l, l+1).
 constexpr int L_LANES = 8;
 
-// Pairwise tree sum of one row's L_LANES accumulators, in the one fixed order every path
-// (scalar, AVX2, AVX-512, NEON) uses: this order is part of the bit-identity contract.
-inline float reduce_lanes(float* l) {
-    for (int w = L_LANES / 2; w >= 1; w /= 2)
-        for (int i = 0; i < w; ++i) l[i] = l[i] + l[i + w];
-    return l[0];
-}
+// Pairwise tree sum of one row's L_LANES accumulators (ops.h), in the one fixed order every
+// path (scalar, AVX2, AVX-512, NEON) uses: this order is part of the bit-identity contract.
+inline float reduce_lanes(float* l) { return reduce_lanes<L_LANES>(l); }
 
 // Kernel output of tile vectors t0..t0+nt: with pair == 2 (ActPrecision::Q8X2) vectors 2u and
 // 2u+1 are the two int8 terms of input u, and y[u] = out(2u) + out(2u+1).
