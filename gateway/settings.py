@@ -96,7 +96,7 @@ class EngineSettings(_Section):
     n_scratch: int = Field(512, ge=64, le=MAX_N_SCRATCH)
     n_threads: int | None = Field(None, ge=1, le=1024)
     # ngram: prompt lookup over the stream, near free and exact; measured 1.12-1.14x decode on the
-    # 2-core dev box (tools/bench_spec.py). "model" (0.5B draft) pays only off the CPU (NPU, GPU).
+    # 2-core dev box (tools/bench/bench_spec.py). "model" (0.5B draft) pays only off the CPU (NPU, GPU).
     drafter: Literal["none", "ngram", "model"] = "ngram"
     prefill_chunk: int = Field(32, ge=1, le=4096)   # stream tokens per prefill call (preemption grain)
     queue_size: int = Field(8, ge=1, le=1024)

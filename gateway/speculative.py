@@ -385,7 +385,7 @@ def add_draft_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--draft-model", default=None,
                         help="draft GGUF for --draft model (default: qwen2.5-coder-0.5b-instruct in the model dir)")
     parser.add_argument("--draft-onnx", default=None,
-                        help="exported draft graph for model:onnx (default: next to the draft GGUF, see tools/export_draft_onnx.py)")
+                        help="exported draft graph for model:onnx (default: next to the draft GGUF, see tools/convert/export_draft_onnx.py)")
     parser.add_argument("--draft-deferred", choices=("on", "off"), default=None,
                         help="draft the next block on a thread while the target verifies (default: on where draft and "
                              "target run on different processors, see gateway.drafters.deferred_default)")

@@ -73,7 +73,7 @@ PRE_TOKENIZERS = {
 }
 
 # Words whose BPE result is kept (tokenizers' default is 10,000): log lines repeat their words across many
-# lines; a bigger cache was faster on Loghub (one run of tools/bench_tokenizer.py: 24.1k -> 25.9k lines/cpu-s).
+# lines; a bigger cache was faster on Loghub (one run of tools/bench/bench_tokenizer.py: 24.1k -> 25.9k lines/cpu-s).
 BPE_CACHE_WORDS = 262_144
 
 _MARKER = re.compile("\ue000([0-9]+)\ue001")

@@ -1,6 +1,6 @@
 // The machine's memory read bandwidth, measured the way decode reads weights: the engine's own thread
 // pool streaming one large buffer, each thread a contiguous slice. Knows nothing about models; the
-// benchmarks (tools/bench_engine.py) divide it by the weight bytes a token reads to get the roofline.
+// benchmarks (tools/bench/bench_engine.py) divide it by the weight bytes a token reads to get the roofline.
 #include <pybind11/pybind11.h>
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-"""Correctness gate: the native engine against tools/reference.py (transformers, fp32, same GGUF)
+"""Correctness gate: the native engine against tools/probes/reference.py (transformers, fp32, same GGUF)
 on a 256-token Loghub excerpt: hidden state after every layer, logits, top-1, for one batched
 forward (T = 256) and for token-by-token decode (bit-identical to the batched one)."""
 
@@ -24,10 +24,7 @@ MIN_TOP1 = 0.99
 
 
 def _load_reference_module():
-    spec = importlib.util.spec_from_file_location("reference", REPO / "tools" / "reference.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return importlib.import_module("tools.probes.reference")
 
 
 def model_sha256(path: Path) -> str:

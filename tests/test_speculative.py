@@ -8,6 +8,8 @@ import zlib
 
 import numpy as np
 import pytest
+
+from tools import TOOL_MODULES
 from scipy.stats import chisquare
 
 import gateway.speculative as spec
@@ -244,7 +246,6 @@ def test_parse_draft_spec():
 # --- on the real engine: SmolLM2-135M as target and as draft -----------------------------------
 
 import importlib.util  # noqa: E402
-import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 N_PROMPTS = 20
@@ -254,12 +255,8 @@ LOG_SYSTEMS = ("HDFS", "OpenSSH", "Apache", "Zookeeper", "Linux")
 
 
 def load_tool(name: str):
-    path = Path(__file__).resolve().parents[1] / "tools" / f"{name}.py"
-    spec_ = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec_)
-    sys.modules[name] = mod   # dataclasses look their module up there
-    spec_.loader.exec_module(mod)
-    return mod
+    """A tool module by its file name (tools/{bench,convert,probes}/NAME.py)."""
+    return importlib.import_module(TOOL_MODULES[name])
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The one prepared device run for the CUDA backend (issue 7): build gateway._native with CUDA for
-# the device's python3, run the gpu-marked parity tests, tools/bench_cuda.py (with a per-kernel
+# the device's python3, run the gpu-marked parity tests, tools/bench/bench_cuda.py (with a per-kernel
 # profile), a compute-sanitizer memcheck of every engine path on SmolLM2-sized random weights, then
 # Nsight Compute on a few kernels of one layer (a 32-token chunk and a decode step of the 1.5B shapes).
 # Usage on the device machine (repo root), carrying .whl (the gguf wheel, prepared here once with
@@ -58,7 +58,7 @@ stamp "parity tests"
 timeout ${PARITY_S:-300} $PY -m pytest -q -m gpu tests/cuda -p no:cacheprovider --durations=5 2>&1 | tee "$OUT/parity.log"
 test_rc=${PIPESTATUS[0]}
 stamp "bench"
-timeout ${BENCH_S:-240} $PY tools/bench_cuda.py --profile 2>&1 | tee "$OUT/bench.log"
+timeout ${BENCH_S:-240} $PY tools/bench/bench_cuda.py --profile 2>&1 | tee "$OUT/bench.log"
 bench_rc=${PIPESTATUS[0]}
 tail -1 "$OUT/bench.log" > "$OUT/bench.json"
 

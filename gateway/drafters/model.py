@@ -77,7 +77,7 @@ class ModelDrafter(Drafter):
                 from gateway.drafters.rknn_runner import rknn_runner
                 return cls(_graph_engine(onnx_path, n_sink, n_ring, n_scratch, runner=rknn_runner(rknn_path)), "rknn")
             if ok:
-                why = f"no converted graph at {rknn_path} (tools/convert_draft_rknn.py)"
+                why = f"no converted graph at {rknn_path} (tools/convert/convert_draft_rknn.py)"
             backend = "onnx" if onnx_path.is_file() else "native"
             log.warning("draft backend rknn unavailable (%s): falling back to %s", why, backend)
         if backend == "onnx":
@@ -140,7 +140,7 @@ def _graph_engine(onnx_path: Path, n_sink: int, n_ring: int, n_scratch: int, n_t
     from gateway.drafters.onnx_engine import OnnxDraftEngine, read_meta
     if not onnx_path.is_file():
         raise FileNotFoundError(f"draft graph not found at {onnx_path}: export it with "
-                                f"`python tools/export_draft_onnx.py --gguf <draft.gguf> --out {onnx_path}`")
+                                f"`python tools/convert/export_draft_onnx.py --gguf <draft.gguf> --out {onnx_path}`")
     n_cache = read_meta(onnx_path)["n_cache"]
     # the draft's own ring: as much of the target's window as the graph's cache slots allow
     ring = min(n_ring, n_cache - n_sink - n_scratch)

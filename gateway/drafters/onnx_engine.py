@@ -1,4 +1,4 @@
-"""An engine-like draft model over the static graph of tools/export_draft_onnx.py (onnxruntime or RKNN).
+"""An engine-like draft model over the static graph of tools/convert/export_draft_onnx.py (onnxruntime or RKNN).
 
 Owns the host side of the graph: the sink + ring + scratch K/V slots, their RoPE positions (by age,
 as the native engine) and the validity mask. Knows nothing about what the graph computes inside.
@@ -27,7 +27,7 @@ def read_meta(onnx_path: Path) -> dict:
     missing = [k for k in needed if k not in meta]
     if missing:
         raise ValueError(f"{onnx_path}: not a linegate draft graph (metadata lacks {', '.join(missing)}); "
-                         "export it with tools/export_draft_onnx.py")
+                         "export it with tools/convert/export_draft_onnx.py")
     return {k: (float(meta[k]) if k == "mask_neg" else int(meta[k])) for k in needed} | {"arch": meta.get("arch", "?")}
 
 
@@ -55,7 +55,7 @@ class OnnxDraftEngine:
                  n_threads: int | None = None, runner: Runner | None = None):
         onnx_path = Path(onnx_path)
         if not onnx_path.is_file():
-            raise FileNotFoundError(f"draft graph not found: {onnx_path} (export it with tools/export_draft_onnx.py)")
+            raise FileNotFoundError(f"draft graph not found: {onnx_path} (export it with tools/convert/export_draft_onnx.py)")
         m = read_meta(onnx_path)
         self.chunk, self.n_cache, self.n_vocab, self.mask_neg = m["chunk"], m["n_cache"], m["n_vocab"], m["mask_neg"]
         if n_sink + n_ring + n_scratch > self.n_cache:

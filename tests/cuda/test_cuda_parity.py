@@ -1,14 +1,12 @@
 """CUDA backend vs the CPU engine on random-weight GGUF models with the real models' shapes and
-tensor types (written here by tools/random_gguf.py, so no model file has to travel).
+tensor types (written here by tools/convert/random_gguf.py, so no model file has to travel).
 
 Needs a CUDA device (marker gpu); without one the module skips. Knows nothing about the kernels.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -22,10 +20,7 @@ if not getattr(_native, "cuda_built", False) or not _native.cuda_available():
     pytest.skip("no CUDA device (or the CUDA backend was not built)", allow_module_level=True)
 
 REPO = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("random_gguf", REPO / "tools" / "random_gguf.py")
-random_gguf = importlib.util.module_from_spec(_spec)
-sys.modules["random_gguf"] = random_gguf
-_spec.loader.exec_module(random_gguf)
+from tools.convert import random_gguf  # noqa: E402
 
 COS_MIN = 0.999
 GREEDY_STEPS = 64

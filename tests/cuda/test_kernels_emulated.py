@@ -4,16 +4,14 @@ matmuls give the one-token kernel's values bit for bit, and those values are ggu
 times the activations; the fused RMSNorm + quantizer writes numpy's RMSNorm and exactly the CPU's
 quantization of it; the K/V store and attention kernels follow the cache's rotation rules. Needs the CUDA
 headers and g++; else skips. Programmatic dependent launch (pdl) and timing need a GPU
-(tests/cuda/test_cuda_parity.py, tools/bench_cuda.py). Knows nothing about models.
+(tests/cuda/test_cuda_parity.py, tools/bench/bench_cuda.py). Knows nothing about models.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -24,10 +22,7 @@ from gguf import GGMLQuantizationType as Q
 
 REPO = Path(__file__).resolve().parents[2]
 EMU = Path(__file__).resolve().parent / "emu"
-_spec = importlib.util.spec_from_file_location("random_gguf", REPO / "tools" / "random_gguf.py")
-random_gguf = importlib.util.module_from_spec(_spec)
-sys.modules["random_gguf"] = random_gguf
-_spec.loader.exec_module(random_gguf)
+from tools.convert import random_gguf  # noqa: E402
 
 TYPE_ID = {Q.Q4_0: 2, Q.Q4_1: 3, Q.Q5_0: 6, Q.Q8_0: 8, Q.Q4_K: 12, Q.Q6_K: 14}
 ABLK = {Q.Q4_K: 256, Q.Q6_K: 256}  # activation block; 32 for the legacy types

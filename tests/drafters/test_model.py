@@ -5,23 +5,20 @@ from __future__ import annotations
 
 import importlib.util
 import logging
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+from tools import TOOL_MODULES
 
 from gateway.drafters.model import ModelDrafter, rknn_available
 from gateway.speculative import Sampling
 
 
 def load_tool(name: str):
-    path = Path(__file__).resolve().parents[2] / "tools" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    """A tool module by its file name (tools/{bench,convert,probes}/NAME.py)."""
+    return importlib.import_module(TOOL_MODULES[name])
 
 
 @pytest.fixture(scope="module")

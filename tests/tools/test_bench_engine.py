@@ -1,14 +1,11 @@
-"""tools/bench_engine.py: the verify-cost ratio, on fake steps with a fake clock (no timing here)."""
+"""tools/bench/bench_engine.py: the verify-cost ratio, on fake steps with a fake clock (no timing here)."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
-import bench_engine  # noqa: E402
+from tools.bench import bench_engine
 
 
 class FakeClock:

@@ -1,23 +1,19 @@
-"""tools/convert_draft_rknn.py: the static draft graph converts for rk3588 and the toolkit's simulator
+"""tools/convert/convert_draft_rknn.py: the static draft graph converts for rk3588 and the toolkit's simulator
 agrees with onnxruntime. Needs rknn-toolkit2 in its own venv (the tool creates it): `rknn` marker."""
 
 from __future__ import annotations
 
 import importlib.util
-import sys
-from pathlib import Path
 
 import pytest
 
-TOOLS = Path(__file__).resolve().parents[2] / "tools"
+from tools import TOOL_MODULES
+
 
 
 def load_tool(name: str):
-    spec = importlib.util.spec_from_file_location(name, TOOLS / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod   # dataclasses look their module up there
-    spec.loader.exec_module(mod)
-    return mod
+    """A tool module by its file name (tools/{bench,convert,probes}/NAME.py)."""
+    return importlib.import_module(TOOL_MODULES[name])
 
 
 @pytest.mark.rknn

@@ -1,29 +1,26 @@
-"""tools/export_draft_onnx.py: the static graph rknn needs, with logits equal to the native engine's
+"""tools/convert/export_draft_onnx.py: the static graph rknn needs, with logits equal to the native engine's
 (cosine >= 0.999), through the sink + ring + scratch bookkeeping of gateway/drafters/onnx_engine.py."""
 
 from __future__ import annotations
 
 import importlib.util
-import sys
 from pathlib import Path
 
 import numpy as np
 import onnx
 import pytest
 
+from tools import TOOL_MODULES
+
 from gateway.drafters.onnx_engine import OnnxDraftEngine
 
-TOOLS = Path(__file__).resolve().parents[2] / "tools"
 MIN_COSINE = 0.999
 CHUNK = 16
 
 
 def load_tool(name: str):
-    spec = importlib.util.spec_from_file_location(name, TOOLS / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod   # dataclasses look their module up there
-    spec.loader.exec_module(mod)
-    return mod
+    """A tool module by its file name (tools/{bench,convert,probes}/NAME.py)."""
+    return importlib.import_module(TOOL_MODULES[name])
 
 
 exporter = load_tool("export_draft_onnx")

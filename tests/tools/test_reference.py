@@ -1,4 +1,4 @@
-"""tools/reference.py on SmolLM2-135M: index meaning, consistency, and faithfulness to the GGUF's own weights.
+"""tools/probes/reference.py on SmolLM2-135M: index meaning, consistency, and faithfulness to the GGUF's own weights.
 
 The weights are read back with the `gguf` package's reader and dequantizers, and layers are recomputed in
 numpy with llama.cpp's conventions (interleaved RoPE on the stored, permuted attn_q/attn_k), independently
@@ -23,10 +23,7 @@ def reference():
     torch = pytest.importorskip("torch")
     pytest.importorskip("transformers")
     torch.set_num_threads(2)
-    spec = importlib.util.spec_from_file_location("linegate_tools_reference", REPO / "tools" / "reference.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return importlib.import_module("tools.probes.reference")
 
 
 @pytest.fixture(scope="module")

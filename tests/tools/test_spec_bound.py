@@ -1,14 +1,11 @@
-"""tools/spec_bound.py: the replay of greedy speculative steps, on token sequences with known answers."""
+"""tools/bench/spec_bound.py: the replay of greedy speculative steps, on token sequences with known answers."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
-import spec_bound  # noqa: E402
+from tools.bench import spec_bound
 
 STEEP = {1: 1.0, 2: 1.3, 3: 1.55, 5: 2.37, 9: 4.14, 13: 5.74}
 

@@ -1,5 +1,5 @@
 """CUDA backend benchmark on the Qwen2.5-Coder-1.5B shapes at Q4_K_M (random weights written by
-tools/random_gguf.py, so the real model need not travel): decode tok/s against the measured
+tools/convert/random_gguf.py, so the real model need not travel): decode tok/s against the measured
 bandwidth roofline, prefill 512, verify K=8 vs 8 single decodes, the deadline workload, and HF
 transformers bf16 eager decode on the same shapes in the same run. Last line: one JSON object.
 Needs a CUDA device; knows nothing about the kernels.
@@ -8,7 +8,6 @@ Needs a CUDA device; knows nothing about the kernels.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import sys
@@ -17,14 +16,11 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 from gateway import _native  # noqa: E402
 
-_spec = importlib.util.spec_from_file_location("random_gguf", REPO / "tools" / "random_gguf.py")
-random_gguf = importlib.util.module_from_spec(_spec)
-sys.modules["random_gguf"] = random_gguf  # dataclasses look their module up there
-_spec.loader.exec_module(random_gguf)
+from tools.convert import random_gguf  # noqa: E402
 
 DECODE_STEPS = 256
 DEADLINE_REPS = 200

@@ -17,12 +17,11 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tools"))
 from gateway.datasets import loghub_dir  # noqa: E402
 
-from bench_engine import interleaved_medians  # noqa: E402
+from tools.bench.bench_engine import interleaved_medians  # noqa: E402
 
 LOGHUB = loghub_dir()
 N_LINES = 40
@@ -135,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     configs = [c for c in args.configs.split(",") if c]
     onnx_path = Path(args.draft_onnx) if args.draft_onnx else default_paths(str(draft_path))[1]
     if any("onnx" in c for c in configs) and not onnx_path.is_file():
-        import export_draft_onnx
+        from tools.convert import export_draft_onnx
         print(f"exporting the draft graph to {onnx_path} ...", file=sys.stderr)
         export_draft_onnx.export(draft_path, onnx_path, chunk=8, n_cache=export_draft_onnx.DEFAULT_N_CACHE)
     from gateway.tokenizer import Tokenizer

@@ -1,7 +1,7 @@
 """Random-weight GGUF files with the exact shapes and tensor types of the project's models.
 
 Used where the real files cannot travel (the GPU machine): the CUDA parity tests and
-tools/bench_cuda.py. Knows nothing about the engines. Q4_K/Q6_K blocks are built with numpy
+tools/bench/bench_cuda.py. Knows nothing about the engines. Q4_K/Q6_K blocks are built with numpy
 (gguf.quants cannot quantize them); every type is random bytes with scales set so that
 weights have a chosen standard deviation (measured with gguf's own dequantizer).
 """

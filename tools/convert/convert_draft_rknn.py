@@ -1,4 +1,4 @@
-"""Convert the exported draft graph (tools/export_draft_onnx.py) to .rknn for the RK3588 NPU, then run
+"""Convert the exported draft graph (tools/convert/export_draft_onnx.py) to .rknn for the RK3588 NPU, then run
 the converted model in rknn-toolkit2's simulator and report its logits' cosine against onnxruntime.
 
 rknn-toolkit2 (pinned RKNN_TOOLKIT_VERSION) pins old numpy/torch/onnx, so it lives in its own venv,
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 RKNN_TOOLKIT_VERSION = "2.5.0"
 DEFAULT_VENV = Path.home() / ".cache" / "linegate" / "rknn-venv"   # checked for the pinned version on use
 TARGET_PLATFORM = "rk3588"
@@ -88,7 +88,7 @@ def inner(onnx_path: Path, out_path: Path, feeds_path: Path, result_path: Path) 
 def convert(onnx_path: Path, out_path: Path, venv_path: Path = DEFAULT_VENV) -> dict:
     onnx_path, out_path = Path(onnx_path), Path(out_path)
     if not onnx_path.is_file():
-        raise FileNotFoundError(f"draft graph not found: {onnx_path} (tools/export_draft_onnx.py writes it)")
+        raise FileNotFoundError(f"draft graph not found: {onnx_path} (tools/convert/export_draft_onnx.py writes it)")
     py = ensure_venv(venv_path)
     feeds, ref = reference_feeds(onnx_path)
     work = out_path.parent

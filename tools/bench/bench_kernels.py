@@ -9,7 +9,7 @@ DRAM, not cache) and reports weight GB/s at T=1 and the cost ratios time(T)/time
 speculative verification depends on. Peer measured in the same run: single-thread memory copy
 bandwidth (numpy). Last line: one JSON object.
 
-    .venv/bin/python tools/bench_kernels.py [--model PATH] [--reps N] [--scalar]
+    .venv/bin/python tools/bench/bench_kernels.py [--model PATH] [--reps N] [--scalar]
 """
 
 from __future__ import annotations

@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     tokenizer = None
     try:
         if args.text is not None or args.top:
-            sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+            sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
             from gateway.tokenizer import Tokenizer
 
             tokenizer = Tokenizer.from_gguf(args.model)

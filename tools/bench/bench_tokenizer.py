@@ -19,10 +19,10 @@ import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 TARGET_LINES_PER_S = 20_000  # issue 2: one core must keep up with this
 DEFAULT_MODEL = Path.home() / ".cache" / "linegate" / "models" / "qwen2.5-coder-1.5b-instruct.gguf"
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from gateway.datasets import loghub_dir  # noqa: E402
 
 DEFAULT_LOGHUB = loghub_dir()

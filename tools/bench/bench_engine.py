@@ -13,7 +13,7 @@ alternates the timed requests (prefill, decode rounds) between them round by rou
 meet the host's drift alike. Timings are wall-clock: on a machine shared with other work they are noisy;
 compare the ratios, which are measured in one run. Last line: one JSON object.
 
-    .venv/bin/python tools/bench_engine.py [--threads N] [--models 1.5b,0.5b] [--quick] [--isa avx2]
+    .venv/bin/python tools/bench/bench_engine.py [--threads N] [--models 1.5b,0.5b] [--quick] [--isa avx2]
 
 --isa avx2 (x86): both engines built for x86-64-v3 (AVX2, no AVX-512), as on a CPU without AVX-512:
 ours by CMake into build/bench-avx2, llama-cpp-python with its AVX-512 options off into
@@ -36,7 +36,7 @@ import numpy as np
 
 from gateway.datasets import loghub_dir
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 ISA_DIRS = {"avx2": (REPO / "build" / "bench-avx2", REPO / "build" / "bench-llama-avx2")}
 LLAMA_AVX2_CMAKE = ("-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON "
                     "-DGGML_AVX512=OFF -DGGML_AVX512_VNNI=OFF -DGGML_AVX512_BF16=OFF -DGGML_AVX_VNNI=OFF")

@@ -1,6 +1,6 @@
 """Which activation precision can pass the correctness gate? A transformers experiment, no native code.
 
-Runs the fp32 reference (tools/reference.py's model) on the gate's 256-token Loghub excerpt twice: as is,
+Runs the fp32 reference (tools/probes/reference.py's model) on the gate's 256-token Loghub excerpt twice: as is,
 and with every nn.Linear input fake-quantized to a candidate integer scheme. Prints the worst-position
 logits cosine and the top-1 agreement against the plain reference, per scheme:
   q8/256   int8, one scale per 256 values (llama.cpp's q8_K, used with K-quant weights)
@@ -9,7 +9,7 @@ logits cosine and the top-1 agreement against the plain reference, per scheme:
   q8x2/256 two int8 terms (the residual of the first quantized again): the engine's default
 The gate (tests/test_correctness_gate.py) needs logits cosine >= 0.999 and top-1 >= 99%.
 
-    .venv/bin/python tools/act_precision.py [MODEL ...]     (default: the three manifest models)
+    .venv/bin/python tools/probes/act_precision.py [MODEL ...]     (default: the three manifest models)
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tools"))
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
 SCHEMES = {"q8/256": (256, False), "q8/32": (32, False), "q8/16": (16, False), "q8x2/256": (256, True)}
@@ -43,7 +43,7 @@ def fake_quant(x, block: int, two_terms: bool):
 
 def main(argv: list[str] | None = None) -> int:
     import torch
-    from reference import load_reference
+    from tools.probes.reference import load_reference
     from test_correctness_gate import N_TOKENS, loghub_excerpt
 
     from gateway.datasets import loghub_dir

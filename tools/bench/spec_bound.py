@@ -27,9 +27,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tools"))
 
 from gateway import speculative as spec  # noqa: E402
 from gateway.drafters.ngram import lookup  # noqa: E402
@@ -92,7 +91,7 @@ def perfect_bound(costs: dict[int, float]) -> tuple[float, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import bench_spec
+    from tools.bench import bench_spec
     from gateway.engine import Engine
     from gateway.models import resolve_model
     from gateway.tokenizer import Tokenizer
