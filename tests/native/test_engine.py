@@ -3,7 +3,6 @@ init, rollback leaves sink+ring bit-identical, ring bookkeeping, limits with cle
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -13,14 +12,12 @@ import pytest
 
 from gateway import _native
 
-_spec = importlib.util.spec_from_file_location("tiny_model", Path(__file__).with_name("tiny_model.py"))
-tiny_model = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(tiny_model)
+from tools.convert import random_gguf  # noqa: E402
 
 
 @pytest.fixture(scope="module", params=["llama", "qwen2"])
 def tiny_path(request, tmp_path_factory) -> Path:
-    return tiny_model.write_tiny_gguf(tmp_path_factory.mktemp("tiny") / f"{request.param}.gguf", request.param)
+    return random_gguf.write_tiny(tmp_path_factory.mktemp("tiny") / f"{request.param}.gguf", request.param)
 
 
 def make(path, **kw):
@@ -29,7 +26,7 @@ def make(path, **kw):
     return _native.Engine(str(path), **opts)
 
 
-def tokens(n, seed=1, vocab=tiny_model.N_VOCAB):
+def tokens(n, seed=1, vocab=random_gguf.TINY_VOCAB):
     return np.random.default_rng(seed).integers(0, vocab, n).astype(np.int32)
 
 
@@ -129,7 +126,7 @@ def test_sink_keeps_the_stream_start(tiny_path):
     # The sink is never evicted: two streams that differ only in their first 4 tokens still
     # differ after the ring has wrapped many times; with fifo they converge.
     a_tokens, b_tokens = tokens(200, seed=13), tokens(200, seed=13)
-    b_tokens[:4] = (b_tokens[:4] + 1) % tiny_model.N_VOCAB
+    b_tokens[:4] = (b_tokens[:4] + 1) % random_gguf.TINY_VOCAB
     probe = tokens(3, seed=14)
     res = {}
     for policy in ("sink_ring", "fifo"):
@@ -148,7 +145,7 @@ def test_evicted_stream_attends_like_a_fresh_window(tmp_path, arch, policy):
     """Keys are rotated once, by stream index (sinks by position): after eviction a query must see the
     cache exactly as a fresh stream of the same window at cache positions 0.. would. With one layer a
     key depends on its token only, so the two agree up to the rounding of different rotation angles."""
-    path = tiny_model.write_tiny_gguf(tmp_path / f"one_{arch}.gguf", arch, n_layer=1)
+    path = random_gguf.write_tiny(tmp_path / f"one_{arch}.gguf", arch, n_layer=1)
     stream, probe = tokens(300, seed=21), tokens(5, seed=22)
     old = make(path, policy=policy, n_sink=4, n_ring=24, n_scratch=8, max_chunk=8)
     old.prefill_stream(stream)                                   # 300 tokens: the ring wrapped ~12 times
@@ -182,19 +179,19 @@ print("same" if np.array_equal(out.view(np.uint32), ref.view(np.uint32)) else "d
 
 
 def test_prefill_fits_a_small_thread_stack(tiny_path):
-    run = subprocess.run([sys.executable, "-c", SMALL_STACK_RUN, str(tiny_path), str(tiny_model.N_VOCAB)],
+    run = subprocess.run([sys.executable, "-c", SMALL_STACK_RUN, str(tiny_path), str(random_gguf.TINY_VOCAB)],
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 0 and run.stdout.strip() == "same", (run.returncode, run.stdout, run.stderr[-2000:])
 
 
 def test_errors_name_the_limit(tiny_path):
     with pytest.raises(ValueError, match="context_length"):
-        make(tiny_path, n_ring=tiny_model.N_CTX)        # 4 + 512 + 24 > 512
+        make(tiny_path, n_ring=random_gguf.TINY_CTX)        # 4 + 512 + 24 > 512
     with pytest.raises(ValueError, match="policy"):
         make(tiny_path, policy="lru")
     e = make(tiny_path)
     with pytest.raises(ValueError, match="outside the vocabulary"):
-        e.forward_scratch(np.array([0, tiny_model.N_VOCAB], np.int32))
+        e.forward_scratch(np.array([0, random_gguf.TINY_VOCAB], np.int32))
     with pytest.raises(ValueError, match="scratch"):
         e.forward_scratch(tokens(25))
     assert e.scratch_used == 0                           # refused inputs change nothing

@@ -1,7 +1,8 @@
 """Random-weight GGUF files with the exact shapes and tensor types of the project's models.
 
-Used where the real files cannot travel (the GPU machine): the CUDA parity tests and
-tools/bench/bench_cuda.py. Knows nothing about the engines. Q4_K/Q6_K blocks are built with numpy
+The one random-GGUF writer of the project: the CUDA parity tests and tools/bench/bench_cuda.py
+(the real files cannot travel to the GPU machine), the ONNX/RKNN export tests, and the native
+engine tests' tiny models (write_tiny). Knows nothing about the engines. Q4_K/Q6_K blocks are built with numpy
 (gguf.quants cannot quantize them); every type is random bytes with scales set so that
 weights have a chosen standard deviation (measured with gguf's own dequantizer).
 """
@@ -37,6 +38,10 @@ class Spec:
     down_more: Q
     qkv_bias: bool
     n_ctx_train: int = 32768
+    overrides: tuple[tuple[str, Q], ...] = ()   # (tensor role e.g. "attn_k", type): per-role types
+
+    def type_of(self, role: str, default: Q) -> Q:
+        return dict(self.overrides).get(role, default)
 
 
 def more_bits(i: int, n: int) -> bool:
@@ -52,6 +57,23 @@ QWEN05 = Spec("qwen2.5-coder-0.5b", "qwen2", 24, 896, 4864, 14, 2, 151936, 1e6, 
 SMOLLM = Spec("smollm2-135m", "llama", 30, 576, 1536, 9, 3, 49152, 1e5, 1e-5,
               Q.Q8_0, None, Q.Q4_1, Q.Q4_1, Q.Q4_1, Q.Q4_1, False, n_ctx_train=8192)
 SPECS = {s.name: s for s in (QWEN15, QWEN05, SMOLLM)}
+
+# Tiny models for engine tests that need shapes, not knowledge: two layers, and several weight
+# types in one model (Q8_0, Q5_0, Q4_1) so one forward runs several kernels.
+TINY_VOCAB, TINY_CTX = 512, 512
+TINY_TYPES = (("attn_q", Q.Q8_0), ("attn_k", Q.Q5_0), ("attn_v", Q.Q8_0), ("attn_output", Q.Q4_1),
+              ("ffn_gate", Q.Q8_0), ("ffn_up", Q.Q5_0), ("ffn_down", Q.Q8_0))
+
+
+def tiny_spec(arch: str = "llama", n_ctx: int = TINY_CTX, n_layer: int = 2) -> Spec:
+    """A 256-wide model of `arch` ("llama": tied embeddings; "qwen2": output matrix, qkv bias)."""
+    return Spec(f"tiny-{arch}", arch, n_layer, 256, 512, 4, 2, TINY_VOCAB,
+                1e4 if arch == "llama" else 1e6, 1e-6, Q.Q8_0, Q.Q8_0 if arch == "qwen2" else None,
+                Q.Q8_0, Q.Q8_0, Q.Q8_0, Q.Q8_0, arch == "qwen2", n_ctx_train=n_ctx, overrides=TINY_TYPES)
+
+
+def write_tiny(path: str | Path, arch: str = "llama", n_ctx: int = TINY_CTX, seed: int = 0, n_layer: int = 2) -> Path:
+    return write_model(tiny_spec(arch, n_ctx, n_layer), path, seed)
 
 
 def _f16(a: np.ndarray) -> np.ndarray:
@@ -116,13 +138,14 @@ def write_model(spec: Spec, path: str | Path, seed: int = 0) -> Path:
         p, big = f"blk.{i}.", more_bits(i, spec.n_layer)
         vec(p + "attn_norm.weight", E, 1.0, 0.1)
         vec(p + "ffn_norm.weight", E, 1.0, 0.1)
-        mat(p + "attn_q.weight", spec.base_type, E, E, 1.0 / np.sqrt(E))
-        mat(p + "attn_k.weight", spec.base_type, kv, E, 1.0 / np.sqrt(E))
-        mat(p + "attn_v.weight", spec.v_more if big else spec.base_type, kv, E, 1.0 / np.sqrt(E))
-        mat(p + "attn_output.weight", spec.base_type, E, E, 0.5 / np.sqrt(E))
-        mat(p + "ffn_gate.weight", spec.base_type, F, E, 1.0 / np.sqrt(E))
-        mat(p + "ffn_up.weight", spec.base_type, F, E, 1.0 / np.sqrt(E))
-        mat(p + "ffn_down.weight", spec.down_more if big else spec.down_type, E, F, 0.5 / np.sqrt(F))
+        t = spec.type_of
+        mat(p + "attn_q.weight", t("attn_q", spec.base_type), E, E, 1.0 / np.sqrt(E))
+        mat(p + "attn_k.weight", t("attn_k", spec.base_type), kv, E, 1.0 / np.sqrt(E))
+        mat(p + "attn_v.weight", t("attn_v", spec.v_more if big else spec.base_type), kv, E, 1.0 / np.sqrt(E))
+        mat(p + "attn_output.weight", t("attn_output", spec.base_type), E, E, 0.5 / np.sqrt(E))
+        mat(p + "ffn_gate.weight", t("ffn_gate", spec.base_type), F, E, 1.0 / np.sqrt(E))
+        mat(p + "ffn_up.weight", t("ffn_up", spec.base_type), F, E, 1.0 / np.sqrt(E))
+        mat(p + "ffn_down.weight", t("ffn_down", spec.down_more if big else spec.down_type), E, F, 0.5 / np.sqrt(F))
         if spec.qkv_bias:
             vec(p + "attn_q.bias", E, 0.0, 0.1)
             vec(p + "attn_k.bias", kv, 0.0, 0.1)
