@@ -14,12 +14,12 @@ from typing import Any, Sequence
 from prometheus_client import CollectorRegistry
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
-from gateway.alerts import DONE, FAILED, MISSED, NONE, PENDING, REFUSED, Alert, AlertBus, MqttPublisher
+from gateway.pipeline.alerts import DONE, FAILED, MISSED, NONE, PENDING, REFUSED, Alert, AlertBus, MqttPublisher
 from gateway.ingest.record import LogRecord, SourceCounters
-from gateway.ring import ContextFeed, TokenRing
+from gateway.pipeline.token_queue import ContextFeed, TokenRing
 from gateway.settings import Settings
-from gateway.store import Store
-from gateway.triage import Triage, load_rules
+from gateway.pipeline.store import Store
+from gateway.pipeline.triage import Triage, load_rules
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +73,7 @@ class Appliance:
             if s.alerts.mqtt_publish:
                 self.alerts.mqtt = MqttPublisher(s.alerts.mqtt_host, s.alerts.mqtt_port, s.alerts.topic_prefix)
             if s.engine.enabled:
-                from gateway.worker import Worker
+                from gateway.serve.engine_thread import Worker
 
                 ring = TokenRing(s.ring.n_tokens, s.ring.n_entries)
 
@@ -164,7 +164,7 @@ class Appliance:
             if want:
                 self.explain_unavailable += 1
             return
-        from gateway.worker import NotReady, PromptTooLong, QueueFull, Refused
+        from gateway.serve.engine_thread import NotReady, PromptTooLong, QueueFull, Refused
 
         def on_event(ev: dict) -> None:
             if ev["type"] == "done":

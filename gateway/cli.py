@@ -12,9 +12,9 @@ import sys
 
 # Modules that contribute sub-commands, in help order.
 COMMAND_MODULES = (
-    "gateway.models",          # models pull | list
-    "gateway.gguf",            # gguf inspect
-    "gateway.generate",        # generate
+    "gateway.llm.models",          # models pull | list
+    "gateway.llm.gguf",            # gguf inspect
+    "gateway.llm.generate",        # generate
     "gateway.server.cli",      # serve, keys
     "gateway.ingest.cli",      # replay
 )

@@ -15,7 +15,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from gateway.ingest.record import parse_severity_strict
 from gateway.server.settings import ServerSettings
-from gateway.store import DEFAULT_MAX_BYTES, MIN_STORE_BYTES
+from gateway.pipeline.store import DEFAULT_MAX_BYTES, MIN_STORE_BYTES
 
 MAX_N_RING = 1 << 17          # positions must stay within the model's trained context anyway
 MAX_N_SCRATCH = 1 << 14
@@ -75,7 +75,7 @@ class StoreSettings(_Section):
 
 
 class TriageSettings(_Section):
-    rules_file: Path | None = None             # TOML, see gateway/triage.py
+    rules_file: Path | None = None             # TOML, see gateway/pipeline/triage.py
     new_template_alerts: bool = True
     min_alert_severity: str = "warning"        # lines at least this severe raise an alert
     dedup_s: float = Field(60.0, ge=0)         # one alert per template per this many seconds

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.admission import EMA_ALPHA, Admission
+from gateway.serve.admission import EMA_ALPHA, Admission
 
 
 def test_ema_alpha_02():

@@ -7,7 +7,7 @@ import importlib.util
 import json
 from pathlib import Path
 
-from gateway.alerts import DONE, Alert, AlertBus, MqttPublisher, topic_for
+from gateway.pipeline.alerts import DONE, Alert, AlertBus, MqttPublisher, topic_for
 
 _spec = importlib.util.spec_from_file_location("mqtt_broker", Path(__file__).parent / "mqtt_broker.py")
 broker = importlib.util.module_from_spec(_spec)

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gateway.engine import Engine
+from gateway.llm.engine import Engine
 
 REPO = Path(__file__).resolve().parents[1]
 N_TOKENS = 256

@@ -1,4 +1,4 @@
-"""gateway/cpus.py: the default thread count, on fake sysfs trees (RK3588, x86, a VM without capacities)."""
+"""gateway/llm/cpus.py: the default thread count, on fake sysfs trees (RK3588, x86, a VM without capacities)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway import cpus
+from gateway.llm import cpus
 
 
 def fake_sysfs(tmp_path: Path, capacity: dict[int, int] | None = None, max_freq: dict[int, int] | None = None) -> Path:

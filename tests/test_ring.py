@@ -7,7 +7,7 @@ import time
 
 import numpy as np
 
-from gateway.ring import Compactor, ContextFeed, TokenRing, context_line
+from gateway.pipeline.token_queue import Compactor, ContextFeed, TokenRing, context_line
 
 
 def test_fifo_and_whole_entries():

@@ -12,8 +12,8 @@ import pytest
 from tools import TOOL_MODULES
 from scipy.stats import chisquare
 
-import gateway.speculative as spec
-from gateway.speculative import Sampling, probs_from_logits, speculative_generate, verify_greedy, verify_sampled
+import gateway.llm.speculative as spec
+from gateway.llm.speculative import Sampling, probs_from_logits, speculative_generate, verify_greedy, verify_sampled
 
 VOCAB = 4
 N_SAMPLES = 4000
@@ -261,14 +261,14 @@ def load_tool(name: str):
 
 @pytest.fixture(scope="module")
 def smol_engine(smollm_path):
-    from gateway.engine import Engine
+    from gateway.llm.engine import Engine
     return Engine(str(smollm_path), n_sink=4, n_ring=256, n_scratch=PROMPT_LEN + N_NEW + 2 * spec.K_MAX, n_threads=2)
 
 
 @pytest.fixture(scope="module")
 def log_prompts(smollm_path, loghub_dir) -> list[list[int]]:
     """20 prompts of 128 tokens: windows of real log files (repetitive, as the appliance sees)."""
-    from gateway.tokenizer import Tokenizer
+    from gateway.llm.tokenizer import Tokenizer
     tok = Tokenizer.from_gguf(smollm_path)
     prompts = []
     for i in range(N_PROMPTS):
@@ -306,7 +306,7 @@ N_PROMPTS_SHORT = 4
 
 
 def make_test_drafter(kind: str, smollm_path, smol_onnx):
-    from gateway.drafters import make_drafter
+    from gateway.llm.drafters import make_drafter
     spec_, _, deferred = kind.partition("+")
     return make_drafter(spec_, None, draft_model=str(smollm_path), draft_onnx=str(smol_onnx),
                         deferred=bool(deferred), n_threads=2)
@@ -363,7 +363,7 @@ def test_generate_speculative_cli_entry(smol_engine, log_prompts, greedy_runs):
 
 
 def test_probs_match_engine_sampler():
-    from gateway.sampling import SamplingParams, probabilities
+    from gateway.llm.sampling import SamplingParams, probabilities
     rng = np.random.default_rng(0)
     logits = rng.normal(0, 3, (5, 50))
     for s in (Sampling(0.7), Sampling(1.0, top_k=7), Sampling(1.3, top_p=0.8), Sampling(0.9, 10, 0.9)):
@@ -418,13 +418,13 @@ def exact_engine_joint(engine, prompt: list[int]) -> dict[tuple, float]:
 @pytest.mark.slow
 def test_sampling_end_to_end_matches_target(smol_engine, smollm_path, log_prompts):
     """SmolLM2 drafting for itself at a hotter temperature (q != p, drafts outside p's support)."""
-    from gateway.drafters.model import ModelDrafter
+    from gateway.llm.drafters.model import ModelDrafter
 
     class HotDrafter(ModelDrafter):
         def begin_job(self, prompt_tokens, sampling, seed):
             super().begin_job(prompt_tokens, Sampling(temperature=2.0, top_k=6), seed)
 
-    from gateway.engine import Engine
+    from gateway.llm.engine import Engine
     drafter = HotDrafter(Engine(str(smollm_path), n_sink=4, n_ring=64, n_scratch=64, n_threads=2), "native")
     prompt = log_prompts[3][:24]
     joint = exact_engine_joint(smol_engine, prompt)
@@ -447,9 +447,9 @@ def test_sampling_end_to_end_matches_target(smol_engine, smollm_path, log_prompt
 
 @pytest.mark.slow
 def test_qwen_pair_greedy_identical(qwen15_path, qwen05_path, loghub_dir):
-    from gateway.drafters.model import ModelDrafter
-    from gateway.engine import Engine
-    from gateway.tokenizer import Tokenizer
+    from gateway.llm.drafters.model import ModelDrafter
+    from gateway.llm.engine import Engine
+    from gateway.llm.tokenizer import Tokenizer
 
     target = Engine(str(qwen15_path), n_sink=4, n_ring=256, n_scratch=PROMPT_LEN + 64 + 2 * spec.K_MAX, n_threads=2)
     drafter = ModelDrafter.create("native", draft_model=str(qwen05_path), n_ring=256, n_threads=2)

@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from gateway.ingest.record import LogRecord
-from gateway.store import Store, fts_query
+from gateway.pipeline.store import Store, fts_query
 
 
 def _rec(text, ts=1000.0, host="line3/plc", sev=6, source="t"):
@@ -60,7 +60,7 @@ def test_reopen_keeps_ids_and_rows(tmp_path):
 
 
 def test_retention_deletes_oldest_first(tmp_path, monkeypatch):
-    import gateway.store as store_mod
+    import gateway.pipeline.store as store_mod
 
     with Store(tmp_path / "s.db", max_bytes=store_mod.MIN_STORE_BYTES) as s:
         s.retention_check_rows = 500
@@ -97,7 +97,7 @@ def test_concurrent_appends_are_group_committed(tmp_path):
 def test_flush_waits_for_the_retention_an_append_started(tmp_path, monkeypatch):
     import time
 
-    import gateway.store as store_mod
+    import gateway.pipeline.store as store_mod
 
     finished = threading.Event()
     s = Store(tmp_path / "s.db")

@@ -1,4 +1,4 @@
-"""gateway.tokenizer against transformers' tokenizer for the same GGUF (the independent reference), per vocabulary.
+"""gateway.llm.tokenizer against transformers' tokenizer for the same GGUF (the independent reference), per vocabulary.
 
 Loading transformers' tokenizer from a GGUF takes seconds, so every tokenizer is a session fixture.
 """
@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gateway.tokenizer import Tokenizer, TokenizerError
-from gateway.tokenizer_chat import ChatTemplateError
-from gateway.tokenizer_gguf import read_tokenizer_metadata
+from gateway.llm.tokenizer import Tokenizer, TokenizerError
+from gateway.llm.tokenizer.chat_template import ChatTemplateError
+from gateway.llm.tokenizer.metadata import read_tokenizer_metadata
 
 pytestmark = pytest.mark.models
 

@@ -7,7 +7,7 @@ import csv
 import pytest
 
 from gateway.ingest.record import LogRecord
-from gateway.triage import Triage, grouping_accuracy, load_rules, miner_config
+from gateway.pipeline.triage import Triage, grouping_accuracy, load_rules, miner_config
 
 SYSTEMS = ("Apache", "BGL", "HDFS", "Hadoop", "Linux", "OpenSSH", "Spark", "Zookeeper")
 PUBLISHED_DRAIN_AVG = 0.85

@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from gateway.ring import ContextFeed, TokenRing
-from gateway.worker import QueueFull, Refused, Worker
+from gateway.pipeline.token_queue import ContextFeed, TokenRing
+from gateway.serve.engine_thread import QueueFull, Refused, Worker
 
 pytestmark = pytest.mark.models
 LOAD_TIMEOUT_S = 300

@@ -14,8 +14,8 @@ from typing import Callable, Sequence
 import numpy as np
 
 from gateway import _native
-from gateway.cpus import default_threads
-from gateway.sampling import SamplingParams, sample
+from gateway.llm.cpus import default_threads
+from gateway.llm.sampling import SamplingParams, sample
 
 EMA_ALPHA = 0.2   # smoothing of the measured ms/token the admission controller reads
 
@@ -71,11 +71,11 @@ class Engine:
                  max_chunk: int | None = None, backend: str = "auto", tokenizer=None,
                  act_precision: str = "q8x2"):
         """tokenizer: the caller's Tokenizer for this GGUF, if it has one (else loaded on first use).
-        n_threads: default one per performance core this process may use (gateway/cpus.py).
+        n_threads: default one per performance core this process may use (gateway/llm/cpus.py).
         act_precision: "q8x2" (default: the precision the correctness gate holds) or "q8" (one int8
         term per activation, llama.cpp's scheme: about half the integer work of a batch, for a draft
         model, whose precision changes only how many drafts are accepted). Both backends take it."""
-        from gateway.models import resolve_model
+        from gateway.llm.models import resolve_model
 
         self.path = resolve_model(path_or_model_name)
         self.backend = select_backend(backend)
@@ -107,7 +107,7 @@ class Engine:
     @property
     def tokenizer(self):
         if self._tokenizer is None:
-            from gateway.tokenizer import Tokenizer
+            from gateway.llm.tokenizer import Tokenizer
             self._tokenizer = Tokenizer.from_gguf(self.path)
         return self._tokenizer
 

@@ -1,6 +1,6 @@
 """`linegate generate`: run one prompt through the engine, streaming text (or one JSON object).
 
-Knows nothing about the server or the stream; drafters plug in through gateway.speculative's
+Knows nothing about the server or the stream; drafters plug in through gateway.llm.speculative's
 `--draft` hook (add_draft_argument / generate_speculative) when that module is present.
 """
 
@@ -15,7 +15,7 @@ SCRATCH_MARGIN = 32   # scratch slots beyond prompt + answer: room for a drafted
 
 def _speculative():
     try:
-        from gateway import speculative
+        from gateway.llm import speculative
     except ModuleNotFoundError:
         return None
     return speculative if hasattr(speculative, "add_draft_argument") else None
@@ -57,9 +57,9 @@ class _TextStreamer:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gateway.engine import Engine
-    from gateway.tokenizer import Tokenizer
-    from gateway.models import resolve_model
+    from gateway.llm.engine import Engine
+    from gateway.llm.tokenizer import Tokenizer
+    from gateway.llm.models import resolve_model
 
     if args.max_tokens < 1:
         print("linegate generate: --max-tokens must be >= 1", file=sys.stderr)

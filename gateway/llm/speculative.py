@@ -1,7 +1,7 @@
 """Speculative decoding: the exact verification rule and the loop that drives the target through it.
 
 Owns the rule, the adaptive draft length, the metrics and the `--draft` CLI hook. Knows nothing
-about how drafts are made (gateway.drafters) nor how the engine computes logits.
+about how drafts are made (gateway.llm.drafters) nor how the engine computes logits.
 
 The rule is speculative sampling as in Leviathan, Kalman & Matias, "Fast Inference from
 Transformers via Speculative Decoding" (ICML 2023) and Chen et al., "Accelerating Large
@@ -230,7 +230,7 @@ def choose_k(alpha: float, costs: StepCosts, draft_ms_per_token: float, k_max: i
 # --- the decode loop -------------------------------------------------------------------------
 
 class Target(Protocol):
-    """What the loop needs of gateway.engine.Engine (scratch-only; the stream is never touched)."""
+    """What the loop needs of gateway.llm.engine.Engine (scratch-only; the stream is never touched)."""
     scratch_len: int
     def forward_scratch(self, tokens: Sequence[int], all_logits: bool = False) -> np.ndarray: ...
     def rollback(self, n: int = 0) -> None: ...
@@ -388,7 +388,7 @@ def add_draft_argument(parser: argparse.ArgumentParser) -> None:
                         help="exported draft graph for model:onnx (default: next to the draft GGUF, see tools/convert/export_draft_onnx.py)")
     parser.add_argument("--draft-deferred", choices=("on", "off"), default=None,
                         help="draft the next block on a thread while the target verifies (default: on where draft and "
-                             "target run on different processors, see gateway.drafters.deferred_default)")
+                             "target run on different processors, see gateway.llm.drafters.deferred_default)")
 
 
 def generate_speculative(engine, prompt_tokens: Sequence[int], max_tokens: int, draft_spec: str = "ngram",
@@ -397,12 +397,12 @@ def generate_speculative(engine, prompt_tokens: Sequence[int], max_tokens: int, 
                          draft_model: str | None = None, draft_onnx: str | None = None,
                          deferred: bool | None = None, stream_tokens: Sequence[int] | None = None,
                          n_threads: int | None = None) -> SpecResult:
-    """What `linegate generate --draft ...` calls. `engine` is a gateway.engine.Engine.
+    """What `linegate generate --draft ...` calls. `engine` is a gateway.llm.engine.Engine.
 
     stream_tokens: the tokens the engine's stream holds (n-gram lookup context / the draft
     model's own stream); None when the job has no stream.
     """
-    from gateway.drafters import make_drafter   # lazy: drafters import the engine
+    from gateway.llm.drafters import make_drafter   # lazy: drafters import the engine
 
     if stop_tokens is None:
         stop_tokens = sorted(getattr(engine.tokenizer, "stop_ids", ()))

@@ -35,7 +35,7 @@ from drain3.masking import MaskingInstruction
 from drain3.persistence_handler import PersistenceHandler
 from drain3.template_miner_config import TemplateMinerConfig
 
-from gateway.alerts import Alert, MAX_ALERT_LINES
+from gateway.pipeline.alerts import Alert, MAX_ALERT_LINES
 from gateway.ingest.record import LogRecord, Severity, parse_severity_strict, severity_name
 
 log = logging.getLogger(__name__)

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from gateway.admission import Admission
-from gateway.ring import ContextFeed
+from gateway.serve.admission import Admission
+from gateway.pipeline.token_queue import ContextFeed
 
 log = logging.getLogger(__name__)
 
@@ -166,9 +166,9 @@ class Worker:
     def __init__(self, model: str | Path, feed_factory: Callable[[Callable[[str], list[int]]], ContextFeed], *,
                  n_sink: int = 0, n_ring: int = 2048, n_scratch: int = 512, n_threads: int | None = None,
                  prefill_chunk: int = 32, queue_size: int = 8, drafter: str = "none") -> None:
-        from gateway.tokenizer import Tokenizer
+        from gateway.llm.tokenizer import Tokenizer
 
-        from gateway.models import resolve_model
+        from gateway.llm.models import resolve_model
 
         self.model_path = resolve_model(model)
         self.tokenizer = Tokenizer.from_gguf(self.model_path)
@@ -184,7 +184,7 @@ class Worker:
         self.n_sink = n_sink or len(self.sink_tokens)
         self.n_ring, self.n_scratch, self.n_threads = n_ring, n_scratch, n_threads
         self.prefill_chunk = prefill_chunk
-        self.draft_spec = drafter            # "none" | "ngram" | "model[:backend]" (gateway.drafters)
+        self.draft_spec = drafter            # "none" | "ngram" | "model[:backend]" (gateway.llm.drafters)
         self.drafter: Any = None             # built on the engine thread, mirrors the stream
         self._spec_totals = {"proposed": 0, "accepted": 0, "target_forwards": 0, "decoded": 0}
         self.feed = feed_factory(self._plain)
@@ -348,7 +348,7 @@ class Worker:
             self.drafter.close()
 
     def _load(self) -> None:
-        from gateway.engine import Engine
+        from gateway.llm.engine import Engine
 
         t0 = time.perf_counter()
         self.engine = Engine(str(self.model_path), n_sink=self.n_sink, n_ring=self.n_ring,
@@ -357,7 +357,7 @@ class Worker:
         self.engine.prefill_stream(self.sink_tokens)
         prefill_ms = (time.perf_counter() - t1) * 1000 / len(self.sink_tokens)
         if self.draft_spec != "none":
-            from gateway.drafters import make_drafter
+            from gateway.llm.drafters import make_drafter
             self.drafter = make_drafter(self.draft_spec, self.engine, n_threads=self.n_threads)
             self.drafter.push_stream(self.sink_tokens)
         # Seed the EMAs with figures measured on this machine, this model, these threads.
@@ -428,7 +428,7 @@ class Worker:
     def _speculate(self, job: Job, stop_ids, on_token):
         """The job through speculative decoding: the drafter proposes, the target verifies in one
         batched scratch forward (greedy output is the target's own, token for token)."""
-        from gateway.speculative import Sampling, speculative_generate
+        from gateway.llm.speculative import Sampling, speculative_generate
 
         res = speculative_generate(self.engine, self.drafter, job.prompt, job.max_tokens,
                                    Sampling(temperature=job.temperature, top_p=job.top_p), job.seed,

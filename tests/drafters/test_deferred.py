@@ -7,9 +7,9 @@ import zlib
 
 import numpy as np
 
-from gateway.drafters.base import Drafter
-from gateway.drafters.deferred import DeferredDrafter
-from gateway.speculative import Sampling, speculative_generate
+from gateway.llm.drafters.base import Drafter
+from gateway.llm.drafters.deferred import DeferredDrafter
+from gateway.llm.speculative import Sampling, speculative_generate
 
 VOCAB = 6
 

@@ -12,8 +12,8 @@ import pytest
 
 from tools import TOOL_MODULES
 
-from gateway.drafters.model import ModelDrafter, rknn_available
-from gateway.speculative import Sampling
+from gateway.llm.drafters.model import ModelDrafter, rknn_available
+from gateway.llm.speculative import Sampling
 
 
 def load_tool(name: str):
@@ -61,8 +61,8 @@ def test_sampled_proposals_come_with_their_q(smollm_path, smol_onnx):
 
 
 def test_deferred_only_where_draft_and_target_use_different_processors(smollm_path):
-    from gateway.drafters import deferred_default, make_drafter
-    from gateway.drafters.deferred import DeferredDrafter
+    from gateway.llm.drafters import deferred_default, make_drafter
+    from gateway.llm.drafters.deferred import DeferredDrafter
     assert deferred_default("model", "rknn", "cpu") and deferred_default("model", "native", "cuda")
     assert not deferred_default("model", "native", "cpu") and not deferred_default("model", "onnx", "cpu")
     assert not deferred_default("ngram", None, "cuda")
@@ -74,7 +74,7 @@ def test_deferred_only_where_draft_and_target_use_different_processors(smollm_pa
 
 
 def test_native_draft_precision_can_be_chosen(smollm_path):
-    from gateway.drafters import make_drafter
+    from gateway.llm.drafters import make_drafter
     d = make_drafter("model:native", draft_model=str(smollm_path), deferred=False, n_threads=1, n_scratch=32,
                      draft_precision="q8x2")
     assert d.engine.act_precision == "q8x2"
@@ -84,7 +84,7 @@ def test_native_draft_precision_can_be_chosen(smollm_path):
 
 @pytest.mark.skipif(rknn_available()[0], reason="this machine has an NPU: nothing to fall back from")
 def test_rknn_falls_back_with_one_log_line(smollm_path, smol_onnx, caplog):
-    with caplog.at_level(logging.WARNING, logger="gateway.drafters.model"):
+    with caplog.at_level(logging.WARNING, logger="gateway.llm.drafters.model"):
         d = ModelDrafter.create("rknn", draft_model=str(smollm_path), draft_onnx=str(smol_onnx), n_ring=64, n_threads=2)
     assert d.backend == "onnx"
     lines = [r.getMessage() for r in caplog.records]
@@ -97,8 +97,8 @@ def test_missing_graph_is_named(smollm_path, tmp_path):
 
 
 def test_draft_must_share_the_targets_tokenizer(smollm_path, qwen05_path):
-    from gateway.drafters import make_drafter
-    from gateway.engine import Engine
+    from gateway.llm.drafters import make_drafter
+    from gateway.llm.engine import Engine
     target = Engine(str(smollm_path), n_sink=4, n_ring=32, n_scratch=32, n_threads=1)
     with pytest.raises(ValueError, match="do not share a tokenizer"):
         make_drafter("model:native", target, draft_model=str(qwen05_path), deferred=False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gateway.drafters.ngram import NgramDrafter, lookup
+from gateway.llm.drafters.ngram import NgramDrafter, lookup
 
 
 def test_lookup_proposes_what_followed_the_most_recent_match():

@@ -7,9 +7,9 @@ from datetime import datetime
 import pytest
 
 from gateway.ingest.record import LogRecord
-from gateway.server.chat import (MAX_SOURCES, MIN_ANSWER_TOKENS, QUOTE_HEADER, PromptTooLong, build_prompt,
+from gateway.server.retrieval import (MAX_SOURCES, MIN_ANSWER_TOKENS, QUOTE_HEADER, PromptTooLong, build_prompt,
                                   extract_hints, fit_prompt, retrieve)
-from gateway.store import Store
+from gateway.pipeline.store import Store
 
 HOSTS = ["line3/plc", "line3/filler", "line4/capper"]
 NOW = datetime(2026, 3, 2, 14, 30).timestamp()   # local time

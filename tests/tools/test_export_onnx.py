@@ -1,5 +1,5 @@
 """tools/convert/export_draft_onnx.py: the static graph rknn needs, with logits equal to the native engine's
-(cosine >= 0.999), through the sink + ring + scratch bookkeeping of gateway/drafters/onnx_engine.py."""
+(cosine >= 0.999), through the sink + ring + scratch bookkeeping of gateway/llm/drafters/onnx_engine.py."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from tools import TOOL_MODULES
 
-from gateway.drafters.onnx_engine import OnnxDraftEngine
+from gateway.llm.drafters.onnx_engine import OnnxDraftEngine
 
 MIN_COSINE = 0.999
 CHUNK = 16
@@ -35,7 +35,7 @@ def check_parity(gguf_path: Path, onnx_path: Path, n_sink: int, n_ring: int, n_s
                  stream: list[int], job: list[int]) -> np.ndarray:
     """Same stream pushed into both (in the graph's chunks, so evictions happen at the same tokens),
     then the same job in scratch: per-token logits cosines of the job."""
-    from gateway.engine import Engine
+    from gateway.llm.engine import Engine
     native = Engine(str(gguf_path), n_sink=n_sink, n_ring=n_ring, n_scratch=n_scratch, n_threads=2)
     graph = OnnxDraftEngine(onnx_path, n_sink, n_ring, n_scratch, n_threads=2)
     for i in range(0, len(stream), graph.chunk):
@@ -48,7 +48,7 @@ def check_parity(gguf_path: Path, onnx_path: Path, n_sink: int, n_ring: int, n_s
 
 
 def log_tokens(gguf_path: Path, loghub_dir: Path, n: int) -> list[int]:
-    from gateway.tokenizer import Tokenizer
+    from gateway.llm.tokenizer import Tokenizer
     text = (loghub_dir / "HDFS" / "HDFS_2k.log").read_text()[:8000]
     return Tokenizer.from_gguf(gguf_path).encode(text)[:n]
 

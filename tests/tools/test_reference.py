@@ -52,7 +52,7 @@ def gguf_weights(smollm_reader):
 
 @pytest.fixture(scope="module")
 def loghub_ids(smollm_path, loghub_dir):
-    from gateway.tokenizer import Tokenizer
+    from gateway.llm.tokenizer import Tokenizer
 
     line = (loghub_dir / "HDFS" / "HDFS_2k.log").read_text(encoding="utf-8").splitlines()[0]
     tok = Tokenizer.from_gguf(smollm_path)

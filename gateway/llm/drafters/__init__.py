@@ -1,11 +1,11 @@
 """Drafters for speculative decoding, and `make_drafter` that builds one from a --draft spec.
 
-Knows nothing about verification; gateway.speculative drives whichever drafter this returns.
+Knows nothing about verification; gateway.llm.speculative drives whichever drafter this returns.
 """
 
 from __future__ import annotations
 
-from gateway.drafters.base import Drafter, Proposal
+from gateway.llm.drafters.base import Drafter, Proposal
 
 # Deferred (drafter on its own thread, drafting the next block while the target verifies) pays only when
 # the two run on different processors: a model draft on the RK3588 NPU (rknn), or any draft beside a CUDA
@@ -29,17 +29,17 @@ def make_drafter(spec: str, target_engine=None, *, draft_model: str | None = Non
                  n_scratch: int | None = None, draft_precision: str | None = None):
     """'none' -> None; 'ngram'; 'model[:native|onnx|rknn]' (the draft keeps its own stream context).
     draft_precision: the native draft's activation precision (default DRAFT_ACT_PRECISION)."""
-    from gateway.speculative import parse_draft_spec
+    from gateway.llm.speculative import parse_draft_spec
 
     kind, backend = parse_draft_spec(spec)
     if kind == "none":
         return None
     n_sink, n_ring = _stream_shape(target_engine)
     if kind == "ngram":
-        from gateway.drafters.ngram import NgramDrafter
+        from gateway.llm.drafters.ngram import NgramDrafter
         drafter: Drafter = NgramDrafter(n_sink=n_sink, n_ring=n_ring)
     else:
-        from gateway.drafters.model import ModelDrafter
+        from gateway.llm.drafters.model import ModelDrafter
         drafter = ModelDrafter.create(backend, draft_model=draft_model, draft_onnx=draft_onnx,
                                       n_sink=n_sink, n_ring=n_ring, n_threads=n_threads,
                                       n_scratch=n_scratch, act_precision=draft_precision)
@@ -49,14 +49,14 @@ def make_drafter(spec: str, target_engine=None, *, draft_model: str | None = Non
     if deferred is None:
         deferred = deferred_default(kind, getattr(drafter, "backend", None), getattr(target_engine, "backend", None))
     if deferred:
-        from gateway.drafters.deferred import DeferredDrafter
+        from gateway.llm.drafters.deferred import DeferredDrafter
         drafter = DeferredDrafter(drafter)
     return drafter
 
 
 def _stream_shape(engine) -> tuple[int, int]:
     """The target's sink/ring sizes, so drafters mirror the same window of the stream."""
-    from gateway.drafters.ngram import DEFAULT_N_RING, DEFAULT_N_SINK
+    from gateway.llm.drafters.ngram import DEFAULT_N_RING, DEFAULT_N_SINK
     if engine is None:
         return DEFAULT_N_SINK, DEFAULT_N_RING
     stats = engine.stats()

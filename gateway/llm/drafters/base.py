@@ -1,6 +1,6 @@
 """The one interface every drafter implements (n-gram lookup, draft model on any backend).
 
-Knows nothing about verification (gateway.speculative) nor about threads (drafters.deferred).
+Knows nothing about verification (gateway.llm.speculative) nor about threads (drafters.deferred).
 """
 
 from __future__ import annotations

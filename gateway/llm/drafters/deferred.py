@@ -11,7 +11,7 @@ from __future__ import annotations
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Sequence
 
-from gateway.drafters.base import Drafter, Proposal
+from gateway.llm.drafters.base import Drafter, Proposal
 
 
 class DeferredDrafter(Drafter):

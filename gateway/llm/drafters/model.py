@@ -1,7 +1,7 @@
 """Draft-model drafter: a small model (Qwen2.5-Coder-0.5B) with its own sink + ring context of the stream.
 
 One drafter, three backends behind the same engine-like object: `native` (a second
-gateway.engine.Engine), `onnx` (onnxruntime on the exported static graph), `rknn` (the same graph
+gateway.llm.engine.Engine), `onnx` (onnxruntime on the exported static graph), `rknn` (the same graph
 converted for the RK3588 NPU, run by rknn-toolkit-lite2). Knows nothing about verification.
 """
 
@@ -14,7 +14,7 @@ from typing import Sequence
 
 import numpy as np
 
-from gateway.drafters.base import Drafter, Proposal
+from gateway.llm.drafters.base import Drafter, Proposal
 
 log = logging.getLogger(__name__)
 
@@ -22,7 +22,7 @@ DRAFT_MODEL = "qwen2.5-coder-0.5b-instruct"
 DRAFT_N_SCRATCH = 512        # job prompt + answer + one block, in the draft's own scratch
 RKNN_DEVICE_NODES = ("/dev/rknpu", "/dev/dri/renderD129")   # RK3588 NPU (the latter: rknpu via DRM)
 DRAFT_SEED_OFFSET = 0x5EED   # the draft's sampling stream must not replay the verifier's
-# The native draft runs one int8 term per activation (gateway/engine.py): the target verifies every
+# The native draft runs one int8 term per activation (gateway/llm/engine.py): the target verifies every
 # draft, so the draft's precision moves only its acceptance rate, and it halves the integer work of the
 # draft's batches (the stream it reads along, and its re-fed prompts).
 DRAFT_ACT_PRECISION = "q8"
@@ -74,7 +74,7 @@ class ModelDrafter(Drafter):
         if backend == "rknn":
             ok, why = rknn_available()
             if ok and rknn_path.is_file():
-                from gateway.drafters.rknn_runner import rknn_runner
+                from gateway.llm.drafters.rknn_runner import rknn_runner
                 return cls(_graph_engine(onnx_path, n_sink, n_ring, n_scratch, runner=rknn_runner(rknn_path)), "rknn")
             if ok:
                 why = f"no converted graph at {rknn_path} (tools/convert/convert_draft_rknn.py)"
@@ -84,7 +84,7 @@ class ModelDrafter(Drafter):
             return cls(_graph_engine(onnx_path, n_sink, n_ring, n_scratch, n_threads=n_threads), "onnx")
         if not gguf.is_file():
             raise FileNotFoundError(f"draft model not found at {gguf}: run `linegate models pull {DRAFT_MODEL}`")
-        from gateway.engine import Engine
+        from gateway.llm.engine import Engine
         return cls(Engine(str(gguf), n_sink=n_sink, n_ring=n_ring, n_scratch=n_scratch, n_threads=n_threads,
                           act_precision=act_precision or DRAFT_ACT_PRECISION), "native")
 
@@ -98,7 +98,7 @@ class ModelDrafter(Drafter):
         self._rng = np.random.default_rng(None if seed is None else seed + DRAFT_SEED_OFFSET)
 
     def propose(self, context_tokens: Sequence[int], k: int) -> Proposal:
-        from gateway.speculative import probs_from_logits, sample
+        from gateway.llm.speculative import probs_from_logits, sample
 
         context = [int(t) for t in context_tokens]
         room = self.n_scratch - len(context)
@@ -137,7 +137,7 @@ class ModelDrafter(Drafter):
 
 
 def _graph_engine(onnx_path: Path, n_sink: int, n_ring: int, n_scratch: int, n_threads: int | None = None, runner=None):
-    from gateway.drafters.onnx_engine import OnnxDraftEngine, read_meta
+    from gateway.llm.drafters.onnx_engine import OnnxDraftEngine, read_meta
     if not onnx_path.is_file():
         raise FileNotFoundError(f"draft graph not found at {onnx_path}: export it with "
                                 f"`python tools/convert/export_draft_onnx.py --gguf <draft.gguf> --out {onnx_path}`")

@@ -11,7 +11,7 @@ from typing import Sequence
 
 import numpy as np
 
-from gateway.drafters.base import Drafter, Proposal
+from gateway.llm.drafters.base import Drafter, Proposal
 
 MAX_NGRAM = 32     # the match grows up to this: a longer match predicts better (a log line's
                    # shared prefix is ambiguous; with its timestamp and ids it is one line)

@@ -12,7 +12,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from gateway.cpus import default_threads
+from gateway.llm.cpus import default_threads
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +49,7 @@ INPUT_ORDER = ("tokens", "positions", "cache_positions", "mask", "k_cache", "v_c
 
 
 class OnnxDraftEngine:
-    """The subset of gateway.engine.Engine a drafter needs: prefill_stream, forward_scratch, rollback."""
+    """The subset of gateway.llm.engine.Engine a drafter needs: prefill_stream, forward_scratch, rollback."""
 
     def __init__(self, onnx_path: str | Path, n_sink: int, n_ring: int, n_scratch: int,
                  n_threads: int | None = None, runner: Runner | None = None):

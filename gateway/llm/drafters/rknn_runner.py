@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gateway.drafters.onnx_engine import INPUT_ORDER, Runner
+from gateway.llm.drafters.onnx_engine import INPUT_ORDER, Runner
 
 
 def rknn_runner(rknn_path: Path) -> Runner:

@@ -15,8 +15,8 @@ from pathlib import Path
 from tokenizers import AddedToken, Regex, decoders, models, pre_tokenizers
 from tokenizers import Tokenizer as BPETokenizer
 
-from gateway.tokenizer_chat import ChatTemplate, ChatTemplateError
-from gateway.tokenizer_gguf import (
+from gateway.llm.tokenizer.chat_template import ChatTemplate, ChatTemplateError
+from gateway.llm.tokenizer.metadata import (
     TOKEN_CONTROL,
     TOKEN_USER_DEFINED,
     TokenizerMetadata,

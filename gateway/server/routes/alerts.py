@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from gateway.server.deps import ApplianceDep, KeyDep
 
 router = APIRouter(prefix="/api/alerts", tags=["alerts"])
-MAX_ALERTS = 500   # the bus keeps this many in memory (gateway.alerts.MAX_RECENT)
+MAX_ALERTS = 500   # the bus keeps this many in memory (gateway.pipeline.alerts.MAX_RECENT)
 
 
 class AlertOut(BaseModel):

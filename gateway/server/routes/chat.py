@@ -1,5 +1,5 @@
 """POST /v1/chat/completions (OpenAI format; SSE when stream=true) and GET /v1/models. The answer is a
-job on the appliance's engine worker; prompt and sources come from gateway/server/chat.py.
+job on the appliance's engine worker; prompt and sources come from gateway/server/retrieval.py.
 A full job queue -> 429, an admission refusal -> 503, both with Retry-After.
 """
 
@@ -17,7 +17,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from gateway.server.chat import MAX_QUESTION_CHARS, Prompt, PromptTooLong, fit_prompt
+from gateway.server.retrieval import MAX_QUESTION_CHARS, Prompt, PromptTooLong, fit_prompt
 from gateway.server.deps import ApplianceDep, ErrorDetail, KeyDep, ServerSettingsDep
 
 router = APIRouter(prefix="/v1", tags=["chat"])
@@ -136,7 +136,7 @@ def _sources(prompt: Prompt) -> list[Source]:
 
 def _submit(appliance: Any, prompt: Prompt, req: ChatRequest, max_tokens: int, budget_ms: float) -> Any:
     """The answer job on the engine worker (an asyncio-iterable JobHandle), or the HTTP refusal."""
-    from gateway.worker import NotReady, PromptTooLong, QueueFull, Refused   # the pipeline's engine thread
+    from gateway.serve.engine_thread import NotReady, PromptTooLong, QueueFull, Refused   # the pipeline's engine thread
 
     try:
         return appliance.worker.submit_chat(prompt.messages, max_tokens=max_tokens, ttft_budget_ms=budget_ms,

@@ -15,8 +15,8 @@ from pydantic import BaseModel
 from gateway.server.deps import ApplianceDep, ErrorDetail, KeyDep
 
 router = APIRouter(prefix="/api/logs", tags=["logs"])
-MAX_LIMIT = 1000          # gateway.store.MAX_SEARCH_LIMIT
-MAX_QUERY_CHARS = 512     # gateway.store.MAX_QUERY_CHARS
+MAX_LIMIT = 1000          # gateway.pipeline.store.MAX_SEARCH_LIMIT
+MAX_QUERY_CHARS = 512     # gateway.pipeline.store.MAX_QUERY_CHARS
 MAX_AROUND = 50
 MAX_LINE_ID = 2**53 - 1   # SQLite INTEGER, capped where a JSON number stays exact (see chat.py's seed)
 # Stored text never holds control characters (sources escape them as \xNN), and a NUL breaks an

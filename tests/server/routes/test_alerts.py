@@ -7,7 +7,7 @@ import threading
 
 import httpx
 
-from gateway.alerts import Alert
+from gateway.pipeline.alerts import Alert
 
 
 def make_alert(text="E-STOP pressed", **kw) -> Alert:
