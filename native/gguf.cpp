@@ -317,35 +317,96 @@ void GGUFFile::release() {
     fd_ = -1;
 }
 
-void GGUFFile::parse() {
-    Cursor c(path_, base_, size_);
-
-    // Header.
+// The fixed header: magic, version, counts (checked against the limits and the bytes left).
+static void read_header(Cursor& c, const uint8_t* base, uint32_t* version, uint64_t* n_tensors, uint64_t* n_kv) {
     uint32_t magic = c.read<uint32_t>("magic");
     if (magic != kMagic) {
         char shown[5] = {0};
-        std::memcpy(shown, base_, 4);
+        std::memcpy(shown, base, 4);
         for (char& ch : shown)
             if (ch && (ch < 32 || ch > 126)) ch = '?';
         c.fail(std::string("not a GGUF file: bad magic '") + shown + "' (expected 'GGUF')");
     }
-    version_ = c.read<uint32_t>("version");
-    if (version_ < kMinVersion || version_ > kMaxVersion) {
-        std::string hint = (version_ & 0xFFFF) == 0 ? " (big-endian file?)" : "";
-        c.fail("unsupported GGUF version " + std::to_string(version_) + hint + "; supported: " +
+    *version = c.read<uint32_t>("version");
+    if (*version < kMinVersion || *version > kMaxVersion) {
+        std::string hint = (*version & 0xFFFF) == 0 ? " (big-endian file?)" : "";
+        c.fail("unsupported GGUF version " + std::to_string(*version) + hint + "; supported: " +
                std::to_string(kMinVersion) + ".." + std::to_string(kMaxVersion));
     }
-    uint64_t n_tensors = c.read<uint64_t>("tensor count");
-    uint64_t n_kv = c.read<uint64_t>("metadata count");
-    if (n_kv > c.left() / kMinKVBytes)
-        c.fail("metadata count " + std::to_string(n_kv) + " cannot fit in the " +
+    *n_tensors = c.read<uint64_t>("tensor count");
+    *n_kv = c.read<uint64_t>("metadata count");
+    if (*n_kv > c.left() / kMinKVBytes)
+        c.fail("metadata count " + std::to_string(*n_kv) + " cannot fit in the " +
                std::to_string(c.left()) + " bytes left in the file");
-    if (n_kv > kMaxKV) c.fail("metadata count " + std::to_string(n_kv) + " exceeds the limit " + std::to_string(kMaxKV));
-    if (n_tensors > kMaxTensors)
-        c.fail("tensor count " + std::to_string(n_tensors) + " exceeds the limit " + std::to_string(kMaxTensors));
-    if (n_tensors > c.left() / kMinTensorInfoBytes)
-        c.fail("tensor count " + std::to_string(n_tensors) + " cannot fit in the " +
+    if (*n_kv > kMaxKV) c.fail("metadata count " + std::to_string(*n_kv) + " exceeds the limit " + std::to_string(kMaxKV));
+    if (*n_tensors > kMaxTensors)
+        c.fail("tensor count " + std::to_string(*n_tensors) + " exceeds the limit " + std::to_string(kMaxTensors));
+    if (*n_tensors > c.left() / kMinTensorInfoBytes)
+        c.fail("tensor count " + std::to_string(*n_tensors) + " cannot fit in the " +
                std::to_string(c.left()) + " bytes left in the file");
+}
+
+// One tensor info: name, dimensions, type, offset (data pointer set later).
+static GGUFTensorInfo read_tensor_info(Cursor& c, uint64_t alignment) {
+    GGUFTensorInfo ti;
+    ti.name = c.read_string("tensor name", kMaxTensorNameLen);
+    const std::string where = "tensor " + quoted(ti.name);
+    uint32_t n_dims = c.read<uint32_t>("tensor dimension count");
+    if (n_dims > kMaxDims)
+        c.fail(where + ": " + std::to_string(n_dims) + " dimensions (limit " +
+               std::to_string(kMaxDims) + ")");
+    ti.ne.resize(n_dims);
+    int64_t n_el = 1;
+    for (uint32_t d = 0; d < n_dims; ++d) {
+        uint64_t ne = c.read<uint64_t>("tensor dimension");
+        if (ne > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ||
+            mul_overflows(n_el, static_cast<int64_t>(ne), &n_el))
+            c.fail(where + ": dimension " + std::to_string(d) + " = " + std::to_string(ne) +
+                   " overflows the element count");
+        ti.ne[d] = static_cast<int64_t>(ne);
+    }
+    uint32_t type = c.read<uint32_t>("tensor type");
+    ti.type = static_cast<GGMLType>(type);
+    TypeTraits tt = ggml_type_traits(ti.type);
+    if (tt.block_elems == 0)
+        c.fail(where + ": unknown ggml type " + std::to_string(type));
+    int64_t row = n_dims ? ti.ne[0] : 1;
+    if (row % tt.block_elems != 0)
+        c.fail(where + ": row length " + std::to_string(row) + " is not a multiple of the " +
+               ggml_type_name(ti.type) + " block size " + std::to_string(tt.block_elems));
+    int64_t nbytes;
+    if (mul_overflows(n_el / tt.block_elems, tt.block_bytes, &nbytes))
+        c.fail(where + ": byte size overflows");
+    ti.nbytes = static_cast<uint64_t>(nbytes);
+    ti.offset = c.read<uint64_t>("tensor data offset");
+    if (ti.offset % alignment != 0)
+        c.fail(where + ": data offset " + std::to_string(ti.offset) +
+               " is not a multiple of the alignment " + std::to_string(alignment));
+    ti.data = nullptr;
+    return ti;
+}
+
+// No two tensors may share bytes.
+static void check_no_overlap(Cursor& c, const std::vector<GGUFTensorInfo>& tensors) {
+    std::vector<const GGUFTensorInfo*> by_offset;
+    by_offset.reserve(tensors.size());
+    for (const GGUFTensorInfo& ti : tensors) by_offset.push_back(&ti);
+    std::sort(by_offset.begin(), by_offset.end(),
+              [](const GGUFTensorInfo* a, const GGUFTensorInfo* b) { return a->offset < b->offset; });
+    for (size_t i = 1; i < by_offset.size(); ++i) {
+        const GGUFTensorInfo* a = by_offset[i - 1];
+        const GGUFTensorInfo* b = by_offset[i];
+        if (a->nbytes > 0 && b->nbytes > 0 && a->offset + a->nbytes > b->offset)
+            c.fail("tensors " + quoted(a->name) + " and " + quoted(b->name) + " overlap (offsets " +
+                   std::to_string(a->offset) + "+" + std::to_string(a->nbytes) + " and " +
+                   std::to_string(b->offset) + ")");
+    }
+}
+
+void GGUFFile::parse() {
+    Cursor c(path_, base_, size_);
+    uint64_t n_tensors = 0, n_kv = 0;
+    read_header(c, base_, &version_, &n_tensors, &n_kv);
 
     // Metadata.
     kv_.reserve(n_kv);
@@ -374,45 +435,10 @@ void GGUFFile::parse() {
         alignment_ = kDefaultAlignment;
     }
 
-    // Tensor infos.
     tensors_.reserve(n_tensors);
     for (uint64_t i = 0; i < n_tensors; ++i) {
-        GGUFTensorInfo ti;
-        ti.name = c.read_string("tensor name", kMaxTensorNameLen);
-        const std::string where = "tensor " + quoted(ti.name);
-        uint32_t n_dims = c.read<uint32_t>("tensor dimension count");
-        if (n_dims > kMaxDims)
-            c.fail(where + ": " + std::to_string(n_dims) + " dimensions (limit " +
-                   std::to_string(kMaxDims) + ")");
-        ti.ne.resize(n_dims);
-        int64_t n_el = 1;
-        for (uint32_t d = 0; d < n_dims; ++d) {
-            uint64_t ne = c.read<uint64_t>("tensor dimension");
-            if (ne > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ||
-                mul_overflows(n_el, static_cast<int64_t>(ne), &n_el))
-                c.fail(where + ": dimension " + std::to_string(d) + " = " + std::to_string(ne) +
-                       " overflows the element count");
-            ti.ne[d] = static_cast<int64_t>(ne);
-        }
-        uint32_t type = c.read<uint32_t>("tensor type");
-        ti.type = static_cast<GGMLType>(type);
-        TypeTraits tt = ggml_type_traits(ti.type);
-        if (tt.block_elems == 0)
-            c.fail(where + ": unknown ggml type " + std::to_string(type));
-        int64_t row = n_dims ? ti.ne[0] : 1;
-        if (row % tt.block_elems != 0)
-            c.fail(where + ": row length " + std::to_string(row) + " is not a multiple of the " +
-                   ggml_type_name(ti.type) + " block size " + std::to_string(tt.block_elems));
-        int64_t nbytes;
-        if (mul_overflows(n_el / tt.block_elems, tt.block_bytes, &nbytes))
-            c.fail(where + ": byte size overflows");
-        ti.nbytes = static_cast<uint64_t>(nbytes);
-        ti.offset = c.read<uint64_t>("tensor data offset");
-        if (ti.offset % alignment_ != 0)
-            c.fail(where + ": data offset " + std::to_string(ti.offset) +
-                   " is not a multiple of the alignment " + std::to_string(alignment_));
-        ti.data = nullptr;
-        if (tensor_index_.count(ti.name)) c.fail("duplicate " + where);
+        GGUFTensorInfo ti = read_tensor_info(c, alignment_);
+        if (tensor_index_.count(ti.name)) c.fail("duplicate tensor " + quoted(ti.name));
         tensor_index_.emplace(ti.name, tensors_.size());
         tensors_.push_back(std::move(ti));
     }
@@ -432,21 +458,7 @@ void GGUFFile::parse() {
                    std::to_string(data_size) + " bytes; file truncated?)");
         ti.data = base_ + data_offset_ + ti.offset;
     }
-
-    // No two tensors may share bytes.
-    std::vector<const GGUFTensorInfo*> by_offset;
-    by_offset.reserve(tensors_.size());
-    for (const GGUFTensorInfo& ti : tensors_) by_offset.push_back(&ti);
-    std::sort(by_offset.begin(), by_offset.end(),
-              [](const GGUFTensorInfo* a, const GGUFTensorInfo* b) { return a->offset < b->offset; });
-    for (size_t i = 1; i < by_offset.size(); ++i) {
-        const GGUFTensorInfo* a = by_offset[i - 1];
-        const GGUFTensorInfo* b = by_offset[i];
-        if (a->nbytes > 0 && b->nbytes > 0 && a->offset + a->nbytes > b->offset)
-            c.fail("tensors " + quoted(a->name) + " and " + quoted(b->name) + " overlap (offsets " +
-                   std::to_string(a->offset) + "+" + std::to_string(a->nbytes) + " and " +
-                   std::to_string(b->offset) + ")");
-    }
+    check_no_overlap(c, tensors_);
 }
 
 // --- lookups -----------------------------------------------------------------------------

@@ -70,6 +70,9 @@ struct PyGGUFFile {
 
 }  // namespace
 
+static void register_tensor_info(py::module_& m);
+static void register_file(py::module_& m);
+
 void register_gguf(py::module_& m) {
     py::register_exception<lg::GGUFError>(m, "GGUFError", PyExc_ValueError);
 
@@ -82,6 +85,12 @@ void register_gguf(py::module_& m) {
           },
           py::arg("type_id"), "(elements per block, bytes per block); (0, 0) for an unknown type.");
 
+    register_tensor_info(m);
+    register_file(m);
+}
+
+// GGUFTensor: one tensor's info (name, shape, type, offset, sizes).
+static void register_tensor_info(py::module_& m) {
     py::class_<lg::GGUFTensorInfo>(m, "GGUFTensor", "One tensor's info; valid while its GGUFFile lives.")
         .def_property_readonly("name", [](const lg::GGUFTensorInfo& t) { return to_str(t.name); })
         .def_property_readonly("shape", [](const lg::GGUFTensorInfo& t) { return t.ne; },
@@ -98,7 +107,10 @@ void register_gguf(py::module_& m) {
             for (size_t i = 0; i < t.ne.size(); ++i) dims += (i ? ", " : "") + std::to_string(t.ne[i]);
             return py::str("<GGUFTensor {!r} {} [{}]>").format(to_str(t.name), lg::ggml_type_name(t.type), dims);
         });
+}
 
+// GGUFFile: the mmapped file, its metadata and tensors.
+static void register_file(py::module_& m) {
     py::class_<PyGGUFFile>(m, "GGUFFile", "A GGUF file, mmapped read-only; raises GGUFError on a bad file.")
         .def(py::init<const std::string&>(), py::arg("path"))
         .def_property_readonly("path", [](const PyGGUFFile& f) { return f.file->path(); })
