@@ -19,7 +19,7 @@ from gateway.pipeline.store import DEFAULT_MAX_BYTES, MIN_STORE_BYTES
 
 MAX_N_RING = 1 << 17          # positions must stay within the model's trained context anyway
 MAX_N_SCRATCH = 1 << 14
-MAX_RING_TOKENS = 1 << 22     # the token ring's preallocated capacity
+MAX_RING_TOKENS = 1 << 22     # the token queue's preallocated capacity ([ring] section)
 MAX_BUDGET_MS = 600_000
 
 
