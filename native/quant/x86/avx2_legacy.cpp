@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "quant_avx2.h"
+#include "quant/x86/avx2.h"
 
 #if LG_SIMD_AVX2
 

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <type_traits>
 
-#include "quant_avx2.h"
+#include "quant/x86/avx2.h"
 
 #if LG_SIMD_AVX2
 

@@ -2,7 +2,7 @@
 // RL_MAX_RECORDS records (decode, verification): 16 weight rows per zmm, activation bytes broadcast,
 // float steps 16 rows at a time in the canonical lanes. Bit-identical to the other kernels. Knows nothing
 // about threads or models.
-#include "quant_avx512.h"
+#include "quant/x86/avx512.h"
 
 #if LG_SIMD_AVX512
 

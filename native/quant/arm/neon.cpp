@@ -1,8 +1,8 @@
 // aarch64 NEON kernels (vdotq_s32 under __ARM_FEATURE_DOTPROD, e.g. RK3588's Cortex-A76):
 // integer block sums in NEON, float steps in the canonical order of quant_blocks.h, so results
 // are bit-identical to quant_scalar.cpp. Knows nothing about threads. Empty on other targets.
-#include "quant_blocks.h"
-#include "quant_kernels.h"
+#include "quant/blocks.h"
+#include "quant/kernels.h"
 
 #if LG_SIMD_NEON
 #include <arm_neon.h>

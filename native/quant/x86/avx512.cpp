@@ -5,7 +5,7 @@
 #include <cmath>
 #include <type_traits>
 
-#include "quant_avx512.h"
+#include "quant/x86/avx512.h"
 
 #if LG_SIMD_AVX512
 

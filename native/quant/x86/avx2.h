@@ -3,8 +3,8 @@
 #pragma once
 #include <cstring>
 
-#include "quant_blocks.h"
-#include "quant_kernels.h"
+#include "quant/blocks.h"
+#include "quant/kernels.h"
 
 #if LG_SIMD_AVX2
 #include <immintrin.h>

@@ -3,7 +3,7 @@
 #pragma once
 #include <cstdint>
 
-#include "quant.h"
+#include "quant/quant.h"
 
 // Which SIMD kernel file is compiled in: exactly one of quant_avx512.cpp, quant_avx2.cpp,
 // quant_neon.cpp, or the fallback in quant_scalar.cpp defines matmul_simd / simd_name.

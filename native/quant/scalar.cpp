@@ -3,8 +3,8 @@
 // Knows nothing about threads (callers split rows) or SIMD (quant_avx512/avx2/neon.cpp).
 #include <cmath>
 
-#include "quant_blocks.h"
-#include "quant_kernels.h"
+#include "quant/blocks.h"
+#include "quant/kernels.h"
 
 namespace lg {
 

@@ -1,14 +1,14 @@
 // Type support, scalar reference dequantizers (bit-exact with gguf.quants.dequantize),
 // activation preparation and the matmul dispatch (SIMD kernel if compiled in, else scalar).
 // Knows nothing about models or threads.
-#include "quant.h"
+#include "quant/quant.h"
 
 #include <cmath>
 #include <stdexcept>
 #include <string>
 
-#include "quant_blocks.h"
-#include "quant_kernels.h"
+#include "quant/blocks.h"
+#include "quant/kernels.h"
 
 // The reference dequantizers must round every product and sum separately, as numpy does:
 // no fused multiply-add contraction in this file.

@@ -5,8 +5,8 @@
 #include <cstring>
 #include <type_traits>
 
-#include "quant_blocks.h"
-#include "quant_kernels.h"
+#include "quant/blocks.h"
+#include "quant/kernels.h"
 
 #if LG_SIMD_AVX512
 #include <immintrin.h>

@@ -3,7 +3,7 @@
 // bytes are broadcast from memory, so each block's decode is shared by every record and nothing is
 // reduced across lanes.
 // Bit-identical to the other kernels. Knows nothing about threads.
-#include "quant_avx512.h"
+#include "quant/x86/avx512.h"
 
 #if LG_SIMD_AVX512
 
