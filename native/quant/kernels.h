@@ -26,12 +26,12 @@ int64_t ggml_bytes_per_block32(GGMLType wt);        // legacy 32-element block b
 
 // The compiled-in SIMD kernel; returns false when it has none for `wt` (scalar then runs).
 // Same contract and results as matmul_scalar (see the canonical order in quant_blocks.h).
-// `acts` points at the first record (past the header), Tv records; pair = 2 when records come in
+// `acts` points at the first record (past the header), n_rec records; pair = 2 when records come in
 // (high, residual) pairs that sum into one output (see store_out).
 bool matmul_simd(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1,
-                 const uint8_t* acts, const float* x, int Tv, float* y, int64_t ldy, int pair);
+                 const uint8_t* acts, const float* x, int n_rec, float* y, int64_t ldy, int pair);
 void matmul_scalar_records(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts,
-                           const float* x, int Tv, float* y, int64_t ldy, int pair);
+                           const float* x, int n_rec, float* y, int64_t ldy, int pair);
 const char* simd_name();
 
 // Quantize n_blocks blocks of ablk floats to int8 as prepare_acts defines it (round half to even

@@ -14,7 +14,7 @@ namespace lg {
 
 namespace {
 
-constexpr int T_TILE = 8;  // activation vectors sharing one decode of a weight block
+constexpr int R_TILE = 8;  // activation vectors sharing one decode of a weight block
 
 // 4 int32 lanes whose total is the dot product of 16 int8 pairs.
 inline int32x4_t dot16(int32x4_t acc, int8x16_t a, int8x16_t b) {
@@ -29,7 +29,7 @@ inline int32x4_t dot16(int32x4_t acc, int8x16_t a, int8x16_t b) {
 
 // ---- K-quants -------------------------------------------------------------------------------
 // A block decoded to 256 signed values (Q6_K: q - 32; Q4_K/Q5_K: q) and integer scales.
-struct KDec {
+struct KBlock {
     alignas(16) int8_t v[QK_K];
     int sc[16];                  // Q6_K: per 16 values; Q4_K/Q5_K: sc[0..7], per 32 values
     alignas(16) int16_t mn[8];   // per 32 values (Q4_K/Q5_K)
@@ -42,7 +42,7 @@ inline float h2f(uint16_t h) { return fp16_to_f32(h); }
 // sc = (c_k & 15) | (a_k >> 6) << 4, mn = (c_k >> 4) | (b_k >> 6) << 4, where a, b, c are scale bytes 0-3,
 // 4-7, 8-11 (each table lookup repeats its 4 bytes in both halves). Reads 16 bytes from s: the block's
 // qh or qs follow its 12 scale bytes.
-inline void q4k_unpack_scales(const uint8_t* s, KDec* o) {
+inline void q4k_unpack_scales(const uint8_t* s, KBlock* o) {
     const uint8x16_t v = vld1q_u8(s);
     const uint8x8_t a = vqtbl1_u8(v, vcreate_u8(0x0302010003020100ULL));
     const uint8x8_t b = vqtbl1_u8(v, vcreate_u8(0x0706050407060504ULL));
@@ -56,7 +56,7 @@ inline void q4k_unpack_scales(const uint8_t* s, KDec* o) {
     vst1q_s16(o->mn, vreinterpretq_s16_u16(vmovl_u8(mn)));
 }
 
-void decode(const BlockQ4K* b, KDec* o) {
+void decode(const BlockQ4K* b, KBlock* o) {
     o->dw = h2f(b->d);
     o->dm = h2f(b->dmin);
     q4k_unpack_scales(b->scales, o);
@@ -70,7 +70,7 @@ void decode(const BlockQ4K* b, KDec* o) {
     }
 }
 
-void decode(const BlockQ5K* b, KDec* o) {
+void decode(const BlockQ5K* b, KBlock* o) {
     o->dw = h2f(b->d);
     o->dm = h2f(b->dmin);
     q4k_unpack_scales(b->scales, o);
@@ -88,7 +88,7 @@ void decode(const BlockQ5K* b, KDec* o) {
     }
 }
 
-void decode(const BlockQ6K* b, KDec* o) {
+void decode(const BlockQ6K* b, KBlock* o) {
     o->dw = h2f(b->d);
     o->dm = 0.0f;
     for (int k = 0; k < 16; ++k) o->sc[k] = b->scales[k];
@@ -109,17 +109,17 @@ void decode(const BlockQ6K* b, KDec* o) {
 }
 
 template <typename Block>
-void kquant_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T, float* y,
+void reduce_kquant(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec, float* y,
                    int64_t ldy, GGMLType wt, int pair) {
     constexpr bool kQ6 = std::is_same<Block, BlockQ6K>::value;
     const int64_t nb = K / QK_K;
     const ActLayout L = act_layout(wt, K);
-    KDec dec;
-    for (int t0 = 0; t0 < T; t0 += T_TILE) {
-        const int nt = T - t0 < T_TILE ? T - t0 : T_TILE;
+    KBlock dec;
+    for (int t0 = 0; t0 < n_rec; t0 += R_TILE) {
+        const int nt = n_rec - t0 < R_TILE ? n_rec - t0 : R_TILE;
         for (int64_t r = r0; r < r1; ++r) {
             const Block* row = reinterpret_cast<const Block*>(W) + r * nb;
-            float acc[T_TILE] = {};
+            float acc[R_TILE] = {};
             for (int64_t b = 0; b < nb; ++b) {
                 decode(row + b, &dec);
                 for (int t = 0; t < nt; ++t) {
@@ -186,16 +186,16 @@ inline void legacy_decode(GGMLType wt, const uint8_t* blk, int8x16_t* v0, int8x1
     *v1 = vsubq_s8(vreinterpretq_s8_u8(hi), vdupq_n_s8(sub));
 }
 
-void legacy_matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T,
+void reduce_legacy(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec,
                    float* y, int64_t ldy, int pair) {
     const int64_t nb = K / QK32, bb = ggml_bytes_per_block32(wt);
     const bool has_min = wt == GGMLType::Q4_1 || wt == GGMLType::Q5_1;
     const ActLayout L = act_layout(wt, K);
-    for (int t0 = 0; t0 < T; t0 += T_TILE) {
-        const int nt = T - t0 < T_TILE ? T - t0 : T_TILE;
+    for (int t0 = 0; t0 < n_rec; t0 += R_TILE) {
+        const int nt = n_rec - t0 < R_TILE ? n_rec - t0 : R_TILE;
         for (int64_t r = r0; r < r1; ++r) {
             const uint8_t* row = W + r * nb * bb;
-            float lanes[T_TILE][L_LANES] = {};
+            float lanes[R_TILE][L_LANES] = {};
             for (int64_t b = 0; b < nb; ++b) {
                 int8x16_t v0, v1;
                 float dw, dm;
@@ -212,7 +212,7 @@ void legacy_matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t
                     if (has_min) lane = std::fma(dm * dx, static_cast<float>(sum), lane);
                 }
             }
-            float out[T_TILE];
+            float out[R_TILE];
             for (int t = 0; t < nt; ++t) out[t] = reduce_lanes(lanes[t]);
             store_out(y, ldy, r, t0, out, nt, pair);
         }
@@ -222,13 +222,13 @@ void legacy_matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t
 }  // namespace
 
 bool matmul_simd(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* act_buf,
-                 const float* x, int T, float* y, int64_t ldy, int pair) {
+                 const float* x, int n_rec, float* y, int64_t ldy, int pair) {
     switch (wt) {
-        case GGMLType::Q4_K: kquant_matmul<BlockQ4K>(W, K, r0, r1, act_buf, T, y, ldy, wt, pair); return true;
-        case GGMLType::Q5_K: kquant_matmul<BlockQ5K>(W, K, r0, r1, act_buf, T, y, ldy, wt, pair); return true;
-        case GGMLType::Q6_K: kquant_matmul<BlockQ6K>(W, K, r0, r1, act_buf, T, y, ldy, wt, pair); return true;
+        case GGMLType::Q4_K: reduce_kquant<BlockQ4K>(W, K, r0, r1, act_buf, n_rec, y, ldy, wt, pair); return true;
+        case GGMLType::Q5_K: reduce_kquant<BlockQ5K>(W, K, r0, r1, act_buf, n_rec, y, ldy, wt, pair); return true;
+        case GGMLType::Q6_K: reduce_kquant<BlockQ6K>(W, K, r0, r1, act_buf, n_rec, y, ldy, wt, pair); return true;
         case GGMLType::Q4_0: case GGMLType::Q4_1: case GGMLType::Q5_0: case GGMLType::Q5_1: case GGMLType::Q8_0:
-            legacy_matmul(wt, W, K, r0, r1, act_buf, T, y, ldy, pair);
+            reduce_legacy(wt, W, K, r0, r1, act_buf, n_rec, y, ldy, pair);
             return true;
         default:
             return false;

@@ -12,14 +12,14 @@
 
 namespace lg {
 
-using namespace avx2;
+using namespace quant::avx2;
 
 namespace {
 
 // ---- K-quants -------------------------------------------------------------------------------
 // q[k]: unsigned values of elements 32k..32k+31; sv[k]: int16 scale vector for maddubs output
 // of q[k] (lanes 0..7: per-16 scale 2k, lanes 8..15: 2k+1).
-struct KDec {
+struct KBlock {
     __m256i q[8], sv[8];
     __m256i sc16;  // Q6_K: the 16 scales as int16 (the offset term's partner in madd)
     __m128i mn16;  // Q4_K/Q5_K: the 8 mins as int16 (the activation sums' partner in madd)
@@ -28,7 +28,7 @@ struct KDec {
 
 // sv[k] from the int16 scales of a 16-lane vector s16 (lane i = scale of elements 16i..16i+15):
 // lanes 0..7 = s16 lane 2k, lanes 8..15 = lane 2k + 1.
-inline void scales_from16(__m256i s16, KDec* o) {
+inline void scales_from16(__m256i s16, KBlock* o) {
     const __m256i lo = _mm256_permute2x128_si256(s16, s16, 0x00), hi = _mm256_permute2x128_si256(s16, s16, 0x11);
     for (int k = 0; k < 8; ++k) {
         const int a = (2 * k) % 8, b = (2 * k + 1) % 8;  // int16 lanes within the 128-bit half
@@ -43,7 +43,7 @@ inline void scales_from16(__m256i s16, KDec* o) {
 // The 8 scales and 8 mins of a Q4_K/Q5_K block (q4k_scale_min for all j at once): with the 12 bytes as
 // dwords u0, u1, u2, scales 0-3 = u0 & 63 (per byte), mins 0-3 = u1 & 63, scales 4-7 = (u2 & 15) |
 // (u0 >> 6) << 4, mins 4-7 = (u2 >> 4 & 15) | (u1 >> 6) << 4.
-inline void q4k_common(uint16_t d, uint16_t dmin, const uint8_t* scales, const uint8_t* qs, KDec* o) {
+inline void q4k_common(uint16_t d, uint16_t dmin, const uint8_t* scales, const uint8_t* qs, KBlock* o) {
     o->dw = _cvtsh_ss(d);
     o->dm = _cvtsh_ss(dmin);
     uint32_t u[3];
@@ -63,9 +63,9 @@ inline void q4k_common(uint16_t d, uint16_t dmin, const uint8_t* scales, const u
     }
 }
 
-void decode(const BlockQ4K* b, KDec* o) { q4k_common(b->d, b->dmin, b->scales, b->qs, o); }
+void decode(const BlockQ4K* b, KBlock* o) { q4k_common(b->d, b->dmin, b->scales, b->qs, o); }
 
-void decode(const BlockQ5K* b, KDec* o) {
+void decode(const BlockQ5K* b, KBlock* o) {
     q4k_common(b->d, b->dmin, b->scales, b->qs, o);
     const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->qh)), one = _mm256_set1_epi8(1);
     for (int s = 0; s < 8; ++s) {  // bit s of qh[l] is bit 4 of element 32s + l
@@ -74,7 +74,7 @@ void decode(const BlockQ5K* b, KDec* o) {
     }
 }
 
-__attribute__((always_inline)) inline void decode(const BlockQ6K* b, KDec* o) {
+__attribute__((always_inline)) inline void decode(const BlockQ6K* b, KBlock* o) {
     o->dw = _cvtsh_ss(b->d);
     o->dm = 0.0f;
     o->sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b->scales)));
@@ -96,26 +96,26 @@ __attribute__((always_inline)) inline void decode(const BlockQ6K* b, KDec* o) {
 
 // ---- Q4_K (every call) and Q6_K (from 4 records) row-lane kernels, in groups of up to 16 records ---
 // A ymm holds 8 weight rows, one dword lane each, and 4 activation bytes are broadcast, so each block's
-// decode serves every record and no lane is reduced (the per-block horizontal sums of kquant_matmul
+// decode serves every record and no lane is reduced (the per-block horizontal sums of reduce_kquant
 // are what made this path slow). Per (row, record, block) it forms the same exact integers
 // (i1 = sum_j sc_j S_j, i2 = sum_j mn_j xsum_j) and applies the canonical float steps, so its bits are
 // the scalar path's. S_j: maddubs gives int16 pairs of at most 2 * 15 * 127, 8 of them summed stay
 // below 2^15, and madd with (sc_j, sc_j) per dword gives sc_j * S_j.
 // Measured (1.5B, x86-64-v3 build, 2 threads, after a 16-token prompt, alternating per forward in one
-// process, medians of 10, logits bit-identical): T = 1 35.78 ms through kquant_matmul, 25.57 here;
+// process, medians of 10, logits bit-identical): T = 1 35.78 ms through reduce_kquant, 25.57 here;
 // T = 2 66.90 / 48.41; T = 4 110.26 / 83.52. Extended from 8 to 16 records per pass and to every call in
 // groups of 16: T = 8 224.14 / 147.41 ms, T = 16 428.61 / 275.88 ms; prefill of 256 tokens 43.7 / 74 tok/s.
-constexpr int RL_CHUNK = 4;     // records per pass over a decoded block (registers)
-// Q4_K calls from RL2_MIN_RECORDS records on run two row groups a pass (rowlane2, rl_block2), RL2_CHUNK
+constexpr int ROWLANE_CHUNK = 4;     // records per pass over a decoded block (registers)
+// Q4_K calls from ROWLANE_PAIR_MIN_RECORDS records on run two row groups a pass (rowlane_rows_pair, rowlane_block_pair), ROWLANE_PAIR_CHUNK
 // records at a time: a broadcast activation dword serves both groups. Measured on a Zen 3 core (no
 // AVX-512), outputs bit-identical, separate processes in rotated order, fastest of each process: 4 of
 // the 1.5B's ffn_up matrices, 64 records (32 tokens) 41.97 ms against 47.23 (median ratio 0.812 over 8
 // rounds); 16 records equal (12.21 / 12.06 ms, 12 rounds); 4 records slower (4.80 / 3.93 ms). Prefill
 // of 512 tokens on 2 threads: 32.0-36.0 tok/s against 28.0-30.1 (3 alternating rounds).
-constexpr int RL2_CHUNK = 4;
-constexpr int RL2_MIN_RECORDS = 32;
+constexpr int ROWLANE_PAIR_CHUNK = 4;
+constexpr int ROWLANE_PAIR_MIN_RECORDS = 32;
 
-struct RlBlock {
+struct RowlaneQ4K {
     __m256i raw[32];  // dword d of qs, one row per lane
     __m256i sc16[8];  // sc_j | sc_j << 16
     __m256i mn[4];    // mn_2m | mn_2m+1 << 16
@@ -128,9 +128,9 @@ inline __m256 halves_to_ps(__m256i v) {
     return _mm256_cvtph_ps(_mm256_castsi256_si128(_mm256_permute4x64_epi64(p, 0x08)));
 }
 
-inline void rl_decode(const BlockQ4K* const* rows, RlBlock* o) {
-    const void* p[RL_ROWS];  // header dwords: d | dmin << 16, then the scales as a, b, c
-    for (int i = 0; i < RL_ROWS; ++i) p[i] = rows[i];
+inline void rowlane_decode(const BlockQ4K* const* rows, RowlaneQ4K* o) {
+    const void* p[ROWLANE_ROWS];  // header dwords: d | dmin << 16, then the scales as a, b, c
+    for (int i = 0; i < ROWLANE_ROWS; ++i) p[i] = rows[i];
     __m256i hd[4];
     dwords4_of_rows(p, hd);
     const __m256i dd = hd[0], a = hd[1], b = hd[2], c = hd[3];
@@ -152,20 +152,20 @@ inline void rl_decode(const BlockQ4K* const* rows, RlBlock* o) {
     for (int m = 0; m < 4; ++m) o->mn[m] = _mm256_or_si256(mn[2 * m], _mm256_slli_epi32(mn[2 * m + 1], 16));
     for (int g = 0; g < 4; ++g) {
         __m256i* r = o->raw + 8 * g;
-        for (int i = 0; i < RL_ROWS; ++i) r[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[i]->qs + 32 * g));
+        for (int i = 0; i < ROWLANE_ROWS; ++i) r[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[i]->qs + 32 * g));
         transpose8(r);
     }
 }
 
 // Activation dword d (4 bytes) of a record's block, broadcast: from the record itself, or (kExp) from a
-// buffer of vectors broadcast once per call (rowlane_exp).
+// buffer of vectors broadcast once per call (rowlane_rows_one_token).
 template <bool kExp>
 inline __m256i xv(const int8_t* qx_block, const __m256i* xe_block, int d) {
     if constexpr (kExp) return _mm256_load_si256(xe_block + d);
     else return bcast4(qx_block + 4 * d);
 }
 
-// The integer steps of a row group, shared by rl_block and rl_block2: S_j accumulates the 4-product sums of
+// The integer steps of a row group, shared by rowlane_block and rowlane_block_pair: S_j accumulates the 4-product sums of
 // a sub-block (dpbusd, or maddubs pairs in int16), then i1 += sc_j * S_j.
 inline __m256i dot4_add(__m256i s, __m256i v, __m256i x) {
 #if LG_AVX_VNNI
@@ -194,7 +194,7 @@ inline void min_sums(const uint8_t* rec, const ActLayout& L, int64_t b, __m256i*
 }
 
 // The float steps of block b for one record: acc += (dw d) i1, then acc -= (dm d) i2, i2 = sum_j mn_j xsum_j.
-inline void rl_finish(const RlBlock& w, const __m256i* xs, __m256 d, __m256i i1, __m256& acc) {
+inline void rowlane_finish(const RowlaneQ4K& w, const __m256i* xs, __m256 d, __m256i i1, __m256& acc) {
     __m256i i2 = _mm256_setzero_si256();
     for (int m = 0; m < 4; ++m) i2 = _mm256_add_epi32(i2, _mm256_madd_epi16(w.mn[m], xs[m]));
     acc = _mm256_fmadd_ps(_mm256_mul_ps(w.dw, d), _mm256_cvtepi32_ps(i1), acc);
@@ -204,7 +204,7 @@ inline void rl_finish(const RlBlock& w, const __m256i* xs, __m256 d, __m256i i1,
 // Block b of the decoded rows against records t0 .. t0 + NR (acc[t] over the call's records);
 // with kExp, record t's activations come pre-broadcast from xe[t] (64 vectors per block).
 template <int NR, bool kExp = false>
-inline void rl_block(const RlBlock& w, const uint8_t* acts, const ActLayout& L, int64_t b, int t0, __m256* acc,
+inline void rowlane_block(const RowlaneQ4K& w, const uint8_t* acts, const ActLayout& L, int64_t b, int t0, __m256* acc,
                      const __m256i* const* xe = nullptr) {
     const __m256i m4 = _mm256_set1_epi8(0x0f);
     const int8_t* qx[NR];
@@ -230,14 +230,14 @@ inline void rl_block(const RlBlock& w, const uint8_t* acts, const ActLayout& L, 
         const uint8_t* rec = acts + static_cast<int64_t>(t0 + t) * L.stride;
         __m256i xs[4];
         min_sums(rec, L, b, xs);
-        rl_finish(w, xs, _mm256_set1_ps(reinterpret_cast<const float*>(rec + L.d_off)[b]), i1[t], acc[t0 + t]);
+        rowlane_finish(w, xs, _mm256_set1_ps(reinterpret_cast<const float*>(rec + L.d_off)[b]), i1[t], acc[t0 + t]);
     }
 }
 
 // Two decoded row groups (16 rows) against records t0 .. t0 + NR: each broadcast activation dword
-// serves two vpmaddubsw, one per group. Per group, the same integers and float steps as rl_block.
+// serves two vpmaddubsw, one per group. Per group, the same integers and float steps as rowlane_block.
 template <int NR>
-inline void rl_block2(const RlBlock& w0, const RlBlock& w1, const uint8_t* acts, const ActLayout& L, int64_t b, int t0,
+inline void rowlane_block_pair(const RowlaneQ4K& w0, const RowlaneQ4K& w1, const uint8_t* acts, const ActLayout& L, int64_t b, int t0,
                       __m256* acc0, __m256* acc1) {
     const __m256i m4 = _mm256_set1_epi8(0x0f);
     const int8_t* qx[NR];
@@ -269,12 +269,12 @@ inline void rl_block2(const RlBlock& w0, const RlBlock& w1, const uint8_t* acts,
         __m256i xs[4];
         min_sums(rec, L, b, xs);
         const __m256 d = _mm256_set1_ps(reinterpret_cast<const float*>(rec + L.d_off)[b]);
-        rl_finish(w0, xs, d, i1a[t], acc0[t0 + t]);
-        rl_finish(w1, xs, d, i1b[t], acc1[t0 + t]);
+        rowlane_finish(w0, xs, d, i1a[t], acc0[t0 + t]);
+        rowlane_finish(w1, xs, d, i1b[t], acc1[t0 + t]);
     }
 }
 
-// One token's records (NR <= 2) are broadcast once per call (rowlane_exp; rl_block with kExp: the 64
+// One token's records (NR <= 2) are broadcast once per call (rowlane_rows_one_token; rowlane_block with kExp: the 64
 // dwords of a block, each as a ymm), so vpmaddubsw takes them from memory and no broadcast is issued per
 // row group. The same integers, so the same bits. Measured on a Zen 3 core (no AVX-512), where the
 // one-token kernel is bound by its instructions: one cache-resident 8960x1536 matrix, one thread, medians
@@ -282,13 +282,13 @@ inline void rl_block2(const RlBlock& w0, const RlBlock& w1, const uint8_t* acts,
 // one-token forward on 2 threads, separate processes in rotated order, 8 rounds: 0.876 (58-77 ms against
 // 64-88). Extended to every row-lane call of up to 96 record-blocks (a 192 KB buffer, read from L2): the
 // 4-token forward 1.148 of the time, 8 tokens 1.146 (6 rounds each), so only one token uses it.
-constexpr int RL_EXP_MAX_KBLOCKS = 40;   // K <= 10240: 2 records x 40 blocks x 2 KB on the stack
+constexpr int ROWLANE_ONE_TOKEN_MAX_KBLOCKS = 40;   // K <= 10240: 2 records x 40 blocks x 2 KB on the stack
 // Where this kernel stands on a Zen 3 core (no AVX-512, no VNNI): tools/avx2_q4k_floor.cpp times one
 // L1-resident block of 8 rows, one thread, 3 runs:
-//   - rl_block<2, true> 57-64 ns;
+//   - rowlane_block<2, true> 57-64 ns;
 //   - its 128 vpmaddubsw alone (with their loads, nibble masks and int16 adds) 48-50 ns, so the kernel is
 //     1.20-1.33x its multiply floor;
-//   - rl_decode 27-30 ns; decode and block together 84-90 ns, which is what the whole kernel takes on a
+//   - rowlane_decode 27-30 ns; decode and block together 84-90 ns, which is what the whole kernel takes on a
 //     cache-resident 8960x1536 matrix (0.60 ms for 6720 blocks).
 // A scratch loop feeding each loaded activation to two row groups (256 vpmaddubsw) took 123-135 ns against
 // 103-111 ns for two passes: 16 ymm registers are too few and it spills. The two int8 terms per activation
@@ -301,28 +301,28 @@ constexpr int RL_EXP_MAX_KBLOCKS = 40;   // K <= 10240: 2 records x 40 blocks x 
 //   - block-major tiles of 16 row groups for 3-16 records, each block's activations broadcast once per tile:
 //     T = 2, 4, 8 1.016, 1.015, 0.924 (fastest call 1.003, 0.983, 1.028); L2-resident attn_k 1.000.
 // In the 2-thread one-token forward (two engines alternating in one process, 40 rounds): the prefetch two
-// row groups ahead 1.004; prefetchnta instead of prefetcht0 (here and in q6k_rows8) 1.009.
+// row groups ahead 1.004; prefetchnta instead of prefetcht0 (here and in reduce_rows8_q6k) 1.009.
 
 // Q6_K, 8 rows one per lane: q[g] = stored values 4g .. 4g + 3 (0..63), so 16-element sub-block j is
 // q[4j .. 4j + 3]; sc16[j] = (sc_j, sc_j) and scp[m] = (sc_2m, sc_2m+1) as int16 pairs per dword.
 // S_j: two maddubs give int16 pairs of at most 2 * 2 * 63 * 127 < 2^15 before madd with (sc_j, sc_j);
 // the offset enters as i1 -= 32 sum_j sc_j xsum_j (madd of scp with the record's int16 sum pairs), the
 // same exact integer as the scalar path's.
-struct RlBlockQ6 {
+struct RowlaneQ6K {
     __m256i q[QK_K / 4];
     __m256i sc16[QK_K / 16];
     __m256i scp[QK_K / 32];
     __m256 dw;
 };
 
-inline void rl_decode(const BlockQ6K* const* rows, RlBlockQ6* o) {
+inline void rowlane_decode(const BlockQ6K* const* rows, RowlaneQ6K* o) {
     __m256i ql[32], qh[16];
     for (int g = 0; g < 4; ++g) {
-        for (int i = 0; i < RL_ROWS; ++i) ql[8 * g + i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[i]->ql + 32 * g));
+        for (int i = 0; i < ROWLANE_ROWS; ++i) ql[8 * g + i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[i]->ql + 32 * g));
         transpose8(ql + 8 * g);
     }
     for (int g = 0; g < 2; ++g) {
-        for (int i = 0; i < RL_ROWS; ++i) qh[8 * g + i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[i]->qh + 32 * g));
+        for (int i = 0; i < ROWLANE_ROWS; ++i) qh[8 * g + i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[i]->qh + 32 * g));
         transpose8(qh + 8 * g);
     }
     // Values 4g .. 4g + 3, h = g / 32, w4 = g % 32: the low (w4 < 16) or high nibbles of ql dword
@@ -336,8 +336,8 @@ inline void rl_decode(const BlockQ6K* const* rows, RlBlockQ6* o) {
         o->q[g] = _mm256_or_si256(_mm256_and_si256(lo, m0f), _mm256_and_si256(hi, m30));
     }
     // Scales: c[k] lane i = scale bytes 4k .. 4k + 3 of row i.
-    const void* p[RL_ROWS];
-    for (int i = 0; i < RL_ROWS; ++i) p[i] = rows[i]->scales;
+    const void* p[ROWLANE_ROWS];
+    for (int i = 0; i < ROWLANE_ROWS; ++i) p[i] = rows[i]->scales;
     __m256i c[4];
     dwords4_of_rows(p, c);
     const __m256i lo16 = _mm256_set1_epi32(0xffff);
@@ -348,14 +348,14 @@ inline void rl_decode(const BlockQ6K* const* rows, RlBlockQ6* o) {
             o->sc16[4 * k + m] = _mm256_or_si256(_mm256_and_si256(sc[4 * k + m], lo16), _mm256_slli_epi32(sc[4 * k + m], 16));
         }
     for (int m = 0; m < QK_K / 32; ++m) o->scp[m] = _mm256_or_si256(_mm256_and_si256(sc[2 * m], lo16), _mm256_slli_epi32(sc[2 * m + 1], 16));
-    alignas(16) uint16_t d16[RL_ROWS];
-    for (int i = 0; i < RL_ROWS; ++i) d16[i] = rows[i]->d;
+    alignas(16) uint16_t d16[ROWLANE_ROWS];
+    for (int i = 0; i < ROWLANE_ROWS; ++i) d16[i] = rows[i]->d;
     o->dw = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(d16)));
 }
 
 // Block b of the decoded Q6_K rows against records t0 .. t0 + NR.
 template <int NR>
-inline void rl_block(const RlBlockQ6& w, const uint8_t* acts, const ActLayout& L, int64_t b, int t0, __m256* acc) {
+inline void rowlane_block(const RowlaneQ6K& w, const uint8_t* acts, const ActLayout& L, int64_t b, int t0, __m256* acc) {
     const int8_t* qx[NR];
     for (int t = 0; t < NR; ++t) qx[t] = reinterpret_cast<const int8_t*>(acts + static_cast<int64_t>(t0 + t) * L.stride) + b * QK_K;
     __m256i i1[NR];
@@ -396,62 +396,62 @@ inline void rl_block(const RlBlockQ6& w, const uint8_t* acts, const ActLayout& L
     }
 }
 
-// Calls of fewer records run q6k_rows8 (below). History: the row-lane kernel took over from 4 records
-// when the alternative was the per-block horizontal sums of kquant_matmul's loop: its decode (six 8x8
+// Calls of fewer records run reduce_rows8_q6k (below). History: the row-lane kernel took over from 4 records
+// when the alternative was the per-block horizontal sums of reduce_kquant's loop: its decode (six 8x8
 // transposes, the 6-bit assembly) cost more than those sums with 2 records. Measured then (1.5B, x86-64-v3
 // build, 2 threads, after 1000 stream tokens, alternating per forward in one process, medians of 6, logits
 // bit-identical), old Q6_K kernel / row-lane: T = 1 31.64 / 36.81 ms, T = 2 56.50 / 51.03, T = 3 78.16 /
 // 68.18, T = 4 97.01 / 81.20, T = 8 176.81 / 146.02; prefill of 256 tokens 73.0-75.9 / 81.7-82.1 tok/s.
-constexpr int RL_Q6_MIN_RECORDS = 9;
+constexpr int ROWLANE_Q6K_MIN_RECORDS = 9;
 
-template <typename Block> struct RlDecoded;
-template <> struct RlDecoded<BlockQ4K> { using T = RlBlock; };
-template <> struct RlDecoded<BlockQ6K> { using T = RlBlockQ6; };
+template <typename Block> struct RowlaneDecoded;
+template <> struct RowlaneDecoded<BlockQ4K> { using type = RowlaneQ4K; };
+template <> struct RowlaneDecoded<BlockQ6K> { using type = RowlaneQ6K; };
 
-// Q4_K rows [r0, r1) ((r1 - r0) a multiple of 16) against T <= RL_MAX_RECORDS records, 16 rows a pass.
-void rowlane2(const BlockQ4K* W, int64_t nb, int64_t r0, int64_t r1, const uint8_t* acts, const ActLayout& L, int T,
+// Q4_K rows [r0, r1) ((r1 - r0) a multiple of 16) against n_rec <= ROWLANE_MAX_RECORDS records, 16 rows a pass.
+void rowlane_rows_pair(const BlockQ4K* W, int64_t nb, int64_t r0, int64_t r1, const uint8_t* acts, const ActLayout& L, int n_rec,
               float* y, int64_t ldy, int pair) {
-    RlBlock w0, w1;
-    for (int64_t rg = r0; rg < r1; rg += 2 * RL_ROWS) {
-        __m256 acc0[RL_MAX_RECORDS], acc1[RL_MAX_RECORDS];
-        for (int t = 0; t < T; ++t) acc0[t] = acc1[t] = _mm256_setzero_ps();
+    RowlaneQ4K w0, w1;
+    for (int64_t rg = r0; rg < r1; rg += 2 * ROWLANE_ROWS) {
+        __m256 acc0[ROWLANE_MAX_RECORDS], acc1[ROWLANE_MAX_RECORDS];
+        for (int t = 0; t < n_rec; ++t) acc0[t] = acc1[t] = _mm256_setzero_ps();
         for (int64_t b = 0; b < nb; ++b) {
-            const BlockQ4K* rows[RL_ROWS];
-            for (int i = 0; i < RL_ROWS; ++i) rows[i] = W + (rg + i) * nb + b;
-            rl_decode(rows, &w0);
-            for (int i = 0; i < RL_ROWS; ++i) rows[i] = W + (rg + RL_ROWS + i) * nb + b;
-            rl_decode(rows, &w1);
-            const char* ahead = reinterpret_cast<const char*>(W + (rg + 2 * RL_ROWS) * nb + 2 * RL_ROWS * b);
-            for (int off = 0; off < 2 * RL_ROWS * static_cast<int>(sizeof(BlockQ4K)); off += 64) _mm_prefetch(ahead + off, _MM_HINT_T0);
-            for (int t0 = 0; t0 < T; t0 += RL2_CHUNK) {
-                switch (T - t0 < RL2_CHUNK ? T - t0 : RL2_CHUNK) {
-                    case 1: rl_block2<1>(w0, w1, acts, L, b, t0, acc0, acc1); break;
-                    case 2: rl_block2<2>(w0, w1, acts, L, b, t0, acc0, acc1); break;
-                    case 3: rl_block2<3>(w0, w1, acts, L, b, t0, acc0, acc1); break;
-                    default: rl_block2<RL2_CHUNK>(w0, w1, acts, L, b, t0, acc0, acc1); break;
+            const BlockQ4K* rows[ROWLANE_ROWS];
+            for (int i = 0; i < ROWLANE_ROWS; ++i) rows[i] = W + (rg + i) * nb + b;
+            rowlane_decode(rows, &w0);
+            for (int i = 0; i < ROWLANE_ROWS; ++i) rows[i] = W + (rg + ROWLANE_ROWS + i) * nb + b;
+            rowlane_decode(rows, &w1);
+            const char* ahead = reinterpret_cast<const char*>(W + (rg + 2 * ROWLANE_ROWS) * nb + 2 * ROWLANE_ROWS * b);
+            for (int off = 0; off < 2 * ROWLANE_ROWS * static_cast<int>(sizeof(BlockQ4K)); off += 64) _mm_prefetch(ahead + off, _MM_HINT_T0);
+            for (int t0 = 0; t0 < n_rec; t0 += ROWLANE_PAIR_CHUNK) {
+                switch (n_rec - t0 < ROWLANE_PAIR_CHUNK ? n_rec - t0 : ROWLANE_PAIR_CHUNK) {
+                    case 1: rowlane_block_pair<1>(w0, w1, acts, L, b, t0, acc0, acc1); break;
+                    case 2: rowlane_block_pair<2>(w0, w1, acts, L, b, t0, acc0, acc1); break;
+                    case 3: rowlane_block_pair<3>(w0, w1, acts, L, b, t0, acc0, acc1); break;
+                    default: rowlane_block_pair<ROWLANE_PAIR_CHUNK>(w0, w1, acts, L, b, t0, acc0, acc1); break;
                 }
             }
         }
-        for (int t = 0; t < T; t += pair) {
+        for (int t = 0; t < n_rec; t += pair) {
             const __m256 v0 = pair == 2 ? _mm256_add_ps(acc0[t], acc0[t + 1]) : acc0[t];
             const __m256 v1 = pair == 2 ? _mm256_add_ps(acc1[t], acc1[t + 1]) : acc1[t];
             _mm256_storeu_ps(y + static_cast<int64_t>(t / pair) * ldy + rg, v0);
-            _mm256_storeu_ps(y + static_cast<int64_t>(t / pair) * ldy + rg + RL_ROWS, v1);
+            _mm256_storeu_ps(y + static_cast<int64_t>(t / pair) * ldy + rg + ROWLANE_ROWS, v1);
         }
     }
 }
 
-// Rows [r0, r1) ((r1 - r0) a multiple of 8) against T <= RL_MAX_RECORDS records.
+// Rows [r0, r1) ((r1 - r0) a multiple of 8) against n_rec <= ROWLANE_MAX_RECORDS records.
 template <typename Block>
-void rowlane(const Block* W, int64_t nb, int64_t r0, int64_t r1, const uint8_t* acts, const ActLayout& L, int T,
+void rowlane_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const uint8_t* acts, const ActLayout& L, int n_rec,
              float* y, int64_t ldy, int pair) {
-    typename RlDecoded<Block>::T w;
-    for (int64_t rg = r0; rg < r1; rg += RL_ROWS) {
-        __m256 acc[RL_MAX_RECORDS];
-        for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
+    typename RowlaneDecoded<Block>::type w;
+    for (int64_t rg = r0; rg < r1; rg += ROWLANE_ROWS) {
+        __m256 acc[ROWLANE_MAX_RECORDS];
+        for (int t = 0; t < n_rec; ++t) acc[t] = _mm256_setzero_ps();
         for (int64_t b = 0; b < nb; ++b) {
-            const Block* rows[RL_ROWS];
-            for (int i = 0; i < RL_ROWS; ++i) rows[i] = W + (rg + i) * nb + b;
+            const Block* rows[ROWLANE_ROWS];
+            for (int i = 0; i < ROWLANE_ROWS; ++i) rows[i] = W + (rg + i) * nb + b;
             // the next row group (8 rows, contiguous), one eighth of a row's share per block: 8 interleaved
             // row streams are more than the hardware prefetcher follows. Measured on a Zen 3 core (no AVX-512;
             // 1.5B ffn_gate of all 28 layers, one token, one thread, CPU time, 6 rotated rounds): without it
@@ -462,47 +462,47 @@ void rowlane(const Block* W, int64_t nb, int64_t r0, int64_t r1, const uint8_t* 
             // 10.5 GB/s per core from DRAM and from cache alike: bound by its instructions, not by memory.
             // (Two row groups per pass for one token, each broadcast serving two vpmaddubsw, cache-resident:
             // 1.44-1.51 ms against 0.73-0.78 in 2 of 3 rounds; 16 ymm registers were too few, it spilled.)
-            const char* ahead = reinterpret_cast<const char*>(W + (rg + RL_ROWS) * nb + RL_ROWS * b);
-            for (int off = 0; off < RL_ROWS * static_cast<int>(sizeof(Block)); off += 64) _mm_prefetch(ahead + off, _MM_HINT_T0);
-            rl_decode(rows, &w);
-            for (int t0 = 0; t0 < T; t0 += RL_CHUNK) {
-                switch (T - t0 < RL_CHUNK ? T - t0 : RL_CHUNK) {
-                    case 1: rl_block<1>(w, acts, L, b, t0, acc); break;
-                    case 2: rl_block<2>(w, acts, L, b, t0, acc); break;
-                    case 3: rl_block<3>(w, acts, L, b, t0, acc); break;
-                    default: rl_block<4>(w, acts, L, b, t0, acc); break;
+            const char* ahead = reinterpret_cast<const char*>(W + (rg + ROWLANE_ROWS) * nb + ROWLANE_ROWS * b);
+            for (int off = 0; off < ROWLANE_ROWS * static_cast<int>(sizeof(Block)); off += 64) _mm_prefetch(ahead + off, _MM_HINT_T0);
+            rowlane_decode(rows, &w);
+            for (int t0 = 0; t0 < n_rec; t0 += ROWLANE_CHUNK) {
+                switch (n_rec - t0 < ROWLANE_CHUNK ? n_rec - t0 : ROWLANE_CHUNK) {
+                    case 1: rowlane_block<1>(w, acts, L, b, t0, acc); break;
+                    case 2: rowlane_block<2>(w, acts, L, b, t0, acc); break;
+                    case 3: rowlane_block<3>(w, acts, L, b, t0, acc); break;
+                    default: rowlane_block<4>(w, acts, L, b, t0, acc); break;
                 }
             }
         }
-        for (int t = 0; t < T; t += pair) {
+        for (int t = 0; t < n_rec; t += pair) {
             const __m256 v = pair == 2 ? _mm256_add_ps(acc[t], acc[t + 1]) : acc[t];
             _mm256_storeu_ps(y + static_cast<int64_t>(t / pair) * ldy + rg, v);
         }
     }
 }
 
-// Q4_K rows [r0, r1) ((r1 - r0) a multiple of 8) against NR <= 2 records (one token), nb <= RL_EXP_MAX_KBLOCKS.
+// Q4_K rows [r0, r1) ((r1 - r0) a multiple of 8) against NR <= 2 records (one token), nb <= ROWLANE_ONE_TOKEN_MAX_KBLOCKS.
 template <int NR>
-void rowlane_exp(const BlockQ4K* W, int64_t nb, int64_t r0, int64_t r1, const uint8_t* acts, const ActLayout& L,
+void rowlane_rows_one_token(const BlockQ4K* W, int64_t nb, int64_t r0, int64_t r1, const uint8_t* acts, const ActLayout& L,
                  float* y, int64_t ldy, int pair) {
-    alignas(32) __m256i xe_buf[NR][RL_EXP_MAX_KBLOCKS * 64];
+    alignas(32) __m256i xe_buf[NR][ROWLANE_ONE_TOKEN_MAX_KBLOCKS * 64];
     const __m256i* xe[NR];
     for (int t = 0; t < NR; ++t) {
         const int8_t* qx = reinterpret_cast<const int8_t*>(acts + static_cast<int64_t>(t) * L.stride);
         for (int64_t d = 0; d < nb * 64; ++d) xe_buf[t][d] = bcast4(qx + 4 * d);
         xe[t] = xe_buf[t];
     }
-    RlBlock w;
-    for (int64_t rg = r0; rg < r1; rg += RL_ROWS) {
+    RowlaneQ4K w;
+    for (int64_t rg = r0; rg < r1; rg += ROWLANE_ROWS) {
         __m256 acc[NR];
         for (int t = 0; t < NR; ++t) acc[t] = _mm256_setzero_ps();
         for (int64_t b = 0; b < nb; ++b) {
-            const BlockQ4K* rows[RL_ROWS];
-            for (int i = 0; i < RL_ROWS; ++i) rows[i] = W + (rg + i) * nb + b;
-            const char* ahead = reinterpret_cast<const char*>(W + (rg + RL_ROWS) * nb + RL_ROWS * b);
-            for (int off = 0; off < RL_ROWS * static_cast<int>(sizeof(BlockQ4K)); off += 64) _mm_prefetch(ahead + off, _MM_HINT_T0);
-            rl_decode(rows, &w);
-            rl_block<NR, true>(w, acts, L, b, 0, acc, xe);
+            const BlockQ4K* rows[ROWLANE_ROWS];
+            for (int i = 0; i < ROWLANE_ROWS; ++i) rows[i] = W + (rg + i) * nb + b;
+            const char* ahead = reinterpret_cast<const char*>(W + (rg + ROWLANE_ROWS) * nb + ROWLANE_ROWS * b);
+            for (int off = 0; off < ROWLANE_ROWS * static_cast<int>(sizeof(BlockQ4K)); off += 64) _mm_prefetch(ahead + off, _MM_HINT_T0);
+            rowlane_decode(rows, &w);
+            rowlane_block<NR, true>(w, acts, L, b, 0, acc, xe);
         }
         for (int t = 0; t < NR; t += pair) {
             const __m256 v = pair == 2 ? _mm256_add_ps(acc[t], acc[t + 1]) : acc[t];
@@ -519,36 +519,36 @@ inline __m256i sum8(const __m256i* v) {
     return _mm256_add_epi32(_mm256_permute2x128_si256(g0, g1, 0x21), _mm256_blend_epi32(g0, g1, 0xf0));
 }
 
-// Q6_K rows [r0, r1) ((r1 - r0) a multiple of 8) against NR < RL_Q6_MIN_RECORDS records: each row is
-// decoded and dotted as in kquant_matmul's loop, block by block, but a block's integer vector is not
+// Q6_K rows [r0, r1) ((r1 - r0) a multiple of 8) against NR < ROWLANE_Q6K_MIN_RECORDS records: each row is
+// decoded and dotted as in reduce_kquant's loop, block by block, but a block's integer vector is not
 // reduced on its own (a horizontal sum, a float fma through memory per block and record: a third of that
 // loop's cycles in perf): the 8 rows' vectors of a record are summed into one vector (sum8, lane = row)
 // and the float step runs for 8 rows at once, as in the row-lane kernels. The same integers and float
-// steps, so the same bits. A row is read whole (up to HB_BLOCKS blocks) before the next: 8 rows read 8
+// steps, so the same bits. A row is read whole (up to REDUCE_ROWS8_BLOCKS blocks) before the next: 8 rows read 8
 // blocks at a time took 2.5x the time (the loads stalled). Measured on a Zen 3 core (no AVX-512), one
 // thread, separate processes in rotated order, 6 rounds, against that loop, outputs bit-identical: the
 // 14 Q6_K ffn_down matrices of the 1.5B (K = 8960) one token (2 records) 0.774 of the time, the
 // 151936-row output matrix 0.697; 2 tokens 0.578, 3 tokens 0.676 and 4 tokens 1.012 (4 rounds) of the
-// row-lane kernel's time, hence RL_Q6_MIN_RECORDS = 9. The 1.5B one-token forward on 2 threads: 0.895
-// (6 rounds). Q6_PREFETCH: the prefetch distance in bytes ahead in the row (one block = 210 bytes).
-constexpr int HB_BLOCKS = 40;
-constexpr int Q6_PREFETCH = 2048;
+// row-lane kernel's time, hence ROWLANE_Q6K_MIN_RECORDS = 9. The 1.5B one-token forward on 2 threads: 0.895
+// (6 rounds). REDUCE_ROWS8_PREFETCH: the prefetch distance in bytes ahead in the row (one block = 210 bytes).
+constexpr int REDUCE_ROWS8_BLOCKS = 40;
+constexpr int REDUCE_ROWS8_PREFETCH = 2048;
 
 template <int NR>
-void q6k_rows8(const BlockQ6K* W, int64_t nb, int64_t r0, int64_t r1, const uint8_t* acts, const ActLayout& L,
+void reduce_rows8_q6k(const BlockQ6K* W, int64_t nb, int64_t r0, int64_t r1, const uint8_t* acts, const ActLayout& L,
                float* y, int64_t ldy, int pair) {
-    alignas(32) __m256i ibuf[HB_BLOCKS][NR][RL_ROWS];
-    alignas(32) float dwbuf[HB_BLOCKS][RL_ROWS];
-    KDec dec;
-    for (int64_t rg = r0; rg < r1; rg += RL_ROWS) {
+    alignas(32) __m256i ibuf[REDUCE_ROWS8_BLOCKS][NR][ROWLANE_ROWS];
+    alignas(32) float dwbuf[REDUCE_ROWS8_BLOCKS][ROWLANE_ROWS];
+    KBlock dec;
+    for (int64_t rg = r0; rg < r1; rg += ROWLANE_ROWS) {
         __m256 acc[NR];
         for (int t = 0; t < NR; ++t) acc[t] = _mm256_setzero_ps();
-        for (int64_t b0 = 0; b0 < nb; b0 += HB_BLOCKS) {
-            const int nbc = nb - b0 < HB_BLOCKS ? static_cast<int>(nb - b0) : HB_BLOCKS;
-            for (int i = 0; i < RL_ROWS; ++i) {
+        for (int64_t b0 = 0; b0 < nb; b0 += REDUCE_ROWS8_BLOCKS) {
+            const int nbc = nb - b0 < REDUCE_ROWS8_BLOCKS ? static_cast<int>(nb - b0) : REDUCE_ROWS8_BLOCKS;
+            for (int i = 0; i < ROWLANE_ROWS; ++i) {
                 const BlockQ6K* row = W + (rg + i) * nb + b0;
                 for (int bb = 0; bb < nbc; ++bb) {
-                    const char* ahead = reinterpret_cast<const char*>(row + bb) + Q6_PREFETCH;
+                    const char* ahead = reinterpret_cast<const char*>(row + bb) + REDUCE_ROWS8_PREFETCH;
                     for (int off = 0; off < static_cast<int>(sizeof(BlockQ6K)); off += 64) _mm_prefetch(ahead + off, _MM_HINT_T0);
                     decode(row + bb, &dec);
                     dwbuf[bb][i] = dec.dw;
@@ -582,61 +582,61 @@ void q6k_rows8(const BlockQ6K* W, int64_t nb, int64_t r0, int64_t r1, const uint
 }
 
 template <typename Block>
-void kquant_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T, float* y,
+void reduce_kquant(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec, float* y,
                    int64_t ldy, GGMLType wt, int pair) {
     constexpr bool kQ6 = std::is_same<Block, BlockQ6K>::value;
     const int64_t nb = K / QK_K;
     const ActLayout L = act_layout(wt, K);
-    // Q4_K rows, and Q6_K rows of calls from RL_Q6_MIN_RECORDS records on, in groups of 8: the row-lane
-    // kernel, RL_MAX_RECORDS records (even: pairs stay whole) a pass.
+    // Q4_K rows, and Q6_K rows of calls from ROWLANE_Q6K_MIN_RECORDS records on, in groups of 8: the row-lane
+    // kernel, ROWLANE_MAX_RECORDS records (even: pairs stay whole) a pass.
     if constexpr (!std::is_same<Block, BlockQ5K>::value) {
-        if (!kQ6 || T >= RL_Q6_MIN_RECORDS) {
-            const int64_t r8 = r0 + (r1 - r0) / RL_ROWS * RL_ROWS;
+        if (!kQ6 || n_rec >= ROWLANE_Q6K_MIN_RECORDS) {
+            const int64_t r8 = r0 + (r1 - r0) / ROWLANE_ROWS * ROWLANE_ROWS;
             if constexpr (std::is_same<Block, BlockQ4K>::value) {
-                if (T <= 2 && nb <= RL_EXP_MAX_KBLOCKS) {
-                    if (T == 2) rowlane_exp<2>(reinterpret_cast<const Block*>(W), nb, r0, r8, acts, L, y, ldy, pair);
-                    else rowlane_exp<1>(reinterpret_cast<const Block*>(W), nb, r0, r8, acts, L, y, ldy, pair);
+                if (n_rec <= 2 && nb <= ROWLANE_ONE_TOKEN_MAX_KBLOCKS) {
+                    if (n_rec == 2) rowlane_rows_one_token<2>(reinterpret_cast<const Block*>(W), nb, r0, r8, acts, L, y, ldy, pair);
+                    else rowlane_rows_one_token<1>(reinterpret_cast<const Block*>(W), nb, r0, r8, acts, L, y, ldy, pair);
                     r0 = r8;
                 }
             }
             if constexpr (std::is_same<Block, BlockQ4K>::value) {
-                if (T >= RL2_MIN_RECORDS) {
-                    const int64_t r16 = r0 + (r8 - r0) / (2 * RL_ROWS) * (2 * RL_ROWS);
-                    for (int g0 = 0; g0 < T && r0 < r16; g0 += RL_MAX_RECORDS)
-                        rowlane2(reinterpret_cast<const BlockQ4K*>(W), nb, r0, r16, acts + static_cast<int64_t>(g0) * L.stride, L,
-                                 T - g0 < RL_MAX_RECORDS ? T - g0 : RL_MAX_RECORDS, y + static_cast<int64_t>(g0 / pair) * ldy,
+                if (n_rec >= ROWLANE_PAIR_MIN_RECORDS) {
+                    const int64_t r16 = r0 + (r8 - r0) / (2 * ROWLANE_ROWS) * (2 * ROWLANE_ROWS);
+                    for (int g0 = 0; g0 < n_rec && r0 < r16; g0 += ROWLANE_MAX_RECORDS)
+                        rowlane_rows_pair(reinterpret_cast<const BlockQ4K*>(W), nb, r0, r16, acts + static_cast<int64_t>(g0) * L.stride, L,
+                                 n_rec - g0 < ROWLANE_MAX_RECORDS ? n_rec - g0 : ROWLANE_MAX_RECORDS, y + static_cast<int64_t>(g0 / pair) * ldy,
                                  ldy, pair);
                     r0 = r16;
                 }
             }
-            for (int g0 = 0; g0 < T && r0 < r8; g0 += RL_MAX_RECORDS)
-                rowlane(reinterpret_cast<const Block*>(W), nb, r0, r8, acts + static_cast<int64_t>(g0) * L.stride, L,
-                        T - g0 < RL_MAX_RECORDS ? T - g0 : RL_MAX_RECORDS, y + static_cast<int64_t>(g0 / pair) * ldy,
+            for (int g0 = 0; g0 < n_rec && r0 < r8; g0 += ROWLANE_MAX_RECORDS)
+                rowlane_rows(reinterpret_cast<const Block*>(W), nb, r0, r8, acts + static_cast<int64_t>(g0) * L.stride, L,
+                        n_rec - g0 < ROWLANE_MAX_RECORDS ? n_rec - g0 : ROWLANE_MAX_RECORDS, y + static_cast<int64_t>(g0 / pair) * ldy,
                         ldy, pair);
             r0 = r8;
         }
-        if (kQ6 && T < RL_Q6_MIN_RECORDS) {
-            const int64_t r8 = r0 + (r1 - r0) / RL_ROWS * RL_ROWS;
+        if (kQ6 && n_rec < ROWLANE_Q6K_MIN_RECORDS) {
+            const int64_t r8 = r0 + (r1 - r0) / ROWLANE_ROWS * ROWLANE_ROWS;
             const BlockQ6K* W6 = reinterpret_cast<const BlockQ6K*>(W);
-            switch (T) {
-                case 1: q6k_rows8<1>(W6, nb, r0, r8, acts, L, y, ldy, pair); break;
-                case 2: q6k_rows8<2>(W6, nb, r0, r8, acts, L, y, ldy, pair); break;
-                case 3: q6k_rows8<3>(W6, nb, r0, r8, acts, L, y, ldy, pair); break;
-                case 4: q6k_rows8<4>(W6, nb, r0, r8, acts, L, y, ldy, pair); break;
-                case 5: q6k_rows8<5>(W6, nb, r0, r8, acts, L, y, ldy, pair); break;
-                case 6: q6k_rows8<6>(W6, nb, r0, r8, acts, L, y, ldy, pair); break;
-                case 7: q6k_rows8<7>(W6, nb, r0, r8, acts, L, y, ldy, pair); break;
-                default: q6k_rows8<8>(W6, nb, r0, r8, acts, L, y, ldy, pair); break;
+            switch (n_rec) {
+                case 1: reduce_rows8_q6k<1>(W6, nb, r0, r8, acts, L, y, ldy, pair); break;
+                case 2: reduce_rows8_q6k<2>(W6, nb, r0, r8, acts, L, y, ldy, pair); break;
+                case 3: reduce_rows8_q6k<3>(W6, nb, r0, r8, acts, L, y, ldy, pair); break;
+                case 4: reduce_rows8_q6k<4>(W6, nb, r0, r8, acts, L, y, ldy, pair); break;
+                case 5: reduce_rows8_q6k<5>(W6, nb, r0, r8, acts, L, y, ldy, pair); break;
+                case 6: reduce_rows8_q6k<6>(W6, nb, r0, r8, acts, L, y, ldy, pair); break;
+                case 7: reduce_rows8_q6k<7>(W6, nb, r0, r8, acts, L, y, ldy, pair); break;
+                default: reduce_rows8_q6k<8>(W6, nb, r0, r8, acts, L, y, ldy, pair); break;
             }
             r0 = r8;
         }
     }
-    KDec dec;
-    for (int t0 = 0; t0 < T; t0 += T_TILE) {
-        const int nt = T - t0 < T_TILE ? T - t0 : T_TILE;
+    KBlock dec;
+    for (int t0 = 0; t0 < n_rec; t0 += R_TILE) {
+        const int nt = n_rec - t0 < R_TILE ? n_rec - t0 : R_TILE;
         for (int64_t r = r0; r < r1; ++r) {
             const Block* row = reinterpret_cast<const Block*>(W) + r * nb;
-            float acc[T_TILE] = {};
+            float acc[R_TILE] = {};
             for (int64_t b = 0; b < nb; ++b) {
                 decode(row + b, &dec);
                 for (int t = 0; t < nt; ++t) {
@@ -673,13 +673,13 @@ void kquant_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const ui
 }  // namespace
 
 bool matmul_simd(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* act_buf,
-                 const float* x, int T, float* y, int64_t ldy, int pair) {
+                 const float* x, int n_rec, float* y, int64_t ldy, int pair) {
     switch (wt) {
-        case GGMLType::Q4_K: kquant_matmul<BlockQ4K>(W, K, r0, r1, act_buf, T, y, ldy, wt, pair); return true;
-        case GGMLType::Q5_K: kquant_matmul<BlockQ5K>(W, K, r0, r1, act_buf, T, y, ldy, wt, pair); return true;
-        case GGMLType::Q6_K: kquant_matmul<BlockQ6K>(W, K, r0, r1, act_buf, T, y, ldy, wt, pair); return true;
+        case GGMLType::Q4_K: reduce_kquant<BlockQ4K>(W, K, r0, r1, act_buf, n_rec, y, ldy, wt, pair); return true;
+        case GGMLType::Q5_K: reduce_kquant<BlockQ5K>(W, K, r0, r1, act_buf, n_rec, y, ldy, wt, pair); return true;
+        case GGMLType::Q6_K: reduce_kquant<BlockQ6K>(W, K, r0, r1, act_buf, n_rec, y, ldy, wt, pair); return true;
         case GGMLType::Q4_0: case GGMLType::Q4_1: case GGMLType::Q5_0: case GGMLType::Q5_1: case GGMLType::Q8_0:
-            legacy_matmul(wt, W, K, r0, r1, act_buf, T, y, ldy, pair);
+            legacy_matmul(wt, W, K, r0, r1, act_buf, n_rec, y, ldy, pair);
             return true;
         default:
             return false;

@@ -15,10 +15,10 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
 
-namespace lg::avx512 {
+namespace lg::quant::avx512 {
 
-constexpr int T_TILE = 8;         // activation vectors per pass of the reducing kernel: one lane each
-constexpr int MAX_KBLOCKS = 128;  // K <= 32768 for K-quants (per-tile tables live on the stack)
+constexpr int R_TILE = 8;         // activation vectors per pass of the reducing kernel: one lane each
+constexpr int REDUCE_MAX_KBLOCKS = 128;  // K <= 32768 for K-quants (per-tile tables live on the stack)
 
 // ---- K-quant decode -------------------------------------------------------------------------
 // A K-quant block as 4 zmm of unsigned values in element order (64 each), and int16 per-16
@@ -115,32 +115,32 @@ inline void decode(const BlockQ6K* b, KBlock* o) {
 // ---- per-tile activation tables ---------------------------------------------------------------
 // dxT[b][t]: block scales transposed; bsT[b][z]: the per-16 sums of vector t, arranged so that
 // int32 lane 8*(kp%2) + t of madd(bsT[b][z], pairs) pairs sums k = 2kp, 2kp+1 (kp = 2z + lane/8).
-struct KTile {
-    alignas(64) float dxT[MAX_KBLOCKS][T_TILE];
-    alignas(64) int16_t bsT[MAX_KBLOCKS][4][32];
-    const int8_t* xq[T_TILE];
+struct ReduceTile {
+    alignas(64) float dxT[REDUCE_MAX_KBLOCKS][R_TILE];
+    alignas(64) int16_t bsT[REDUCE_MAX_KBLOCKS][4][32];
+    const int8_t* xq[R_TILE];
 };
 
-// Fills the tile with records t0 .. t0 + nt (nt <= T_TILE) of a prepared K-quant buffer.
-void build_tile(const uint8_t* acts, const ActLayout& L, int64_t nb, int t0, int nt, KTile* tile);
+// Fills the tile with records t0 .. t0 + nt (nt <= R_TILE) of a prepared K-quant buffer.
+void reduce_build_tile(const uint8_t* acts, const ActLayout& L, int64_t nb, int t0, int nt, ReduceTile* tile);
 // The reducing kernel for K-quant type wt: rows [r0, r1) of W (nb blocks per row) against a built tile.
-void reduce_rows(GGMLType wt, const uint8_t* W, int64_t nb, int64_t r0, int64_t r1, const KTile& tile, int t0, int nt,
+void reduce_kquant_tile(GGMLType wt, const uint8_t* W, int64_t nb, int64_t r0, int64_t r1, const ReduceTile& tile, int t0, int nt,
                  float* y, int64_t ldy, int pair);
 
 // ---- legacy 32-blocks (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0) -----------------------------------------
 // A group of up to 8 blocks: q[z] holds blocks 2z, 2z+1 as unsigned values (32 each, element
 // order), so that dpbusd with the activations gives per-block partials in reduce_pairs form.
-struct LGroup {
+struct LegacyGroup {
     __m512i q[4];
     __m256 dw, dm;
 };
 
-template <GGMLType WT> struct Legacy;
-template <> struct Legacy<GGMLType::Q4_0> { using B = BlockQ4_0; static constexpr int off_shift = 3; };
-template <> struct Legacy<GGMLType::Q4_1> { using B = BlockQ4_1; static constexpr int off_shift = 0; };
-template <> struct Legacy<GGMLType::Q5_0> { using B = BlockQ5_0; static constexpr int off_shift = 4; };
-template <> struct Legacy<GGMLType::Q5_1> { using B = BlockQ5_1; static constexpr int off_shift = 0; };
-template <> struct Legacy<GGMLType::Q8_0> { using B = BlockQ8_0; static constexpr int off_shift = 7; };
+template <GGMLType WT> struct LegacyBlock;
+template <> struct LegacyBlock<GGMLType::Q4_0> { using B = BlockQ4_0; static constexpr int off_shift = 3; };
+template <> struct LegacyBlock<GGMLType::Q4_1> { using B = BlockQ4_1; static constexpr int off_shift = 0; };
+template <> struct LegacyBlock<GGMLType::Q5_0> { using B = BlockQ5_0; static constexpr int off_shift = 4; };
+template <> struct LegacyBlock<GGMLType::Q5_1> { using B = BlockQ5_1; static constexpr int off_shift = 0; };
+template <> struct LegacyBlock<GGMLType::Q8_0> { using B = BlockQ8_0; static constexpr int off_shift = 7; };
 
 template <typename B>
 inline uint64_t qh_pair(const B* b, int i, int n) {  // fifth bits of blocks i, i+1 (if present)
@@ -151,7 +151,7 @@ inline uint64_t qh_pair(const B* b, int i, int n) {  // fifth bits of blocks i, 
 }
 
 template <GGMLType WT>
-inline void decode_group(const typename Legacy<WT>::B* b, int n, LGroup* g) {
+inline void decode_legacy_group(const typename LegacyBlock<WT>::B* b, int n, LegacyGroup* g) {
     alignas(16) uint16_t d[8] = {}, m[8] = {};
     for (int i = 0; i < n; ++i) {
         d[i] = b[i].d;
@@ -221,20 +221,20 @@ inline __m512i dpbusd_bcast(__m512i acc, __m512i u, const int32_t* p) {
 
 // The broadcast kernels (quant_avx512_broadcast.cpp) for calls of many records; false when the call
 // is not theirs (too few records, another type, K too large), and the reducing kernels run.
-bool broadcast_matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T,
+bool broadcast_kquant(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec,
                       float* y, int64_t ldy, int pair);
 
-// The row-lane kernels (quant_avx512_rowlane.cpp) for Q4_K calls of up to RL_MAX_RECORDS records and
-// Q6_K calls of 12 to RL_MAX_RECORDS:
+// The row-lane kernels (quant_avx512_rowlane.cpp) for Q4_K calls of up to ROWLANE_MAX_RECORDS records and
+// Q6_K calls of 12 to ROWLANE_MAX_RECORDS:
 // takes rows r0 .. r0 + 16n of [r0, r1) and returns the first row it left (r0 when the call is not
 // its own), for the other kernels to finish.
-constexpr int RL_MAX_RECORDS = 16;
-int64_t legacy_rowlane_matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts,
-                              int T, float* y, int64_t ldy, int pair);  // the same for legacy 32-blocks, any T <= RL_MAX_RECORDS
+constexpr int ROWLANE_MAX_RECORDS = 16;
+int64_t rowlane_legacy(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts,
+                              int n_rec, float* y, int64_t ldy, int pair);  // the same for legacy 32-blocks, any n_rec <= ROWLANE_MAX_RECORDS
                                                                         // (quant_avx512_legacy.cpp); r0 for other types
-int64_t rowlane_matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T,
+int64_t rowlane_kquant(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec,
                        float* y, int64_t ldy, int pair);
 
-}  // namespace lg::avx512
+}  // namespace lg::quant::avx512
 
 #endif

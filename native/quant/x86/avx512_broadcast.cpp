@@ -9,7 +9,7 @@
 
 #if LG_SIMD_AVX512
 
-namespace lg::avx512 {
+namespace lg::quant::avx512 {
 
 namespace {
 
@@ -25,35 +25,35 @@ namespace {
 //   which depends on the vector only, so it is built once per tile.
 // Bounds: |S_j| <= 32 * 31 * 127 (Q4_K/Q5_K) or 16 * 63 * 127 + 32 * 16 * 127 (Q6_K), times |sc| <= 63
 // or 128, over 8 / 16 sub-blocks: below 2^28, so every int32 step is exact.
-constexpr int BC_MAX_KBLOCKS = 80;  // K <= 20480 (the tile lives on the stack: K * 16 bytes of activations)
+constexpr int BROADCAST_MAX_KBLOCKS = 80;  // K <= 20480 (the tile lives on the stack: K * 16 bytes of activations)
 // Rows sharing each activation load. Measured (one thread, 32 records): Q4_K/Q5_K 8960x1536, 6 rows
 // 1.84-1.92 ms, 4 rows 2.4-2.5, 5 rows 2.5, 7 or 8 rows 4.0-4.4 (the accumulators spill); 8 records
 // (two lanes each) 6 rows 0.57 ms, 4 rows 0.72, 8 rows 1.10. Q6_K 1536x8960 (no mins, so more rows fit):
 // 8 rows 2.23-2.26 ms, 7 rows 2.60-2.61, 10 rows 2.65, 4 rows 2.42; 8 records 0.53 ms (0.65 with 4 or
 // 6 rows), 4 records 0.41 (0.43-0.44 with 4 rows).
-constexpr int BC_ROWS_K4 = 6;
-constexpr int BC_ROWS_Q6 = 8;
+constexpr int BROADCAST_ROWS_K4 = 6;
+constexpr int BROADCAST_ROWS_Q6 = 8;
 // Records per call from which the broadcast kernel runs (a tile of 16 lanes, padded). Measured on the
 // 1.5B, one forward of T tokens (2T records): T = 3, 4 cost 36 and 43 ms through the reducing kernel,
 // 54 ms here; T = 5 (10 records) 55 ms here, 61 ms as two reducing tiles interleaved per row group.
-constexpr int BC_MIN_VECTORS = 9;
+constexpr int BROADCAST_MIN_RECORDS = 9;
 // Records from which 5-8 records take the two-lanes-per-record tile (G = 2) instead of the reducing
 // kernel. Measured (one thread, tiles of 8960x1536 Q4_K / 1536x8960 Q6_K): 8 records 567 / 640 us here,
 // 772 / 752 us there; 6 records 554 / 643 us, 640 / 623 us there. 1.5B forward of 4 tokens: 36 ms, 43-46
 // there; of 3 tokens: 35.5 ms either way.
-constexpr int G2_MIN_VECTORS = 5;
-// Q6_K calls of 9-12 records: one two-lane tile of 8 and the rest (up to G2_MAX_REST) through the
+constexpr int BROADCAST_G2_MIN_RECORDS = 5;
+// Q6_K calls of 9-12 records: one two-lane tile of 8 and the rest (up to BROADCAST_G2_MAX_REST) through the
 // reducing kernel, instead of one padded 16-lane tile. Measured (one thread, Q6_K 1536x8960): 10
 // records 844-847 us against 1134-1145, 12 records 968-976 against 1137-1148, 14 and 16 records no
 // better (1113-1117, 1066-1080 against 1125-1140); 1.5B forward of 5 tokens 42 ms against 48-52.
-constexpr int G2_MAX_REST = 4;
-constexpr int G2_RECORDS = 16 / 2;  // records per two-lane tile
+constexpr int BROADCAST_G2_MAX_REST = 4;
+constexpr int BROADCAST_G2_RECORDS = 16 / 2;  // records per two-lane tile
 // Q6_K only: 3-4 records take four lanes per record (G = 4). Measured (one thread, 4 records): Q6_K
 // 1536x8960 408 us here, 451-468 us in the reducing kernel; Q4_K 8960x1536 661 us here, 480 there.
 // 1.5B forward of 2 tokens: 28.4-28.8 ms, 29.8-30.9 without.
-constexpr int G4_MIN_VECTORS = 3;
+constexpr int BROADCAST_G4_MIN_RECORDS = 3;
 
-struct BcVec {  // 16 int32 / float lanes
+struct BroadcastVec {  // 16 int32 / float lanes
     using I = __m512i;
     using F = __m512;
     static I load(const void* p) { return _mm512_load_si512(p); }
@@ -85,10 +85,10 @@ struct BcVec {  // 16 int32 / float lanes
 // dx[b][lane] block scales; xs[b][m][lane] = (int16 sum of sub-block 2m, of 2m+1) over 32-element
 // sub-blocks (Q4_K/Q5_K mins, the whole record in each lane); x32[b][c][lane] = -32 * sum of the lane's
 // 16-element sub-block in chain c (Q6_K offset). Lanes past the tile's records are zero.
-// The arrays are views, sized by the call's nb, into the caller's stack buffer (bc_carve): xs exists for
+// The arrays are views, sized by the call's nb, into the caller's stack buffer (broadcast_carve): xs exists for
 // Q4_K/Q5_K tiles only, x32 for Q6_K ones.
 template <int G>
-struct BcTile {
+struct BroadcastTile {
     uint32_t (*xq)[16];
     float (*dx)[16];
     uint32_t (*xs)[4][16];
@@ -97,14 +97,14 @@ struct BcTile {
 
 // Bytes of one tile of nb blocks (every part a multiple of 64, so tiles carved in a row stay aligned).
 template <int G>
-constexpr int64_t bc_tile_bytes(int64_t nb, bool q6) {
+constexpr int64_t broadcast_tile_bytes(int64_t nb, bool q6) {
     return nb * (QK_K / 4 / G) * 64 + nb * 64 + (q6 ? nb * (16 / G) * 64 : nb * 4 * 64);
 }
 
-// A tile at p (64-byte aligned, bc_tile_bytes free); advances p past it.
+// A tile at p (64-byte aligned, broadcast_tile_bytes free); advances p past it.
 template <int G>
-inline BcTile<G> bc_carve(uint8_t*& p, int64_t nb, bool q6) {
-    BcTile<G> t{};
+inline BroadcastTile<G> broadcast_carve(uint8_t*& p, int64_t nb, bool q6) {
+    BroadcastTile<G> t{};
     t.xq = reinterpret_cast<uint32_t(*)[16]>(p);
     p += nb * (QK_K / 4 / G) * 64;
     t.dx = reinterpret_cast<float(*)[16]>(p);
@@ -130,7 +130,7 @@ inline void transpose_records(const uint8_t* acts, int64_t stride, int t0, int n
 }
 
 template <int G>
-void bc_build_tile(const uint8_t* acts, const ActLayout& L, int64_t nb, int t0, int nt, bool q6, BcTile<G>* tile) {
+void broadcast_build_tile(const uint8_t* acts, const ActLayout& L, int64_t nb, int t0, int nt, bool q6, BroadcastTile<G>* tile) {
     constexpr int NV = 16 / G;
     const int sub = q6 ? 16 : 8, spb = QK_K / sub, gps = spb / 4, ch = sub / G;
     if constexpr (G == 1) {
@@ -185,16 +185,16 @@ void bc_build_tile(const uint8_t* acts, const ActLayout& L, int64_t nb, int t0, 
 // One weight block of one row, decoded for the broadcast kernel in its tile's order: step
 // c * GPS + g holds G groups of 4 (G * 4 bytes, the broadcast unit), and sc[c * G + h] is the scale
 // of lane h's sub-block in chain c.
-struct BcBlock {
+struct BroadcastBlock {
     alignas(64) uint8_t q[QK_K];  // stored (unsigned) values
     alignas(64) int32_t sc[16];   // per sub-block scales (8 used for Q4_K/Q5_K)
     alignas(16) int16_t mn[8];    // Q4_K/Q5_K mins: int32 m holds the pair (2m, 2m+1)
     float dw, dm;
 };
 
-// Byte offset in BcBlock::q of broadcast step st (G groups of 4).
+// Byte offset in BroadcastBlock::q of broadcast step st (G groups of 4).
 template <int G>
-constexpr int bc_step_offset(int st) {
+constexpr int broadcast_step_offset(int st) {
     return G == 4 ? 64 * (st % 4) + 16 * (st / 4) : 4 * G * st;
 }
 
@@ -203,12 +203,12 @@ constexpr int bc_step_offset(int st) {
 // way dword 2i + h is dword i of the first-half (h = 0, in q[k / 2]) or second-half (h = 1, in
 // q[2 + k / 2]) values at offset 8 * (k % 2): one permutation serves both.
 template <int G>
-inline void bc_store_q(const KBlock& w, BcBlock* o) {
+inline void broadcast_store_q(const KBlock& w, BroadcastBlock* o) {
     if constexpr (G == 1) {
         for (int k = 0; k < 4; ++k) _mm512_store_si512(o->q + 64 * k, w.q[k]);
     } else if constexpr (G == 4) {
         // Lane h = q[h]: a 4x4 dword transpose within each 128-bit chunk; output k, chunk m holds dword k
-        // of chunk m of q[0..3] (step st at 64 * (st % 4) + 16 * (st / 4), see bc_step_offset).
+        // of chunk m of q[0..3] (step st at 64 * (st % 4) + 16 * (st / 4), see broadcast_step_offset).
         const __m512i t0 = _mm512_unpacklo_epi32(w.q[0], w.q[1]), t1 = _mm512_unpackhi_epi32(w.q[0], w.q[1]);
         const __m512i t2 = _mm512_unpacklo_epi32(w.q[2], w.q[3]), t3 = _mm512_unpackhi_epi32(w.q[2], w.q[3]);
         _mm512_store_si512(o->q, _mm512_unpacklo_epi64(t0, t2));
@@ -225,7 +225,7 @@ inline void bc_store_q(const KBlock& w, BcBlock* o) {
 }
 
 template <int G>
-inline void bc_decode_k4(const uint8_t* s, BcBlock* o) {  // Q4_K/Q5_K 6-bit scales and mins
+inline void broadcast_decode_k4(const uint8_t* s, BroadcastBlock* o) {  // Q4_K/Q5_K 6-bit scales and mins
     uint64_t sc, mn;
     q4k_unpack(s, &sc, &mn);
     __m256i sc32 = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<long long>(sc)));
@@ -236,17 +236,17 @@ inline void bc_decode_k4(const uint8_t* s, BcBlock* o) {  // Q4_K/Q5_K 6-bit sca
 }
 
 template <int G, typename B>  // Q4_K or Q5_K
-inline void bc_decode(const B* b, BcBlock* o) {
+inline void broadcast_decode(const B* b, BroadcastBlock* o) {
     o->dw = _cvtsh_ss(b->d);
     o->dm = _cvtsh_ss(b->dmin);
-    bc_decode_k4<G>(b->scales, o);
+    broadcast_decode_k4<G>(b->scales, o);
     KBlock w;
     k4_values(b, w.q);
-    bc_store_q<G>(w, o);
+    broadcast_store_q<G>(w, o);
 }
 
 template <int G>
-inline void bc_decode(const BlockQ6K* b, BcBlock* o) {
+inline void broadcast_decode(const BlockQ6K* b, BroadcastBlock* o) {
     KBlock w;
     decode(b, &w);
     __m512i sc32 = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b->scales)));
@@ -255,44 +255,44 @@ inline void bc_decode(const BlockQ6K* b, BcBlock* o) {
     _mm512_store_si512(o->sc, sc32);
     o->dw = w.dw;
     o->dm = 0.0f;
-    bc_store_q<G>(w, o);
+    broadcast_store_q<G>(w, o);
 }
 
 // One weight block (blk[i]: block b of row group row i) against one broadcast tile: acc[i] gains the
 // block's canonical float steps for every lane.
 template <typename Block, int G>
-inline void bc_block(const BcBlock* blk, const BcTile<G>& tile, int64_t b, BcVec::F* acc) {
-    using V = BcVec;
+inline void broadcast_block(const BroadcastBlock* blk, const BroadcastTile<G>& tile, int64_t b, BroadcastVec::F* acc) {
+    using V = BroadcastVec;
     constexpr bool kQ6 = std::is_same<Block, BlockQ6K>::value;
-    constexpr int BC_ROWS = kQ6 ? BC_ROWS_Q6 : BC_ROWS_K4;
+    constexpr int BROADCAST_ROWS = kQ6 ? BROADCAST_ROWS_Q6 : BROADCAST_ROWS_K4;
     constexpr int SUB = kQ6 ? 16 : 8;    // sub-blocks per block
     constexpr int GPS = QK_K / 4 / SUB;  // 4-element groups per sub-block
     constexpr int CH = SUB / G;          // chains per block
     constexpr int STEPS = QK_K / 4 / G;  // broadcast steps per block
-    typename V::I i1[BC_ROWS];
-    for (int i = 0; i < BC_ROWS; ++i) i1[i] = V::zero();
+    typename V::I i1[BROADCAST_ROWS];
+    for (int i = 0; i < BROADCAST_ROWS; ++i) i1[i] = V::zero();
     const uint32_t(*xq)[16] = tile.xq + b * STEPS;
     for (int c = 0; c < CH; ++c) {
-        typename V::I s[BC_ROWS][2];
-        for (int i = 0; i < BC_ROWS; ++i) {
+        typename V::I s[BROADCAST_ROWS][2];
+        for (int i = 0; i < BROADCAST_ROWS; ++i) {
             s[i][0] = kQ6 ? V::load(tile.x32[b][c]) : V::zero();
             s[i][1] = V::zero();
         }
         for (int g = 0; g < GPS; ++g) {
             const int step = c * GPS + g;
             const typename V::I xv = V::load(xq[step]);
-            for (int i = 0; i < BC_ROWS; ++i)
-                s[i][g & 1] = V::dpbusd(s[i][g & 1], V::template bcast<G>(blk[i].q + bc_step_offset<G>(step)), xv);
+            for (int i = 0; i < BROADCAST_ROWS; ++i)
+                s[i][g & 1] = V::dpbusd(s[i][g & 1], V::template bcast<G>(blk[i].q + broadcast_step_offset<G>(step)), xv);
         }
-        for (int i = 0; i < BC_ROWS; ++i)
+        for (int i = 0; i < BROADCAST_ROWS; ++i)
             i1[i] = V::add(i1[i], V::mullo(V::add(s[i][0], s[i][1]), V::template bcast<G>(&blk[i].sc[G * c])));
     }
     if constexpr (G >= 2)  // the parts of each record: every lane of it holds the record's total
-        for (int i = 0; i < BC_ROWS; ++i) i1[i] = V::add(i1[i], _mm512_shuffle_epi32(i1[i], _MM_PERM_CDAB));
+        for (int i = 0; i < BROADCAST_ROWS; ++i) i1[i] = V::add(i1[i], _mm512_shuffle_epi32(i1[i], _MM_PERM_CDAB));
     if constexpr (G == 4)
-        for (int i = 0; i < BC_ROWS; ++i) i1[i] = V::add(i1[i], _mm512_shuffle_epi32(i1[i], _MM_PERM_BADC));
+        for (int i = 0; i < BROADCAST_ROWS; ++i) i1[i] = V::add(i1[i], _mm512_shuffle_epi32(i1[i], _MM_PERM_BADC));
     const typename V::F dx = V::fload(tile.dx[b]);
-    for (int i = 0; i < BC_ROWS; ++i) {
+    for (int i = 0; i < BROADCAST_ROWS; ++i) {
         acc[i] = V::fmadd(V::mul(V::fset1(blk[i].dw), dx), V::cvt(i1[i]), acc[i]);
         if constexpr (!kQ6) {
             typename V::I i2 = V::zero();
@@ -303,28 +303,28 @@ inline void bc_block(const BcBlock* blk, const BcTile<G>& tile, int64_t b, BcVec
 }
 
 // Rows rg .. rg + nr of one tile's accumulators out (vectors t0 .. t0 + nt).
-template <int G, int BC_ROWS>
-inline void bc_store(const BcVec::F* acc, int64_t rg, int nr, int t0, int nt, float* y, int64_t ldy, int pair) {
+template <int G, int BROADCAST_ROWS>
+inline void broadcast_store(const BroadcastVec::F* acc, int64_t rg, int nr, int t0, int nt, float* y, int64_t ldy, int pair) {
     for (int i = 0; i < nr; ++i) {
         alignas(64) float tmp[16];
-        BcVec::fstore(tmp, acc[i]);
+        BroadcastVec::fstore(tmp, acc[i]);
         if constexpr (G > 1)
             for (int t = 0; t < 16 / G; ++t) tmp[t] = tmp[G * t];
         store_out(y, ldy, rg + i, t0, tmp, nt, pair);
     }
 }
 
-// Block b of the BC_ROWS rows from rg (rows past nr repeat row rg) into blk, prefetching the same block
+// Block b of the BROADCAST_ROWS rows from rg (rows past nr repeat row rg) into blk, prefetching the same block
 // two row groups on: with few tiles the sweep is DRAM-bound, and this distance made 8-token verification
 // 18% faster than 2 blocks ahead in the row.
 template <int G, typename Block>
-inline void bc_decode_rows(const Block* W, int64_t nb, int64_t rg, int nr, int64_t b, BcBlock* blk) {
-    constexpr int BC_ROWS = std::is_same<Block, BlockQ6K>::value ? BC_ROWS_Q6 : BC_ROWS_K4;
-    for (int i = 0; i < BC_ROWS; ++i) {
+inline void broadcast_decode_rows(const Block* W, int64_t nb, int64_t rg, int nr, int64_t b, BroadcastBlock* blk) {
+    constexpr int BROADCAST_ROWS = std::is_same<Block, BlockQ6K>::value ? BROADCAST_ROWS_Q6 : BROADCAST_ROWS_K4;
+    for (int i = 0; i < BROADCAST_ROWS; ++i) {
         const Block* wb = W + (rg + (i < nr ? i : 0)) * nb + b;
-        const char* ahead = reinterpret_cast<const char*>(wb + 2 * BC_ROWS * nb);
+        const char* ahead = reinterpret_cast<const char*>(wb + 2 * BROADCAST_ROWS * nb);
         for (size_t off = 0; off < sizeof(Block); off += 64) _mm_prefetch(ahead + off, _MM_HINT_T0);
-        bc_decode<G>(wb, &blk[i]);
+        broadcast_decode<G>(wb, &blk[i]);
     }
 }
 
@@ -334,100 +334,100 @@ inline void bc_decode_rows(const Block* W, int64_t nb, int64_t rg, int nr, int64
 // 512-token prefill, measured by skipping it) and the weights' trip from memory are paid once per group
 // of tiles, not once per tile. Then, per row group while its weights are still in cache, the remainder
 // tile (if any) through the reducing kernel.
-// noinline: inlined into bc_matmul, GCC 12 spilled the chain accumulators of the two-lane tile (Q6_K, 8
+// noinline: inlined into broadcast_call, GCC 12 spilled the chain accumulators of the two-lane tile (Q6_K, 8
 // records: 720-750 us against 505-545 for 1536x8960, one thread).
 template <typename Block, int G>
-__attribute__((noinline)) void bc_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const BcTile<G>* tiles, int n_tiles, int t0,
-             int nt_last, BcBlock (*dec)[std::is_same<Block, BlockQ6K>::value ? BC_ROWS_Q6 : BC_ROWS_K4],
-             const KTile* rest, int rest_t0, int rest_nt, float* y, int64_t ldy, int pair) {
-    using V = BcVec;
+__attribute__((noinline)) void broadcast_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const BroadcastTile<G>* tiles, int n_tiles, int t0,
+             int nt_last, BroadcastBlock (*dec)[std::is_same<Block, BlockQ6K>::value ? BROADCAST_ROWS_Q6 : BROADCAST_ROWS_K4],
+             const ReduceTile* rest, int rest_t0, int rest_nt, float* y, int64_t ldy, int pair) {
+    using V = BroadcastVec;
     constexpr bool kQ6 = std::is_same<Block, BlockQ6K>::value;
-    constexpr int BC_ROWS = kQ6 ? BC_ROWS_Q6 : BC_ROWS_K4;
+    constexpr int BROADCAST_ROWS = kQ6 ? BROADCAST_ROWS_Q6 : BROADCAST_ROWS_K4;
     constexpr int NV = 16 / G;
     constexpr GGMLType kType = kQ6 ? GGMLType::Q6_K : std::is_same<Block, BlockQ5K>::value ? GGMLType::Q5_K : GGMLType::Q4_K;
-    BcBlock blk[BC_ROWS];
-    for (int64_t rg = r0; rg < r1; rg += BC_ROWS) {
-        const int nr = r1 - rg < BC_ROWS ? static_cast<int>(r1 - rg) : BC_ROWS;
-        typename V::F acc[BC_ROWS];
+    BroadcastBlock blk[BROADCAST_ROWS];
+    for (int64_t rg = r0; rg < r1; rg += BROADCAST_ROWS) {
+        const int nr = r1 - rg < BROADCAST_ROWS ? static_cast<int>(r1 - rg) : BROADCAST_ROWS;
+        typename V::F acc[BROADCAST_ROWS];
         if (G != 1 || n_tiles == 1) {  // (G = 2, 4: always one tile)
-            for (int i = 0; i < BC_ROWS; ++i) acc[i] = V::fzero();
+            for (int i = 0; i < BROADCAST_ROWS; ++i) acc[i] = V::fzero();
             for (int64_t b = 0; b < nb; ++b) {
-                bc_decode_rows<G>(W, nb, rg, nr, b, blk);
-                bc_block<Block, G>(blk, tiles[0], b, acc);
+                broadcast_decode_rows<G>(W, nb, rg, nr, b, blk);
+                broadcast_block<Block, G>(blk, tiles[0], b, acc);
             }
-            bc_store<G, BC_ROWS>(acc, rg, nr, t0, nt_last, y, ldy, pair);
+            broadcast_store<G, BROADCAST_ROWS>(acc, rg, nr, t0, nt_last, y, ldy, pair);
         } else {
-            for (int64_t b = 0; b < nb; ++b) bc_decode_rows<G>(W, nb, rg, nr, b, dec[b]);
+            for (int64_t b = 0; b < nb; ++b) broadcast_decode_rows<G>(W, nb, rg, nr, b, dec[b]);
             for (int k = 0; k < n_tiles; ++k) {
-                for (int i = 0; i < BC_ROWS; ++i) acc[i] = V::fzero();
-                for (int64_t b = 0; b < nb; ++b) bc_block<Block, G>(dec[b], tiles[k], b, acc);
-                bc_store<G, BC_ROWS>(acc, rg, nr, t0 + k * NV, k + 1 == n_tiles ? nt_last : NV, y, ldy, pair);
+                for (int i = 0; i < BROADCAST_ROWS; ++i) acc[i] = V::fzero();
+                for (int64_t b = 0; b < nb; ++b) broadcast_block<Block, G>(dec[b], tiles[k], b, acc);
+                broadcast_store<G, BROADCAST_ROWS>(acc, rg, nr, t0 + k * NV, k + 1 == n_tiles ? nt_last : NV, y, ldy, pair);
             }
         }
-        if (rest) reduce_rows(kType, reinterpret_cast<const uint8_t*>(W), nb, rg, rg + nr, *rest, rest_t0, rest_nt, y, ldy, pair);
+        if (rest) reduce_kquant_tile(kType, reinterpret_cast<const uint8_t*>(W), nb, rg, rg + nr, *rest, rest_t0, rest_nt, y, ldy, pair);
     }
 }
 
-// Tiles built at once and swept per decoded row group (see bc_rows), at most this many, as many as fit with
-// the decoded row group in BC_STACK_BYTES. Measured (1.5B prefill of 512 tokens, 2 threads, medians of 3,
+// Tiles built at once and swept per decoded row group (see broadcast_rows), at most this many, as many as fit with
+// the decoded row group in BROADCAST_STACK_BYTES. Measured (1.5B prefill of 512 tokens, 2 threads, medians of 3,
 // alternating builds, fixed-size tiles then): 162-164 tok/s with one tile per decode, 180-184 with
-// 2, 188-191 with 4, 187-191 with 8; with bc_rows not inlined, 194 with 4. A 32-token forward: 0.797 of the
+// 2, 188-191 with 4, 187-191 with 8; with broadcast_rows not inlined, 194 with 4. A 32-token forward: 0.797 of the
 // time (separate processes, rotated, 4 rounds).
-constexpr int BC_TILE_GROUP = 4;
+constexpr int BROADCAST_TILE_GROUP = 4;
 // Stack for a call's tiles and decoded row group, about what its one fixed-size tile took before (435 KB;
 // the frame grew by 90 KB): threads may have as little as 1-2 MB (glibc gives 2 MB when the stack limit
 // is unlimited), and four fixed-size tiles (1.8 MB) crashed a prefill on a 1 MB thread (see
 // tests/native/test_engine.py). The 1.5B: 4 tiles for K = 1536, 2 for K = 8960 (1.009 of the all-4 time
 // for a 32-token forward); K = 20480, one.
-constexpr int64_t BC_STACK_BYTES = 512 << 10;
-static_assert(bc_tile_bytes<1>(BC_MAX_KBLOCKS, true) <= BC_STACK_BYTES && bc_tile_bytes<1>(BC_MAX_KBLOCKS, false) <= BC_STACK_BYTES,
+constexpr int64_t BROADCAST_STACK_BYTES = 512 << 10;
+static_assert(broadcast_tile_bytes<1>(BROADCAST_MAX_KBLOCKS, true) <= BROADCAST_STACK_BYTES && broadcast_tile_bytes<1>(BROADCAST_MAX_KBLOCKS, false) <= BROADCAST_STACK_BYTES,
               "one tile of the largest K fits");
 
-// Tiles per decode for a call of n_tiles: up to BC_TILE_GROUP, as many as fit in BC_STACK_BYTES together
+// Tiles per decode for a call of n_tiles: up to BROADCAST_TILE_GROUP, as many as fit in BROADCAST_STACK_BYTES together
 // with the decoded row group (needed only from two tiles on).
 inline int tiles_per_decode(int n_tiles, int64_t tile_bytes, int64_t dec_bytes) {
     int tg = 1;
     if (n_tiles > 1)
-        while (tg < BC_TILE_GROUP && (tg + 1) * tile_bytes + dec_bytes <= BC_STACK_BYTES) ++tg;
+        while (tg < BROADCAST_TILE_GROUP && (tg + 1) * tile_bytes + dec_bytes <= BROADCAST_STACK_BYTES) ++tg;
     return tg;
 }
 
-// T >= 9 records. Tiles of 16 go through the broadcast kernel; a remainder of up to 8 through the
+// n_rec >= 9 records. Tiles of 16 go through the broadcast kernel; a remainder of up to 8 through the
 // reducing kernel (cheaper than a mostly idle tile), a larger one (or a call of 9-15) as one more,
 // padded, tile.
 template <typename Block, int G>
-void bc_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T, float* y,
+void broadcast_call(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec, float* y,
                int64_t ldy, GGMLType wt, int pair) {
     constexpr int NV = 16 / G;
     constexpr bool kQ6 = std::is_same<Block, BlockQ6K>::value;
-    constexpr int BC_ROWS = kQ6 ? BC_ROWS_Q6 : BC_ROWS_K4;
+    constexpr int BROADCAST_ROWS = kQ6 ? BROADCAST_ROWS_Q6 : BROADCAST_ROWS_K4;
     const int64_t nb = K / QK_K;
     const ActLayout L = act_layout(wt, K);
     const Block* Wb = reinterpret_cast<const Block*>(W);
-    int n_bc = T / NV, rest = T % NV;
-    if (rest > (G == 1 ? T_TILE : G == 2 ? G2_MAX_REST : 0) || n_bc == 0) {
+    int n_bc = n_rec / NV, rest = n_rec % NV;
+    if (rest > (G == 1 ? R_TILE : G == 2 ? BROADCAST_G2_MAX_REST : 0) || n_bc == 0) {
         ++n_bc;
         rest = 0;
     }
     const int t_rest = n_bc * NV;
-    KTile rest_tile;
-    if (rest) build_tile(acts, L, nb, t_rest, rest, &rest_tile);
-    alignas(64) uint8_t buf[BC_STACK_BYTES];
-    const int TG = G == 1 ? tiles_per_decode(n_bc, bc_tile_bytes<G>(nb, kQ6), nb * BC_ROWS * static_cast<int64_t>(sizeof(BcBlock))) : 1;
+    ReduceTile rest_tile;
+    if (rest) reduce_build_tile(acts, L, nb, t_rest, rest, &rest_tile);
+    alignas(64) uint8_t buf[BROADCAST_STACK_BYTES];
+    const int TG = G == 1 ? tiles_per_decode(n_bc, broadcast_tile_bytes<G>(nb, kQ6), nb * BROADCAST_ROWS * static_cast<int64_t>(sizeof(BroadcastBlock))) : 1;
     uint8_t* p = buf;
-    BcTile<G> tiles[BC_TILE_GROUP];
-    for (int k = 0; k < TG; ++k) tiles[k] = bc_carve<G>(p, nb, kQ6);
-    auto* dec = TG > 1 ? reinterpret_cast<BcBlock(*)[BC_ROWS]>(p) : nullptr;
+    BroadcastTile<G> tiles[BROADCAST_TILE_GROUP];
+    for (int k = 0; k < TG; ++k) tiles[k] = broadcast_carve<G>(p, nb, kQ6);
+    auto* dec = TG > 1 ? reinterpret_cast<BroadcastBlock(*)[BROADCAST_ROWS]>(p) : nullptr;
     for (int k0 = 0; k0 < n_bc; k0 += TG) {
         const int n = n_bc - k0 < TG ? n_bc - k0 : TG;
         int nt_last = NV;
         for (int k = 0; k < n; ++k) {
-            const int t0 = (k0 + k) * NV, nt = T - t0 < NV ? T - t0 : NV;
-            bc_build_tile<G>(acts, L, nb, t0, nt, kQ6, &tiles[k]);
+            const int t0 = (k0 + k) * NV, nt = n_rec - t0 < NV ? n_rec - t0 : NV;
+            broadcast_build_tile<G>(acts, L, nb, t0, nt, kQ6, &tiles[k]);
             nt_last = nt;
         }
         const bool last = k0 + n == n_bc;
-        bc_rows<Block, G>(Wb, nb, r0, r1, tiles, n, k0 * NV, nt_last, dec, last && rest ? &rest_tile : nullptr, t_rest, rest,
+        broadcast_rows<Block, G>(Wb, nb, r0, r1, tiles, n, k0 * NV, nt_last, dec, last && rest ? &rest_tile : nullptr, t_rest, rest,
                           y, ldy, pair);
     }
 }
@@ -436,20 +436,20 @@ void bc_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_
 // 16 vectors per zmm and broadcast weights, so no per-block lane reductions. Per block b of 32:
 // i1 = sum u x - 2^off_shift * sum x (u the stored unsigned values), exact in int32; then the canonical
 // float steps: lane b % 8 += (dw_b * dx_b) * i1, and the 8 lanes fold (l, l+4), (l, l+2), (l, l+1).
-constexpr int LC_MAX_BLOCKS = BC_MAX_KBLOCKS * QK_K / QK32;
-constexpr int LC_ROWS = 2;
-constexpr int LC_MIN_VECTORS = 12;  // records from which the legacy broadcast kernel runs
+constexpr int BROADCAST_LEGACY_MAX_BLOCKS = BROADCAST_MAX_KBLOCKS * QK_K / QK32;
+constexpr int BROADCAST_LEGACY_ROWS = 2;
+constexpr int BROADCAST_LEGACY_MIN_RECORDS = 12;  // records from which the legacy broadcast kernel runs
 
-struct LcTile {  // views into the caller's stack buffer, sized by the call's nb (lc_carve)
+struct BroadcastLegacyTile {  // views into the caller's stack buffer, sized by the call's nb (broadcast_legacy_carve)
     uint32_t (*xq)[16];
     float (*dx)[16];
     int32_t (*xoff)[16];  // -2^off_shift * (sum of the block's 32 values)
 };
 
-constexpr int64_t lc_tile_bytes(int64_t nb) { return nb * (QK32 / 4) * 64 + 2 * nb * 64; }
+constexpr int64_t broadcast_legacy_tile_bytes(int64_t nb) { return nb * (QK32 / 4) * 64 + 2 * nb * 64; }
 
-inline LcTile lc_carve(uint8_t*& p, int64_t nb) {
-    LcTile t{};
+inline BroadcastLegacyTile broadcast_legacy_carve(uint8_t*& p, int64_t nb) {
+    BroadcastLegacyTile t{};
     t.xq = reinterpret_cast<uint32_t(*)[16]>(p);
     p += nb * (QK32 / 4) * 64;
     t.dx = reinterpret_cast<float(*)[16]>(p);
@@ -459,8 +459,8 @@ inline LcTile lc_carve(uint8_t*& p, int64_t nb) {
     return t;
 }
 
-inline void lc_build_tile(const uint8_t* acts, const ActLayout& L, int64_t nb, int t0, int nt, int off_shift,
-                          LcTile* tile) {
+inline void broadcast_legacy_build_tile(const uint8_t* acts, const ActLayout& L, int64_t nb, int t0, int nt, int off_shift,
+                          BroadcastLegacyTile* tile) {
     transpose_records(acts, L.stride, t0, nt, nb * QK32 / 4, tile->xq);
     for (int t = 0; t < 16; ++t) {
         if (t >= nt) {
@@ -478,67 +478,67 @@ inline void lc_build_tile(const uint8_t* acts, const ActLayout& L, int64_t nb, i
 }
 
 // One row's group of up to L_LANES decoded blocks: stored values in block order and block scales.
-struct LcDecoded {
+struct BroadcastLegacyGroup {
     alignas(64) uint8_t q[L_LANES * QK32];
     alignas(32) float dw[L_LANES];
 };
 
-// Blocks g0 .. g0 + n of LC_ROWS rows (dq[i], decoded) against one tile: acc[i][j] gains block g0 + j.
+// Blocks g0 .. g0 + n of BROADCAST_LEGACY_ROWS rows (dq[i], decoded) against one tile: acc[i][j] gains block g0 + j.
 template <GGMLType WT>
-inline void lc_group(const LcDecoded* dq, const LcTile& tile, int64_t g0, int n, __m512 (*acc)[L_LANES]) {
-    constexpr bool kOff = Legacy<WT>::off_shift != 0;
+inline void broadcast_legacy_group(const BroadcastLegacyGroup* dq, const BroadcastLegacyTile& tile, int64_t g0, int n, __m512 (*acc)[L_LANES]) {
+    constexpr bool kOff = LegacyBlock<WT>::off_shift != 0;
     for (int j = 0; j < n; ++j) {
         const int64_t b = g0 + j;
-        __m512i s[LC_ROWS][2];
-        for (int i = 0; i < LC_ROWS; ++i) {
+        __m512i s[BROADCAST_LEGACY_ROWS][2];
+        for (int i = 0; i < BROADCAST_LEGACY_ROWS; ++i) {
             s[i][0] = kOff ? _mm512_load_si512(tile.xoff[b]) : _mm512_setzero_si512();
             s[i][1] = _mm512_setzero_si512();
         }
         for (int gq = 0; gq < QK32 / 4; ++gq) {
             const __m512i xv = _mm512_load_si512(tile.xq[b * (QK32 / 4) + gq]);
-            for (int i = 0; i < LC_ROWS; ++i) {
+            for (int i = 0; i < BROADCAST_LEGACY_ROWS; ++i) {
                 int wv;
                 std::memcpy(&wv, dq[i].q + QK32 * j + 4 * gq, 4);
                 s[i][gq & 1] = _mm512_dpbusd_epi32(s[i][gq & 1], _mm512_set1_epi32(wv), xv);
             }
         }
         const __m512 dx = _mm512_load_ps(tile.dx[b]);
-        for (int i = 0; i < LC_ROWS; ++i)
+        for (int i = 0; i < BROADCAST_LEGACY_ROWS; ++i)
             acc[i][j] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(dq[i].dw[j]), dx),
                                         _mm512_cvtepi32_ps(_mm512_add_epi32(s[i][0], s[i][1])), acc[i][j]);
     }
 }
 
 template <GGMLType WT>
-inline void lc_decode_rows(const typename Legacy<WT>::B* W, int64_t nb, int64_t rg, int nr, int64_t g0, int n,
-                           LcDecoded* dq) {
-    for (int i = 0; i < LC_ROWS; ++i) {
-        LGroup g;
-        decode_group<WT>(W + (rg + (i < nr ? i : 0)) * nb + g0, n, &g);
+inline void broadcast_legacy_decode_rows(const typename LegacyBlock<WT>::B* W, int64_t nb, int64_t rg, int nr, int64_t g0, int n,
+                           BroadcastLegacyGroup* dq) {
+    for (int i = 0; i < BROADCAST_LEGACY_ROWS; ++i) {
+        LegacyGroup g;
+        decode_legacy_group<WT>(W + (rg + (i < nr ? i : 0)) * nb + g0, n, &g);
         for (int z = 0; z < 4; ++z) _mm512_store_si512(dq[i].q + 64 * z, g.q[z]);
         _mm256_store_ps(dq[i].dw, g.dw);
     }
 }
 
 // Rows [r0, r1) against tiles[k], k < n_tiles (vectors t0 + 16 k ..; the last tile holds nt_last). As in
-// bc_rows, several tiles share one decode of each row pair's blocks (dec: the decoded groups, when
-// n_tiles > 1); kept out of line like bc_rows. Measured (0.5B, whose Q5_0/Q8_0 matrices take this
+// broadcast_rows, several tiles share one decode of each row pair's blocks (dec: the decoded groups, when
+// n_tiles > 1); kept out of line like broadcast_rows. Measured (0.5B, whose Q5_0/Q8_0 matrices take this
 // kernel; logits bit-identical): a 32-token forward 0.698 of the time (separate processes, rotated, 4
 // rounds); prefill of 512 tokens 359-360 -> 372-383 tok/s; 8 tokens (one tile) 1.009. (With the tiles as
-// views into BC_STACK_BYTES instead of fixed-size arrays, 1.039 of that 32-token time.)
+// views into BROADCAST_STACK_BYTES instead of fixed-size arrays, 1.039 of that 32-token time.)
 template <GGMLType WT>
-__attribute__((noinline)) void lc_rows(const typename Legacy<WT>::B* W, int64_t nb, int64_t r0, int64_t r1,
-                                       const LcTile* tiles, int n_tiles, int t0, int nt_last, LcDecoded (*dec)[LC_ROWS],
+__attribute__((noinline)) void broadcast_legacy_rows(const typename LegacyBlock<WT>::B* W, int64_t nb, int64_t r0, int64_t r1,
+                                       const BroadcastLegacyTile* tiles, int n_tiles, int t0, int nt_last, BroadcastLegacyGroup (*dec)[BROADCAST_LEGACY_ROWS],
                                        float* y, int64_t ldy, int pair) {
-    for (int64_t rg = r0; rg < r1; rg += LC_ROWS) {
-        const int nr = r1 - rg < LC_ROWS ? static_cast<int>(r1 - rg) : LC_ROWS;
-        auto sweep = [&](const LcTile& tile, int tt0, int nt, auto&& group_of) {
-            __m512 acc[LC_ROWS][L_LANES];
-            for (int i = 0; i < LC_ROWS; ++i)
+    for (int64_t rg = r0; rg < r1; rg += BROADCAST_LEGACY_ROWS) {
+        const int nr = r1 - rg < BROADCAST_LEGACY_ROWS ? static_cast<int>(r1 - rg) : BROADCAST_LEGACY_ROWS;
+        auto sweep = [&](const BroadcastLegacyTile& tile, int tt0, int nt, auto&& group_of) {
+            __m512 acc[BROADCAST_LEGACY_ROWS][L_LANES];
+            for (int i = 0; i < BROADCAST_LEGACY_ROWS; ++i)
                 for (int l = 0; l < L_LANES; ++l) acc[i][l] = _mm512_setzero_ps();
             for (int64_t g0 = 0; g0 < nb; g0 += L_LANES) {
                 const int n = nb - g0 < L_LANES ? static_cast<int>(nb - g0) : L_LANES;
-                lc_group<WT>(group_of(g0, n), tile, g0, n, acc);
+                broadcast_legacy_group<WT>(group_of(g0, n), tile, g0, n, acc);
             }
             for (int i = 0; i < nr; ++i) {
                 __m512* a = acc[i];
@@ -550,89 +550,89 @@ __attribute__((noinline)) void lc_rows(const typename Legacy<WT>::B* W, int64_t 
             }
         };
         if (n_tiles == 1) {
-            LcDecoded dq[LC_ROWS];
+            BroadcastLegacyGroup dq[BROADCAST_LEGACY_ROWS];
             sweep(tiles[0], t0, nt_last, [&](int64_t g0, int n) {
-                lc_decode_rows<WT>(W, nb, rg, nr, g0, n, dq);
-                return static_cast<const LcDecoded*>(dq);
+                broadcast_legacy_decode_rows<WT>(W, nb, rg, nr, g0, n, dq);
+                return static_cast<const BroadcastLegacyGroup*>(dq);
             });
         } else {
             for (int64_t g0 = 0; g0 < nb; g0 += L_LANES)
-                lc_decode_rows<WT>(W, nb, rg, nr, g0, nb - g0 < L_LANES ? static_cast<int>(nb - g0) : L_LANES, dec[g0 / L_LANES]);
+                broadcast_legacy_decode_rows<WT>(W, nb, rg, nr, g0, nb - g0 < L_LANES ? static_cast<int>(nb - g0) : L_LANES, dec[g0 / L_LANES]);
             for (int k = 0; k < n_tiles; ++k)
                 sweep(tiles[k], t0 + 16 * k, k + 1 == n_tiles ? nt_last : 16,
-                      [&](int64_t g0, int) { return static_cast<const LcDecoded*>(dec[g0 / L_LANES]); });
+                      [&](int64_t g0, int) { return static_cast<const BroadcastLegacyGroup*>(dec[g0 / L_LANES]); });
         }
     }
 }
 
 template <GGMLType WT>
-void lc_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T, float* y, int64_t ldy,
+void broadcast_legacy_call(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec, float* y, int64_t ldy,
                int pair) {
     const int64_t nb = K / QK32;
     const ActLayout L = act_layout(WT, K);
-    static_assert(lc_tile_bytes(LC_MAX_BLOCKS) <= BC_STACK_BYTES, "one tile of the largest K fits");
-    alignas(64) uint8_t buf[BC_STACK_BYTES];
+    static_assert(broadcast_legacy_tile_bytes(BROADCAST_LEGACY_MAX_BLOCKS) <= BROADCAST_STACK_BYTES, "one tile of the largest K fits");
+    alignas(64) uint8_t buf[BROADCAST_STACK_BYTES];
     const int64_t n_groups = (nb + L_LANES - 1) / L_LANES;
-    const int TG = tiles_per_decode((T + 15) / 16, lc_tile_bytes(nb), n_groups * LC_ROWS * static_cast<int64_t>(sizeof(LcDecoded)));
+    const int TG = tiles_per_decode((n_rec + 15) / 16, broadcast_legacy_tile_bytes(nb), n_groups * BROADCAST_LEGACY_ROWS * static_cast<int64_t>(sizeof(BroadcastLegacyGroup)));
     uint8_t* p = buf;
-    LcTile tiles[BC_TILE_GROUP];
-    for (int k = 0; k < TG; ++k) tiles[k] = lc_carve(p, nb);
-    auto* dec = TG > 1 ? reinterpret_cast<LcDecoded(*)[LC_ROWS]>(p) : nullptr;
-    for (int k0 = 0; k0 * 16 < T; k0 += TG) {
+    BroadcastLegacyTile tiles[BROADCAST_TILE_GROUP];
+    for (int k = 0; k < TG; ++k) tiles[k] = broadcast_legacy_carve(p, nb);
+    auto* dec = TG > 1 ? reinterpret_cast<BroadcastLegacyGroup(*)[BROADCAST_LEGACY_ROWS]>(p) : nullptr;
+    for (int k0 = 0; k0 * 16 < n_rec; k0 += TG) {
         int n = 0, nt_last = 16;
-        for (; n < TG && (k0 + n) * 16 < T; ++n) {
+        for (; n < TG && (k0 + n) * 16 < n_rec; ++n) {
             const int t0 = (k0 + n) * 16;
-            nt_last = T - t0 < 16 ? T - t0 : 16;
-            lc_build_tile(acts, L, nb, t0, nt_last, Legacy<WT>::off_shift, &tiles[n]);
+            nt_last = n_rec - t0 < 16 ? n_rec - t0 : 16;
+            broadcast_legacy_build_tile(acts, L, nb, t0, nt_last, LegacyBlock<WT>::off_shift, &tiles[n]);
         }
-        lc_rows<WT>(reinterpret_cast<const typename Legacy<WT>::B*>(W), nb, r0, r1, tiles, n, k0 * 16, nt_last, dec, y,
+        broadcast_legacy_rows<WT>(reinterpret_cast<const typename LegacyBlock<WT>::B*>(W), nb, r0, r1, tiles, n, k0 * 16, nt_last, dec, y,
                     ldy, pair);
     }
 }
 
 }  // namespace
 
-bool broadcast_matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T,
+bool broadcast_kquant(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec,
                       float* y, int64_t ldy, int pair) {
     switch (wt) {
         case GGMLType::Q4_K:
         case GGMLType::Q5_K:
         case GGMLType::Q6_K:
-            if (K / QK_K > BC_MAX_KBLOCKS) return false;
-            if (wt == GGMLType::Q6_K && T > G2_RECORDS && T <= G2_RECORDS + G2_MAX_REST) {
-                bc_matmul<BlockQ6K, 2>(W, K, r0, r1, acts, T, y, ldy, wt, pair);
+            if (K / QK_K > BROADCAST_MAX_KBLOCKS) return false;
+            if (wt == GGMLType::Q6_K && n_rec > BROADCAST_G2_RECORDS && n_rec <= BROADCAST_G2_RECORDS + BROADCAST_G2_MAX_REST) {
+                broadcast_call<BlockQ6K, 2>(W, K, r0, r1, acts, n_rec, y, ldy, wt, pair);
                 return true;
             }
-            if (T >= BC_MIN_VECTORS) {
-                if (wt == GGMLType::Q4_K) bc_matmul<BlockQ4K, 1>(W, K, r0, r1, acts, T, y, ldy, wt, pair);
-                else if (wt == GGMLType::Q5_K) bc_matmul<BlockQ5K, 1>(W, K, r0, r1, acts, T, y, ldy, wt, pair);
-                else bc_matmul<BlockQ6K, 1>(W, K, r0, r1, acts, T, y, ldy, wt, pair);
+            if (n_rec >= BROADCAST_MIN_RECORDS) {
+                if (wt == GGMLType::Q4_K) broadcast_call<BlockQ4K, 1>(W, K, r0, r1, acts, n_rec, y, ldy, wt, pair);
+                else if (wt == GGMLType::Q5_K) broadcast_call<BlockQ5K, 1>(W, K, r0, r1, acts, n_rec, y, ldy, wt, pair);
+                else broadcast_call<BlockQ6K, 1>(W, K, r0, r1, acts, n_rec, y, ldy, wt, pair);
                 return true;
             }
-            if (T < G2_MIN_VECTORS) {
-                if (T < G4_MIN_VECTORS || wt != GGMLType::Q6_K) return false;
-                if (wt == GGMLType::Q4_K) bc_matmul<BlockQ4K, 4>(W, K, r0, r1, acts, T, y, ldy, wt, pair);
-                else if (wt == GGMLType::Q5_K) bc_matmul<BlockQ5K, 4>(W, K, r0, r1, acts, T, y, ldy, wt, pair);
-                else bc_matmul<BlockQ6K, 4>(W, K, r0, r1, acts, T, y, ldy, wt, pair);
+            if (n_rec < BROADCAST_G2_MIN_RECORDS) {
+                if (n_rec < BROADCAST_G4_MIN_RECORDS || wt != GGMLType::Q6_K) return false;
+                if (wt == GGMLType::Q4_K) broadcast_call<BlockQ4K, 4>(W, K, r0, r1, acts, n_rec, y, ldy, wt, pair);
+                else if (wt == GGMLType::Q5_K) broadcast_call<BlockQ5K, 4>(W, K, r0, r1, acts, n_rec, y, ldy, wt, pair);
+                else broadcast_call<BlockQ6K, 4>(W, K, r0, r1, acts, n_rec, y, ldy, wt, pair);
                 return true;
             }
-            if (wt == GGMLType::Q4_K) bc_matmul<BlockQ4K, 2>(W, K, r0, r1, acts, T, y, ldy, wt, pair);
-            else if (wt == GGMLType::Q5_K) bc_matmul<BlockQ5K, 2>(W, K, r0, r1, acts, T, y, ldy, wt, pair);
-            else bc_matmul<BlockQ6K, 2>(W, K, r0, r1, acts, T, y, ldy, wt, pair);
+            if (wt == GGMLType::Q4_K) broadcast_call<BlockQ4K, 2>(W, K, r0, r1, acts, n_rec, y, ldy, wt, pair);
+            else if (wt == GGMLType::Q5_K) broadcast_call<BlockQ5K, 2>(W, K, r0, r1, acts, n_rec, y, ldy, wt, pair);
+            else broadcast_call<BlockQ6K, 2>(W, K, r0, r1, acts, n_rec, y, ldy, wt, pair);
             return true;
         case GGMLType::Q4_0:
         case GGMLType::Q5_0:
         case GGMLType::Q8_0:
-            if (T < LC_MIN_VECTORS || K / QK32 > LC_MAX_BLOCKS) return false;
-            if (wt == GGMLType::Q4_0) lc_matmul<GGMLType::Q4_0>(W, K, r0, r1, acts, T, y, ldy, pair);
-            else if (wt == GGMLType::Q5_0) lc_matmul<GGMLType::Q5_0>(W, K, r0, r1, acts, T, y, ldy, pair);
-            else lc_matmul<GGMLType::Q8_0>(W, K, r0, r1, acts, T, y, ldy, pair);
+            if (n_rec < BROADCAST_LEGACY_MIN_RECORDS || K / QK32 > BROADCAST_LEGACY_MAX_BLOCKS) return false;
+            if (wt == GGMLType::Q4_0) broadcast_legacy_call<GGMLType::Q4_0>(W, K, r0, r1, acts, n_rec, y, ldy, pair);
+            else if (wt == GGMLType::Q5_0) broadcast_legacy_call<GGMLType::Q5_0>(W, K, r0, r1, acts, n_rec, y, ldy, pair);
+            else broadcast_legacy_call<GGMLType::Q8_0>(W, K, r0, r1, acts, n_rec, y, ldy, pair);
             return true;
         default:
             return false;  // Q4_1/Q5_1 (a min per block) and float types: the other kernels
     }
 }
 
-}  // namespace lg::avx512
+}  // namespace lg::quant::avx512
 
 #endif
