@@ -9,7 +9,7 @@
 
 namespace lg {
 
-// Block structs (packed, static_assert'ed sizes) live in quant_blocks.h.
+// Block structs (packed, static_assert'ed sizes) live in quant/blocks.h.
 
 // True for the weight types the engine runs: Q4_K, Q6_K, Q5_0, Q8_0, Q4_1, F16, F32
 // (plus any others quant.cpp implements).
@@ -64,8 +64,8 @@ void matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1,
 void matmul_scalar(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1,
                    const uint8_t* act_buf, const float* x, int T, float* y, int64_t ldy);
 
-// Kernels: quant_avx512.cpp / quant_avx2.cpp / quant_neon.cpp, chosen at compile time
-// (quant_kernels.h); all are bit-identical to the scalar path. Name of the one compiled in ("avx512", "avx2", "neon", "scalar").
+// Kernels: quant/x86/avx512*.cpp, quant/x86/avx2*.cpp or quant/arm/neon*.cpp, chosen at compile time
+// (quant/kernels.h); all are bit-identical to the scalar path. Name of the one compiled in ("avx512", "avx2", "neon", "scalar").
 const char* quant_simd_name();
 
 }  // namespace lg

@@ -1,6 +1,6 @@
 // The scalar reference matmul: portable, weight-stationary (a weight block is decoded once per
-// tile of activation vectors), and the definition of the canonical order in quant_blocks.h.
-// Knows nothing about threads (callers split rows) or SIMD (quant_avx512/avx2/neon.cpp).
+// tile of activation vectors), and the definition of the canonical order in blocks.h.
+// Knows nothing about threads (callers split rows) or SIMD (x86/, arm/).
 #include <cmath>
 
 #include "quant/blocks.h"

@@ -1,6 +1,6 @@
 // x86 AVX2 kernels for legacy 32-blocks (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0). The row-lane kernel: 8 weight rows
 // per ymm, activation bytes broadcast, float steps 8 rows at a time in the canonical lane order; the reducing
-// kernel takes the rows a group of 8 leaves, one at a time. Both are bit-identical to quant_scalar.cpp.
+// kernel takes the rows a group of 8 leaves, one at a time. Both are bit-identical to scalar.cpp.
 // Knows nothing about threads or models.
 #include <cmath>
 #include <cstring>
@@ -17,7 +17,7 @@ namespace {
 // Why: reduce_legacy (below) folds 8 lanes into one integer and runs the float steps in scalar code for
 // every (row, record, 32-block). Here a ymm holds 8 rows, one dword lane each, 4 activation bytes are
 // broadcast, and the float steps run 8 rows at a time into the canonical per-row lanes acc[b % 8]
-// (quant_blocks.h), folded pairwise at the end, so the bits are the scalar path's. Integer bounds:
+// (blocks.h), folded pairwise at the end, so the bits are the scalar path's. Integer bounds:
 // 4-5 bit values give maddubs pairs of at most 2 * 31 * 127, four of them summed stay below 2^15; Q8_0
 // runs as |w| * (x * sign w), at most 2 * 128 * 127 per pair, so each goes through madd alone.
 // Measured (0.5B, mostly Q5_0 with a Q8_0 output matrix; x86-64-v3 build, 2 threads, after 1000 stream
@@ -179,6 +179,20 @@ inline __m256i legacy_decode(GGMLType wt, const uint8_t* blk, float* dw, float* 
     return v;
 }
 
+}  // namespace
+
+int64_t rowlane_legacy(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec,
+                            float* y, int64_t ldy, int pair) {
+    switch (wt) {
+        case GGMLType::Q4_0: return rowlane_legacy_call<GGMLType::Q4_0>(W, K, r0, r1, acts, n_rec, y, ldy, pair);
+        case GGMLType::Q4_1: return rowlane_legacy_call<GGMLType::Q4_1>(W, K, r0, r1, acts, n_rec, y, ldy, pair);
+        case GGMLType::Q5_0: return rowlane_legacy_call<GGMLType::Q5_0>(W, K, r0, r1, acts, n_rec, y, ldy, pair);
+        case GGMLType::Q5_1: return rowlane_legacy_call<GGMLType::Q5_1>(W, K, r0, r1, acts, n_rec, y, ldy, pair);
+        case GGMLType::Q8_0: return rowlane_legacy_call<GGMLType::Q8_0>(W, K, r0, r1, acts, n_rec, y, ldy, pair);
+        default: return r0;
+    }
+}
+
 void reduce_legacy(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec,
                    float* y, int64_t ldy, int pair) {
     const int64_t nb = K / QK32, bb = ggml_bytes_per_block32(wt);
@@ -213,26 +227,6 @@ void reduce_legacy(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t
             store_out(y, ldy, r, t0, out, nt, pair);
         }
     }
-}
-
-int64_t rowlane_legacy(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec,
-                            float* y, int64_t ldy, int pair) {
-    switch (wt) {
-        case GGMLType::Q4_0: return rowlane_legacy_call<GGMLType::Q4_0>(W, K, r0, r1, acts, n_rec, y, ldy, pair);
-        case GGMLType::Q4_1: return rowlane_legacy_call<GGMLType::Q4_1>(W, K, r0, r1, acts, n_rec, y, ldy, pair);
-        case GGMLType::Q5_0: return rowlane_legacy_call<GGMLType::Q5_0>(W, K, r0, r1, acts, n_rec, y, ldy, pair);
-        case GGMLType::Q5_1: return rowlane_legacy_call<GGMLType::Q5_1>(W, K, r0, r1, acts, n_rec, y, ldy, pair);
-        case GGMLType::Q8_0: return rowlane_legacy_call<GGMLType::Q8_0>(W, K, r0, r1, acts, n_rec, y, ldy, pair);
-        default: return r0;
-    }
-}
-
-}  // namespace
-
-void legacy_matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec,
-                   float* y, int64_t ldy, int pair) {
-    r0 = rowlane_legacy(wt, W, K, r0, r1, acts, n_rec, y, ldy, pair);
-    reduce_legacy(wt, W, K, r0, r1, acts, n_rec, y, ldy, pair);  // the rows left over (fewer than 8)
 }
 
 }  // namespace lg::quant::avx2

@@ -1,7 +1,7 @@
-// x86 AVX-512 BW+VNNI reducing kernels and the dispatch: bit-identical to quant_scalar.cpp. Integer block
-// sums are exact, so only the float steps must follow the canonical order (quant_blocks.h): K-quants
+// x86 AVX-512 BW+VNNI reducing kernels and the dispatch: bit-identical to scalar.cpp. Integer block
+// sums are exact, so only the float steps must follow the canonical order (blocks.h): K-quants
 // vectorize them across vectors t, legacy types across their 8 block lanes. Calls of many records go to
-// the broadcast kernels (quant_avx512_broadcast.cpp). Knows nothing about threads.
+// the broadcast kernels (avx512_broadcast.cpp). Knows nothing about threads.
 #include <cmath>
 #include <type_traits>
 
@@ -21,22 +21,6 @@ namespace {
 constexpr int PREFETCH_BLOCKS = 96;  // K-quant blocks ahead (legacy rows: none, no gain measured)
 
 // ---- integer reductions across t ----------------------------------------------------------
-// b[i] = [8-lane partial of accumulator 2i (chunks 0,1) | of accumulator 2i+1 (chunks 2,3)];
-// result lane j = total of accumulator j (j < 8).
-inline __m256i reduce_pairs(const __m512i b[4]) {
-    __m512i c[2];
-    for (int i = 0; i < 2; ++i) {  // 128-bit chunk k = 4-lane partial of accumulator 4i+k
-        __m512i u = _mm512_shuffle_i64x2(b[2 * i], b[2 * i + 1], _MM_SHUFFLE(2, 0, 2, 0));
-        __m512i v = _mm512_shuffle_i64x2(b[2 * i], b[2 * i + 1], _MM_SHUFFLE(3, 1, 3, 1));
-        c[i] = _mm512_add_epi32(u, v);
-    }
-    // chunk k: lanes [c0.l0+c0.l2, c1.l0+c1.l2, c0.l1+c0.l3, c1.l1+c1.l3]
-    __m512i d = _mm512_add_epi32(_mm512_unpacklo_epi32(c[0], c[1]), _mm512_unpackhi_epi32(c[0], c[1]));
-    __m512i e = _mm512_add_epi32(d, _mm512_shuffle_epi32(d, _MM_PERM_BADC));  // lane0: acc k, lane1: acc 4+k
-    const __m512i idx = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 0, 0, 0, 0, 0, 0, 0, 0);
-    return _mm512_castsi512_si256(_mm512_permutexvar_epi32(idx, e));
-}
-
 // Sum the 16 int32 lanes of each accumulator; result lane t = sum of a[t] (t < 8).
 inline __m256i reduce8(const __m512i a[8]) {
     __m512i b[4];
@@ -223,71 +207,6 @@ void reduce_kquant(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const ui
     }
 }
 
-template <GGMLType WT, int NT>
-void reduce_legacy_row(const typename LegacyBlock<WT>::B* row, int64_t nb, const uint8_t* const* rec, const ActLayout& L,
-                float* out) {
-    constexpr bool kMin = WT == GGMLType::Q4_1 || WT == GGMLType::Q5_1;
-    __m256 acc[NT];
-    for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
-    for (int64_t g0 = 0; g0 < nb; g0 += L_LANES) {
-        const int n = nb - g0 < L_LANES ? static_cast<int>(nb - g0) : L_LANES;
-        const __mmask8 lanes = static_cast<__mmask8>((1u << n) - 1);
-        LegacyGroup g;
-        decode_legacy_group<WT>(row + g0, n, &g);
-        for (int t = 0; t < NT; ++t) {
-            const int8_t* xq = reinterpret_cast<const int8_t*>(rec[t]) + g0 * QK32;
-            __m512i part[4];
-            for (int z = 0; z < 4; ++z) {
-                const int nbytes = n - 2 * z >= 2 ? 64 : n - 2 * z == 1 ? 32 : 0;
-                const __mmask64 mk = nbytes == 64 ? ~0ull : nbytes == 32 ? 0xffffffffull : 0ull;
-                part[z] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), g.q[z], _mm512_maskz_loadu_epi8(mk, xq + 64 * z));
-            }
-            __m256i i1 = reduce_pairs(part);
-            const __m256i sums = _mm256_cvtepi16_epi32(
-                _mm_maskz_loadu_epi16(lanes, reinterpret_cast<const int16_t*>(rec[t] + L.sums_off) + g0));
-            if constexpr (LegacyBlock<WT>::off_shift != 0)  // values were stored as v + 2^off_shift
-                i1 = _mm256_sub_epi32(i1, _mm256_slli_epi32(sums, LegacyBlock<WT>::off_shift));
-            const __m256 dx = _mm256_maskz_loadu_ps(lanes, reinterpret_cast<const float*>(rec[t] + L.d_off) + g0);
-            acc[t] = _mm256_fmadd_ps(_mm256_mul_ps(g.dw, dx), _mm256_cvtepi32_ps(i1), acc[t]);
-            if constexpr (kMin) acc[t] = _mm256_fmadd_ps(_mm256_mul_ps(g.dm, dx), _mm256_cvtepi32_ps(sums), acc[t]);
-        }
-    }
-    for (int t = 0; t < NT; ++t) {  // fold lanes (l, l+4), (l, l+2), (l, l+1)
-        __m128 a = _mm_add_ps(_mm256_castps256_ps128(acc[t]), _mm256_extractf128_ps(acc[t], 1));
-        a = _mm_add_ps(a, _mm_movehl_ps(a, a));
-        a = _mm_add_ss(a, _mm_shuffle_ps(a, a, 1));
-        out[t] = _mm_cvtss_f32(a);
-    }
-}
-
-template <GGMLType WT>
-void reduce_legacy_rows(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec, float* y,
-                   int64_t ldy, int pair) {
-    using B = typename LegacyBlock<WT>::B;
-    const int64_t nb = K / QK32;
-    const ActLayout L = act_layout(WT, K);
-    float out[R_TILE];
-    const uint8_t* rec[R_TILE];
-    for (int t0 = 0; t0 < n_rec; t0 += R_TILE) {
-        const int nt = n_rec - t0 < R_TILE ? n_rec - t0 : R_TILE;
-        for (int t = 0; t < nt; ++t) rec[t] = acts + static_cast<int64_t>(t0 + t) * L.stride;
-        for (int64_t r = r0; r < r1; ++r) {
-            const B* row = reinterpret_cast<const B*>(W) + r * nb;
-            switch (nt) {
-                case 1: reduce_legacy_row<WT, 1>(row, nb, rec, L, out); break;
-                case 2: reduce_legacy_row<WT, 2>(row, nb, rec, L, out); break;
-                case 3: reduce_legacy_row<WT, 3>(row, nb, rec, L, out); break;
-                case 4: reduce_legacy_row<WT, 4>(row, nb, rec, L, out); break;
-                case 5: reduce_legacy_row<WT, 5>(row, nb, rec, L, out); break;
-                case 6: reduce_legacy_row<WT, 6>(row, nb, rec, L, out); break;
-                case 7: reduce_legacy_row<WT, 7>(row, nb, rec, L, out); break;
-                default: reduce_legacy_row<WT, 8>(row, nb, rec, L, out); break;
-            }
-            store_out(y, ldy, r, t0, out, nt, pair);
-        }
-    }
-}
-
 }  // namespace
 
 void reduce_kquant_tile(GGMLType wt, const uint8_t* W, int64_t nb, int64_t r0, int64_t r1, const ReduceTile& tile, int t0, int nt,
@@ -301,30 +220,30 @@ void reduce_kquant_tile(GGMLType wt, const uint8_t* W, int64_t nb, int64_t r0, i
 
 namespace lg {
 
+using namespace quant;
 using namespace quant::avx512;
 
 bool matmul_simd(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* act_buf,
                  const float* x, int n_rec, float* y, int64_t ldy, int pair) {
-    r0 = rowlane_kquant(wt, W, K, r0, r1, act_buf, n_rec, y, ldy, pair);
-    r0 = rowlane_legacy(wt, W, K, r0, r1, act_buf, n_rec, y, ldy, pair);
+    const Plan p = plan(wt, K, n_rec);
+    if (p.rows16 == Kernel::rowlane)
+        r0 = (is_kquant(wt) ? rowlane_kquant : rowlane_legacy)(wt, W, K, r0, r1, act_buf, n_rec, y, ldy, pair);
     if (r0 == r1) return true;
-    if (broadcast_kquant(wt, W, K, r0, r1, act_buf, n_rec, y, ldy, pair)) return true;
-    switch (wt) {
-        case GGMLType::Q4_K:
-        case GGMLType::Q5_K:
-        case GGMLType::Q6_K:
-            if (K / QK_K > REDUCE_MAX_KBLOCKS) return false;
-            if (wt == GGMLType::Q4_K) reduce_kquant<BlockQ4K>(W, K, r0, r1, act_buf, n_rec, y, ldy, wt, pair);
+    const bool legacy = is_legacy(wt);
+    switch (p.rest) {
+        case Kernel::reduce:
+            if (legacy) reduce_legacy(wt, W, K, r0, r1, act_buf, n_rec, y, ldy, pair);
+            else if (wt == GGMLType::Q4_K) reduce_kquant<BlockQ4K>(W, K, r0, r1, act_buf, n_rec, y, ldy, wt, pair);
             else if (wt == GGMLType::Q5_K) reduce_kquant<BlockQ5K>(W, K, r0, r1, act_buf, n_rec, y, ldy, wt, pair);
             else reduce_kquant<BlockQ6K>(W, K, r0, r1, act_buf, n_rec, y, ldy, wt, pair);
             return true;
-        case GGMLType::Q4_0: reduce_legacy_rows<GGMLType::Q4_0>(W, K, r0, r1, act_buf, n_rec, y, ldy, pair); return true;
-        case GGMLType::Q4_1: reduce_legacy_rows<GGMLType::Q4_1>(W, K, r0, r1, act_buf, n_rec, y, ldy, pair); return true;
-        case GGMLType::Q5_0: reduce_legacy_rows<GGMLType::Q5_0>(W, K, r0, r1, act_buf, n_rec, y, ldy, pair); return true;
-        case GGMLType::Q5_1: reduce_legacy_rows<GGMLType::Q5_1>(W, K, r0, r1, act_buf, n_rec, y, ldy, pair); return true;
-        case GGMLType::Q8_0: reduce_legacy_rows<GGMLType::Q8_0>(W, K, r0, r1, act_buf, n_rec, y, ldy, pair); return true;
-        default:
-            return false;
+        case Kernel::broadcast:
+            if (legacy) broadcast_legacy(wt, W, K, r0, r1, act_buf, n_rec, y, ldy, pair);
+            else broadcast_kquant(wt, 1, W, K, r0, r1, act_buf, n_rec, y, ldy, pair);
+            return true;
+        case Kernel::broadcast_g2: broadcast_kquant(wt, 2, W, K, r0, r1, act_buf, n_rec, y, ldy, pair); return true;
+        case Kernel::broadcast_g4: broadcast_kquant(wt, 4, W, K, r0, r1, act_buf, n_rec, y, ldy, pair); return true;
+        default: return false;
     }
 }
 

@@ -1,8 +1,8 @@
 // x86 AVX-512 broadcast kernels for calls of several activation records (prefill, verification): a zmm
 // holds 16 activation records, one lane each (or 8 with two lanes each for calls of 5-8 records, 4 with
 // four lanes each for Q6_K calls of 3-4), and decoded weights are broadcast, so nothing is reduced
-// across lanes per block. Bit-identical to the reducing kernels (quant_avx512.cpp) and to
-// quant_scalar.cpp. Knows nothing about threads.
+// across lanes per block. Bit-identical to the reducing kernels (avx512.cpp) and to
+// scalar.cpp. Knows nothing about threads.
 #include <type_traits>
 
 #include "quant/x86/avx512.h"
@@ -14,18 +14,17 @@ namespace lg::quant::avx512 {
 namespace {
 
 // ---- broadcast kernel (many vectors) ---------------------------------------------------------
-// For wide tiles the per-block horizontal reductions of the reducing kernel (quant_avx512.cpp) cost as much as the dot products. This
+// For wide tiles the per-block horizontal reductions of the reducing kernel (avx512.cpp) cost as much as the dot products. This
 // kernel turns the loops around: a vector register holds NV activation vectors (lane t = vector t),
 // each group of 4 decoded weights is broadcast, and vpdpbusd accumulates per-lane sums directly, so
 // nothing is reduced across lanes. It computes the same exact integers i1, i2 per (row, vector, block)
-// and applies the same float steps (quant_blocks.h), so it is bit-identical to the reducing kernel and
+// and applies the same float steps (blocks.h), so it is bit-identical to the reducing kernel and
 // to the scalar path; matmul picks it by tile width only.
 //   Per sub-block j: S_j = sum q x over its elements (q the unsigned stored value), then
 //   i1 = sum_j sc_j S_j; Q6_K's offset enters as S_j's start value -32 * (sum of x over sub-block j),
 //   which depends on the vector only, so it is built once per tile.
 // Bounds: |S_j| <= 32 * 31 * 127 (Q4_K/Q5_K) or 16 * 63 * 127 + 32 * 16 * 127 (Q6_K), times |sc| <= 63
 // or 128, over 8 / 16 sub-blocks: below 2^28, so every int32 step is exact.
-constexpr int BROADCAST_MAX_KBLOCKS = 80;  // K <= 20480 (the tile lives on the stack: K * 16 bytes of activations)
 // Rows sharing each activation load. Measured (one thread, 32 records): Q4_K/Q5_K 8960x1536, 6 rows
 // 1.84-1.92 ms, 4 rows 2.4-2.5, 5 rows 2.5, 7 or 8 rows 4.0-4.4 (the accumulators spill); 8 records
 // (two lanes each) 6 rows 0.57 ms, 4 rows 0.72, 8 rows 1.10. Q6_K 1536x8960 (no mins, so more rows fit):
@@ -36,22 +35,17 @@ constexpr int BROADCAST_ROWS_Q6 = 8;
 // Records per call from which the broadcast kernel runs (a tile of 16 lanes, padded). Measured on the
 // 1.5B, one forward of T tokens (2T records): T = 3, 4 cost 36 and 43 ms through the reducing kernel,
 // 54 ms here; T = 5 (10 records) 55 ms here, 61 ms as two reducing tiles interleaved per row group.
-constexpr int BROADCAST_MIN_RECORDS = 9;
 // Records from which 5-8 records take the two-lanes-per-record tile (G = 2) instead of the reducing
 // kernel. Measured (one thread, tiles of 8960x1536 Q4_K / 1536x8960 Q6_K): 8 records 567 / 640 us here,
 // 772 / 752 us there; 6 records 554 / 643 us, 640 / 623 us there. 1.5B forward of 4 tokens: 36 ms, 43-46
 // there; of 3 tokens: 35.5 ms either way.
-constexpr int BROADCAST_G2_MIN_RECORDS = 5;
 // Q6_K calls of 9-12 records: one two-lane tile of 8 and the rest (up to BROADCAST_G2_MAX_REST) through the
 // reducing kernel, instead of one padded 16-lane tile. Measured (one thread, Q6_K 1536x8960): 10
 // records 844-847 us against 1134-1145, 12 records 968-976 against 1137-1148, 14 and 16 records no
 // better (1113-1117, 1066-1080 against 1125-1140); 1.5B forward of 5 tokens 42 ms against 48-52.
-constexpr int BROADCAST_G2_MAX_REST = 4;
-constexpr int BROADCAST_G2_RECORDS = 16 / 2;  // records per two-lane tile
 // Q6_K only: 3-4 records take four lanes per record (G = 4). Measured (one thread, 4 records): Q6_K
 // 1536x8960 408 us here, 451-468 us in the reducing kernel; Q4_K 8960x1536 661 us here, 480 there.
 // 1.5B forward of 2 tokens: 28.4-28.8 ms, 29.8-30.9 without.
-constexpr int BROADCAST_G4_MIN_RECORDS = 3;
 
 struct BroadcastVec {  // 16 int32 / float lanes
     using I = __m512i;
@@ -117,16 +111,6 @@ inline BroadcastTile<G> broadcast_carve(uint8_t*& p, int64_t nb, bool q6) {
         p += nb * 4 * 64;
     }
     return t;
-}
-
-// xq[g][t] = bytes 4g..4g+3 (int8) of record t0 + t for t < nt, zero for the tile's other vectors.
-inline void transpose_records(const uint8_t* acts, int64_t stride, int t0, int nt, int64_t ng, uint32_t (*xq)[16]) {
-    for (int t = 0; t < nt; ++t) {
-        const uint8_t* rec = acts + static_cast<int64_t>(t0 + t) * stride;
-        for (int64_t g = 0; g < ng; ++g) std::memcpy(&xq[g][t], rec + 4 * g, 4);
-    }
-    for (int t = nt; t < 16; ++t)
-        for (int64_t g = 0; g < ng; ++g) xq[g][t] = 0;
 }
 
 template <int G>
@@ -368,29 +352,8 @@ __attribute__((noinline)) void broadcast_rows(const Block* W, int64_t nb, int64_
     }
 }
 
-// Tiles built at once and swept per decoded row group (see broadcast_rows), at most this many, as many as fit with
-// the decoded row group in BROADCAST_STACK_BYTES. Measured (1.5B prefill of 512 tokens, 2 threads, medians of 3,
-// alternating builds, fixed-size tiles then): 162-164 tok/s with one tile per decode, 180-184 with
-// 2, 188-191 with 4, 187-191 with 8; with broadcast_rows not inlined, 194 with 4. A 32-token forward: 0.797 of the
-// time (separate processes, rotated, 4 rounds).
-constexpr int BROADCAST_TILE_GROUP = 4;
-// Stack for a call's tiles and decoded row group, about what its one fixed-size tile took before (435 KB;
-// the frame grew by 90 KB): threads may have as little as 1-2 MB (glibc gives 2 MB when the stack limit
-// is unlimited), and four fixed-size tiles (1.8 MB) crashed a prefill on a 1 MB thread (see
-// tests/native/test_engine.py). The 1.5B: 4 tiles for K = 1536, 2 for K = 8960 (1.009 of the all-4 time
-// for a 32-token forward); K = 20480, one.
-constexpr int64_t BROADCAST_STACK_BYTES = 512 << 10;
 static_assert(broadcast_tile_bytes<1>(BROADCAST_MAX_KBLOCKS, true) <= BROADCAST_STACK_BYTES && broadcast_tile_bytes<1>(BROADCAST_MAX_KBLOCKS, false) <= BROADCAST_STACK_BYTES,
               "one tile of the largest K fits");
-
-// Tiles per decode for a call of n_tiles: up to BROADCAST_TILE_GROUP, as many as fit in BROADCAST_STACK_BYTES together
-// with the decoded row group (needed only from two tiles on).
-inline int tiles_per_decode(int n_tiles, int64_t tile_bytes, int64_t dec_bytes) {
-    int tg = 1;
-    if (n_tiles > 1)
-        while (tg < BROADCAST_TILE_GROUP && (tg + 1) * tile_bytes + dec_bytes <= BROADCAST_STACK_BYTES) ++tg;
-    return tg;
-}
 
 // n_rec >= 9 records. Tiles of 16 go through the broadcast kernel; a remainder of up to 8 through the
 // reducing kernel (cheaper than a mostly idle tile), a larger one (or a call of 9-15) as one more,
@@ -405,7 +368,7 @@ void broadcast_call(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const u
     const ActLayout L = act_layout(wt, K);
     const Block* Wb = reinterpret_cast<const Block*>(W);
     int n_bc = n_rec / NV, rest = n_rec % NV;
-    if (rest > (G == 1 ? R_TILE : G == 2 ? BROADCAST_G2_MAX_REST : 0) || n_bc == 0) {
+    if (rest > (G == 1 ? BROADCAST_MAX_REDUCED_REST : G == 2 ? BROADCAST_G2_MAX_REST : 0) || n_bc == 0) {
         ++n_bc;
         rest = 0;
     }
@@ -432,206 +395,23 @@ void broadcast_call(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const u
     }
 }
 
-// Broadcast kernel for legacy types without a min (Q4_0, Q5_0, Q8_0), 12+ records: as for K-quants,
-// 16 vectors per zmm and broadcast weights, so no per-block lane reductions. Per block b of 32:
-// i1 = sum u x - 2^off_shift * sum x (u the stored unsigned values), exact in int32; then the canonical
-// float steps: lane b % 8 += (dw_b * dx_b) * i1, and the 8 lanes fold (l, l+4), (l, l+2), (l, l+1).
-constexpr int BROADCAST_LEGACY_MAX_BLOCKS = BROADCAST_MAX_KBLOCKS * QK_K / QK32;
-constexpr int BROADCAST_LEGACY_ROWS = 2;
-constexpr int BROADCAST_LEGACY_MIN_RECORDS = 12;  // records from which the legacy broadcast kernel runs
-
-struct BroadcastLegacyTile {  // views into the caller's stack buffer, sized by the call's nb (broadcast_legacy_carve)
-    uint32_t (*xq)[16];
-    float (*dx)[16];
-    int32_t (*xoff)[16];  // -2^off_shift * (sum of the block's 32 values)
-};
-
-constexpr int64_t broadcast_legacy_tile_bytes(int64_t nb) { return nb * (QK32 / 4) * 64 + 2 * nb * 64; }
-
-inline BroadcastLegacyTile broadcast_legacy_carve(uint8_t*& p, int64_t nb) {
-    BroadcastLegacyTile t{};
-    t.xq = reinterpret_cast<uint32_t(*)[16]>(p);
-    p += nb * (QK32 / 4) * 64;
-    t.dx = reinterpret_cast<float(*)[16]>(p);
-    p += nb * 64;
-    t.xoff = reinterpret_cast<int32_t(*)[16]>(p);
-    p += nb * 64;
-    return t;
-}
-
-inline void broadcast_legacy_build_tile(const uint8_t* acts, const ActLayout& L, int64_t nb, int t0, int nt, int off_shift,
-                          BroadcastLegacyTile* tile) {
-    transpose_records(acts, L.stride, t0, nt, nb * QK32 / 4, tile->xq);
-    for (int t = 0; t < 16; ++t) {
-        if (t >= nt) {
-            for (int64_t b = 0; b < nb; ++b) tile->dx[b][t] = 0.0f, tile->xoff[b][t] = 0;
-            continue;
-        }
-        const uint8_t* rec = acts + static_cast<int64_t>(t0 + t) * L.stride;
-        const float* d = reinterpret_cast<const float*>(rec + L.d_off);
-        const int16_t* s16 = reinterpret_cast<const int16_t*>(rec + L.sums_off);
-        for (int64_t b = 0; b < nb; ++b) {
-            tile->dx[b][t] = d[b];
-            tile->xoff[b][t] = -(static_cast<int32_t>(s16[b]) * (1 << off_shift));
-        }
-    }
-}
-
-// One row's group of up to L_LANES decoded blocks: stored values in block order and block scales.
-struct BroadcastLegacyGroup {
-    alignas(64) uint8_t q[L_LANES * QK32];
-    alignas(32) float dw[L_LANES];
-};
-
-// Blocks g0 .. g0 + n of BROADCAST_LEGACY_ROWS rows (dq[i], decoded) against one tile: acc[i][j] gains block g0 + j.
-template <GGMLType WT>
-inline void broadcast_legacy_group(const BroadcastLegacyGroup* dq, const BroadcastLegacyTile& tile, int64_t g0, int n, __m512 (*acc)[L_LANES]) {
-    constexpr bool kOff = LegacyBlock<WT>::off_shift != 0;
-    for (int j = 0; j < n; ++j) {
-        const int64_t b = g0 + j;
-        __m512i s[BROADCAST_LEGACY_ROWS][2];
-        for (int i = 0; i < BROADCAST_LEGACY_ROWS; ++i) {
-            s[i][0] = kOff ? _mm512_load_si512(tile.xoff[b]) : _mm512_setzero_si512();
-            s[i][1] = _mm512_setzero_si512();
-        }
-        for (int gq = 0; gq < QK32 / 4; ++gq) {
-            const __m512i xv = _mm512_load_si512(tile.xq[b * (QK32 / 4) + gq]);
-            for (int i = 0; i < BROADCAST_LEGACY_ROWS; ++i) {
-                int wv;
-                std::memcpy(&wv, dq[i].q + QK32 * j + 4 * gq, 4);
-                s[i][gq & 1] = _mm512_dpbusd_epi32(s[i][gq & 1], _mm512_set1_epi32(wv), xv);
-            }
-        }
-        const __m512 dx = _mm512_load_ps(tile.dx[b]);
-        for (int i = 0; i < BROADCAST_LEGACY_ROWS; ++i)
-            acc[i][j] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(dq[i].dw[j]), dx),
-                                        _mm512_cvtepi32_ps(_mm512_add_epi32(s[i][0], s[i][1])), acc[i][j]);
-    }
-}
-
-template <GGMLType WT>
-inline void broadcast_legacy_decode_rows(const typename LegacyBlock<WT>::B* W, int64_t nb, int64_t rg, int nr, int64_t g0, int n,
-                           BroadcastLegacyGroup* dq) {
-    for (int i = 0; i < BROADCAST_LEGACY_ROWS; ++i) {
-        LegacyGroup g;
-        decode_legacy_group<WT>(W + (rg + (i < nr ? i : 0)) * nb + g0, n, &g);
-        for (int z = 0; z < 4; ++z) _mm512_store_si512(dq[i].q + 64 * z, g.q[z]);
-        _mm256_store_ps(dq[i].dw, g.dw);
-    }
-}
-
-// Rows [r0, r1) against tiles[k], k < n_tiles (vectors t0 + 16 k ..; the last tile holds nt_last). As in
-// broadcast_rows, several tiles share one decode of each row pair's blocks (dec: the decoded groups, when
-// n_tiles > 1); kept out of line like broadcast_rows. Measured (0.5B, whose Q5_0/Q8_0 matrices take this
-// kernel; logits bit-identical): a 32-token forward 0.698 of the time (separate processes, rotated, 4
-// rounds); prefill of 512 tokens 359-360 -> 372-383 tok/s; 8 tokens (one tile) 1.009. (With the tiles as
-// views into BROADCAST_STACK_BYTES instead of fixed-size arrays, 1.039 of that 32-token time.)
-template <GGMLType WT>
-__attribute__((noinline)) void broadcast_legacy_rows(const typename LegacyBlock<WT>::B* W, int64_t nb, int64_t r0, int64_t r1,
-                                       const BroadcastLegacyTile* tiles, int n_tiles, int t0, int nt_last, BroadcastLegacyGroup (*dec)[BROADCAST_LEGACY_ROWS],
-                                       float* y, int64_t ldy, int pair) {
-    for (int64_t rg = r0; rg < r1; rg += BROADCAST_LEGACY_ROWS) {
-        const int nr = r1 - rg < BROADCAST_LEGACY_ROWS ? static_cast<int>(r1 - rg) : BROADCAST_LEGACY_ROWS;
-        auto sweep = [&](const BroadcastLegacyTile& tile, int tt0, int nt, auto&& group_of) {
-            __m512 acc[BROADCAST_LEGACY_ROWS][L_LANES];
-            for (int i = 0; i < BROADCAST_LEGACY_ROWS; ++i)
-                for (int l = 0; l < L_LANES; ++l) acc[i][l] = _mm512_setzero_ps();
-            for (int64_t g0 = 0; g0 < nb; g0 += L_LANES) {
-                const int n = nb - g0 < L_LANES ? static_cast<int>(nb - g0) : L_LANES;
-                broadcast_legacy_group<WT>(group_of(g0, n), tile, g0, n, acc);
-            }
-            for (int i = 0; i < nr; ++i) {
-                __m512* a = acc[i];
-                for (int w = L_LANES / 2; w >= 1; w /= 2)
-                    for (int l = 0; l < w; ++l) a[l] = _mm512_add_ps(a[l], a[l + w]);
-                alignas(64) float tmp[16];
-                _mm512_store_ps(tmp, a[0]);
-                store_out(y, ldy, rg + i, tt0, tmp, nt, pair);
-            }
-        };
-        if (n_tiles == 1) {
-            BroadcastLegacyGroup dq[BROADCAST_LEGACY_ROWS];
-            sweep(tiles[0], t0, nt_last, [&](int64_t g0, int n) {
-                broadcast_legacy_decode_rows<WT>(W, nb, rg, nr, g0, n, dq);
-                return static_cast<const BroadcastLegacyGroup*>(dq);
-            });
-        } else {
-            for (int64_t g0 = 0; g0 < nb; g0 += L_LANES)
-                broadcast_legacy_decode_rows<WT>(W, nb, rg, nr, g0, nb - g0 < L_LANES ? static_cast<int>(nb - g0) : L_LANES, dec[g0 / L_LANES]);
-            for (int k = 0; k < n_tiles; ++k)
-                sweep(tiles[k], t0 + 16 * k, k + 1 == n_tiles ? nt_last : 16,
-                      [&](int64_t g0, int) { return static_cast<const BroadcastLegacyGroup*>(dec[g0 / L_LANES]); });
-        }
-    }
-}
-
-template <GGMLType WT>
-void broadcast_legacy_call(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec, float* y, int64_t ldy,
-               int pair) {
-    const int64_t nb = K / QK32;
-    const ActLayout L = act_layout(WT, K);
-    static_assert(broadcast_legacy_tile_bytes(BROADCAST_LEGACY_MAX_BLOCKS) <= BROADCAST_STACK_BYTES, "one tile of the largest K fits");
-    alignas(64) uint8_t buf[BROADCAST_STACK_BYTES];
-    const int64_t n_groups = (nb + L_LANES - 1) / L_LANES;
-    const int TG = tiles_per_decode((n_rec + 15) / 16, broadcast_legacy_tile_bytes(nb), n_groups * BROADCAST_LEGACY_ROWS * static_cast<int64_t>(sizeof(BroadcastLegacyGroup)));
-    uint8_t* p = buf;
-    BroadcastLegacyTile tiles[BROADCAST_TILE_GROUP];
-    for (int k = 0; k < TG; ++k) tiles[k] = broadcast_legacy_carve(p, nb);
-    auto* dec = TG > 1 ? reinterpret_cast<BroadcastLegacyGroup(*)[BROADCAST_LEGACY_ROWS]>(p) : nullptr;
-    for (int k0 = 0; k0 * 16 < n_rec; k0 += TG) {
-        int n = 0, nt_last = 16;
-        for (; n < TG && (k0 + n) * 16 < n_rec; ++n) {
-            const int t0 = (k0 + n) * 16;
-            nt_last = n_rec - t0 < 16 ? n_rec - t0 : 16;
-            broadcast_legacy_build_tile(acts, L, nb, t0, nt_last, LegacyBlock<WT>::off_shift, &tiles[n]);
-        }
-        broadcast_legacy_rows<WT>(reinterpret_cast<const typename LegacyBlock<WT>::B*>(W), nb, r0, r1, tiles, n, k0 * 16, nt_last, dec, y,
-                    ldy, pair);
-    }
-}
-
 }  // namespace
 
-bool broadcast_kquant(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec,
-                      float* y, int64_t ldy, int pair) {
-    switch (wt) {
-        case GGMLType::Q4_K:
-        case GGMLType::Q5_K:
-        case GGMLType::Q6_K:
-            if (K / QK_K > BROADCAST_MAX_KBLOCKS) return false;
-            if (wt == GGMLType::Q6_K && n_rec > BROADCAST_G2_RECORDS && n_rec <= BROADCAST_G2_RECORDS + BROADCAST_G2_MAX_REST) {
-                broadcast_call<BlockQ6K, 2>(W, K, r0, r1, acts, n_rec, y, ldy, wt, pair);
-                return true;
-            }
-            if (n_rec >= BROADCAST_MIN_RECORDS) {
-                if (wt == GGMLType::Q4_K) broadcast_call<BlockQ4K, 1>(W, K, r0, r1, acts, n_rec, y, ldy, wt, pair);
-                else if (wt == GGMLType::Q5_K) broadcast_call<BlockQ5K, 1>(W, K, r0, r1, acts, n_rec, y, ldy, wt, pair);
-                else broadcast_call<BlockQ6K, 1>(W, K, r0, r1, acts, n_rec, y, ldy, wt, pair);
-                return true;
-            }
-            if (n_rec < BROADCAST_G2_MIN_RECORDS) {
-                if (n_rec < BROADCAST_G4_MIN_RECORDS || wt != GGMLType::Q6_K) return false;
-                if (wt == GGMLType::Q4_K) broadcast_call<BlockQ4K, 4>(W, K, r0, r1, acts, n_rec, y, ldy, wt, pair);
-                else if (wt == GGMLType::Q5_K) broadcast_call<BlockQ5K, 4>(W, K, r0, r1, acts, n_rec, y, ldy, wt, pair);
-                else broadcast_call<BlockQ6K, 4>(W, K, r0, r1, acts, n_rec, y, ldy, wt, pair);
-                return true;
-            }
-            if (wt == GGMLType::Q4_K) broadcast_call<BlockQ4K, 2>(W, K, r0, r1, acts, n_rec, y, ldy, wt, pair);
-            else if (wt == GGMLType::Q5_K) broadcast_call<BlockQ5K, 2>(W, K, r0, r1, acts, n_rec, y, ldy, wt, pair);
-            else broadcast_call<BlockQ6K, 2>(W, K, r0, r1, acts, n_rec, y, ldy, wt, pair);
-            return true;
-        case GGMLType::Q4_0:
-        case GGMLType::Q5_0:
-        case GGMLType::Q8_0:
-            if (n_rec < BROADCAST_LEGACY_MIN_RECORDS || K / QK32 > BROADCAST_LEGACY_MAX_BLOCKS) return false;
-            if (wt == GGMLType::Q4_0) broadcast_legacy_call<GGMLType::Q4_0>(W, K, r0, r1, acts, n_rec, y, ldy, pair);
-            else if (wt == GGMLType::Q5_0) broadcast_legacy_call<GGMLType::Q5_0>(W, K, r0, r1, acts, n_rec, y, ldy, pair);
-            else broadcast_legacy_call<GGMLType::Q8_0>(W, K, r0, r1, acts, n_rec, y, ldy, pair);
-            return true;
-        default:
-            return false;  // Q4_1/Q5_1 (a min per block) and float types: the other kernels
+void broadcast_kquant(GGMLType wt, int G, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts,
+                      int n_rec, float* y, int64_t ldy, int pair) {
+    if (G == 1) {
+        if (wt == GGMLType::Q4_K) broadcast_call<BlockQ4K, 1>(W, K, r0, r1, acts, n_rec, y, ldy, wt, pair);
+        else if (wt == GGMLType::Q5_K) broadcast_call<BlockQ5K, 1>(W, K, r0, r1, acts, n_rec, y, ldy, wt, pair);
+        else broadcast_call<BlockQ6K, 1>(W, K, r0, r1, acts, n_rec, y, ldy, wt, pair);
+    } else if (G == 2) {
+        if (wt == GGMLType::Q4_K) broadcast_call<BlockQ4K, 2>(W, K, r0, r1, acts, n_rec, y, ldy, wt, pair);
+        else if (wt == GGMLType::Q5_K) broadcast_call<BlockQ5K, 2>(W, K, r0, r1, acts, n_rec, y, ldy, wt, pair);
+        else broadcast_call<BlockQ6K, 2>(W, K, r0, r1, acts, n_rec, y, ldy, wt, pair);
+    } else {
+        broadcast_call<BlockQ6K, 4>(W, K, r0, r1, acts, n_rec, y, ldy, wt, pair);  // Q6_K only (plan.h)
     }
 }
+
 
 }  // namespace lg::quant::avx512
 

@@ -11,16 +11,14 @@ namespace lg::quant::avx512 {
 
 namespace {
 
-// Why: with few records the broadcast kernel (quant_avx512_broadcast.cpp) spends more instructions
+// Why: with few records the broadcast kernel (avx512_broadcast.cpp) spends more instructions
 // broadcasting decoded weights and folding per-row scales than on dot products, and the reducing
-// kernel (quant_avx512.cpp) folds lanes per block. Here 16 rows of a block are decoded together (two
+// kernel (avx512.cpp) folds lanes per block. Here 16 rows of a block are decoded together (two
 // 16x16 dword transposes of the packed nibbles, the 6-bit scales unpacked in 16 lanes at once); then per 4 activation bytes of a record one vpdpbusd with the bytes
 // broadcast from memory covers 16 rows. Per (row, record, block) it forms the same exact int32 sums
 // (S_j per sub-block, i1 = sum_j sc_j S_j, i2 = sum_j mn_j xsum_j) and applies the canonical float
-// steps (quant_blocks.h) in block order, so its bits are the scalar path's.
-constexpr int ROWLANE_ROWS = 16;         // rows per group: one zmm lane each
+// steps (blocks.h) in block order, so its bits are the scalar path's.
 constexpr int ROWLANE_CHUNK = 8;         // records per pass over a decoded block (8 S_j + 8 i1 + 8 float sums)
-constexpr int ROWLANE_MAX_KBLOCKS = 40;  // K <= 10240 (records, rearranged, live on the stack: 106 KB per pass)
 // Measured (1.5B, forward of T tokens = 2T records, 2 threads, rounds minutes apart; before: the reducing
 // kernel for T = 1-2, the broadcast kernel's two-lane tile for T = 3-4): T = 1 19.0-19.8 ms against
 // 20.4-20.6; T = 2 24.3-24.8 against 27.8-28.5; T = 3 29.0-29.6 against 35.9-36.7; T = 4 32.1-32.7
@@ -190,7 +188,6 @@ inline void rowlane_block(const RowlaneQ4K& w, const RowlaneActs& a, int64_t b, 
 // thread): 8960x1536, 2 records 217-228 us against 271-290; the 1.5B one-token forward on one thread
 // 32.8-33.0 ms against 35.6-35.8. (On two threads it was memory-bound at the time: 23.5-24.5 either
 // way. 4 records: no gain.)
-constexpr int ROWLANE_ONE_TOKEN_MAX_RECORDS = 2;
 // Calls of up to ROWLANE_ONE_TOKEN_MAX_RECORDS records of Q4_K (one token) take the fused path.
 template <typename Block, int N1, int N2>
 constexpr bool rowlane_fused() { return std::is_same<Block, BlockQ4K>::value && N2 == 0 && N1 <= ROWLANE_ONE_TOKEN_MAX_RECORDS; }
@@ -203,7 +200,6 @@ constexpr bool rowlane_fused() { return std::is_same<Block, BlockQ4K>::value && 
 // 0.976, 0.985 in 42-53 GB/s stretches, 0.990 and 0.993 in 58-75 GB/s ones (distance 1: 0.979, 3:
 // 0.975). Short rows keep the far prefetch: near, they measured 1.11-1.16; calls of more records
 // measured the same either way (T = 4 1.000, T = 8 0.994) and keep it too.
-constexpr int64_t ROWLANE_NEAR_MIN_KBLOCKS = 8;  // longer rows: near prefetch
 constexpr int64_t ROWLANE_NEAR_BLOCKS = 2;
 
 template <int NR>
@@ -296,7 +292,6 @@ inline void rowlane_block(const RowlaneQ6K& w, const RowlaneActs& a, int64_t b, 
 // matrix) 16 records 19.5-19.7 ms against 21.8-22.2. The 1.5B forward (2 threads, after 1000 stream
 // tokens, in one process alternating per forward, medians of 10, logits bit-identical): T = 8 57.24 ms
 // against 61.58, T = 6 48.55 against 49.13, T = 4 35.42 against 33.81.
-constexpr int ROWLANE_Q6K_MIN_RECORDS = 12;
 
 template <typename Block> struct RowlaneDecoded;
 template <> struct RowlaneDecoded<BlockQ4K> { using type = RowlaneQ4K; };
@@ -412,11 +407,11 @@ int64_t rowlane_kquant(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int
                        float* y, int64_t ldy, int pair) {
     const int64_t nb = K / QK_K;
     const int64_t r16 = r0 + (r1 - r0) / ROWLANE_ROWS * ROWLANE_ROWS;
-    if (nb > ROWLANE_MAX_KBLOCKS || n_rec > ROWLANE_MAX_RECORDS || r16 == r0) return r0;
+    if (r16 == r0) return r0;
     const ActLayout L = act_layout(wt, K);
     if (wt == GGMLType::Q4_K)
         return rowlane_sizes(reinterpret_cast<const BlockQ4K*>(W), nb, r0, r16, acts, L, n_rec, y, ldy, pair) ? r16 : r0;
-    if (wt == GGMLType::Q6_K && n_rec >= ROWLANE_Q6K_MIN_RECORDS)
+    if (wt == GGMLType::Q6_K)
         return rowlane_sizes(reinterpret_cast<const BlockQ6K*>(W), nb, r0, r16, acts, L, n_rec, y, ldy, pair) ? r16 : r0;
     return r0;
 }

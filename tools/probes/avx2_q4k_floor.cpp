@@ -1,13 +1,13 @@
-// How close the AVX2 one-token Q4_K kernel (native/quant_avx2.cpp: rowlane_decode + rowlane_block<2, true>, what
+// How close the AVX2 one-token Q4_K kernel (native/quant/x86/avx2_rowlane.h: rowlane_decode + rowlane_block<2, true>, what
 // rowlane_rows_one_token runs per block of 8 rows) is to the floor set by its vpmaddubsw: the same 128 vpmaddubsw a block
 // (8 rows x 256 weights x 2 activation terms), with their loads, nibble masks and int16 adds, and nothing else.
 // Data in L1 (one block of 8 rows, decoded once), one thread, rounds alternating between the loops; medians.
 // Only for builds where the AVX2 kernels are the ones chosen (no AVX-512 VNNI), e.g. a Zen 3 core:
-//   S="tools/avx2_q4k_floor.cpp native/quant_avx2_legacy.cpp native/quant.cpp native/quant_scalar.cpp native/gguf.cpp"
-//   g++ -O3 -std=gnu++17 -march=native -fno-math-errno -Inative -o /tmp/avx2_q4k_floor $S && /tmp/avx2_q4k_floor
+//   g++ -O3 -std=gnu++17 -march=native -fno-math-errno -Inative -o /tmp/avx2_q4k_floor tools/probes/avx2_q4k_floor.cpp \
+//     && /tmp/avx2_q4k_floor
 // Arguments: iterations per timing (default 1000000), rounds (default 9).
 // Last line: one JSON object (ns per block of 8 rows).
-#include "quant_avx2.cpp"
+#include "quant/x86/avx2_rowlane.h"
 
 #include <algorithm>
 #include <chrono>
