@@ -38,10 +38,9 @@ void dequantize_row(GGMLType t, const void* src, float* dst, int64_t n);
 // Precision of prepared activations. Q8: one int8 per element with a per-block scale (the
 // llama.cpp scheme, fastest). Q8X2 (default): a second int8 term quantizes the residual,
 // x ~ d1*q1 + d2*q2, ~16-bit accurate; the kernels run the two terms as paired vectors over the
-// same weight decode (no extra weight traffic; the integer work of 2T vectors). Why the default:
-// measured on the 256-token Loghub gate, Q8 alone leaves SmolLM2's hidden-state cosine vs fp32
-// at 0.998 and its logits at 0.986 (the same when the fp32 reference itself fake-quantizes its
-// Linear inputs), Q8X2 gives 0.9999995 / 0.999998. One precision per engine: batch invariance
+// same weight decode (no extra weight traffic; the integer work of 2T vectors). Why the default: Q8
+// alone drifts visibly from fp32 on the correctness gate, Q8X2 does not
+// (docs/perf/2026-11-30-q8x2-precision.md). One precision per engine: batch invariance
 // holds within a precision, not across. The buffer records its precision, activation kind, K
 // and T in a header; matmul throws std::invalid_argument when they do not match its call.
 // Weight types with the same activation kind (Q4_K/Q5_K/Q6_K; or Q4_0/Q4_1/Q5_0/Q5_1/Q8_0) can

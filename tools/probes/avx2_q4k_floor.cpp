@@ -2,7 +2,8 @@
 // rowlane_rows_one_token runs per block of 8 rows) is to the floor set by its vpmaddubsw: the same 128 vpmaddubsw a block
 // (8 rows x 256 weights x 2 activation terms), with their loads, nibble masks and int16 adds, and nothing else.
 // Data in L1 (one block of 8 rows, decoded once), one thread, rounds alternating between the loops; medians.
-// Only for builds where the AVX2 kernels are the ones chosen (no AVX-512 VNNI), e.g. a Zen 3 core:
+// Only for CPUs where the AVX2 kernels are the ones chosen (no AVX-512 VNNI). Results:
+// docs/perf/2026-12-01-avx2-kernels-zen3.md#floor
 //   g++ -O3 -std=gnu++17 -march=native -fno-math-errno -Inative -o /tmp/avx2_q4k_floor tools/probes/avx2_q4k_floor.cpp \
 //     && /tmp/avx2_q4k_floor
 // Arguments: iterations per timing (default 1000000), rounds (default 9).

@@ -1,7 +1,7 @@
 // Peak issue rate of 512-bit vpdpbusd / vpmulld on one core: the compute ceiling the K-quant kernels
 // (native/quant/x86/avx512*.cpp) are measured against. 16 independent accumulator chains hide the latency;
 // the loops are unrolled so the chains live in registers (check: objdump shows 16 vpdpbusd in a row;
-// an earlier version kept them in memory and measured load-op-store, half the real rate).
+// chains kept in memory measure load-op-store instead: docs/perf/2026-11-30-avx512-kernels.md#vnni-peak).
 //   g++ -O2 -march=native -o /tmp/vnni_peak tools/probes/vnni_peak.cpp && /tmp/vnni_peak
 #include <immintrin.h>
 

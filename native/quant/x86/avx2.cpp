@@ -101,17 +101,11 @@ inline __m256i sum8(const __m256i* v) {
 }
 
 // Q6_K rows [r0, r1) ((r1 - r0) a multiple of 8) against NR < ROWLANE_Q6K_MIN_RECORDS records: each row is
-// decoded and dotted as in reduce_kquant's loop, block by block, but a block's integer vector is not
-// reduced on its own (a horizontal sum, a float fma through memory per block and record: a third of that
-// loop's cycles in perf): the 8 rows' vectors of a record are summed into one vector (sum8, lane = row)
-// and the float step runs for 8 rows at once, as in the row-lane kernels. The same integers and float
-// steps, so the same bits. A row is read whole (up to REDUCE_ROWS8_BLOCKS blocks) before the next: 8 rows read 8
-// blocks at a time took 2.5x the time (the loads stalled). Measured on a Zen 3 core (no AVX-512), one
-// thread, separate processes in rotated order, 6 rounds, against that loop, outputs bit-identical: the
-// 14 Q6_K ffn_down matrices of the 1.5B (K = 8960) one token (2 records) 0.774 of the time, the
-// 151936-row output matrix 0.697; 2 tokens 0.578, 3 tokens 0.676 and 4 tokens 1.012 (4 rounds) of the
-// row-lane kernel's time, hence ROWLANE_Q6K_MIN_RECORDS = 9. The 1.5B one-token forward on 2 threads: 0.895
-// (6 rounds). REDUCE_ROWS8_PREFETCH: the prefetch distance in bytes ahead in the row (one block = 210 bytes).
+// decoded and dotted as in reduce_kquant's loop, but a block's integer vector is not reduced on its own:
+// the 8 rows' vectors of a record are summed into one (sum8, lane = row) and the float step runs for 8 rows
+// at once. The same integers and float steps, so the same bits. A row is read whole (up to
+// REDUCE_ROWS8_BLOCKS blocks) before the next; REDUCE_ROWS8_PREFETCH: bytes ahead in the row (a block is 210).
+// tuned: docs/perf/2026-12-01-avx2-kernels-zen3.md#reduce-rows8
 constexpr int REDUCE_ROWS8_BLOCKS = 40;
 constexpr int REDUCE_ROWS8_PREFETCH = 2048;
 

@@ -12,10 +12,9 @@
 
 namespace lg::quant::avx2 {
 
-// Records per pass over the rows (their float sums live on the stack): each pass decodes every weight block
-// again. Measured (x86-64-v3 build on this box, prefill of 512 tokens, 2 threads): 1.5B 78 tok/s with 16,
-// 85-86 with 32, 86-90 with 64, 88-89 with 128; 0.5B 239 -> 276 with 64. Bit-identical (records are
-// independent sums).
+// Records per pass of the row-lane kernels over the rows (their float sums live on the stack): each pass
+// decodes every weight block again. Any value is bit-identical (records are independent sums).
+// tuned: docs/perf/2026-11-30-avx2-kernels.md#rowlane-max-records
 constexpr int ROWLANE_MAX_RECORDS = 64;
 
 constexpr int R_TILE = 8;  // activation vectors per pass of the reducing kernels: one decode of a weight block
@@ -57,10 +56,7 @@ inline __m256i bcast4(const int8_t* p) {
 // AVX-VNNI (VEX vpdpbusd on ymm: Intel client cores from Alder Lake on, which lack AVX-512): one
 // instruction for the 4-product int32 sums that take maddubs + madd/add without it. Compiled in where
 // the compiler targets it (-mavxvnni or a -march that has it); the kernels' integers are the same.
-// Used by the K-quant row-lane kernels. Measured on this box (Zen 5, which runs it too), x86-64-v3 builds
-// with and without -mavxvnni, 1.5B, logits bit-identical: prefill-512 86-89 -> 95-96 tok/s; forward of
-// 4 tokens 0.933, 8 tokens 0.922 of the time, 1 token unchanged (separate processes, rotated, 3-4 rounds).
-// Not measured on an Intel core.
+// Used by the K-quant row-lane kernels. Measured: docs/perf/2026-11-30-avx2-kernels.md#avx-vnni
 #if defined(__AVXVNNI__)
 #define LG_AVX_VNNI 1
 inline __m256i dpbusd(__m256i acc, __m256i u, __m256i s) { return _mm256_dpbusd_avx_epi32(acc, u, s); }

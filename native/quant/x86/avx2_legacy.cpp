@@ -20,10 +20,7 @@ namespace {
 // (blocks.h), folded pairwise at the end, so the bits are the scalar path's. Integer bounds:
 // 4-5 bit values give maddubs pairs of at most 2 * 31 * 127, four of them summed stay below 2^15; Q8_0
 // runs as |w| * (x * sign w), at most 2 * 128 * 127 per pair, so each goes through madd alone.
-// Measured (0.5B, mostly Q5_0 with a Q8_0 output matrix; x86-64-v3 build, 2 threads, after 1000 stream
-// tokens, alternating per forward in one process, medians of 6, logits bit-identical), reduce_legacy /
-// row-lane: T = 1 32.95 / 15.06 ms, T = 2 53.97 / 23.40, T = 4 94.49 / 38.82, T = 8 188.94 / 69.90; prefill of
-// 256 tokens 71.9-72.1 / 234.4-236.2 tok/s.
+// Measured against reduce_legacy: docs/perf/2026-11-30-avx2-kernels.md#rowlane-legacy
 struct RowlaneLegacy {
     __m256i v[8];  // element group g (values 4g .. 4g + 3) of 8 rows, unsigned (Q8_0: |w|)
     __m256i w[8];  // Q8_0: the signed values (for the sign)

@@ -10,12 +10,9 @@ namespace lg::quant::avx2 {
 namespace {
 
 
-// Calls of fewer records run reduce_rows8_q6k (below). History: the row-lane kernel took over from 4 records
-// when the alternative was the per-block horizontal sums of reduce_kquant's loop: its decode (six 8x8
-// transposes, the 6-bit assembly) cost more than those sums with 2 records. Measured then (1.5B, x86-64-v3
-// build, 2 threads, after 1000 stream tokens, alternating per forward in one process, medians of 6, logits
-// bit-identical), old Q6_K kernel / row-lane: T = 1 31.64 / 36.81 ms, T = 2 56.50 / 51.03, T = 3 78.16 /
-// 68.18, T = 4 97.01 / 81.20, T = 8 176.81 / 146.02; prefill of 256 tokens 73.0-75.9 / 81.7-82.1 tok/s.
+// Q6_K calls of fewer than ROWLANE_Q6K_MIN_RECORDS records run reduce_rows8_q6k (avx2.cpp): the Q6_K
+// row-lane decode (six 8x8 transposes, the 6-bit assembly) costs more than it saves there.
+// History: docs/perf/2026-11-30-avx2-kernels.md#rowlane-q6k
 
 template <typename Block> struct RowlaneDecoded;
 template <> struct RowlaneDecoded<BlockQ4K> { using type = RowlaneQ4K; };
@@ -66,15 +63,8 @@ void rowlane_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const uint
             const Block* rows[ROWLANE_ROWS];
             for (int i = 0; i < ROWLANE_ROWS; ++i) rows[i] = W + (rg + i) * nb + b;
             // the next row group (8 rows, contiguous), one eighth of a row's share per block: 8 interleaved
-            // row streams are more than the hardware prefetcher follows. Measured on a Zen 3 core (no AVX-512;
-            // 1.5B ffn_gate of all 28 layers, one token, one thread, CPU time, 6 rotated rounds): without it
-            // 1.93x the time; two or three groups ahead 0.98 and 1.10 (within that host's run-to-run noise,
-            // up to 1.9x); issued in slices between the sub-blocks 1.15 (4 rounds). Also measured there: the
-            // sub-block loop unrolled 1.25 (1.28 in the 2-thread forward); both nibble halves of a dword in one
-            // pass, one cache-resident matrix, 0.745-0.777 ms against 0.745. The one-token kernel runs at about
-            // 10.5 GB/s per core from DRAM and from cache alike: bound by its instructions, not by memory.
-            // (Two row groups per pass for one token, each broadcast serving two vpmaddubsw, cache-resident:
-            // 1.44-1.51 ms against 0.73-0.78 in 2 of 3 rounds; 16 ymm registers were too few, it spilled.)
+            // row streams are more than the hardware prefetcher follows.
+            // tuned: docs/perf/2026-12-01-avx2-kernels-zen3.md#prefetch
             const char* ahead = reinterpret_cast<const char*>(W + (rg + ROWLANE_ROWS) * nb + ROWLANE_ROWS * b);
             for (int off = 0; off < ROWLANE_ROWS * static_cast<int>(sizeof(Block)); off += 64) _mm_prefetch(ahead + off, _MM_HINT_T0);
             rowlane_decode(rows, &w);

@@ -16,17 +16,11 @@ namespace lg::quant::avx2 {
 // (i1 = sum_j sc_j S_j, i2 = sum_j mn_j xsum_j) and applies the canonical float steps, so its bits are
 // the scalar path's. S_j: maddubs gives int16 pairs of at most 2 * 15 * 127, 8 of them summed stay
 // below 2^15, and madd with (sc_j, sc_j) per dword gives sc_j * S_j.
-// Measured (1.5B, x86-64-v3 build, 2 threads, after a 16-token prompt, alternating per forward in one
-// process, medians of 10, logits bit-identical): T = 1 35.78 ms through reduce_kquant, 25.57 here;
-// T = 2 66.90 / 48.41; T = 4 110.26 / 83.52. Extended from 8 to 16 records per pass and to every call in
-// groups of 16: T = 8 224.14 / 147.41 ms, T = 16 428.61 / 275.88 ms; prefill of 256 tokens 43.7 / 74 tok/s.
+// Measured against reduce_kquant: docs/perf/2026-11-30-avx2-kernels.md#rowlane-q4k
 constexpr int ROWLANE_CHUNK = 4;     // records per pass over a decoded block (registers)
-// Q4_K calls from ROWLANE_PAIR_MIN_RECORDS records on run two row groups a pass (rowlane_rows_pair, rowlane_block_pair), ROWLANE_PAIR_CHUNK
-// records at a time: a broadcast activation dword serves both groups. Measured on a Zen 3 core (no
-// AVX-512), outputs bit-identical, separate processes in rotated order, fastest of each process: 4 of
-// the 1.5B's ffn_up matrices, 64 records (32 tokens) 41.97 ms against 47.23 (median ratio 0.812 over 8
-// rounds); 16 records equal (12.21 / 12.06 ms, 12 rounds); 4 records slower (4.80 / 3.93 ms). Prefill
-// of 512 tokens on 2 threads: 32.0-36.0 tok/s against 28.0-30.1 (3 alternating rounds).
+// Q4_K calls from ROWLANE_PAIR_MIN_RECORDS records on run two row groups a pass (rowlane_rows_pair,
+// rowlane_block_pair), ROWLANE_PAIR_CHUNK records at a time: a broadcast activation dword serves both groups.
+// tuned: docs/perf/2026-12-01-avx2-kernels-zen3.md#rowlane-pair
 constexpr int ROWLANE_PAIR_CHUNK = 4;
 
 struct RowlaneQ4K {
@@ -188,33 +182,11 @@ inline void rowlane_block_pair(const RowlaneQ4K& w0, const RowlaneQ4K& w1, const
     }
 }
 
-// One token's records (NR <= 2) are broadcast once per call (rowlane_rows_one_token; rowlane_block with kExp: the 64
-// dwords of a block, each as a ymm), so vpmaddubsw takes them from memory and no broadcast is issued per
-// row group. The same integers, so the same bits. Measured on a Zen 3 core (no AVX-512), where the
-// one-token kernel is bound by its instructions: one cache-resident 8960x1536 matrix, one thread, medians
-// of 200 calls, 10 alternating rounds: per-round ratio 0.934, fastest call 0.610 against 0.662 ms; the 1.5B
-// one-token forward on 2 threads, separate processes in rotated order, 8 rounds: 0.876 (58-77 ms against
-// 64-88). Extended to every row-lane call of up to 96 record-blocks (a 192 KB buffer, read from L2): the
-// 4-token forward 1.148 of the time, 8 tokens 1.146 (6 rounds each), so only one token uses it.
-// Where this kernel stands on a Zen 3 core (no AVX-512, no VNNI): tools/avx2_q4k_floor.cpp times one
-// L1-resident block of 8 rows, one thread, 3 runs:
-//   - rowlane_block<2, true> 57-64 ns;
-//   - its 128 vpmaddubsw alone (with their loads, nibble masks and int16 adds) 48-50 ns, so the kernel is
-//     1.20-1.33x its multiply floor;
-//   - rowlane_decode 27-30 ns; decode and block together 84-90 ns, which is what the whole kernel takes on a
-//     cache-resident 8960x1536 matrix (0.60 ms for 6720 blocks).
-// A scratch loop feeding each loaded activation to two row groups (256 vpmaddubsw) took 123-135 ns against
-// 103-111 ns for two passes: 16 ymm registers are too few and it spills. The two int8 terms per activation
-// that the correctness gate needs (one term fails top-1) set this floor.
-// Measured without gain, all bit-identical, one thread, in-process alternation, ratios of the median:
-//   - scales placed with vpshufb (about 50 fewer instructions a block): 0.988-1.007;
-//   - the 8x8 transposes without lane-crossing permutes (two 128-bit loads a register): T = 1 0.999,
-//     T = 4 1.049;
-//   - 16-byte pre-broadcast vectors read with vbroadcasti128: 0.993-0.997;
-//   - block-major tiles of 16 row groups for 3-16 records, each block's activations broadcast once per tile:
-//     T = 2, 4, 8 1.016, 1.015, 0.924 (fastest call 1.003, 0.983, 1.028); L2-resident attn_k 1.000.
-// In the 2-thread one-token forward (two engines alternating in one process, 40 rounds): the prefetch two
-// row groups ahead 1.004; prefetchnta instead of prefetcht0 (here and in reduce_rows8_q6k) 1.009.
+// One token's records (NR <= 2) are broadcast once per call (rowlane_rows_one_token; rowlane_block with kExp:
+// the 64 dwords of a block, each as a ymm), so vpmaddubsw takes them from memory and no broadcast is issued
+// per row group. The same integers, so the same bits. tuned: docs/perf/2026-12-01-avx2-kernels-zen3.md#one-token
+// Its distance from the vpmaddubsw floor (tools/probes/avx2_q4k_floor.cpp) and the variants tried:
+// docs/perf/2026-12-01-avx2-kernels-zen3.md#floor, #without-gain.
 
 // Q6_K, 8 rows one per lane: q[g] = stored values 4g .. 4g + 3 (0..63), so 16-element sub-block j is
 // q[4j .. 4j + 3]; sc16[j] = (sc_j, sc_j) and scp[m] = (sc_2m, sc_2m+1) as int16 pairs per dword.

@@ -13,12 +13,9 @@ namespace lg::quant::avx512 {
 
 namespace {
 
-// Software prefetch distance of a row sweep: a one-token sweep is DRAM-bound, and 1.2 KB ahead (8
-// Q4_K blocks) left 1.5B decode 8% slower than 48 blocks (6.9 KB) do. 96 blocks (13.8 KB Q4_K, 20 KB
-// Q6_K) against 48, 1.5B one-token forward, separate processes in rotated order, 10 rounds each: per-round
-// ratio 0.975 (58-73 GB/s stretch) and 0.971 (43-80); 24 blocks 1.060, 160 blocks 0.980. Forwards of 4
-// and 8 tokens: 0.996 and 1.022 (6 rounds; within their round-to-round spread).
-constexpr int PREFETCH_BLOCKS = 96;  // K-quant blocks ahead (legacy rows: none, no gain measured)
+// Software prefetch distance of a row sweep, in K-quant blocks (legacy rows: none): a one-token sweep is
+// DRAM-bound. tuned: docs/perf/2026-11-30-avx512-kernels.md#prefetch-blocks
+constexpr int PREFETCH_BLOCKS = 96;
 
 // ---- integer reductions across t ----------------------------------------------------------
 // Sum the 16 int32 lanes of each accumulator; result lane t = sum of a[t] (t < 8).

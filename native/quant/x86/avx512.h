@@ -180,17 +180,11 @@ inline void transpose_records(const uint8_t* acts, int64_t stride, int t0, int n
         for (int64_t g = 0; g < ng; ++g) xq[g][t] = 0;
 }
 
-// Tiles built at once and swept per decoded row group (see broadcast_rows), at most this many, as many as fit with
-// the decoded row group in BROADCAST_STACK_BYTES. Measured (1.5B prefill of 512 tokens, 2 threads, medians of 3,
-// alternating builds, fixed-size tiles then): 162-164 tok/s with one tile per decode, 180-184 with
-// 2, 188-191 with 4, 187-191 with 8; with broadcast_rows not inlined, 194 with 4. A 32-token forward: 0.797 of the
-// time (separate processes, rotated, 4 rounds).
+// Tiles built at once and swept per decoded row group (see broadcast_rows), at most this many, as many as fit
+// with the decoded row group in BROADCAST_STACK_BYTES. tuned: docs/perf/2026-11-30-avx512-kernels.md#broadcast-tile-group
 constexpr int BROADCAST_TILE_GROUP = 4;
-// Stack for a call's tiles and decoded row group, about what its one fixed-size tile took before (435 KB;
-// the frame grew by 90 KB): threads may have as little as 1-2 MB (glibc gives 2 MB when the stack limit
-// is unlimited), and four fixed-size tiles (1.8 MB) crashed a prefill on a 1 MB thread (see
-// tests/native/test_engine.py). The 1.5B: 4 tiles for K = 1536, 2 for K = 8960 (1.009 of the all-4 time
-// for a 32-token forward); K = 20480, one.
+// Stack for a call's tiles and decoded row group: threads may have as little as 1 MB (a prefill on a 1 MB
+// thread is tested in tests/native/test_engine.py). Sized: docs/perf/2026-11-30-avx512-kernels.md#broadcast-stack
 constexpr int64_t BROADCAST_STACK_BYTES = 512 << 10;
 
 // Tiles per decode for a call of n_tiles: up to BROADCAST_TILE_GROUP, as many as fit in BROADCAST_STACK_BYTES together

@@ -14,38 +14,14 @@ namespace lg::quant::avx512 {
 namespace {
 
 // ---- broadcast kernel (many vectors) ---------------------------------------------------------
-// For wide tiles the per-block horizontal reductions of the reducing kernel (avx512.cpp) cost as much as the dot products. This
-// kernel turns the loops around: a vector register holds NV activation vectors (lane t = vector t),
-// each group of 4 decoded weights is broadcast, and vpdpbusd accumulates per-lane sums directly, so
-// nothing is reduced across lanes. It computes the same exact integers i1, i2 per (row, vector, block)
-// and applies the same float steps (blocks.h), so it is bit-identical to the reducing kernel and
-// to the scalar path; matmul picks it by tile width only.
-//   Per sub-block j: S_j = sum q x over its elements (q the unsigned stored value), then
-//   i1 = sum_j sc_j S_j; Q6_K's offset enters as S_j's start value -32 * (sum of x over sub-block j),
-//   which depends on the vector only, so it is built once per tile.
-// Bounds: |S_j| <= 32 * 31 * 127 (Q4_K/Q5_K) or 16 * 63 * 127 + 32 * 16 * 127 (Q6_K), times |sc| <= 63
-// or 128, over 8 / 16 sub-blocks: below 2^28, so every int32 step is exact.
-// Rows sharing each activation load. Measured (one thread, 32 records): Q4_K/Q5_K 8960x1536, 6 rows
-// 1.84-1.92 ms, 4 rows 2.4-2.5, 5 rows 2.5, 7 or 8 rows 4.0-4.4 (the accumulators spill); 8 records
-// (two lanes each) 6 rows 0.57 ms, 4 rows 0.72, 8 rows 1.10. Q6_K 1536x8960 (no mins, so more rows fit):
-// 8 rows 2.23-2.26 ms, 7 rows 2.60-2.61, 10 rows 2.65, 4 rows 2.42; 8 records 0.53 ms (0.65 with 4 or
-// 6 rows), 4 records 0.41 (0.43-0.44 with 4 rows).
+// Lane t = activation vector t; each group of 4 decoded weights is broadcast and vpdpbusd accumulates
+// per-lane sums, so nothing is reduced across lanes per block. The same exact integers (S_j = sum q x per
+// sub-block, i1 = sum_j sc_j S_j; Q6_K's offset as S_j's start value -32 * sum x, built once per tile)
+// and float steps (blocks.h) as the reducing kernel, so the same bits. |int32 steps| < 2^28: exact.
+// Rows sharing each activation load (more spill the accumulators; Q6_K has no mins, so more rows fit).
+// tuned: docs/perf/2026-11-30-avx512-kernels.md#broadcast-rows
 constexpr int BROADCAST_ROWS_K4 = 6;
 constexpr int BROADCAST_ROWS_Q6 = 8;
-// Records per call from which the broadcast kernel runs (a tile of 16 lanes, padded). Measured on the
-// 1.5B, one forward of T tokens (2T records): T = 3, 4 cost 36 and 43 ms through the reducing kernel,
-// 54 ms here; T = 5 (10 records) 55 ms here, 61 ms as two reducing tiles interleaved per row group.
-// Records from which 5-8 records take the two-lanes-per-record tile (G = 2) instead of the reducing
-// kernel. Measured (one thread, tiles of 8960x1536 Q4_K / 1536x8960 Q6_K): 8 records 567 / 640 us here,
-// 772 / 752 us there; 6 records 554 / 643 us, 640 / 623 us there. 1.5B forward of 4 tokens: 36 ms, 43-46
-// there; of 3 tokens: 35.5 ms either way.
-// Q6_K calls of 9-12 records: one two-lane tile of 8 and the rest (up to BROADCAST_G2_MAX_REST) through the
-// reducing kernel, instead of one padded 16-lane tile. Measured (one thread, Q6_K 1536x8960): 10
-// records 844-847 us against 1134-1145, 12 records 968-976 against 1137-1148, 14 and 16 records no
-// better (1113-1117, 1066-1080 against 1125-1140); 1.5B forward of 5 tokens 42 ms against 48-52.
-// Q6_K only: 3-4 records take four lanes per record (G = 4). Measured (one thread, 4 records): Q6_K
-// 1536x8960 408 us here, 451-468 us in the reducing kernel; Q4_K 8960x1536 661 us here, 480 there.
-// 1.5B forward of 2 tokens: 28.4-28.8 ms, 29.8-30.9 without.
 
 struct BroadcastVec {  // 16 int32 / float lanes
     using I = __m512i;
@@ -299,8 +275,7 @@ inline void broadcast_store(const BroadcastVec::F* acc, int64_t rg, int nr, int 
 }
 
 // Block b of the BROADCAST_ROWS rows from rg (rows past nr repeat row rg) into blk, prefetching the same block
-// two row groups on: with few tiles the sweep is DRAM-bound, and this distance made 8-token verification
-// 18% faster than 2 blocks ahead in the row.
+// two row groups on (with few tiles the sweep is DRAM-bound). tuned: docs/perf/2026-11-30-avx512-kernels.md#broadcast-prefetch
 template <int G, typename Block>
 inline void broadcast_decode_rows(const Block* W, int64_t nb, int64_t rg, int nr, int64_t b, BroadcastBlock* blk) {
     constexpr int BROADCAST_ROWS = std::is_same<Block, BlockQ6K>::value ? BROADCAST_ROWS_Q6 : BROADCAST_ROWS_K4;
@@ -314,12 +289,11 @@ inline void broadcast_decode_rows(const Block* W, int64_t nb, int64_t rg, int nr
 
 // Rows [r0, r1) against broadcast tiles: vectors t0 + k * (16 / G) .. of tiles[k], k < n_tiles (the last one
 // holds nt_last vectors). With one tile each block is decoded as it is used. With several, each row
-// group's blocks are decoded once into a buffer (L1/L2) and every tile sweeps them: the decode (11% of the
-// 512-token prefill, measured by skipping it) and the weights' trip from memory are paid once per group
-// of tiles, not once per tile. Then, per row group while its weights are still in cache, the remainder
-// tile (if any) through the reducing kernel.
-// noinline: inlined into broadcast_call, GCC 12 spilled the chain accumulators of the two-lane tile (Q6_K, 8
-// records: 720-750 us against 505-545 for 1536x8960, one thread).
+// group's blocks are decoded once into a buffer (L1/L2) and every tile sweeps them: the decode and the
+// weights' trip from memory are paid once per group of tiles, not once per tile. Then, per row group while
+// its weights are still in cache, the remainder tile (if any) through the reducing kernel.
+// noinline: inlined into broadcast_call, GCC 12 spilled the two-lane tile's chain accumulators
+// (docs/perf/2026-11-30-avx512-kernels.md#broadcast-tile-group).
 template <typename Block, int G>
 __attribute__((noinline)) void broadcast_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const BroadcastTile<G>* tiles, int n_tiles, int t0,
              int nt_last, BroadcastBlock (*dec)[std::is_same<Block, BlockQ6K>::value ? BROADCAST_ROWS_Q6 : BROADCAST_ROWS_K4],

@@ -347,10 +347,7 @@ inline void broadcast_legacy_decode_rows(const typename LegacyBlock<WT>::B* W, i
 
 // Rows [r0, r1) against tiles[k], k < n_tiles (vectors t0 + 16 k ..; the last tile holds nt_last). As in
 // broadcast_rows, several tiles share one decode of each row pair's blocks (dec: the decoded groups, when
-// n_tiles > 1); kept out of line like broadcast_rows. Measured (0.5B, whose Q5_0/Q8_0 matrices take this
-// kernel; logits bit-identical): a 32-token forward 0.698 of the time (separate processes, rotated, 4
-// rounds); prefill of 512 tokens 359-360 -> 372-383 tok/s; 8 tokens (one tile) 1.009. (With the tiles as
-// views into BROADCAST_STACK_BYTES instead of fixed-size arrays, 1.039 of that 32-token time.)
+// n_tiles > 1); kept out of line like broadcast_rows. Measured: docs/perf/2026-11-30-avx512-kernels.md#legacy-broadcast
 template <GGMLType WT>
 __attribute__((noinline)) void broadcast_legacy_rows(const typename LegacyBlock<WT>::B* W, int64_t nb, int64_t r0, int64_t r1,
                                        const BroadcastLegacyTile* tiles, int n_tiles, int t0, int nt_last, BroadcastLegacyGroup (*dec)[BROADCAST_LEGACY_ROWS],

@@ -11,22 +11,12 @@ namespace lg::quant::avx512 {
 
 namespace {
 
-// Why: with few records the broadcast kernel (avx512_broadcast.cpp) spends more instructions
-// broadcasting decoded weights and folding per-row scales than on dot products, and the reducing
-// kernel (avx512.cpp) folds lanes per block. Here 16 rows of a block are decoded together (two
-// 16x16 dword transposes of the packed nibbles, the 6-bit scales unpacked in 16 lanes at once); then per 4 activation bytes of a record one vpdpbusd with the bytes
-// broadcast from memory covers 16 rows. Per (row, record, block) it forms the same exact int32 sums
-// (S_j per sub-block, i1 = sum_j sc_j S_j, i2 = sum_j mn_j xsum_j) and applies the canonical float
-// steps (blocks.h) in block order, so its bits are the scalar path's.
+// Why: with few records the broadcast kernel spends its instructions on broadcasts and per-row scales,
+// and the reducing kernel folds lanes per block. Here 16 rows of a block are decoded together (16x16
+// dword transposes), then one vpdpbusd per 4 broadcast record bytes covers 16 rows. The same exact int32
+// sums (S_j, i1, i2) and canonical float steps (blocks.h) in block order, so the scalar path's bits.
 constexpr int ROWLANE_CHUNK = 8;         // records per pass over a decoded block (8 S_j + 8 i1 + 8 float sums)
-// Measured (1.5B, forward of T tokens = 2T records, 2 threads, rounds minutes apart; before: the reducing
-// kernel for T = 1-2, the broadcast kernel's two-lane tile for T = 3-4): T = 1 19.0-19.8 ms against
-// 20.4-20.6; T = 2 24.3-24.8 against 27.8-28.5; T = 3 29.0-29.6 against 35.9-36.7; T = 4 32.1-32.7
-// against 36.6. Later, alternating in one round, T = 4 30.6-32.7 against 36.8-37.9.
-// 9-16 records take two passes over each decoded block (against the broadcast kernel's 16-lane tile):
-// 8960x1536, one thread, 16 records 783-793 us against 893-897; in the 1.5B forward (3 alternations
-// after a 32-token prompt) T = 8 55.3-61.3 ms against 56.0-60.3, no difference the noise lets through.
-// (Each pass decoding the block again: T = 8 64-69 ms.)
+// 9-16 records take two passes over each decoded block. Measured: docs/perf/2026-11-30-avx512-kernels.md#rowlane
 
 // The next row group's share for one block (see rowlane_rows), issued in `parts` slices, slice k of them.
 struct RowlaneAhead {
@@ -110,10 +100,8 @@ inline void rowlane_decode(const BlockQ4K* const* rows, RowlaneQ4K* o) {
 }
 
 // A chunk's records, interleaved: dword p of block b of record t at xq[b][p][t], so the broadcasts of
-// one step share a cache line and one pointer serves them all. (Read in place, records of K = 8960
-// sit 10240 bytes apart, and in a bench of this loop alone loads at that stride conflicted in the L1:
-// 4.5 G vpdpbusd/s per core against 7.4 at a 1792-byte stride. In the kernel the change measured
-// within noise.) xs[b][m][t]: the int16 sums of 32-element sub-blocks 2m, 2m + 1 as one dword (the
+// one step share a cache line and one pointer serves them all (docs/perf/2026-11-30-avx512-kernels.md#rowlane-acts).
+// xs[b][m][t]: the int16 sums of 32-element sub-blocks 2m, 2m + 1 as one dword (the
 // mins' partner in vpdpwssd); x32[b][j][t] (Q6_K) the offset S_j starts from; dx[b][t]: the block scales.
 struct RowlaneActs {
     alignas(64) int32_t xq[ROWLANE_MAX_KBLOCKS][QK_K / 4][ROWLANE_CHUNK];
@@ -184,22 +172,14 @@ inline void rowlane_block(const RowlaneQ4K& w, const RowlaneActs& a, int64_t b, 
 }
 
 // rowlane_block for 1-2 records (one token) with the packed nibbles kept in registers, one half at a time,
-// instead of stored in w.raw and loaded again (w holds the scales, mins and d only). Measured (one
-// thread): 8960x1536, 2 records 217-228 us against 271-290; the 1.5B one-token forward on one thread
-// 32.8-33.0 ms against 35.6-35.8. (On two threads it was memory-bound at the time: 23.5-24.5 either
-// way. 4 records: no gain.)
+// instead of stored in w.raw and loaded again (w holds the scales, mins and d only).
+// Measured: docs/perf/2026-11-30-avx512-kernels.md#rowlane-fused
 // Calls of up to ROWLANE_ONE_TOKEN_MAX_RECORDS records of Q4_K (one token) take the fused path.
 template <typename Block, int N1, int N2>
 constexpr bool rowlane_fused() { return std::is_same<Block, BlockQ4K>::value && N2 == 0 && N1 <= ROWLANE_ONE_TOKEN_MAX_RECORDS; }
-// Fused calls over rows longer than this many blocks (the 1.5B's
-// ffn_down, K = 8960: 35 blocks) prefetch near, not far: a 16-row group of such rows spans 80 KB, more
-// than the L1, so prefetching the next group while one is decoded evicted lines before they were used
-// (the reducing kernel was faster there: 0.963-0.972 of this kernel's time). With each step prefetching
-// the same 16 rows' block b + ROWLANE_NEAR_BLOCKS instead, measured against the reducing kernel (1.5B
-// one-token forward, separate processes in rotated order, 6-10 rounds, median per-round ratio): 0.973,
-// 0.976, 0.985 in 42-53 GB/s stretches, 0.990 and 0.993 in 58-75 GB/s ones (distance 1: 0.979, 3:
-// 0.975). Short rows keep the far prefetch: near, they measured 1.11-1.16; calls of more records
-// measured the same either way (T = 4 1.000, T = 8 0.994) and keep it too.
+// Fused calls over rows longer than ROWLANE_NEAR_MIN_KBLOCKS blocks prefetch near (the same 16 rows'
+// block b + ROWLANE_NEAR_BLOCKS), not the next group: a 16-row group of such rows outgrows the L1, and
+// far prefetches evicted lines before they were used. tuned: docs/perf/2026-11-30-avx512-kernels.md#near-prefetch
 constexpr int64_t ROWLANE_NEAR_BLOCKS = 2;
 
 template <int NR>
@@ -284,14 +264,9 @@ inline void rowlane_block(const RowlaneQ6K& w, const RowlaneActs& a, int64_t b, 
         acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(w.dw, _mm512_set1_ps(a.dx[b][t])), _mm512_cvtepi32_ps(i1[t]), acc[t]);
 }
 
-// Q6_K calls take this kernel from 12 records (6 tokens) on; below that its 16-row decode (three 16x16
-// transposes and the 6-bit assembly) costs more than it saves against the broadcast and reducing
-// kernels. Measured (one thread, Q6_K 1536x8960, medians of 30, alternating runs): 16 records 949-1017 us
-// against 1137-1216, 14 records 900-930 against 1200-1204, 12 records 869-893 against 1043-1053, 8
-// records 612-647 against 543-554, 2 records 429-441 against 286-296; 151936x1536 (the 1.5B's output
-// matrix) 16 records 19.5-19.7 ms against 21.8-22.2. The 1.5B forward (2 threads, after 1000 stream
-// tokens, in one process alternating per forward, medians of 10, logits bit-identical): T = 8 57.24 ms
-// against 61.58, T = 6 48.55 against 49.13, T = 4 35.42 against 33.81.
+// Q6_K calls take this kernel from ROWLANE_Q6K_MIN_RECORDS records on; below that its 16-row decode (three
+// 16x16 transposes and the 6-bit assembly) costs more than it saves against the broadcast and reducing
+// kernels. tuned: docs/perf/2026-11-30-avx512-kernels.md#rowlane-q6k-min
 
 template <typename Block> struct RowlaneDecoded;
 template <> struct RowlaneDecoded<BlockQ4K> { using type = RowlaneQ4K; };
@@ -315,23 +290,15 @@ void rowlane_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const Rowl
             for (int i = 0; i < ROWLANE_ROWS; ++i) rows[i] = W + (rg + i) * nb + b;
             // The next row group (16 rows, contiguous), in order, one sixteenth-of-a-row's share per
             // block: 16 rows stream at once, too many for the hardware prefetcher to follow alone.
-            // Calls of 3+ records issue it in slices, one per sub-block, between the dot products: the
-            // 36-53 lines at once stalled the core (5% of the 8-token forward's samples on the
-            // instruction after the burst). Measured (1.5B forward of T tokens, separate processes in
-            // rotated order, 6 rounds, per-round ratio to the burst): T = 2 0.969, T = 4 0.982, T = 5
-            // 0.978, T = 6 0.915, T = 8 0.962; but T = 3 (6 records) 1.030-1.049, so 6 records keep the
-            // burst (then 0.980); one token, sliced in its fused path: 1.034, so it keeps the burst
-            // too. Also slower: two row groups ahead (T = 8 1.042, one token 1.035), into L2 only
-            // (1.096, one token 1.051), slices spread over both passes of 16 records (1.657), a second
-            // prefetch of the current rows' next block (1.64-1.69).
+            // Calls of 3+ records but 6 issue it in slices, one per sub-block, between the dot products
+            // (the lines at once stalled the core). tuned: docs/perf/2026-11-30-avx512-kernels.md#prefetch-slices
             const RowlaneAhead ahead{reinterpret_cast<const char*>(W + (rg + ROWLANE_ROWS) * nb + ROWLANE_ROWS * b),
                                 ROWLANE_ROWS * static_cast<int>(sizeof(Block))};
             if constexpr (kNear) {
                 // Block b + ROWLANE_NEAR_BLOCKS of the same 16 rows; past the row's end the next group's first
                 // blocks (rows up to r1 only). Blocks are not line-aligned (144 bytes, 3 or 4 lines), so
-                // each row's lines are counted from its block's first byte (a fixed 4 per row measured
-                // 1.015 of this). Written out here: GCC 12 marked a helper made only of prefetches
-                // "const" and deleted its call as dead code (no prefetch left in the machine code).
+                // each row's lines are counted from its block's first byte. Written out here: GCC 12 marked
+                // a helper made only of prefetches "const" and deleted its call as dead code.
                 int64_t tb = b + ROWLANE_NEAR_BLOCKS, tg = rg;
                 if (tb >= nb) {
                     tb -= nb;

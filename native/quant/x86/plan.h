@@ -1,7 +1,7 @@
 // The x86 kernel plans: which kernel family runs a call of (weight type, K, records), one table per ISA,
 // holding every threshold that chooses a kernel. The kernels read their size limits from here; the
 // dispatch (matmul_simd in avx2.cpp / avx512.cpp) only follows the plan. Every choice is bit-identical
-// (kernels.h); the numbers are speed tunings, measured in docs/perf/.
+// (kernels.h); the numbers are speed tunings, each pointing to its measurement in docs/perf/.
 #pragma once
 #include <cstdint>
 
@@ -16,10 +16,13 @@ namespace avx2 {
 constexpr int ROWLANE_ROWS = 8;  // rows per row-lane group: one ymm dword lane each
 // Q4_K calls of up to this many records (one token) over rows of up to ROWLANE_ONE_TOKEN_MAX_KBLOCKS
 // blocks: rowlane_rows_one_token (records pre-broadcast once per call, on the stack).
+// tuned: docs/perf/2026-12-01-avx2-kernels-zen3.md#one-token
 constexpr int ROWLANE_ONE_TOKEN_MAX_RECORDS = 2;
 constexpr int64_t ROWLANE_ONE_TOKEN_MAX_KBLOCKS = 40;  // K <= 10240: 2 records x 40 blocks x 2 KB
-constexpr int ROWLANE_PAIR_MIN_RECORDS = 32;  // Q4_K from here: two row groups a pass (rowlane_rows_pair)
-constexpr int ROWLANE_Q6K_MIN_RECORDS = 9;    // Q6_K from here: rowlane_rows; below: reduce_rows8_q6k
+// Q4_K from here: two row groups a pass (rowlane_rows_pair). tuned: docs/perf/2026-12-01-avx2-kernels-zen3.md#rowlane-pair
+constexpr int ROWLANE_PAIR_MIN_RECORDS = 32;
+// Q6_K from here: rowlane_rows; below: reduce_rows8_q6k. tuned: docs/perf/2026-12-01-avx2-kernels-zen3.md#reduce-rows8
+constexpr int ROWLANE_Q6K_MIN_RECORDS = 9;
 
 struct Plan {
     Kernel rows16;  // rows in groups of 16 (rowlane_pair) or none
@@ -54,11 +57,13 @@ constexpr int ROWLANE_ROWS = 16;  // rows per row-lane group: one zmm lane each
 // Row-lane kernels: legacy types up to ROWLANE_MAX_RECORDS records; K-quants also K <= 10240 (records,
 // rearranged, live on the stack), Q4_K 1-8 records or an even count, Q6_K an even count from
 // ROWLANE_Q6K_MIN_RECORDS (rowlane_sizes instantiates exactly these).
+// tuned: docs/perf/2026-11-30-avx512-kernels.md#rowlane, #rowlane-q6k-min
 constexpr int ROWLANE_MAX_RECORDS = 16;
 constexpr int64_t ROWLANE_MAX_KBLOCKS = 40;
 constexpr int ROWLANE_Q6K_MIN_RECORDS = 12;
 // Q4_K calls of up to this many records (one token) decode fused with the dot products (rowlane_fused),
 // and over rows longer than ROWLANE_NEAR_MIN_KBLOCKS blocks prefetch near (the same rows' next blocks).
+// tuned: docs/perf/2026-11-30-avx512-kernels.md#rowlane-fused, #near-prefetch
 constexpr int ROWLANE_ONE_TOKEN_MAX_RECORDS = 2;
 constexpr int64_t ROWLANE_NEAR_MIN_KBLOCKS = 8;
 
@@ -66,6 +71,7 @@ constexpr int64_t ROWLANE_NEAR_MIN_KBLOCKS = 8;
 // record G: 1 from BROADCAST_MIN_RECORDS records; 2 for BROADCAST_G2_MIN_RECORDS up to that, and for
 // Q6_K calls of one two-lane tile plus up to BROADCAST_G2_MAX_REST records (those through the reducing
 // kernel); 4 for Q6_K calls from BROADCAST_G4_MIN_RECORDS. Other calls: the reducing kernel.
+// tuned: docs/perf/2026-11-30-avx512-kernels.md#broadcast-min-records, #broadcast-g2, #broadcast-g2-rest, #broadcast-g4
 constexpr int64_t BROADCAST_MAX_KBLOCKS = 80;
 constexpr int BROADCAST_MIN_RECORDS = 9;
 constexpr int BROADCAST_G2_MIN_RECORDS = 5;
