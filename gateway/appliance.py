@@ -158,7 +158,8 @@ class Appliance:
             log.exception("triage failed; storing lines without templates")
             self.triage_errors += 1
             classified = None
-        ids = self.store.append(records, [c.template_id for c in classified] if classified else None)
+        ids = self.store.append(records, [c.template_id for c in classified] if classified else None,
+                                [c.fields for c in classified] if classified else None)
         self.ingest_calls += 1
         self.ingest_lines += len(records)
         if classified is None:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Sequence
 
 from gateway.ingest.record import LogRecord, parse_severity_strict, severity_name
+from gateway.pipeline.fields import LineFields
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +59,31 @@ CREATE TRIGGER IF NOT EXISTS logs_ad AFTER DELETE ON logs BEGIN
   INSERT INTO logs_fts(logs_fts, rowid, text) VALUES ('delete', old.id, old.text);
 END;
 """
+# Structured fields (added to stores written before them by ALTER TABLE; old rows keep NULLs).
+_FIELD_COLUMNS = (
+    ("time", "REAL"),          # the line's own time (its header) if parsed, else ts
+    ("time_text", "TEXT"),     # the header's time as written
+    ("line_host", "TEXT"),     # host named in the line's header (host is the transport's)
+    ("component", "TEXT"),     # program / component / logger
+    ("pid", "INTEGER"),
+    ("level", "TEXT"),         # the header's level word, canonical (error, warning, info, ...)
+)
+_FIELD_SCHEMA = """
+CREATE INDEX IF NOT EXISTS logs_time ON logs(time);
+CREATE INDEX IF NOT EXISTS logs_component ON logs(component);
+CREATE INDEX IF NOT EXISTS logs_line_host ON logs(line_host);
+CREATE TABLE IF NOT EXISTS params(   -- the template's <*> values of a line, by position
+  line_id INTEGER NOT NULL,          -- logs.id; deleted with the line by retention
+  pos INTEGER NOT NULL,              -- 0-based among the line's parameters
+  text TEXT NOT NULL,
+  num REAL,                          -- the value as a number when the text is one (fields.number_of)
+  PRIMARY KEY(line_id, pos)          -- the index: a template's lines (logs_template) -> their params
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS templates(  -- Drain template text by id, as last seen at ingest
+  id INTEGER PRIMARY KEY,
+  template TEXT NOT NULL
+);
+"""
 _COLUMNS = "id, ts, source, host, severity, text, template_id"
 
 
@@ -68,6 +94,8 @@ class StoreClosed(RuntimeError):
 @dataclass
 class _Append:
     rows: list[tuple]
+    params: list[list[tuple[str, float | None]] | None] = field(default_factory=list)
+    templates: dict[int, str] = field(default_factory=dict)
     done: threading.Event = field(default_factory=threading.Event)
     ids: list[int] | None = None
     error: BaseException | None = None
@@ -90,8 +118,9 @@ def fts_query(text: str) -> str | None:
 class Store:
     """Append-only log store with size-bounded retention and search.
 
-    append(records, template_ids) -> ids    durable (fsynced) before it returns
+    append(records, template_ids, fields) -> ids   durable (fsynced) before it returns
     search(...) -> [dict]                   dicts: id, ts, source, host, severity (name), text, template_id
+    fields(id) -> dict | None               time, host, component, pid, level, template, params of a line
     get(id) -> dict | None; count(); stats(); flush(); close()
 
     Retention runs on the writer thread after a commit is acknowledged, so an append never waits
@@ -117,6 +146,11 @@ class Store:
         self._stats_lock = threading.Lock()
         db = self._connect()
         db.executescript(_SCHEMA)
+        have = {r[1] for r in db.execute("PRAGMA table_info(logs)")}
+        for name, kind in _FIELD_COLUMNS:
+            if name not in have:                  # a store from before structured fields
+                db.execute(f"ALTER TABLE logs ADD COLUMN {name} {kind}")
+        db.executescript(_FIELD_SCHEMA)
         db.commit()
         row = db.execute("SELECT seq FROM sqlite_sequence WHERE name='logs'").fetchone()
         self._next_id = (row[0] if row else 0) + 1
@@ -134,16 +168,23 @@ class Store:
         return db
 
     # --- writing -------------------------------------------------------------------------
-    def append(self, records: Sequence[LogRecord], template_ids: Sequence[int | None] | None = None) -> list[int]:
-        """Store `records`; returns their ids once the transaction holding them is fsynced."""
+    def append(self, records: Sequence[LogRecord], template_ids: Sequence[int | None] | None = None,
+               fields: Sequence[LineFields | None] | None = None) -> list[int]:
+        """Store `records` (with their template ids and structured fields, when given); returns
+        their ids once the transaction holding them is fsynced."""
         if not records:
             return []
         if template_ids is None:
             template_ids = [None] * len(records)
         if len(template_ids) != len(records):
             raise ValueError(f"{len(records)} records but {len(template_ids)} template ids")
-        rows = [(r.ts, r.source, r.host, int(r.severity), r.text, t) for r, t in zip(records, template_ids)]
-        job = _Append(rows)
+        if fields is None:
+            fields = [None] * len(records)
+        if len(fields) != len(records):
+            raise ValueError(f"{len(records)} records but {len(fields)} fields")
+        rows = [_row_values(r, t, f) for r, t, f in zip(records, template_ids, fields)]
+        job = _Append(rows, [f.params if f is not None else None for f in fields],
+                      _templates(template_ids, fields))
         if self._closed:
             raise StoreClosed(f"store {self.path} is closed")
         self._queue.put(job)
@@ -202,12 +243,20 @@ class Store:
         try:
             db.execute("BEGIN IMMEDIATE")
             next_id = first
+            templates: dict[int, str] = {}
             for job in batch:
                 job.ids = list(range(next_id, next_id + len(job.rows)))
                 db.executemany(
-                    "INSERT INTO logs(id, ts, source, host, severity, text, template_id) VALUES (?,?,?,?,?,?,?)",
+                    "INSERT INTO logs(id, ts, source, host, severity, text, template_id, time, time_text,"
+                    " line_host, component, pid, level) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     [(i, *row) for i, row in zip(job.ids, job.rows)])
+                db.executemany("INSERT INTO params(line_id, pos, text, num) VALUES (?,?,?,?)",
+                               [(i, k, text, num) for i, ps in zip(job.ids, job.params) if ps
+                                for k, (text, num) in enumerate(ps)])
+                templates.update(job.templates)
                 next_id += len(job.rows)
+            if templates:
+                db.executemany("INSERT OR REPLACE INTO templates(id, template) VALUES (?,?)", templates.items())
             db.execute("COMMIT")
             self._next_id = next_id
         except BaseException as exc:  # the whole group fails together; nothing was acknowledged
@@ -251,6 +300,7 @@ class Store:
         excess = 1.0 - RETENTION_TARGET * self.max_bytes / used
         n_delete = max(1, int(rows * excess))
         db.execute("BEGIN IMMEDIATE")
+        db.execute("DELETE FROM params WHERE line_id < ?", (lo + n_delete,))
         db.execute("DELETE FROM logs WHERE id < ?", (lo + n_delete,))
         db.execute("COMMIT")
         with self._stats_lock:
@@ -274,6 +324,20 @@ class Store:
     def _row(r: tuple) -> dict:
         return {"id": r[0], "ts": r[1], "source": r[2], "host": r[3],
                 "severity": severity_name(r[4]), "text": r[5], "template_id": r[6]}
+
+    def fields(self, line_id: int) -> dict | None:
+        """A line's structured fields: time (its own, else ts), time_text, line_host, component,
+        pid, level, template_id, template, params [{pos, text, num}]; None if no such line."""
+        db = self._reader()
+        r = db.execute("SELECT l.ts, l.time, l.time_text, l.line_host, l.component, l.pid, l.level, l.template_id,"
+                       " t.template FROM logs l LEFT JOIN templates t ON t.id = l.template_id WHERE l.id=?",
+                       (int(line_id),)).fetchone()
+        if r is None:
+            return None
+        ps = db.execute("SELECT pos, text, num FROM params WHERE line_id=? ORDER BY pos", (int(line_id),)).fetchall()
+        return {"time": r[1] if r[1] is not None else r[0], "time_text": r[2], "line_host": r[3], "component": r[4],
+                "pid": r[5], "level": r[6], "template_id": r[7], "template": r[8],
+                "params": [{"pos": p, "text": t, "num": n} for p, t, n in ps]}
 
     def get(self, line_id: int) -> dict | None:
         r = self._reader().execute(f"SELECT {_COLUMNS} FROM logs WHERE id=?", (int(line_id),)).fetchone()
@@ -362,6 +426,17 @@ class Store:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _row_values(r: LogRecord, template_id: int | None, f: LineFields | None) -> tuple:
+    base = (r.ts, r.source, r.host, int(r.severity), r.text, template_id)
+    if f is None:
+        return base + (r.ts, None, None, None, None, None)
+    return base + (f.time if f.time is not None else r.ts, f.time_text, f.host, f.component, f.pid, f.level)
+
+
+def _templates(template_ids: Sequence[int | None], fields: Sequence[LineFields | None]) -> dict[int, str]:
+    return {t: f.template for t, f in zip(template_ids, fields) if t is not None and f is not None and f.template}
 
 
 def _file_bytes(path: Path) -> int:

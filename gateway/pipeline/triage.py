@@ -35,7 +35,9 @@ from drain3.masking import MaskingInstruction
 from drain3.persistence_handler import PersistenceHandler
 from drain3.template_miner_config import TemplateMinerConfig
 
+from gateway.ingest.header import Header, SourceHeaders
 from gateway.pipeline.alerts import Alert, MAX_ALERT_LINES
+from gateway.pipeline.fields import LineFields, extract_params
 from gateway.ingest.record import LogRecord, Severity, parse_severity_strict, severity_name
 
 log = logging.getLogger(__name__)
@@ -82,6 +84,13 @@ def miner_config() -> TemplateMinerConfig:
     cfg.drain_max_clusters = MAX_CLUSTERS
     cfg.snapshot_interval_minutes = 1e9    # saving is driven by Triage, per batch
     return cfg
+
+
+def _year(ts: float) -> int | None:
+    try:
+        return time.gmtime(ts).tm_year
+    except (OverflowError, OSError, ValueError):
+        return None
 
 
 class _AtomicFile(PersistenceHandler):
@@ -204,21 +213,25 @@ class Classified:
     template_id: int
     template: str
     is_new: bool
+    fields: LineFields | None = None
 
 
 class Triage:
-    """classify(records) -> [Classified]  (mines templates; call before storing, ids go with the rows)
+    """classify(records) -> [Classified]  (finds each line's header, mines templates on the message
+                                          and extracts the template's parameters; call before
+                                          storing: ids and fields go with the rows)
     evaluate(records, ids, classified) -> [Alert]  (alerts to publish; stateful: dedup, windows, flaps)
     templates(limit), template(id), stats(), save(), close().   Thread-safe (one lock)."""
 
     def __init__(self, data_dir: str | Path | None, rules: Sequence[Rule] = (), *,
                  new_template_alerts: bool = True, min_alert_severity: int | str = Severity.WARNING,
-                 dedup_s: float = 60.0, warmup_lines: int = 0) -> None:
+                 dedup_s: float = 60.0, warmup_lines: int = 0, find_headers: bool = True) -> None:
         self._lock = threading.Lock()
         self._persist = _AtomicFile(Path(data_dir) / STATE_FILE) if data_dir is not None else None
         if self._persist is not None:
             self._persist.path.parent.mkdir(parents=True, exist_ok=True)
         self.miner = _Miner(self._persist, miner_config())   # loads the saved state, if any
+        self.headers = SourceHeaders() if find_headers else None   # None: mine the whole text
         self.rules = list(rules)
         self.new_template_alerts = new_template_alerts
         self.min_alert_severity = parse_severity_strict(min_alert_severity)
@@ -236,11 +249,16 @@ class Triage:
         created = False
         with self._lock:
             for rec in records:
-                r = self.miner.add_log_message(rec.text)
+                h = (self.headers.parse(rec.text, rec.source, _year(rec.ts)) if self.headers is not None
+                     else Header(rec.text))
+                r = self.miner.add_log_message(h.message)
                 kind = r["change_type"]
                 created |= kind == "cluster_created"
                 self._dirty |= kind != "none"
-                out.append(Classified(r["cluster_id"], r["template_mined"], kind == "cluster_created"))
+                template = r["template_mined"]
+                f = LineFields(time=h.ts, time_text=h.ts_text, host=h.host, component=h.component, pid=h.pid,
+                               level=h.level, template=template, params=extract_params(template, h.message))
+                out.append(Classified(r["cluster_id"], template, kind == "cluster_created", f))
             self.counts["lines"] += len(records)
             if self._persist is not None and (created or (
                     self._dirty and time.monotonic() - self._last_save >= SNAPSHOT_INTERVAL_S)):

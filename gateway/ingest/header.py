@@ -1,0 +1,465 @@
+"""Header fields of raw log lines, found without configuration: timestamp, level, host,
+component/program, pid, and the message (the rest of the line).
+
+Two steps, both general (no format is named after a product):
+
+1. A scanner reads the line from the left, one token at a time, while the tokens look like a
+   header: timestamps (ISO, syslog "Mon DD hh:mm:ss", "[Sun Dec 04 04:47:44 2005]", yy/mm/dd,
+   yymmdd hhmmss, MM-DD hh:mm:ss.mmm, MM.DD hh:mm:ss, yyyymmdd-hh:mm:ss, epoch seconds), level
+   words (INFO, [notice], Info, "D" before a tag), separators ("-", "|"), numbers after a
+   timestamp (pid, tid), bracketed groups next to other header parts (thread, context), and a
+   program token ("sshd[42]:", "kernel:", "org.x.Y:", "name[42] (ctx):") that ends the header.
+   A plain word is header only when the header continues after it: a timestamp or level ahead
+   (within a few tokens; the word must look like an identifier: digits, dots, dashes, capitals),
+   a program token right after it (the syslog host), "-" after it (a program before its
+   message), or, right after a level, an identifier followed by a column gap or a bracket.
+2. Induction per source (SourceHeaders): the first INDUCE_LINES lines of a source are watched;
+   leading columns of their messages that keep one token *shape* (letters -> a/A, digits -> 9)
+   with a digit or capitals in it, in nearly every line, are header columns of that source
+   (ids, hosts, unit tags, counters); once learned they are cut from that source's messages.
+
+Times without a zone are read as UTC; a syslog time without a year takes the year of the
+line's arrival. The original text of the time is kept (ts_text).
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+import threading
+import time as _time
+from collections import Counter
+from dataclasses import dataclass
+
+MAX_HEADER_TOKENS = 16           # the header is within the first tokens of a line
+LOOKAHEAD = 4                    # a word is header if a timestamp/level follows within this many
+INDUCE_LINES = 24                # lines of a source watched before its columns are decided
+INDUCE_MIN_SHARE = 0.9           # share of lines a column must keep its shape in
+MAX_INDUCED_COLUMNS = 4
+MAX_SOURCES = 1024               # induction state is kept for at most this many sources
+
+_MONTHS = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug",
+                                        "sep", "oct", "nov", "dec"), 1)}
+_MON = r"(?i:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*"
+_DOW = r"(?i:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*"
+_T = r"(?P<H>\d{1,2})[:.](?P<M>\d{2})[:.](?P<S>\d{2})(?:[.,:](?P<F>\d{1,9}))?"
+_ZONE = r"(?P<Z>Z|[+-]\d{2}:?\d{2})?"
+_END = r"(?=[\s\],|]|$)"
+# (regex, fields): named groups Y/y (4/2-digit year), m (month number), b (month name), d, H, M, S, F, Z, E (epoch)
+_TS_PATTERNS = [re.compile(p + _END) for p in (
+    r"(?P<Y>\d{4})[-/.](?P<m>\d{1,2})[-/.](?P<d>\d{1,2})(?:[T\s_-]+|-)" + _T + _ZONE + ",?",
+    r"(?P<Y>\d{4})(?P<m>\d{2})(?P<d>\d{2})[-T]" + _T,
+    r"(?:" + _DOW + r"\s+)?(?P<b>" + _MON + r")\s+(?P<d>\d{1,2})\s+" + _T + r"(?:\s+(?P<Y>\d{4}))?",
+    r"(?P<d>\d{1,2})[-/ ](?P<b>" + _MON + r")[-/ ](?P<Y>\d{4})[:\s]" + _T + r"(?:\s*" + _ZONE + ")?",
+    r"(?P<y>\d{2})/(?P<m>\d{2})/(?P<d>\d{2})\s+" + _T,
+    r"(?P<m>\d{1,2})/(?P<d>\d{1,2})/(?P<Y>\d{4})[\s,]+" + _T,
+    r"(?P<y>\d{2})(?P<m>[01]\d)(?P<d>[0-3]\d)\s+(?P<H>[012]\d)(?P<M>[0-5]\d)(?P<S>[0-5]\d)",
+    r"(?P<m>[01]\d)[-.](?P<d>[0-3]\d)\s+" + _T,
+    r"(?P<Y>\d{4})[-/.](?P<m>\d{1,2})[-/.](?P<d>\d{1,2}),?",
+    r"(?P<E>1[0-9]{9})(?:\.(?P<F>\d{1,6}))?",
+    r"(?P<H>\d{1,2}):(?P<M>\d{2}):(?P<S>\d{2})(?:[.,:](?P<F>\d{1,9}))?,?",
+)]
+_LEVELS = {
+    "emerg": "emergency", "emergency": "emergency", "panic": "emergency", "alert": "alert",
+    "crit": "critical", "critical": "critical", "fatal": "critical", "severe": "error",
+    "err": "error", "error": "error", "failure": "error", "warn": "warning", "warning": "warning",
+    "notice": "notice", "info": "info", "information": "info", "informational": "info",
+    "debug": "debug", "trace": "debug", "verbose": "debug", "fine": "debug", "finest": "debug",
+}
+_LETTER_LEVELS = {"V": "debug", "D": "debug", "I": "info", "W": "warning", "E": "error", "F": "critical", "A": "alert"}
+_PROG = re.compile(r"(?P<c>[A-Za-z_$(][\w.\-/$()@#~+]*?|[\w.\-/]+)(?:\[(?P<p>\d+)\])?:$")
+_PROG_NOCOLON = re.compile(r"(?P<c>[A-Za-z_][\w.\-/$()@#~+]*)\[(?P<p>\d+)\]$")
+_IDENT = re.compile(r"[A-Za-z_$][\w.$\-/]*$")
+_HEADERISH = re.compile(r"[\d._:\-/]|^[A-Z][A-Z0-9_]+$")
+_SEPS = {"-", "|", "--", ":", "::"}
+_PRI = re.compile(r"<\d{1,3}>")
+_RFC5424 = re.compile(r"<\d{1,3}>1 (?P<ts>\S+) (?P<host>\S+) (?P<app>\S+) (?P<pid>\S+) \S+ (?:-|(?:\[(?:[^\]\\]|\\.)*\])+) ?")
+_TOKEN = re.compile(r"\S+")
+_ZK_COMPONENT = re.compile(r"(?:^|[:/])(?P<c>[A-Za-z_$][\w.$]*)@\d+$")
+
+
+@dataclass(slots=True)
+class Header:
+    """Header fields of one line; `message` is the line minus its header (the whole line if none)."""
+
+    message: str
+    ts: float | None = None
+    ts_text: str | None = None
+    level: str | None = None       # canonical name: error, warning, info, ...
+    level_text: str | None = None  # as written
+    host: str | None = None
+    component: str | None = None
+    pid: int | None = None
+
+
+def parse_ts(m: re.Match, year: int | None = None) -> float | None:
+    g = m.groupdict()
+    try:
+        if g.get("E"):
+            return int(g["E"]) + (float("0." + g["F"]) if g.get("F") else 0.0)
+        if g.get("Y"):
+            y = int(g["Y"])
+        elif g.get("y"):
+            y = 2000 + int(g["y"])
+        else:
+            y = year if year is not None else _time.gmtime().tm_year
+        mon = _MONTHS[g["b"][:3].lower()] if g.get("b") else int(g["m"]) if g.get("m") else None
+        if mon is None:
+            return None                                   # a time of day alone
+        t = calendar.timegm((y, mon, int(g["d"]), int(g["H"] or 0) if "H" in g and g["H"] else 0,
+                             int(g["M"]) if g.get("M") else 0, int(g["S"]) if g.get("S") else 0, 0, 0, 0))
+        if not (1 <= mon <= 12 and 1 <= int(g["d"]) <= 31):
+            return None
+        if g.get("F"):
+            t += float("0." + g["F"])
+        z = g.get("Z")
+        if z and z != "Z":
+            sign = -1 if z[0] == "+" else 1
+            z = z[1:].replace(":", "")
+            t += sign * (int(z[:2]) * 3600 + int(z[2:]) * 60)
+        return float(t)
+    except (ValueError, KeyError, OverflowError, TypeError):
+        return None
+
+
+def match_ts(text: str, pos: int) -> re.Match | None:
+    for p in _TS_PATTERNS:
+        m = p.match(text, pos)
+        if m:
+            return m
+    return None
+
+
+def _level(tok: str, *, loose: bool) -> tuple[str, str] | None:
+    """(canonical, as written) when `tok` is a level word: upper-case or Capitalized anywhere in
+    the header ("INFO", "Info", "<WARN>", "ERROR:"); lower-case only where `loose` (right after a
+    timestamp or in brackets)."""
+    w = tok.strip("[]<>(),:")
+    c = _LEVELS.get(w.lower())
+    if c is None:
+        return None
+    if loose or w.isupper() or (w[:1].isupper() and w[1:].islower()):
+        return c, w
+    return None
+
+
+def _tokens(line: str, start: int) -> list[tuple[int, int]]:
+    """Whitespace tokens; a "[...]" group is one token even with spaces inside (balanced)."""
+    out: list[tuple[int, int]] = []
+    pos, n = start, len(line)
+    while pos < n and len(out) < MAX_HEADER_TOKENS:
+        m = _TOKEN.search(line, pos)
+        if not m:
+            break
+        s = m.start()
+        e = m.end()
+        if line[s] == "[":
+            depth, i = 0, s
+            while i < n and i < s + 512:
+                ch = line[i]
+                depth += ch == "["
+                depth -= ch == "]"
+                i += 1
+                if depth == 0:
+                    break
+            if depth == 0 and (i >= n or line[i] in " \t,:"):
+                e = i + (1 if i < n and line[i] in ",:" else 0)
+        out.append((s, e))
+        pos = e
+    return out
+
+
+class _Scan:
+    """State of one left-to-right header scan."""
+
+    def __init__(self, line: str, year: int | None) -> None:
+        self.line = line
+        self.year = year
+        self.h = Header(message=line)
+        self.words: list[str] = []
+        self.ctx: list[str] = []
+        self.end = 0                    # character offset where the message starts
+
+    def set_ts(self, m: re.Match) -> None:
+        if self.h.ts_text is None or self.h.ts is None:
+            t = parse_ts(m, self.year)
+            if t is not None or self.h.ts_text is None:
+                self.h.ts, self.h.ts_text = t, m.group(0).rstrip(",")
+
+
+def _anchor_ahead(line: str, toks: list[tuple[int, int]], i: int) -> bool:
+    for s, e in toks[i + 1:i + 1 + LOOKAHEAD]:
+        tok = line[s:e]
+        if match_ts(line, s) or _level(tok, loose=tok.startswith("[")):
+            return True
+        if tok.startswith("[") and match_ts(line, s + 1):
+            return True
+    return False
+
+
+def _bracket(sc: _Scan, tok: str) -> bool:
+    """A bracketed token: timestamp, level, or context. Returns True if it is a timestamp/level."""
+    inner = tok.rstrip(",:")[1:-1].strip()
+    m = match_ts(inner, 0)
+    if m and m.end() >= len(inner.rstrip(",")) - 1:
+        sc.set_ts(m)
+        return True
+    lv = _level(inner, loose=True)
+    if lv and " " not in inner:
+        if sc.h.level is None:
+            sc.h.level, sc.h.level_text = lv
+        return True
+    return False
+
+
+def _take_prog(sc: _Scan, m: re.Match) -> None:
+    sc.h.component = m.group("c")
+    if m.group("p"):
+        sc.h.pid = int(m.group("p"))
+
+
+def scan(line: str, year: int | None = None) -> Header:
+    """Header fields of `line` by the general rules (no per-source state)."""
+    sc = _Scan(line, year)
+    start = 0
+    if line.startswith("<") and _rfc5424(sc):
+        return _finish(sc)
+    pm = _PRI.match(line)
+    if pm:
+        start = pm.end()
+    if "|" in line[:120] and _pipe_header(sc, start):
+        return _finish(sc)
+    toks = _tokens(line, start)
+    sc.end = start
+    i, n = 0, len(toks)
+    seen_ts = False
+    while i < n:
+        s, e = toks[i]
+        tok = line[s:e]
+        nxt = line[toks[i + 1][0]:toks[i + 1][1]] if i + 1 < n else ""
+        m = match_ts(line, s)
+        if m and (m.end() - s > 6 or seen_ts or i == 0 or not tok.isdigit()):
+            sc.set_ts(m)
+            seen_ts = True
+            while i < n and toks[i][0] < m.end():
+                i += 1
+            sc.end = max(m.end(), toks[i - 1][1])
+            continue
+        if tok in _SEPS and (i > 0 or _anchor_ahead(line, toks, i)):
+            i += 1
+            sc.end = e
+            if i > 1 and (sc.h.level or sc.ctx or sc.h.component):
+                break                                         # "... INFO [ctx] - message"
+            continue
+        lv = _level(tok, loose=seen_ts and sc.h.level is None and i > 0 and not tok.startswith("["))
+        if lv is None and len(tok) == 1 and tok in _LETTER_LEVELS and _PROG.match(nxt):
+            lv = (_LETTER_LEVELS[tok], tok)
+        if lv and sc.h.level is None and not tok.startswith("["):
+            sc.h.level, sc.h.level_text = lv
+            i += 1
+            sc.end = e
+            continue
+        if tok.startswith("[") and tok.rstrip(",:").endswith("]"):
+            if _bracket(sc, tok):
+                seen_ts = seen_ts or sc.h.ts_text is not None
+            elif (_PROG.match(nxt) or _level(nxt, loose=False) or nxt in _SEPS
+                  or (sc.h.component and sc.ctx == [] and i > 0)):
+                sc.ctx.append(tok.rstrip(",:")[1:-1])
+            else:
+                break
+            i += 1
+            sc.end = e
+            continue
+        if tok.isdigit() and ((seen_ts and not sc.h.level and not sc.h.component) or _anchor_ahead(line, toks, i)):
+            if sc.h.pid is None and seen_ts and len(tok) <= 10:
+                sc.h.pid = int(tok)
+            i += 1
+            sc.end = e
+            continue
+        pm = _PROG.match(tok)
+        if pm and (seen_ts or sc.h.level or i == 0 or sc.words) and not tok.startswith("http"):
+            _take_prog(sc, pm)
+            sc.end = e
+            break
+        pm = _PROG_NOCOLON.match(tok)
+        if pm and (seen_ts or sc.h.level) and nxt.startswith("(") and nxt.endswith("):"):
+            _take_prog(sc, pm)
+            sc.end = toks[i + 1][1]
+            break
+        if _HEADERISH.search(tok) and _anchor_ahead(line, toks, i):
+            sc.words.append(tok)
+        elif (seen_ts or sc.h.level) and (_PROG.match(nxt) or (_PROG_NOCOLON.match(nxt) and i + 2 < n
+                                                                and line[toks[i + 2][0]].startswith("("))):
+            sc.words.append(tok)                              # the syslog host
+        elif (seen_ts or sc.h.level) and nxt == "-" and not sc.h.component and _IDENT.match(tok) and i + 2 < n:
+            sc.h.component = tok                              # "program - message"
+            i += 2
+            sc.end = toks[i - 1][1]
+            break
+        elif (sc.h.level and not sc.h.component and _IDENT.match(tok) and i + 1 < n
+              and (nxt.startswith("[") or line[e:e + 2] == "  ")):
+            sc.h.component = tok                              # a column after the level
+        else:
+            break
+        i += 1
+        sc.end = e
+    return _finish(sc)
+
+
+def _rfc5424(sc: _Scan) -> bool:
+    """"<PRI>1 TIMESTAMP HOST APP PROCID MSGID [SD] MSG" (RFC 5424); "-" is a missing field."""
+    m = _RFC5424.match(sc.line)
+    if not m:
+        return False
+    tm = match_ts(m.group("ts"), 0)
+    if tm:
+        sc.set_ts(tm)
+    else:
+        sc.h.ts_text = None if m.group("ts") == "-" else m.group("ts")
+    if m.group("host") != "-":
+        sc.words.append(m.group("host"))
+    if m.group("app") != "-":
+        sc.h.component = m.group("app")
+    if m.group("pid").isdigit() and len(m.group("pid")) <= 10:
+        sc.h.pid = int(m.group("pid"))
+    sc.end = m.end()
+    return True
+
+
+def _pipe_header(sc: _Scan, start: int) -> bool:
+    """"ts|component|pid|message": fields split by "|" after a timestamp."""
+    line = sc.line
+    m = match_ts(line, start)
+    if not m or line[m.end():m.end() + 1] != "|":
+        return False
+    sc.set_ts(m)
+    pos = m.end() + 1
+    for _ in range(4):
+        j = line.find("|", pos)
+        if j < 0:
+            break
+        field = line[pos:j].strip()
+        if not field or " " in field:
+            break
+        lv = _level(field, loose=True)
+        if lv and sc.h.level is None:
+            sc.h.level, sc.h.level_text = lv
+        elif field.isdigit() and sc.h.pid is None:
+            sc.h.pid = int(field) if len(field) <= 10 else None
+        elif sc.h.component is None:
+            sc.h.component = field
+        else:
+            sc.words.append(field)
+        pos = j + 1
+    sc.end = pos
+    return True
+
+
+def _finish(sc: _Scan) -> Header:
+    h = sc.h
+    words = [w for w in sc.words if w not in _SEPS]
+    if words:
+        h.host = words[0]
+        if h.component is None and len(words) > 1:
+            rest = [w for w in words[1:] if w != h.host]
+            if rest:
+                h.component = rest[-1]
+    if h.component is None:
+        for c in sc.ctx:
+            zm = _ZK_COMPONENT.search(c)
+            if zm:
+                h.component = zm.group("c")
+                break
+    if sc.end > 0:
+        msg = sc.line[sc.end:].strip()
+        h.message = msg if msg else sc.line
+    return h
+
+
+# --- induction ----------------------------------------------------------------------------------
+
+def shape(tok: str) -> str:
+    """Letters -> a/A, digits -> 9, runs collapsed: "node-246" -> "a-9", "R02-M1" -> "A9-A9"."""
+    out = []
+    for ch in tok:
+        c = "9" if ch.isdigit() else "A" if ch.isupper() else "a" if ch.isalpha() else ch
+        if not out or out[-1] != c or c not in "9Aa":
+            out.append(c)
+    return "".join(out)
+
+
+def induce_columns(messages: list[str]) -> list[str]:
+    """Shapes of the leading columns that are header in (nearly) every message: a shape with a
+    digit or two capitals, kept by >= INDUCE_MIN_SHARE of the lines, with a message left after."""
+    split = [m.split() for m in messages]
+    cols: list[str] = []
+    for c in range(MAX_INDUCED_COLUMNS):
+        shapes = Counter(shape(t[c]) for t in split if len(t) > c + 1)
+        if not shapes:
+            break
+        sh, k = shapes.most_common(1)[0]
+        if k < INDUCE_MIN_SHARE * len(split) or not (re.search(r"9", sh) or re.match(r"A[^a]*$", sh)):
+            break
+        values = Counter(t[c] for t in split if len(t) > c + 1)
+        if len(values) == 1 and "9" not in sh and len(split) > 1 and sh == "A":
+            break                                    # one constant capitalised word: a message word
+        cols.append(sh)
+    return cols
+
+
+class SourceHeaders:
+    """Header parsing with per-source induction. parse(line, source, year) -> Header. Thread-safe."""
+
+    def __init__(self, induce_lines: int = INDUCE_LINES) -> None:
+        self.induce_lines = induce_lines
+        self._lock = threading.Lock()
+        self._samples: dict[str, list[str]] = {}
+        self._columns: dict[str, list[str]] = {}
+
+    def parse(self, line: str, source: str = "", year: int | None = None) -> Header:
+        h = scan(line, year)
+        cols = self._columns.get(source)
+        if cols is None:
+            cols = self._learn(source, h.message)
+        if cols:
+            _apply_columns(h, cols)
+        return h
+
+    def _learn(self, source: str, message: str) -> list[str] | None:
+        with self._lock:
+            if source in self._columns:
+                return self._columns[source]
+            sample = self._samples.setdefault(source, [])
+            sample.append(message)
+            if len(sample) < self.induce_lines:
+                return None
+            del self._samples[source]
+            if len(self._columns) >= MAX_SOURCES:
+                self._columns.pop(next(iter(self._columns)))
+            cols = self._columns[source] = induce_columns(sample)
+            return cols
+
+    def columns(self) -> dict[str, list[str]]:
+        with self._lock:
+            return {k: list(v) for k, v in self._columns.items()}
+
+    def set_columns(self, columns: dict[str, list[str]]) -> None:
+        with self._lock:
+            self._columns.update({k: list(v) for k, v in columns.items()})
+
+
+def _apply_columns(h: Header, cols: list[str]) -> None:
+    parts = h.message.split(None, len(cols))
+    if len(parts) <= len(cols):
+        return
+    for sh, tok in zip(cols, parts):
+        if shape(tok) != sh:
+            return                                    # this line does not have the source's columns
+    for tok in parts[:len(cols)]:
+        if tok.isdigit() and h.pid is None and len(tok) <= 10:
+            h.pid = int(tok)
+        elif h.host is None and re.search(r"\d", tok):
+            h.host = tok
+        elif h.component is None:
+            h.component = tok
+    h.message = parts[len(cols)]
