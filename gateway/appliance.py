@@ -1,4 +1,4 @@
-"""The composition root: builds sources -> store -> triage -> token ring -> engine worker, the
+"""The composition root: builds sources -> store -> triage -> token queue -> engine thread, the
 alert bus and the metrics registry from Settings, and exposes them to the server.
 
 Knows nothing about HTTP: gateway/server reads the attributes documented on Appliance.
@@ -14,12 +14,19 @@ from typing import Any, Sequence
 from prometheus_client import CollectorRegistry
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
-from gateway.pipeline.alerts import DONE, FAILED, MISSED, NONE, PENDING, REFUSED, Alert, AlertBus, MqttPublisher
+from gateway.ingest.demo import DemoLine, DemoSource
+from gateway.ingest.mqtt import MqttSource
 from gateway.ingest.record import LogRecord, SourceCounters
-from gateway.pipeline.token_queue import ContextFeed, TokenRing
-from gateway.settings import Settings
+from gateway.ingest.syslog import SyslogServer
+from gateway.ingest.tail import TailSource
+from gateway.pipeline.alerts import DONE, FAILED, MISSED, NONE, PENDING, REFUSED, Alert, AlertBus, MqttPublisher
 from gateway.pipeline.store import Store
+from gateway.pipeline.token_queue import ContextFeed, TokenQueue
 from gateway.pipeline.triage import Triage, load_rules
+from gateway.serve.engine_thread import EngineThread
+from gateway.serve.jobs import NotReady, PromptTooLong, QueueFull, Refused
+from gateway.serve.prompts import Prompts
+from gateway.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -30,9 +37,12 @@ class Appliance:
     For the server:
       ready: bool               the model is loaded (True at once when engine.enabled is false)
       store: Store              search(...), get(id), count(), stats()
-      ingest(records) -> ids    classify, store durably (fsynced before return), raise alerts, feed the ring
+      ingest(records) -> ids    classify, store durably (fsynced before return), publish alerts, feed the
+                                token queue
       alerts: AlertBus          recent(limit), subscribe(loop=...), get(id)
-      worker: Worker | None     submit_chat(...), tokenizer, chat_tokens(...); None without an engine
+      engine_thread: EngineThread | None
+                                submit_chat(...), prompts, admission, n_scratch; None without an engine
+                                (`worker` is the same object, under its older name)
       triage: Triage            templates(limit), template(id)
       stats() -> dict           engine, ring, admission, ingest, store, alerts figures
       registry                  prometheus_client CollectorRegistry of the appliance's metrics
@@ -46,7 +56,8 @@ class Appliance:
         self.store: Store | None = None
         self.triage: Triage | None = None
         self.alerts = AlertBus()
-        self.worker: Any = None
+        self.engine_thread: EngineThread | None = None
+        self.token_queue: TokenQueue | None = None
         self.feed: ContextFeed | None = None
         self.sources: list[Any] = []
         self._started = False
@@ -73,19 +84,8 @@ class Appliance:
             if s.alerts.mqtt_publish:
                 self.alerts.mqtt = MqttPublisher(s.alerts.mqtt_host, s.alerts.mqtt_port, s.alerts.topic_prefix)
             if s.engine.enabled:
-                from gateway.serve.engine_thread import Worker
-
-                ring = TokenRing(s.ring.n_tokens, s.ring.n_entries)
-
-                def make_feed(tokenize):
-                    self.feed = ContextFeed(ring, tokenize, s.ring.collapse_window_s)
-                    return self.feed
-
-                self.worker = Worker(s.engine.model, make_feed, n_sink=s.engine.n_sink, n_ring=s.engine.n_ring,
-                                     n_scratch=s.engine.n_scratch, n_threads=s.engine.n_threads,
-                                     prefill_chunk=s.engine.prefill_chunk, queue_size=s.engine.queue_size,
-                                     drafter=s.engine.drafter)
-                self.worker.start()
+                self._build_engine_thread()
+                self.engine_thread.start()
             self.registry.register(_Collector(self))
             self.sources = _build_sources(self)
             for src in self.sources:
@@ -94,6 +94,24 @@ class Appliance:
         log.info("appliance started: data_dir=%s, sources=%s, engine=%s", s.data_dir,
                  [type(x).__name__ for x in self.sources], s.engine.model if s.engine.enabled else "off")
         return self
+
+    def _build_engine_thread(self) -> None:
+        """The model side, wired explicitly: the prompts (the model's tokenizer and chat template), the
+        token queue, the feed that fills it with log lines tokenized as the prompts say, and the
+        engine thread that drains it."""
+        s = self.settings
+        prompts = Prompts.for_model(s.engine.model)
+        self.token_queue = TokenQueue(s.ring.n_tokens, s.ring.n_entries)
+        self.feed = ContextFeed(self.token_queue, prompts.log_tokens, s.ring.collapse_window_s)
+        self.engine_thread = EngineThread(
+            s.engine.model, self.feed, prompts=prompts, n_sink=s.engine.n_sink, n_ring=s.engine.n_ring,
+            n_scratch=s.engine.n_scratch, n_threads=s.engine.n_threads, prefill_chunk=s.engine.prefill_chunk,
+            queue_size=s.engine.queue_size, drafter=s.engine.drafter)
+
+    @property
+    def worker(self) -> EngineThread | None:
+        """The engine thread (its name before issue 22; tests and scripts still say worker)."""
+        return self.engine_thread
 
     def stop(self) -> None:
         with self._lock:
@@ -104,8 +122,8 @@ class Appliance:
                     src.stop()
                 except Exception:
                     log.exception("stopping source %s", type(src).__name__)
-            if self.worker is not None:
-                self.worker.stop()
+            if self.engine_thread is not None:
+                self.engine_thread.stop()
             if self.triage is not None:
                 self.triage.close()
             if self.store is not None:
@@ -123,14 +141,14 @@ class Appliance:
     def ready(self) -> bool:
         if not self._started:
             return False
-        if self.worker is None:
+        if self.engine_thread is None:
             return True
-        return self.worker.ready and self.worker.error is None
+        return self.engine_thread.ready and self.engine_thread.error is None
 
     # --- the pipeline --------------------------------------------------------------------------
     def ingest(self, records: Sequence[LogRecord]) -> list[int]:
         """Store `records` durably (returns after the fsynced commit) and run them through triage,
-        alerts and the token ring. Safe from any thread."""
+        alerts and the token queue. Safe from any thread."""
         if not records:
             return []
         assert self.store is not None and self.triage is not None, "Appliance.start() first"
@@ -147,17 +165,19 @@ class Appliance:
         if classified is None:
             return ids
         for alert in self.triage.evaluate(records, ids, classified):
-            self._raise(alert)
-        if self.feed is not None:
+            self.publish_alert(alert)
+        if self.feed is not None and self.engine_thread is not None:
             for rec, cl in zip(records, classified):
                 self.feed.add(rec.ts, rec.host, cl.template_id, rec.text)
-            self.worker.notify()
+            self.engine_thread.notify()
         return ids
 
-    def _raise(self, alert: Alert) -> None:
+    def publish_alert(self, alert: Alert) -> None:
+        """Publish `alert` at once; then, when its kind asks for one and the model is up, queue its
+        explanation (the alert is updated when it comes, or marked refused/failed)."""
         cfg = self.settings.alerts
         want = alert.kind in cfg.explain
-        w = self.worker
+        w = self.engine_thread
         if want and w is not None and w.ready and w.error is None:
             alert.explanation_status = PENDING
         self.alerts.publish(alert)            # out at once, before any model work
@@ -165,7 +185,6 @@ class Appliance:
             if want:
                 self.explain_unavailable += 1
             return
-        from gateway.serve.engine_thread import NotReady, PromptTooLong, QueueFull, Refused
 
         def on_event(ev: dict) -> None:
             if ev["type"] == "done":
@@ -194,8 +213,8 @@ class Appliance:
             d["store"] = self.store.stats()
         if self.triage is not None:
             d["triage"] = self.triage.stats()
-        if self.worker is not None:
-            w = self.worker.stats()
+        if self.engine_thread is not None:
+            w = self.engine_thread.stats()
             d["engine"] = w.pop("engine", {}) | {"model": w.get("model"), "error": w.get("error")}
             d["ring"] = w.pop("ring", {}) | {"lag_s": w.get("lag_s"), "lag_tokens": w.get("lag_tokens")}
             d["admission"] = w.pop("admission", {})
@@ -266,22 +285,14 @@ def _build_sources(app: Appliance) -> list[Any]:
     s = app.settings.ingest
     out: list[Any] = []
     if s.demo.enabled:
-        from gateway.ingest.demo import DemoLine, DemoSource
-
         out.append(DemoSource(DemoLine.from_settings(s.demo), app.ingest, app.counters))
     if s.syslog.udp_port or s.syslog.tcp_port:
-        from gateway.ingest.syslog import SyslogServer
-
         out.append(SyslogServer(app.ingest, app.counters, bind=s.syslog.bind, udp_port=s.syslog.udp_port,
                                 tcp_port=s.syslog.tcp_port))
     if s.tail.files:
-        from gateway.ingest.tail import TailSource
-
         for path in s.tail.files:
             out.append(TailSource(path, app.settings.data_dir / "tail", app.ingest, app.counters, poll_s=s.tail.poll_s))
     if s.mqtt.enabled:
-        from gateway.ingest.mqtt import MqttSource
-
         out.append(MqttSource(app.ingest, app.counters, host=s.mqtt.host, port=s.mqtt.port, topics=s.mqtt.topics,
                               username=s.mqtt.username, password=s.mqtt.password))
     return out

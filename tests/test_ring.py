@@ -7,7 +7,8 @@ import time
 
 import numpy as np
 
-from gateway.pipeline.token_queue import Compactor, ContextFeed, TokenRing, context_line
+from gateway.pipeline.token_queue import Compactor, ContextFeed, context_line
+from gateway.pipeline.token_queue import TokenQueue as TokenRing
 
 
 def test_fifo_and_whole_entries():

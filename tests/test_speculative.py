@@ -13,7 +13,10 @@ from tools import TOOL_MODULES
 from scipy.stats import chisquare
 
 import gateway.llm.speculative as spec
-from gateway.llm.speculative import Sampling, probs_from_logits, speculative_generate, verify_greedy, verify_sampled
+from gateway.llm.drafters import parse_draft_spec
+from gateway.llm.generate import generate_speculative
+from gateway.llm.sampling import SamplingParams as Sampling
+from gateway.llm.speculative import probs_from_logits, speculative_generate, verify_greedy, verify_sampled
 
 VOCAB = 4
 N_SAMPLES = 4000
@@ -235,12 +238,12 @@ def test_draft_length_follows_the_measured_step_costs():
 
 
 def test_parse_draft_spec():
-    assert spec.parse_draft_spec("model") == ("model", "native")
-    assert spec.parse_draft_spec("model:onnx") == ("model", "onnx")
-    assert spec.parse_draft_spec("ngram") == ("ngram", None)
+    assert parse_draft_spec("model") == ("model", "native")
+    assert parse_draft_spec("model:onnx") == ("model", "onnx")
+    assert parse_draft_spec("ngram") == ("ngram", None)
     for bad in ("model:tpu", "ngram:onnx", "medusa"):
         with pytest.raises(ValueError, match="--draft"):
-            spec.parse_draft_spec(bad)
+            parse_draft_spec(bad)
 
 
 # --- on the real engine: SmolLM2-135M as target and as draft -----------------------------------
@@ -355,7 +358,7 @@ def test_greedy_matches_engine_generate(smol_engine, log_prompts, greedy_runs):
 def test_generate_speculative_cli_entry(smol_engine, log_prompts, greedy_runs):
     """What `linegate generate --draft ...` calls: same tokens, acceptance and tokens per forward."""
     prompt = log_prompts[1]
-    res = spec.generate_speculative(smol_engine, prompt, N_NEW, draft_spec="ngram", stop_tokens=[], n_threads=2)
+    res = generate_speculative(smol_engine, prompt, N_NEW, draft_spec="ngram", stop_tokens=[], n_threads=2)
     assert res.tokens == greedy_runs["reference"][1]
     assert 0.0 <= res.acceptance <= 1.0 and res.tokens_per_target_forward >= 1.0
     assert res.text == smol_engine.tokenizer.decode(res.tokens)
@@ -363,7 +366,7 @@ def test_generate_speculative_cli_entry(smol_engine, log_prompts, greedy_runs):
 
 
 def test_probs_match_engine_sampler():
-    from gateway.llm.sampling import SamplingParams, probabilities
+    from gateway.llm.sampling import SamplingParams, probs_from_logits as probabilities
     rng = np.random.default_rng(0)
     logits = rng.normal(0, 3, (5, 50))
     for s in (Sampling(0.7), Sampling(1.0, top_k=7), Sampling(1.3, top_p=0.8), Sampling(0.9, 10, 0.9)):

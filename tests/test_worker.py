@@ -7,8 +7,11 @@ import time
 
 import pytest
 
-from gateway.pipeline.token_queue import ContextFeed, TokenRing
-from gateway.serve.engine_thread import QueueFull, Refused, Worker
+from gateway.pipeline.token_queue import ContextFeed
+from gateway.pipeline.token_queue import TokenQueue as TokenRing
+from gateway.serve.engine_thread import EngineThread as Worker
+from gateway.serve.jobs import QueueFull, Refused
+from gateway.serve.prompts import Prompts
 
 pytestmark = pytest.mark.models
 LOAD_TIMEOUT_S = 300
@@ -19,7 +22,8 @@ GENEROUS_MS = 600_000
 @pytest.fixture(scope="module")
 def worker(smollm_path):
     ring = TokenRing(8192, 1024)
-    w = Worker(smollm_path, lambda tok: ContextFeed(ring, tok, window_s=5.0), n_ring=256, n_scratch=192,
+    w = Worker(smollm_path, ContextFeed(ring, (p := Prompts.for_model(smollm_path)).log_tokens, window_s=5.0), prompts=p,
+               n_ring=256, n_scratch=192,
                n_threads=2, prefill_chunk=16, queue_size=2)
     w.start()
     assert w.wait_ready(LOAD_TIMEOUT_S)
@@ -134,7 +138,8 @@ def test_ngram_drafter_answers_exactly_like_plain_decoding(smollm_path):
     answers = []
     for drafter in ("none", "ngram"):
         ring = TokenRing(8192, 1024)
-        w = Worker(smollm_path, lambda tok: ContextFeed(ring, tok, window_s=0.0), n_ring=256, n_scratch=192,
+        w = Worker(smollm_path, ContextFeed(ring, (p := Prompts.for_model(smollm_path)).log_tokens, window_s=0.0), prompts=p,
+               n_ring=256, n_scratch=192,
                    n_threads=2, prefill_chunk=16, queue_size=2, drafter=drafter)
         w.start()
         try:

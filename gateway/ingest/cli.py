@@ -8,10 +8,10 @@ import json
 import os
 import sys
 
+from gateway.ingest.replay import http_sender, paced, read_lines
+
 
 def replay(args: argparse.Namespace) -> int:
-    from gateway.ingest.replay import http_sender, paced, read_lines
-
     key = args.key or os.environ.get("LINEGATE_API_KEY")
     try:
         result = paced(read_lines(args.file, loop=args.loop), args.rate,

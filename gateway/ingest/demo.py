@@ -5,6 +5,7 @@ a schedule (jam, over-temperature, E-stop). Deterministic for a seed. Knows noth
 
 from __future__ import annotations
 
+import logging
 import random
 import threading
 import time
@@ -12,6 +13,8 @@ from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from gateway.ingest.record import LogRecord, Severity, SourceCounters
+
+log = logging.getLogger(__name__)
 
 SOURCE = "demo"
 STATIONS = ("filler", "capper", "labeler", "casepacker")
@@ -168,7 +171,6 @@ class DemoSource:
                 self.counters.add(SOURCE, "sink_errors")
                 if self._stop.is_set():
                     return
-                import logging
-                logging.getLogger(__name__).warning("demo: ingest failed: %s", exc)
+                log.warning("demo: ingest failed: %s", exc)
             next_t += self.line.cycle_s
             self._stop.wait(max(0.0, next_t - time.monotonic()))

@@ -24,7 +24,7 @@ class MqttSource:
                  host: str = "127.0.0.1", port: int = 1883, topics: Sequence[str] = ("factory/+/logs",),
                  username: str | None = None, password: str | None = None,
                  client_id: str = "linegate-ingest") -> None:
-        import paho.mqtt.client as mqtt
+        import paho.mqtt.client as mqtt   # only when an MQTT source is configured (network client, threads)
 
         self.counters = counters
         self.batcher = Batcher(sink, counters, SOURCE)

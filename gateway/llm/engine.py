@@ -8,36 +8,19 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 import numpy as np
 
 from gateway import _native
 from gateway.llm.cpus import default_threads
-from gateway.llm.sampling import SamplingParams, sample
+from gateway.llm.models import resolve_model
+from gateway.llm.sampling import SamplingParams
+from gateway.llm.speculative import GenerateResult, speculative_generate
+from gateway.llm.timing import MsPerToken
+from gateway.llm.tokenizer import Tokenizer
 
-EMA_ALPHA = 0.2   # smoothing of the measured ms/token the admission controller reads
-
-
-@dataclass
-class GenerateResult:
-    tokens: list[int]
-    text: str
-    prefill_ms: float
-    decode_ms: float
-    prompt_tokens: int
-    finish_reason: str              # "stop" (stop token or callback), "length", or "scratch_full"
-    decode_steps: int = 0           # single-token forwards after the prompt
-    extra: dict = field(default_factory=dict)
-
-    @property
-    def prefill_tok_s(self) -> float:
-        return self.prompt_tokens / (self.prefill_ms / 1e3) if self.prefill_ms > 0 else 0.0
-
-    @property
-    def decode_tok_s(self) -> float:
-        return self.decode_steps / (self.decode_ms / 1e3) if self.decode_ms > 0 else 0.0
+__all__ = ["Engine", "GenerateResult", "select_backend", "BACKENDS", "ACT_PRECISIONS"]
 
 
 def _tokens(tokens: Sequence[int] | np.ndarray) -> np.ndarray:
@@ -75,8 +58,6 @@ class Engine:
         act_precision: "q8x2" (default: the precision the correctness gate holds) or "q8" (one int8
         term per activation, llama.cpp's scheme: about half the integer work of a batch, for a draft
         model, whose precision changes only how many drafts are accepted). Both backends take it."""
-        from gateway.llm.models import resolve_model
-
         self.path = resolve_model(path_or_model_name)
         self.backend = select_backend(backend)
         if act_precision not in ACT_PRECISIONS:
@@ -93,9 +74,8 @@ class Engine:
         self.arch: str = self._e.arch
         self.act_precision: str = self._e.act_precision
         self._tokenizer = tokenizer
-        self._logits = np.zeros(self.n_vocab, dtype=np.float32)   # reused by generate()
-        self._prefill_ema: float | None = None
-        self._decode_ema: float | None = None
+        self._prefill_ms = MsPerToken()    # figures for stats(): batches (prefill) and single tokens (decode)
+        self._decode_ms = MsPerToken()
 
     # --- properties --------------------------------------------------------------------------
 
@@ -107,7 +87,6 @@ class Engine:
     @property
     def tokenizer(self):
         if self._tokenizer is None:
-            from gateway.llm.tokenizer import Tokenizer
             self._tokenizer = Tokenizer.from_gguf(self.path)
         return self._tokenizer
 
@@ -123,12 +102,12 @@ class Engine:
     def scratch_len(self) -> int:
         return self._e.scratch_used
 
+    @property
+    def n_scratch(self) -> int:
+        return self._e.n_scratch
+
     def _note(self, n: int, seconds: float) -> None:
-        ms = seconds * 1e3 / n
-        if n > 1:
-            self._prefill_ema = ms if self._prefill_ema is None else EMA_ALPHA * ms + (1 - EMA_ALPHA) * self._prefill_ema
-        else:
-            self._decode_ema = ms if self._decode_ema is None else EMA_ALPHA * ms + (1 - EMA_ALPHA) * self._decode_ema
+        (self._prefill_ms if n > 1 else self._decode_ms).observe(n, seconds * 1e3)
 
     # --- the committed stream ----------------------------------------------------------------
 
@@ -171,54 +150,16 @@ class Engine:
                  top_k: int = 0, top_p: float = 1.0, seed: int | None = None,
                  stop_tokens: Sequence[int] | None = None,
                  on_token: Callable[[int], bool | None] | None = None) -> GenerateResult:
-        """Run prompt + answer in scratch, then roll scratch back to where it was. Greedy when
-        temperature == 0. on_token(id) may return False to stop."""
+        """Run prompt + answer in scratch, then roll scratch back to where it was: the one decode loop
+        (gateway.llm.speculative) without a drafter. Greedy when temperature == 0. on_token(id) may
+        return False to stop. Default stops: the tokenizer's end-of-turn ids."""
         params = SamplingParams(temperature, top_k, top_p)
         if max_tokens < 1:
             raise ValueError(f"max_tokens must be >= 1, got {max_tokens}")
-        prompt = _tokens(prompt_tokens)
-        base = self.scratch_len
-        free = self._e.n_scratch - base
-        if prompt.size > free:
-            raise ValueError(f"prompt of {prompt.size} tokens does not fit the {free} free scratch slots "
-                             f"(n_scratch = {self._e.n_scratch})")
-        stops = set(self.tokenizer.stop_ids if stop_tokens is None else (int(t) for t in stop_tokens))
-        rng = np.random.default_rng(seed)
-        out: list[int] = []
-        logits = self._logits
-        finish = "length"
-        decode_s = 0.0
-        steps = 0
-        try:
-            t0 = time.perf_counter()
-            self._e.forward_scratch(prompt, logits, False)
-            prefill_s = time.perf_counter() - t0
-            if prompt.size > 1:
-                self._note(prompt.size, prefill_s)
-            one = np.zeros(1, dtype=np.int32)
-            while True:
-                tok = sample(logits, params, rng)
-                out.append(tok)
-                if (on_token(tok) if on_token else None) is False or tok in stops:
-                    finish = "stop"
-                    break
-                if len(out) >= max_tokens:
-                    break
-                if self.scratch_len >= self._e.n_scratch:
-                    finish = "scratch_full"
-                    break
-                one[0] = tok
-                t1 = time.perf_counter()
-                self._e.forward_scratch(one, logits, False)
-                dt = time.perf_counter() - t1
-                self._note(1, dt)
-                decode_s += dt
-                steps += 1
-        finally:
-            self.rollback(base)
-        text = self.tokenizer.decode(out, skip_special=True)
-        return GenerateResult(tokens=out, text=text, prefill_ms=prefill_s * 1e3, decode_ms=decode_s * 1e3,
-                              prompt_tokens=int(prompt.size), finish_reason=finish, decode_steps=steps)
+        stops = self.tokenizer.stop_ids if stop_tokens is None else stop_tokens
+        return speculative_generate(self, None, list(_tokens(prompt_tokens)), max_tokens, params, seed,
+                                    stop_tokens=sorted(int(t) for t in stops), on_token=on_token,
+                                    detokenize=lambda ids: self.tokenizer.decode(ids, skip_special=True))
 
     # --- bookkeeping -------------------------------------------------------------------------
 
@@ -228,6 +169,6 @@ class Engine:
             "n_sink": e.n_sink, "n_ring": e.n_ring, "n_scratch": e.n_scratch,
             "sink_used": e.sink_used, "ring_used": e.ring_used, "scratch_used": e.scratch_used,
             "stream_total": e.stream_total, "policy": e.policy,
-            "prefill_ms_per_tok_ema": self._prefill_ema, "decode_ms_per_tok_ema": self._decode_ema,
+            "prefill_ms_per_tok_ema": self._prefill_ms.value, "decode_ms_per_tok_ema": self._decode_ms.value,
             "n_threads": e.n_threads, "simd": e.simd, "kv_bytes": e.kv_bytes, "act_precision": self.act_precision,
         }

@@ -1,7 +1,5 @@
-"""`linegate generate`: run one prompt through the engine, streaming text (or one JSON object).
-
-Knows nothing about the server or the stream; drafters plug in through gateway.llm.speculative's
-`--draft` hook (add_draft_argument / generate_speculative) when that module is present.
+"""`linegate generate`: run one prompt through the engine, streaming text (or one JSON object), with
+or without a speculative drafter (`--draft`). Knows nothing about the server or the stream.
 """
 
 from __future__ import annotations
@@ -9,16 +7,54 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Callable, Sequence
+
+from gateway.llm.drafters import make_drafter
+from gateway.llm.engine import Engine
+from gateway.llm.models import resolve_model
+from gateway.llm.sampling import SamplingParams
+from gateway.llm.speculative import K_MAX, GenerateResult, speculative_generate
+from gateway.llm.tokenizer import Tokenizer
 
 SCRATCH_MARGIN = 32   # scratch slots beyond prompt + answer: room for a drafted block being verified
 
 
-def _speculative():
+def add_draft_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--draft", default="none", metavar="none|ngram|model[:native|onnx|rknn]",
+                        help="speculative drafter (default none: target-only decoding)")
+    parser.add_argument("--draft-model", default=None,
+                        help="draft GGUF for --draft model (default: qwen2.5-coder-0.5b-instruct in the model dir)")
+    parser.add_argument("--draft-onnx", default=None,
+                        help="exported draft graph for model:onnx (default: next to the draft GGUF, see tools/convert/export_draft_onnx.py)")
+    parser.add_argument("--draft-deferred", choices=("on", "off"), default=None,
+                        help="draft the next block on a thread while the target verifies (default: on where draft and "
+                             "target run on different processors, see gateway.llm.drafters.deferred_default)")
+
+
+def generate_speculative(engine, prompt_tokens: Sequence[int], max_tokens: int, draft_spec: str = "ngram",
+                         temperature: float = 0.0, top_k: int = 0, top_p: float = 1.0, seed: int | None = None,
+                         on_token: Callable[[int], bool | None] | None = None, stop_tokens: Sequence[int] | None = None,
+                         draft_model: str | None = None, draft_onnx: str | None = None,
+                         deferred: bool | None = None, stream_tokens: Sequence[int] | None = None,
+                         n_threads: int | None = None, skip_special: bool = False) -> GenerateResult:
+    """What `linegate generate [--draft ...]` calls. `engine` is a gateway.llm.engine.Engine.
+
+    stream_tokens: the tokens the engine's stream holds (n-gram lookup context / the draft
+    model's own stream); None when the job has no stream. skip_special: leave control tokens out of .text.
+    """
+    if stop_tokens is None:
+        stop_tokens = sorted(getattr(engine.tokenizer, "stop_ids", ()))
+    drafter = make_drafter(draft_spec, engine, draft_model=draft_model, draft_onnx=draft_onnx, deferred=deferred,
+                           n_threads=n_threads, n_scratch=len(prompt_tokens) + max_tokens + 2 * K_MAX)
     try:
-        from gateway.llm import speculative
-    except ModuleNotFoundError:
-        return None
-    return speculative if hasattr(speculative, "add_draft_argument") else None
+        if drafter is not None and stream_tokens:
+            drafter.push_stream(list(stream_tokens))
+        return speculative_generate(engine, drafter, prompt_tokens, max_tokens,
+                                    SamplingParams(temperature, top_k, top_p), seed, stop_tokens, on_token,
+                                    detokenize=lambda ids: engine.tokenizer.decode(ids, skip_special=skip_special))
+    finally:
+        if drafter is not None:
+            drafter.close()
 
 
 def add_commands(subparsers) -> None:
@@ -34,9 +70,7 @@ def add_commands(subparsers) -> None:
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--threads", type=int, default=None, help="worker threads (default: all cores)")
     p.add_argument("--n-scratch", type=int, default=None, help="scratch slots (default: prompt + max tokens)")
-    spec = _speculative()
-    if spec is not None:
-        spec.add_draft_argument(p)
+    add_draft_argument(p)
     p.set_defaults(func=run)
 
 
@@ -56,20 +90,19 @@ class _TextStreamer:
         self.shown = len(text)
 
 
-def run(args: argparse.Namespace) -> int:
-    from gateway.llm.engine import Engine
-    from gateway.llm.tokenizer import Tokenizer
-    from gateway.llm.models import resolve_model
+def _prompt_tokens(tokenizer: Tokenizer, args: argparse.Namespace) -> list[int]:
+    if args.chat:
+        return tokenizer.encode_chat([{"role": "user", "content": args.prompt}])
+    return tokenizer.encode(args.prompt, add_special=True, parse_special=False)
 
+
+def run(args: argparse.Namespace) -> int:
     if args.max_tokens < 1:
         print("linegate generate: --max-tokens must be >= 1", file=sys.stderr)
         return 2
     path = resolve_model(args.model)
     tokenizer = Tokenizer.from_gguf(path)
-    if args.chat:
-        prompt = tokenizer.encode_chat([{"role": "user", "content": args.prompt}])
-    else:
-        prompt = tokenizer.encode(args.prompt, add_special=True, parse_special=False)
+    prompt = _prompt_tokens(tokenizer, args)
     if not prompt:
         print("linegate generate: the prompt encodes to no tokens", file=sys.stderr)
         return 2
@@ -77,26 +110,19 @@ def run(args: argparse.Namespace) -> int:
     engine = Engine(path, n_sink=4, n_ring=64, n_scratch=n_scratch, n_threads=args.threads, tokenizer=tokenizer)
     streamer = None if args.json else _TextStreamer(tokenizer, sys.stdout)
     draft = getattr(args, "draft", "none") or "none"
+    res = generate_speculative(
+        engine, prompt, args.max_tokens, draft_spec=draft, temperature=args.temperature,
+        top_k=args.top_k, top_p=args.top_p, seed=args.seed, on_token=streamer,
+        draft_model=getattr(args, "draft_model", None), draft_onnx=getattr(args, "draft_onnx", None),
+        deferred=None if getattr(args, "draft_deferred", None) is None else args.draft_deferred == "on",
+        n_threads=args.threads, skip_special=True)
+    extra = {"finish_reason": res.finish_reason, **res.timings}
     if draft != "none":
-        spec = _speculative()
-        res = spec.generate_speculative(
-            engine, prompt, args.max_tokens, draft_spec=draft, temperature=args.temperature,
-            top_k=args.top_k, top_p=args.top_p, seed=args.seed, on_token=streamer,
-            draft_model=getattr(args, "draft_model", None), draft_onnx=getattr(args, "draft_onnx", None),
-            deferred=None if getattr(args, "draft_deferred", None) is None else args.draft_deferred == "on",
-            n_threads=args.threads)
-        prefill_tok_s = (len(prompt) - 1) / (res.prefill_ms / 1e3) if res.prefill_ms > 0 else 0.0
-        extra = {"draft": draft, **res.timings, "acceptance": res.acceptance,
-                 "tokens_per_target_forward": res.tokens_per_target_forward}
-    else:
-        res = engine.generate(prompt, args.max_tokens, temperature=args.temperature, top_k=args.top_k,
-                              top_p=args.top_p, seed=args.seed, on_token=streamer)
-        prefill_tok_s = res.prefill_tok_s
-        extra = {"finish_reason": res.finish_reason, "prefill_ms": round(res.prefill_ms, 2),
-                 "decode_ms": round(res.decode_ms, 2)}
+        extra |= {"draft": draft, "acceptance": res.acceptance,
+                  "tokens_per_target_forward": res.tokens_per_target_forward}
     if args.json:
         print(json.dumps({"text": res.text, "tokens": [int(t) for t in res.tokens],
-                          "prefill_tok_s": round(prefill_tok_s, 3), "decode_tok_s": round(res.decode_tok_s, 3),
+                          "prefill_tok_s": round(res.prefill_tok_s, 3), "decode_tok_s": round(res.decode_tok_s, 3),
                           "prompt_tokens": len(prompt), **extra}, ensure_ascii=False))
     else:
         print()

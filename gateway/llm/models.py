@@ -17,17 +17,16 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 import zipfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from tqdm import tqdm
+
 from gateway.resources import data_path
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
 
 MANIFEST = data_path("models/manifest.toml")
 ENV_MODEL_DIR = "LINEGATE_MODEL_DIR"
@@ -158,8 +157,6 @@ def write_stamp(spec: ModelSpec, path: Path) -> None:
 
 
 def _progress(total: int, desc: str, enabled: bool):
-    from tqdm import tqdm
-
     # disable=None: no bar when stderr is not a terminal (CI logs, pipes).
     return tqdm(total=total, desc=desc, unit="B", unit_scale=True, unit_divisor=1024,
                 file=sys.stderr, disable=None if enabled else True, leave=False)

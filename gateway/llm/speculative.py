@@ -1,6 +1,7 @@
 """Speculative decoding: the exact verification rule and the loop that drives the target through it.
 
-Owns the rule, the adaptive draft length, the metrics and the `--draft` CLI hook. Knows nothing
+Owns the rule, the adaptive draft length, the metrics and THE decode loop (no drafter: plain decoding;
+Engine.generate calls it). Knows nothing
 about how drafts are made (gateway.llm.drafters) nor how the engine computes logits.
 
 The rule is speculative sampling as in Leviathan, Kalman & Matias, "Fast Inference from
@@ -23,13 +24,14 @@ the output is token-for-token the target's own greedy output (given batch-invari
 
 from __future__ import annotations
 
-import argparse
 import math
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Protocol, Sequence
 
 import numpy as np
+
+from gateway.llm.sampling import SamplingParams, probs_from_logits, sample
 
 # --- limits and tuning -----------------------------------------------------------------------
 
@@ -40,53 +42,6 @@ ACCEPT_EMA_ALPHA = 0.2        # same smoothing as the engine's cost EMAs
 MIN_USEFUL_ACCEPT_PROB = 0.2  # no costs measured yet: draft the i-th token while alpha**i (its chance to be used) is above this
 PRIOR_MARGINAL_COST = 0.3     # a block size not yet measured: each token past the first costs this fraction of a
                               # one-token forward (optimistic, so the size gets tried, and then its time is known)
-DRAFT_KINDS = ("none", "ngram", "model")
-MODEL_BACKENDS = ("native", "onnx", "rknn")
-
-
-# --- sampling distributions ------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Sampling:
-    temperature: float = 0.0
-    top_k: int = 0
-    top_p: float = 1.0
-
-    @property
-    def greedy(self) -> bool:
-        return self.temperature <= 0.0
-
-
-def probs_from_logits(logits: np.ndarray, sampling: Sampling) -> np.ndarray:
-    """Target (or draft) sampling distribution. logits [..., V] -> probs [..., V] float64.
-
-    Temperature first, then top-k, then top-p (the smallest top set whose mass reaches top_p,
-    always keeping the most likely token), renormalized.
-    """
-    assert not sampling.greedy, "greedy decoding compares argmax, it has no distribution"
-    z = np.asarray(logits, dtype=np.float64) / sampling.temperature
-    z = z - z.max(axis=-1, keepdims=True)
-    p = np.exp(z)
-    p /= p.sum(axis=-1, keepdims=True)
-    vocab = p.shape[-1]
-    if 0 < sampling.top_k < vocab:
-        kth = np.partition(p, vocab - sampling.top_k, axis=-1)[..., vocab - sampling.top_k, None]
-        p = np.where(p >= kth, p, 0.0)
-    if sampling.top_p < 1.0:
-        order = np.argsort(-p, axis=-1, kind="stable")
-        sorted_p = np.take_along_axis(p, order, axis=-1)
-        mass_before = np.cumsum(sorted_p, axis=-1) - sorted_p
-        keep_sorted = mass_before < sampling.top_p * sorted_p.sum(axis=-1, keepdims=True)
-        keep = np.zeros_like(keep_sorted)
-        np.put_along_axis(keep, order, keep_sorted, axis=-1)
-        p = np.where(keep, p, 0.0)
-    return p / p.sum(axis=-1, keepdims=True)
-
-
-def sample(probs: np.ndarray, rng: np.random.Generator) -> int:
-    """One draw from probs [V] (inverse CDF: one uniform per token, reproducible per seed)."""
-    cdf = np.cumsum(probs)
-    return int(min(np.searchsorted(cdf, rng.random() * cdf[-1], side="right"), len(probs) - 1))
 
 
 # --- the verification rule -------------------------------------------------------------------
@@ -230,19 +185,33 @@ def choose_k(alpha: float, costs: StepCosts, draft_ms_per_token: float, k_max: i
 # --- the decode loop -------------------------------------------------------------------------
 
 class Target(Protocol):
-    """What the loop needs of gateway.llm.engine.Engine (scratch-only; the stream is never touched)."""
+    """What the loop needs of gateway.llm.engine.Engine (scratch-only; the stream is never touched).
+    A target may also have `n_scratch` (its scratch capacity); one without it is unbounded."""
     scratch_len: int
     def forward_scratch(self, tokens: Sequence[int], all_logits: bool = False) -> np.ndarray: ...
     def rollback(self, n: int = 0) -> None: ...
 
 
 @dataclass
-class SpecResult:
+class GenerateResult:
     tokens: list[int]
     text: str
-    stats: SpecStats
-    prefill_ms: float
-    decode_ms: float
+    prefill_ms: float               # the prompt's forward (all but its last token, which the first step carries)
+    decode_ms: float                # from the end of that forward to the last token
+    prompt_tokens: int
+    finish_reason: str              # "stop" (stop token or callback), "length", or "scratch_full"
+    decode_steps: int = 0           # target forwards after the prompt's (each emits accepted drafts + 1)
+    prefill_tokens: int = 0         # tokens in the prompt's forward
+    stats: SpecStats = field(default_factory=SpecStats)
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def prefill_tok_s(self) -> float:
+        return self.prefill_tokens / (self.prefill_ms / 1e3) if self.prefill_ms > 0 else 0.0
+
+    @property
+    def decode_tok_s(self) -> float:
+        return len(self.tokens) / (self.decode_ms / 1e3) if self.decode_ms > 0 else 0.0
 
     @property
     def acceptance(self) -> float:
@@ -253,106 +222,149 @@ class SpecResult:
         return self.stats.tokens_per_target_forward
 
     @property
-    def decode_tok_s(self) -> float:
-        # decode_ms runs from the end of the prompt prefill (all but its last token) to the end
-        return len(self.tokens) / (self.decode_ms / 1e3) if self.decode_ms > 0 else 0.0
-
-    @property
     def timings(self) -> dict:
         return {"prefill_ms": round(self.prefill_ms, 2), "decode_ms": round(self.decode_ms, 2),
                 "decode_tok_s": round(self.decode_tok_s, 3),
                 "draft_ms": round(self.stats.draft_ms, 2), "verify_ms": round(self.stats.verify_ms, 2)}
 
 
-def speculative_generate(target: Target, drafter, prompt_tokens: Sequence[int], max_tokens: int,
-                         sampling: Sampling = Sampling(), seed: int | None = None,
-                         stop_tokens: Sequence[int] = (), on_token: Callable[[int], bool | None] | None = None,
-                         k_max: int = K_MAX, detokenize: Callable[[list[int]], str] | None = None,
-                         n_prompt_cached: int = 0) -> SpecResult:
-    """Generate in the target's scratch with drafts from `drafter` (None: target-only decode).
+@dataclass
+class _Decode:
+    """One job's state in the loop: the prompt, the emitted tokens, where the scratch started."""
+    target: Target
+    drafter: object | None
+    prompt: list[int]
+    max_tokens: int
+    sampling: SamplingParams
+    rng: np.random.Generator
+    stops: set[int]
+    on_token: Callable[[int], bool | None] | None
+    k_max: int
+    base: int                       # scratch length where the prompt starts
+    stats: SpecStats
+    out: list[int] = field(default_factory=list)
+    finish: str = "length"
 
-    The job forks from the stream context and rolls back at the end, so the sink and ring are
-    untouched. Each iteration runs ONE target forward over [pending] + drafts (pending = the last
-    emitted token, not yet in the cache), so tokens per target forward = accepted + 1.
-    n_prompt_cached: how many leading prompt tokens the caller already put in the scratch (they stay).
-    """
-    if not prompt_tokens:
+    def emit(self, tok: int) -> bool:
+        """Append one token; False when generation must stop after it."""
+        self.out.append(tok)
+        keep_going = self.on_token(tok) if self.on_token else None
+        if tok in self.stops or keep_going is False:
+            self.finish = "stop"
+            return False
+        return len(self.out) < self.max_tokens
+
+    def step(self) -> bool:
+        """One target forward over [pending] + drafts, then the rule; False when generation is over."""
+        cap = getattr(self.target, "n_scratch", None)
+        room = None if cap is None else cap - self.target.scratch_len   # slots for pending + drafts
+        if room is not None and room < 1:
+            self.finish = "scratch_full"
+            return False
+        k = min(self.stats.k, self.max_tokens - len(self.out) - 1)
+        if room is not None:
+            k = min(k, room - 1)
+        draft, q = self._draft(k)
+        verdict = self._verify(draft, q)
+        new = list(draft[:verdict.n_accepted]) + [verdict.token]
+        n_before = len(self.out)
+        go_on = all(self.emit(tok) for tok in new)      # stops at the first token that ends the job
+        self.stats.n_decoded += len(self.out) - n_before
+        if self.drafter is not None:
+            self.drafter.observe(verdict.n_accepted, len(draft))
+        return go_on
+
+    def _draft(self, k: int) -> tuple[list[int], np.ndarray | None]:
+        if self.drafter is None or k <= 0:
+            return [], None
+        td = time.perf_counter()
+        draft, q = self.drafter.propose(self.prompt + self.out, k)
+        self.stats.draft_ms += (time.perf_counter() - td) * 1e3
+        return list(draft), q
+
+    def _verify(self, draft: list[int], q: np.ndarray | None) -> Verdict:
+        st = self.stats
+        tv = time.perf_counter()
+        pending = self.out[-1] if self.out else self.prompt[-1]
+        rows = np.asarray(self.target.forward_scratch([pending] + draft, all_logits=True))
+        rows = rows.reshape(len(draft) + 1, -1)          # [1+K, V]
+        if self.sampling.greedy:
+            verdict = verify_greedy(draft, rows)
+        else:
+            p = probs_from_logits(rows, self.sampling)
+            verdict = verify_sampled(draft, None if q is None else _fit_vocab(q, p.shape[-1]), p, self.rng)
+        # keep pending + accepted drafts; drop the K/V of everything past the first rejection
+        self.target.rollback(self.base + len(self.prompt) + len(self.out) + verdict.n_accepted)
+        step_ms = (time.perf_counter() - tv) * 1e3
+        st.verify_ms += step_ms
+        st.costs.observe(len(draft) + 1, step_ms)
+        st.n_target_forwards += 1
+        st.n_drafted += len(draft)
+        st.n_accepted += verdict.n_accepted
+        st.n_bonus += int(verdict.bonus and len(draft) > 0)
+        st.n_recovered += int(not verdict.bonus)
+        st.block_sizes.append(len(draft))
+        adapt_k(st, len(draft), verdict.n_accepted, self.k_max)
+        return verdict
+
+
+def _scratch_base(target: Target, prompt_len: int, max_tokens: int, n_prompt_cached: int) -> int:
+    """Checks the job against the target's scratch; -> the scratch length where the prompt starts."""
+    if prompt_len < 1:
         raise ValueError("speculative_generate: the prompt must hold at least one token")
     if max_tokens < 1:
         raise ValueError(f"speculative_generate: max_tokens must be >= 1, got {max_tokens}")
-    rng = np.random.default_rng(seed)
-    stats = SpecStats(k=min(K_INITIAL, k_max))
-    stops = set(int(t) for t in stop_tokens)
     entry_len = target.scratch_len
-    if not 0 <= n_prompt_cached < len(prompt_tokens) or n_prompt_cached > entry_len:
+    if not 0 <= n_prompt_cached < prompt_len or n_prompt_cached > entry_len:
         raise ValueError(f"speculative_generate: n_prompt_cached={n_prompt_cached} must be below the prompt "
-                         f"length {len(prompt_tokens)} and within scratch_len={entry_len}")
-    base = entry_len - n_prompt_cached    # scratch length where the prompt starts
+                         f"length {prompt_len} and within scratch_len={entry_len}")
+    base = entry_len - n_prompt_cached
+    cap = getattr(target, "n_scratch", None)
+    if cap is not None and base + prompt_len > cap:
+        raise ValueError(f"prompt of {prompt_len} tokens does not fit the {cap - base} free scratch slots "
+                         f"(n_scratch = {cap})")
+    return base
+
+
+def speculative_generate(target: Target, drafter, prompt_tokens: Sequence[int], max_tokens: int,
+                         sampling: SamplingParams = SamplingParams(), seed: int | None = None,
+                         stop_tokens: Sequence[int] = (), on_token: Callable[[int], bool | None] | None = None,
+                         k_max: int = K_MAX, detokenize: Callable[[list[int]], str] | None = None,
+                         n_prompt_cached: int = 0) -> GenerateResult:
+    """THE decode loop: generate in the target's scratch, with drafts from `drafter`, or without
+    (drafter None: plain decoding, one token per target forward).
+
+    The job forks from the stream context and rolls back at the end, so the sink and ring are
+    untouched. The prompt but its last token is forwarded first; then each iteration runs ONE target
+    forward over [pending] + drafts (pending = the last token, not yet in the cache), so every emitted
+    token comes out of the rule and tokens per target forward = accepted + 1. Greedy output is the
+    target's own (batch-invariant logits). on_token(id) may return False to stop.
+    n_prompt_cached: how many leading prompt tokens the caller already put in the scratch (they stay).
+    """
+    entry_len = target.scratch_len
+    base = _scratch_base(target, len(prompt_tokens), max_tokens, n_prompt_cached)
     prompt = [int(t) for t in prompt_tokens]
-    out: list[int] = []
-    done = False
-
-    def emit(tok: int) -> bool:
-        """Append one token; False when generation must stop after it."""
-        out.append(tok)
-        keep_going = on_token(tok) if on_token else None
-        return not (tok in stops or keep_going is False or len(out) >= max_tokens)
-
+    job = _Decode(target, drafter, prompt, max_tokens, sampling, np.random.default_rng(seed),
+                  set(int(t) for t in stop_tokens), on_token, k_max, base, SpecStats(k=min(K_INITIAL, k_max)))
     if drafter is not None:
         drafter.begin_job(prompt, sampling, seed)
+    n_prefill = len(prompt) - 1 - n_prompt_cached
     t0 = time.perf_counter()
     try:
-        # the prompt's last token stays pending: the first verify forward carries it, so every
-        # emitted token, the first included, comes out of the rule
-        if len(prompt) - 1 > n_prompt_cached:
+        if n_prefill > 0:
             target.forward_scratch(prompt[n_prompt_cached:-1])
         t_prefill = time.perf_counter()
-        stats.prefill_ms = (t_prefill - t0) * 1e3
-        while not done:
-            k = min(stats.k, max_tokens - len(out) - 1)
-            draft: list[int] = []
-            q = None
-            if drafter is not None and k > 0:
-                td = time.perf_counter()
-                draft, q = drafter.propose(prompt + out, k)
-                stats.draft_ms += (time.perf_counter() - td) * 1e3
-            tv = time.perf_counter()
-            pending = (prompt + out)[-1]
-            rows = np.asarray(target.forward_scratch([pending] + list(draft), all_logits=True))
-            rows = rows.reshape(len(draft) + 1, -1)          # [1+K, V]
-            if sampling.greedy:
-                verdict = verify_greedy(draft, rows)
-            else:
-                p = probs_from_logits(rows, sampling)
-                verdict = verify_sampled(draft, None if q is None else _fit_vocab(q, p.shape[-1]), p, rng)
-            # keep pending + accepted drafts; drop the K/V of everything past the first rejection
-            target.rollback(base + len(prompt) + len(out) + verdict.n_accepted)
-            step_ms = (time.perf_counter() - tv) * 1e3
-            stats.verify_ms += step_ms
-            stats.costs.observe(len(draft) + 1, step_ms)
-            stats.n_target_forwards += 1
-            stats.n_drafted += len(draft)
-            stats.n_accepted += verdict.n_accepted
-            stats.n_bonus += int(verdict.bonus and len(draft) > 0)
-            stats.n_recovered += int(not verdict.bonus)
-            stats.block_sizes.append(len(draft))
-            adapt_k(stats, len(draft), verdict.n_accepted, k_max)
-            new = list(draft[:verdict.n_accepted]) + [verdict.token]
-            n_before = len(out)
-            for tok in new:
-                if not emit(tok):
-                    done = True
-                    break
-            stats.n_decoded += len(out) - n_before
-            if drafter is not None:
-                drafter.observe(verdict.n_accepted, len(draft))
+        job.stats.prefill_ms = (t_prefill - t0) * 1e3
+        while job.step():
+            pass
         decode_ms = (time.perf_counter() - t_prefill) * 1e3
     finally:
         target.rollback(entry_len)
         if drafter is not None:
             drafter.end_job()
-    text = detokenize(out) if detokenize else ""
-    return SpecResult(out, text, stats, stats.prefill_ms, decode_ms)
+    return GenerateResult(job.out, detokenize(job.out) if detokenize else "", job.stats.prefill_ms, decode_ms,
+                          len(prompt), job.finish, decode_steps=job.stats.n_target_forwards,
+                          prefill_tokens=max(n_prefill, 0), stats=job.stats)
 
 
 def _fit_vocab(q: np.ndarray, n_vocab: int) -> np.ndarray:
@@ -363,57 +375,3 @@ def _fit_vocab(q: np.ndarray, n_vocab: int) -> np.ndarray:
     if q.shape[-1] > n_vocab:
         return q[..., :n_vocab]
     return np.pad(q, [(0, 0)] * (q.ndim - 1) + [(0, n_vocab - q.shape[-1])])
-
-
-# --- CLI hook --------------------------------------------------------------------------------
-
-def parse_draft_spec(spec: str) -> tuple[str, str | None]:
-    """'none' | 'ngram' | 'model' | 'model:native|onnx|rknn' -> (kind, backend)."""
-    kind, _, backend = (spec or "none").partition(":")
-    if kind not in DRAFT_KINDS:
-        raise ValueError(f"--draft: unknown drafter {kind!r}; expected one of {', '.join(DRAFT_KINDS)}")
-    if backend and kind != "model":
-        raise ValueError(f"--draft: only 'model' takes a backend, got {spec!r}")
-    if backend and backend not in MODEL_BACKENDS:
-        raise ValueError(f"--draft: unknown model backend {backend!r}; expected one of {', '.join(MODEL_BACKENDS)}")
-    return kind, (backend or ("native" if kind == "model" else None))
-
-
-def add_draft_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--draft", default="none", metavar="none|ngram|model[:native|onnx|rknn]",
-                        help="speculative drafter (default none: target-only decoding)")
-    parser.add_argument("--draft-model", default=None,
-                        help="draft GGUF for --draft model (default: qwen2.5-coder-0.5b-instruct in the model dir)")
-    parser.add_argument("--draft-onnx", default=None,
-                        help="exported draft graph for model:onnx (default: next to the draft GGUF, see tools/convert/export_draft_onnx.py)")
-    parser.add_argument("--draft-deferred", choices=("on", "off"), default=None,
-                        help="draft the next block on a thread while the target verifies (default: on where draft and "
-                             "target run on different processors, see gateway.llm.drafters.deferred_default)")
-
-
-def generate_speculative(engine, prompt_tokens: Sequence[int], max_tokens: int, draft_spec: str = "ngram",
-                         temperature: float = 0.0, top_k: int = 0, top_p: float = 1.0, seed: int | None = None,
-                         on_token: Callable[[int], bool | None] | None = None, stop_tokens: Sequence[int] | None = None,
-                         draft_model: str | None = None, draft_onnx: str | None = None,
-                         deferred: bool | None = None, stream_tokens: Sequence[int] | None = None,
-                         n_threads: int | None = None) -> SpecResult:
-    """What `linegate generate --draft ...` calls. `engine` is a gateway.llm.engine.Engine.
-
-    stream_tokens: the tokens the engine's stream holds (n-gram lookup context / the draft
-    model's own stream); None when the job has no stream.
-    """
-    from gateway.llm.drafters import make_drafter   # lazy: drafters import the engine
-
-    if stop_tokens is None:
-        stop_tokens = sorted(getattr(engine.tokenizer, "stop_ids", ()))
-    drafter = make_drafter(draft_spec, engine, draft_model=draft_model, draft_onnx=draft_onnx, deferred=deferred,
-                           n_threads=n_threads, n_scratch=len(prompt_tokens) + max_tokens + 2 * K_MAX)
-    try:
-        if drafter is not None and stream_tokens:
-            drafter.push_stream(list(stream_tokens))
-        return speculative_generate(engine, drafter, prompt_tokens, max_tokens,
-                                    Sampling(temperature, top_k, top_p), seed, stop_tokens, on_token,
-                                    detokenize=engine.tokenizer.decode)
-    finally:
-        if drafter is not None:
-            drafter.close()

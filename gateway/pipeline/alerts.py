@@ -1,7 +1,7 @@
 """The alert bus: an alert goes out at once (MQTT + in-process subscribers, e.g. the server's SSE
 stream); its LLM explanation, if any, follows later as an update of the same alert id.
 
-Knows nothing about how alerts are raised (triage) or explained (worker): it carries them.
+Knows nothing about how alerts are raised (triage) or explained (the engine thread): it carries them.
 """
 
 from __future__ import annotations
@@ -137,7 +137,7 @@ class MqttPublisher:
     def __init__(self, host: str, port: int = 1883, prefix: str = DEFAULT_TOPIC_PREFIX,
                  client_id: str = "linegate-alerts", username: str | None = None,
                  password: str | None = None) -> None:
-        import paho.mqtt.client as mqtt
+        import paho.mqtt.client as mqtt   # only when alerts are published to MQTT
 
         self.prefix = prefix
         self.published = 0

@@ -1,5 +1,6 @@
 """Triaged lines -> compact context lines -> tokens in a preallocated single-producer /
-single-consumer ring that the engine thread drains. The producer never waits for the consumer.
+single-consumer queue (a circular buffer) that the engine thread drains. The producer never waits
+for the consumer. (Not to be confused with the KV cache's ring, which the engine owns.)
 
 Knows nothing about the model: it is handed a tokenize callable and stores int32 ids.
 """
@@ -74,8 +75,8 @@ class Compactor:
         return out
 
 
-class TokenRing:
-    """Fixed-size SPSC ring of token entries (one entry = one context line), allocated once.
+class TokenQueue:
+    """Fixed-size SPSC queue of token entries (one entry = one context line), allocated once.
 
     Producer: push(tokens, ts) -> never blocks; it overwrites the oldest entries when the consumer
     lags. Consumer: pop(max_tokens) -> (int32 tokens, n_entries), skipping (and counting) entries
@@ -193,11 +194,11 @@ class TokenRing:
 
 
 class ContextFeed:
-    """The producer side: triaged records -> Compactor -> tokenize -> TokenRing.push.
-    Callers from several threads are serialized by a lock (the ring has one producer)."""
+    """The producer side: triaged records -> Compactor -> tokenize -> TokenQueue.push.
+    Callers from several threads are serialized by a lock (the queue has one producer)."""
 
-    def __init__(self, ring: TokenRing, tokenize: Callable[[str], list[int]], window_s: float) -> None:
-        self.ring = ring
+    def __init__(self, queue: TokenQueue, tokenize: Callable[[str], list[int]], window_s: float) -> None:
+        self.queue = queue
         self.tokenize = tokenize
         self.compactor = Compactor(window_s)
         self._lock = threading.Lock()
@@ -214,11 +215,11 @@ class ContextFeed:
                 self._push(line, time.time())
 
     def _push(self, line: str, ts: float) -> None:
-        self.ring.push(self.tokenize(line + "\n"), ts)
+        self.queue.push(self.tokenize(line + "\n"), ts)
         self.lines += 1
 
     def stats(self) -> dict:
-        d = self.ring.stats()
+        d = self.queue.stats()
         d["context_lines"] = self.lines
         d["collapsed_lines"] = self.compactor.collapsed
         return d

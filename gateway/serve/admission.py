@@ -1,7 +1,7 @@
 """Deadline admission control: EMAs of measured prefill and decode ms/token, a cost estimate per
 job, refusal up front of a job that cannot meet its deadline, and honest counters.
 
-Knows nothing about the engine or the jobs' content: the worker feeds it measurements and asks.
+Knows nothing about the engine or the jobs' content: the engine thread feeds it measurements and asks.
 """
 
 from __future__ import annotations
@@ -9,7 +9,9 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-EMA_ALPHA = 0.2                 # DESIGN.md: weight of the newest measurement
+from gateway.llm.timing import EMA_ALPHA, MsPerToken
+
+__all__ = ["Admission", "Decision", "EMA_ALPHA"]
 MIN_RETRY_AFTER_S = 1.0
 
 
@@ -35,13 +37,21 @@ class Admission:
         if prefill_ms_per_tok <= 0 or decode_ms_per_tok <= 0:
             raise ValueError("admission needs positive seed figures for prefill/decode ms per token")
         self.alpha = alpha
-        self.prefill_ms_per_tok = float(prefill_ms_per_tok)
-        self.decode_ms_per_tok = float(decode_ms_per_tok)
+        self._prefill = MsPerToken(prefill_ms_per_tok, alpha)
+        self._decode = MsPerToken(decode_ms_per_tok, alpha)
         self._lock = threading.Lock()
         self.admitted = 0
         self.refused = 0
         self.missed = 0
         self.on_time = 0
+
+    @property
+    def prefill_ms_per_tok(self) -> float:
+        return self._prefill.value   # type: ignore[return-value]  (seeded: never None)
+
+    @property
+    def decode_ms_per_tok(self) -> float:
+        return self._decode.value    # type: ignore[return-value]
 
     def estimate_ms(self, prompt_tokens: int, decode_tokens: int, queue_wait_ms: float = 0.0) -> float:
         with self._lock:
@@ -61,14 +71,12 @@ class Admission:
         return Decision(False, est, budget_ms, retry)
 
     def observe_prefill(self, n_tokens: int, ms: float) -> None:
-        if n_tokens > 0 and ms > 0:
-            with self._lock:
-                self.prefill_ms_per_tok += self.alpha * (ms / n_tokens - self.prefill_ms_per_tok)
+        with self._lock:
+            self._prefill.observe(n_tokens, ms)
 
     def observe_decode(self, n_tokens: int, ms: float) -> None:
-        if n_tokens > 0 and ms > 0:
-            with self._lock:
-                self.decode_ms_per_tok += self.alpha * (ms / n_tokens - self.decode_ms_per_tok)
+        with self._lock:
+            self._decode.observe(n_tokens, ms)
 
     def finished(self, late: bool) -> None:
         with self._lock:

@@ -9,13 +9,14 @@ import argparse
 import sys
 from pathlib import Path
 
+from gateway.appliance import Appliance
+from gateway.server.app import create_app
 from gateway.server.auth import KeyStore
 from gateway.server.settings import ServerSettings, is_loopback
+from gateway.settings import SettingsError, load
 
 
 def _load_settings(args: argparse.Namespace):
-    from gateway.settings import SettingsError, load
-
     overrides: dict = {}
     if getattr(args, "data_dir", None):
         overrides["data_dir"] = Path(args.data_dir)
@@ -40,10 +41,7 @@ def ui_url(host: str, port: int, key: str | None) -> str:
 
 
 def serve(args: argparse.Namespace) -> int:
-    import uvicorn
-
-    from gateway.appliance import Appliance
-    from gateway.server.app import create_app
+    import uvicorn   # heavy (the ASGI server and its event loop): only `linegate serve` needs it
 
     settings = _load_settings(args)
     server = settings.server

@@ -9,7 +9,8 @@ import numpy as np
 
 from gateway.llm.drafters.base import Drafter
 from gateway.llm.drafters.deferred import DeferredDrafter
-from gateway.llm.speculative import Sampling, speculative_generate
+from gateway.llm.sampling import SamplingParams as Sampling
+from gateway.llm.speculative import speculative_generate
 
 VOCAB = 6
 

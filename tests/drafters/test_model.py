@@ -13,7 +13,7 @@ import pytest
 from tools import TOOL_MODULES
 
 from gateway.llm.drafters.model import ModelDrafter, rknn_available
-from gateway.llm.speculative import Sampling
+from gateway.llm.sampling import SamplingParams as Sampling
 
 
 def load_tool(name: str):

@@ -201,7 +201,7 @@ class OursSession:
     """The native engine in this process: setup, then prefill / decode / verify requests."""
 
     def __init__(self, model: str, threads: int, toks: list[int]):
-        from gateway.engine import Engine
+        from gateway.llm.engine import Engine
 
         self.model, self.threads, self.toks = model, threads, toks
         self.eng = Engine(model, n_sink=N_SINK, n_ring=CACHE_TOKENS - N_SINK - N_SCRATCH, n_scratch=N_SCRATCH,
@@ -257,7 +257,7 @@ class OursSession:
         """time(T=K) / time(T=1) in scratch after the prompt; also for a second engine on the same mmap
         with one-term activations (act_precision "q8", the draft's; llama.cpp's scheme), in the same
         rounds: suffix "_q8"."""
-        from gateway.engine import Engine
+        from gateway.llm.engine import Engine
 
         self.decoding = False
         e8 = Engine(self.model, n_sink=N_SINK, n_ring=64, n_scratch=64, n_threads=self.threads,
@@ -279,7 +279,7 @@ class LlamaSession:
     def __init__(self, model: str, threads: int, toks: list[int]):
         import llama_cpp
 
-        from gateway.models import resolve_model
+        from gateway.llm.models import resolve_model
 
         self.threads, self.toks = threads, toks
         self.llm = llama_cpp.Llama(model_path=str(resolve_model(model)), n_ctx=CACHE_TOKENS, n_threads=threads,
@@ -370,7 +370,7 @@ def measure(sessions: dict, quick: bool) -> dict:
 
 
 def worker_drift(model: str, threads: int, toks: list[int]) -> dict:
-    from gateway.engine import Engine
+    from gateway.llm.engine import Engine
 
     n_tokens = len(toks)
     eng = Engine(model, n_sink=N_SINK, n_ring=STREAM_RING, n_scratch=64, n_threads=threads)
@@ -534,8 +534,8 @@ def main(argv: list[str] | None = None) -> int:
         serve(session, sys.stdin, write)
         return 0
 
-    from gateway.models import resolve_model
-    from gateway.tokenizer import Tokenizer
+    from gateway.llm.models import resolve_model
+    from gateway.llm.tokenizer import Tokenizer
 
     have_llama = ensure_llama_cpp()
     if args.isa:

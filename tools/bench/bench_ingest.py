@@ -26,8 +26,8 @@ from gateway.datasets import loghub_dir                                  # noqa:
 from gateway.ingest.record import LogRecord, severity_from_text         # noqa: E402
 from gateway.ingest.replay import paced, record_sender                  # noqa: E402
 from gateway.settings import load                                       # noqa: E402
-from gateway.store import Store                                         # noqa: E402
-from gateway.triage import Triage, grouping_accuracy                    # noqa: E402
+from gateway.pipeline.store import Store                                         # noqa: E402
+from gateway.pipeline.triage import Triage, grouping_accuracy                    # noqa: E402
 
 LOGHUB = loghub_dir()
 SYSTEMS = ("Apache", "BGL", "HDFS", "Hadoop", "Linux", "OpenSSH", "Spark", "Zookeeper")

@@ -32,7 +32,7 @@ RK3588_CPU_SLOWDOWN = 3.0        # assumed: RK3588's A76 cores run the target ~3
 RK3588_NPU_DRAFT_TOK_S = 42.0    # Rockchip's RKLLM figure for a 0.5B Qwen2 on the RK3588 NPU
 GPU_VERIFY_COST = 1.0            # assumed: a GPU verifies up to 13 tokens in one weight pass (bandwidth bound)
 # kind[@precision][+deferred]: @q8x2 runs the native draft at the target's activation precision instead
-# of its default (gateway/drafters/model.py DRAFT_ACT_PRECISION), to measure what that choice costs.
+# of its default (gateway/llm/drafters/model.py DRAFT_ACT_PRECISION), to measure what that choice costs.
 CONFIGS = ("ngram", "ngram+deferred", "model:native", "model:native+deferred", "model:native@q8x2+deferred",
            "model:onnx")
 SYSTEM = "You are linegate, an assistant that reads factory-line logs and answers operators precisely."
@@ -124,11 +124,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-llama-cpp", action="store_true")
     args = ap.parse_args(argv)
 
-    from gateway.drafters import make_drafter
-    from gateway.drafters.model import default_paths
-    from gateway.engine import Engine
-    from gateway.models import resolve_model
-    from gateway.speculative import K_MAX, Sampling, speculative_generate
+    from gateway.llm.drafters import make_drafter
+    from gateway.llm.drafters.model import default_paths
+    from gateway.llm.engine import Engine
+    from gateway.llm.models import resolve_model
+    from gateway.llm.sampling import SamplingParams as Sampling
+    from gateway.llm.speculative import K_MAX, speculative_generate
 
     target_path, draft_path = resolve_model(args.target), resolve_model(args.draft)
     configs = [c for c in args.configs.split(",") if c]
@@ -137,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
         from tools.convert import export_draft_onnx
         print(f"exporting the draft graph to {onnx_path} ...", file=sys.stderr)
         export_draft_onnx.export(draft_path, onnx_path, chunk=8, n_cache=export_draft_onnx.DEFAULT_N_CACHE)
-    from gateway.tokenizer import Tokenizer
+    from gateway.llm.tokenizer import Tokenizer
     tok = Tokenizer.from_gguf(target_path)
     tasks = [t for t in build_tasks() if t["name"] in args.tasks.split(",")]
     rows: dict[str, dict] = {}

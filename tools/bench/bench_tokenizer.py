@@ -1,4 +1,4 @@
-"""Benchmark: Loghub lines tokenized per second on one core, gateway.tokenizer vs transformers' tokenizer.
+"""Benchmark: Loghub lines tokenized per second on one core, gateway.llm.tokenizer vs transformers' tokenizer.
 
 Both are measured in this run, on the same lines, pinned to one CPU. Last line of output: one JSON object.
 Knows nothing about the rest of the appliance.
@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(REPO))
     from transformers import AutoTokenizer
 
-    from gateway.tokenizer import Tokenizer
+    from gateway.llm.tokenizer import Tokenizer
 
     lines = read_lines(args.loghub)
     ours = Tokenizer.from_gguf(args.model)
@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     r = result
     print(
-        f"gateway.tokenizer: {r['lines_per_s']:,} lines/s ({r['lines_per_cpu_s']:,}/cpu-s) batch,"
+        f"gateway.llm.tokenizer: {r['lines_per_s']:,} lines/s ({r['lines_per_cpu_s']:,}/cpu-s) batch,"
         f" {r['lines_per_s_one_by_one']:,} one by one | transformers: {r['peer_lines_per_s']:,}"
         f" ({r['peer_lines_per_cpu_s']:,}/cpu-s) batch, {r['peer_lines_per_s_one_by_one']:,} one by one"
         f" | {len(lines)} lines, {n_tokens} tokens, CPU {cpu}"

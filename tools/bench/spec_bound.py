@@ -30,8 +30,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from gateway import speculative as spec  # noqa: E402
-from gateway.drafters.ngram import lookup  # noqa: E402
+from gateway.llm import speculative as spec  # noqa: E402
+from gateway.llm.drafters.ngram import lookup  # noqa: E402
 
 
 def cost_fn(costs: dict[int, float]) -> Callable[[int], float]:
@@ -92,9 +92,9 @@ def perfect_bound(costs: dict[int, float]) -> tuple[float, int]:
 
 def main(argv: list[str] | None = None) -> int:
     from tools.bench import bench_spec
-    from gateway.engine import Engine
-    from gateway.models import resolve_model
-    from gateway.tokenizer import Tokenizer
+    from gateway.llm.engine import Engine
+    from gateway.llm.models import resolve_model
+    from gateway.llm.tokenizer import Tokenizer
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--target", default="qwen2.5-coder-1.5b-instruct")

@@ -45,7 +45,7 @@ def ensure_venv(path: Path) -> Path:
 def reference_feeds(onnx_path: Path, seed: int = 0) -> tuple[dict, np.ndarray]:
     """One chunk after a short stream, fed exactly as the drafter feeds it; onnxruntime's logits."""
     sys.path.insert(0, str(REPO))
-    from gateway.drafters.onnx_engine import OnnxDraftEngine, read_meta
+    from gateway.llm.drafters.onnx_engine import OnnxDraftEngine, read_meta
 
     meta = read_meta(onnx_path)
     captured: dict = {}
@@ -95,7 +95,7 @@ def convert(onnx_path: Path, out_path: Path, venv_path: Path = DEFAULT_VENV) -> 
     work.mkdir(parents=True, exist_ok=True)
     feeds_path, result_path = work / (out_path.stem + ".feeds.npz"), work / (out_path.stem + ".sim.npy")
     np.savez(feeds_path, **feeds)
-    from gateway.drafters.onnx_engine import INPUT_ORDER
+    from gateway.llm.drafters.onnx_engine import INPUT_ORDER
     (work / "onnx_io.py").write_text(f"INPUT_ORDER = {INPUT_ORDER!r}\n")
     t0 = time.perf_counter()
     r = subprocess.run([str(py), __file__, "--inner", "--onnx", str(onnx_path), "--out", str(out_path),

@@ -1,6 +1,6 @@
 """Export the draft model (GGUF, qwen2 or llama) to a static-shape ONNX graph for onnxruntime / rknn.
 
-Owns the graph layout; the host-side cache bookkeeping lives in gateway/drafters/onnx_engine.py.
+Owns the graph layout; the host-side cache bookkeeping lives in gateway/llm/drafters/onnx_engine.py.
 Weights are dequantized with the `gguf` package's own dequantizers and stored fp32 in one external file.
 
 Graph (all shapes static; C = chunk tokens, S = cache slots, L = n_layer, Hkv = n_head_kv, D = head dim):
@@ -245,8 +245,8 @@ def ensure_exported(gguf_path: Path, out_path: Path, chunk: int = DEFAULT_CHUNK,
 
 def parity(gguf_path: Path, onnx_path: Path, tokens: list[int]) -> dict:
     """Cosine of the last position's logits: ONNX graph vs the native engine on the same GGUF."""
-    from gateway.drafters.onnx_engine import OnnxDraftEngine
-    from gateway.engine import Engine
+    from gateway.llm.drafters.onnx_engine import OnnxDraftEngine
+    from gateway.llm.engine import Engine
 
     native = Engine(str(gguf_path), n_sink=4, n_ring=256, n_scratch=len(tokens) + 8)
     ref = np.asarray(native.forward_scratch(tokens, all_logits=True), dtype=np.float64)

@@ -47,8 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     from test_correctness_gate import N_TOKENS, loghub_excerpt
 
     from gateway.datasets import loghub_dir
-    from gateway.models import model_path
-    from gateway.tokenizer import Tokenizer
+    from gateway.llm.models import model_path
+    from gateway.llm.tokenizer import Tokenizer
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("models", nargs="*",

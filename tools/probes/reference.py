@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("model", type=Path, help="GGUF file")
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--tokens", help="token ids, e.g. '1,2,3'")
-    source.add_argument("--text", help="text, tokenized by gateway.tokenizer (no special tokens added)")
+    source.add_argument("--text", help="text, tokenized by gateway.llm.tokenizer (no special tokens added)")
     parser.add_argument("--out", type=Path, help="write hidden, final, logits, token_ids to this .npz")
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
     parser.add_argument("--top", type=int, default=5, help="print the top-k next tokens of the last position")
@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.text is not None or args.top:
             sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-            from gateway.tokenizer import Tokenizer
+            from gateway.llm.tokenizer import Tokenizer
 
             tokenizer = Tokenizer.from_gguf(args.model)
         ids = tokenizer.encode(args.text) if args.text is not None else _parse_tokens(args.tokens)

@@ -6,6 +6,12 @@ Knows nothing about verification; gateway.llm.speculative drives whichever draft
 from __future__ import annotations
 
 from gateway.llm.drafters.base import Drafter, Proposal
+from gateway.llm.drafters.deferred import DeferredDrafter
+from gateway.llm.drafters.model import ModelDrafter
+from gateway.llm.drafters.ngram import DEFAULT_N_RING, DEFAULT_N_SINK, NgramDrafter
+
+DRAFT_KINDS = ("none", "ngram", "model")
+MODEL_BACKENDS = ("native", "onnx", "rknn")
 
 # Deferred (drafter on its own thread, drafting the next block while the target verifies) pays only when
 # the two run on different processors: a model draft on the RK3588 NPU (rknn), or any draft beside a CUDA
@@ -21,7 +27,20 @@ def deferred_default(kind: str, draft_backend: str | None, target_backend: str |
     return draft_backend == "rknn" or target_backend == "cuda"
 
 
-__all__ = ["Drafter", "Proposal", "make_drafter", "deferred_default"]
+__all__ = ["Drafter", "Proposal", "make_drafter", "deferred_default", "parse_draft_spec", "DRAFT_KINDS",
+           "MODEL_BACKENDS"]
+
+
+def parse_draft_spec(spec: str) -> tuple[str, str | None]:
+    """'none' | 'ngram' | 'model' | 'model:native|onnx|rknn' -> (kind, backend)."""
+    kind, _, backend = (spec or "none").partition(":")
+    if kind not in DRAFT_KINDS:
+        raise ValueError(f"--draft: unknown drafter {kind!r}; expected one of {', '.join(DRAFT_KINDS)}")
+    if backend and kind != "model":
+        raise ValueError(f"--draft: only 'model' takes a backend, got {spec!r}")
+    if backend and backend not in MODEL_BACKENDS:
+        raise ValueError(f"--draft: unknown model backend {backend!r}; expected one of {', '.join(MODEL_BACKENDS)}")
+    return kind, (backend or ("native" if kind == "model" else None))
 
 
 def make_drafter(spec: str, target_engine=None, *, draft_model: str | None = None,
@@ -29,17 +48,13 @@ def make_drafter(spec: str, target_engine=None, *, draft_model: str | None = Non
                  n_scratch: int | None = None, draft_precision: str | None = None):
     """'none' -> None; 'ngram'; 'model[:native|onnx|rknn]' (the draft keeps its own stream context).
     draft_precision: the native draft's activation precision (default DRAFT_ACT_PRECISION)."""
-    from gateway.llm.speculative import parse_draft_spec
-
     kind, backend = parse_draft_spec(spec)
     if kind == "none":
         return None
     n_sink, n_ring = _stream_shape(target_engine)
     if kind == "ngram":
-        from gateway.llm.drafters.ngram import NgramDrafter
         drafter: Drafter = NgramDrafter(n_sink=n_sink, n_ring=n_ring)
     else:
-        from gateway.llm.drafters.model import ModelDrafter
         drafter = ModelDrafter.create(backend, draft_model=draft_model, draft_onnx=draft_onnx,
                                       n_sink=n_sink, n_ring=n_ring, n_threads=n_threads,
                                       n_scratch=n_scratch, act_precision=draft_precision)
@@ -49,14 +64,12 @@ def make_drafter(spec: str, target_engine=None, *, draft_model: str | None = Non
     if deferred is None:
         deferred = deferred_default(kind, getattr(drafter, "backend", None), getattr(target_engine, "backend", None))
     if deferred:
-        from gateway.llm.drafters.deferred import DeferredDrafter
         drafter = DeferredDrafter(drafter)
     return drafter
 
 
 def _stream_shape(engine) -> tuple[int, int]:
     """The target's sink/ring sizes, so drafters mirror the same window of the stream."""
-    from gateway.llm.drafters.ngram import DEFAULT_N_RING, DEFAULT_N_SINK
     if engine is None:
         return DEFAULT_N_SINK, DEFAULT_N_RING
     stats = engine.stats()

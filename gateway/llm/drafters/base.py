@@ -26,7 +26,7 @@ class Drafter(ABC):
         """The engine appended `tokens` to its stream context (same order as prefill_stream)."""
 
     def begin_job(self, prompt_tokens: Sequence[int], sampling, seed: int | None) -> None:
-        """A job forks from the stream with this prompt; `sampling` is speculative.Sampling."""
+        """A job forks from the stream with this prompt; `sampling` is a sampling.SamplingParams."""
 
     @abstractmethod
     def propose(self, context_tokens: Sequence[int], k: int) -> Proposal:

@@ -15,6 +15,10 @@ from typing import Sequence
 import numpy as np
 
 from gateway.llm.drafters.base import Drafter, Proposal
+from gateway.llm.drafters.onnx_engine import OnnxDraftEngine, read_meta
+from gateway.llm.drafters.rknn_runner import rknn_runner
+from gateway.llm.engine import Engine
+from gateway.llm.sampling import greedy_token, probs_from_logits, sample
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +48,7 @@ def rknn_available() -> tuple[bool, str]:
     if node is None:
         return False, f"no NPU device node ({' or '.join(RKNN_DEVICE_NODES)})"
     try:
-        import rknnlite.api  # noqa: F401
+        import rknnlite.api  # noqa: F401  (optional: only on the RK3588 board)
     except ImportError:
         return False, "rknn-toolkit-lite2 (rknnlite) is not installed"
     return True, ""
@@ -74,7 +78,6 @@ class ModelDrafter(Drafter):
         if backend == "rknn":
             ok, why = rknn_available()
             if ok and rknn_path.is_file():
-                from gateway.llm.drafters.rknn_runner import rknn_runner
                 return cls(_graph_engine(onnx_path, n_sink, n_ring, n_scratch, runner=rknn_runner(rknn_path)), "rknn")
             if ok:
                 why = f"no converted graph at {rknn_path} (tools/convert/convert_draft_rknn.py)"
@@ -84,7 +87,6 @@ class ModelDrafter(Drafter):
             return cls(_graph_engine(onnx_path, n_sink, n_ring, n_scratch, n_threads=n_threads), "onnx")
         if not gguf.is_file():
             raise FileNotFoundError(f"draft model not found at {gguf}: run `linegate models pull {DRAFT_MODEL}`")
-        from gateway.llm.engine import Engine
         return cls(Engine(str(gguf), n_sink=n_sink, n_ring=n_ring, n_scratch=n_scratch, n_threads=n_threads,
                           act_precision=act_precision or DRAFT_ACT_PRECISION), "native")
 
@@ -98,8 +100,6 @@ class ModelDrafter(Drafter):
         self._rng = np.random.default_rng(None if seed is None else seed + DRAFT_SEED_OFFSET)
 
     def propose(self, context_tokens: Sequence[int], k: int) -> Proposal:
-        from gateway.llm.speculative import probs_from_logits, sample
-
         context = [int(t) for t in context_tokens]
         room = self.n_scratch - len(context)
         if room <= 0:                      # the job outgrew the draft's scratch: stop drafting
@@ -116,7 +116,7 @@ class ModelDrafter(Drafter):
         greedy = self._sampling is None or self._sampling.greedy
         for i in range(min(k, room)):
             if greedy:
-                t = int(np.argmax(logits))
+                t = greedy_token(logits)
             else:
                 q = probs_from_logits(logits, self._sampling)
                 t = sample(q, self._rng)
@@ -137,7 +137,6 @@ class ModelDrafter(Drafter):
 
 
 def _graph_engine(onnx_path: Path, n_sink: int, n_ring: int, n_scratch: int, n_threads: int | None = None, runner=None):
-    from gateway.llm.drafters.onnx_engine import OnnxDraftEngine, read_meta
     if not onnx_path.is_file():
         raise FileNotFoundError(f"draft graph not found at {onnx_path}: export it with "
                                 f"`python tools/convert/export_draft_onnx.py --gguf <draft.gguf> --out {onnx_path}`")

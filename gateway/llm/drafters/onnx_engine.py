@@ -20,7 +20,7 @@ Runner = Callable[[dict], tuple[np.ndarray, np.ndarray, np.ndarray]]   # feeds -
 
 
 def read_meta(onnx_path: Path) -> dict:
-    import onnx
+    import onnx   # optional, heavy: only when a graph draft is used
     model = onnx.load(str(onnx_path), load_external_data=False)
     meta = {p.key: p.value for p in model.metadata_props}
     needed = ("chunk", "n_cache", "n_layer", "n_head_kv", "head_dim", "n_vocab", "mask_neg")
@@ -32,7 +32,7 @@ def read_meta(onnx_path: Path) -> dict:
 
 
 def onnxruntime_runner(onnx_path: Path, n_threads: int | None) -> Runner:
-    import onnxruntime as ort
+    import onnxruntime as ort   # optional, heavy: only for the onnx draft backend
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = n_threads or default_threads()
     opts.inter_op_num_threads = 1

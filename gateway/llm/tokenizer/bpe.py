@@ -277,6 +277,13 @@ class Tokenizer:
         """Token ids of the chat prompt, where only the template's own control tokens are special: a control
         token typed inside a message's content is encoded as text. Equal to encode(apply_chat_template(...))
         whenever no content contains a control token."""
+        return self.encode_chat_pieces(messages, add_generation_prompt=add_generation_prompt)[0]
+
+    def encode_chat_pieces(self, messages: Sequence[Mapping], *, cut: str | None = None,
+                           add_generation_prompt: bool = True) -> list[list[int]]:
+        """encode_chat, cut into pieces where `cut` (a string) stands in a message's content: the cut is
+        not encoded, and the text on either side is encoded apart (what a prompt whose middle part is
+        tokenized elsewhere, such as a live log, needs). Without cut: one piece."""
         # Render with each content replaced by a marker from Unicode's private use area, find the control
         # tokens in the template's own text only, then put the contents back and encode the text between those
         # control tokens with them off. The backend cuts text at control tokens before BPE anyway, so cutting
@@ -295,21 +302,23 @@ class Tokenizer:
         seen = sorted(int(i) for i in pieces[1::2])
         if seen != list(range(len(contents))):
             raise ChatTemplateError("the chat template did not copy each message's content verbatim, once")
-        ids: list[int] = []
-        text = ""
+        out = _ChatPieces(self)
         for index, piece in enumerate(pieces):
             if index % 2:
-                text += contents[int(piece)]
+                content = contents[int(piece)]
+                parts = content.split(cut) if cut else [content]
+                out.text += parts[0]
+                for part in parts[1:]:
+                    out.cut()
+                    out.text = part
                 continue
             for part in self._control_re.split(piece):
                 if part in self._control_ids:
-                    ids += self.encode(text, parse_special=False) if text else []
-                    ids.append(self._control_ids[part])
-                    text = ""
+                    out.control(self._control_ids[part])
                 else:
-                    text += part
-        ids += self.encode(text, parse_special=False) if text else []
-        return ids
+                    out.text += part
+        out.flush()
+        return out.pieces
 
     # --- ids -> text ---------------------------------------------------------
 
@@ -353,6 +362,28 @@ class Tokenizer:
 
     def __repr__(self) -> str:
         return f"Tokenizer({self.path.name}, n_vocab={self.n_vocab}, pre={self.pre!r})"
+
+
+class _ChatPieces:
+    """encode_chat_pieces' output: text gathers until a control token or a cut flushes it (encoded plain)."""
+
+    def __init__(self, tokenizer: Tokenizer):
+        self._tokenizer = tokenizer
+        self.pieces: list[list[int]] = [[]]
+        self.text = ""
+
+    def flush(self) -> None:
+        if self.text:
+            self.pieces[-1] += self._tokenizer.encode(self.text, parse_special=False)
+        self.text = ""
+
+    def control(self, token_id: int) -> None:
+        self.flush()
+        self.pieces[-1].append(token_id)
+
+    def cut(self) -> None:
+        self.flush()
+        self.pieces.append([])
 
 
 class StreamDecoder:

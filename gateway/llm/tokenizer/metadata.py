@@ -63,7 +63,7 @@ def _open_values(path: Path):
 
 def _reader_values(path: Path):
     """Fallback through gguf.GGUFReader (slow on big vocabularies: it builds a view per array element)."""
-    from gguf import GGUFReader
+    from gguf import GGUFReader   # heavy fallback: only when the native module is not built
 
     try:
         reader = GGUFReader(str(path))

@@ -1,5 +1,5 @@
 """POST /v1/chat/completions (OpenAI format; SSE when stream=true) and GET /v1/models. The answer is a
-job on the appliance's engine worker; prompt and sources come from gateway/server/retrieval.py.
+job on the appliance's engine thread; prompt and sources come from gateway/server/retrieval.py.
 A full job queue -> 429, an admission refusal -> 503, both with Retry-After.
 """
 
@@ -17,8 +17,10 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from gateway.server.retrieval import MAX_QUESTION_CHARS, Prompt, PromptTooLong, fit_prompt
+from gateway.serve.jobs import NotReady, PromptTooLong, QueueFull, Refused
+from gateway.serve.prompts import MAX_QUESTION_CHARS
 from gateway.server.deps import ApplianceDep, ErrorDetail, KeyDep, ServerSettingsDep
+from gateway.server.retrieval import Prompt, fit_prompt
 
 router = APIRouter(prefix="/v1", tags=["chat"])
 MAX_MESSAGES = 32
@@ -61,7 +63,7 @@ class ChatRequest(BaseModel):
     max_tokens: int | None = Field(None, ge=1)
     max_completion_tokens: int | None = Field(None, ge=1)
     temperature: float = Field(0.0, ge=0.0, le=2.0)
-    # Accepted for OpenAI compatibility; the engine worker samples with temperature alone (greedy at 0).
+    # Accepted for OpenAI compatibility; the engine thread samples with temperature alone (greedy at 0).
     top_p: float = Field(1.0, gt=0.0, le=1.0, description="nucleus sampling (with temperature > 0)")
     # Bound: the largest integer a JSON number (an IEEE double to most clients) carries exactly. With
     # 2**63 - 1, a client's 2**63 rounded onto the bound and a schema-valid request got a 422 (a fuzz find).
@@ -135,11 +137,9 @@ def _sources(prompt: Prompt) -> list[Source]:
 
 
 def _submit(appliance: Any, prompt: Prompt, req: ChatRequest, max_tokens: int, budget_ms: float) -> Any:
-    """The answer job on the engine worker (an asyncio-iterable JobHandle), or the HTTP refusal."""
-    from gateway.serve.engine_thread import NotReady, PromptTooLong, QueueFull, Refused   # the pipeline's engine thread
-
+    """The answer job on the engine thread (an asyncio-iterable JobHandle), or the HTTP refusal."""
     try:
-        return appliance.worker.submit_chat(prompt.messages, max_tokens=max_tokens, ttft_budget_ms=budget_ms,
+        return appliance.engine_thread.submit_chat(prompt.messages, max_tokens=max_tokens, ttft_budget_ms=budget_ms,
                                             temperature=req.temperature if req.temperature >= MIN_TEMPERATURE else 0.0,
                                             top_p=req.top_p, seed=req.seed, loop=asyncio.get_running_loop())
     except QueueFull as exc:
@@ -165,23 +165,23 @@ def _submit(appliance: Any, prompt: Prompt, req: ChatRequest, max_tokens: int, b
     503: {"model": ErrorDetail, "description": "refused by admission control, or no model loaded (Retry-After)"}})
 async def chat_completions(req: ChatRequest, request: Request, appliance: ApplianceDep, _key: KeyDep,
                            server: ServerSettingsDep) -> Any:
-    if appliance.worker is None:
+    if appliance.engine_thread is None:
         raise HTTPException(503, "this appliance runs without a model (engine.enabled = false): no chat",
                             headers=_retry_after(3600))
     if not appliance.ready:
         raise HTTPException(503, "the models are still loading", headers=_retry_after(5))
     max_tokens = min(req.max_completion_tokens or req.max_tokens or DEFAULT_MAX_TOKENS, server.max_chat_tokens)
     messages = [{"role": "system" if m.role == "developer" else m.role, "content": m.text()} for m in req.messages]
-    worker = appliance.worker
+    engine_thread = appliance.engine_thread
     budget_ms = request.app.state.settings.alerts.ttft_budget_ms
     # Quoted lines cost prefill before the first token: keep the prompt to what the measured
     # prefill speed fits in (a share of) the first-token budget; admission control decides the rest.
-    prefill_ms = getattr(worker.admission, "prefill_ms_per_tok", None)
+    prefill_ms = getattr(engine_thread.admission, "prefill_ms_per_tok", None)
     max_prompt = int(PROMPT_BUDGET_SHARE * budget_ms / prefill_ms) if prefill_ms else None
     try:
         prompt, max_tokens = await run_in_threadpool(
-            fit_prompt, appliance.store, messages, max_tokens, worker.n_scratch, lambda m: len(worker.chat_tokens(m)),
-            max_prompt)
+            fit_prompt, appliance.store, messages, max_tokens, engine_thread.n_scratch,
+            lambda m: len(engine_thread.prompts.chat_tokens(m)), max_prompt)
     except PromptTooLong as exc:
         raise HTTPException(413, str(exc)) from None
     except ValueError as exc:

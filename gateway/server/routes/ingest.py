@@ -9,6 +9,7 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel
 
+from gateway.ingest.ndjson import parse_ndjson
 from gateway.server.deps import ApplianceDep, KeyDep
 
 router = APIRouter(prefix="/api", tags=["ingest"])
@@ -28,8 +29,6 @@ class IngestResult(BaseModel):
     "requestBody": {"required": True, "description": NDJSON_DOC,
                     "content": {"application/x-ndjson": {"schema": {"type": "string"}}}}})
 async def ingest(request: Request, appliance: ApplianceDep, _key: KeyDep) -> IngestResult:
-    from gateway.ingest.ndjson import parse_ndjson
-
     body = await request.body()
     try:
         records, malformed = parse_ndjson(body, source="http")
