@@ -19,12 +19,14 @@ output is distributed as masked target-only decoding (greedy: token for token th
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 import numpy as np
 
 NEG = -np.inf
+_FAR = 1 << 30
 GREEDY_PROBES = 64            # candidates tried in logit order before the full mask is computed
 
 
@@ -148,6 +150,32 @@ class Grammar:
         self._final = self._nfa.build(g, start)
         self._start = self._closure({start})
         self._memo: dict[tuple[frozenset, int], frozenset | None] = {}
+        self._dist = self._distances()
+        self.max_dist = max(d for d in self._dist if d < _FAR)
+
+    def _distances(self) -> list[int]:
+        """Per NFA node, the fewest bytes to the final node (0-1 BFS backwards: bytes cost 1, epsilons 0)."""
+        n = len(self._nfa.edges)
+        back: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+        for a in range(n):
+            for _, b in self._nfa.edges[a]:
+                back[b].append((a, 1))
+            for b in self._nfa.eps[a]:
+                back[b].append((a, 0))
+        dist = [_FAR] * n
+        dist[self._final] = 0
+        dq = deque([self._final])
+        while dq:
+            b = dq.popleft()
+            for a, w in back[b]:
+                if dist[b] + w < dist[a]:
+                    dist[a] = dist[b] + w
+                    (dq.appendleft if w == 0 else dq.append)(a)
+        return dist
+
+    def dist(self, state: frozenset) -> int:
+        """The fewest bytes that make `state` a whole sentence."""
+        return min(self._dist[n] for n in state)
 
     def _closure(self, nodes: set[int]) -> frozenset:
         stack, seen = list(nodes), set(nodes)
@@ -216,6 +244,8 @@ class Vocabulary:
     def __init__(self, token_bytes: Sequence[bytes | None], stop_ids: Iterable[int]) -> None:
         self.token_bytes = list(token_bytes)
         self.stop_ids = sorted(int(t) for t in stop_ids)
+        if not self.stop_ids:
+            raise ValueError("a vocabulary for constrained decoding needs a stop token (a finished sentence ends on it)")
         self.trie = _TokenTrie(self.token_bytes)
 
     @classmethod
@@ -247,12 +277,31 @@ class Constraint:
         data = self.token_bytes[token] if 0 <= token < self.n_vocab else None
         return self.grammar.step(state, data) if data else None
 
-    def allowed(self, state: frozenset, token: int) -> bool:
+    def allowed(self, state: frozenset, token: int, room: int | None = None) -> bool:
+        """May `token` come next? With `room` (tokens left after this one), only if the text can still
+        become a whole sentence in that many tokens (one byte per token at worst)."""
         if token in self.stop_ids:
             return self.grammar.accepting(state)
         if not self.grammar.can_continue(state):
             return False
-        return self.advance(state, token) is not None
+        nxt = self.advance(state, token)
+        return nxt is not None and (room is None or self.grammar.dist(nxt) <= room)
+
+    def _tight(self, room: int | None) -> bool:
+        return room is not None and room < self.grammar.max_dist
+
+    def budget_mask(self, state: frozenset, room: int | None) -> np.ndarray:
+        """mask(state), less the tokens after which the sentence cannot end within `room` tokens."""
+        m = self.mask(state)
+        if not self._tight(room):
+            return m
+        m = m.copy()
+        for tid in np.flatnonzero(m):
+            if int(tid) not in self.stop_ids and not self.allowed(state, int(tid), room):
+                m[tid] = False
+        if not m.any():
+            m[self.stop_ids] = True
+        return m
 
     def mask(self, state: frozenset) -> np.ndarray:
         m = self._masks.get(state)
@@ -280,29 +329,31 @@ class Constraint:
         self._masks[state] = m
         return m
 
-    def choose_greedy(self, state: frozenset, logits: np.ndarray) -> int:
+    def choose_greedy(self, state: frozenset, logits: np.ndarray, room: int | None = None) -> int:
         """argmax of logits over the allowed tokens (ties to the lowest id), without a full mask when
         one of the GREEDY_PROBES best tokens is allowed."""
-        if state in self._masks:
-            return int(np.argmax(np.where(self._masks[state], logits, NEG)))
+        if state in self._masks and not self._tight(room):
+            return int(np.argmax(np.where(self._masks[state], logits[: self.n_vocab], NEG)))
         row = np.array(logits[: self.n_vocab], dtype=np.float64, copy=True)
         for _ in range(GREEDY_PROBES):
             t = int(np.argmax(row))
             if row[t] == NEG:
                 break
-            if self.allowed(state, t):
+            if self.allowed(state, t, room):
                 return t
             row[t] = NEG
-        return int(np.argmax(np.where(self.mask(state), logits[: self.n_vocab], NEG)))
+        return int(np.argmax(np.where(self.budget_mask(state, room), logits[: self.n_vocab], NEG)))
 
 
 class LogitsMask:
     """The decode loop's logits processor for one job: __call__(generated, logits, greedy) -> logits with
     the disallowed tokens at -inf (greedy: every token but the masked argmax, which gives the same argmax).
-    `generated` are the job's tokens so far (the prompt excluded). done(generated) once a stop is due."""
+    `generated` are the job's tokens so far (the prompt excluded). With max_tokens, the text always becomes
+    a whole sentence within that many tokens. complete(generated) once it cannot go on (stop there)."""
 
-    def __init__(self, constraint: Constraint) -> None:
+    def __init__(self, constraint: Constraint, max_tokens: int | None = None) -> None:
         self.c = constraint
+        self.max_tokens = max_tokens
         self._states: dict[tuple[int, ...], frozenset | None] = {(): constraint.grammar.start()}
 
     def state(self, generated: Sequence[int]) -> frozenset | None:
@@ -314,16 +365,17 @@ class LogitsMask:
     def __call__(self, generated: Sequence[int], logits: np.ndarray, greedy: bool) -> np.ndarray:
         state = self.state(generated)
         logits = np.asarray(logits)
-        if state is None:                 # off the grammar (cannot happen through this mask): only stop
-            out = np.full(logits.shape, NEG)
-            out[self.c.stop_ids] = 0.0
-            return out
+        if state is None:
+            # A row after a draft the grammar rules out: the rule rejects that draft (its masked
+            # probability is 0) before this row is reached, so the row is never used. Left as it is.
+            return logits
+        room = None if self.max_tokens is None else max(self.max_tokens - len(generated) - 1, 0)
         if greedy:
             out = np.full(logits.shape, NEG, dtype=np.float64)
-            t = self.c.choose_greedy(state, logits)
+            t = self.c.choose_greedy(state, logits, room)
             out[t] = 0.0
             return out
-        m = self.c.mask(state)
+        m = self.c.budget_mask(state, room)
         out = np.full(logits.shape, NEG, dtype=np.float64)
         out[: self.c.n_vocab] = np.where(m, logits[: self.c.n_vocab], NEG)
         return out
