@@ -32,7 +32,8 @@ MAX_TEXT_BYTES = 48
 MAX_CALL_TOKENS = 48          # the call's decode budget (a sentence of the grammar is far shorter)
 MAX_VALUES = 64               # known hosts / components / levels offered per field
 GRAMMAR_TTL_S = 30.0          # known values are re-read from the store at most this often
-RESULT_CHARS = 1200           # the result as the prompt quotes it
+RESULT_CHARS = 600            # the result as the prompt quotes it (~200 tokens)
+QUERY_PROMPT_TOKENS = 360     # room a query adds to a chat prompt: instruction, call, result, answer instruction
 CALL_INSTRUCTION = (
     "First write one query on the stored log as JSON. op: count = how many lines; top_k = most frequent "
     "values (by host, component, level or template); stats = min/max/avg of the number in the lines; "
@@ -173,4 +174,4 @@ class QueryTool:
         question = turns[-1]["content"]
         turns[-1]["content"] = question + "\n\n" + CALL_INSTRUCTION
         prefix = self.tokenizer.encode(CALL_PREFIX, parse_special=False)
-        return QueryPlan(self, turns, question, LogitsMask(self.constraint()), prefix)
+        return QueryPlan(self, turns, question, LogitsMask(self.constraint(), MAX_CALL_TOKENS), prefix)
