@@ -94,6 +94,11 @@ def test_cjk_text(q):
     assert q.run({"op": "count", "text": "冷却"})["no_match"] is True
 
 
+def test_text_relaxed_when_all_words_match_nothing(q):
+    r = q.run({"op": "count", "text": "E-STOP pressed twice"})
+    assert r["count"] == 1 and r["text_relaxed_to"] == "E-STOP pressed"
+
+
 def test_no_match_is_explicit(q):
     r = q.run({"op": "count", "text": "conveyor jam"})
     assert r == {"call": {"op": "count", "text": "conveyor jam"}, "count": 0, "no_match": True}

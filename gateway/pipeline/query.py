@@ -19,6 +19,8 @@ level word, else the severity's name), "template" (template id), "since"/"until"
 line's own time), "last_minutes" (the window ending at the newest line's own time).
 
 No match is an explicit result: {"count": 0, "no_match": true, ...}. Bad calls -> {"error": ...}.
+When several words match nothing together, trailing words are dropped until some line matches; the
+result then names the words used ("text_relaxed_to").
 
 Limits: a separate connection opened read-only (`mode=ro`, `PRAGMA query_only`), an SQLite authorizer
 that allows only SELECT and reads of this store's tables (no INSERT/UPDATE/DELETE, ATTACH, PRAGMA,
@@ -144,6 +146,14 @@ class QuerySurface:
                 raise QueryError(f"unknown op {op!r}; one of {', '.join(OPS)}")
             where, args = self._filters(call)
             out.update(getattr(self, "_" + op)(call, where, args))
+            words = str(call.get("text") or "").split()
+            while out.get("count") == 0 and len(words) > 1:    # "failed password attempts": the
+                words.pop()                                   # lines say "Failed password for ..."
+                relaxed = {**call, "text": " ".join(words)}
+                where, args = self._filters(relaxed)
+                found = getattr(self, "_" + op)(relaxed, where, args)
+                if found.get("count"):
+                    out.update(found, text_relaxed_to=relaxed["text"])
         except (QueryError, QueryInterrupted, sqlite3.DatabaseError) as exc:
             out["error"] = str(exc)
         finally:
