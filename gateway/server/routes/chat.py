@@ -27,6 +27,7 @@ router = APIRouter(prefix="/v1", tags=["chat"])
 MAX_MESSAGES = 32
 DEFAULT_MAX_TOKENS = 256
 MIN_TEMPERATURE = 1e-3      # below this, sampling is greedy anyway; logits / 1e-300 would overflow
+QUERY_MIN_ROOM = 256       # scratch left for question + answer beside a store query (else no query)
 PROMPT_BUDGET_SHARE = 0.5   # of the first-token budget, for prefilling the prompt (quoted lines included)
 STREAM_DONE = "data: [DONE]\n\n"
 # One event of the stream: data is a chat.completion.chunk as JSON, or the literal [DONE] at the end.
@@ -198,7 +199,8 @@ async def chat_completions(req: ChatRequest, request: Request, appliance: Applia
     max_prompt = int(PROMPT_BUDGET_SHARE * budget_ms / prefill_ms) if prefill_ms else None
     # Through a store query (engine.query): no quoted lines; the query's instruction, call and result
     # take their room in the scratch instead.
-    query = getattr(engine_thread, "query_tool", None) is not None
+    query = (getattr(engine_thread, "query_tool", None) is not None
+             and engine_thread.n_scratch - QUERY_PROMPT_TOKENS >= QUERY_MIN_ROOM)   # else: the lines path
     extra = QUERY_PROMPT_TOKENS if query else 0
     try:
         prompt, max_tokens = await run_in_threadpool(
