@@ -8,6 +8,7 @@
 
 #include "kv_cache.h"
 #include "model.h"
+#include "ops.h"  // rope_frequencies, fill_rope_row (also used by the CUDA engine)
 #include "quant.h"
 #include "threadpool.h"
 
@@ -18,11 +19,14 @@ static constexpr int ATT_TOKENS = 4;      // tokens of a chunk whose queries sha
 static constexpr int MAX_GROUP = 16;      // query heads per KV head (GQA group) the attention supports
 static constexpr size_t BUF_ALIGN = 64;   // cache line / AVX-512 width
 
-// RoPE frequencies theta_i = base^(-2i/hd), i < hd/2, in double (the CPU and CUDA engines both).
-void rope_frequencies(double base, int hd, double* theta);
-// cos/sin of rotation index `rot` for every frequency: angles in double (exact for any stream age
-// that fits in 2^53 tokens), rounded to float once.
-void fill_rope_row(const double* theta, int hd, int64_t rot, float* c, float* s);
+static constexpr int CHUNKS_PER_THREAD = 4;  // pool chunks per thread of the attention and prep tasks
+
+// Chunks of a pool task over `units` work items (rounded up to `align`), at most per_thread per
+// thread: a few per thread for uneven work, so a thread the OS runs late just gets fewer.
+inline int pool_chunks(const ThreadPool& pool, int64_t units, int64_t align, int per_thread) {
+    int64_t n = (units + align - 1) / align, cap = static_cast<int64_t>(pool.size()) * per_thread;
+    return static_cast<int>(n < cap ? n : cap);
+}
 
 // A heap array aligned to BUF_ALIGN, allocated once.
 template <class T>
@@ -93,9 +97,5 @@ struct ChunkOutputs {
 // rs.pos_slot, plan.T <= rs.max_chunk, tokens in [0, n_vocab). Allocates nothing.
 void forward_chunk(const Model& model, KVCache& cache, ThreadPool& pool, RunState& rs,
                    const ChunkPlan& plan, const int32_t* tokens, const ChunkOutputs& out);
-
-// fp16 <-> fp32 for the KV cache (round to nearest even).
-void f32_to_f16(const float* src, uint16_t* dst, int n);
-void f16_to_f32(const uint16_t* src, float* dst, int n);
 
 }  // namespace lg

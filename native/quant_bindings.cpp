@@ -9,7 +9,7 @@
 #include <string>
 
 #include "quant.h"
-#include "quant_kernels.h"
+#include "quant/kernels.h"
 
 namespace py = pybind11;
 

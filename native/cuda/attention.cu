@@ -17,7 +17,7 @@ __device__ __forceinline__ void rope_pair(bool neox, int hd, int j, float c, flo
 }
 
 // cos/sin of rotation index r at frequency theta: the angle in double, rounded to float once
-// (fill_rope_row in native/forward.cpp).
+// (fill_rope_row in native/ops.cpp).
 __device__ __forceinline__ void rot_cs(int64_t r, double theta, float* c, float* sn) {
     double sd, cd;
     sincos(static_cast<double>(r) * theta, &sd, &cd);

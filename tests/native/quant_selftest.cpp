@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "quant.h"
-#include "quant_blocks.h"
+#include "quant/blocks.h"
 
 using lg::GGMLType;
 

@@ -1,24 +1,24 @@
-// Internal to the AVX2 kernels: quant_avx2.cpp (K-quants, the dispatch) and quant_avx2_legacy.cpp (the
-// legacy 32-block kernels). Holds the row-lane shapes and helpers both use.
+// Internal to the AVX2 kernels (avx2.cpp: the reducing K-quant kernels and the dispatch; avx2_rowlane.cpp:
+// K-quant row-lane kernels; avx2_legacy.cpp: legacy 32-blocks). Holds the helpers they share and the entries.
 #pragma once
 #include <cstring>
 
-#include "quant_blocks.h"
-#include "quant_kernels.h"
+#include "quant/blocks.h"
+#include "quant/kernels.h"
+#include "quant/x86/plan.h"
 
 #if LG_SIMD_AVX2
 #include <immintrin.h>
 
-namespace lg::avx2 {
+namespace lg::quant::avx2 {
 
-constexpr int RL_ROWS = 8;          // rows per row-lane group: one ymm dword lane each
 // Records per pass over the rows (their float sums live on the stack): each pass decodes every weight block
 // again. Measured (x86-64-v3 build on this box, prefill of 512 tokens, 2 threads): 1.5B 78 tok/s with 16,
 // 85-86 with 32, 86-90 with 64, 88-89 with 128; 0.5B 239 -> 276 with 64. Bit-identical (records are
 // independent sums).
-constexpr int RL_MAX_RECORDS = 64;
+constexpr int ROWLANE_MAX_RECORDS = 64;
 
-constexpr int T_TILE = 8;  // activation vectors per pass of the reducing kernels: one decode of a weight block
+constexpr int R_TILE = 8;  // activation vectors per pass of the reducing kernels: one decode of a weight block
 
 inline int32_t hsum128(__m128i s) {
     s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
@@ -81,11 +81,18 @@ inline void dwords4_of_rows(const void* const* p, __m256i* c) {
     c[3] = _mm256_unpackhi_epi64(t1, t3);
 }
 
-// Legacy 32-block types (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0), quant_avx2_legacy.cpp: rows [r0, r1) against T
-// records, 8 rows at a time through the row-lane kernel and the rows left over through the reducing one.
-void legacy_matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T,
+// ---- kernel entries: the dispatch (avx2.cpp) runs them as plan.h says ---------------------------------
+// Row-lane kernels: rows r0 .. r0 + 8n of [r0, r1) (K-quants: those of the plan's rows16 and rows8); they
+// return the first row left.
+int64_t rowlane_kquant(const Plan& p, GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts,
+                       int n_rec, float* y, int64_t ldy, int pair);  // avx2_rowlane.cpp
+int64_t rowlane_legacy(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec,
+                       float* y, int64_t ldy, int pair);  // avx2_legacy.cpp
+// The reducing kernel for legacy 32-blocks, rows [r0, r1) (avx2_legacy.cpp).
+void reduce_legacy(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec,
                    float* y, int64_t ldy, int pair);
 
-}  // namespace lg::avx2
+
+}  // namespace lg::quant::avx2
 
 #endif

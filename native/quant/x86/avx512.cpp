@@ -1,15 +1,15 @@
-// x86 AVX-512 BW+VNNI reducing kernels and the dispatch: bit-identical to quant_scalar.cpp. Integer block
-// sums are exact, so only the float steps must follow the canonical order (quant_blocks.h): K-quants
+// x86 AVX-512 BW+VNNI reducing kernels and the dispatch: bit-identical to scalar.cpp. Integer block
+// sums are exact, so only the float steps must follow the canonical order (blocks.h): K-quants
 // vectorize them across vectors t, legacy types across their 8 block lanes. Calls of many records go to
-// the broadcast kernels (quant_avx512_broadcast.cpp). Knows nothing about threads.
+// the broadcast kernels (avx512_broadcast.cpp). Knows nothing about threads.
 #include <cmath>
 #include <type_traits>
 
-#include "quant_avx512.h"
+#include "quant/x86/avx512.h"
 
 #if LG_SIMD_AVX512
 
-namespace lg::avx512 {
+namespace lg::quant::avx512 {
 
 namespace {
 
@@ -21,22 +21,6 @@ namespace {
 constexpr int PREFETCH_BLOCKS = 96;  // K-quant blocks ahead (legacy rows: none, no gain measured)
 
 // ---- integer reductions across t ----------------------------------------------------------
-// b[i] = [8-lane partial of accumulator 2i (chunks 0,1) | of accumulator 2i+1 (chunks 2,3)];
-// result lane j = total of accumulator j (j < 8).
-inline __m256i reduce_pairs(const __m512i b[4]) {
-    __m512i c[2];
-    for (int i = 0; i < 2; ++i) {  // 128-bit chunk k = 4-lane partial of accumulator 4i+k
-        __m512i u = _mm512_shuffle_i64x2(b[2 * i], b[2 * i + 1], _MM_SHUFFLE(2, 0, 2, 0));
-        __m512i v = _mm512_shuffle_i64x2(b[2 * i], b[2 * i + 1], _MM_SHUFFLE(3, 1, 3, 1));
-        c[i] = _mm512_add_epi32(u, v);
-    }
-    // chunk k: lanes [c0.l0+c0.l2, c1.l0+c1.l2, c0.l1+c0.l3, c1.l1+c1.l3]
-    __m512i d = _mm512_add_epi32(_mm512_unpacklo_epi32(c[0], c[1]), _mm512_unpackhi_epi32(c[0], c[1]));
-    __m512i e = _mm512_add_epi32(d, _mm512_shuffle_epi32(d, _MM_PERM_BADC));  // lane0: acc k, lane1: acc 4+k
-    const __m512i idx = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 0, 0, 0, 0, 0, 0, 0, 0);
-    return _mm512_castsi512_si256(_mm512_permutexvar_epi32(idx, e));
-}
-
 // Sum the 16 int32 lanes of each accumulator; result lane t = sum of a[t] (t < 8).
 inline __m256i reduce8(const __m512i a[8]) {
     __m512i b[4];
@@ -67,8 +51,8 @@ inline __m256i reduce_t(const __m512i* a) {
 
 }  // namespace
 
-void build_tile(const uint8_t* acts, const ActLayout& L, int64_t nb, int t0, int nt, KTile* tile) {
-    std::memset(tile->dxT, 0, sizeof(float) * T_TILE * nb);
+void reduce_build_tile(const uint8_t* acts, const ActLayout& L, int64_t nb, int t0, int nt, ReduceTile* tile) {
+    std::memset(tile->dxT, 0, sizeof(float) * R_TILE * nb);
     std::memset(tile->bsT, 0, sizeof(int16_t) * 128 * nb);
     for (int t = 0; t < nt; ++t) {
         const uint8_t* rec = acts + static_cast<int64_t>(t0 + t) * L.stride;
@@ -83,7 +67,7 @@ void build_tile(const uint8_t* acts, const ActLayout& L, int64_t nb, int t0, int
             }
         }
     }
-    for (int t = nt; t < T_TILE; ++t) tile->xq[t] = tile->xq[0];
+    for (int t = nt; t < R_TILE; ++t) tile->xq[t] = tile->xq[0];
 }
 
 namespace {
@@ -118,7 +102,7 @@ inline __m512i pair_scale_vec(__m256i s16, int m) {
 
 // Blocks [b0, b1) of one row into acc (lane t), in block order.
 template <typename Block, int NT>
-inline __m256 kquant_blocks(const Block* row, int64_t b0, int64_t b1, const KTile& tile, __m256 acc) {
+inline __m256 reduce_kquant_blocks(const Block* row, int64_t b0, int64_t b1, const ReduceTile& tile, __m256 acc) {
     constexpr bool kQ6 = std::is_same<Block, BlockQ6K>::value;
     for (int64_t b = b0; b < b1; ++b) {
         // Software prefetch PREFETCH_BLOCKS ahead in the row: when several vectors slow the
@@ -159,7 +143,7 @@ inline __m256 kquant_blocks(const Block* row, int64_t b0, int64_t b1, const KTil
 // chunks of K_CHUNK blocks across ROW_GROUP rows, so the chunk's activations stay in L1 while
 // several rows stream past them; each (row, t) still sees its blocks in order.
 template <typename Block, int NT>
-void kquant_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const KTile& tile, int t0, float* y,
+void reduce_kquant_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const ReduceTile& tile, int t0, float* y,
                  int64_t ldy, int pair) {
     constexpr int ROW_GROUP = 4;
     constexpr int64_t L1_ACT_BYTES = 24 << 10;
@@ -170,7 +154,7 @@ void kquant_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const KTile
         for (int i = 0; i < ROW_GROUP; ++i) acc[i] = _mm256_setzero_ps();
         for (int64_t c = 0; c < nb; c += K_CHUNK) {
             const int64_t c1 = nb - c < K_CHUNK ? nb : c + K_CHUNK;
-            for (int i = 0; i < nr; ++i) acc[i] = kquant_blocks<Block, NT>(W + (rg + i) * nb, c, c1, tile, acc[i]);
+            for (int i = 0; i < nr; ++i) acc[i] = reduce_kquant_blocks<Block, NT>(W + (rg + i) * nb, c, c1, tile, acc[i]);
         }
         for (int i = 0; i < nr; ++i) {
             alignas(32) float tmp[8];
@@ -180,151 +164,86 @@ void kquant_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const KTile
     }
 }
 
-// The reducing kernel on a tile of nt <= T_TILE vectors (the broadcast kernel's remainder).
+// The reducing kernel on a tile of nt <= R_TILE vectors (the broadcast kernel's remainder).
 template <typename Block>
-void kquant_rows_n(const Block* W, int64_t nb, int64_t r0, int64_t r1, const KTile& tile, int t0, int nt, float* y,
+void reduce_kquant_rows_n(const Block* W, int64_t nb, int64_t r0, int64_t r1, const ReduceTile& tile, int t0, int nt, float* y,
                    int64_t ldy, int pair) {
     switch (nt) {
-        case 1: kquant_rows<Block, 1>(W, nb, r0, r1, tile, t0, y, ldy, pair); break;
-        case 2: kquant_rows<Block, 2>(W, nb, r0, r1, tile, t0, y, ldy, pair); break;
-        case 3: kquant_rows<Block, 3>(W, nb, r0, r1, tile, t0, y, ldy, pair); break;
-        case 4: kquant_rows<Block, 4>(W, nb, r0, r1, tile, t0, y, ldy, pair); break;
-        case 5: kquant_rows<Block, 5>(W, nb, r0, r1, tile, t0, y, ldy, pair); break;
-        case 6: kquant_rows<Block, 6>(W, nb, r0, r1, tile, t0, y, ldy, pair); break;
-        case 7: kquant_rows<Block, 7>(W, nb, r0, r1, tile, t0, y, ldy, pair); break;
-        default: kquant_rows<Block, 8>(W, nb, r0, r1, tile, t0, y, ldy, pair); break;
+        case 1: reduce_kquant_rows<Block, 1>(W, nb, r0, r1, tile, t0, y, ldy, pair); break;
+        case 2: reduce_kquant_rows<Block, 2>(W, nb, r0, r1, tile, t0, y, ldy, pair); break;
+        case 3: reduce_kquant_rows<Block, 3>(W, nb, r0, r1, tile, t0, y, ldy, pair); break;
+        case 4: reduce_kquant_rows<Block, 4>(W, nb, r0, r1, tile, t0, y, ldy, pair); break;
+        case 5: reduce_kquant_rows<Block, 5>(W, nb, r0, r1, tile, t0, y, ldy, pair); break;
+        case 6: reduce_kquant_rows<Block, 6>(W, nb, r0, r1, tile, t0, y, ldy, pair); break;
+        case 7: reduce_kquant_rows<Block, 7>(W, nb, r0, r1, tile, t0, y, ldy, pair); break;
+        default: reduce_kquant_rows<Block, 8>(W, nb, r0, r1, tile, t0, y, ldy, pair); break;
     }
 }
 
 template <typename Block>
-void kquant_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T, float* y,
+void reduce_kquant(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec, float* y,
                    int64_t ldy, GGMLType wt, int pair) {
     const int64_t nb = K / QK_K;
     const ActLayout L = act_layout(wt, K);
     const Block* Wb = reinterpret_cast<const Block*>(W);
-    if (T > T_TILE && T <= 2 * T_TILE) {
+    if (n_rec > R_TILE && n_rec <= 2 * R_TILE) {
         // Two tiles, interleaved per row group: the second reads the weights from cache, not memory.
         constexpr int RG = 16;
-        KTile a, b;
-        build_tile(acts, L, nb, 0, T_TILE, &a);
-        build_tile(acts, L, nb, T_TILE, T - T_TILE, &b);
+        ReduceTile a, b;
+        reduce_build_tile(acts, L, nb, 0, R_TILE, &a);
+        reduce_build_tile(acts, L, nb, R_TILE, n_rec - R_TILE, &b);
         for (int64_t rg = r0; rg < r1; rg += RG) {
             const int64_t re = r1 - rg < RG ? r1 : rg + RG;
-            kquant_rows_n(Wb, nb, rg, re, a, 0, T_TILE, y, ldy, pair);
-            kquant_rows_n(Wb, nb, rg, re, b, T_TILE, T - T_TILE, y, ldy, pair);
+            reduce_kquant_rows_n(Wb, nb, rg, re, a, 0, R_TILE, y, ldy, pair);
+            reduce_kquant_rows_n(Wb, nb, rg, re, b, R_TILE, n_rec - R_TILE, y, ldy, pair);
         }
         return;
     }
-    KTile tile;
-    for (int t0 = 0; t0 < T; t0 += T_TILE) {
-        const int nt = T - t0 < T_TILE ? T - t0 : T_TILE;
-        build_tile(acts, L, nb, t0, nt, &tile);
-        kquant_rows_n(Wb, nb, r0, r1, tile, t0, nt, y, ldy, pair);
-    }
-}
-
-template <GGMLType WT, int NT>
-void legacy_row(const typename Legacy<WT>::B* row, int64_t nb, const uint8_t* const* rec, const ActLayout& L,
-                float* out) {
-    constexpr bool kMin = WT == GGMLType::Q4_1 || WT == GGMLType::Q5_1;
-    __m256 acc[NT];
-    for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
-    for (int64_t g0 = 0; g0 < nb; g0 += L_LANES) {
-        const int n = nb - g0 < L_LANES ? static_cast<int>(nb - g0) : L_LANES;
-        const __mmask8 lanes = static_cast<__mmask8>((1u << n) - 1);
-        LGroup g;
-        decode_group<WT>(row + g0, n, &g);
-        for (int t = 0; t < NT; ++t) {
-            const int8_t* xq = reinterpret_cast<const int8_t*>(rec[t]) + g0 * QK32;
-            __m512i part[4];
-            for (int z = 0; z < 4; ++z) {
-                const int nbytes = n - 2 * z >= 2 ? 64 : n - 2 * z == 1 ? 32 : 0;
-                const __mmask64 mk = nbytes == 64 ? ~0ull : nbytes == 32 ? 0xffffffffull : 0ull;
-                part[z] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), g.q[z], _mm512_maskz_loadu_epi8(mk, xq + 64 * z));
-            }
-            __m256i i1 = reduce_pairs(part);
-            const __m256i sums = _mm256_cvtepi16_epi32(
-                _mm_maskz_loadu_epi16(lanes, reinterpret_cast<const int16_t*>(rec[t] + L.sums_off) + g0));
-            if constexpr (Legacy<WT>::off_shift != 0)  // values were stored as v + 2^off_shift
-                i1 = _mm256_sub_epi32(i1, _mm256_slli_epi32(sums, Legacy<WT>::off_shift));
-            const __m256 dx = _mm256_maskz_loadu_ps(lanes, reinterpret_cast<const float*>(rec[t] + L.d_off) + g0);
-            acc[t] = _mm256_fmadd_ps(_mm256_mul_ps(g.dw, dx), _mm256_cvtepi32_ps(i1), acc[t]);
-            if constexpr (kMin) acc[t] = _mm256_fmadd_ps(_mm256_mul_ps(g.dm, dx), _mm256_cvtepi32_ps(sums), acc[t]);
-        }
-    }
-    for (int t = 0; t < NT; ++t) {  // fold lanes (l, l+4), (l, l+2), (l, l+1)
-        __m128 a = _mm_add_ps(_mm256_castps256_ps128(acc[t]), _mm256_extractf128_ps(acc[t], 1));
-        a = _mm_add_ps(a, _mm_movehl_ps(a, a));
-        a = _mm_add_ss(a, _mm_shuffle_ps(a, a, 1));
-        out[t] = _mm_cvtss_f32(a);
-    }
-}
-
-template <GGMLType WT>
-void legacy_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T, float* y,
-                   int64_t ldy, int pair) {
-    using B = typename Legacy<WT>::B;
-    const int64_t nb = K / QK32;
-    const ActLayout L = act_layout(WT, K);
-    float out[T_TILE];
-    const uint8_t* rec[T_TILE];
-    for (int t0 = 0; t0 < T; t0 += T_TILE) {
-        const int nt = T - t0 < T_TILE ? T - t0 : T_TILE;
-        for (int t = 0; t < nt; ++t) rec[t] = acts + static_cast<int64_t>(t0 + t) * L.stride;
-        for (int64_t r = r0; r < r1; ++r) {
-            const B* row = reinterpret_cast<const B*>(W) + r * nb;
-            switch (nt) {
-                case 1: legacy_row<WT, 1>(row, nb, rec, L, out); break;
-                case 2: legacy_row<WT, 2>(row, nb, rec, L, out); break;
-                case 3: legacy_row<WT, 3>(row, nb, rec, L, out); break;
-                case 4: legacy_row<WT, 4>(row, nb, rec, L, out); break;
-                case 5: legacy_row<WT, 5>(row, nb, rec, L, out); break;
-                case 6: legacy_row<WT, 6>(row, nb, rec, L, out); break;
-                case 7: legacy_row<WT, 7>(row, nb, rec, L, out); break;
-                default: legacy_row<WT, 8>(row, nb, rec, L, out); break;
-            }
-            store_out(y, ldy, r, t0, out, nt, pair);
-        }
+    ReduceTile tile;
+    for (int t0 = 0; t0 < n_rec; t0 += R_TILE) {
+        const int nt = n_rec - t0 < R_TILE ? n_rec - t0 : R_TILE;
+        reduce_build_tile(acts, L, nb, t0, nt, &tile);
+        reduce_kquant_rows_n(Wb, nb, r0, r1, tile, t0, nt, y, ldy, pair);
     }
 }
 
 }  // namespace
 
-void reduce_rows(GGMLType wt, const uint8_t* W, int64_t nb, int64_t r0, int64_t r1, const KTile& tile, int t0, int nt,
+void reduce_kquant_tile(GGMLType wt, const uint8_t* W, int64_t nb, int64_t r0, int64_t r1, const ReduceTile& tile, int t0, int nt,
                  float* y, int64_t ldy, int pair) {
-    if (wt == GGMLType::Q4_K) kquant_rows_n(reinterpret_cast<const BlockQ4K*>(W), nb, r0, r1, tile, t0, nt, y, ldy, pair);
-    else if (wt == GGMLType::Q5_K) kquant_rows_n(reinterpret_cast<const BlockQ5K*>(W), nb, r0, r1, tile, t0, nt, y, ldy, pair);
-    else kquant_rows_n(reinterpret_cast<const BlockQ6K*>(W), nb, r0, r1, tile, t0, nt, y, ldy, pair);
+    if (wt == GGMLType::Q4_K) reduce_kquant_rows_n(reinterpret_cast<const BlockQ4K*>(W), nb, r0, r1, tile, t0, nt, y, ldy, pair);
+    else if (wt == GGMLType::Q5_K) reduce_kquant_rows_n(reinterpret_cast<const BlockQ5K*>(W), nb, r0, r1, tile, t0, nt, y, ldy, pair);
+    else reduce_kquant_rows_n(reinterpret_cast<const BlockQ6K*>(W), nb, r0, r1, tile, t0, nt, y, ldy, pair);
 }
 
-}  // namespace lg::avx512
+}  // namespace lg::quant::avx512
 
 namespace lg {
 
-using namespace avx512;
+using namespace quant;
+using namespace quant::avx512;
 
 bool matmul_simd(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* act_buf,
-                 const float* x, int T, float* y, int64_t ldy, int pair) {
-    r0 = rowlane_matmul(wt, W, K, r0, r1, act_buf, T, y, ldy, pair);
-    r0 = legacy_rowlane_matmul(wt, W, K, r0, r1, act_buf, T, y, ldy, pair);
+                 const float* x, int n_rec, float* y, int64_t ldy, int pair) {
+    const Plan p = plan(wt, K, n_rec);
+    if (p.rows16 == Kernel::rowlane)
+        r0 = (is_kquant(wt) ? rowlane_kquant : rowlane_legacy)(wt, W, K, r0, r1, act_buf, n_rec, y, ldy, pair);
     if (r0 == r1) return true;
-    if (broadcast_matmul(wt, W, K, r0, r1, act_buf, T, y, ldy, pair)) return true;
-    switch (wt) {
-        case GGMLType::Q4_K:
-        case GGMLType::Q5_K:
-        case GGMLType::Q6_K:
-            if (K / QK_K > MAX_KBLOCKS) return false;
-            if (wt == GGMLType::Q4_K) kquant_matmul<BlockQ4K>(W, K, r0, r1, act_buf, T, y, ldy, wt, pair);
-            else if (wt == GGMLType::Q5_K) kquant_matmul<BlockQ5K>(W, K, r0, r1, act_buf, T, y, ldy, wt, pair);
-            else kquant_matmul<BlockQ6K>(W, K, r0, r1, act_buf, T, y, ldy, wt, pair);
+    const bool legacy = is_legacy(wt);
+    switch (p.rest) {
+        case Kernel::reduce:
+            if (legacy) reduce_legacy(wt, W, K, r0, r1, act_buf, n_rec, y, ldy, pair);
+            else if (wt == GGMLType::Q4_K) reduce_kquant<BlockQ4K>(W, K, r0, r1, act_buf, n_rec, y, ldy, wt, pair);
+            else if (wt == GGMLType::Q5_K) reduce_kquant<BlockQ5K>(W, K, r0, r1, act_buf, n_rec, y, ldy, wt, pair);
+            else reduce_kquant<BlockQ6K>(W, K, r0, r1, act_buf, n_rec, y, ldy, wt, pair);
             return true;
-        case GGMLType::Q4_0: legacy_matmul<GGMLType::Q4_0>(W, K, r0, r1, act_buf, T, y, ldy, pair); return true;
-        case GGMLType::Q4_1: legacy_matmul<GGMLType::Q4_1>(W, K, r0, r1, act_buf, T, y, ldy, pair); return true;
-        case GGMLType::Q5_0: legacy_matmul<GGMLType::Q5_0>(W, K, r0, r1, act_buf, T, y, ldy, pair); return true;
-        case GGMLType::Q5_1: legacy_matmul<GGMLType::Q5_1>(W, K, r0, r1, act_buf, T, y, ldy, pair); return true;
-        case GGMLType::Q8_0: legacy_matmul<GGMLType::Q8_0>(W, K, r0, r1, act_buf, T, y, ldy, pair); return true;
-        default:
-            return false;
+        case Kernel::broadcast:
+            if (legacy) broadcast_legacy(wt, W, K, r0, r1, act_buf, n_rec, y, ldy, pair);
+            else broadcast_kquant(wt, 1, W, K, r0, r1, act_buf, n_rec, y, ldy, pair);
+            return true;
+        case Kernel::broadcast_g2: broadcast_kquant(wt, 2, W, K, r0, r1, act_buf, n_rec, y, ldy, pair); return true;
+        case Kernel::broadcast_g4: broadcast_kquant(wt, 4, W, K, r0, r1, act_buf, n_rec, y, ldy, pair); return true;
+        default: return false;
     }
 }
 

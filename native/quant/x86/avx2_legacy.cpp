@@ -1,30 +1,30 @@
 // x86 AVX2 kernels for legacy 32-blocks (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0). The row-lane kernel: 8 weight rows
 // per ymm, activation bytes broadcast, float steps 8 rows at a time in the canonical lane order; the reducing
-// kernel takes the rows a group of 8 leaves, one at a time. Both are bit-identical to quant_scalar.cpp.
+// kernel takes the rows a group of 8 leaves, one at a time. Both are bit-identical to scalar.cpp.
 // Knows nothing about threads or models.
 #include <cmath>
 #include <cstring>
 
-#include "quant_avx2.h"
+#include "quant/x86/avx2.h"
 
 #if LG_SIMD_AVX2
 
-namespace lg::avx2 {
+namespace lg::quant::avx2 {
 
 namespace {
 
 // ---- legacy row-lane kernel (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0) -----------------------------------
-// Why: legacy_reducing (below) folds 8 lanes into one integer and runs the float steps in scalar code for
+// Why: reduce_legacy (below) folds 8 lanes into one integer and runs the float steps in scalar code for
 // every (row, record, 32-block). Here a ymm holds 8 rows, one dword lane each, 4 activation bytes are
 // broadcast, and the float steps run 8 rows at a time into the canonical per-row lanes acc[b % 8]
-// (quant_blocks.h), folded pairwise at the end, so the bits are the scalar path's. Integer bounds:
+// (blocks.h), folded pairwise at the end, so the bits are the scalar path's. Integer bounds:
 // 4-5 bit values give maddubs pairs of at most 2 * 31 * 127, four of them summed stay below 2^15; Q8_0
 // runs as |w| * (x * sign w), at most 2 * 128 * 127 per pair, so each goes through madd alone.
 // Measured (0.5B, mostly Q5_0 with a Q8_0 output matrix; x86-64-v3 build, 2 threads, after 1000 stream
-// tokens, alternating per forward in one process, medians of 6, logits bit-identical), legacy_reducing /
+// tokens, alternating per forward in one process, medians of 6, logits bit-identical), reduce_legacy /
 // row-lane: T = 1 32.95 / 15.06 ms, T = 2 53.97 / 23.40, T = 4 94.49 / 38.82, T = 8 188.94 / 69.90; prefill of
 // 256 tokens 71.9-72.1 / 234.4-236.2 tok/s.
-struct RlLegacy {
+struct RowlaneLegacy {
     __m256i v[8];  // element group g (values 4g .. 4g + 3) of 8 rows, unsigned (Q8_0: |w|)
     __m256i w[8];  // Q8_0: the signed values (for the sign)
     __m256 dw, dm;
@@ -38,22 +38,22 @@ template <> struct LegacyBlock<GGMLType::Q5_1> { using B = BlockQ5_1; static con
 template <> struct LegacyBlock<GGMLType::Q8_0> { using B = BlockQ8_0; static constexpr int offset = 0; };
 
 template <GGMLType WT>
-inline void rl_legacy_decode(const typename LegacyBlock<WT>::B* const* rows, RlLegacy* o) {
-    alignas(16) uint16_t d[RL_ROWS], m[RL_ROWS] = {};
-    for (int i = 0; i < RL_ROWS; ++i) {
+inline void rowlane_legacy_decode(const typename LegacyBlock<WT>::B* const* rows, RowlaneLegacy* o) {
+    alignas(16) uint16_t d[ROWLANE_ROWS], m[ROWLANE_ROWS] = {};
+    for (int i = 0; i < ROWLANE_ROWS; ++i) {
         d[i] = rows[i]->d;
         if constexpr (WT == GGMLType::Q4_1 || WT == GGMLType::Q5_1) m[i] = rows[i]->m;
     }
     o->dw = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(d)));
     o->dm = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(m)));
     if constexpr (WT == GGMLType::Q8_0) {
-        for (int i = 0; i < RL_ROWS; ++i) o->w[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[i]->qs));
+        for (int i = 0; i < ROWLANE_ROWS; ++i) o->w[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[i]->qs));
         transpose8(o->w);
         for (int g = 0; g < 8; ++g) o->v[g] = _mm256_abs_epi8(o->w[g]);  // -128 -> 0x80, read as unsigned 128
     } else {
         // c[k] lane i = qs dword k of row i: groups k (low nibbles) and 4 + k (high nibbles).
-        const void* p[RL_ROWS];
-        for (int i = 0; i < RL_ROWS; ++i) p[i] = rows[i]->qs;
+        const void* p[ROWLANE_ROWS];
+        for (int i = 0; i < ROWLANE_ROWS; ++i) p[i] = rows[i]->qs;
         __m256i c[4];
         dwords4_of_rows(p, c);
         const __m256i m4 = _mm256_set1_epi8(0x0f);
@@ -64,8 +64,8 @@ inline void rl_legacy_decode(const typename LegacyBlock<WT>::B* const* rows, RlL
         if constexpr (WT == GGMLType::Q5_0 || WT == GGMLType::Q5_1) {
             // Fifth bit of element e: bit e of the row's qh. Group g's bits 4g .. 4g + 3 sit in byte g / 2 of
             // the lane; byte j of each lane gets it (vpshufb within 128-bit halves), then bit 4 (g % 2) + j.
-            alignas(32) uint32_t qh[RL_ROWS];
-            for (int i = 0; i < RL_ROWS; ++i) std::memcpy(&qh[i], rows[i]->qh, 4);
+            alignas(32) uint32_t qh[ROWLANE_ROWS];
+            for (int i = 0; i < ROWLANE_ROWS; ++i) std::memcpy(&qh[i], rows[i]->qh, 4);
             const __m256i q = _mm256_load_si256(reinterpret_cast<const __m256i*>(qh));
             const __m256i bit4 = _mm256_set1_epi8(0x10);
             for (int g = 0; g < 8; ++g) {
@@ -85,7 +85,7 @@ inline void rl_legacy_decode(const typename LegacyBlock<WT>::B* const* rows, RlL
 // One decoded block of 8 rows against record t: acc (the row group's 8 lanes of this record) gains the
 // canonical steps in lane b % 8.
 template <GGMLType WT>
-inline void rl_legacy_record(const RlLegacy& w, const uint8_t* rec, const ActLayout& L, int64_t b, __m256* lanes) {
+inline void rowlane_legacy_record(const RowlaneLegacy& w, const uint8_t* rec, const ActLayout& L, int64_t b, __m256* lanes) {
     const int8_t* x = reinterpret_cast<const int8_t*>(rec) + b * QK32;
     const int16_t sum = reinterpret_cast<const int16_t*>(rec + L.sums_off)[b];
     const __m256 dx = _mm256_set1_ps(reinterpret_cast<const float*>(rec + L.d_off)[b]);
@@ -112,26 +112,26 @@ inline void rl_legacy_record(const RlLegacy& w, const uint8_t* rec, const ActLay
         lane = _mm256_fmadd_ps(_mm256_mul_ps(w.dm, dx), _mm256_set1_ps(static_cast<float>(sum)), lane);
 }
 
-// Rows [r0, r1) ((r1 - r0) a multiple of 8) against T <= RL_MAX_RECORDS records.
+// Rows [r0, r1) ((r1 - r0) a multiple of 8) against n_rec <= ROWLANE_MAX_RECORDS records.
 template <GGMLType WT>
-void rowlane_legacy(const uint8_t* W, int64_t nb, int64_t r0, int64_t r1, const uint8_t* acts, const ActLayout& L, int T,
+void rowlane_legacy_rows(const uint8_t* W, int64_t nb, int64_t r0, int64_t r1, const uint8_t* acts, const ActLayout& L, int n_rec,
                     float* y, int64_t ldy, int pair) {
     using B = typename LegacyBlock<WT>::B;
     const B* Wb = reinterpret_cast<const B*>(W);
-    RlLegacy w;
-    for (int64_t rg = r0; rg < r1; rg += RL_ROWS) {
-        __m256 lanes[RL_MAX_RECORDS][L_LANES];
-        for (int t = 0; t < T; ++t)
+    RowlaneLegacy w;
+    for (int64_t rg = r0; rg < r1; rg += ROWLANE_ROWS) {
+        __m256 lanes[ROWLANE_MAX_RECORDS][L_LANES];
+        for (int t = 0; t < n_rec; ++t)
             for (int l = 0; l < L_LANES; ++l) lanes[t][l] = _mm256_setzero_ps();
         for (int64_t b = 0; b < nb; ++b) {
-            const B* rows[RL_ROWS];
-            for (int i = 0; i < RL_ROWS; ++i) rows[i] = Wb + (rg + i) * nb + b;
-            const char* ahead = reinterpret_cast<const char*>(Wb + (rg + RL_ROWS) * nb + RL_ROWS * b);  // as in rowlane()
-            for (int off = 0; off < RL_ROWS * static_cast<int>(sizeof(B)); off += 64) _mm_prefetch(ahead + off, _MM_HINT_T0);
-            rl_legacy_decode<WT>(rows, &w);
-            for (int t = 0; t < T; ++t) rl_legacy_record<WT>(w, acts + static_cast<int64_t>(t) * L.stride, L, b, lanes[t]);
+            const B* rows[ROWLANE_ROWS];
+            for (int i = 0; i < ROWLANE_ROWS; ++i) rows[i] = Wb + (rg + i) * nb + b;
+            const char* ahead = reinterpret_cast<const char*>(Wb + (rg + ROWLANE_ROWS) * nb + ROWLANE_ROWS * b);  // as in rowlane_rows()
+            for (int off = 0; off < ROWLANE_ROWS * static_cast<int>(sizeof(B)); off += 64) _mm_prefetch(ahead + off, _MM_HINT_T0);
+            rowlane_legacy_decode<WT>(rows, &w);
+            for (int t = 0; t < n_rec; ++t) rowlane_legacy_record<WT>(w, acts + static_cast<int64_t>(t) * L.stride, L, b, lanes[t]);
         }
-        for (int t = 0; t < T; t += pair) {
+        for (int t = 0; t < n_rec; t += pair) {
             __m256 out[2];
             for (int u = 0; u < pair; ++u) {  // reduce_lanes' order: (l, l + 4), (l, l + 2), (l, l + 1)
                 __m256* l = lanes[t + u];
@@ -144,15 +144,15 @@ void rowlane_legacy(const uint8_t* W, int64_t nb, int64_t r0, int64_t r1, const 
     }
 }
 
-// Rows in groups of 8, RL_MAX_RECORDS records (even: pairs stay whole) a pass.
+// Rows in groups of 8, ROWLANE_MAX_RECORDS records (even: pairs stay whole) a pass.
 template <GGMLType WT>
-int64_t rows_in_groups(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T, float* y,
+int64_t rowlane_legacy_call(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec, float* y,
                        int64_t ldy, int pair) {
-    const int64_t nb = K / QK32, r8 = r0 + (r1 - r0) / RL_ROWS * RL_ROWS;
+    const int64_t nb = K / QK32, r8 = r0 + (r1 - r0) / ROWLANE_ROWS * ROWLANE_ROWS;
     const ActLayout L = act_layout(WT, K);
-    for (int g0 = 0; g0 < T; g0 += RL_MAX_RECORDS)
-        rowlane_legacy<WT>(W, nb, r0, r8, acts + static_cast<int64_t>(g0) * L.stride, L,
-                           T - g0 < RL_MAX_RECORDS ? T - g0 : RL_MAX_RECORDS, y + static_cast<int64_t>(g0 / pair) * ldy, ldy, pair);
+    for (int g0 = 0; g0 < n_rec; g0 += ROWLANE_MAX_RECORDS)
+        rowlane_legacy_rows<WT>(W, nb, r0, r8, acts + static_cast<int64_t>(g0) * L.stride, L,
+                           n_rec - g0 < ROWLANE_MAX_RECORDS ? n_rec - g0 : ROWLANE_MAX_RECORDS, y + static_cast<int64_t>(g0 / pair) * ldy, ldy, pair);
     return r8;
 }
 
@@ -179,7 +179,21 @@ inline __m256i legacy_decode(GGMLType wt, const uint8_t* blk, float* dw, float* 
     return v;
 }
 
-void legacy_reducing(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T,
+}  // namespace
+
+int64_t rowlane_legacy(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec,
+                            float* y, int64_t ldy, int pair) {
+    switch (wt) {
+        case GGMLType::Q4_0: return rowlane_legacy_call<GGMLType::Q4_0>(W, K, r0, r1, acts, n_rec, y, ldy, pair);
+        case GGMLType::Q4_1: return rowlane_legacy_call<GGMLType::Q4_1>(W, K, r0, r1, acts, n_rec, y, ldy, pair);
+        case GGMLType::Q5_0: return rowlane_legacy_call<GGMLType::Q5_0>(W, K, r0, r1, acts, n_rec, y, ldy, pair);
+        case GGMLType::Q5_1: return rowlane_legacy_call<GGMLType::Q5_1>(W, K, r0, r1, acts, n_rec, y, ldy, pair);
+        case GGMLType::Q8_0: return rowlane_legacy_call<GGMLType::Q8_0>(W, K, r0, r1, acts, n_rec, y, ldy, pair);
+        default: return r0;
+    }
+}
+
+void reduce_legacy(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec,
                    float* y, int64_t ldy, int pair) {
     const int64_t nb = K / QK32, bb = ggml_bytes_per_block32(wt);
     const bool has_min = wt == GGMLType::Q4_1 || wt == GGMLType::Q5_1;
@@ -187,11 +201,11 @@ void legacy_reducing(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64
     const int offset = wt == GGMLType::Q4_0 ? 8 : wt == GGMLType::Q5_0 ? 16 : 0;
     const ActLayout L = act_layout(wt, K);
     const __m256i ones = _mm256_set1_epi16(1);
-    for (int t0 = 0; t0 < T; t0 += T_TILE) {
-        const int nt = T - t0 < T_TILE ? T - t0 : T_TILE;
+    for (int t0 = 0; t0 < n_rec; t0 += R_TILE) {
+        const int nt = n_rec - t0 < R_TILE ? n_rec - t0 : R_TILE;
         for (int64_t r = r0; r < r1; ++r) {
             const uint8_t* row = W + r * nb * bb;
-            float lanes[T_TILE][L_LANES] = {};
+            float lanes[R_TILE][L_LANES] = {};
             for (int64_t b = 0; b < nb; ++b) {
                 float dw, dm;
                 const __m256i v = legacy_decode(wt, row + b * bb, &dw, &dm);
@@ -208,33 +222,13 @@ void legacy_reducing(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64
                     if (has_min) lane = std::fma(dm * dx, static_cast<float>(sum), lane);
                 }
             }
-            float out[T_TILE];
+            float out[R_TILE];
             for (int t = 0; t < nt; ++t) out[t] = reduce_lanes(lanes[t]);
             store_out(y, ldy, r, t0, out, nt, pair);
         }
     }
 }
 
-int64_t legacy_rowlane_rows(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T,
-                            float* y, int64_t ldy, int pair) {
-    switch (wt) {
-        case GGMLType::Q4_0: return rows_in_groups<GGMLType::Q4_0>(W, K, r0, r1, acts, T, y, ldy, pair);
-        case GGMLType::Q4_1: return rows_in_groups<GGMLType::Q4_1>(W, K, r0, r1, acts, T, y, ldy, pair);
-        case GGMLType::Q5_0: return rows_in_groups<GGMLType::Q5_0>(W, K, r0, r1, acts, T, y, ldy, pair);
-        case GGMLType::Q5_1: return rows_in_groups<GGMLType::Q5_1>(W, K, r0, r1, acts, T, y, ldy, pair);
-        case GGMLType::Q8_0: return rows_in_groups<GGMLType::Q8_0>(W, K, r0, r1, acts, T, y, ldy, pair);
-        default: return r0;
-    }
-}
-
-}  // namespace
-
-void legacy_matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T,
-                   float* y, int64_t ldy, int pair) {
-    r0 = legacy_rowlane_rows(wt, W, K, r0, r1, acts, T, y, ldy, pair);
-    legacy_reducing(wt, W, K, r0, r1, acts, T, y, ldy, pair);  // the rows left over (fewer than 8)
-}
-
-}  // namespace lg::avx2
+}  // namespace lg::quant::avx2
 
 #endif

@@ -1,8 +1,8 @@
 // Peak issue rate of 512-bit vpdpbusd / vpmulld on one core: the compute ceiling the K-quant kernels
-// (native/quant_avx512.cpp) are measured against. 16 independent accumulator chains hide the latency;
+// (native/quant/x86/avx512*.cpp) are measured against. 16 independent accumulator chains hide the latency;
 // the loops are unrolled so the chains live in registers (check: objdump shows 16 vpdpbusd in a row;
 // an earlier version kept them in memory and measured load-op-store, half the real rate).
-//   g++ -O2 -march=native -o /tmp/vnni_peak tools/vnni_peak.cpp && /tmp/vnni_peak
+//   g++ -O2 -march=native -o /tmp/vnni_peak tools/probes/vnni_peak.cpp && /tmp/vnni_peak
 #include <immintrin.h>
 
 #include <chrono>

@@ -3,24 +3,22 @@
 // bytes are broadcast from memory, so each block's decode is shared by every record and nothing is
 // reduced across lanes.
 // Bit-identical to the other kernels. Knows nothing about threads.
-#include "quant_avx512.h"
+#include "quant/x86/avx512.h"
 
 #if LG_SIMD_AVX512
 
-namespace lg::avx512 {
+namespace lg::quant::avx512 {
 
 namespace {
 
-// Why: with few records the broadcast kernel (quant_avx512_broadcast.cpp) spends more instructions
+// Why: with few records the broadcast kernel (avx512_broadcast.cpp) spends more instructions
 // broadcasting decoded weights and folding per-row scales than on dot products, and the reducing
-// kernel (quant_avx512.cpp) folds lanes per block. Here 16 rows of a block are decoded together (two
+// kernel (avx512.cpp) folds lanes per block. Here 16 rows of a block are decoded together (two
 // 16x16 dword transposes of the packed nibbles, the 6-bit scales unpacked in 16 lanes at once); then per 4 activation bytes of a record one vpdpbusd with the bytes
 // broadcast from memory covers 16 rows. Per (row, record, block) it forms the same exact int32 sums
 // (S_j per sub-block, i1 = sum_j sc_j S_j, i2 = sum_j mn_j xsum_j) and applies the canonical float
-// steps (quant_blocks.h) in block order, so its bits are the scalar path's.
-constexpr int RL_ROWS = 16;         // rows per group: one zmm lane each
-constexpr int RL_CHUNK = 8;         // records per pass over a decoded block (8 S_j + 8 i1 + 8 float sums)
-constexpr int RL_MAX_KBLOCKS = 40;  // K <= 10240 (records, rearranged, live on the stack: 106 KB per pass)
+// steps (blocks.h) in block order, so its bits are the scalar path's.
+constexpr int ROWLANE_CHUNK = 8;         // records per pass over a decoded block (8 S_j + 8 i1 + 8 float sums)
 // Measured (1.5B, forward of T tokens = 2T records, 2 threads, rounds minutes apart; before: the reducing
 // kernel for T = 1-2, the broadcast kernel's two-lane tile for T = 3-4): T = 1 19.0-19.8 ms against
 // 20.4-20.6; T = 2 24.3-24.8 against 27.8-28.5; T = 3 29.0-29.6 against 35.9-36.7; T = 4 32.1-32.7
@@ -30,12 +28,12 @@ constexpr int RL_MAX_KBLOCKS = 40;  // K <= 10240 (records, rearranged, live on 
 // after a 32-token prompt) T = 8 55.3-61.3 ms against 56.0-60.3, no difference the noise lets through.
 // (Each pass decoding the block again: T = 8 64-69 ms.)
 
-// The next row group's share for one block (see rl_rows), issued in `parts` slices, slice k of them.
-struct RlAhead {
+// The next row group's share for one block (see rowlane_rows), issued in `parts` slices, slice k of them.
+struct RowlaneAhead {
     const char* p;  // nullptr: nothing to prefetch
     int bytes;
 };
-inline void rl_prefetch_part(const RlAhead& a, int k, int parts) {
+inline void rowlane_prefetch_part(const RowlaneAhead& a, int k, int parts) {
     if (a.p == nullptr) return;
     const int lines = (a.bytes + 63) / 64, l0 = lines * k / parts, l1 = lines * (k + 1) / parts;
     for (int l = l0; l < l1; ++l) _mm_prefetch(a.p + 64 * l, _MM_HINT_T0);
@@ -66,7 +64,7 @@ inline void transpose16(__m512i* r) {
 }
 
 // Block b of 16 rows, decoded with one row per lane.
-struct RlBlock {
+struct RowlaneQ4K {
     __m512i raw[32];  // dword d of qs: low nibbles = sub-block 2 (d / 8), high = 2 (d / 8) + 1, dword d % 8
     __m512i sc[8];    // 6-bit scale of sub-block j
     __m512i mn[4];    // mins of sub-blocks 2m (low int16) and 2m + 1 (high int16)
@@ -74,10 +72,10 @@ struct RlBlock {
 };
 
 // rows[i] = block b of row i (a BlockQ4K: d, dmin, scales[12], qs[128]).
-inline void rl_decode_scales(const BlockQ4K* const* rows, RlBlock* o) {  // all but the values
+inline void rowlane_decode_scales(const BlockQ4K* const* rows, RowlaneQ4K* o) {  // all but the values
     // Headers: d | dmin << 16, then the 12 scale bytes as dwords a, b, c.
-    const void* p[RL_ROWS];
-    for (int i = 0; i < RL_ROWS; ++i) p[i] = rows[i];
+    const void* p[ROWLANE_ROWS];
+    for (int i = 0; i < ROWLANE_ROWS; ++i) p[i] = rows[i];
     __m512i hd[4];
     dwords4_of_rows(p, hd);
     const __m512i dd = hd[0], a = hd[1], b = hd[2], c = hd[3];
@@ -100,15 +98,15 @@ inline void rl_decode_scales(const BlockQ4K* const* rows, RlBlock* o) {  // all 
 }
 
 // Half h of the packed nibbles (qs bytes 64h .. 64h + 63) of 16 rows: r[e] = qs dword 16h + e.
-inline void rl_raw_half(const BlockQ4K* const* rows, int h, __m512i* r) {
-    for (int i = 0; i < RL_ROWS; ++i) r[i] = _mm512_loadu_si512(rows[i]->qs + 64 * h);
+inline void rowlane_raw_half(const BlockQ4K* const* rows, int h, __m512i* r) {
+    for (int i = 0; i < ROWLANE_ROWS; ++i) r[i] = _mm512_loadu_si512(rows[i]->qs + 64 * h);
     transpose16(r);
 }
 
-inline void rl_decode(const BlockQ4K* const* rows, RlBlock* o) {
-    rl_decode_scales(rows, o);
-    rl_raw_half(rows, 0, o->raw);
-    rl_raw_half(rows, 1, o->raw + 16);
+inline void rowlane_decode(const BlockQ4K* const* rows, RowlaneQ4K* o) {
+    rowlane_decode_scales(rows, o);
+    rowlane_raw_half(rows, 0, o->raw);
+    rowlane_raw_half(rows, 1, o->raw + 16);
 }
 
 // A chunk's records, interleaved: dword p of block b of record t at xq[b][p][t], so the broadcasts of
@@ -117,15 +115,15 @@ inline void rl_decode(const BlockQ4K* const* rows, RlBlock* o) {
 // 4.5 G vpdpbusd/s per core against 7.4 at a 1792-byte stride. In the kernel the change measured
 // within noise.) xs[b][m][t]: the int16 sums of 32-element sub-blocks 2m, 2m + 1 as one dword (the
 // mins' partner in vpdpwssd); x32[b][j][t] (Q6_K) the offset S_j starts from; dx[b][t]: the block scales.
-struct RlActs {
-    alignas(64) int32_t xq[RL_MAX_KBLOCKS][QK_K / 4][RL_CHUNK];
-    alignas(64) uint32_t xs[RL_MAX_KBLOCKS][4][RL_CHUNK];
-    alignas(64) int32_t x32[RL_MAX_KBLOCKS][QK_K / 16][RL_CHUNK];  // Q6_K: -32 * sum of 16-element sub-block j
-    alignas(64) float dx[RL_MAX_KBLOCKS][RL_CHUNK];
+struct RowlaneActs {
+    alignas(64) int32_t xq[ROWLANE_MAX_KBLOCKS][QK_K / 4][ROWLANE_CHUNK];
+    alignas(64) uint32_t xs[ROWLANE_MAX_KBLOCKS][4][ROWLANE_CHUNK];
+    alignas(64) int32_t x32[ROWLANE_MAX_KBLOCKS][QK_K / 16][ROWLANE_CHUNK];  // Q6_K: -32 * sum of 16-element sub-block j
+    alignas(64) float dx[ROWLANE_MAX_KBLOCKS][ROWLANE_CHUNK];
 };
 
 template <typename Block>
-inline void rl_acts(const uint8_t* acts, const ActLayout& L, int64_t nb, int t0, int nt, RlActs* a) {
+inline void rowlane_acts(const uint8_t* acts, const ActLayout& L, int64_t nb, int t0, int nt, RowlaneActs* a) {
     for (int t = 0; t < nt; ++t) {
         const uint8_t* rec = acts + static_cast<int64_t>(t0 + t) * L.stride;
         const int16_t* s16 = reinterpret_cast<const int16_t*>(rec + L.sums_off);
@@ -148,7 +146,7 @@ inline void rl_acts(const uint8_t* acts, const ActLayout& L, int64_t nb, int t0,
 // Sub-block j (0..7) for NR records: S_j from the 8 packed-nibble dwords q[0..7] that hold it (low
 // nibbles for even j, high for odd), then i1 += sc_j S_j.
 template <int NR>
-inline void rl_sub(const __m512i* q, int j, __m512i sc, const RlActs& a, int64_t b, __m512i* i1) {
+inline void rowlane_sub(const __m512i* q, int j, __m512i sc, const RowlaneActs& a, int64_t b, __m512i* i1) {
     const __m512i m4 = _mm512_set1_epi8(0x0f);
     __m512i s[NR];
     for (int t = 0; t < NR; ++t) s[t] = _mm512_setzero_si512();
@@ -163,7 +161,7 @@ inline void rl_sub(const __m512i* q, int j, __m512i sc, const RlActs& a, int64_t
 
 // The block's float steps for NR records, in the canonical order: acc += (dw dx) i1, acc -= (dm dx) i2.
 template <int NR>
-inline void rl_finish(const RlBlock& w, const RlActs& a, int64_t b, const __m512i* i1, __m512* acc) {
+inline void rowlane_finish(const RowlaneQ4K& w, const RowlaneActs& a, int64_t b, const __m512i* i1, __m512* acc) {
     for (int t = 0; t < NR; ++t) {
         __m512i i2 = _mm512_setzero_si512();
         for (int m = 0; m < 4; ++m) i2 = _mm512_dpwssd_epi32(i2, w.mn[m], _mm512_set1_epi32(static_cast<int>(a.xs[b][m][t])));
@@ -173,70 +171,68 @@ inline void rl_finish(const RlBlock& w, const RlActs& a, int64_t b, const __m512
     }
 }
 
-// One decoded block against NR records (block b of a chunk's RlActs).
+// One decoded block against NR records (block b of a chunk's RowlaneActs).
 template <int NR>
-inline void rl_block(const RlBlock& w, const RlActs& a, int64_t b, __m512* acc, const RlAhead& ahead) {
+inline void rowlane_block(const RowlaneQ4K& w, const RowlaneActs& a, int64_t b, __m512* acc, const RowlaneAhead& ahead) {
     __m512i i1[NR];
     for (int t = 0; t < NR; ++t) i1[t] = _mm512_setzero_si512();
     for (int j = 0; j < 8; ++j) {
-        rl_prefetch_part(ahead, j, 8);
-        rl_sub<NR>(w.raw + 8 * (j / 2), j, w.sc[j], a, b, i1);
+        rowlane_prefetch_part(ahead, j, 8);
+        rowlane_sub<NR>(w.raw + 8 * (j / 2), j, w.sc[j], a, b, i1);
     }
-    rl_finish<NR>(w, a, b, i1, acc);
+    rowlane_finish<NR>(w, a, b, i1, acc);
 }
 
-// rl_block for 1-2 records (one token) with the packed nibbles kept in registers, one half at a time,
+// rowlane_block for 1-2 records (one token) with the packed nibbles kept in registers, one half at a time,
 // instead of stored in w.raw and loaded again (w holds the scales, mins and d only). Measured (one
 // thread): 8960x1536, 2 records 217-228 us against 271-290; the 1.5B one-token forward on one thread
 // 32.8-33.0 ms against 35.6-35.8. (On two threads it was memory-bound at the time: 23.5-24.5 either
 // way. 4 records: no gain.)
-constexpr int RL_FUSE_MAX = 2;
-// Calls of up to RL_FUSE_MAX records of Q4_K (one token) take the fused path.
+// Calls of up to ROWLANE_ONE_TOKEN_MAX_RECORDS records of Q4_K (one token) take the fused path.
 template <typename Block, int N1, int N2>
-constexpr bool rl_fused() { return std::is_same<Block, BlockQ4K>::value && N2 == 0 && N1 <= RL_FUSE_MAX; }
+constexpr bool rowlane_fused() { return std::is_same<Block, BlockQ4K>::value && N2 == 0 && N1 <= ROWLANE_ONE_TOKEN_MAX_RECORDS; }
 // Fused calls over rows longer than this many blocks (the 1.5B's
 // ffn_down, K = 8960: 35 blocks) prefetch near, not far: a 16-row group of such rows spans 80 KB, more
 // than the L1, so prefetching the next group while one is decoded evicted lines before they were used
 // (the reducing kernel was faster there: 0.963-0.972 of this kernel's time). With each step prefetching
-// the same 16 rows' block b + RL_NEAR_BLOCKS instead, measured against the reducing kernel (1.5B
+// the same 16 rows' block b + ROWLANE_NEAR_BLOCKS instead, measured against the reducing kernel (1.5B
 // one-token forward, separate processes in rotated order, 6-10 rounds, median per-round ratio): 0.973,
 // 0.976, 0.985 in 42-53 GB/s stretches, 0.990 and 0.993 in 58-75 GB/s ones (distance 1: 0.979, 3:
 // 0.975). Short rows keep the far prefetch: near, they measured 1.11-1.16; calls of more records
 // measured the same either way (T = 4 1.000, T = 8 0.994) and keep it too.
-constexpr int64_t RL_NEAR_MIN_KBLOCKS = 8;  // longer rows: near prefetch
-constexpr int64_t RL_NEAR_BLOCKS = 2;
+constexpr int64_t ROWLANE_NEAR_BLOCKS = 2;
 
 template <int NR>
-inline void rl_block_fused(const BlockQ4K* const* rows, const RlBlock& w, const RlActs& a, int64_t b, __m512* acc) {
+inline void rowlane_block_fused(const BlockQ4K* const* rows, const RowlaneQ4K& w, const RowlaneActs& a, int64_t b, __m512* acc) {
     __m512i i1[NR];
     for (int t = 0; t < NR; ++t) i1[t] = _mm512_setzero_si512();
 #pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
         __m512i r[16];
-        rl_raw_half(rows, h, r);
+        rowlane_raw_half(rows, h, r);
 #pragma GCC unroll 4
         for (int j = 4 * h; j < 4 * h + 4; ++j)  // unrolled, so that r stays in registers
-            rl_sub<NR>(r + 8 * ((j / 2) % 2), j, w.sc[j], a, b, i1);
+            rowlane_sub<NR>(r + 8 * ((j / 2) % 2), j, w.sc[j], a, b, i1);
     }
-    rl_finish<NR>(w, a, b, i1, acc);
+    rowlane_finish<NR>(w, a, b, i1, acc);
 }
 
 // ---- Q6_K ---------------------------------------------------------------------------------------
 // Block b of 16 rows, one row per lane: q[g] = stored values 4g .. 4g + 3 (unsigned 0..63), so sub-block
 // j (16 elements) is q[4j .. 4j + 3]; sc[j] its int8 scale, sign-extended.
-struct RlBlockQ6 {
+struct RowlaneQ6K {
     __m512i q[QK_K / 4];
     __m512i sc[QK_K / 16];
     __m512 dw;
 };
 
-inline void rl_decode(const BlockQ6K* const* rows, RlBlockQ6* o) {
+inline void rowlane_decode(const BlockQ6K* const* rows, RowlaneQ6K* o) {
     __m512i ql[32], qh[16];
     for (int h = 0; h < 2; ++h) {
-        for (int i = 0; i < RL_ROWS; ++i) ql[16 * h + i] = _mm512_loadu_si512(rows[i]->ql + 64 * h);
+        for (int i = 0; i < ROWLANE_ROWS; ++i) ql[16 * h + i] = _mm512_loadu_si512(rows[i]->ql + 64 * h);
         transpose16(ql + 16 * h);
     }
-    for (int i = 0; i < RL_ROWS; ++i) qh[i] = _mm512_loadu_si512(rows[i]->qh);
+    for (int i = 0; i < ROWLANE_ROWS; ++i) qh[i] = _mm512_loadu_si512(rows[i]->qh);
     transpose16(qh);
     // Values 4g .. 4g + 3, h = g / 32, w4 = g % 32: the low (w4 < 16) or high nibbles of ql dword
     // 16h + w4 % 16, and bits 2k, 2k + 1 (k = w4 / 8) of each byte of qh dword 8h + w4 % 8 as bits 4, 5.
@@ -250,8 +246,8 @@ inline void rl_decode(const BlockQ6K* const* rows, RlBlockQ6* o) {
         o->q[g] = _mm512_ternarylogic_epi32(lo, m0f, _mm512_and_si512(hi, m30), 0xEA);  // (lo & m0f) | hi
     }
     // Scales: c[k] lane i = scale bytes 4k .. 4k + 3 of row i.
-    const void* p[RL_ROWS];
-    for (int i = 0; i < RL_ROWS; ++i) p[i] = rows[i]->scales;
+    const void* p[ROWLANE_ROWS];
+    for (int i = 0; i < ROWLANE_ROWS; ++i) p[i] = rows[i]->scales;
     __m512i c[4];
     dwords4_of_rows(p, c);
     for (int k = 0; k < 4; ++k) {
@@ -260,21 +256,21 @@ inline void rl_decode(const BlockQ6K* const* rows, RlBlockQ6* o) {
         o->sc[4 * k + 2] = _mm512_srai_epi32(_mm512_slli_epi32(c[k], 8), 24);
         o->sc[4 * k + 3] = _mm512_srai_epi32(c[k], 24);
     }
-    alignas(32) uint16_t d16[RL_ROWS];
-    for (int i = 0; i < RL_ROWS; ++i) d16[i] = rows[i]->d;
+    alignas(32) uint16_t d16[ROWLANE_ROWS];
+    for (int i = 0; i < ROWLANE_ROWS; ++i) d16[i] = rows[i]->d;
     o->dw = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(d16)));
 }
 
 // One decoded Q6_K block against NR records: S_j starts at the record's offset -32 * (sum of x over
 // sub-block j), gains 4 vpdpbusd, then i1 += sc_j S_j; acc += (dw dx) i1 (no min term).
 template <int NR>
-inline void rl_block(const RlBlockQ6& w, const RlActs& a, int64_t b, __m512* acc, const RlAhead& ahead) {
+inline void rowlane_block(const RowlaneQ6K& w, const RowlaneActs& a, int64_t b, __m512* acc, const RowlaneAhead& ahead) {
     __m512i i1[NR];
     for (int t = 0; t < NR; ++t) i1[t] = _mm512_setzero_si512();
     for (int j = 0; j < QK_K / 16; ++j) {
-        rl_prefetch_part(ahead, j, QK_K / 16);
+        rowlane_prefetch_part(ahead, j, QK_K / 16);
         const __m512i q0 = w.q[4 * j], q1 = w.q[4 * j + 1], q2 = w.q[4 * j + 2], q3 = w.q[4 * j + 3];
-        const int32_t(*xp)[RL_CHUNK] = a.xq[b] + 4 * j;
+        const int32_t(*xp)[ROWLANE_CHUNK] = a.xq[b] + 4 * j;
         for (int t = 0; t < NR; ++t) {
             __m512i s = _mm512_set1_epi32(a.x32[b][j][t]);
             s = dpbusd_bcast(s, q0, &xp[0][t]);
@@ -296,28 +292,27 @@ inline void rl_block(const RlBlockQ6& w, const RlActs& a, int64_t b, __m512* acc
 // matrix) 16 records 19.5-19.7 ms against 21.8-22.2. The 1.5B forward (2 threads, after 1000 stream
 // tokens, in one process alternating per forward, medians of 10, logits bit-identical): T = 8 57.24 ms
 // against 61.58, T = 6 48.55 against 49.13, T = 4 35.42 against 33.81.
-constexpr int RL_Q6_MIN_RECORDS = 12;
 
-template <typename Block> struct RlDecoded;
-template <> struct RlDecoded<BlockQ4K> { using T = RlBlock; };
-template <> struct RlDecoded<BlockQ6K> { using T = RlBlockQ6; };
+template <typename Block> struct RowlaneDecoded;
+template <> struct RowlaneDecoded<BlockQ4K> { using type = RowlaneQ4K; };
+template <> struct RowlaneDecoded<BlockQ6K> { using type = RowlaneQ6K; };
 
 // Rows [r0, r1) ((r1 - r0) a multiple of 16) against records 0 .. N1 (a1) and N1 .. N1 + N2 (a2, if
 // N2 > 0): each decoded block serves both chunks.
 template <typename Block, int N1, int N2, bool kNear = false>
-void rl_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const RlActs& a1, const RlActs& a2, float* y,
+void rowlane_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const RowlaneActs& a1, const RowlaneActs& a2, float* y,
              int64_t ldy, int pair) {
-    // The one-token path fuses decode and dot products (rl_block_fused), and over long rows (kNear)
+    // The one-token path fuses decode and dot products (rowlane_block_fused), and over long rows (kNear)
     // prefetches near; every other call prefetches in slices (see below), but 6 records.
-    constexpr bool kFused = rl_fused<Block, N1, N2>();
+    constexpr bool kFused = rowlane_fused<Block, N1, N2>();
     constexpr bool kSliced = !kFused && N1 + N2 != 6;
-    typename RlDecoded<Block>::T w;
-    for (int64_t rg = r0; rg < r1; rg += RL_ROWS) {
+    typename RowlaneDecoded<Block>::type w;
+    for (int64_t rg = r0; rg < r1; rg += ROWLANE_ROWS) {
         __m512 acc[N1 + N2];
         for (int t = 0; t < N1 + N2; ++t) acc[t] = _mm512_setzero_ps();
         for (int64_t b = 0; b < nb; ++b) {
-            const Block* rows[RL_ROWS];
-            for (int i = 0; i < RL_ROWS; ++i) rows[i] = W + (rg + i) * nb + b;
+            const Block* rows[ROWLANE_ROWS];
+            for (int i = 0; i < ROWLANE_ROWS; ++i) rows[i] = W + (rg + i) * nb + b;
             // The next row group (16 rows, contiguous), in order, one sixteenth-of-a-row's share per
             // block: 16 rows stream at once, too many for the hardware prefetcher to follow alone.
             // Calls of 3+ records issue it in slices, one per sub-block, between the dot products: the
@@ -329,35 +324,35 @@ void rl_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const RlActs& a
             // too. Also slower: two row groups ahead (T = 8 1.042, one token 1.035), into L2 only
             // (1.096, one token 1.051), slices spread over both passes of 16 records (1.657), a second
             // prefetch of the current rows' next block (1.64-1.69).
-            const RlAhead ahead{reinterpret_cast<const char*>(W + (rg + RL_ROWS) * nb + RL_ROWS * b),
-                                RL_ROWS * static_cast<int>(sizeof(Block))};
+            const RowlaneAhead ahead{reinterpret_cast<const char*>(W + (rg + ROWLANE_ROWS) * nb + ROWLANE_ROWS * b),
+                                ROWLANE_ROWS * static_cast<int>(sizeof(Block))};
             if constexpr (kNear) {
-                // Block b + RL_NEAR_BLOCKS of the same 16 rows; past the row's end the next group's first
+                // Block b + ROWLANE_NEAR_BLOCKS of the same 16 rows; past the row's end the next group's first
                 // blocks (rows up to r1 only). Blocks are not line-aligned (144 bytes, 3 or 4 lines), so
                 // each row's lines are counted from its block's first byte (a fixed 4 per row measured
                 // 1.015 of this). Written out here: GCC 12 marked a helper made only of prefetches
                 // "const" and deleted its call as dead code (no prefetch left in the machine code).
-                int64_t tb = b + RL_NEAR_BLOCKS, tg = rg;
+                int64_t tb = b + ROWLANE_NEAR_BLOCKS, tg = rg;
                 if (tb >= nb) {
                     tb -= nb;
-                    tg += RL_ROWS;
+                    tg += ROWLANE_ROWS;
                 }
                 if (tg < r1)
-                    for (int i = 0; i < RL_ROWS; ++i) {
+                    for (int i = 0; i < ROWLANE_ROWS; ++i) {
                         const uintptr_t p = reinterpret_cast<uintptr_t>(W + (tg + i) * nb + tb);
                         for (uintptr_t l = p & ~uintptr_t(63); l < p + sizeof(Block); l += 64)
                             _mm_prefetch(reinterpret_cast<const char*>(l), _MM_HINT_T0);
                     }
             } else if constexpr (!kSliced) {
-                rl_prefetch_part(ahead, 0, 1);
+                rowlane_prefetch_part(ahead, 0, 1);
             }
             if constexpr (kFused) {
-                rl_decode_scales(rows, &w);
-                rl_block_fused<N1>(rows, w, a1, b, acc);
+                rowlane_decode_scales(rows, &w);
+                rowlane_block_fused<N1>(rows, w, a1, b, acc);
             } else {
-                rl_decode(rows, &w);
-                rl_block<N1>(w, a1, b, acc, kSliced ? ahead : RlAhead{nullptr, 0});
-                if constexpr (N2 > 0) rl_block<N2>(w, a2, b, acc + N1, RlAhead{nullptr, 0});
+                rowlane_decode(rows, &w);
+                rowlane_block<N1>(w, a1, b, acc, kSliced ? ahead : RowlaneAhead{nullptr, 0});
+                if constexpr (N2 > 0) rowlane_block<N2>(w, a2, b, acc + N1, RowlaneAhead{nullptr, 0});
             }
         }
         for (int t = 0; t < N1 + N2; t += pair) {
@@ -368,59 +363,59 @@ void rl_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const RlActs& a
 }
 
 template <typename Block, int N1, int N2 = 0>
-void rl_call(const Block* W, int64_t nb, int64_t r0, int64_t r1, const uint8_t* acts, const ActLayout& L, float* y,
+void rowlane_call(const Block* W, int64_t nb, int64_t r0, int64_t r1, const uint8_t* acts, const ActLayout& L, float* y,
              int64_t ldy, int pair) {
-    RlActs a1, a2;
-    rl_acts<Block>(acts, L, nb, 0, N1, &a1);
-    if constexpr (N2 > 0) rl_acts<Block>(acts, L, nb, N1, N2, &a2);
-    if constexpr (rl_fused<Block, N1, N2>())
-        if (nb > RL_NEAR_MIN_KBLOCKS) return rl_rows<Block, N1, N2, true>(W, nb, r0, r1, a1, a2, y, ldy, pair);
-    rl_rows<Block, N1, N2>(W, nb, r0, r1, a1, a2, y, ldy, pair);
+    RowlaneActs a1, a2;
+    rowlane_acts<Block>(acts, L, nb, 0, N1, &a1);
+    if constexpr (N2 > 0) rowlane_acts<Block>(acts, L, nb, N1, N2, &a2);
+    if constexpr (rowlane_fused<Block, N1, N2>())
+        if (nb > ROWLANE_NEAR_MIN_KBLOCKS) return rowlane_rows<Block, N1, N2, true>(W, nb, r0, r1, a1, a2, y, ldy, pair);
+    rowlane_rows<Block, N1, N2>(W, nb, r0, r1, a1, a2, y, ldy, pair);
 }
 
-// Q4_K takes every even size and 1-8; Q6_K only its sizes from RL_Q6_MIN_RECORDS on (no instances of the
+// Q4_K takes every even size and 1-8; Q6_K only its sizes from ROWLANE_Q6K_MIN_RECORDS on (no instances of the
 // others). Odd 9-15 (single-precision calls) are left to the broadcast kernel.
 template <typename Block>
-bool rl_dispatch(const Block* Wb, int64_t nb, int64_t r0, int64_t r16, const uint8_t* acts, const ActLayout& L, int T,
+bool rowlane_sizes(const Block* Wb, int64_t nb, int64_t r0, int64_t r16, const uint8_t* acts, const ActLayout& L, int n_rec,
                  float* y, int64_t ldy, int pair) {
-    static_assert(RL_Q6_MIN_RECORDS == 12, "the Q6_K cases below");
+    static_assert(ROWLANE_Q6K_MIN_RECORDS == 12, "the Q6_K cases below");
     if constexpr (std::is_same<Block, BlockQ4K>::value) {
-        switch (T) {
-            case 1: rl_call<Block, 1>(Wb, nb, r0, r16, acts, L, y, ldy, pair); return true;
-            case 2: rl_call<Block, 2>(Wb, nb, r0, r16, acts, L, y, ldy, pair); return true;
-            case 3: rl_call<Block, 3>(Wb, nb, r0, r16, acts, L, y, ldy, pair); return true;
-            case 4: rl_call<Block, 4>(Wb, nb, r0, r16, acts, L, y, ldy, pair); return true;
-            case 5: rl_call<Block, 5>(Wb, nb, r0, r16, acts, L, y, ldy, pair); return true;
-            case 6: rl_call<Block, 6>(Wb, nb, r0, r16, acts, L, y, ldy, pair); return true;
-            case 7: rl_call<Block, 7>(Wb, nb, r0, r16, acts, L, y, ldy, pair); return true;
-            case 8: rl_call<Block, 8>(Wb, nb, r0, r16, acts, L, y, ldy, pair); return true;
-            case 10: rl_call<Block, 8, 2>(Wb, nb, r0, r16, acts, L, y, ldy, pair); return true;
+        switch (n_rec) {
+            case 1: rowlane_call<Block, 1>(Wb, nb, r0, r16, acts, L, y, ldy, pair); return true;
+            case 2: rowlane_call<Block, 2>(Wb, nb, r0, r16, acts, L, y, ldy, pair); return true;
+            case 3: rowlane_call<Block, 3>(Wb, nb, r0, r16, acts, L, y, ldy, pair); return true;
+            case 4: rowlane_call<Block, 4>(Wb, nb, r0, r16, acts, L, y, ldy, pair); return true;
+            case 5: rowlane_call<Block, 5>(Wb, nb, r0, r16, acts, L, y, ldy, pair); return true;
+            case 6: rowlane_call<Block, 6>(Wb, nb, r0, r16, acts, L, y, ldy, pair); return true;
+            case 7: rowlane_call<Block, 7>(Wb, nb, r0, r16, acts, L, y, ldy, pair); return true;
+            case 8: rowlane_call<Block, 8>(Wb, nb, r0, r16, acts, L, y, ldy, pair); return true;
+            case 10: rowlane_call<Block, 8, 2>(Wb, nb, r0, r16, acts, L, y, ldy, pair); return true;
             default: break;
         }
     }
-    switch (T) {
-        case 12: rl_call<Block, 8, 4>(Wb, nb, r0, r16, acts, L, y, ldy, pair); return true;
-        case 14: rl_call<Block, 8, 6>(Wb, nb, r0, r16, acts, L, y, ldy, pair); return true;
-        case 16: rl_call<Block, 8, 8>(Wb, nb, r0, r16, acts, L, y, ldy, pair); return true;
+    switch (n_rec) {
+        case 12: rowlane_call<Block, 8, 4>(Wb, nb, r0, r16, acts, L, y, ldy, pair); return true;
+        case 14: rowlane_call<Block, 8, 6>(Wb, nb, r0, r16, acts, L, y, ldy, pair); return true;
+        case 16: rowlane_call<Block, 8, 8>(Wb, nb, r0, r16, acts, L, y, ldy, pair); return true;
         default: return false;
     }
 }
 
 }  // namespace
 
-int64_t rowlane_matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T,
+int64_t rowlane_kquant(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec,
                        float* y, int64_t ldy, int pair) {
     const int64_t nb = K / QK_K;
-    const int64_t r16 = r0 + (r1 - r0) / RL_ROWS * RL_ROWS;
-    if (nb > RL_MAX_KBLOCKS || T > RL_MAX_RECORDS || r16 == r0) return r0;
+    const int64_t r16 = r0 + (r1 - r0) / ROWLANE_ROWS * ROWLANE_ROWS;
+    if (r16 == r0) return r0;
     const ActLayout L = act_layout(wt, K);
     if (wt == GGMLType::Q4_K)
-        return rl_dispatch(reinterpret_cast<const BlockQ4K*>(W), nb, r0, r16, acts, L, T, y, ldy, pair) ? r16 : r0;
-    if (wt == GGMLType::Q6_K && T >= RL_Q6_MIN_RECORDS)
-        return rl_dispatch(reinterpret_cast<const BlockQ6K*>(W), nb, r0, r16, acts, L, T, y, ldy, pair) ? r16 : r0;
+        return rowlane_sizes(reinterpret_cast<const BlockQ4K*>(W), nb, r0, r16, acts, L, n_rec, y, ldy, pair) ? r16 : r0;
+    if (wt == GGMLType::Q6_K)
+        return rowlane_sizes(reinterpret_cast<const BlockQ6K*>(W), nb, r0, r16, acts, L, n_rec, y, ldy, pair) ? r16 : r0;
     return r0;
 }
 
-}  // namespace lg::avx512
+}  // namespace lg::quant::avx512
 
 #endif

@@ -1,16 +1,16 @@
 // The scalar reference matmul: portable, weight-stationary (a weight block is decoded once per
-// tile of activation vectors), and the definition of the canonical order in quant_blocks.h.
-// Knows nothing about threads (callers split rows) or SIMD (quant_avx512/avx2/neon.cpp).
+// tile of activation vectors), and the definition of the canonical order in blocks.h.
+// Knows nothing about threads (callers split rows) or SIMD (x86/, arm/).
 #include <cmath>
 
-#include "quant_blocks.h"
-#include "quant_kernels.h"
+#include "quant/blocks.h"
+#include "quant/kernels.h"
 
 namespace lg {
 
 namespace {
 
-constexpr int T_TILE = 8;  // activation vectors sharing one decode of a weight block
+constexpr int R_TILE = 8;  // activation vectors sharing one decode of a weight block
 
 // A weight block decoded to integers: values v[], one integer scale per group of `gsize`
 // values, optional integer mins per 32 (K-quants), float scales.
@@ -133,7 +133,7 @@ void row_legacy(GGMLType wt, const uint8_t* row, int64_t K, const uint8_t* acts,
                 float* acc) {
     const int64_t bbytes = ggml_bytes_per_block32(wt);
     const bool has_min = wt == GGMLType::Q4_1 || wt == GGMLType::Q5_1;
-    float lanes[T_TILE][L_LANES] = {};
+    float lanes[R_TILE][L_LANES] = {};
     Decoded dec;
     for (int64_t b = 0; b < K / QK32; ++b) {
         decode_legacy(wt, row + b * bbytes, &dec);
@@ -194,19 +194,19 @@ int64_t quant_row_bytes(GGMLType wt, int64_t K) {
 }
 
 void matmul_scalar_records(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* act_buf,
-                           const float* x, int T, float* y, int64_t ldy, int pair) {
+                           const float* x, int n_rec, float* y, int64_t ldy, int pair) {
     const int64_t rb = quant_row_bytes(wt, K);
     const ActKind kind = act_kind(wt);
     const ActLayout L = act_layout(wt, K);
     for (int64_t r = r0; r < r1; ++r) {
         const uint8_t* row = W + r * rb;
         if (kind == ActKind::None) {
-            for (int t = 0; t < T; ++t) y[t * ldy + r] = row_float(wt, row, K, x + static_cast<int64_t>(t) * K);
+            for (int t = 0; t < n_rec; ++t) y[t * ldy + r] = row_float(wt, row, K, x + static_cast<int64_t>(t) * K);
             continue;
         }
-        for (int t0 = 0; t0 < T; t0 += T_TILE) {
-            const int nt = T - t0 < T_TILE ? T - t0 : T_TILE;
-            float acc[T_TILE] = {};
+        for (int t0 = 0; t0 < n_rec; t0 += R_TILE) {
+            const int nt = n_rec - t0 < R_TILE ? n_rec - t0 : R_TILE;
+            float acc[R_TILE] = {};
             if (kind == ActKind::Q8K) row_kquant(wt, row, K, act_buf, L, t0, nt, acc);
             else row_legacy(wt, row, K, act_buf, L, t0, nt, acc);
             store_out(y, ldy, r, t0, acc, nt, pair);

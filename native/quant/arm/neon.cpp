@@ -1,48 +1,30 @@
 // aarch64 NEON kernels (vdotq_s32 under __ARM_FEATURE_DOTPROD, e.g. RK3588's Cortex-A76):
-// integer block sums in NEON, float steps in the canonical order of quant_blocks.h, so results
-// are bit-identical to quant_scalar.cpp. Knows nothing about threads. Empty on other targets.
-#include "quant_blocks.h"
-#include "quant_kernels.h"
+// integer block sums in NEON, float steps in the canonical order of blocks.h, so results
+// are bit-identical to scalar.cpp. Knows nothing about threads. Empty on other targets.
+#include "quant/arm/neon.h"
 
 #if LG_SIMD_NEON
-#include <arm_neon.h>
-
 #include <cmath>
 #include <type_traits>
 
-namespace lg {
+namespace lg::quant::neon {
 
 namespace {
 
-constexpr int T_TILE = 8;  // activation vectors sharing one decode of a weight block
-
-// 4 int32 lanes whose total is the dot product of 16 int8 pairs.
-inline int32x4_t dot16(int32x4_t acc, int8x16_t a, int8x16_t b) {
-#if defined(__ARM_FEATURE_DOTPROD)
-    return vdotq_s32(acc, a, b);
-#else
-    int16x8_t p = vmull_s8(vget_low_s8(a), vget_low_s8(b));
-    p = vmlal_s8(p, vget_high_s8(a), vget_high_s8(b));  // |p| <= 2 * 128 * 127 < 2^15: |b| <= 127
-    return vpadalq_s16(acc, p);
-#endif
-}
-
 // ---- K-quants -------------------------------------------------------------------------------
 // A block decoded to 256 signed values (Q6_K: q - 32; Q4_K/Q5_K: q) and integer scales.
-struct KDec {
+struct KBlock {
     alignas(16) int8_t v[QK_K];
     int sc[16];                  // Q6_K: per 16 values; Q4_K/Q5_K: sc[0..7], per 32 values
     alignas(16) int16_t mn[8];   // per 32 values (Q4_K/Q5_K)
     float dw, dm;
 };
 
-inline float h2f(uint16_t h) { return fp16_to_f32(h); }
-
 // q4k_scale_min for j = 0..7 at once: lane j < 4 takes sc = a_j & 63, mn = b_j & 63; lane j >= 4 (k = j - 4)
 // sc = (c_k & 15) | (a_k >> 6) << 4, mn = (c_k >> 4) | (b_k >> 6) << 4, where a, b, c are scale bytes 0-3,
 // 4-7, 8-11 (each table lookup repeats its 4 bytes in both halves). Reads 16 bytes from s: the block's
 // qh or qs follow its 12 scale bytes.
-inline void q4k_unpack_scales(const uint8_t* s, KDec* o) {
+inline void q4k_unpack_scales(const uint8_t* s, KBlock* o) {
     const uint8x16_t v = vld1q_u8(s);
     const uint8x8_t a = vqtbl1_u8(v, vcreate_u8(0x0302010003020100ULL));
     const uint8x8_t b = vqtbl1_u8(v, vcreate_u8(0x0706050407060504ULL));
@@ -56,7 +38,7 @@ inline void q4k_unpack_scales(const uint8_t* s, KDec* o) {
     vst1q_s16(o->mn, vreinterpretq_s16_u16(vmovl_u8(mn)));
 }
 
-void decode(const BlockQ4K* b, KDec* o) {
+void decode(const BlockQ4K* b, KBlock* o) {
     o->dw = h2f(b->d);
     o->dm = h2f(b->dmin);
     q4k_unpack_scales(b->scales, o);
@@ -70,7 +52,7 @@ void decode(const BlockQ4K* b, KDec* o) {
     }
 }
 
-void decode(const BlockQ5K* b, KDec* o) {
+void decode(const BlockQ5K* b, KBlock* o) {
     o->dw = h2f(b->d);
     o->dm = h2f(b->dmin);
     q4k_unpack_scales(b->scales, o);
@@ -88,7 +70,7 @@ void decode(const BlockQ5K* b, KDec* o) {
     }
 }
 
-void decode(const BlockQ6K* b, KDec* o) {
+void decode(const BlockQ6K* b, KBlock* o) {
     o->dw = h2f(b->d);
     o->dm = 0.0f;
     for (int k = 0; k < 16; ++k) o->sc[k] = b->scales[k];
@@ -109,17 +91,17 @@ void decode(const BlockQ6K* b, KDec* o) {
 }
 
 template <typename Block>
-void kquant_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T, float* y,
+void reduce_kquant(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec, float* y,
                    int64_t ldy, GGMLType wt, int pair) {
     constexpr bool kQ6 = std::is_same<Block, BlockQ6K>::value;
     const int64_t nb = K / QK_K;
     const ActLayout L = act_layout(wt, K);
-    KDec dec;
-    for (int t0 = 0; t0 < T; t0 += T_TILE) {
-        const int nt = T - t0 < T_TILE ? T - t0 : T_TILE;
+    KBlock dec;
+    for (int t0 = 0; t0 < n_rec; t0 += R_TILE) {
+        const int nt = n_rec - t0 < R_TILE ? n_rec - t0 : R_TILE;
         for (int64_t r = r0; r < r1; ++r) {
             const Block* row = reinterpret_cast<const Block*>(W) + r * nb;
-            float acc[T_TILE] = {};
+            float acc[R_TILE] = {};
             for (int64_t b = 0; b < nb; ++b) {
                 decode(row + b, &dec);
                 for (int t = 0; t < nt; ++t) {
@@ -157,83 +139,29 @@ void kquant_matmul(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const ui
     }
 }
 
-// ---- legacy 32-blocks ---------------------------------------------------------------------
-inline void legacy_decode(GGMLType wt, const uint8_t* blk, int8x16_t* v0, int8x16_t* v1, float* dw, float* dm) {
-    const uint8x16_t m4 = vdupq_n_u8(0x0f);
-    const LegacyHeader h = legacy_header(wt, blk);
-    *dw = h2f(h.d);
-    *dm = wt == GGMLType::Q4_1 || wt == GGMLType::Q5_1 ? h2f(h.m) : 0.0f;
-    if (wt == GGMLType::Q8_0) {
-        *v0 = vld1q_s8(reinterpret_cast<const int8_t*>(blk + h.qs_off));
-        *v1 = vld1q_s8(reinterpret_cast<const int8_t*>(blk + h.qs_off + 16));
-        return;
-    }
-    const bool five = wt == GGMLType::Q5_0 || wt == GGMLType::Q5_1;
-    const uint32_t qh = h.qh;
-    uint8x16_t qs = vld1q_u8(blk + h.qs_off);
-    uint8x16_t lo = vandq_u8(qs, m4), hi = vshrq_n_u8(qs, 4);
-    if (five) {  // bit e of qh -> bit 4 of element e: byte e / 8 of qh to byte e, tested against bit e % 8
-        // (8 instructions, where a per-element loop would run 32 iterations for every (row, block))
-        const uint8x16_t q = vreinterpretq_u8_u32(vdupq_n_u32(qh));
-        const uint8x16_t bits = vreinterpretq_u8_u64(vdupq_n_u64(0x8040201008040201ull));
-        const uint8x16_t sel_lo = vcombine_u8(vdup_n_u8(0), vdup_n_u8(1)), sel_hi = vcombine_u8(vdup_n_u8(2), vdup_n_u8(3));
-        const uint8x16_t bit4 = vdupq_n_u8(0x10);
-        lo = vorrq_u8(lo, vandq_u8(vtstq_u8(vqtbl1q_u8(q, sel_lo), bits), bit4));
-        hi = vorrq_u8(hi, vandq_u8(vtstq_u8(vqtbl1q_u8(q, sel_hi), bits), bit4));
-    }
-    const int8_t sub = wt == GGMLType::Q4_0 ? 8 : wt == GGMLType::Q5_0 ? 16 : 0;
-    *v0 = vsubq_s8(vreinterpretq_s8_u8(lo), vdupq_n_s8(sub));
-    *v1 = vsubq_s8(vreinterpretq_s8_u8(hi), vdupq_n_s8(sub));
-}
-
-void legacy_matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T,
-                   float* y, int64_t ldy, int pair) {
-    const int64_t nb = K / QK32, bb = ggml_bytes_per_block32(wt);
-    const bool has_min = wt == GGMLType::Q4_1 || wt == GGMLType::Q5_1;
-    const ActLayout L = act_layout(wt, K);
-    for (int t0 = 0; t0 < T; t0 += T_TILE) {
-        const int nt = T - t0 < T_TILE ? T - t0 : T_TILE;
-        for (int64_t r = r0; r < r1; ++r) {
-            const uint8_t* row = W + r * nb * bb;
-            float lanes[T_TILE][L_LANES] = {};
-            for (int64_t b = 0; b < nb; ++b) {
-                int8x16_t v0, v1;
-                float dw, dm;
-                legacy_decode(wt, row + b * bb, &v0, &v1, &dw, &dm);
-                for (int t = 0; t < nt; ++t) {
-                    const uint8_t* rec = acts + static_cast<int64_t>(t0 + t) * L.stride;
-                    const int8_t* qx = reinterpret_cast<const int8_t*>(rec) + b * QK32;
-                    const int16_t sum = reinterpret_cast<const int16_t*>(rec + L.sums_off)[b];
-                    const float dx = reinterpret_cast<const float*>(rec + L.d_off)[b];
-                    int32x4_t p = dot16(vdupq_n_s32(0), v0, vld1q_s8(qx));
-                    p = dot16(p, v1, vld1q_s8(qx + 16));
-                    float& lane = lanes[t][b % L_LANES];
-                    lane = std::fma(dw * dx, static_cast<float>(vaddvq_s32(p)), lane);
-                    if (has_min) lane = std::fma(dm * dx, static_cast<float>(sum), lane);
-                }
-            }
-            float out[T_TILE];
-            for (int t = 0; t < nt; ++t) out[t] = reduce_lanes(lanes[t]);
-            store_out(y, ldy, r, t0, out, nt, pair);
-        }
-    }
-}
-
 }  // namespace
 
+}  // namespace lg::quant::neon
+
+namespace lg {
+
+using namespace quant;
+using namespace quant::neon;
+
 bool matmul_simd(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* act_buf,
-                 const float* x, int T, float* y, int64_t ldy, int pair) {
-    switch (wt) {
-        case GGMLType::Q4_K: kquant_matmul<BlockQ4K>(W, K, r0, r1, act_buf, T, y, ldy, wt, pair); return true;
-        case GGMLType::Q5_K: kquant_matmul<BlockQ5K>(W, K, r0, r1, act_buf, T, y, ldy, wt, pair); return true;
-        case GGMLType::Q6_K: kquant_matmul<BlockQ6K>(W, K, r0, r1, act_buf, T, y, ldy, wt, pair); return true;
-        case GGMLType::Q4_0: case GGMLType::Q4_1: case GGMLType::Q5_0: case GGMLType::Q5_1: case GGMLType::Q8_0:
-            legacy_matmul(wt, W, K, r0, r1, act_buf, T, y, ldy, pair);
+                 const float* x, int n_rec, float* y, int64_t ldy, int pair) {
+    switch (plan(wt, K, n_rec)) {
+        case Kernel::reduce:
+            if (is_legacy(wt)) reduce_legacy(wt, W, K, r0, r1, act_buf, n_rec, y, ldy, pair);
+            else if (wt == GGMLType::Q4_K) reduce_kquant<BlockQ4K>(W, K, r0, r1, act_buf, n_rec, y, ldy, wt, pair);
+            else if (wt == GGMLType::Q5_K) reduce_kquant<BlockQ5K>(W, K, r0, r1, act_buf, n_rec, y, ldy, wt, pair);
+            else reduce_kquant<BlockQ6K>(W, K, r0, r1, act_buf, n_rec, y, ldy, wt, pair);
             return true;
         default:
             return false;
     }
 }
+
 
 const char* simd_name() { return "neon"; }
 

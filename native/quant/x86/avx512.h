@@ -1,12 +1,14 @@
-// Internal to the AVX-512 kernels: quant_avx512.cpp (the reducing kernels and the dispatch),
-// quant_avx512_broadcast.cpp (wide calls) and the row-lane files (_rowlane, _legacy). Holds what they
-// share: the block decoders, the reducing kernel's tile, the row-lane transposes.
+// Internal to the AVX-512 kernels (avx512.cpp: the reducing K-quant kernel and the dispatch;
+// avx512_rowlane.cpp, avx512_broadcast.cpp: K-quants; avx512_legacy.cpp: legacy 32-blocks). Holds what
+// they share: the K-quant block decoders, the reducing kernel's tile and fold, the row-lane transposes,
+// the broadcast tiles' stack, and the kernel entries.
 #pragma once
 #include <cstring>
 #include <type_traits>
 
-#include "quant_blocks.h"
-#include "quant_kernels.h"
+#include "quant/blocks.h"
+#include "quant/kernels.h"
+#include "quant/x86/plan.h"
 
 #if LG_SIMD_AVX512
 #include <immintrin.h>
@@ -15,10 +17,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
 
-namespace lg::avx512 {
-
-constexpr int T_TILE = 8;         // activation vectors per pass of the reducing kernel: one lane each
-constexpr int MAX_KBLOCKS = 128;  // K <= 32768 for K-quants (per-tile tables live on the stack)
+namespace lg::quant::avx512 {
 
 // ---- K-quant decode -------------------------------------------------------------------------
 // A K-quant block as 4 zmm of unsigned values in element order (64 each), and int16 per-16
@@ -115,85 +114,19 @@ inline void decode(const BlockQ6K* b, KBlock* o) {
 // ---- per-tile activation tables ---------------------------------------------------------------
 // dxT[b][t]: block scales transposed; bsT[b][z]: the per-16 sums of vector t, arranged so that
 // int32 lane 8*(kp%2) + t of madd(bsT[b][z], pairs) pairs sums k = 2kp, 2kp+1 (kp = 2z + lane/8).
-struct KTile {
-    alignas(64) float dxT[MAX_KBLOCKS][T_TILE];
-    alignas(64) int16_t bsT[MAX_KBLOCKS][4][32];
-    const int8_t* xq[T_TILE];
+struct ReduceTile {
+    alignas(64) float dxT[REDUCE_MAX_KBLOCKS][R_TILE];
+    alignas(64) int16_t bsT[REDUCE_MAX_KBLOCKS][4][32];
+    const int8_t* xq[R_TILE];
 };
 
-// Fills the tile with records t0 .. t0 + nt (nt <= T_TILE) of a prepared K-quant buffer.
-void build_tile(const uint8_t* acts, const ActLayout& L, int64_t nb, int t0, int nt, KTile* tile);
+// Fills the tile with records t0 .. t0 + nt (nt <= R_TILE) of a prepared K-quant buffer.
+void reduce_build_tile(const uint8_t* acts, const ActLayout& L, int64_t nb, int t0, int nt, ReduceTile* tile);
 // The reducing kernel for K-quant type wt: rows [r0, r1) of W (nb blocks per row) against a built tile.
-void reduce_rows(GGMLType wt, const uint8_t* W, int64_t nb, int64_t r0, int64_t r1, const KTile& tile, int t0, int nt,
+void reduce_kquant_tile(GGMLType wt, const uint8_t* W, int64_t nb, int64_t r0, int64_t r1, const ReduceTile& tile, int t0, int nt,
                  float* y, int64_t ldy, int pair);
 
-// ---- legacy 32-blocks (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0) -----------------------------------------
-// A group of up to 8 blocks: q[z] holds blocks 2z, 2z+1 as unsigned values (32 each, element
-// order), so that dpbusd with the activations gives per-block partials in reduce_pairs form.
-struct LGroup {
-    __m512i q[4];
-    __m256 dw, dm;
-};
-
-template <GGMLType WT> struct Legacy;
-template <> struct Legacy<GGMLType::Q4_0> { using B = BlockQ4_0; static constexpr int off_shift = 3; };
-template <> struct Legacy<GGMLType::Q4_1> { using B = BlockQ4_1; static constexpr int off_shift = 0; };
-template <> struct Legacy<GGMLType::Q5_0> { using B = BlockQ5_0; static constexpr int off_shift = 4; };
-template <> struct Legacy<GGMLType::Q5_1> { using B = BlockQ5_1; static constexpr int off_shift = 0; };
-template <> struct Legacy<GGMLType::Q8_0> { using B = BlockQ8_0; static constexpr int off_shift = 7; };
-
-template <typename B>
-inline uint64_t qh_pair(const B* b, int i, int n) {  // fifth bits of blocks i, i+1 (if present)
-    uint32_t lo, hi = 0;
-    std::memcpy(&lo, b[i].qh, 4);
-    if (i + 1 < n) std::memcpy(&hi, b[i + 1].qh, 4);
-    return lo | (uint64_t(hi) << 32);
-}
-
-template <GGMLType WT>
-inline void decode_group(const typename Legacy<WT>::B* b, int n, LGroup* g) {
-    alignas(16) uint16_t d[8] = {}, m[8] = {};
-    for (int i = 0; i < n; ++i) {
-        d[i] = b[i].d;
-        if constexpr (WT == GGMLType::Q4_1 || WT == GGMLType::Q5_1) m[i] = b[i].m;
-    }
-    g->dw = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(d)));
-    g->dm = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(m)));
-    if constexpr (WT == GGMLType::Q8_0) {
-        const __m256i flip = _mm256_set1_epi8(char(0x80));  // int8 w -> uint8 w + 128
-        for (int z = 0; z < 4; ++z) {
-            __m256i lo = _mm256_setzero_si256(), hi = _mm256_setzero_si256();
-            if (2 * z < n) lo = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b[2 * z].qs)), flip);
-            if (2 * z + 1 < n) hi = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b[2 * z + 1].qs)), flip);
-            g->q[z] = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
-        }
-    } else {
-        const __m512i m4 = _mm512_set1_epi8(0x0f);
-        const __m512i order = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11);  // [B lo, B hi, B' lo, B' hi]
-        for (int h = 0; h < 2; ++h) {
-            __m128i c[4];
-            for (int i = 0; i < 4; ++i) {
-                const int blk = 4 * h + i;
-                c[i] = blk < n ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(b[blk].qs)) : _mm_setzero_si128();
-            }
-            __m512i z = _mm512_inserti32x4(_mm512_castsi128_si512(c[0]), c[1], 1);
-            z = _mm512_inserti32x4(_mm512_inserti32x4(z, c[2], 2), c[3], 3);
-            const __m512i lo = _mm512_and_si512(z, m4), hi = _mm512_and_si512(_mm512_srli_epi16(z, 4), m4);
-            g->q[2 * h] = _mm512_permutex2var_epi64(lo, order, hi);
-            g->q[2 * h + 1] = _mm512_permutex2var_epi64(lo, _mm512_add_epi64(order, _mm512_set1_epi64(4)), hi);
-            if constexpr (WT == GGMLType::Q5_0 || WT == GGMLType::Q5_1) {
-                const __m512i bit4 = _mm512_set1_epi8(0x10);
-                for (int j = 0; j < 2; ++j) {
-                    const int blk = 4 * h + 2 * j;
-                    if (blk < n)
-                        g->q[2 * h + j] = _mm512_or_si512(g->q[2 * h + j], _mm512_maskz_mov_epi8(qh_pair(b, blk, n), bit4));
-                }
-            }
-        }
-    }
-}
-
-// ---- row-lane helpers (quant_avx512_rowlane.cpp, quant_avx512_legacy.cpp) ------------------------
+// ---- row-lane helpers (avx512_rowlane.cpp, avx512_legacy.cpp) ------------------------
 // The first 16 bytes at p[i] for 16 rows, as 4 dwords each: c[k] lane i = dword k of row i. (Row 4L + q
 // goes to 128-bit lane L of register q, then a 4x4 dword transpose within lanes.)
 inline void dwords4_of_rows(const void* const* p, __m512i* c) {
@@ -219,22 +152,71 @@ inline __m512i dpbusd_bcast(__m512i acc, __m512i u, const int32_t* p) {
     return acc;
 }
 
-// The broadcast kernels (quant_avx512_broadcast.cpp) for calls of many records; false when the call
-// is not theirs (too few records, another type, K too large), and the reducing kernels run.
-bool broadcast_matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T,
-                      float* y, int64_t ldy, int pair);
+// ---- reducing kernels: the fold of 8 accumulators (avx512.cpp, avx512_legacy.cpp) -----------------
+// b[i] = [8-lane partial of accumulator 2i (chunks 0,1) | of accumulator 2i+1 (chunks 2,3)];
+// result lane j = total of accumulator j (j < 8).
+inline __m256i reduce_pairs(const __m512i b[4]) {
+    __m512i c[2];
+    for (int i = 0; i < 2; ++i) {  // 128-bit chunk k = 4-lane partial of accumulator 4i+k
+        __m512i u = _mm512_shuffle_i64x2(b[2 * i], b[2 * i + 1], _MM_SHUFFLE(2, 0, 2, 0));
+        __m512i v = _mm512_shuffle_i64x2(b[2 * i], b[2 * i + 1], _MM_SHUFFLE(3, 1, 3, 1));
+        c[i] = _mm512_add_epi32(u, v);
+    }
+    // chunk k: lanes [c0.l0+c0.l2, c1.l0+c1.l2, c0.l1+c0.l3, c1.l1+c1.l3]
+    __m512i d = _mm512_add_epi32(_mm512_unpacklo_epi32(c[0], c[1]), _mm512_unpackhi_epi32(c[0], c[1]));
+    __m512i e = _mm512_add_epi32(d, _mm512_shuffle_epi32(d, _MM_PERM_BADC));  // lane0: acc k, lane1: acc 4+k
+    const __m512i idx = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 0, 0, 0, 0, 0, 0, 0, 0);
+    return _mm512_castsi512_si256(_mm512_permutexvar_epi32(idx, e));
+}
 
-// The row-lane kernels (quant_avx512_rowlane.cpp) for Q4_K calls of up to RL_MAX_RECORDS records and
-// Q6_K calls of 12 to RL_MAX_RECORDS:
-// takes rows r0 .. r0 + 16n of [r0, r1) and returns the first row it left (r0 when the call is not
-// its own), for the other kernels to finish.
-constexpr int RL_MAX_RECORDS = 16;
-int64_t legacy_rowlane_matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts,
-                              int T, float* y, int64_t ldy, int pair);  // the same for legacy 32-blocks, any T <= RL_MAX_RECORDS
-                                                                        // (quant_avx512_legacy.cpp); r0 for other types
-int64_t rowlane_matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int T,
-                       float* y, int64_t ldy, int pair);
+// ---- broadcast tiles (avx512_broadcast.cpp, avx512_legacy.cpp) ----------------------------------
+// xq[g][t] = bytes 4g..4g+3 (int8) of record t0 + t for t < nt, zero for the tile's other vectors.
+inline void transpose_records(const uint8_t* acts, int64_t stride, int t0, int nt, int64_t ng, uint32_t (*xq)[16]) {
+    for (int t = 0; t < nt; ++t) {
+        const uint8_t* rec = acts + static_cast<int64_t>(t0 + t) * stride;
+        for (int64_t g = 0; g < ng; ++g) std::memcpy(&xq[g][t], rec + 4 * g, 4);
+    }
+    for (int t = nt; t < 16; ++t)
+        for (int64_t g = 0; g < ng; ++g) xq[g][t] = 0;
+}
 
-}  // namespace lg::avx512
+// Tiles built at once and swept per decoded row group (see broadcast_rows), at most this many, as many as fit with
+// the decoded row group in BROADCAST_STACK_BYTES. Measured (1.5B prefill of 512 tokens, 2 threads, medians of 3,
+// alternating builds, fixed-size tiles then): 162-164 tok/s with one tile per decode, 180-184 with
+// 2, 188-191 with 4, 187-191 with 8; with broadcast_rows not inlined, 194 with 4. A 32-token forward: 0.797 of the
+// time (separate processes, rotated, 4 rounds).
+constexpr int BROADCAST_TILE_GROUP = 4;
+// Stack for a call's tiles and decoded row group, about what its one fixed-size tile took before (435 KB;
+// the frame grew by 90 KB): threads may have as little as 1-2 MB (glibc gives 2 MB when the stack limit
+// is unlimited), and four fixed-size tiles (1.8 MB) crashed a prefill on a 1 MB thread (see
+// tests/native/test_engine.py). The 1.5B: 4 tiles for K = 1536, 2 for K = 8960 (1.009 of the all-4 time
+// for a 32-token forward); K = 20480, one.
+constexpr int64_t BROADCAST_STACK_BYTES = 512 << 10;
+
+// Tiles per decode for a call of n_tiles: up to BROADCAST_TILE_GROUP, as many as fit in BROADCAST_STACK_BYTES together
+// with the decoded row group (needed only from two tiles on).
+inline int tiles_per_decode(int n_tiles, int64_t tile_bytes, int64_t dec_bytes) {
+    int tg = 1;
+    if (n_tiles > 1)
+        while (tg < BROADCAST_TILE_GROUP && (tg + 1) * tile_bytes + dec_bytes <= BROADCAST_STACK_BYTES) ++tg;
+    return tg;
+}
+
+// ---- kernel entries: the dispatch (avx512.cpp) runs them as plan.h says ---------------------------
+// Row-lane kernels: rows r0 .. r0 + 16n of [r0, r1); they return the first row left.
+int64_t rowlane_kquant(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec,
+                       float* y, int64_t ldy, int pair);  // avx512_rowlane.cpp
+int64_t rowlane_legacy(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec,
+                       float* y, int64_t ldy, int pair);  // avx512_legacy.cpp
+// Broadcast kernels, rows [r0, r1): G (1, 2 or 4) lanes per record.
+void broadcast_kquant(GGMLType wt, int G, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts,
+                      int n_rec, float* y, int64_t ldy, int pair);  // avx512_broadcast.cpp
+void broadcast_legacy(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec,
+                      float* y, int64_t ldy, int pair);  // avx512_legacy.cpp
+// The reducing kernel for legacy 32-blocks, rows [r0, r1) (avx512_legacy.cpp).
+void reduce_legacy(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec,
+                   float* y, int64_t ldy, int pair);
+
+}  // namespace lg::quant::avx512
 
 #endif

@@ -1,5 +1,5 @@
 // On-disk ggml block layouts (packed structs, sizes asserted) and the
-// layout of prepared activations shared by the scalar and SIMD kernels (quant_*.cpp).
+// layout of prepared activations shared by the scalar and SIMD kernels (scalar.cpp, x86/, arm/).
 // Knows nothing about models, threads or Python.
 #pragma once
 #include <cstddef>
@@ -94,6 +94,9 @@ inline ActKind act_kind(GGMLType wt) {
         default: return ActKind::None;
     }
 }
+
+inline bool is_kquant(GGMLType wt) { return act_kind(wt) == ActKind::Q8K; }     // Q4_K, Q5_K, Q6_K
+inline bool is_legacy(GGMLType wt) { return act_kind(wt) == ActKind::Q8_32; }  // 32-blocks
 
 struct ActLayout {
     int64_t sums_off, d_off, stride;  // byte offsets inside one vector's record, and its size

@@ -1,14 +1,14 @@
 // Type support, scalar reference dequantizers (bit-exact with gguf.quants.dequantize),
 // activation preparation and the matmul dispatch (SIMD kernel if compiled in, else scalar).
 // Knows nothing about models or threads.
-#include "quant.h"
+#include "quant/quant.h"
 
 #include <cmath>
 #include <stdexcept>
 #include <string>
 
-#include "quant_blocks.h"
-#include "quant_kernels.h"
+#include "quant/blocks.h"
+#include "quant/kernels.h"
 
 // The reference dequantizers must round every product and sum separately, as numpy does:
 // no fused multiply-add contraction in this file.
@@ -252,8 +252,8 @@ void prepare_acts_range(GGMLType wt, const float* x, int64_t K, int T, int t0, i
 namespace {
 
 // Validates the buffer against the call; returns the first record, the record count and pairing.
-const uint8_t* open_acts(GGMLType wt, int64_t K, int T, const uint8_t* act_buf, int* Tv, int* pair) {
-    *Tv = T;
+const uint8_t* open_acts(GGMLType wt, int64_t K, int T, const uint8_t* act_buf, int* n_rec, int* pair) {
+    *n_rec = T;
     *pair = 1;
     if (act_layout(wt, K).stride == 0) return act_buf;
     if (act_buf == nullptr) throw std::invalid_argument("matmul: no activation buffer (call prepare_acts)");
@@ -267,7 +267,7 @@ const uint8_t* open_acts(GGMLType wt, int64_t K, int T, const uint8_t* act_buf, 
                                     std::to_string(h.K) + ", T " + std::to_string(h.T) + "; called with " +
                                     ggml_type_name(wt) + ", K " + std::to_string(K) + ", T " + std::to_string(T) + ")");
     *pair = records_per_vector(static_cast<ActPrecision>(h.precision));
-    *Tv = T * *pair;
+    *n_rec = T * *pair;
     return act_buf + ACT_HEADER_BYTES;
 }
 
@@ -277,19 +277,19 @@ void matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, co
             const float* x, int T, float* y, int64_t ldy) {
     quant_check(wt, K, "matmul");
     if (r1 <= r0 || T <= 0) return;
-    int Tv, pair;
-    const uint8_t* acts = open_acts(wt, K, T, act_buf, &Tv, &pair);
-    if (matmul_simd(wt, W, K, r0, r1, acts, x, Tv, y, ldy, pair)) return;
-    matmul_scalar_records(wt, W, K, r0, r1, acts, x, Tv, y, ldy, pair);
+    int n_rec, pair;
+    const uint8_t* acts = open_acts(wt, K, T, act_buf, &n_rec, &pair);
+    if (matmul_simd(wt, W, K, r0, r1, acts, x, n_rec, y, ldy, pair)) return;
+    matmul_scalar_records(wt, W, K, r0, r1, acts, x, n_rec, y, ldy, pair);
 }
 
 void matmul_scalar(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* act_buf,
                    const float* x, int T, float* y, int64_t ldy) {
     quant_check(wt, K, "matmul_scalar");
     if (r1 <= r0 || T <= 0) return;
-    int Tv, pair;
-    const uint8_t* acts = open_acts(wt, K, T, act_buf, &Tv, &pair);
-    matmul_scalar_records(wt, W, K, r0, r1, acts, x, Tv, y, ldy, pair);
+    int n_rec, pair;
+    const uint8_t* acts = open_acts(wt, K, T, act_buf, &n_rec, &pair);
+    matmul_scalar_records(wt, W, K, r0, r1, acts, x, n_rec, y, ldy, pair);
 }
 
 const char* quant_simd_name() { return simd_name(); }

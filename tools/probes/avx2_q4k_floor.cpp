@@ -1,13 +1,13 @@
-// How close the AVX2 one-token Q4_K kernel (native/quant_avx2.cpp: rl_decode + rl_block<2, true>, what
-// rowlane_exp runs per block of 8 rows) is to the floor set by its vpmaddubsw: the same 128 vpmaddubsw a block
+// How close the AVX2 one-token Q4_K kernel (native/quant/x86/avx2_rowlane.h: rowlane_decode + rowlane_block<2, true>, what
+// rowlane_rows_one_token runs per block of 8 rows) is to the floor set by its vpmaddubsw: the same 128 vpmaddubsw a block
 // (8 rows x 256 weights x 2 activation terms), with their loads, nibble masks and int16 adds, and nothing else.
 // Data in L1 (one block of 8 rows, decoded once), one thread, rounds alternating between the loops; medians.
 // Only for builds where the AVX2 kernels are the ones chosen (no AVX-512 VNNI), e.g. a Zen 3 core:
-//   S="tools/avx2_q4k_floor.cpp native/quant_avx2_legacy.cpp native/quant.cpp native/quant_scalar.cpp native/gguf.cpp"
-//   g++ -O3 -std=gnu++17 -march=native -fno-math-errno -Inative -o /tmp/avx2_q4k_floor $S && /tmp/avx2_q4k_floor
+//   g++ -O3 -std=gnu++17 -march=native -fno-math-errno -Inative -o /tmp/avx2_q4k_floor tools/probes/avx2_q4k_floor.cpp \
+//     && /tmp/avx2_q4k_floor
 // Arguments: iterations per timing (default 1000000), rounds (default 9).
 // Last line: one JSON object (ns per block of 8 rows).
-#include "quant_avx2.cpp"
+#include "quant/x86/avx2_rowlane.h"
 
 #include <algorithm>
 #include <chrono>
@@ -17,12 +17,12 @@
 
 #if LG_SIMD_AVX2
 using namespace lg;
-using namespace lg::avx2;
+using namespace lg::quant::avx2;
 
 namespace {
 
-// rl_block<2, true>'s integer core alone: the same vpmaddubsw on the same operands, int16 sums, no scales.
-__attribute__((noinline)) __m256i maddubs_floor(const RlBlock& w, const __m256i* const* xe, int64_t b) {
+// rowlane_block<2, true>'s integer core alone: the same vpmaddubsw on the same operands, int16 sums, no scales.
+__attribute__((noinline)) __m256i maddubs_floor(const RowlaneQ4K& w, const __m256i* const* xe, int64_t b) {
     const __m256i m4 = _mm256_set1_epi8(0x0f);
     __m256i tot = _mm256_setzero_si256();
     for (int j = 0; j < 8; ++j) {
@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
     const int rounds = argc > 2 ? std::atoi(argv[2]) : 9;
     constexpr int64_t nb = 6, K = nb * QK_K;  // a 1536-wide row, as the 1.5B's ffn_gate/ffn_up
     std::mt19937 rng(1);
-    std::vector<BlockQ4K> W(RL_ROWS * nb);
+    std::vector<BlockQ4K> W(ROWLANE_ROWS * nb);
     for (auto& blk : W) {
         uint8_t* p = reinterpret_cast<uint8_t*>(&blk);
         for (size_t i = 0; i < sizeof(blk); ++i) p[i] = static_cast<uint8_t>(rng());
@@ -57,16 +57,16 @@ int main(int argc, char** argv) {
     std::vector<uint8_t> buf(L.stride * 2 + 64);
     uint8_t* acts = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(buf.data()) + 63) & ~uintptr_t(63));
     for (int64_t i = 0; i < L.stride * 2; ++i) acts[i] = static_cast<uint8_t>(rng() % 64);
-    static __m256i xe_buf[2][nb * 64];  // the records pre-broadcast, as rowlane_exp keeps them
+    static __m256i xe_buf[2][nb * 64];  // the records pre-broadcast, as rowlane_rows_one_token keeps them
     for (int t = 0; t < 2; ++t)
         for (int64_t d = 0; d < nb * 64; ++d)
             xe_buf[t][d] = bcast4(reinterpret_cast<const int8_t*>(acts + t * L.stride) + 4 * d);
     const __m256i* xe[2] = {xe_buf[0], xe_buf[1]};
-    RlBlock w;
+    RowlaneQ4K w;
     {
-        const BlockQ4K* rows[RL_ROWS];
-        for (int i = 0; i < RL_ROWS; ++i) rows[i] = &W[i * nb];
-        rl_decode(rows, &w);
+        const BlockQ4K* rows[ROWLANE_ROWS];
+        for (int i = 0; i < ROWLANE_ROWS; ++i) rows[i] = &W[i * nb];
+        rowlane_decode(rows, &w);
     }
     __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
     __m256i sink = _mm256_setzero_si256();
@@ -79,21 +79,21 @@ int main(int argc, char** argv) {
     std::vector<double> r[4];
     for (int round = 0; round < rounds; ++round) {
         r[0].push_back(time_ns([&](int64_t b) {
-            rl_block<2, true>(w, acts, L, b, 0, acc, xe);
+            rowlane_block<2, true>(w, acts, L, b, 0, acc, xe);
             asm volatile("" ::: "memory");
         }));
         r[1].push_back(time_ns([&](int64_t b) { sink = _mm256_add_epi16(sink, maddubs_floor(w, xe, b)); }));
         r[2].push_back(time_ns([&](int64_t b) {
-            const BlockQ4K* rows[RL_ROWS];
-            for (int i = 0; i < RL_ROWS; ++i) rows[i] = &W[i * nb + b];
-            rl_decode(rows, &w);
+            const BlockQ4K* rows[ROWLANE_ROWS];
+            for (int i = 0; i < ROWLANE_ROWS; ++i) rows[i] = &W[i * nb + b];
+            rowlane_decode(rows, &w);
             asm volatile("" ::: "memory");
         }));
         r[3].push_back(time_ns([&](int64_t b) {
-            const BlockQ4K* rows[RL_ROWS];
-            for (int i = 0; i < RL_ROWS; ++i) rows[i] = &W[i * nb + b];
-            rl_decode(rows, &w);
-            rl_block<2, true>(w, acts, L, b, 0, acc, xe);
+            const BlockQ4K* rows[ROWLANE_ROWS];
+            for (int i = 0; i < ROWLANE_ROWS; ++i) rows[i] = &W[i * nb + b];
+            rowlane_decode(rows, &w);
+            rowlane_block<2, true>(w, acts, L, b, 0, acc, xe);
         }));
     }
     double med[4];

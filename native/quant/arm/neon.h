@@ -1,0 +1,35 @@
+// Internal to the aarch64 NEON kernels (neon.cpp: the reducing K-quant kernel and the dispatch;
+// neon_legacy.cpp: legacy 32-blocks): the helpers they share and the entries.
+#pragma once
+#include "quant/arm/plan.h"
+#include "quant/blocks.h"
+#include "quant/kernels.h"
+
+#if LG_SIMD_NEON
+#include <arm_neon.h>
+
+namespace lg::quant::neon {
+
+
+constexpr int R_TILE = 8;  // activation vectors sharing one decode of a weight block
+
+// 4 int32 lanes whose total is the dot product of 16 int8 pairs.
+inline int32x4_t dot16(int32x4_t acc, int8x16_t a, int8x16_t b) {
+#if defined(__ARM_FEATURE_DOTPROD)
+    return vdotq_s32(acc, a, b);
+#else
+    int16x8_t p = vmull_s8(vget_low_s8(a), vget_low_s8(b));
+    p = vmlal_s8(p, vget_high_s8(a), vget_high_s8(b));  // |p| <= 2 * 128 * 127 < 2^15: |b| <= 127
+    return vpadalq_s16(acc, p);
+#endif
+}
+
+inline float h2f(uint16_t h) { return fp16_to_f32(h); }
+
+// The reducing kernel for legacy 32-blocks, rows [r0, r1) (neon_legacy.cpp).
+void reduce_legacy(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec,
+                   float* y, int64_t ldy, int pair);
+
+}  // namespace lg::quant::neon
+
+#endif

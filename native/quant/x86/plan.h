@@ -1,0 +1,115 @@
+// The x86 kernel plans: which kernel family runs a call of (weight type, K, records), one table per ISA,
+// holding every threshold that chooses a kernel. The kernels read their size limits from here; the
+// dispatch (matmul_simd in avx2.cpp / avx512.cpp) only follows the plan. Every choice is bit-identical
+// (kernels.h); the numbers are speed tunings, measured in docs/perf/.
+#pragma once
+#include <cstdint>
+
+#include "quant/blocks.h"
+#include "quant/kernels.h"
+
+namespace lg::quant {
+
+// ---- AVX2 (x86-64-v3, optionally AVX-VNNI) ---------------------------------------------------------
+namespace avx2 {
+
+constexpr int ROWLANE_ROWS = 8;  // rows per row-lane group: one ymm dword lane each
+// Q4_K calls of up to this many records (one token) over rows of up to ROWLANE_ONE_TOKEN_MAX_KBLOCKS
+// blocks: rowlane_rows_one_token (records pre-broadcast once per call, on the stack).
+constexpr int ROWLANE_ONE_TOKEN_MAX_RECORDS = 2;
+constexpr int64_t ROWLANE_ONE_TOKEN_MAX_KBLOCKS = 40;  // K <= 10240: 2 records x 40 blocks x 2 KB
+constexpr int ROWLANE_PAIR_MIN_RECORDS = 32;  // Q4_K from here: two row groups a pass (rowlane_rows_pair)
+constexpr int ROWLANE_Q6K_MIN_RECORDS = 9;    // Q6_K from here: rowlane_rows; below: reduce_rows8_q6k
+
+struct Plan {
+    Kernel rows16;  // rows in groups of 16 (rowlane_pair) or none
+    Kernel rows8;   // the rows left in groups of 8 (rowlane, rowlane_one_token, reduce_rows8) or none
+    Kernel rest;    // the rows left (fewer than 8): reduce, or none (the scalar path runs the call)
+};
+
+inline Plan plan(GGMLType wt, int64_t K, int n_rec) {
+    switch (wt) {
+        case GGMLType::Q4_K:
+            if (n_rec <= ROWLANE_ONE_TOKEN_MAX_RECORDS && K / QK_K <= ROWLANE_ONE_TOKEN_MAX_KBLOCKS)
+                return {Kernel::none, Kernel::rowlane_one_token, Kernel::reduce};
+            return {n_rec >= ROWLANE_PAIR_MIN_RECORDS ? Kernel::rowlane_pair : Kernel::none, Kernel::rowlane, Kernel::reduce};
+        case GGMLType::Q5_K: return {Kernel::none, Kernel::none, Kernel::reduce};
+        case GGMLType::Q6_K:
+            return {Kernel::none, n_rec >= ROWLANE_Q6K_MIN_RECORDS ? Kernel::rowlane : Kernel::reduce_rows8, Kernel::reduce};
+        case GGMLType::Q4_0: case GGMLType::Q4_1: case GGMLType::Q5_0: case GGMLType::Q5_1: case GGMLType::Q8_0:
+            return {Kernel::none, Kernel::rowlane, Kernel::reduce};
+        default: return {Kernel::none, Kernel::none, Kernel::none};
+    }
+}
+
+}  // namespace avx2
+
+// ---- AVX-512 (BW, VL, VNNI) ---------------------------------------------------------------------------
+namespace avx512 {
+
+constexpr int R_TILE = 8;                    // records per pass of the reducing kernels: one lane each
+constexpr int64_t REDUCE_MAX_KBLOCKS = 128;  // K-quant K <= 32768 (per-tile tables on the stack); else scalar
+
+constexpr int ROWLANE_ROWS = 16;  // rows per row-lane group: one zmm lane each
+// Row-lane kernels: legacy types up to ROWLANE_MAX_RECORDS records; K-quants also K <= 10240 (records,
+// rearranged, live on the stack), Q4_K 1-8 records or an even count, Q6_K an even count from
+// ROWLANE_Q6K_MIN_RECORDS (rowlane_sizes instantiates exactly these).
+constexpr int ROWLANE_MAX_RECORDS = 16;
+constexpr int64_t ROWLANE_MAX_KBLOCKS = 40;
+constexpr int ROWLANE_Q6K_MIN_RECORDS = 12;
+// Q4_K calls of up to this many records (one token) decode fused with the dot products (rowlane_fused),
+// and over rows longer than ROWLANE_NEAR_MIN_KBLOCKS blocks prefetch near (the same rows' next blocks).
+constexpr int ROWLANE_ONE_TOKEN_MAX_RECORDS = 2;
+constexpr int64_t ROWLANE_NEAR_MIN_KBLOCKS = 8;
+
+// K-quant broadcast kernels (records in lanes), K <= 20480 (the tiles live on the stack). Lanes per
+// record G: 1 from BROADCAST_MIN_RECORDS records; 2 for BROADCAST_G2_MIN_RECORDS up to that, and for
+// Q6_K calls of one two-lane tile plus up to BROADCAST_G2_MAX_REST records (those through the reducing
+// kernel); 4 for Q6_K calls from BROADCAST_G4_MIN_RECORDS. Other calls: the reducing kernel.
+constexpr int64_t BROADCAST_MAX_KBLOCKS = 80;
+constexpr int BROADCAST_MIN_RECORDS = 9;
+constexpr int BROADCAST_G2_MIN_RECORDS = 5;
+constexpr int BROADCAST_G2_RECORDS = 16 / 2;  // records per two-lane tile
+constexpr int BROADCAST_G2_MAX_REST = 4;
+constexpr int BROADCAST_G4_MIN_RECORDS = 3;
+// A one-lane call's last partial tile of at most this many records goes through the reducing kernel (one
+// R_TILE tile) rather than a padded broadcast tile.
+constexpr int BROADCAST_MAX_REDUCED_REST = R_TILE;
+// Legacy broadcast kernel: types without a min (Q4_0, Q5_0, Q8_0), from this many records, same K limit.
+constexpr int BROADCAST_LEGACY_MIN_RECORDS = 12;
+constexpr int64_t BROADCAST_LEGACY_MAX_BLOCKS = BROADCAST_MAX_KBLOCKS * QK_K / QK32;
+
+struct Plan {
+    Kernel rows16;  // rows in groups of 16 first (rowlane) or none
+    Kernel rest;    // the rows left: reduce, broadcast (G = 1), broadcast_g2, broadcast_g4, or none (scalar)
+};
+
+inline bool rowlane_takes(GGMLType wt, int64_t K, int n_rec) {
+    if (n_rec > ROWLANE_MAX_RECORDS) return false;
+    if (is_legacy(wt)) return true;
+    if (K / QK_K > ROWLANE_MAX_KBLOCKS) return false;
+    if (wt == GGMLType::Q4_K) return n_rec <= 8 || n_rec % 2 == 0;
+    return wt == GGMLType::Q6_K && n_rec >= ROWLANE_Q6K_MIN_RECORDS && n_rec % 2 == 0;
+}
+
+inline Kernel kquant_rest(GGMLType wt, int64_t nb, int n_rec) {
+    if (nb > BROADCAST_MAX_KBLOCKS) return nb > REDUCE_MAX_KBLOCKS ? Kernel::none : Kernel::reduce;
+    const bool q6 = wt == GGMLType::Q6_K;
+    if (q6 && n_rec > BROADCAST_G2_RECORDS && n_rec <= BROADCAST_G2_RECORDS + BROADCAST_G2_MAX_REST) return Kernel::broadcast_g2;
+    if (n_rec >= BROADCAST_MIN_RECORDS) return Kernel::broadcast;
+    if (n_rec >= BROADCAST_G2_MIN_RECORDS) return Kernel::broadcast_g2;
+    return q6 && n_rec >= BROADCAST_G4_MIN_RECORDS ? Kernel::broadcast_g4 : Kernel::reduce;
+}
+
+inline Plan plan(GGMLType wt, int64_t K, int n_rec) {
+    const Kernel rows16 = rowlane_takes(wt, K, n_rec) ? Kernel::rowlane : Kernel::none;
+    if (is_kquant(wt)) return {rows16, kquant_rest(wt, K / QK_K, n_rec)};
+    if (!is_legacy(wt)) return {Kernel::none, Kernel::none};
+    const bool no_min = wt == GGMLType::Q4_0 || wt == GGMLType::Q5_0 || wt == GGMLType::Q8_0;
+    const bool bc = no_min && n_rec >= BROADCAST_LEGACY_MIN_RECORDS && K / QK32 <= BROADCAST_LEGACY_MAX_BLOCKS;
+    return {rows16, bc ? Kernel::broadcast : Kernel::reduce};
+}
+
+}  // namespace avx512
+
+}  // namespace lg::quant
