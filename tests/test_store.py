@@ -145,3 +145,74 @@ def test_flush_queued_behind_an_append_waits_for_its_retention(tmp_path, monkeyp
         s.flush()                            # queued behind it: the same batch
         assert len(passes) == 2              # both retention passes ran before flush returned
         other.join()
+
+
+# --- structured fields ---------------------------------------------------------------------------
+
+def test_fields_and_params_round_trip(tmp_path):
+    from gateway.pipeline.fields import LineFields
+    f = LineFields(time=1500.5, time_text="2024-05-01 10:00:05", host="plc7", component="line3.heater", pid=42,
+                   level="warning", template="zone <NUM> temperature <*>", params=[("2", 2.0), ("92.4C", 92.4)])
+    with Store(tmp_path / "s.db") as s:
+        ids = s.append([_rec("zone 2 temperature 92.4C", 2000), _rec("no fields", 2001)], template_ids=[5, None],
+                       fields=[f, None])
+        got = s.fields(ids[0])
+        assert got == {"time": 1500.5, "time_text": "2024-05-01 10:00:05", "line_host": "plc7",
+                       "component": "line3.heater", "pid": 42, "level": "warning", "template_id": 5,
+                       "template": "zone <NUM> temperature <*>",
+                       "params": [{"pos": 0, "text": "2", "num": 2.0}, {"pos": 1, "text": "92.4C", "num": 92.4}]}
+        plain = s.fields(ids[1])
+        assert plain["time"] == 2001 and plain["component"] is None and plain["params"] == []
+        assert s.fields(999) is None
+        assert s.get(ids[0])["text"] == "zone 2 temperature 92.4C"
+        db = s._reader()
+        assert db.execute("SELECT max(num) FROM params p JOIN logs l ON l.id = p.line_id "
+                          "WHERE l.template_id = 5 AND p.pos = 1").fetchone()[0] == 92.4
+        with pytest.raises(ValueError, match="fields"):
+            s.append([_rec("x", 1)], fields=[f, f])
+
+
+def test_retention_deletes_params(tmp_path):
+    from gateway.pipeline.fields import LineFields
+    import gateway.pipeline.store as store_mod
+    with Store(tmp_path / "s.db", max_bytes=store_mod.MIN_STORE_BYTES) as s:
+        s.retention_check_rows = 500
+        filler = "x" * 400
+        for b in range(12):
+            recs = [_rec(f"reading {b}-{i} {filler}", b * 1000 + i) for i in range(500)]
+            s.append(recs, [1] * 500, [LineFields(params=[(str(i), float(i)), ("v", None)]) for i in range(500)])
+        s.flush()
+        db = s._reader()
+        lo = s.id_range()[0]
+        assert s.stats()["retention_deleted"] > 0 and lo > 1
+        assert db.execute("SELECT count(*) FROM params WHERE line_id < ?", (lo,)).fetchone()[0] == 0
+        assert db.execute("SELECT count(*) FROM params").fetchone()[0] == 2 * s.count()
+
+
+def test_old_store_is_migrated_without_losing_lines(tmp_path):
+    import sqlite3
+    path = tmp_path / "old.db"
+    db = sqlite3.connect(path)
+    db.executescript("""
+    CREATE TABLE logs(id INTEGER PRIMARY KEY AUTOINCREMENT, ts REAL NOT NULL, source TEXT NOT NULL,
+      host TEXT NOT NULL, severity INTEGER NOT NULL, text TEXT NOT NULL, template_id INTEGER);
+    CREATE INDEX logs_ts ON logs(ts);
+    CREATE INDEX logs_template ON logs(template_id);
+    CREATE VIRTUAL TABLE logs_fts USING fts5(text, content='logs', content_rowid='id');
+    CREATE TRIGGER logs_ai AFTER INSERT ON logs BEGIN
+      INSERT INTO logs_fts(rowid, text) VALUES (new.id, new.text);
+    END;
+    CREATE TRIGGER logs_ad AFTER DELETE ON logs BEGIN
+      INSERT INTO logs_fts(logs_fts, rowid, text) VALUES ('delete', old.id, old.text);
+    END;""")
+    db.executemany("INSERT INTO logs(ts, source, host, severity, text, template_id) VALUES (?,?,?,?,?,?)",
+                   [(1000.0 + i, "t", "h", 6, f"old line {i}", 3) for i in range(5)])
+    db.commit()
+    db.close()
+    with Store(path) as s:
+        assert s.count() == 5 and [r["text"] for r in s.search("old")][-1] == "old line 0"
+        assert s.fields(1)["time"] == 1000.0 and s.fields(1)["component"] is None
+        ids = s.append([_rec("new line", 2000)])
+        assert ids == [6] and s.count() == 6
+    with Store(path) as s:                                    # reopening a migrated store is a no-op
+        assert s.count() == 6

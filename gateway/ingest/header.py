@@ -57,7 +57,7 @@ _TS_PATTERNS = [re.compile(p + _END) for p in (
     r"(?P<m>[01]\d)[-.](?P<d>[0-3]\d)\s+" + _T,
     r"(?P<Y>\d{4})[-/.](?P<m>\d{1,2})[-/.](?P<d>\d{1,2}),?",
     r"(?P<E>1[0-9]{9})(?:\.(?P<F>\d{1,6}))?",
-    _T + ",?",
+    r"(?P<H>\d{1,2}):(?P<M>\d{2}):(?P<S>\d{2})(?:[.,:](?P<F>\d{1,9}))?,?",
 )]
 _LEVELS = {
     "emerg": "emergency", "emergency": "emergency", "panic": "emergency", "alert": "alert",
@@ -72,7 +72,8 @@ _PROG_NOCOLON = re.compile(r"(?P<c>[A-Za-z_][\w.\-/$()@#~+]*)\[(?P<p>\d+)\]$")
 _IDENT = re.compile(r"[A-Za-z_$][\w.$\-/]*$")
 _HEADERISH = re.compile(r"[\d._:\-/]|^[A-Z][A-Z0-9_]+$")
 _SEPS = {"-", "|", "--", ":", "::"}
-_PRI = re.compile(r"<\d{1,3}>(?:1 )?")
+_PRI = re.compile(r"<\d{1,3}>")
+_RFC5424 = re.compile(r"<\d{1,3}>1 (?P<ts>\S+) (?P<host>\S+) (?P<app>\S+) (?P<pid>\S+) \S+ (?:-|(?:\[(?:[^\]\\]|\\.)*\])+) ?")
 _TOKEN = re.compile(r"\S+")
 _ZK_COMPONENT = re.compile(r"(?:^|[:/])(?P<c>[A-Za-z_$][\w.$]*)@\d+$")
 
@@ -221,6 +222,8 @@ def scan(line: str, year: int | None = None) -> Header:
     """Header fields of `line` by the general rules (no per-source state)."""
     sc = _Scan(line, year)
     start = 0
+    if line.startswith("<") and _rfc5424(sc):
+        return _finish(sc)
     pm = _PRI.match(line)
     if pm:
         start = pm.end()
@@ -301,6 +304,26 @@ def scan(line: str, year: int | None = None) -> Header:
         i += 1
         sc.end = e
     return _finish(sc)
+
+
+def _rfc5424(sc: _Scan) -> bool:
+    """"<PRI>1 TIMESTAMP HOST APP PROCID MSGID [SD] MSG" (RFC 5424); "-" is a missing field."""
+    m = _RFC5424.match(sc.line)
+    if not m:
+        return False
+    tm = match_ts(m.group("ts"), 0)
+    if tm:
+        sc.set_ts(tm)
+    else:
+        sc.h.ts_text = None if m.group("ts") == "-" else m.group("ts")
+    if m.group("host") != "-":
+        sc.words.append(m.group("host"))
+    if m.group("app") != "-":
+        sc.h.component = m.group("app")
+    if m.group("pid").isdigit() and len(m.group("pid")) <= 10:
+        sc.h.pid = int(m.group("pid"))
+    sc.end = m.end()
+    return True
 
 
 def _pipe_header(sc: _Scan, start: int) -> bool:

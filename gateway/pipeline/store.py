@@ -77,9 +77,8 @@ CREATE TABLE IF NOT EXISTS params(   -- the template's <*> values of a line, by 
   pos INTEGER NOT NULL,              -- 0-based among the line's parameters
   text TEXT NOT NULL,
   num REAL,                          -- the value as a number when the text is one (fields.number_of)
-  PRIMARY KEY(line_id, pos)
+  PRIMARY KEY(line_id, pos)          -- the index: a template's lines (logs_template) -> their params
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS params_text ON params(text);
 CREATE TABLE IF NOT EXISTS templates(  -- Drain template text by id, as last seen at ingest
   id INTEGER PRIMARY KEY,
   template TEXT NOT NULL

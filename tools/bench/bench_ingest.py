@@ -1,5 +1,7 @@
-"""Ingest benchmark: store write rate (batched group commit vs. one commit per line, same run),
-Drain grouping accuracy on the eight Loghub systems, and a load run through the whole appliance
+"""Ingest benchmark: store write rate (batched group commit vs. one commit per line, same run;
+plain rows vs. rows with structured fields and parameters), Drain grouping accuracy on the eight
+Loghub systems (on Loghub's pre-split Content, on raw lines as they are, and on raw lines through
+header induction), triage speed with and without header finding, and a load run through the whole appliance
 (replay at --rate lines/s for --minutes): lines missing from the store, RSS, ring drops, engine lag.
 
 Last line of output: one JSON object. Knows nothing of the server; drives gateway.* in-process.
@@ -26,8 +28,8 @@ from gateway.datasets import loghub_dir                                  # noqa:
 from gateway.ingest.record import LogRecord, severity_from_text         # noqa: E402
 from gateway.ingest.replay import paced, record_sender                  # noqa: E402
 from gateway.settings import load                                       # noqa: E402
-from gateway.pipeline.store import Store                                         # noqa: E402
-from gateway.pipeline.triage import Triage, grouping_accuracy                    # noqa: E402
+from gateway.pipeline.store import Store                                # noqa: E402
+from gateway.pipeline.triage import Triage, grouping_accuracy           # noqa: E402
 
 LOGHUB = loghub_dir()
 SYSTEMS = ("Apache", "BGL", "HDFS", "Hadoop", "Linux", "OpenSSH", "Spark", "Zookeeper")
@@ -59,22 +61,65 @@ def bench_store(lines: list[str], tmp: Path) -> dict:
         for r in recs[:PER_LINE_PEER_LINES]:
             peer.append([r])
         dt_peer = time.perf_counter() - t0
+    # The same rows with structured fields and template parameters (as the appliance stores them).
+    t = Triage(None)
+    n_f = STORE_LINES // 4
+    classified = [c for i in range(0, n_f, STORE_BATCH) for c in t.classify(recs[i:i + STORE_BATCH])]
+    with Store(tmp / "fields.db") as st:
+        t0 = time.perf_counter()
+        for i in range(0, n_f, STORE_BATCH):
+            cs = classified[i:i + STORE_BATCH]
+            st.append(recs[i:i + STORE_BATCH], [c.template_id for c in cs], [c.fields for c in cs])
+        dt_f = time.perf_counter() - t0
+        stored_f = st.count()
     rate, peer_rate = len(recs) / dt, PER_LINE_PEER_LINES / dt_peer
-    return {"store_lines_per_s": round(rate), "store_batch": STORE_BATCH, "store_peer_per_line_commit_lines_per_s": round(peer_rate),
+    return {"store_lines_per_s": round(rate), "store_fields_lines_per_s": round(n_f / dt_f),
+            "store_fields_lost_lines": n_f - stored_f, "store_batch": STORE_BATCH, "store_peer_per_line_commit_lines_per_s": round(peer_rate),
             "store_vs_per_line_commit": round(rate / peer_rate, 1), "store_lost_lines": len(recs) - stored,
             "sqlite_version": sqlite3.sqlite_version}
 
 
+def _grouping(texts: list[str], truth: list[str], source: str, headers: bool) -> tuple[float, float]:
+    """(grouping accuracy, triage lines/s) of one system's lines through a fresh Triage."""
+    t = Triage(None, find_headers=headers)
+    recs = [LogRecord(1.7e9, source, "", 6, x) for x in texts]
+    t0 = time.perf_counter()
+    pred = [c.template_id for c in t.classify(recs)]
+    dt = time.perf_counter() - t0
+    return round(grouping_accuracy(pred, truth), 4), len(texts) / dt
+
+
 def bench_accuracy() -> dict:
-    acc = {}
+    """Per system: Content (Loghub's pre-split message, mined as is), raw (the whole line, no header
+    finding) and raw_headers (the whole line through header induction: what the appliance does)."""
+    acc: dict[str, dict[str, dict]] = {"content": {}, "raw": {}, "raw_headers": {}}
+    speed: dict[str, list[float]] = {"raw": [], "raw_headers": []}
     for s in SYSTEMS:
         with open(LOGHUB / s / f"{s}_2k.log_structured.csv", encoding="utf-8") as f:
             rows = list(csv.DictReader(f))
-        t = Triage(None)
-        # The Content column (message without the header), as the Loghub benchmark mines it.
-        pred = [c.template_id for c in t.classify([LogRecord(0, "b", "", 6, r["Content"]) for r in rows])]
-        acc[s] = round(grouping_accuracy(pred, [r["EventId"] for r in rows]), 4)
-    return {"grouping_accuracy": acc, "grouping_accuracy_avg": round(sum(acc.values()) / len(acc), 4)}
+        with open(LOGHUB / s / f"{s}_2k.log", encoding="utf-8", errors="replace") as f:
+            raw = [ln.rstrip("\r\n") for ln in f if ln.strip()]
+        truth = [r["EventId"] for r in rows]
+        assert len(raw) == len(truth), f"{s}: {len(raw)} lines, {len(truth)} rows"
+        acc["content"][s], _ = _grouping([r["Content"] for r in rows], truth, s, headers=False)
+        acc["raw"][s], v = _grouping(raw, truth, s, headers=False)
+        speed["raw"].append(v)
+        acc["raw_headers"][s], v = _grouping(raw, truth, s, headers=True)
+        speed["raw_headers"].append(v)
+    avg = {k: round(sum(v.values()) / len(v), 4) for k, v in acc.items()}
+    return {"grouping_accuracy": acc["content"], "grouping_accuracy_avg": avg["content"],
+            "grouping_accuracy_raw": acc["raw"], "grouping_accuracy_raw_avg": avg["raw"],
+            "grouping_accuracy_raw_headers": acc["raw_headers"], "grouping_accuracy_raw_headers_avg": avg["raw_headers"],
+            "triage_lines_per_s_no_headers": round(sum(speed["raw"]) / len(SYSTEMS)),
+            "triage_lines_per_s_headers": round(sum(speed["raw_headers"]) / len(SYSTEMS))}
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            return next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), "?")
+    except OSError:
+        return "?"
 
 
 def rss_mb() -> float:
@@ -123,9 +168,15 @@ def main() -> int:
         out.update(bench_store(lines, tmp))
         print("store:", {k: v for k, v in out.items()}, file=sys.stderr)
         out.update(bench_accuracy())
-        print("drain:", out["grouping_accuracy"], out["grouping_accuracy_avg"], file=sys.stderr)
+        print(f"{'system':<10} {'content':>8} {'raw':>8} {'raw+hdr':>8}", file=sys.stderr)
+        for s in SYSTEMS:
+            print(f"{s:<10} {out['grouping_accuracy'][s]:>8} {out['grouping_accuracy_raw'][s]:>8} "
+                  f"{out['grouping_accuracy_raw_headers'][s]:>8}", file=sys.stderr)
+        print(f"{'average':<10} {out['grouping_accuracy_avg']:>8} {out['grouping_accuracy_raw_avg']:>8} "
+              f"{out['grouping_accuracy_raw_headers_avg']:>8}", file=sys.stderr)
         out.update(bench_load(lines, tmp, args.rate, args.minutes, args.engine))
-        out["lost_lines"] = out["store_lost_lines"] + out["load_lines_missing"]
+        out["lost_lines"] = out["store_lost_lines"] + out["store_fields_lost_lines"] + out["load_lines_missing"]
+        out["cpu_model"] = _cpu_model()
         out["cpu_count"] = os.cpu_count()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -1,0 +1,109 @@
+"""Header fields found without configuration: one fixture line per common shape, and induction
+of an unseen shape from a source's first lines."""
+
+from __future__ import annotations
+
+import calendar
+
+import pytest
+
+from gateway.ingest.header import INDUCE_LINES, SourceHeaders, induce_columns, scan, shape
+
+# (line, expected fields; "message" is the rest of the line)
+SHAPES = {
+    "syslog_3164": ("Jun 14 15:16:01 combo sshd(pam_unix)[19939]: authentication failure; rhost=218.188.2.4",
+                    dict(host="combo", component="sshd(pam_unix)", pid=19939, ts_text="Jun 14 15:16:01",
+                         message="authentication failure; rhost=218.188.2.4")),
+    "syslog_pri": ("<13>Feb  5 17:32:18 10.0.0.99 myapp[77]: Use the BFG!",
+                   dict(host="10.0.0.99", component="myapp", pid=77, message="Use the BFG!")),
+    "rfc5424": ("<165>1 2003-10-11T22:14:15.003Z mymachine.example.com evntslog 42 ID47 "
+                "[exampleSDID@32473 iut=\"3\"] An application event",
+                dict(host="mymachine.example.com", component="evntslog", pid=42, message="An application event",
+                     ts=calendar.timegm((2003, 10, 11, 22, 14, 15)) + 0.003)),
+    "log4j": ("2015-10-18 18:01:47,978 INFO [main] org.apache.hadoop.mapreduce.v2.app.MRAppMaster: Created MRAppMaster",
+              dict(level="info", component="org.apache.hadoop.mapreduce.v2.app.MRAppMaster", message="Created MRAppMaster",
+                   ts=calendar.timegm((2015, 10, 18, 18, 1, 47)) + 0.978)),
+    "zookeeper": ("2015-07-29 17:41:44,747 - INFO  [QuorumPeer[myid=1]/0:0:0:0:0:0:0:0:2181:FastLeaderElection@774] - "
+                  "Notification time out: 3200",
+                  dict(level="info", component="FastLeaderElection", message="Notification time out: 3200")),
+    "yymmdd_pid": ("081109 203615 148 INFO dfs.DataNode$PacketResponder: PacketResponder 1 for block blk_38865 terminating",
+                   dict(level="info", pid=148, component="dfs.DataNode$PacketResponder",
+                        message="PacketResponder 1 for block blk_38865 terminating",
+                        ts=calendar.timegm((2008, 11, 9, 20, 36, 15)))),
+    "android": ("03-17 16:13:38.811  1702  2395 D WindowManager: printFreezingDisplayLogsopening app wtoken = 5",
+                dict(level="debug", pid=1702, component="WindowManager", message="printFreezingDisplayLogsopening app wtoken = 5")),
+    "windows_cbs": ("2016-09-28 04:30:30, Info                  CBS    Loaded Servicing Stack v6.1.7601.23505 with Core",
+                    dict(level="info", component="CBS", ts_text="2016-09-28 04:30:30",
+                         message="Loaded Servicing Stack v6.1.7601.23505 with Core")),
+    "proxifier": ("[10.30 16:49:06] chrome.exe - proxy.cse.cuhk.edu.hk:5070 open through proxy proxy.cse.cuhk.edu.hk:5070 HTTPS",
+                  dict(component="chrome.exe", ts_text="10.30 16:49:06",
+                       message="proxy.cse.cuhk.edu.hk:5070 open through proxy proxy.cse.cuhk.edu.hk:5070 HTTPS")),
+    "openstack": ('nova-api.log.1.2017-05-16_13:53:08 2017-05-16 00:00:00.008 25746 INFO nova.osapi_compute.wsgi.server '
+                  '[req-38101a0b-2096 113d3a99 54fadb41 - - -] 10.11.10.1 "GET /v2/servers/detail HTTP/1.1" status: 200',
+                  dict(level="info", pid=25746, component="nova.osapi_compute.wsgi.server",
+                       message='10.11.10.1 "GET /v2/servers/detail HTTP/1.1" status: 200')),
+    "hpc": ("134681 node-246 unix.hw state_change.unavailable 1077804742 1 Component State Change: Component is unavailable",
+            dict(host="node-246", ts=1077804742.0, message="Component State Change: Component is unavailable")),
+    "mac": ("Jul  1 09:04:37 authorMacBook-Pro com.apple.xpc.launchd[1] (com.apple.mdworker.bundles[12345]): Service exited",
+            dict(host="authorMacBook-Pro", component="com.apple.xpc.launchd", pid=1, message="Service exited")),
+    "thunderbird": ("- 1131566461 2005.11.09 dn228 Nov 9 12:01:01 dn228/dn228 crond(pam_unix)[2915]: session closed for user root",
+                    dict(host="dn228", component="crond(pam_unix)", pid=2915, ts=1131566461.0,
+                         message="session closed for user root")),
+    "bgl": ("- 1117838570 2005.06.03 R02-M1-N0-C:J12-U11 2005-06-03-15.42.50.675872 R02-M1-N0-C:J12-U11 RAS KERNEL INFO "
+            "instruction cache parity error corrected",
+            dict(level="info", host="R02-M1-N0-C:J12-U11", message="instruction cache parity error corrected")),
+    "apache": ("[Sun Dec 04 04:47:44 2005] [error] [client 222.166.160.184] Directory index forbidden by rule: /var/www/html/",
+               dict(level="error", ts=calendar.timegm((2005, 12, 4, 4, 47, 44)),
+                    message="[client 222.166.160.184] Directory index forbidden by rule: /var/www/html/")),
+    "pipes": ("20171223-22:15:29:606|Step_LSC|30002312|onStandStepChanged 3579",
+              dict(component="Step_LSC", pid=30002312, message="onStandStepChanged 3579")),
+    "spark": ("17/06/09 20:10:40 INFO spark.SecurityManager: Changing view acls to: yarn,curi",
+              dict(level="info", component="spark.SecurityManager", message="Changing view acls to: yarn,curi")),
+    "no_header": ("E-STOP pressed at station 4", dict(message="E-STOP pressed at station 4", ts=None, level=None)),
+    "plain_sentence_with_time": ("User admin logged in at 2024-01-01 12:00:00 from the console",
+                                 dict(message="User admin logged in at 2024-01-01 12:00:00 from the console", ts=None)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHAPES))
+def test_header_shapes(name):
+    line, want = SHAPES[name]
+    h = scan(line, year=2024)
+    for key, value in want.items():
+        got = getattr(h, key)
+        if isinstance(value, float):
+            assert got == pytest.approx(value), (name, key, h)
+        else:
+            assert got == value, (name, key, h)
+
+
+def test_syslog_year_comes_from_arrival():
+    h = scan("Dec 10 06:55:46 LabSZ sshd[24200]: Invalid user webmaster", year=2019)
+    assert h.ts == calendar.timegm((2019, 12, 10, 6, 55, 46)) and h.ts_text == "Dec 10 06:55:46"
+
+
+def test_shape():
+    assert shape("node-246") == "a-9" and shape("R02-M1") == "A9-A9" and shape("0042") == "9"
+
+
+def test_induction_on_an_unseen_shape():
+    """Lines with no timestamp or level: "<unit tag> <counter> <message>". The general scanner
+    leaves them whole; induction over the source's first lines learns the two header columns."""
+    units = ["ZX-04", "ZX-11", "QP-02"]
+    msgs = ["Pressure nominal at 3.2 bar", "valve opened", "Filter change due in 12 h", "pump stopped by operator"]
+    lines = [f"{units[i % 3]} {100 + i} {msgs[i % 4]}" for i in range(INDUCE_LINES + 5)]
+    assert scan(lines[0]).message == lines[0]                       # no general rule applies
+    sh = SourceHeaders()
+    hs = [sh.parse(x, "plant") for x in lines]
+    assert sh.columns()["plant"] == ["A-9", "9"]
+    last = hs[-1]
+    assert last.message == msgs[(len(lines) - 1) % 4] and last.host == units[(len(lines) - 1) % 3]
+    assert last.pid == 100 + len(lines) - 1
+    assert sh.parse("valve closed", "plant").message == "valve closed"   # a line without the columns
+    assert sh.parse(lines[0], "other").message == lines[0]                # induction is per source
+
+
+def test_induction_keeps_message_words():
+    # first words vary in shape, or are one constant word: nothing is cut
+    assert induce_columns(["Received block blk_1", "PacketResponder 1 for", "Verification succeeded"] * 10) == []
+    assert induce_columns(["Temperature is 81.5", "Temperature is 80.1"] * 12) == []
