@@ -20,10 +20,12 @@ from gateway.ingest.record import LogRecord, SourceCounters
 from gateway.ingest.syslog import SyslogServer
 from gateway.ingest.tail import TailSource
 from gateway.pipeline.alerts import DONE, FAILED, MISSED, NONE, PENDING, REFUSED, Alert, AlertBus, MqttPublisher
+from gateway.pipeline.query import QuerySurface
 from gateway.pipeline.store import Store
 from gateway.pipeline.token_queue import ContextFeed, TokenQueue
 from gateway.pipeline.triage import Triage, load_rules
 from gateway.serve.engine_thread import EngineThread
+from gateway.serve.query_call import QueryTool
 from gateway.serve.jobs import NotReady, PromptTooLong, QueueFull, Refused
 from gateway.serve.prompts import Prompts
 from gateway.settings import Settings
@@ -106,7 +108,8 @@ class Appliance:
         self.engine_thread = EngineThread(
             s.engine.model, self.feed, prompts=prompts, n_sink=s.engine.n_sink, n_ring=s.engine.n_ring,
             n_scratch=s.engine.n_scratch, n_threads=s.engine.n_threads, prefill_chunk=s.engine.prefill_chunk,
-            queue_size=s.engine.queue_size, drafter=s.engine.drafter)
+            queue_size=s.engine.queue_size, drafter=s.engine.drafter,
+            query_tool=QueryTool(QuerySurface(self.store.path), prompts.tokenizer) if s.engine.query else None)
 
     @property
     def worker(self) -> EngineThread | None:

@@ -147,13 +147,16 @@ class EngineSettings(_Section):
     model: str = "qwen2.5-coder-1.5b-instruct" # manifest name or a GGUF path
     n_sink: int = Field(0, ge=0, le=4096)      # 0: exactly the system prompt's length
     n_ring: int = Field(2048, ge=64, le=MAX_N_RING)
-    n_scratch: int = Field(512, ge=64, le=MAX_N_SCRATCH)
+    n_scratch: int = Field(1024, ge=64, le=MAX_N_SCRATCH)   # a store query's call and result need ~360
     n_threads: int | None = Field(None, ge=1, le=1024)
     # ngram: prompt lookup over the stream, near free and exact; measured 1.12-1.14x decode on the
     # 2-core dev box (tools/bench/bench_spec.py). "model" (0.5B draft) pays only off the CPU (NPU, GPU).
     drafter: Literal["none", "ngram", "model"] = "ngram"
     prefill_chunk: int = Field(32, ge=1, le=4096)   # stream tokens per prefill call (preemption grain)
     queue_size: int = Field(8, ge=1, le=1024)
+    # Chat answers through one store query (gateway/serve/query_call.py): the model writes the call under
+    # a grammar, the figures come from the store. false: the quoted-lines prompt alone.
+    query: bool = True
 
 
 class RingSettings(_Section):

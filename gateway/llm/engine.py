@@ -149,7 +149,8 @@ class Engine:
     def generate(self, prompt_tokens: Sequence[int], max_tokens: int, temperature: float = 0.0,
                  top_k: int = 0, top_p: float = 1.0, seed: int | None = None,
                  stop_tokens: Sequence[int] | None = None,
-                 on_token: Callable[[int], bool | None] | None = None) -> GenerateResult:
+                 on_token: Callable[[int], bool | None] | None = None,
+                 logits_processor=None) -> GenerateResult:
         """Run prompt + answer in scratch, then roll scratch back to where it was: the one decode loop
         (gateway.llm.speculative) without a drafter. Greedy when temperature == 0. on_token(id) may
         return False to stop. Default stops: the tokenizer's end-of-turn ids."""
@@ -159,7 +160,8 @@ class Engine:
         stops = self.tokenizer.stop_ids if stop_tokens is None else stop_tokens
         return speculative_generate(self, None, list(_tokens(prompt_tokens)), max_tokens, params, seed,
                                     stop_tokens=sorted(int(t) for t in stops), on_token=on_token,
-                                    detokenize=lambda ids: self.tokenizer.decode(ids, skip_special=True))
+                                    detokenize=lambda ids: self.tokenizer.decode(ids, skip_special=True),
+                                    logits_processor=logits_processor)
 
     # --- bookkeeping -------------------------------------------------------------------------
 

@@ -184,6 +184,13 @@ def choose_k(alpha: float, costs: StepCosts, draft_ms_per_token: float, k_max: i
 
 # --- the decode loop -------------------------------------------------------------------------
 
+class LogitsProcessor(Protocol):
+    """Applied to each target row before the rule (e.g. gateway.llm.constrained.LogitsMask): `generated`
+    are the job's tokens before that row (prompt excluded); returns the row to decide on (masked tokens at
+    -inf; greedy: any row with the same argmax as the masked one)."""
+    def __call__(self, generated: Sequence[int], logits: np.ndarray, greedy: bool) -> np.ndarray: ...
+
+
 class Target(Protocol):
     """What the loop needs of gateway.llm.engine.Engine (scratch-only; the stream is never touched).
     A target may also have `n_scratch` (its scratch capacity); one without it is unbounded."""
@@ -242,6 +249,7 @@ class _Decode:
     k_max: int
     base: int                       # scratch length where the prompt starts
     stats: SpecStats
+    mask: LogitsProcessor | None = None
     out: list[int] = field(default_factory=list)
     finish: str = "length"
 
@@ -288,6 +296,9 @@ class _Decode:
         pending = self.out[-1] if self.out else self.prompt[-1]
         rows = np.asarray(self.target.forward_scratch([pending] + draft, all_logits=True))
         rows = rows.reshape(len(draft) + 1, -1)          # [1+K, V]
+        if self.mask is not None:                        # the same mask on every row: the rule stays exact
+            rows = np.stack([self.mask(self.out + draft[:i], rows[i], self.sampling.greedy)
+                             for i in range(len(draft) + 1)])
         if self.sampling.greedy:
             verdict = verify_greedy(draft, rows)
         else:
@@ -330,7 +341,7 @@ def speculative_generate(target: Target, drafter, prompt_tokens: Sequence[int], 
                          sampling: SamplingParams = SamplingParams(), seed: int | None = None,
                          stop_tokens: Sequence[int] = (), on_token: Callable[[int], bool | None] | None = None,
                          k_max: int = K_MAX, detokenize: Callable[[list[int]], str] | None = None,
-                         n_prompt_cached: int = 0) -> GenerateResult:
+                         n_prompt_cached: int = 0, logits_processor: LogitsProcessor | None = None) -> GenerateResult:
     """THE decode loop: generate in the target's scratch, with drafts from `drafter`, or without
     (drafter None: plain decoding, one token per target forward).
 
@@ -340,12 +351,15 @@ def speculative_generate(target: Target, drafter, prompt_tokens: Sequence[int], 
     token comes out of the rule and tokens per target forward = accepted + 1. Greedy output is the
     target's own (batch-invariant logits). on_token(id) may return False to stop.
     n_prompt_cached: how many leading prompt tokens the caller already put in the scratch (they stay).
+    logits_processor: applied to every target row before the rule (constrained decoding); drafts it
+    rules out are rejected like any draft the target would not emit.
     """
     entry_len = target.scratch_len
     base = _scratch_base(target, len(prompt_tokens), max_tokens, n_prompt_cached)
     prompt = [int(t) for t in prompt_tokens]
     job = _Decode(target, drafter, prompt, max_tokens, sampling, np.random.default_rng(seed),
-                  set(int(t) for t in stop_tokens), on_token, k_max, base, SpecStats(k=min(K_INITIAL, k_max)))
+                  set(int(t) for t in stop_tokens), on_token, k_max, base, SpecStats(k=min(K_INITIAL, k_max)),
+                  logits_processor)
     if drafter is not None:
         drafter.begin_job(prompt, sampling, seed)
     n_prefill = len(prompt) - 1 - n_prompt_cached

@@ -25,6 +25,7 @@ from gateway.serve.admission import Admission
 from gateway.serve.jobs import (COMPLETE, PRIORITY, TTFT, Job, JobHandle, NotReady, PromptTooLong, QueueFull,
                                 Refused)
 from gateway.serve.prompts import Prompts
+from gateway.serve.query_call import MAX_CALL_TOKENS, QUERY_PROMPT_TOKENS, QueryTool
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +42,8 @@ class EngineThread:
 
     def __init__(self, model: str | Path, feed: ContextFeed, *, prompts: Prompts | None = None,
                  n_sink: int = 0, n_ring: int = 2048, n_scratch: int = 512, n_threads: int | None = None,
-                 prefill_chunk: int = 32, queue_size: int = 8, drafter: str = "none") -> None:
+                 prefill_chunk: int = 32, queue_size: int = 8, drafter: str = "none",
+                 query_tool: QueryTool | None = None) -> None:
         self.model_path = resolve_model(model)
         self.prompts = prompts or Prompts.for_model(self.model_path)
         self.tokenizer = self.prompts.tokenizer
@@ -55,6 +57,7 @@ class EngineThread:
         self.drafter: Any = None             # built on the engine thread, mirrors the stream
         self._spec_totals = {"proposed": 0, "accepted": 0, "target_forwards": 0, "decoded": 0}
         self.feed = feed
+        self.query_tool = query_tool         # chat answers go through one store query when set
         self.admission: Admission | None = None
         self._queue: queue.PriorityQueue[tuple[int, int, Job]] = queue.PriorityQueue(queue_size)
         self._seq = 0                    # FIFO tie-break within a priority
@@ -103,8 +106,15 @@ class EngineThread:
     # --- submitting ----------------------------------------------------------------------------
     def submit_chat(self, messages: Sequence[Mapping[str, str]], *, max_tokens: int, ttft_budget_ms: float,
                     temperature: float = 0.0, top_p: float = 1.0, seed: int | None = None,
-                    loop: asyncio.AbstractEventLoop | None = None,
+                    loop: asyncio.AbstractEventLoop | None = None, query: bool = False,
                     on_event: Callable[[dict], None] | None = None) -> JobHandle:
+        """An operator's answer. query=True (with a query_tool): the model first writes one store query
+        under the call grammar, the query runs, and the answer is written from its result; the call's
+        decode and the result's prefill count toward the first-token budget."""
+        if query and self.query_tool is not None:
+            return self.submit("chat", self.prompts.chat_tokens(messages), max_tokens=max_tokens,
+                               budget_ms=ttft_budget_ms, deadline_kind=TTFT, temperature=temperature, top_p=top_p,
+                               seed=seed, loop=loop, on_event=on_event, turns=[dict(m) for m in messages])
         return self.submit("chat", self.prompts.chat_tokens(messages), max_tokens=max_tokens,
                            budget_ms=ttft_budget_ms, deadline_kind=TTFT, temperature=temperature, top_p=top_p,
                            seed=seed, loop=loop, on_event=on_event)
@@ -117,26 +127,29 @@ class EngineThread:
     def submit(self, kind: str, prompt: list[int], *, max_tokens: int, budget_ms: float, deadline_kind: str,
                temperature: float = 0.0, top_p: float = 1.0, seed: int | None = None,
                loop: asyncio.AbstractEventLoop | None = None,
-               on_event: Callable[[dict], None] | None = None) -> JobHandle:
+               on_event: Callable[[dict], None] | None = None, turns: list | None = None) -> JobHandle:
         if not self.ready or self.admission is None:
             raise NotReady(self.error or "the model is still loading")
         if max_tokens < 1:
             raise ValueError(f"max_tokens={max_tokens} must be >= 1")
-        if len(prompt) + max_tokens > self.n_scratch:
-            raise PromptTooLong(f"prompt ({len(prompt)} tokens) + max_tokens ({max_tokens}) exceeds "
-                                f"engine.n_scratch={self.n_scratch}")
+        extra = QUERY_PROMPT_TOKENS if turns is not None else 0     # call instruction, call, result
+        if len(prompt) + extra + max_tokens > self.n_scratch:
+            raise PromptTooLong(f"prompt ({len(prompt)} tokens{f' + {extra} for the store query' if extra else ''})"
+                                f" + max_tokens ({max_tokens}) exceeds engine.n_scratch={self.n_scratch}")
         decode_in_budget = 1 if deadline_kind == TTFT else max_tokens
+        if turns is not None:
+            decode_in_budget += MAX_CALL_TOKENS      # the call is decoded before the answer's first token
         with self._est_lock:
             prio = PRIORITY.get(kind, len(self._queued_ms) - 1)
             # A job waits for everything queued at its priority or higher (and the one running).
             ahead_ms = sum(self._queued_ms[: prio + 1])
             wait_ms = ahead_ms + self.prefill_chunk * self.admission.prefill_ms_per_tok
-            d = self.admission.decide(len(prompt), decode_in_budget, budget_ms, wait_ms)
+            d = self.admission.decide(len(prompt) + extra, decode_in_budget, budget_ms, wait_ms)
             if not d.admitted:
                 raise Refused(d.retry_after_s, d.estimate_ms, budget_ms)
-            full = self.admission.estimate_ms(len(prompt), max_tokens)
+            full = self.admission.estimate_ms(len(prompt) + extra, max_tokens + (decode_in_budget - 1))
             job = Job(kind, list(prompt), max_tokens, budget_ms, deadline_kind, JobHandle(loop, on_event),
-                      estimate_ms=full, temperature=temperature, top_p=top_p, seed=seed)
+                      estimate_ms=full, temperature=temperature, top_p=top_p, seed=seed, turns=turns)
             try:
                 self._queue.put_nowait((prio, self._seq, job))
                 self._seq += 1
@@ -203,6 +216,8 @@ class EngineThread:
         if self.draft_spec != "none":
             self.drafter = make_drafter(self.draft_spec, self.engine, n_threads=self.n_threads)
             self.drafter.push_stream(self.sink_tokens)
+        if self.query_tool is not None:
+            self.query_tool.constraint()         # the vocabulary's trie, once, before the first question
         # Seed the EMAs with figures measured on this machine, this model, these threads.
         probe = self.engine.generate(self.prompts.chat_tokens([{"role": "user", "content": "Status?"}]),
                                      SEED_GENERATE_TOKENS)
@@ -232,7 +247,7 @@ class EngineThread:
             return not job.handle.cancelled
 
         try:
-            res = self._generate(job, on_token)
+            res = self._generate_query(job, on_token) if job.turns is not None else self._generate(job, on_token)
         except Exception as exc:
             log.exception("job failed")
             job.handle._emit({"type": "error", "message": f"engine error: {exc}"})
@@ -256,6 +271,9 @@ class EngineThread:
                   "ttft_ms": (first_at[0] - job.submitted) * 1000 if first_at else None,
                   "total_ms": (end - job.submitted) * 1000, "late": late,
                   "budget_ms": job.budget_ms, "estimate_ms": job.estimate_ms}
+        if "query" in res.extra:
+            result["query"] = res.extra["query"]
+            result["prompt_tokens"] = res.prompt_tokens
         self._job_finished(job)
         job.handle._emit({"type": "done", "result": result})
 
@@ -270,6 +288,46 @@ class EngineThread:
         self.admission.observe_prefill(res.prefill_tokens, res.prefill_ms)
         self.admission.observe_decode(len(res.tokens), res.decode_ms)   # effective ms per emitted token
         return res
+
+    def _generate_query(self, job: Job, on_token: Callable[[int], bool]) -> GenerateResult:
+        """Question -> call (greedy, under the call grammar) -> the query -> answer from its result. The
+        conversation is prefilled once: the answer's prompt shares its prefix with the call's."""
+        assert self.query_tool is not None and job.turns is not None
+        plan = self.query_tool.plan(job.turns)
+        prompt = self.prompts.chat_tokens(plan.turns) + plan.prefix_tokens
+        stops = sorted(self.tokenizer.stop_ids)
+        base = self.engine.scratch_len
+        call: list[int] = []
+
+        def on_call(tid: int) -> bool:
+            call.append(tid)
+            return not plan.mask.complete(call) and not job.handle.cancelled
+
+        try:
+            t0 = time.perf_counter()
+            self.engine.forward_scratch(prompt[:-1])
+            self.admission.observe_prefill(len(prompt) - 1, (time.perf_counter() - t0) * 1000)
+            res = speculative_generate(self.engine, self.drafter, prompt, MAX_CALL_TOKENS, SamplingParams(), None,
+                                       stop_tokens=stops, on_token=on_call, n_prompt_cached=len(prompt) - 1,
+                                       logits_processor=plan.mask)
+            self.admission.observe_decode(len(res.tokens), res.decode_ms)
+            answer = self.prompts.chat_tokens(plan.finish(plan.mask.text_bytes(call).decode("utf-8", "replace")))
+            job.handle._emit({"type": "query", **plan.source()})
+            room = self.n_scratch - base - len(answer)
+            if room < 1:
+                raise PromptTooLong(f"the answer's prompt ({len(answer)} tokens) does not fit engine.n_scratch")
+            cached = min(_common_prefix(prompt[:-1], answer), len(answer) - 1)
+            self.engine.rollback(base + cached)
+            out = speculative_generate(self.engine, self.drafter, answer, min(job.max_tokens, room),
+                                       SamplingParams(temperature=job.temperature, top_p=job.top_p), job.seed,
+                                       stop_tokens=stops, on_token=on_token, n_prompt_cached=cached)
+        finally:
+            self.engine.rollback(base)
+        self.admission.observe_prefill(out.prefill_tokens, out.prefill_ms)
+        self.admission.observe_decode(len(out.tokens), out.decode_ms)
+        out.extra["query"] = {**plan.source(), "call_tokens": len(call), "call_ms": round(res.decode_ms, 1)}
+        out.prompt_tokens = len(answer)
+        return out
 
     def _count_speculation(self, st: SpecStats) -> None:
         t = self._spec_totals
@@ -302,3 +360,12 @@ class EngineThread:
                                 "tokens_per_target_forward": (t["decoded"] / t["target_forwards"]
                                                               if t["target_forwards"] else None)}
         return d
+
+
+def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n

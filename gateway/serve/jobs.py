@@ -126,6 +126,7 @@ class Job:
     temperature: float = 0.0
     top_p: float = 1.0
     seed: int | None = None           # sampling seed (reproducible answers); None: fresh entropy
+    turns: list | None = None         # chat with a store query: the conversation (the engine thread plans the call)
     submitted: float = field(default_factory=time.monotonic)
 
     @property

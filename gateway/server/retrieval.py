@@ -130,14 +130,15 @@ def build_prompt(store: Any, messages: list[dict[str, str]], now: float | None =
 
 def fit_prompt(store: Any, messages: list[dict[str, str]], max_tokens: int, n_scratch: int,
                count_tokens: Callable[[list[dict[str, str]]], int],
-               max_prompt_tokens: int | None = None) -> tuple[Prompt, int]:
+               max_prompt_tokens: int | None = None, max_sources: int = MAX_SOURCES) -> tuple[Prompt, int]:
     """The prompt and answer length that fit the engine's scratch (prompt + answer <= n_scratch).
 
     The answer keeps up to `max_tokens` while at least MIN_ANSWER_TOKENS fit; beyond that, quoted
     lines are halved until they do. They are halved too while the prompt is over max_prompt_tokens
     (what can be prefilled before the first-token deadline); then earlier turns are dropped. Raises
-    PromptTooLong when the question alone does not fit the scratch."""
-    n_sources = MAX_SOURCES
+    PromptTooLong when the question alone does not fit the scratch. max_sources=0: no quoted lines (a
+    chat answered through a store query gets its lines from the query)."""
+    n_sources = max_sources
     while True:
         prompt = build_prompt(store, messages, max_sources=n_sources)
         n_prompt = count_tokens(prompt.messages)

@@ -20,12 +20,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from gateway.serve.jobs import NotReady, PromptTooLong, QueueFull, Refused
 from gateway.serve.prompts import MAX_QUESTION_CHARS
 from gateway.server.deps import ApplianceDep, ErrorDetail, KeyDep, ServerSettingsDep
-from gateway.server.retrieval import Prompt, fit_prompt
+from gateway.serve.query_call import QUERY_PROMPT_TOKENS
+from gateway.server.retrieval import MAX_SOURCES, Prompt, fit_prompt
 
 router = APIRouter(prefix="/v1", tags=["chat"])
 MAX_MESSAGES = 32
 DEFAULT_MAX_TOKENS = 256
 MIN_TEMPERATURE = 1e-3      # below this, sampling is greedy anyway; logits / 1e-300 would overflow
+QUERY_MIN_ROOM = 256       # scratch left for question + answer beside a store query (else no query)
 PROMPT_BUDGET_SHARE = 0.5   # of the first-token budget, for prefilling the prompt (quoted lines included)
 STREAM_DONE = "data: [DONE]\n\n"
 # One event of the stream: data is a chat.completion.chunk as JSON, or the literal [DONE] at the end.
@@ -72,11 +74,21 @@ class ChatRequest(BaseModel):
 
 
 class Source(BaseModel):
+    """A stored log line the answer drew on."""
+    kind: Literal["line"] = "line"
     id: int
     ts: float
     host: str
     severity: str
     text: str
+
+
+class QuerySource(BaseModel):
+    """The store query the answer's figures come from (gateway/pipeline/query.py): the call the model
+    wrote and its result (a "no_match" result says no line matched; "error" says why it did not run)."""
+    kind: Literal["query"] = "query"
+    call: dict[str, Any]
+    result: dict[str, Any]
 
 
 class AssistantMessage(BaseModel):
@@ -103,7 +115,7 @@ class ChatCompletion(BaseModel):
     model: str
     choices: list[Choice]
     usage: Usage
-    sources: list[Source]         # log lines the answer drew on (store ids)
+    sources: list[Source | QuerySource]   # log lines the answer drew on (store ids), and the store query
 
 
 class ModelCard(BaseModel):
@@ -136,12 +148,19 @@ def _sources(prompt: Prompt) -> list[Source]:
     return [Source(id=r["id"], ts=r["ts"], host=r["host"], severity=r["severity"], text=r["text"]) for r in prompt.sources]
 
 
-def _submit(appliance: Any, prompt: Prompt, req: ChatRequest, max_tokens: int, budget_ms: float) -> Any:
+def _query_source(result: dict) -> list[QuerySource]:
+    q = result.get("query")
+    return [QuerySource(call=q.get("call") or {}, result=q.get("result") or {})] if q else []
+
+
+def _submit(appliance: Any, prompt: Prompt, req: ChatRequest, max_tokens: int, budget_ms: float,
+            query: bool = False) -> Any:
     """The answer job on the engine thread (an asyncio-iterable JobHandle), or the HTTP refusal."""
     try:
         return appliance.engine_thread.submit_chat(prompt.messages, max_tokens=max_tokens, ttft_budget_ms=budget_ms,
                                             temperature=req.temperature if req.temperature >= MIN_TEMPERATURE else 0.0,
-                                            top_p=req.top_p, seed=req.seed, loop=asyncio.get_running_loop())
+                                            top_p=req.top_p, seed=req.seed, loop=asyncio.get_running_loop(),
+                                            query=query)
     except QueueFull as exc:
         raise HTTPException(429, f"the engine's job queue is full; retry in {exc.retry_after_s:.0f} s",
                             headers=_retry_after(exc.retry_after_s)) from None
@@ -178,15 +197,20 @@ async def chat_completions(req: ChatRequest, request: Request, appliance: Applia
     # prefill speed fits in (a share of) the first-token budget; admission control decides the rest.
     prefill_ms = getattr(engine_thread.admission, "prefill_ms_per_tok", None)
     max_prompt = int(PROMPT_BUDGET_SHARE * budget_ms / prefill_ms) if prefill_ms else None
+    # Through a store query (engine.query): no quoted lines; the query's instruction, call and result
+    # take their room in the scratch instead.
+    query = (getattr(engine_thread, "query_tool", None) is not None
+             and engine_thread.n_scratch - QUERY_PROMPT_TOKENS >= QUERY_MIN_ROOM)   # else: the lines path
+    extra = QUERY_PROMPT_TOKENS if query else 0
     try:
         prompt, max_tokens = await run_in_threadpool(
             fit_prompt, appliance.store, messages, max_tokens, engine_thread.n_scratch,
-            lambda m: len(engine_thread.prompts.chat_tokens(m)), max_prompt)
+            lambda m: len(engine_thread.prompts.chat_tokens(m)) + extra, max_prompt, 0 if query else MAX_SOURCES)
     except PromptTooLong as exc:
         raise HTTPException(413, str(exc)) from None
     except ValueError as exc:
         raise HTTPException(422, str(exc)) from None
-    handle = _submit(appliance, prompt, req, max_tokens, budget_ms)
+    handle = _submit(appliance, prompt, req, max_tokens, budget_ms, query)
     cid = "chatcmpl-" + uuid.uuid4().hex[:24]
     created = int(time.time())
     name = model_name(request)
@@ -209,7 +233,7 @@ async def chat_completions(req: ChatRequest, request: Request, appliance: Applia
         return ChatCompletion(id=cid, created=created, model=name,
                               choices=[Choice(index=0, message=AssistantMessage(content="".join(pieces)),
                                               finish_reason=_finish(result))],
-                              usage=_usage(result), sources=sources)
+                              usage=_usage(result), sources=[*sources, *_query_source(result)])
 
     async def events() -> AsyncIterator[str]:
         def chunk(delta: dict, finish: str | None = None, **extra: Any) -> str:
@@ -231,7 +255,7 @@ async def chat_completions(req: ChatRequest, request: Request, appliance: Applia
                     result = ev["result"]
             metrics.chat_tokens.inc(result["completion_tokens"])
             # The last chunk carries the finish reason and the sources (an extra field OpenAI clients keep).
-            yield chunk({}, _finish(result), sources=[s.model_dump() for s in sources])
+            yield chunk({}, _finish(result), sources=[s.model_dump() for s in [*sources, *_query_source(result)]])
             if req.stream_options and req.stream_options.include_usage:
                 body = {"id": cid, "object": "chat.completion.chunk", "created": created, "model": name,
                         "choices": [], "usage": _usage(result).model_dump()}

@@ -1,0 +1,308 @@
+"""The read-only query surface over the store's structured fields: what the model calls to get figures.
+
+A call is a small dict (JSON-able); run(call) returns a small dict holding the call itself and its
+result. Operations:
+
+  count       how many lines match                                -> {"count"}
+  top_k       the most frequent values of a field among them      -> {"top": [{"value", "count"}], "distinct"}
+              by: host | component | level | template | param (with "param": position, 0-based)
+  stats       min / max / avg of a numeric template parameter      -> {"n", "min", "max", "avg", "min_line", "max_line"}
+              ("param": position; without it, the position with the most distinct numbers in the lines)
+  first_last  the first and the last matching line (line's own time) -> {"count", "first", "last"}
+  buckets     matching lines per time bucket                        -> {"bucket_s", "buckets": [{"start", "count"}]}
+  lines       the newest matching lines (at most "limit", <= MAX_LINES) -> {"lines": [...]}
+
+Filters (all optional, ANDed): "text" (words that must occur: FTS5 for ASCII text; a substring match
+(LIKE) when the text holds non-ASCII characters such as Chinese, which the default FTS5 tokenizer does
+not split), "host" (the line's header host, else the transport's), "component", "level" (the header's
+level word, else the severity's name), "template" (template id), "since"/"until" (Unix seconds, the
+line's own time), "last_minutes" (the window ending at the newest line's own time).
+
+No match is an explicit result: {"count": 0, "no_match": true, ...}. Bad calls -> {"error": ...}.
+When several words match nothing together, trailing words are dropped until some line matches; the
+result then names the words used ("text_relaxed_to").
+
+Limits: a separate connection opened read-only (`mode=ro`, `PRAGMA query_only`), an SQLite authorizer
+that allows only SELECT and reads of this store's tables (no INSERT/UPDATE/DELETE, ATTACH, PRAGMA,
+other tables or dangerous functions), at most `row_cap` rows read back from any statement (results
+say `truncated`), and a time cap enforced by a progress handler (the statement is interrupted and
+the result says so). Knows nothing about the model.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from gateway.pipeline.store import fts_query
+
+OPS = ("count", "top_k", "stats", "first_last", "buckets", "lines")
+BY_FIELDS = ("host", "component", "level", "template", "param")
+ROW_CAP = 10_000              # rows read back from one statement
+TIME_CAP_S = 2.0              # one call's wall time
+PROGRESS_STEPS = 1_000        # VM instructions between time checks
+TOP_K_MAX = 20
+MAX_LINES = 50
+MAX_BUCKETS = 48
+MAX_TEXT_CHARS = 200
+LINE_CHARS = 300              # a line's text in a result is clipped to this
+TABLES = frozenset({"logs", "params", "templates", "logs_fts", "logs_fts_data", "logs_fts_idx",
+                    "logs_fts_docsize", "logs_fts_config", "logs_fts_content", "sqlite_master",
+                    "sqlite_schema"})
+_DENIED_FUNCTIONS = frozenset({"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"})
+_LEVEL = ("coalesce(l.level, CASE l.severity WHEN 0 THEN 'emergency' WHEN 1 THEN 'alert' WHEN 2 THEN 'critical'"
+          " WHEN 3 THEN 'error' WHEN 4 THEN 'warning' WHEN 5 THEN 'notice' WHEN 6 THEN 'info' ELSE 'debug' END)")
+_HOST = "coalesce(l.line_host, l.host)"
+_TIME = "coalesce(l.time, l.ts)"
+
+
+class QueryError(ValueError):
+    """A call the surface cannot run (unknown op, bad argument); run() turns it into {"error"}."""
+
+
+class QueryInterrupted(RuntimeError):
+    pass
+
+
+def _authorizer(action: int, a1: str | None, a2: str | None, db: str | None, trigger: str | None) -> int:
+    if action == sqlite3.SQLITE_SELECT:
+        return sqlite3.SQLITE_OK
+    if action == sqlite3.SQLITE_READ:
+        return sqlite3.SQLITE_OK if (a1 or "").lower() in TABLES and db in ("main", None) else sqlite3.SQLITE_DENY
+    # FTS5 opening logs_fts: its xConnect is checked as an UPDATE of sqlite_master and it reads
+    # PRAGMA data_version; both harmless on a read-only, query_only connection.
+    if action == sqlite3.SQLITE_UPDATE and a1 == "sqlite_master" and db == "main":
+        return sqlite3.SQLITE_OK
+    if action == sqlite3.SQLITE_PRAGMA and (a1 or "").lower() == "data_version" and a2 is None:
+        return sqlite3.SQLITE_OK
+    if action == sqlite3.SQLITE_FUNCTION:
+        return sqlite3.SQLITE_DENY if (a2 or "").lower() in _DENIED_FUNCTIONS else sqlite3.SQLITE_OK
+    return sqlite3.SQLITE_DENY   # INSERT, UPDATE, DELETE, ATTACH, PRAGMA, CREATE, DROP, TRANSACTION, ...
+
+
+class QuerySurface:
+    """run(call) -> dict over the store at `path`, read-only. One connection per calling thread."""
+
+    def __init__(self, path: str | Path, row_cap: int = ROW_CAP, time_cap_s: float = TIME_CAP_S,
+                 progress_steps: int = PROGRESS_STEPS) -> None:
+        self.path = Path(path)
+        self.progress_steps = int(progress_steps)
+        self.row_cap = int(row_cap)
+        self.time_cap_s = float(time_cap_s)
+        self._local = threading.local()
+
+    # --- the connection -----------------------------------------------------------------------
+    def connect(self) -> sqlite3.Connection:
+        """This thread's read-only connection (authorizer and progress handler installed)."""
+        db = getattr(self._local, "db", None)
+        if db is None:
+            db = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, timeout=5,
+                                 check_same_thread=False, isolation_level=None)
+            db.execute("PRAGMA query_only=ON")
+            db.execute("PRAGMA busy_timeout=5000")
+            db.set_authorizer(_authorizer)
+            db.set_progress_handler(self._progress, self.progress_steps)
+            self._local.db = db
+        return db
+
+    def _progress(self) -> int:
+        return 1 if time.monotonic() > self._local.deadline else 0
+
+    def execute(self, sql: str, args: tuple | list = ()) -> tuple[list[tuple], bool]:
+        """(rows, truncated) of one statement under the caps; raises QueryInterrupted past the time cap,
+        sqlite3.DatabaseError when the authorizer refuses it."""
+        db = self.connect()
+        if not getattr(self._local, "in_call", False):
+            self._local.deadline = time.monotonic() + self.time_cap_s
+        try:
+            cur = db.execute(sql, args)
+            rows = cur.fetchmany(self.row_cap + 1)
+        except sqlite3.OperationalError as exc:
+            if "interrupted" in str(exc):
+                raise QueryInterrupted(f"the query ran past its time cap of {self.time_cap_s:g} s") from None
+            raise
+        return rows[: self.row_cap], len(rows) > self.row_cap
+
+    def close(self) -> None:
+        db = getattr(self._local, "db", None)
+        if db is not None:
+            db.close()
+            self._local.db = None
+
+    # --- calls --------------------------------------------------------------------------------
+    def run(self, call: dict[str, Any]) -> dict[str, Any]:
+        """The call's result: {"call": call, ...}; {"error"} for a call that cannot run."""
+        out: dict[str, Any] = {"call": dict(call)}
+        self.connect()
+        self._local.deadline = time.monotonic() + self.time_cap_s
+        self._local.in_call = True
+        try:
+            op = call.get("op")
+            if op not in OPS:
+                raise QueryError(f"unknown op {op!r}; one of {', '.join(OPS)}")
+            where, args = self._filters(call)
+            out.update(getattr(self, "_" + op)(call, where, args))
+            words = str(call.get("text") or "").split()
+            while out.get("count") == 0 and len(words) > 1:    # "failed password attempts": the
+                words.pop()                                   # lines say "Failed password for ..."
+                relaxed = {**call, "text": " ".join(words)}
+                where, args = self._filters(relaxed)
+                found = getattr(self, "_" + op)(relaxed, where, args)
+                if found.get("count"):
+                    out.update(found, text_relaxed_to=relaxed["text"])
+        except (QueryError, QueryInterrupted, sqlite3.DatabaseError) as exc:
+            out["error"] = str(exc)
+        finally:
+            self._local.in_call = False
+        if out.get("count") == 0 and "error" not in out:
+            out["no_match"] = True
+        return out
+
+    def _filters(self, call: dict[str, Any]) -> tuple[str, list]:
+        where: list[str] = []
+        args: list = []
+        text = call.get("text")
+        if text:
+            text = str(text)[:MAX_TEXT_CHARS]
+            if text.isascii() and (q := fts_query(text)) is not None:
+                where.append("l.id IN (SELECT rowid FROM logs_fts WHERE logs_fts MATCH ?)")
+                args.append(q)
+            else:
+                for word in text.split() or [text]:
+                    where.append("l.text LIKE ? ESCAPE '\\'")
+                    args.append("%" + word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
+        for key, expr in (("host", _HOST), ("component", "l.component")):
+            if call.get(key):
+                where.append(f"{expr} = ?"); args.append(str(call[key]))
+        if call.get("level"):
+            where.append(f"{_LEVEL} = ?"); args.append(str(call["level"]).lower())
+        if call.get("template") is not None:
+            where.append("l.template_id = ?"); args.append(_int(call, "template"))
+        since, until = call.get("since"), call.get("until")
+        if call.get("last_minutes") is not None:
+            newest = self.execute(f"SELECT max({_TIME}) FROM logs l")[0][0][0]
+            if newest is not None:
+                since = newest - 60.0 * _num(call, "last_minutes")
+        if since is not None:
+            where.append(f"{_TIME} >= ?"); args.append(float(since))
+        if until is not None:
+            where.append(f"{_TIME} <= ?"); args.append(float(until))
+        return (" WHERE " + " AND ".join(where)) if where else "", args
+
+    def _count(self, call, where, args) -> dict:
+        rows, _ = self.execute(f"SELECT count(*) FROM logs l{where}", args)
+        return {"count": rows[0][0]}
+
+    def _top_k(self, call, where, args) -> dict:
+        by = call.get("by") or "template"
+        k = min(max(_int(call, "k", 5), 1), TOP_K_MAX)
+        if by not in BY_FIELDS:
+            raise QueryError(f"by={by!r}: one of {', '.join(BY_FIELDS)}")
+        if by == "param":
+            pos = _int(call, "param", 0)
+            sql = (f"SELECT p.text, count(*) FROM logs l JOIN params p ON p.line_id = l.id AND p.pos = {pos}"
+                   f"{where} GROUP BY p.text ORDER BY count(*) DESC, p.text LIMIT ?")
+        elif by == "template":
+            sql = (f"SELECT coalesce(t.template, 'template ' || l.template_id), count(*) FROM logs l LEFT JOIN "
+                   f"templates t ON t.id = l.template_id{where} GROUP BY l.template_id ORDER BY count(*) DESC LIMIT ?")
+        else:
+            expr = {"host": _HOST, "component": "l.component", "level": _LEVEL}[by]
+            sql = f"SELECT {expr} AS v, count(*) FROM logs l{where} GROUP BY v ORDER BY count(*) DESC, v LIMIT ?"
+        rows, _ = self.execute(sql, [*args, k])
+        total = self._count(call, where, args)["count"]
+        return {"by": by, "count": total, "top": [{"value": v, "count": n} for v, n in rows]}
+
+    def _stats(self, call, where, args) -> dict:
+        pos = call.get("param")
+        if pos is None:
+            best, _ = self.execute(f"SELECT p.pos FROM logs l JOIN params p ON p.line_id = l.id{where}"
+                                   f"{' AND' if where else ' WHERE'} p.num IS NOT NULL GROUP BY p.pos"
+                                   " ORDER BY count(DISTINCT p.num) DESC, p.pos DESC LIMIT 1", args)
+            if not best:
+                return {"count": self._count(call, where, args)["count"], "n": 0, "note": "no numbers in these lines"}
+            pos = best[0][0]
+        pos = int(pos)
+        join = f" FROM logs l JOIN params p ON p.line_id = l.id AND p.pos = {pos}{where}"
+        cond = f"{' AND' if where else ' WHERE'} p.num IS NOT NULL"
+        rows, _ = self.execute(f"SELECT count(*), min(p.num), max(p.num), avg(p.num){join}{cond}", args)
+        n, lo, hi, avg = rows[0]
+        out: dict[str, Any] = {"param": pos, "n": n, "count": self._count(call, where, args)["count"]}
+        if n:
+            out.update(min=lo, max=hi, avg=round(avg, 4))
+            for name, order in (("min_line", "ASC"), ("max_line", "DESC")):
+                r, _ = self.execute(f"SELECT l.id, {_TIME}, l.time_text, l.text{join}{cond} ORDER BY p.num {order}, "
+                                    "l.id LIMIT 1", args)
+                out[name] = _line(r[0][:2] + (None, None, None, r[0][2], r[0][3]))
+        return out
+
+    def _first_last(self, call, where, args) -> dict:
+        cols = f"SELECT l.id, {_TIME}, {_HOST}, l.component, {_LEVEL}, l.time_text, l.text FROM logs l{where}"
+        first, _ = self.execute(cols + f" ORDER BY {_TIME} ASC, l.id ASC LIMIT 1", args)
+        if not first:
+            return {"count": 0}
+        last, _ = self.execute(cols + f" ORDER BY {_TIME} DESC, l.id DESC LIMIT 1", args)
+        return {"count": self._count(call, where, args)["count"], "first": _line(first[0]), "last": _line(last[0])}
+
+    def _buckets(self, call, where, args) -> dict:
+        rows, _ = self.execute(f"SELECT min({_TIME}), max({_TIME}), count(*) FROM logs l{where}", args)
+        lo, hi, n = rows[0]
+        if not n:
+            return {"count": 0, "buckets": []}
+        size = _num(call, "bucket_s", 0) or _nice_bucket((hi - lo) / 12)
+        size = max(size, (hi - lo) / MAX_BUCKETS, 1.0)
+        rows, _ = self.execute(f"SELECT CAST(({_TIME} - ?) / ? AS INTEGER) AS b, count(*) FROM logs l{where}"
+                               " GROUP BY b ORDER BY b", [lo, size, *args])
+        return {"count": n, "bucket_s": size, "buckets": [{"start": lo + b * size, "count": c} for b, c in rows]}
+
+    def _lines(self, call, where, args) -> dict:
+        limit = min(max(_int(call, "limit", 10), 1), MAX_LINES)
+        rows, _ = self.execute(f"SELECT l.id, {_TIME}, {_HOST}, l.component, {_LEVEL}, l.time_text, l.text FROM logs l"
+                               f"{where} ORDER BY {_TIME} DESC, l.id DESC LIMIT ?", [*args, limit])
+        total = self._count(call, where, args)["count"]
+        return {"count": total, "lines": [_line(r) for r in rows], "truncated": total > len(rows)}
+
+
+def _line(r: tuple) -> dict:
+    lid, t, host, comp, level, time_text, text = r
+    d = {"id": lid, "time": t, "time_text": time_text, "text": text[:LINE_CHARS]}
+    d.update({k: v for k, v in (("host", host), ("component", comp), ("level", level)) if v})
+    return d
+
+
+def _int(call: dict, key: str, default: int | None = None) -> int:
+    try:
+        return int(call.get(key, default) if call.get(key) is not None else default)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise QueryError(f"{key}={call.get(key)!r} is not an integer") from None
+
+
+def _num(call: dict, key: str, default: float | None = None) -> float:
+    try:
+        v = float(call.get(key) if call.get(key) is not None else default)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise QueryError(f"{key}={call.get(key)!r} is not a number") from None
+    if not math.isfinite(v):
+        raise QueryError(f"{key}={v} is not finite")
+    return v
+
+
+def _nice_bucket(seconds: float) -> float:
+    for s in (1, 5, 10, 30, 60, 300, 600, 1800, 3600, 3 * 3600, 6 * 3600, 86400, 7 * 86400):
+        if seconds <= s:
+            return float(s)
+    return 30 * 86400.0
+
+
+def known_values(surface: QuerySurface, field: str, limit: int = 64) -> list[str]:
+    """The most frequent values of host | component | level in the store (for a call grammar)."""
+    expr = {"host": _HOST, "component": "l.component", "level": _LEVEL}[field]
+    try:
+        rows, _ = surface.execute(f"SELECT {expr} AS v FROM logs l WHERE v IS NOT NULL AND v != '' GROUP BY v"
+                                  " ORDER BY count(*) DESC LIMIT ?", [int(limit)])
+    except (QueryInterrupted, sqlite3.DatabaseError):
+        return []
+    return [str(r[0]) for r in rows]

@@ -1,0 +1,183 @@
+"""Grammar-constrained decoding (gateway/llm/constrained.py) and the query call grammar
+(gateway/serve/query_call.py): every decode under the mask yields a parseable call, whatever the logits."""
+
+from __future__ import annotations
+
+import json
+import zlib
+
+import numpy as np
+import pytest
+
+from gateway.llm.constrained import Chars, Constraint, Grammar, LogitsMask, Vocabulary, one_of, opt, seq
+from gateway.llm.sampling import SamplingParams, next_token, probs_from_logits, sample
+from gateway.llm.speculative import speculative_generate
+from gateway.llm.tokenizer import Tokenizer
+from gateway.serve.query_call import CALL_PREFIX, MAX_CALL_TOKENS, call_grammar, parse_call, render_result
+
+
+
+class TinyLM:
+    """Logits a fixed random function of the prefix (as tests/test_speculative.py's), with a scratch."""
+
+    def __init__(self, salt: int, scale: float, vocab: int = 4):
+        self.salt, self.scale, self.vocab = salt, scale, vocab
+        self.tokens: list[int] = []
+
+    @property
+    def scratch_len(self) -> int:
+        return len(self.tokens)
+
+    def logits(self, prefix) -> np.ndarray:
+        seed = zlib.crc32(np.asarray([self.salt, *prefix], dtype=np.int64).tobytes())
+        return np.random.default_rng(seed).normal(0.0, self.scale, self.vocab)
+
+    def forward_scratch(self, tokens, all_logits=False):
+        rows = []
+        for t in tokens:
+            self.tokens.append(int(t))
+            rows.append(self.logits(self.tokens))
+        return np.stack(rows) if all_logits else rows[-1]
+
+    def rollback(self, n=0):
+        del self.tokens[n:]
+
+
+class TinyDrafter:
+    """Samples drafts from another TinyLM, blind to the grammar (so the rule must reject some)."""
+
+    def __init__(self, lm: TinyLM, seed: int):
+        self.lm, self.rng = lm, np.random.default_rng(seed)
+
+    def begin_job(self, prompt, sampling, seed):
+        self.sampling = sampling
+
+    def propose(self, context, k):
+        ctx, toks, qs = list(context), [], []
+        for _ in range(k):
+            q = probs_from_logits(self.lm.logits(ctx), SamplingParams(temperature=1.0))
+            t = sample(q, self.rng)
+            toks.append(t)
+            qs.append(q)
+            ctx.append(t)
+        return toks, (np.stack(qs) if self.sampling.temperature > 0 else None)
+
+    def observe(self, n_accepted, n_drafted):
+        pass
+
+    def end_job(self):
+        pass
+
+
+def test_grammar_matches_and_distances():
+    g = Grammar(seq("{", one_of(["ab", "abc", "x"]), opt(seq(",", Chars(1, 3, deny=b'"'))), "}"))
+    for ok in ("{ab}", "{abc}", "{x,1}", "{x,a b}"):
+        assert g.matches(ok), ok
+    for bad in ("{a}", "{x,}", "{x,abcd}", '{x,"}', "{ab}}", ""):
+        assert not g.matches(bad), bad
+    assert g.dist(g.start()) == 3                      # "{x}"
+    assert g.dist(g.step(g.start(), b"{a")) == 2       # "b}"
+
+
+def _vocab_small() -> Vocabulary:
+    return Vocabulary([b"a", b"b", b"ab", None, b"}", b'"', b"ba"], stop_ids=[3])
+
+
+def test_mask_allows_exactly_the_continuations():
+    c = Constraint(Grammar(seq(one_of(["ab", "ba"]), "}")), _vocab_small())
+    s0 = c.grammar.start()
+    assert list(np.flatnonzero(c.mask(s0))) == [0, 1, 2, 6]
+    s1 = c.advance(s0, 2)
+    assert list(np.flatnonzero(c.mask(s1))) == [4]
+    s2 = c.advance(s1, 4)
+    assert list(np.flatnonzero(c.mask(s2))) == [3]     # complete: only the stop token
+
+
+@pytest.fixture(scope="module")
+def smol_tokenizer(smollm_path):
+    return Tokenizer.from_gguf(smollm_path, use_native=False)
+
+
+@pytest.fixture(scope="module")
+def call_constraint(smol_tokenizer):
+    grammar = Grammar(call_grammar(["press-1", "press-2", "node-7/plc"], ["plc", "heater", "sshd(pam_unix)"],
+                                   ["info", "warning", "error"]))
+    return Constraint(grammar, Vocabulary.of(smol_tokenizer))
+
+
+def _decode(constraint, logits_fn, sampling, seed):
+    mask = LogitsMask(constraint, MAX_CALL_TOKENS)
+    rng = np.random.default_rng(seed)
+    out: list[int] = []
+    while len(out) < MAX_CALL_TOKENS and not mask.complete(out):
+        row = mask(out, logits_fn(len(out)), sampling.greedy)
+        t = next_token(row, sampling, rng)
+        if t in constraint.stop_ids:
+            break
+        out.append(t)
+    return mask.text_bytes(out).decode("utf-8", errors="replace")
+
+
+@pytest.mark.parametrize("temperature", [0.0, 1.0])
+def test_random_logits_always_give_a_parseable_call(call_constraint, smol_tokenizer, temperature):
+    V = smol_tokenizer.n_vocab
+    sampling = SamplingParams(temperature=temperature)
+    for seed in range(12 if temperature == 0 else 2):
+        rng = np.random.default_rng(seed)
+        scale = [0.5, 3.0, 10.0][seed % 3]
+        table = rng.normal(0.0, scale, (MAX_CALL_TOKENS + 1, V))
+        text = _decode(call_constraint, lambda i: table[i], sampling, seed)
+        call = parse_call(text)
+        assert call["op"] in ("count", "top_k", "stats", "first_last", "buckets", "lines"), text
+        assert set(call) <= {"op", "by", "text", "host", "component", "level", "last_minutes"}, text
+        if "host" in call:
+            assert call["host"] in ("press-1", "press-2", "node-7/plc")
+
+
+def test_biased_logits_still_parse(call_constraint, smol_tokenizer):
+    """Logits that push hard for quotes, newlines and control tokens (an adversarial model)."""
+    V = smol_tokenizer.n_vocab
+    bad = [t for t in range(V) if (b := smol_tokenizer.token_bytes(t)) and (b'"' in b or b"\n" in b)]
+    rng = np.random.default_rng(7)
+    row = rng.normal(0.0, 1.0, V)
+    row[bad] += 50.0
+    row[list(smol_tokenizer.special_ids)] += 100.0
+    text = _decode(call_constraint, lambda i: row, SamplingParams(), 0)
+    parse_call(text)
+
+
+def test_call_prefix_and_render():
+    assert json.loads(CALL_PREFIX + 'count", "text": "E-STOP"}') == {"op": "count", "text": "E-STOP"}
+    r = render_result({"call": {"op": "first_last"}, "count": 2, "first": {"id": 1, "time": 0.0, "text": "x"},
+                       "last": {"id": 2, "time": 60.0, "time_text": "Jun 9 06:06:21", "text": "y"}})
+    assert '"time":"1970-01-01 00:00:00"' in r and '"time":"Jun 9 06:06:21"' in r and "call" not in r
+
+
+def test_masked_speculative_greedy_is_masked_target_greedy():
+    """A drafter proposing tokens the grammar rules out: they are rejected, and the output is the
+    masked target's own greedy output."""
+    vocab = Vocabulary([b"a", b"b", b"ab", b"}", None], stop_ids=[4])
+    constraint = Constraint(Grammar(seq(Chars(1, 6, allow=b"ab"), "}")), vocab)
+    target = TinyLM(salt=5, scale=2.0, vocab=5)
+    prompt = [0, 1]
+    ref_mask, ref = LogitsMask(constraint, 8), []
+    while not ref_mask.complete(ref) and len(ref) < 8:
+        ref.append(int(np.argmax(ref_mask(ref, target.logits(prompt + ref), True))))
+    res = speculative_generate(target, TinyDrafter(TinyLM(salt=6, scale=2.0, vocab=5), 0), prompt, 8,
+                               SamplingParams(), logits_processor=LogitsMask(constraint, 8), stop_tokens=[4])
+    assert res.tokens == ref + [4]
+    assert res.stats.n_drafted > 0
+    assert target.scratch_len == 0
+
+
+def test_masked_speculative_sampling_stays_in_grammar():
+    vocab = Vocabulary([b"a", b"b", b"ab", b"}", None], stop_ids=[4])
+    constraint = Constraint(Grammar(seq(Chars(1, 4, allow=b"a"), "}")), vocab)
+    for seed in range(20):
+        target = TinyLM(salt=5, scale=1.0, vocab=5)
+        mask = LogitsMask(constraint, 6)
+        res = speculative_generate(target, TinyDrafter(TinyLM(salt=6, scale=1.0, vocab=5), seed), [0], 7,
+                                   SamplingParams(temperature=1.0), seed=seed, logits_processor=mask,
+                                   stop_tokens=[4])
+        text = mask.text_bytes(res.tokens)
+        assert constraint.grammar.matches(text), text
