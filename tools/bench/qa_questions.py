@@ -475,10 +475,7 @@ DEMO_START = datetime(2026, 12, 1, 8, 0, 0, tzinfo=UTC)
 def demo_records(cycles: int = DEMO_CYCLES, seed: int = DEMO_SEED) -> list[dict]:
     """The demo line's records, deterministic for the seed: the appliance's own generator
     (gateway.ingest.demo.DemoLine, default schedule) from DEMO_START. Dicts in /api/ingest's NDJSON shape."""
-    try:
-        from gateway.ingest.demo import DemoLine
-    except ImportError:                                      # older layout
-        from gateway.demo import DemoLine  # type: ignore[no-redef]
+    from gateway.ingest.demo import DemoLine
     from gateway.ingest.record import Severity
     line = DemoLine(seed=seed)
     return [{"ts": r.ts, "host": r.host, "severity": Severity(r.severity).name.lower(), "text": r.text,
