@@ -149,8 +149,8 @@ class EngineSettings(_Section):
     n_ring: int = Field(2048, ge=64, le=MAX_N_RING)
     n_scratch: int = Field(1024, ge=64, le=MAX_N_SCRATCH)   # a store query's call and result need ~360
     n_threads: int | None = Field(None, ge=1, le=1024)
-    # ngram: prompt lookup over the stream, near free and exact; measured 1.12-1.14x decode on the
-    # 2-core dev box (tools/bench/bench_spec.py). "model" (0.5B draft) pays only off the CPU (NPU, GPU).
+    # ngram: prompt lookup over the stream, near free and exact; "model" (0.5B draft) pays only off
+    # the CPU (NPU, GPU). Measured: docs/perf/2026-11-30-drafter-defaults.md.
     drafter: Literal["none", "ngram", "model"] = "ngram"
     prefill_chunk: int = Field(32, ge=1, le=4096)   # stream tokens per prefill call (preemption grain)
     queue_size: int = Field(8, ge=1, le=1024)

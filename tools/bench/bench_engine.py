@@ -4,7 +4,7 @@ RSS drift over a long stream.
 
 The roofline's bandwidth is measured between decode rounds, in the same process (gateway._native's
 read_bandwidth_gbs: the engine's thread pool streaming a 512 MiB buffer), so that decode and the bandwidth
-it is held to see the same host: this box's memory speed swings by tens of percent from minute to minute.
+it is held to see the same host: a shared VM's memory speed swings by tens of percent from minute to minute.
 The numpy figures (copy, OR-reduction read) are kept for comparison with earlier runs; the OR-reduction
 reads more slowly than the native loop, so fractions against it came out higher.
 
@@ -137,7 +137,7 @@ def median_time(fn, reps: int) -> float:
 
 def interleaved_medians(steps: dict, rounds: int, clock=time.perf_counter) -> dict:
     """Median seconds of each callable in `steps`, timed in `rounds` rounds that run every step once in
-    turn, so that host drift (this box's memory bandwidth and compute swing by tens of percent over
+    turn, so that host drift (a shared VM's memory bandwidth and compute swing by tens of percent over
     minutes) falls on all of them alike."""
     times = {k: [] for k in steps}
     for _ in range(rounds):

@@ -28,7 +28,7 @@ N_LINES = 40
 N_RING = 3072          # the 40 lines fit without eviction: llama.cpp sees the same flat context
 N_SCRATCH = 640
 VERIFY_T = (1, 2, 3, 5, 9, 13)   # forward sizes timed for the verify cost curve (1 + K drafts)
-RK3588_CPU_SLOWDOWN = 3.0        # assumed: RK3588's A76 cores run the target ~3x slower than this box
+RK3588_CPU_SLOWDOWN = 3.0        # assumed: RK3588's A76 cores run the target ~3x slower than the host the bench runs on
 RK3588_NPU_DRAFT_TOK_S = 42.0    # Rockchip's RKLLM figure for a 0.5B Qwen2 on the RK3588 NPU
 GPU_VERIFY_COST = 1.0            # assumed: a GPU verifies up to 13 tokens in one weight pass (bandwidth bound)
 # kind[@precision][+deferred]: @q8x2 runs the native draft at the target's activation precision instead
@@ -243,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
         "verify_cost": {str(t): round(c, 3) for t, c in verify_cost.items()},
         "cost_model": model,
         "assumptions": {"rk3588_cpu_slowdown": RK3588_CPU_SLOWDOWN, "rk3588_npu_draft_tok_s": RK3588_NPU_DRAFT_TOK_S,
-                        "rk3588_verify_cost_curve": "this box's, scaled by the slowdown",
+                        "rk3588_verify_cost_curve": "the bench host's, scaled by the slowdown",
                         "gpu_verify_cost": GPU_VERIFY_COST, "gpu_draft_cost_per_token": "draft/target GGUF bytes",
                         "ngram_on_cpu_in_series": True},
         "tasks": per_task,

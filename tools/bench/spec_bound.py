@@ -1,4 +1,4 @@
-"""What speculative decoding can reach on bench_spec's log tasks, given this box's verification cost.
+"""What speculative decoding can reach on bench_spec's log tasks, given the verification cost measured on the host it runs on.
 
 Greedy speculative output is the target's own greedy output, token for token (tests/test_speculative.py),
 so one target-only run per task fixes every step's outcome: a drafted token is accepted exactly when it

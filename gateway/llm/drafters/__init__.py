@@ -14,12 +14,8 @@ DRAFT_KINDS = ("none", "ngram", "model")
 MODEL_BACKENDS = ("native", "onnx", "rknn")
 
 # Deferred (drafter on its own thread, drafting the next block while the target verifies) pays only when
-# the two run on different processors: a model draft on the RK3588 NPU (rknn), or any draft beside a CUDA
-# target. Where draft and target share the CPU cores the thread hop only makes them compete. Measured by
-# tools/bench/bench_spec.py on the 2-core dev box (Qwen 1.5B target, 0.5B native draft, 2 threads each, greedy,
-# 3 log tasks, 256 new tokens; bench-results/2026-11-30/bench_spec_s7.log): model:native serial 40.2 /
-# 34.2 / 35.2 tok/s against deferred 28.6 / 25.3 / 25.4; n-gram serial 59.5 / 48.8 / 39.4 against 56.3 /
-# 48.1 / 39.0 (its drafting costs ~0.2 ms/token: nothing to overlap).
+# the two run on different processors (a model draft on the NPU, or any draft beside a CUDA target); on
+# shared CPU cores the thread hop makes them compete. Measured: docs/perf/2026-11-30-drafter-defaults.md.
 def deferred_default(kind: str, draft_backend: str | None, target_backend: str | None) -> bool:
     """The faster pipeline when the caller does not choose: see above."""
     if kind != "model":
