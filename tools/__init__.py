@@ -10,5 +10,6 @@ TOOL_MODULES = {
     "spec_bound": "tools.bench.spec_bound",
     "convert_draft_rknn": "tools.convert.convert_draft_rknn", "export_draft_onnx": "tools.convert.export_draft_onnx",
     "random_gguf": "tools.convert.random_gguf",
-    "act_precision": "tools.probes.act_precision", "reference": "tools.probes.reference",
+    "act_precision": "tools.probes.act_precision", "logits_digest": "tools.probes.logits_digest",
+    "reference": "tools.probes.reference",
 }
