@@ -7,7 +7,7 @@ import pytest
 
 from gateway import settings as settings_mod
 from gateway.serve.prompts import (ANSWER_IN_CHINESE, EXPLAIN_INSTRUCTION, EXPLAIN_INSTRUCTION_ZH, Prompts,
-                                   is_chinese)
+                                   is_chinese, with_sources)
 
 pytestmark = pytest.mark.models
 
@@ -45,6 +45,12 @@ def test_plain_chat_answers_in_the_question_language(tokenizer):
              {"role": "user", "content": "What happened?"}]
     assert ANSWER_IN_CHINESE.strip() not in text(p, p.chat_tokens(mixed))
     assert ANSWER_IN_CHINESE.strip() not in text(p, p.chat_tokens(mixed[:1], language_hint=False))
+    # quoted store lines in Chinese do not make an English question Chinese (and the other way round)
+    row = {"id": 7, "ts": 1_796_000_000, "host": "line3/plc", "severity": "warning", "text": "加热区2温度过高"}
+    assert ANSWER_IN_CHINESE.strip() not in text(p, p.chat_tokens(
+        [{"role": "user", "content": with_sources("Why the warning?", [row])}]))
+    assert ANSWER_IN_CHINESE.strip() in text(p, p.chat_tokens(
+        [{"role": "user", "content": with_sources("为什么报警？", [dict(row, text="zone 2 over temp")])}]))
 
 
 def test_query_answer_turn_asks_once_for_chinese(tokenizer):

@@ -86,7 +86,7 @@ class Prompts:
         msgs = [dict(m) for m in messages if m.get("content")]
         if not msgs or msgs[-1].get("role") != "user":
             raise ValueError("messages: the last message must be the operator's (role 'user')")
-        if language_hint and is_chinese(msgs[-1]["content"]):
+        if language_hint and is_chinese(question_of(msgs[-1]["content"])):
             msgs[-1]["content"] += ANSWER_IN_CHINESE
         extra = [m["content"] for m in msgs if m.get("role") == "system"]
         turns = [m for m in msgs if m.get("role") in ("user", "assistant")]
@@ -105,6 +105,11 @@ class Prompts:
                 + f") on {alert.get('host') or 'the line'}: template \"{alert.get('template')}\""
                 + f", {alert.get('count', 1)} occurrence(s). Lines:\n{lines}\n{EXPLAIN_INSTRUCTIONS[self.language]}")
         return self._render(body)[1]
+
+
+def question_of(content: str) -> str:
+    """The operator's own words in a user turn: without the store lines with_sources quoted before them."""
+    return content.rsplit("\n\n", 1)[-1] if content.startswith(QUOTE_HEADER) else content
 
 
 def is_chinese(text: str) -> bool:
