@@ -102,13 +102,13 @@ class Appliance:
         token queue, the feed that fills it with log lines tokenized as the prompts say, and the
         engine thread that drains it."""
         s = self.settings
-        prompts = Prompts.for_model(s.engine.model)
+        prompts = Prompts.for_model(s.engine.model, s.ui.language)
         self.token_queue = TokenQueue(s.ring.n_tokens, s.ring.n_entries)
         self.feed = ContextFeed(self.token_queue, prompts.log_tokens, s.ring.collapse_window_s)
         self.engine_thread = EngineThread(
             s.engine.model, self.feed, prompts=prompts, n_sink=s.engine.n_sink, n_ring=s.engine.n_ring,
             n_scratch=s.engine.n_scratch, n_threads=s.engine.n_threads, prefill_chunk=s.engine.prefill_chunk,
-            queue_size=s.engine.queue_size, drafter=s.engine.drafter,
+            queue_size=s.engine.queue_size, drafter=s.engine.drafter, no_repeat_ngram=s.engine.no_repeat_ngram,
             query_tool=QueryTool(QuerySurface(self.store.path), prompts.tokenizer) if s.engine.query else None)
 
     @property

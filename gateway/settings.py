@@ -157,6 +157,16 @@ class EngineSettings(_Section):
     # Chat answers through one store query (gateway/serve/query_call.py): the model writes the call under
     # a grammar, the figures come from the store. false: the quoted-lines prompt alone.
     query: bool = True
+    # The repetition guard (gateway/llm/repetition.py) on chat answers and alert explanations: no n-gram
+    # of this many tokens twice in one answer (beyond what the prompt repeats); 0: off. Chosen in docs/perf/2026-12-02-no-repeat-ngram.md.
+    no_repeat_ngram: int = Field(12, ge=0, le=256)
+
+    @field_validator("no_repeat_ngram")
+    @classmethod
+    def _ngram(cls, v: int) -> int:
+        if v == 1:
+            raise ValueError("engine.no_repeat_ngram = 1 would ban every token already written: use 0 (off) or >= 2")
+        return v
 
 
 class RingSettings(_Section):
@@ -185,6 +195,12 @@ class AlertSettings(_Section):
         return v
 
 
+class UiSettings(_Section):
+    # The language of what the appliance writes on its own: alert explanations. (Chat answers follow
+    # the question's language; the web UI's strings follow the browser, switchable.)
+    language: Literal["en", "zh-CN"] = "en"
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="LINEGATE_", env_nested_delimiter="__", extra="forbid")
 
@@ -196,6 +212,7 @@ class Settings(BaseSettings):
     ring: RingSettings = Field(default_factory=RingSettings)
     alerts: AlertSettings = Field(default_factory=AlertSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
+    ui: UiSettings = Field(default_factory=UiSettings)
 
     @model_validator(mode="after")
     def _refuse_unsafe(self) -> "Settings":

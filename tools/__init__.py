@@ -11,5 +11,5 @@ TOOL_MODULES = {
     "convert_draft_rknn": "tools.convert.convert_draft_rknn", "export_draft_onnx": "tools.convert.export_draft_onnx",
     "random_gguf": "tools.convert.random_gguf",
     "act_precision": "tools.probes.act_precision", "logits_digest": "tools.probes.logits_digest",
-    "reference": "tools.probes.reference",
+    "ngram_ban_rate": "tools.probes.ngram_ban_rate", "reference": "tools.probes.reference",
 }

@@ -150,7 +150,7 @@ class Engine:
                  top_k: int = 0, top_p: float = 1.0, seed: int | None = None,
                  stop_tokens: Sequence[int] | None = None,
                  on_token: Callable[[int], bool | None] | None = None,
-                 logits_processor=None) -> GenerateResult:
+                 logits_processor=None, no_repeat_ngram: int = 0) -> GenerateResult:
         """Run prompt + answer in scratch, then roll scratch back to where it was: the one decode loop
         (gateway.llm.speculative) without a drafter. Greedy when temperature == 0. on_token(id) may
         return False to stop. Default stops: the tokenizer's end-of-turn ids."""
@@ -161,7 +161,7 @@ class Engine:
         return speculative_generate(self, None, list(_tokens(prompt_tokens)), max_tokens, params, seed,
                                     stop_tokens=sorted(int(t) for t in stops), on_token=on_token,
                                     detokenize=lambda ids: self.tokenizer.decode(ids, skip_special=True),
-                                    logits_processor=logits_processor)
+                                    logits_processor=logits_processor, no_repeat_ngram=no_repeat_ngram)
 
     # --- bookkeeping -------------------------------------------------------------------------
 

@@ -31,6 +31,7 @@ from typing import Callable, Protocol, Sequence
 
 import numpy as np
 
+from gateway.llm.repetition import NoRepeatNgram, chain
 from gateway.llm.sampling import SamplingParams, probs_from_logits, sample
 
 # --- limits and tuning -----------------------------------------------------------------------
@@ -341,7 +342,8 @@ def speculative_generate(target: Target, drafter, prompt_tokens: Sequence[int], 
                          sampling: SamplingParams = SamplingParams(), seed: int | None = None,
                          stop_tokens: Sequence[int] = (), on_token: Callable[[int], bool | None] | None = None,
                          k_max: int = K_MAX, detokenize: Callable[[list[int]], str] | None = None,
-                         n_prompt_cached: int = 0, logits_processor: LogitsProcessor | None = None) -> GenerateResult:
+                         n_prompt_cached: int = 0, logits_processor: LogitsProcessor | None = None,
+                         no_repeat_ngram: int = 0) -> GenerateResult:
     """THE decode loop: generate in the target's scratch, with drafts from `drafter`, or without
     (drafter None: plain decoding, one token per target forward).
 
@@ -353,13 +355,15 @@ def speculative_generate(target: Target, drafter, prompt_tokens: Sequence[int], 
     n_prompt_cached: how many leading prompt tokens the caller already put in the scratch (they stay).
     logits_processor: applied to every target row before the rule (constrained decoding); drafts it
     rules out are rejected like any draft the target would not emit.
+    no_repeat_ngram: n >= 2 bans the token that would repeat an n-gram of the generated tokens more often
+    than the prompt holds it (gateway.llm.repetition), before logits_processor, on every row alike; 0: off.
     """
     entry_len = target.scratch_len
     base = _scratch_base(target, len(prompt_tokens), max_tokens, n_prompt_cached)
     prompt = [int(t) for t in prompt_tokens]
     job = _Decode(target, drafter, prompt, max_tokens, sampling, np.random.default_rng(seed),
                   set(int(t) for t in stop_tokens), on_token, k_max, base, SpecStats(k=min(K_INITIAL, k_max)),
-                  logits_processor)
+                  chain(NoRepeatNgram(no_repeat_ngram, prompt) if no_repeat_ngram else None, logits_processor))
     if drafter is not None:
         drafter.begin_job(prompt, sampling, seed)
     n_prefill = len(prompt) - 1 - n_prompt_cached

@@ -43,7 +43,7 @@ class EngineThread:
     def __init__(self, model: str | Path, feed: ContextFeed, *, prompts: Prompts | None = None,
                  n_sink: int = 0, n_ring: int = 2048, n_scratch: int = 512, n_threads: int | None = None,
                  prefill_chunk: int = 32, queue_size: int = 8, drafter: str = "none",
-                 query_tool: QueryTool | None = None) -> None:
+                 query_tool: QueryTool | None = None, no_repeat_ngram: int = 0) -> None:
         self.model_path = resolve_model(model)
         self.prompts = prompts or Prompts.for_model(self.model_path)
         self.tokenizer = self.prompts.tokenizer
@@ -58,6 +58,7 @@ class EngineThread:
         self._spec_totals = {"proposed": 0, "accepted": 0, "target_forwards": 0, "decoded": 0}
         self.feed = feed
         self.query_tool = query_tool         # chat answers go through one store query when set
+        self.no_repeat_ngram = no_repeat_ngram   # the repetition guard on answers (gateway.llm.repetition)
         self.admission: Admission | None = None
         self._queue: queue.PriorityQueue[tuple[int, int, Job]] = queue.PriorityQueue(queue_size)
         self._seq = 0                    # FIFO tie-break within a priority
@@ -282,7 +283,8 @@ class EngineThread:
         the target's own, token for token); its timings go to admission control."""
         res = speculative_generate(self.engine, self.drafter, job.prompt, job.max_tokens,
                                    SamplingParams(temperature=job.temperature, top_p=job.top_p), job.seed,
-                                   stop_tokens=sorted(self.tokenizer.stop_ids), on_token=on_token)
+                                   stop_tokens=sorted(self.tokenizer.stop_ids), on_token=on_token,
+                                   no_repeat_ngram=self.no_repeat_ngram)
         if self.drafter is not None:
             self._count_speculation(res.stats)
         self.admission.observe_prefill(res.prefill_tokens, res.prefill_ms)
@@ -294,7 +296,7 @@ class EngineThread:
         conversation is prefilled once: the answer's prompt shares its prefix with the call's."""
         assert self.query_tool is not None and job.turns is not None
         plan = self.query_tool.plan(job.turns)
-        prompt = self.prompts.chat_tokens(plan.turns) + plan.prefix_tokens
+        prompt = self.prompts.chat_tokens(plan.turns, language_hint=False) + plan.prefix_tokens
         stops = sorted(self.tokenizer.stop_ids)
         base = self.engine.scratch_len
         call: list[int] = []
@@ -311,7 +313,8 @@ class EngineThread:
                                        stop_tokens=stops, on_token=on_call, n_prompt_cached=len(prompt) - 1,
                                        logits_processor=plan.mask)
             self.admission.observe_decode(len(res.tokens), res.decode_ms)
-            answer = self.prompts.chat_tokens(plan.finish(plan.mask.text_bytes(call).decode("utf-8", "replace")))
+            answer = self.prompts.chat_tokens(plan.finish(plan.mask.text_bytes(call).decode("utf-8", "replace")),
+                                              language_hint=False)
             job.handle._emit({"type": "query", **plan.source()})
             room = self.n_scratch - base - len(answer)
             if room < 1:
@@ -320,7 +323,8 @@ class EngineThread:
             self.engine.rollback(base + cached)
             out = speculative_generate(self.engine, self.drafter, answer, min(job.max_tokens, room),
                                        SamplingParams(temperature=job.temperature, top_p=job.top_p), job.seed,
-                                       stop_tokens=stops, on_token=on_token, n_prompt_cached=cached)
+                                       stop_tokens=stops, on_token=on_token, n_prompt_cached=cached,
+                                       no_repeat_ngram=self.no_repeat_ngram)
         finally:
             self.engine.rollback(base)
         self.admission.observe_prefill(out.prefill_tokens, out.prefill_ms)
