@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 import json
-import zlib
 
 import numpy as np
 import pytest
 
+from tests.fakes import ScratchLM
 from gateway.llm.constrained import Chars, Constraint, Grammar, LogitsMask, Vocabulary, one_of, opt, seq
 from gateway.llm.sampling import SamplingParams, next_token, probs_from_logits, sample
 from gateway.llm.speculative import speculative_generate
@@ -17,30 +17,11 @@ from gateway.serve.query_call import CALL_PREFIX, MAX_CALL_TOKENS, call_grammar,
 
 
 
-class TinyLM:
-    """Logits a fixed random function of the prefix (as tests/test_speculative.py's), with a scratch."""
+class TinyLM(ScratchLM):
+    """A small 'language model' (tests/fakes.py), 4 tokens unless told."""
 
     def __init__(self, salt: int, scale: float, vocab: int = 4):
-        self.salt, self.scale, self.vocab = salt, scale, vocab
-        self.tokens: list[int] = []
-
-    @property
-    def scratch_len(self) -> int:
-        return len(self.tokens)
-
-    def logits(self, prefix) -> np.ndarray:
-        seed = zlib.crc32(np.asarray([self.salt, *prefix], dtype=np.int64).tobytes())
-        return np.random.default_rng(seed).normal(0.0, self.scale, self.vocab)
-
-    def forward_scratch(self, tokens, all_logits=False):
-        rows = []
-        for t in tokens:
-            self.tokens.append(int(t))
-            rows.append(self.logits(self.tokens))
-        return np.stack(rows) if all_logits else rows[-1]
-
-    def rollback(self, n=0):
-        del self.tokens[n:]
+        super().__init__(salt, scale, vocab)
 
 
 class TinyDrafter:

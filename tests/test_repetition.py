@@ -3,11 +3,11 @@ equals the naive definition, and speculative decoding with the guard stays exact
 
 from __future__ import annotations
 
-import zlib
 
 import numpy as np
 import pytest
 
+from tests.fakes import ScratchLM
 from gateway.llm.repetition import NoRepeatNgram, chain, max_repeat
 from gateway.llm.sampling import SamplingParams
 from gateway.llm.speculative import speculative_generate
@@ -16,33 +16,17 @@ VOCAB = 16
 PERIOD = 5
 
 
-class LoopLM:
+class LoopLM(ScratchLM):
     """Greedy argmax loops: after token t comes (t + 1) % PERIOD by a wide margin; the other logits are a
     fixed random function of the prefix (so the second choice varies). Keeps a scratch like the engine."""
 
     def __init__(self, salt: int = 1):
-        self.salt = salt
-        self.tokens: list[int] = []
-
-    @property
-    def scratch_len(self) -> int:
-        return len(self.tokens)
+        super().__init__(salt, 1.0, VOCAB)
 
     def logits(self, prefix) -> np.ndarray:
-        seed = zlib.crc32(np.asarray([self.salt, *prefix], dtype=np.int64).tobytes())
-        row = np.random.default_rng(seed).normal(0.0, 1.0, VOCAB).astype(np.float32)
+        row = super().logits(prefix).astype(np.float32)
         row[(prefix[-1] + 1) % PERIOD] += 10.0
         return row
-
-    def forward_scratch(self, tokens, all_logits=False):
-        rows = []
-        for t in tokens:
-            self.tokens.append(int(t))
-            rows.append(self.logits(self.tokens))
-        return np.stack(rows) if all_logits else rows[-1]
-
-    def rollback(self, n=0):
-        del self.tokens[n:]
 
 
 class LoopDrafter:

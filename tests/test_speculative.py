@@ -4,11 +4,11 @@ for token (greedy). Rule-level tests use a tiny exact model; engine tests are in
 from __future__ import annotations
 
 import itertools
-import zlib
 
 import numpy as np
 import pytest
 
+from tests.fakes import ScratchLM
 from tools import TOOL_MODULES
 from scipy.stats import chisquare
 
@@ -23,32 +23,11 @@ N_SAMPLES = 4000
 N_POS = 3
 
 
-class TinyLM:
-    """A 4-token 'language model' whose logits are a fixed random function of the whole prefix,
-    so every conditional distribution is known exactly. It keeps a scratch like the engine's."""
+class TinyLM(ScratchLM):
+    """A 4-token 'language model' (tests/fakes.py)."""
 
     def __init__(self, salt: int, scale: float):
-        self.salt, self.scale = salt, scale
-        self.tokens: list[int] = []
-
-    @property
-    def scratch_len(self) -> int:
-        return len(self.tokens)
-
-    def logits(self, prefix) -> np.ndarray:
-        seed = zlib.crc32(np.asarray([self.salt, *prefix], dtype=np.int64).tobytes())
-        return np.random.default_rng(seed).normal(0.0, self.scale, VOCAB)
-
-    def forward_scratch(self, tokens, all_logits=False):
-        rows = []
-        for t in tokens:
-            self.tokens.append(int(t))
-            rows.append(self.logits(self.tokens))
-        return np.stack(rows) if all_logits else rows[-1]
-
-    def rollback(self, n=0):
-        assert 0 <= n <= len(self.tokens)
-        del self.tokens[n:]
+        super().__init__(salt, scale, VOCAB)
 
 
 class TinyDrafter:

@@ -3,10 +3,10 @@ a wrong assumption costs only the discarded block."""
 
 from __future__ import annotations
 
-import zlib
 
 import numpy as np
 
+from tests.fakes import ScratchLM
 from gateway.llm.drafters.base import Drafter
 from gateway.llm.drafters.deferred import DeferredDrafter
 from gateway.llm.sampling import SamplingParams as Sampling
@@ -15,28 +15,11 @@ from gateway.llm.speculative import speculative_generate
 VOCAB = 6
 
 
-class TinyLM:
+class TinyLM(ScratchLM):
     """Logits a fixed random function of the prefix; a scratch like the engine's."""
 
     def __init__(self, salt: int):
-        self.salt, self.tokens = salt, []
-
-    @property
-    def scratch_len(self):
-        return len(self.tokens)
-
-    def logits(self, prefix):
-        return np.random.default_rng(zlib.crc32(np.asarray([self.salt, *prefix], np.int64).tobytes())).normal(0, 2, VOCAB)
-
-    def forward_scratch(self, tokens, all_logits=False):
-        rows = []
-        for t in tokens:
-            self.tokens.append(int(t))
-            rows.append(self.logits(self.tokens))
-        return np.stack(rows) if all_logits else rows[-1]
-
-    def rollback(self, n=0):
-        del self.tokens[n:]
+        super().__init__(salt, 2.0, VOCAB)
 
 
 class GreedyLMDrafter(Drafter):
