@@ -219,7 +219,7 @@ class EngineThread:
             self.drafter.push_stream(self.sink_tokens)
         if self.query_tool is not None:
             self.query_tool.constraint()         # the vocabulary's trie, once, before the first question
-        # Seed the EMAs with figures measured on this machine, this model, these threads.
+        # Seed the EMAs with a measured generate: the host, model and thread count it runs with.
         probe = self.engine.generate(self.prompts.chat_tokens([{"role": "user", "content": "Status?"}]),
                                      SEED_GENERATE_TOKENS)
         decode_ms = probe.decode_ms / len(probe.tokens) if probe.tokens and probe.decode_ms > 0 else prefill_ms
