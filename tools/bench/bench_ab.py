@@ -20,6 +20,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))   # the tools package, run as a file
+from tools.bench.host import cpu_here  # noqa: E402
+
 WORKER = r"""
 import json, sys, time, os
 import numpy as np
@@ -51,13 +54,6 @@ for line in sys.stdin:
         e.rollback(0)
         print(json.dumps({"tok_s": 512 / dt}), flush=True)
 """
-
-
-def cpu_model() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return "unknown"
 
 
 class Worker:
@@ -104,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         w.close()
     med = {k: {kind: statistics.median(v) for kind, v in runs[k].items()} for k in runs}
     spread = {k: {kind: (min(v), max(v)) for kind, v in runs[k].items()} for k in runs}
-    out = {"model": args.model, "threads": args.threads, "rounds": args.rounds, "cpu": cpu_model(),
+    out = {"model": args.model, "threads": args.threads, "rounds": args.rounds, "cpu": cpu_here(),
            "simd": {k: w.info["simd"] for k, w in workers.items()},
            "a": med["a"], "b": med["b"], "range": spread,
            "ratio_decode": med["b"]["decode"] / med["a"]["decode"],

@@ -34,7 +34,10 @@ from pathlib import Path
 
 import numpy as np
 
-from gateway.datasets import loghub_dir
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))   # the tools package, run as a file
+from gateway.datasets import loghub_dir  # noqa: E402
+from tools.bench.host import (CPU_FLAGS_OF_INTEREST, cpu_identity, cpu_ticks, current_rss_mb,  # noqa: F401
+                              peak_rss_mb, read_text, steal_pct)  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 ISA_DIRS = {"avx2": (REPO / "build" / "bench-avx2", REPO / "build" / "bench-llama-avx2")}
@@ -66,64 +69,6 @@ def loghub_tokens(tokenizer, n: int) -> list[int]:
     while len(toks) < n:
         toks = toks + toks
     return toks[:n]
-
-
-def peak_rss_mb() -> float:
-    """This process's peak RSS (VmHWM). Not ru_maxrss: Linux carries that across exec from the parent."""
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024.0
-    raise RuntimeError("no VmHWM in /proc/self/status")
-
-
-def current_rss_mb() -> float:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
-
-
-CPU_FLAGS_OF_INTEREST = ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "amx_int8")
-
-
-def cpu_identity(cpuinfo: str) -> dict:
-    """What kind of core the figures come from (/proc/cpuinfo text): model name, family/model, and the SIMD
-    flags the kernels choose between. Hosts differ between runs (a Zen 3 without AVX-512, a Zen 5 with it)."""
-    first: dict[str, str] = {}
-    for line in cpuinfo.splitlines():
-        if not line.strip():
-            if first:
-                break
-            continue
-        key, _, value = line.partition(":")
-        first.setdefault(key.strip(), value.strip())
-    flags = set(first.get("flags", first.get("Features", "")).split())
-    return {"model_name": first.get("model name", first.get("CPU part", "unknown")),
-            "family": first.get("cpu family"), "model": first.get("model"),
-            "simd_flags": [f for f in CPU_FLAGS_OF_INTEREST if f in flags]}
-
-
-def cpu_ticks(stat: str) -> tuple[int, int]:
-    """(total, steal) jiffies of the 'cpu' line of /proc/stat text (steal: time the hypervisor ran others)."""
-    for line in stat.splitlines():
-        parts = line.split()
-        if parts and parts[0] == "cpu":
-            values = [int(v) for v in parts[1:9]]
-            values += [0] * (8 - len(values))
-            return sum(values), values[7]
-    raise ValueError("no 'cpu' line in /proc/stat")
-
-
-def steal_pct(before: tuple[int, int], after: tuple[int, int]) -> float:
-    """Share of CPU time stolen by the hypervisor between two cpu_ticks readings, in percent."""
-    total = after[0] - before[0]
-    return 100.0 * (after[1] - before[1]) / total if total > 0 else 0.0
-
-
-def _read(path: str) -> str | None:
-    try:
-        return Path(path).read_text()
-    except OSError:
-        return None
 
 
 def median_time(fn, reps: int) -> float:
@@ -546,7 +491,7 @@ def main(argv: list[str] | None = None) -> int:
     bench_tokens.write_text(json.dumps(loghub_tokens(tokenizer, 1024)))
     stream_tokens.write_text(json.dumps(loghub_tokens(tokenizer, args.stream_tokens)))
     summary: dict = {"threads": args.threads, "llama_cpp_available": have_llama, "isa": args.isa or "native"}
-    cpuinfo, stat0 = _read("/proc/cpuinfo"), _read("/proc/stat")
+    cpuinfo, stat0 = read_text("/proc/cpuinfo"), read_text("/proc/stat")
     summary["cpu"] = cpu_identity(cpuinfo) if cpuinfo else None
     ticks0 = cpu_ticks(stat0) if stat0 else None
     summary["copy_bandwidth_numpy_gbs"] = numpy_copy_bandwidth_gbs(args.threads)
@@ -596,7 +541,7 @@ def main(argv: list[str] | None = None) -> int:
     summary.update({k: drift[k] for k in ("rss_before_mb", "rss_after_mb", "rss_drift_pct", "stream_tok_s")})
     summary["rss_drift_model"] = MODELS[args.stream_model]
     summary["load_avg_1m"] = os.getloadavg()[0]
-    stat1 = _read("/proc/stat")
+    stat1 = read_text("/proc/stat")
     # Steal time over the whole run: on a VM whose host runs others, both engines lose it alike (their timed
     # steps alternate), but absolute figures shrink with it.
     summary["steal_pct"] = steal_pct(ticks0, cpu_ticks(stat1)) if ticks0 and stat1 else None
