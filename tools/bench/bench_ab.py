@@ -59,7 +59,7 @@ for line in sys.stdin:
 class Worker:
     def __init__(self, python: str, model: str, threads: int):
         env = dict(os.environ, PYTHONPATH="")
-        self.p = subprocess.Popen([python, "-c", WORKER, model, str(threads)], stdin=subprocess.PIPE,
+        self.p = subprocess.Popen([os.path.abspath(python), "-c", WORKER, model, str(threads)], stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, text=True, env=env, cwd="/")
         self.info = self.read()
 
