@@ -25,7 +25,7 @@ from gateway.pipeline.store import Store
 from gateway.pipeline.token_queue import ContextFeed, TokenQueue
 from gateway.pipeline.triage import Triage, load_rules
 from gateway.serve.engine_thread import EngineThread
-from gateway.serve.query_call import QueryTool
+from gateway.serve.query_call import TOOL_HELP, QueryTool
 from gateway.serve.jobs import NotReady, PromptTooLong, QueueFull, Refused
 from gateway.serve.prompts import Prompts
 from gateway.settings import Settings
@@ -102,7 +102,7 @@ class Appliance:
         token queue, the feed that fills it with log lines tokenized as the prompts say, and the
         engine thread that drains it."""
         s = self.settings
-        prompts = Prompts.for_model(s.engine.model, s.ui.language)
+        prompts = Prompts.for_model(s.engine.model, s.ui.language, TOOL_HELP if s.engine.query else "")
         self.token_queue = TokenQueue(s.ring.n_tokens, s.ring.n_entries)
         self.feed = ContextFeed(self.token_queue, prompts.log_tokens, s.ring.collapse_window_s)
         self.engine_thread = EngineThread(

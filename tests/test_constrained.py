@@ -79,10 +79,15 @@ def smol_tokenizer(smollm_path):
     return Tokenizer.from_gguf(smollm_path, use_native=False)
 
 
+WORDS = ["E-STOP", "pressed", "temperature", "zone", "jk2_init", "Can't"]
+PHRASES = ["Failed password for <*> from <*> port <N> ssh2"]
+TIMES = ["Jun 30 22:16:32", "2026-12-01 08:05"]
+
+
 @pytest.fixture(scope="module")
 def call_constraint(smol_tokenizer):
     grammar = Grammar(call_grammar(["press-1", "press-2", "node-7/plc"], ["plc", "heater", "sshd(pam_unix)"],
-                                   ["info", "warning", "error"]))
+                                   ["info", "warning", "error"], WORDS, PHRASES, TIMES))
     return Constraint(grammar, Vocabulary.of(smol_tokenizer))
 
 
@@ -110,9 +115,16 @@ def test_random_logits_always_give_a_parseable_call(call_constraint, smol_tokeni
         text = _decode(call_constraint, lambda i: table[i], sampling, seed)
         call = parse_call(text)
         assert call["op"] in ("count", "top_k", "stats", "first_last", "buckets", "lines"), text
-        assert set(call) <= {"op", "by", "text", "host", "component", "level", "last_minutes"}, text
+        assert set(call) <= {"op", "by", "k", "text", "of", "host", "component", "level", "since", "until",
+                             "last_minutes"}, text
         if "host" in call:
             assert call["host"] in ("press-1", "press-2", "node-7/plc")
+        # a text filter is log words or the question's quoted phrase; times only those it names
+        if "text" in call:
+            assert call["text"] in PHRASES or set(call["text"].split(" ")) <= set(WORDS), text
+        assert call.get("of", WORDS[0]) in WORDS and call["op"] == "stats" or "of" not in call, text
+        assert {call.get("since", TIMES[0]), call.get("until", TIMES[0])} <= set(TIMES), text
+        assert "k" not in call or 1 <= call["k"] <= 20 and call["op"] == "top_k", text
 
 
 def test_biased_logits_still_parse(call_constraint, smol_tokenizer):
@@ -162,3 +174,19 @@ def test_masked_speculative_sampling_stays_in_grammar():
                                    stop_tokens=[4])
         text = mask.text_bytes(res.tokens)
         assert constraint.grammar.matches(text), text
+
+
+def test_question_phrases_and_times():
+    from gateway.serve.query_call import question_phrases, question_times
+    assert question_phrases('How many lines contain "No more user authentication methods available"?') == \
+        ["No more user authentication methods available"]
+    assert question_phrases("日志中形如\u201cFailed password for <*> port <N> ssh2\u201d的行里") == \
+        ["Failed password for <*> port <N> ssh2"]
+    assert question_phrases('a "quote \\ with backslash" and "x"') == []          # not JSON-safe / too short
+    assert question_times("between Jun 30 22:16:32 and Jun 30 22:16:34 (inclusive)?") == \
+        ["Jun 30 22:16:32", "Jun 30 22:16:34"]
+    assert question_times("在 2005-07-07 07:57:00 到 2005-07-07 19:57:00 之间") == \
+        ["2005-07-07 07:57:00", "2005-07-07 19:57:00"]
+    assert question_times("between 08:05 and 08:10 UTC on 2026-12-01?") == ["2026-12-01 08:05", "2026-12-01 08:10"]
+    assert question_times("what happened at 10:05?") == ["10:05"]
+    assert question_times("How many times was the E-STOP pressed?") == []
