@@ -80,7 +80,7 @@ def smol_tokenizer(smollm_path):
 
 
 WORDS = ["E-STOP", "pressed", "temperature", "zone", "jk2_init", "Can't"]
-PHRASES = ["Failed password for <*> from <*> port <N> ssh2"]
+PHRASES: list[str] = []
 TIMES = ["Jun 30 22:16:32", "2026-12-01 08:05"]
 
 
@@ -123,6 +123,8 @@ def test_random_logits_always_give_a_parseable_call(call_constraint, smol_tokeni
         if "text" in call:
             assert call["text"] in PHRASES or set(call["text"].split(" ")) <= set(WORDS), text
         assert call.get("of", WORDS[0]) in WORDS and call["op"] == "stats" or "of" not in call, text
+        lv = call.get("level", [])
+        assert set(lv if isinstance(lv, list) else [lv]) <= {"info", "warning", "error"}, text
         assert {call.get("since", TIMES[0]), call.get("until", TIMES[0])} <= set(TIMES), text
         assert "k" not in call or 1 <= call["k"] <= 20 and call["op"] == "top_k", text
 
@@ -177,7 +179,7 @@ def test_masked_speculative_sampling_stays_in_grammar():
 
 
 def test_question_phrases_and_times():
-    from gateway.serve.query_call import question_phrases, question_times
+    from gateway.serve.question import question_phrases, question_times
     assert question_phrases('How many lines contain "No more user authentication methods available"?') == \
         ["No more user authentication methods available"]
     assert question_phrases("日志中形如\u201cFailed password for <*> port <N> ssh2\u201d的行里") == \
@@ -190,3 +192,17 @@ def test_question_phrases_and_times():
     assert question_times("between 08:05 and 08:10 UTC on 2026-12-01?") == ["2026-12-01 08:05", "2026-12-01 08:10"]
     assert question_times("what happened at 10:05?") == ["10:05"]
     assert question_times("How many times was the E-STOP pressed?") == []
+
+
+def test_a_quoted_phrase_is_the_text_filter(smol_tokenizer):
+    """When the question quotes a phrase, every call filters on it (a <N> pattern needs no "of")."""
+    phrase = "Failed password for <*> from <*> port <N> ssh2"
+    c = Constraint(Grammar(call_grammar(["h"], [], ["info"], WORDS, [phrase], [])), Vocabulary.of(smol_tokenizer))
+    rng = np.random.default_rng(3)
+    for seed in range(6):
+        table = rng.normal(0.0, 3.0, (MAX_CALL_TOKENS + 1, smol_tokenizer.n_vocab))
+        call = parse_call(_decode(c, lambda i: table[i], SamplingParams(), seed))
+        assert call["text"] == phrase and "of" not in call
+    g = Grammar(call_grammar([], [], [], [], [], [], recent=False))
+    assert g.matches('top_k", "by": "template"}') and not g.matches('count", "text": "x"}')
+    assert not g.matches('count", "last_minutes": 5}')

@@ -19,7 +19,7 @@ Filters (all optional, ANDed): "text" (words that must occur: FTS5 for ASCII tex
 (LIKE) when the text holds non-ASCII characters such as Chinese, which the default FTS5 tokenizer does
 not split; a pattern when it holds placeholders such as <*>, <N> or <X>: its literal pieces, in order,
 with anything between), "host" (the line's header host, else the transport's), "component", "level" (the header's
-level word, else the severity's name), "template" (template id), "since"/"until" (Unix seconds, or a time as
+level word, else the severity's name; one, or a list of them), "template" (template id), "since"/"until" (Unix seconds, or a time as
 written in a log or a question: "Jun 30 22:16:32", "2026-12-01 08:05", "08:05" (the newest line's day);
 a year-less time takes the newest line's year; "until" a time without fractions includes that whole
 second), "last_minutes" (the window ending at the newest line's own time). 
@@ -198,7 +198,9 @@ class QuerySurface:
             if call.get(key):
                 where.append(f"{expr} = ?"); args.append(str(call[key]))
         if call.get("level"):
-            where.append(f"{_LEVEL} = ?"); args.append(str(call["level"]).lower())
+            levels = call["level"] if isinstance(call["level"], list) else [call["level"]]
+            where.append(f"{_LEVEL} IN ({', '.join('?' * len(levels))})")
+            args += [str(v).lower() for v in levels]
         if call.get("template") is not None:
             where.append("l.template_id = ?"); args.append(_int(call, "template"))
         since, until = self._time_arg(call, "since"), self._time_arg(call, "until")

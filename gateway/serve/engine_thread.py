@@ -26,6 +26,7 @@ from gateway.serve.jobs import (COMPLETE, PRIORITY, TTFT, Job, JobHandle, NotRea
                                 Refused)
 from gateway.serve.prompts import Prompts
 from gateway.serve.query_call import MAX_CALL_TOKENS, QUERY_PROMPT_TOKENS, QueryTool
+from gateway.serve.question import Grounding
 
 log = logging.getLogger(__name__)
 
@@ -218,7 +219,7 @@ class EngineThread:
             self.drafter = make_drafter(self.draft_spec, self.engine, n_threads=self.n_threads)
             self.drafter.push_stream(self.sink_tokens)
         if self.query_tool is not None:
-            self.query_tool.constraint()         # the vocabulary's trie, once, before the first question
+            self.query_tool.constraint(Grounding())   # the vocabulary's trie, once, before the first question
         # Seed the EMAs with a measured generate: the host, model and thread count it runs with.
         probe = self.engine.generate(self.prompts.chat_tokens([{"role": "user", "content": "Status?"}]),
                                      SEED_GENERATE_TOKENS)

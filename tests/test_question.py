@@ -1,0 +1,37 @@
+"""What a question names, read without the model (gateway/serve/question.py): the filters the call
+grammar offers for it."""
+
+from __future__ import annotations
+
+from gateway.serve.question import ground
+
+WORDS = ["Failed", "password", "authentication", "failure", "fault", "cleared", "operator", "torque", "JAM", "E-STOP"]
+HOSTS = ["LabSZ", "line3/capper", "line3/filler"]
+COMPONENTS = ["sshd", "sshd(pam_unix)", "FSNamesystem"]
+LEVELS = ["info", "warning", "error", "critical"]
+
+
+def g(question):
+    return ground(question, HOSTS, COMPONENTS, LEVELS, WORDS)
+
+
+def test_only_what_the_question_names():
+    x = g("What kind of message appears most often in the OpenSSH log?")
+    assert (x.words, x.hosts, x.components, x.levels, x.recent, x.phrases, x.times) == ([], [], [], [], False, [], [])
+    x = g("Which operator cleared the most faults?")
+    assert x.words == ["fault", "cleared", "operator"]          # "faults" ~ "fault"
+    x = g("What was the lowest capper torque logged, in Nm?")
+    assert (x.words, x.hosts) == (["torque"], ["line3/capper"])
+    assert g("How many lines did the component sshd(pam_unix) write?").components == ["sshd", "sshd(pam_unix)"]
+
+
+def test_levels_in_english_and_chinese():
+    assert g("HDFS 一共有多少条 WARN 级别的日志？").levels == ["warning"]
+    assert g("How many ERROR or CRITICAL lines were logged?").levels == ["error", "critical"]
+    assert g("最近十分钟有什么报警？").levels == ["warning"]
+
+
+def test_chinese_question_may_use_every_log_word_and_recent_time():
+    x = g("哪个工位卡瓶次数最多？")
+    assert x.words == WORDS and not x.recent
+    assert g("最近十分钟有什么报警？").recent and g("What happened in the last 5 minutes?").recent
