@@ -196,7 +196,7 @@ def test_question_phrases_and_times():
 
 def test_a_quoted_phrase_is_the_text_filter(smol_tokenizer):
     """When the question quotes a phrase, every call filters on it (a <N> pattern needs no "of")."""
-    phrase = "Failed password for <*> from <*> port <N> ssh2"
+    phrase = "Failed password for invalid user <*> from <*> port <N> ssh2 " + "x" * 60   # a long quote fits too
     c = Constraint(Grammar(call_grammar(["h"], [], ["info"], WORDS, [phrase], [])), Vocabulary.of(smol_tokenizer))
     rng = np.random.default_rng(3)
     for seed in range(6):

@@ -25,7 +25,7 @@ from gateway.serve.admission import Admission
 from gateway.serve.jobs import (COMPLETE, PRIORITY, TTFT, Job, JobHandle, NotReady, PromptTooLong, QueueFull,
                                 Refused)
 from gateway.serve.prompts import Prompts
-from gateway.serve.query_call import MAX_CALL_TOKENS, QUERY_PROMPT_TOKENS, QueryTool
+from gateway.serve.query_call import MAX_CALL_TOKENS, QUERY_PROMPT_TOKENS, TYPICAL_CALL_TOKENS, QueryTool
 from gateway.serve.question import Grounding
 
 log = logging.getLogger(__name__)
@@ -140,7 +140,7 @@ class EngineThread:
                                 f" + max_tokens ({max_tokens}) exceeds engine.n_scratch={self.n_scratch}")
         decode_in_budget = 1 if deadline_kind == TTFT else max_tokens
         if turns is not None:
-            decode_in_budget += MAX_CALL_TOKENS      # the call is decoded before the answer's first token
+            decode_in_budget += TYPICAL_CALL_TOKENS  # the call is decoded before the answer's first token
         with self._est_lock:
             prio = PRIORITY.get(kind, len(self._queued_ms) - 1)
             # A job waits for everything queued at its priority or higher (and the one running).

@@ -22,7 +22,7 @@ from typing import Sequence
 
 from gateway.ingest.header import _LEVELS, match_ts
 
-MAX_PHRASE_BYTES = 160
+MAX_PHRASE_BYTES = 120          # longer quotes are not offered whole (the call's token budget)
 PREFIX = 4                       # letters two words share to count as one ("fault", "faults")
 JSON_SAFE = re.compile(r'^[^"\\\x00-\x1f]+$')
 _QUOTED = re.compile(r'"([^"\n]{2,200})"|\u201c([^\u201d\n]{2,200})\u201d|\u300c([^\u300d\n]{2,200})\u300d')
