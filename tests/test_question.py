@@ -35,3 +35,8 @@ def test_chinese_question_may_use_every_log_word_and_recent_time():
     x = g("哪个工位卡瓶次数最多？")
     assert x.words == WORDS and not x.recent
     assert g("最近十分钟有什么报警？").recent and g("What happened in the last 5 minutes?").recent
+
+
+def test_last_time_is_not_a_recent_window():
+    assert not g('When did "check pass" appear for the last time?').recent
+    assert g("What failed in the past hour?").recent and g("errors in the last 10 minutes").recent

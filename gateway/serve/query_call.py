@@ -60,6 +60,7 @@ TOOL_HELP = (
     'Which 3 IP addresses appear most? {"op": "top_k", "by": "ip", "k": 3}\n'
     'What was the highest oil pressure? {"op": "stats", "text": "oil pressure", "of": "pressure"}\n'
     'When did "disk full" last appear? {"op": "first_last", "text": "disk full"}\n'
+    'Why did the press stop so often? {"op": "top_k", "by": "template", "text": "stop"}\n'
     '最近十分钟有哪些告警？ {"op": "lines", "level": "warning", "last_minutes": 10}\n'
     '泵跳闸了多少次？ {"op": "count", "text": "pump trip"}')
 CALL_INSTRUCTION = "Write the query for this question."

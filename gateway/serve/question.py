@@ -31,7 +31,8 @@ _DATE = re.compile(r"(?<!\d)(\d{4}-\d{2}-\d{2})(?!\d)")
 _WORD = re.compile(r"[A-Za-z][\w.'/-]*[A-Za-z0-9]|[A-Za-z]")
 _ZH_LEVELS = {"错误": "error", "报错": "error", "故障": "error", "告警": "warning", "警告": "warning", "报警": "warning",
               "严重": "critical", "致命": "critical", "信息": "info", "调试": "debug", "通知": "notice"}
-_RECENT = re.compile(r"\b(last|past|recent|recently|within|latest|just now)\b|最近|刚才|过去|分钟|小时", re.IGNORECASE)
+_RECENT = re.compile(r"\b(?:last|past|previous)\s+(?:\d+\s*|few\s+|several\s+|\w+\s+)?(?:sec|second|min|minute|hour|"
+                     r"day)s?\b|\brecent(?:ly)?\b|\bjust now\b|\bso far today\b|最近|刚才|过去|分钟|小时", re.IGNORECASE)
 _NOT_CONTENT = {"the", "a", "an", "of", "in", "on", "at", "to", "and", "or", "for", "by", "is", "was", "were", "are",
                 "be", "did", "do", "does", "how", "many", "much", "what", "which", "when", "why", "who", "where", "log",
                 "logs", "logged", "line", "lines", "time", "times", "most", "often", "there", "this", "that", "it",
