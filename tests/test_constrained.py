@@ -144,8 +144,15 @@ def test_biased_logits_still_parse(call_constraint, smol_tokenizer):
 def test_call_prefix_and_render():
     assert json.loads(CALL_PREFIX + 'count", "text": "E-STOP"}') == {"op": "count", "text": "E-STOP"}
     r = render_result({"call": {"op": "first_last"}, "count": 2, "first": {"id": 1, "time": 0.0, "text": "x"},
-                       "last": {"id": 2, "time": 60.0, "time_text": "Jun 9 06:06:21", "text": "y"}})
-    assert '"time":"1970-01-01 00:00:00"' in r and '"time":"Jun 9 06:06:21"' in r and "call" not in r
+                       "last": {"id": 2, "time": 60.0, "time_text": "Jun 9 06:06:21", "text": "y", "component": "kernel"}})
+    assert r == "2 lines match. The first at 1970-01-01 00:00:00: x. The last at Jun 9 06:06:21 (kernel): y."
+    r = render_result({"call": {"op": "stats"}, "by": None, "count": 3, "n": 2, "min": 2191.0, "max": 65454.0,
+                       "avg": 1.23456, "min_line": {"time": 0.0, "text": "a"}, "max_line": {"time": 0.0, "text": "b"}})
+    assert "Maximum 65454 (" in r and "Minimum 2191 (" in r and "Average 1.235." in r
+    r = render_result({"call": {"op": "top_k", "by": "ip"}, "count": 9, "top": [{"value": "10.0.0.1", "lines": 5}]})
+    assert r == "9 lines match. The most frequent IP addresses, most first: 1. 10.0.0.1 (5 lines)."
+    assert render_result({"call": {"op": "count"}, "count": 0, "no_match": True}).startswith("No line matches")
+    assert "failed" in render_result({"call": {}, "error": "unknown op"})
 
 
 def test_masked_speculative_greedy_is_masked_target_greedy():
