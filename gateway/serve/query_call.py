@@ -70,6 +70,18 @@ ANSWER_INSTRUCTION = (
     "Answer my question from this result only, in one or two sentences; give its numbers, names and times "
     "exactly as written there. If no line matches, say that no matching lines were found.")
 
+
+def call_grammar(hosts: Sequence[str] = (), components: Sequence[str] = (), levels: Sequence[str] = (),
+                 words: Sequence[str] | None = None, phrases: Sequence[str] = (), times: Sequence[str] = (),
+                 recent: bool = True):
+    """The grammar of a call's text after CALL_PREFIX (module doc). words: log words a text filter or
+    `of` is made of (None: text is any short string; empty: no text filter); phrases: phrases quoted
+    in the question: when there are some, the text filter is one of them (the operator named the
+    lines); times: times named in the question (since/until); recent: last_minutes may be given."""
+    def quoted(values: Sequence[str]):
+        ok = [v for v in values if v and JSON_SAFE.match(v)]
+        return one_of(ok) if ok else None
+
     word = quoted(words) if words is not None else Chars(1, MAX_TEXT_BYTES, deny=b'"\\\n\r\t')
     phrase = quoted(phrases)
     text = phrase if phrase is not None else Rep(word, " ") if words is not None and word is not None else word
