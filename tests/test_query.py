@@ -71,8 +71,8 @@ def test_top_k(q):
 
 
 def test_stats(q):
-    r = q.run({"op": "stats", "text": "temp"})
-    assert (r["param"], r["n"], r["min"], r["max"]) == (1, 3, 60.0, 81.5)
+    r = q.run({"op": "stats", "text": "temp"})                 # the number after the text's last word
+    assert (r["n"], r["min"], r["max"]) == (3, 60.0, 81.5)
     assert r["max_line"]["text"] == "zone 2 temp 81.5 C"
     r = q.run({"op": "stats", "text": "zone", "param": 1})
     assert r["max"] == 92.4 and r["max_line"]["text"].startswith("over-temperature")
@@ -177,6 +177,8 @@ def test_text_pattern_and_number_after_a_word(q):
     r = q.run({"op": "stats", "text": "zone", "of": "at"})
     assert (r["n"], r["max"]) == (1, 92.4)
     assert q.run({"op": "stats", "of": "pressure"})["n"] == 0
+    r = q.run({"op": "stats", "of": "C"})                          # a unit: the number right before it
+    assert (r["n"], r["max"]) == (4, 92.4)
 
 
 def test_top_k_by_ip_and_value(tmp_path):

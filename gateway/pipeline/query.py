@@ -9,8 +9,9 @@ result. Operations:
               non-numeric template parameters) | param (with "param": position, 0-based); "k" values
   stats       min / max / avg of a number in the lines            -> {"n", "min", "max", "avg", "min_line", "max_line"}
               the number is: the "<N>" of a text pattern; else the first number after the word "of"
-              ("temperature" in "temperature: 81.5 C"); else template parameter "param" (position);
-              else the position with the most distinct numbers
+              ("temperature" in "temperature: 81.5 C"), or right before it ("2.12 Nm"); without "of", the
+              same for the text's last word; else template parameter "param" (position); else the
+              position with the most distinct numbers
   first_last  the first and the last matching line (line's own time) -> {"count", "first", "last"}
   buckets     matching lines per time bucket                        -> {"bucket_s", "buckets": [{"start", "count"}]}
   lines       the newest matching lines (at most "limit", <= MAX_LINES) -> {"lines": [...]}
@@ -285,7 +286,9 @@ class QuerySurface:
     def _stats(self, call, where, args) -> dict:
         rx = _number_regex(call)
         if rx is not None:
-            return self._stats_by_regex(rx, where, args)
+            out = self._stats_by_regex(rx, where, args)
+            if out.get("n") or call.get("of") or "<N>" in str(call.get("text")):
+                return out                     # else: the text's last word is followed by no number
         pos = call.get("param")
         if pos is None:
             best, _ = self.execute(f"SELECT p.pos FROM logs l JOIN params p ON p.line_id = l.id{where}"
@@ -308,15 +311,15 @@ class QuerySurface:
                 out[name] = _line(r[0][:2] + (None, None, None, r[0][2], r[0][3]))
         return out
 
-    def _stats_by_regex(self, rx: re.Pattern, where: str, args: list) -> dict:
-        """min/max/avg of the number `rx` captures in each matching line."""
+    def _stats_by_regex(self, rx: list[re.Pattern], where: str, args: list) -> dict:
+        """min/max/avg of the number the first of `rx` to match captures in each matching line."""
         rows, truncated = self._matching_texts(where, args)
         vals = []
         for r in rows:
-            m = rx.search(r[3])
+            m = next((m for x in rx if (m := x.search(r[3]))), None)
             if m:
                 vals.append((float(m.group(1)), r))
-        out: dict[str, Any] = {"count": len(rows), "n": len(vals), "number": rx.pattern, "truncated": truncated}
+        out: dict[str, Any] = {"count": len(rows), "n": len(vals), "truncated": truncated}
         if not vals:
             out["note"] = "no such number in these lines"
             return out
@@ -358,9 +361,10 @@ def _like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def _number_regex(call: dict[str, Any]) -> re.Pattern | None:
-    """The number a stats call asks for, as a regex over a line: the <N> of a text pattern, or the first
-    number after the word "of"; None: by template parameter."""
+def _number_regex(call: dict[str, Any]) -> list[re.Pattern] | None:
+    """The number a stats call asks for, as regexes over a line tried in order (group 1 the number): the
+    <N> of a text pattern; or the number after the word "of" (else right before it: a unit); without
+    "of" nor "param", the same for the text's last word. None: by template parameter."""
     text = str(call.get("text") or "")
     if "<N>" in text or "<n>" in text:
         parts = re.split(r"(<[A-Za-z*]{1,8}>)", text)
@@ -375,11 +379,15 @@ def _number_regex(call: dict[str, Any]) -> re.Pattern | None:
                        + (r"\s*" if p[-1].isspace() else ""))
             else:
                 rx += r"\s*"
-        return re.compile(rx, re.IGNORECASE)
+        return [re.compile(rx, re.IGNORECASE)]
     of = str(call.get("of") or "").strip()
-    if of:
-        return re.compile(r"(?<![\w])" + re.escape(of) + r"(?![\w])[^\d\n+-]{0,24}?" + NUMBER, re.IGNORECASE)
-    return None
+    if not of and call.get("param") is None and text.split():
+        of = text.split()[-1]                 # "heater temperature": the number after "temperature"
+    if not of:
+        return None
+    w = re.escape(of)
+    return [re.compile(rf"(?<![\w]){w}(?![\w])[^\d\n+-]{{0,24}}?{NUMBER}", re.IGNORECASE),   # "torque 2.12"
+            re.compile(rf"{NUMBER}\s*{w}(?![\w])", re.IGNORECASE)]                            # "2.12 Nm"
 
 
 def _line(r: tuple) -> dict:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Mapping, Sequence
 
-from gateway.llm.constrained import Chars, Constraint, Grammar, LogitsMask, Rep, Vocabulary, any_of, one_of, opt, seq
+from gateway.llm.constrained import Chars, Constraint, Grammar, LogitsMask, Vocabulary, any_of, one_of, opt, seq
 from gateway.pipeline.query import OPS, QuerySurface, known_values, known_words
 from gateway.serve.prompts import ANSWER_IN_CHINESE, is_chinese
 from gateway.serve.question import JSON_SAFE, Grounding, ground
@@ -84,7 +84,11 @@ def call_grammar(hosts: Sequence[str] = (), components: Sequence[str] = (), leve
 
     word = quoted(words) if words is not None else Chars(1, MAX_TEXT_BYTES, deny=b'"\\\n\r\t')
     phrase = quoted(phrases)
-    text = phrase if phrase is not None else Rep(word, " ") if words is not None and word is not None else word
+    if words is not None and word is not None:       # one to TEXT_WORDS log words
+        words_text = seq(word, *[opt(seq(" ", word)) for _ in range(TEXT_WORDS - 1)])
+    else:
+        words_text = word
+    text = phrase if phrase is not None else words_text
     heads = []
     for op in OPS:
         head: list = [op, '"']
@@ -101,7 +105,8 @@ def call_grammar(hosts: Sequence[str] = (), components: Sequence[str] = (), leve
             filters.append(opt(seq(f', "{key}": "', choice, '"')))
     if (choice := quoted(levels)) is not None:       # one level, or a list ("error or critical")
         one = seq('"', choice, '"')
-        filters.append(opt(seq(', "level": ', any_of(one, seq("[", Rep(one, ", "), "]")))))
+        listed = seq("[", one, *[opt(seq(", ", one)) for _ in range(2)], "]")
+        filters.append(opt(seq(', "level": ', any_of(one, listed))))
     if (when := quoted(times)) is not None:
         filters += [opt(seq(', "since": "', when, '"')), opt(seq(', "until": "', when, '"'))]
     if recent:
