@@ -40,3 +40,20 @@ def test_chinese_question_may_use_every_log_word_and_recent_time():
 def test_last_time_is_not_a_recent_window():
     assert not g('When did "check pass" appear for the last time?').recent
     assert g("What failed in the past hour?").recent and g("errors in the last 10 minutes").recent
+
+
+def test_the_wording_narrows_the_op():
+    assert g("How many lines did the component sshd write?").ops == ["buckets", "count", "top_k"]
+    assert g("Which operator cleared the most faults?").ops == ["top_k"]
+    assert g("封盖机记录到的最低扭矩是多少 Nm？").ops == ["stats"]
+    assert g('When did "check pass" appear for the last time?').ops == ["first_last", "lines"]
+    assert g("What was the bottle total after the last completed cycle?").ops == []
+
+
+def test_grammar_keeps_to_the_ops():
+    from gateway.llm.constrained import Grammar
+    from gateway.serve.query_call import call_grammar
+    gr = Grammar(call_grammar([], [], [], ["x"], [], [], False, ["stats"]))
+    assert gr.matches('stats", "text": "x"}') and not gr.matches('count"}')
+    gr = Grammar(call_grammar([], [], [], ["x"], [], [], False, ["top_k"]))
+    assert gr.matches('top_k", "by": "value"}') and not gr.matches('stats"}')

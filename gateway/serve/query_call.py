@@ -73,11 +73,12 @@ ANSWER_INSTRUCTION = (
 
 def call_grammar(hosts: Sequence[str] = (), components: Sequence[str] = (), levels: Sequence[str] = (),
                  words: Sequence[str] | None = None, phrases: Sequence[str] = (), times: Sequence[str] = (),
-                 recent: bool = True):
+                 recent: bool = True, ops: Sequence[str] = ()):
     """The grammar of a call's text after CALL_PREFIX (module doc). words: log words a text filter or
     `of` is made of (None: text is any short string; empty: no text filter); phrases: phrases quoted
     in the question: when there are some, the text filter is one of them (the operator named the
-    lines); times: times named in the question (since/until); recent: last_minutes may be given."""
+    lines); times: times named in the question (since/until); recent: last_minutes may be given;
+    ops: the ops allowed (empty: all)."""
     def quoted(values: Sequence[str]):
         ok = [v for v in values if v and JSON_SAFE.match(v)]
         return one_of(ok) if ok else None
@@ -114,9 +115,11 @@ def call_grammar(hosts: Sequence[str] = (), components: Sequence[str] = (), leve
     # stats alone may name the word its number follows ("of"), after its text; not with a <N> pattern
     of = seq(', "of": "', word, '"') if word is not None and not any("<N>" in p for p in phrases) else None
     n_text = 1 if text is not None else 0
+    allowed = [op for op in OPS if not ops or op in ops]
     stats = seq("stats", '"', *filters[:n_text], *([opt(of)] if of is not None else []), *filters[n_text:], "}")
-    others = seq(any_of(*[h for op, h in zip(OPS, heads) if op != "stats"]), *filters, "}")
-    return any_of(stats, others)
+    others = [h for op, h in zip(OPS, heads) if op != "stats" and op in allowed]
+    parts = ([stats] if "stats" in allowed else []) + ([seq(any_of(*others), *filters, "}")] if others else [])
+    return any_of(*parts)
 
 
 def parse_call(text: str) -> dict[str, Any]:
@@ -265,7 +268,7 @@ class QueryTool:
                 while len(self._constraints) >= 8:
                     self._constraints.pop(next(iter(self._constraints)))
                 c = Constraint(Grammar(call_grammar(g.hosts, g.components, g.levels, g.words, g.phrases, g.times,
-                                                    g.recent)), self._vocab)
+                                                    g.recent, g.ops)), self._vocab)
                 self._constraints[key] = c
             return c
 

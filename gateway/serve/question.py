@@ -11,7 +11,9 @@ Grounding rules (general, not per log format):
   offered every log word of the store, for the model to translate into;
 - a host or component when the question names it (or one of its parts: "capper" ~ "line3/capper");
 - a level when the question names one (English level words, Chinese \u9519\u8bef/\u544a\u8b66/...);
-- a recent window (last_minutes) only when the question asks for recent time.
+- a recent window (last_minutes) only when the question asks for recent time;
+- the ops its wording asks for ("how many" -> count, "most" -> top_k, "highest" -> stats, "when" ->
+  first_last, "why" -> top_k/lines; several cues: any of theirs; none: every op).
 """
 
 from __future__ import annotations
@@ -33,6 +35,16 @@ _ZH_LEVELS = {"错误": "error", "报错": "error", "故障": "error", "告警":
               "严重": "critical", "致命": "critical", "信息": "info", "调试": "debug", "通知": "notice"}
 _RECENT = re.compile(r"\b(?:last|past|previous)\s+(?:\d+\s*|few\s+|several\s+|\w+\s+)?(?:sec|second|min|minute|hour|"
                      r"day)s?\b|\brecent(?:ly)?\b|\bjust now\b|\bso far today\b|最近|刚才|过去|分钟|小时", re.IGNORECASE)
+# (cue, ops it allows): the question's wording narrows the op the model may choose
+_OP_CUES = [
+    (re.compile(r"\bhow (?:many|often)\b|\bnumber of\b|多少次|多少条|多少行|多少个|几次|几条", re.I), ("count", "buckets", "top_k")),
+    (re.compile(r"\b(?:most|least|top \d+|top)\b|最多|最少|最常|前\s*\d+\s*[个名]", re.I), ("top_k",)),
+    (re.compile(r"\b(?:highest|lowest|largest|smallest|maximum|minimum|max|min|peak|average|mean)\b|"
+                r"最高|最低|最大|最小|平均|峰值", re.I), ("stats",)),
+    (re.compile(r"\bwhen\b|\bwhat time\b|\b(?:first|last) time\b|什么时候|何时|几点|第一次|最后一次", re.I),
+     ("first_last", "lines")),
+    (re.compile(r"\bwhy\b|\bcause|\breason|为什么|原因", re.I), ("top_k", "lines")),
+]
 _NOT_CONTENT = {"the", "a", "an", "of", "in", "on", "at", "to", "and", "or", "for", "by", "is", "was", "were", "are",
                 "be", "did", "do", "does", "how", "many", "much", "what", "which", "when", "why", "who", "where", "log",
                 "logs", "logged", "line", "lines", "time", "times", "most", "often", "there", "this", "that", "it",
@@ -79,10 +91,12 @@ class Grounding:
     components: list[str] = field(default_factory=list)
     levels: list[str] = field(default_factory=list)
     recent: bool = False
+    ops: list[str] = field(default_factory=list)     # empty: any op
 
     def key(self) -> tuple:
         return tuple(tuple(x) if isinstance(x, list) else x for x in
-                     (self.phrases, self.times, self.words, self.hosts, self.components, self.levels, self.recent))
+                     (self.phrases, self.times, self.words, self.hosts, self.components, self.levels, self.recent,
+                      self.ops))
 
 
 def _near(a: str, b: str) -> bool:
@@ -114,4 +128,5 @@ def ground(question: str, hosts: Sequence[str], components: Sequence[str], level
     named = {_LEVELS[w] for w in qwords if w in _LEVELS} | {v for k, v in _ZH_LEVELS.items() if k in question}
     g.levels = [lv for lv in levels if lv.lower() in named or lv.lower() in qwords]
     g.recent = bool(_RECENT.search(question))
+    g.ops = sorted({op for rx, ops in _OP_CUES if rx.search(question) for op in ops})
     return g
