@@ -49,6 +49,22 @@ class Batcher:
         """Wait until everything queued so far reached the sink (tests, shutdown)."""
         return self._idle.wait(timeout)
 
+    def _deliver(self, batch: list[LogRecord]) -> None:
+        """Hand `batch` to the sink; if it fails, split it in halves and retry each, so a line the
+        sink refuses is lost alone (counted as sink_errors), never with the lines around it."""
+        try:
+            self.sink(batch)
+            self.counters.add(self.source, "lines", len(batch))
+            return
+        except Exception as exc:
+            if len(batch) == 1:
+                self.counters.add(self.source, "sink_errors")
+                log.warning("%s: ingest of a line failed: %s", self.source, exc)
+                return
+        half = len(batch) // 2
+        self._deliver(batch[:half])
+        self._deliver(batch[half:])
+
     def _run(self) -> None:
         stop = False
         while not stop:
@@ -65,12 +81,7 @@ class Batcher:
                     stop = True
                     break
                 batch.append(nxt)
-            try:
-                self.sink(batch)
-                self.counters.add(self.source, "lines", len(batch))
-            except Exception as exc:   # a sink failure loses this batch (counted); the source lives on
-                self.counters.add(self.source, "sink_errors", len(batch))
-                log.warning("%s: ingest of %d lines failed: %s", self.source, len(batch), exc)
+            self._deliver(batch)
             if self._q.empty():
                 self._idle.set()
         self._idle.set()

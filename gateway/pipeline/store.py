@@ -140,6 +140,8 @@ class Store:
         self._closed = False
         self._lines_written = 0
         self._commits = 0
+        self._commit_retries = 0         # group commits that failed and were split (bisected)
+        self._commit_failures = 0        # appends refused alone after the split
         self._retention_deleted = 0
         self._since_retention_check = 0
         self.retention_check_rows = RETENTION_CHECK_ROWS  # per store: tests shorten it on one store only
@@ -239,37 +241,33 @@ class Store:
                 job.done.set()
 
     def _write(self, db: sqlite3.Connection, batch: list[_Append]) -> None:
-        first = self._next_id
+        """Commit `batch` as one transaction. If it fails, no line in it was acknowledged: the
+        group is split in halves and each retried, so one append at fault (a row SQLite refuses)
+        fails alone and the appends of every other caller in the group still commit."""
         try:
-            db.execute("BEGIN IMMEDIATE")
-            next_id = first
-            templates: dict[int, str] = {}
-            for job in batch:
-                job.ids = list(range(next_id, next_id + len(job.rows)))
-                db.executemany(
-                    "INSERT INTO logs(id, ts, source, host, severity, text, template_id, time, time_text,"
-                    " line_host, component, pid, level) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    [(i, *row) for i, row in zip(job.ids, job.rows)])
-                db.executemany("INSERT INTO params(line_id, pos, text, num) VALUES (?,?,?,?)",
-                               [(i, k, text, num) for i, ps in zip(job.ids, job.params) if ps
-                                for k, (text, num) in enumerate(ps)])
-                templates.update(job.templates)
-                next_id += len(job.rows)
-            if templates:
-                db.executemany("INSERT OR REPLACE INTO templates(id, template) VALUES (?,?)", templates.items())
-            db.execute("COMMIT")
-            self._next_id = next_id
-        except BaseException as exc:  # the whole group fails together; nothing was acknowledged
-            log.error("store commit failed: %s", exc)
+            next_id = self._insert(db, batch)
+        except BaseException as exc:
             try:
                 db.execute("ROLLBACK")
             except sqlite3.Error:
                 pass
             for job in batch:
-                job.ids, job.error = None, exc
-                job.done.set()
+                job.ids = None
+            if len(batch) > 1 and not isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                with self._stats_lock:
+                    self._commit_retries += 1
+                half = len(batch) // 2
+                self._write(db, batch[:half])
+                self._write(db, batch[half:])
+                return
+            log.error("store commit failed: %s", exc)
+            with self._stats_lock:
+                self._commit_failures += 1
+            batch[0].error = _named_error(exc, batch[0].rows)
+            batch[0].done.set()
             return
-        written = next_id - first
+        written = next_id - self._next_id
+        self._next_id = next_id
         with self._stats_lock:
             self._lines_written += written
             self._commits += 1
@@ -280,6 +278,27 @@ class Store:
         if check:
             self._since_retention_check = 0
             self._enforce_retention(db)
+
+    def _insert(self, db: sqlite3.Connection, batch: list[_Append]) -> int:
+        """BEGIN .. COMMIT of every row in `batch` (ids from self._next_id); returns the next id."""
+        db.execute("BEGIN IMMEDIATE")
+        next_id = self._next_id
+        templates: dict[int, str] = {}
+        for job in batch:
+            job.ids = list(range(next_id, next_id + len(job.rows)))
+            db.executemany(
+                "INSERT INTO logs(id, ts, source, host, severity, text, template_id, time, time_text,"
+                " line_host, component, pid, level) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                [(i, *row) for i, row in zip(job.ids, job.rows)])
+            db.executemany("INSERT INTO params(line_id, pos, text, num) VALUES (?,?,?,?)",
+                           [(i, k, text, num) for i, ps in zip(job.ids, job.params) if ps
+                            for k, (text, num) in enumerate(ps)])
+            templates.update(job.templates)
+            next_id += len(job.rows)
+        if templates:
+            db.executemany("INSERT OR REPLACE INTO templates(id, template) VALUES (?,?)", templates.items())
+        db.execute("COMMIT")
+        return next_id
 
     def _used_bytes(self, db: sqlite3.Connection) -> int:
         page_size = db.execute("PRAGMA page_size").fetchone()[0]
@@ -404,7 +423,8 @@ class Store:
             return {"path": str(self.path), "max_bytes": self.max_bytes,
                     "file_bytes": _file_bytes(self.path), "first_id": lo, "last_id": hi,
                     "rows": 0 if lo is None else hi - lo + 1, "lines_written": self._lines_written,
-                    "commits": self._commits, "retention_deleted": self._retention_deleted,
+                    "commits": self._commits, "commit_retries": self._commit_retries,
+                    "commit_failures": self._commit_failures, "retention_deleted": self._retention_deleted,
                     "queued": self._queue.qsize()}
 
     def close(self) -> None:
@@ -437,6 +457,21 @@ def _row_values(r: LogRecord, template_id: int | None, f: LineFields | None) -> 
 
 def _templates(template_ids: Sequence[int | None], fields: Sequence[LineFields | None]) -> dict[int, str]:
     return {t: f.template for t, f in zip(template_ids, fields) if t is not None and f is not None and f.template}
+
+
+def _named_error(exc: BaseException, rows: list[tuple]) -> BaseException:
+    """A text SQLite cannot encode is named by its line (callers scrub at the edge; this is the
+    message when one did not); any other failure (disk full, I/O) is passed on as it is."""
+    if not isinstance(exc, UnicodeEncodeError):
+        return exc
+    for i, row in enumerate(rows):
+        for name, value in zip(("source", "host", "text"), (row[1], row[2], row[4])):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as bad:
+                return ValueError(f"line {i} of the append: its {name} is not valid Unicode ({bad.reason}"
+                                  f" at character {bad.start}); nothing of this append was stored")
+    return exc
 
 
 def _file_bytes(path: Path) -> int:

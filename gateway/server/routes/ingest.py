@@ -30,10 +30,15 @@ class IngestResult(BaseModel):
                     "content": {"application/x-ndjson": {"schema": {"type": "string"}}}}})
 async def ingest(request: Request, appliance: ApplianceDep, _key: KeyDep) -> IngestResult:
     body = await request.body()
+    problems: dict[str, int] = {}
     try:
-        records, malformed = parse_ndjson(body, source="http")
+        records, malformed = parse_ndjson(body, source="http", problems=problems)
     except ValueError as exc:
         raise HTTPException(422, str(exc)) from None
-    ids = await run_in_threadpool(appliance.ingest, records) if records else []
+    appliance.counters.add_problems("http", problems)
+    try:
+        ids = await run_in_threadpool(appliance.ingest, records) if records else []
+    except ValueError as exc:   # a line the store refused (named); nothing of this body was stored
+        raise HTTPException(400, str(exc)) from None
     return IngestResult(accepted=len(ids), malformed=malformed,
                         first_id=ids[0] if ids else None, last_id=ids[-1] if ids else None)
