@@ -149,9 +149,10 @@ class Appliance:
         return self.engine_thread.ready and self.engine_thread.error is None
 
     # --- the pipeline --------------------------------------------------------------------------
-    def ingest(self, records: Sequence[LogRecord]) -> list[int]:
+    def ingest(self, records: Sequence[LogRecord], keys: Sequence[tuple[str, bool] | None] | None = None) -> list[int]:
         """Store `records` durably (returns after the fsynced commit) and run them through triage,
-        alerts and the token queue. Safe from any thread."""
+        alerts and the token queue. `keys`: message identities for the store's duplicate check
+        (Store.append). Safe from any thread."""
         if not records:
             return []
         assert self.store is not None and self.triage is not None, "Appliance.start() first"
@@ -162,7 +163,7 @@ class Appliance:
             self.triage_errors += 1
             classified = None
         ids = self.store.append(records, [c.template_id for c in classified] if classified else None,
-                                [c.fields for c in classified] if classified else None)
+                                [c.fields for c in classified] if classified else None, keys)
         self.ingest_calls += 1
         self.ingest_lines += len(records)
         if classified is None:
@@ -297,5 +298,5 @@ def _build_sources(app: Appliance) -> list[Any]:
             out.append(TailSource(path, app.settings.data_dir / "tail", app.ingest, app.counters, poll_s=s.tail.poll_s))
     if s.mqtt.enabled:
         out.append(MqttSource(app.ingest, app.counters, host=s.mqtt.host, port=s.mqtt.port, topics=s.mqtt.topics,
-                              username=s.mqtt.username, password=s.mqtt.password))
+                              username=s.mqtt.username, password=s.mqtt.password, client_id=s.mqtt.client_id))
     return out

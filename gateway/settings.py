@@ -114,6 +114,7 @@ class MqttInSettings(_Section):
     topics: list[str] = Field(default_factory=lambda: ["factory/+/logs"])
     username: str | None = None
     password: str | None = None
+    client_id: str = Field("linegate-ingest", min_length=1, max_length=64)  # names the broker session
 
 
 class IngestSettings(_Section):

@@ -264,3 +264,16 @@ def _wait(cond, timeout=10.0):
     while not cond():
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.01)
+
+
+def test_keyed_lines_are_stored_once(tmp_path):
+    """A record marked may_repeat whose identity is stored already is not stored again (its id is the
+    stored line's); a first delivery (may_repeat False) is always stored; repeats in one group too."""
+    with Store(tmp_path / "s.db") as s:
+        ids = s.append([_rec("a"), _rec("b")], keys=[("k1", False), ("k2", False)])
+        again = s.append([_rec("a"), _rec("c"), _rec("c")], keys=[("k1", True), ("k3", False), ("k3", True)])
+        assert again[0] == ids[0] and again[2] == again[1]
+        same_key_fresh = s.append([_rec("a")], keys=[("k1", False)])     # not a redelivery: stored
+        assert same_key_fresh[0] not in ids
+        assert sorted(r["text"] for r in s.search()) == ["a", "a", "b", "c"]
+        assert s.stats()["repeats_skipped"] == 2 and s.stats()["lines_written"] == 4

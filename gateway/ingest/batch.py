@@ -1,7 +1,7 @@
 """Batcher: sources that receive one line at a time (syslog, MQTT) hand records here; a flusher
 thread passes them to the sink in batches, so one durable commit covers many lines.
 
-Knows nothing about transports or the store; the queue is bounded and overflow is counted.
+Knows nothing about transports or the store; the queue is bounded, its depth and drops exported.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+from dataclasses import dataclass
 from typing import Callable
 
 from gateway.ingest.record import LogRecord, SourceCounters
@@ -17,28 +18,60 @@ log = logging.getLogger(__name__)
 
 MAX_BATCH = 2_000            # records per sink call
 MAX_DELAY_S = 0.05           # a record waits at most this long for company
-MAX_PENDING = 100_000        # bounded memory; beyond it records are refused and counted
+MAX_PENDING = 100_000        # bounded memory; beyond it put() blocks (block=True) or drops and counts
+
+# A record's identity for the store's duplicate check: (key, may_repeat). Only a record that may be a
+# redelivery (an MQTT message with its DUP flag) is looked up; every keyed record is remembered.
+DedupeKey = tuple[str, bool]
+# Called once the record is settled: True when it is stored (or refused alone as bad input, so that
+# a redelivery would be refused again), False when the sink failed (disk full, store closed).
+Done = Callable[[bool], None]
+
+
+@dataclass(slots=True)
+class _Item:
+    rec: LogRecord
+    key: DedupeKey | None
+    done: Done | None
 
 
 class Batcher:
-    def __init__(self, sink: Callable[[list[LogRecord]], list[int]], counters: SourceCounters, source: str,
-                 max_batch: int = MAX_BATCH, max_delay_s: float = MAX_DELAY_S) -> None:
+    """sink(records) -> ids, or sink(records, keys) -> ids when `keyed` (keys: DedupeKey | None each)."""
+
+    def __init__(self, sink: Callable[..., list[int]], counters: SourceCounters, source: str,
+                 max_batch: int = MAX_BATCH, max_delay_s: float = MAX_DELAY_S, keyed: bool = False,
+                 max_pending: int = MAX_PENDING) -> None:
         self.sink, self.counters, self.source = sink, counters, source
-        self.max_batch, self.max_delay_s = max_batch, max_delay_s
-        self._q: queue.Queue[LogRecord | None] = queue.Queue(MAX_PENDING)
+        self.max_batch, self.max_delay_s, self.keyed = max_batch, max_delay_s, keyed
+        self.max_pending = max_pending
+        self._q: queue.Queue[_Item | None] = queue.Queue(max_pending)
         self._thread = threading.Thread(target=self._run, name=f"batch-{source}", daemon=True)
         self._idle = threading.Event()
         self._idle.set()
+        self.dropped = 0             # records refused because the queue was full (block=False)
 
     def start(self) -> None:
         self._thread.start()
 
-    def put(self, rec: LogRecord) -> None:
+    def put(self, rec: LogRecord, *, key: DedupeKey | None = None, done: Done | None = None,
+            block: bool = False) -> bool:
+        """Queue `rec`. A full queue blocks the caller when `block` (TCP: stop reading, the sender
+        feels back-pressure); else the record is dropped and counted. Returns whether it was queued."""
+        self._idle.clear()
+        item = _Item(rec, key, done)
+        if block:
+            self._q.put(item)
+            return True
         try:
-            self._idle.clear()
-            self._q.put_nowait(rec)
+            self._q.put_nowait(item)
+            return True
         except queue.Full:
+            self.dropped += 1
             self.counters.add(self.source, "overflow")
+            return False
+
+    def stats(self) -> dict:
+        return {"depth": self._q.qsize(), "max": self.max_pending, "dropped": self.dropped}
 
     def stop(self) -> None:
         """Flush what is queued, then end the thread."""
@@ -49,21 +82,34 @@ class Batcher:
         """Wait until everything queued so far reached the sink (tests, shutdown)."""
         return self._idle.wait(timeout)
 
-    def _deliver(self, batch: list[LogRecord]) -> None:
-        """Hand `batch` to the sink; if it fails, split it in halves and retry each, so a line the
-        sink refuses is lost alone (counted as sink_errors), never with the lines around it."""
+    def _deliver(self, items: list[_Item]) -> None:
+        """Hand `items` to the sink. A ValueError (a line refused as bad input) splits the batch in
+        halves, each retried, so the refused line is lost alone (sink_errors), never its neighbours.
+        Any other failure (disk full, store closed) fails the batch: not acknowledged, counted."""
+        records = [i.rec for i in items]
         try:
-            self.sink(batch)
-            self.counters.add(self.source, "lines", len(batch))
-            return
-        except Exception as exc:
-            if len(batch) == 1:
-                self.counters.add(self.source, "sink_errors")
-                log.warning("%s: ingest of a line failed: %s", self.source, exc)
+            if self.keyed:
+                self.sink(records, [i.key for i in items])
+            else:
+                self.sink(records)
+            self.counters.add(self.source, "lines", len(items))
+            ok = True
+        except ValueError as exc:
+            if len(items) > 1:
+                half = len(items) // 2
+                self._deliver(items[:half])
+                self._deliver(items[half:])
                 return
-        half = len(batch) // 2
-        self._deliver(batch[:half])
-        self._deliver(batch[half:])
+            self.counters.add(self.source, "sink_errors")
+            log.warning("%s: a line was refused: %s", self.source, exc)
+            ok = True
+        except Exception as exc:
+            self.counters.add(self.source, "sink_errors", len(items))
+            log.warning("%s: ingest of %d lines failed: %s", self.source, len(items), exc)
+            ok = False
+        for i in items:
+            if i.done is not None:
+                i.done(ok)
 
     def _run(self) -> None:
         stop = False

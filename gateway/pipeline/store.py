@@ -38,6 +38,8 @@ RETENTION_TARGET = 0.9           # retention deletes down to this fraction of ma
 DEFAULT_MAX_BYTES = 2 << 30      # 2 GiB
 CACHE_KIB = 65_536               # page cache per connection
 WAL_CHECKPOINT_PAGES = 8_192     # checkpoint less often than the default 1000 pages (fewer fsyncs)
+KEY_WINDOW = 20_000              # keyed lines a redelivery is looked up among (MQTT in-flight is far less,
+                                 # and an MQTT packet id comes round only after 65,535 messages)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS logs(
@@ -79,6 +81,12 @@ CREATE TABLE IF NOT EXISTS params(   -- the template's <*> values of a line, by 
   num REAL,                          -- the value as a number when the text is one (fields.number_of)
   PRIMARY KEY(line_id, pos)          -- the index: a template's lines (logs_template) -> their params
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS ingest_keys(  -- identities of recently stored lines (an MQTT message), for dedupe
+  seq INTEGER PRIMARY KEY,
+  key TEXT NOT NULL,
+  line_id INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ingest_keys_key ON ingest_keys(key);
 CREATE TABLE IF NOT EXISTS templates(  -- Drain template text by id, as last seen at ingest
   id INTEGER PRIMARY KEY,
   template TEXT NOT NULL
@@ -96,6 +104,7 @@ class _Append:
     rows: list[tuple]
     params: list[list[tuple[str, float | None]] | None] = field(default_factory=list)
     templates: dict[int, str] = field(default_factory=dict)
+    keys: Sequence[tuple[str, bool] | None] | None = None
     done: threading.Event = field(default_factory=threading.Event)
     ids: list[int] | None = None
     error: BaseException | None = None
@@ -142,6 +151,8 @@ class Store:
         self._commits = 0
         self._commit_retries = 0         # group commits that failed and were split (bisected)
         self._commit_failures = 0        # appends refused alone after the split
+        self._repeats_skipped = 0        # keyed lines not stored again (a redelivery of a stored line)
+        self._pending_repeats = 0        # ... in the transaction being written (counted once committed)
         self._retention_deleted = 0
         self._since_retention_check = 0
         self.retention_check_rows = RETENTION_CHECK_ROWS  # per store: tests shorten it on one store only
@@ -171,9 +182,15 @@ class Store:
 
     # --- writing -------------------------------------------------------------------------
     def append(self, records: Sequence[LogRecord], template_ids: Sequence[int | None] | None = None,
-               fields: Sequence[LineFields | None] | None = None) -> list[int]:
+               fields: Sequence[LineFields | None] | None = None,
+               keys: Sequence[tuple[str, bool] | None] | None = None) -> list[int]:
         """Store `records` (with their template ids and structured fields, when given); returns
-        their ids once the transaction holding them is fsynced."""
+        their ids once the transaction holding them is fsynced.
+
+        keys: per record None or (identity, may_repeat). Every identity is remembered in the same
+        transaction as its line; a record with may_repeat whose identity is among the last
+        KEY_WINDOW remembered is not stored again, and its id is the stored line's (exactly once
+        across a crash between commit and acknowledgement)."""
         if not records:
             return []
         if template_ids is None:
@@ -184,9 +201,11 @@ class Store:
             fields = [None] * len(records)
         if len(fields) != len(records):
             raise ValueError(f"{len(records)} records but {len(fields)} fields")
+        if keys is not None and len(keys) != len(records):
+            raise ValueError(f"{len(records)} records but {len(keys)} keys")
         rows = [_row_values(r, t, f) for r, t, f in zip(records, template_ids, fields)]
         job = _Append(rows, [f.params if f is not None else None for f in fields],
-                      _templates(template_ids, fields))
+                      _templates(template_ids, fields), keys if keys and any(keys) else None)
         if self._closed:
             raise StoreClosed(f"store {self.path} is closed")
         self._queue.put(job)
@@ -271,6 +290,7 @@ class Store:
         with self._stats_lock:
             self._lines_written += written
             self._commits += 1
+            self._repeats_skipped += self._pending_repeats
             self._since_retention_check += written
             check = self._since_retention_check >= self.retention_check_rows
         for job in batch:
@@ -284,21 +304,56 @@ class Store:
         db.execute("BEGIN IMMEDIATE")
         next_id = self._next_id
         templates: dict[int, str] = {}
+        seen: dict[str, int] = {}
+        self._pending_repeats = 0
         for job in batch:
-            job.ids = list(range(next_id, next_id + len(job.rows)))
+            rows, params = job.rows, job.params
+            if job.keys is None:
+                job.ids = list(range(next_id, next_id + len(rows)))
+            else:
+                rows, params, job.ids = self._dedupe(db, job, next_id, seen)
+                self._pending_repeats += len(job.rows) - len(rows)
+            new_ids = range(next_id, next_id + len(rows))
             db.executemany(
                 "INSERT INTO logs(id, ts, source, host, severity, text, template_id, time, time_text,"
                 " line_host, component, pid, level) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                [(i, *row) for i, row in zip(job.ids, job.rows)])
+                [(i, *row) for i, row in zip(new_ids, rows)])
             db.executemany("INSERT INTO params(line_id, pos, text, num) VALUES (?,?,?,?)",
-                           [(i, k, text, num) for i, ps in zip(job.ids, job.params) if ps
+                           [(i, k, text, num) for i, ps in zip(new_ids, params) if ps
                             for k, (text, num) in enumerate(ps)])
             templates.update(job.templates)
-            next_id += len(job.rows)
+            next_id += len(rows)
+        if seen:
+            db.executemany("INSERT INTO ingest_keys(key, line_id) VALUES (?,?)", seen.items())
+            db.execute("DELETE FROM ingest_keys WHERE seq <= (SELECT max(seq) FROM ingest_keys) - ?", (KEY_WINDOW,))
         if templates:
             db.executemany("INSERT OR REPLACE INTO templates(id, template) VALUES (?,?)", templates.items())
         db.execute("COMMIT")
         return next_id
+
+    def _dedupe(self, db: sqlite3.Connection, job: _Append, next_id: int,
+                seen: dict[str, int]) -> tuple[list[tuple], list, list[int]]:
+        """The rows of a keyed append that are not already stored, their params, and the ids of all
+        its rows (a repeat gets its stored line's id). `seen` collects this transaction's keys."""
+        assert job.keys is not None
+        lo = db.execute("SELECT coalesce(max(seq), 0) FROM ingest_keys").fetchone()[0] - KEY_WINDOW
+        rows, params, ids = [], [], []
+        for row, ps, key in zip(job.rows, job.params, job.keys):
+            if key is not None and key[1]:
+                old = seen.get(key[0])
+                if old is None:
+                    r = db.execute("SELECT line_id FROM ingest_keys WHERE key=? AND seq > ?", (key[0], lo)).fetchone()
+                    old = r[0] if r else None
+                if old is not None:
+                    ids.append(old)
+                    continue
+            line_id = next_id + len(rows)
+            if key is not None:
+                seen[key[0]] = line_id
+            rows.append(row)
+            params.append(ps)
+            ids.append(line_id)
+        return rows, params, ids
 
     def _used_bytes(self, db: sqlite3.Connection) -> int:
         page_size = db.execute("PRAGMA page_size").fetchone()[0]
@@ -424,7 +479,8 @@ class Store:
                     "file_bytes": _file_bytes(self.path), "first_id": lo, "last_id": hi,
                     "rows": 0 if lo is None else hi - lo + 1, "lines_written": self._lines_written,
                     "commits": self._commits, "commit_retries": self._commit_retries,
-                    "commit_failures": self._commit_failures, "retention_deleted": self._retention_deleted,
+                    "commit_failures": self._commit_failures, "repeats_skipped": self._repeats_skipped,
+                    "retention_deleted": self._retention_deleted,
                     "queued": self._queue.qsize()}
 
     def close(self) -> None:
