@@ -205,12 +205,16 @@ class Appliance:
             self.alerts.update(alert.id, status=REFUSED)   # the fallback: the alert stands alone
 
     # --- figures -------------------------------------------------------------------------------
+    def queue_stats(self) -> dict[str, dict]:
+        """Per source with a batch queue (syslog, mqtt): depth, max, dropped (queue full)."""
+        return {b.source: b.stats() for b in (getattr(x, "batcher", None) for x in self.sources) if b is not None}
+
     def stats(self) -> dict:
         d: dict[str, Any] = {
             "ready": self.ready,
             "uptime_s": time.time() - self.started_at if self._started else 0.0,
             "ingest": {"calls": self.ingest_calls, "lines": self.ingest_lines, "triage_errors": self.triage_errors,
-                       "sources": self.counters.snapshot()},
+                       "sources": self.counters.snapshot(), "queues": self.queue_stats()},
             "alerts": self.alerts.stats() | {"explain_unavailable": self.explain_unavailable},
         }
         if self.store is not None:
@@ -248,6 +252,15 @@ class _Collector:
             for kind, n in per.items():
                 src.add_metric([name, kind], n)
         yield src
+        depth = GaugeMetricFamily("linegate_ingest_queue_depth", "Records waiting in a source's batch queue",
+                                  labels=["source"])
+        dropped = CounterMetricFamily("linegate_ingest_queue_dropped", "Records dropped: batch queue full (UDP)",
+                                      labels=["source"])
+        for name, q in s["ingest"]["queues"].items():
+            depth.add_metric([name], q["depth"])
+            dropped.add_metric([name], q["dropped"])
+        yield depth
+        yield dropped
         if "store" in s:
             g = GaugeMetricFamily("linegate_store_bytes", "Store files on disk (db + wal + shm)")
             g.add_metric([], s["store"]["file_bytes"])
