@@ -20,6 +20,7 @@ from gateway.ingest.record import LogRecord, SourceCounters
 from gateway.ingest.syslog import SyslogServer
 from gateway.ingest.tail import TailSource
 from gateway.pipeline.alerts import DONE, FAILED, MISSED, NONE, PENDING, REFUSED, Alert, AlertBus, MqttPublisher
+from gateway.pipeline.outbox import AlertOutbox
 from gateway.pipeline.query import QuerySurface
 from gateway.pipeline.store import Store
 from gateway.pipeline.token_queue import ContextFeed, TokenQueue
@@ -83,8 +84,11 @@ class Appliance:
             self.triage = Triage(s.data_dir, rules, new_template_alerts=s.triage.new_template_alerts,
                                  min_alert_severity=s.triage.min_alert_severity, dedup_s=s.triage.dedup_s,
                                  warmup_lines=s.triage.warmup_lines)
+            outbox = AlertOutbox(s.data_dir / "alerts.db")      # history and undelivered alerts
+            self.alerts.use_outbox(outbox)
             if s.alerts.mqtt_publish:
-                self.alerts.mqtt = MqttPublisher(s.alerts.mqtt_host, s.alerts.mqtt_port, s.alerts.topic_prefix)
+                self.alerts.mqtt = MqttPublisher(s.alerts.mqtt_host, s.alerts.mqtt_port, s.alerts.topic_prefix,
+                                                 outbox=outbox)
             if s.engine.enabled:
                 self._build_engine_thread()
                 self.engine_thread.start()
