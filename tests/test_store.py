@@ -277,3 +277,21 @@ def test_keyed_lines_are_stored_once(tmp_path):
         assert same_key_fresh[0] not in ids
         assert sorted(r["text"] for r in s.search()) == ["a", "a", "b", "c"]
         assert s.stats()["repeats_skipped"] == 2 and s.stats()["lines_written"] == 4
+
+
+def test_a_full_store_refuses_with_store_full_and_recovers(tmp_path):
+    """SQLITE_FULL (here from the page limit, as from a full disk): StoreFull, nothing stored,
+    earlier lines intact; the same append succeeds once there is room again."""
+    from gateway.pipeline.store import StoreFull
+    with Store(tmp_path / "s.db") as s:
+        s.append([_rec("before")])
+        s.flush()                                  # the writer is idle: its connection can be set
+        pages = s._writer_db.execute("PRAGMA page_count").fetchone()[0]
+        s._writer_db.execute(f"PRAGMA max_page_count={pages}")
+        big = [_rec(f"row {i} " + "x" * 2000) for i in range(200)]
+        with pytest.raises(StoreFull, match="is full"):
+            s.append(big)
+        assert [r["text"] for r in s.search()] == ["before"]
+        s._writer_db.execute("PRAGMA max_page_count=1073741823")
+        ids = s.append(big)
+        assert len(ids) == 200 and s.count() == 201

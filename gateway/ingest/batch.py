@@ -19,6 +19,7 @@ log = logging.getLogger(__name__)
 MAX_BATCH = 2_000            # records per sink call
 MAX_DELAY_S = 0.05           # a record waits at most this long for company
 MAX_PENDING = 100_000        # bounded memory; beyond it put() blocks (block=True) or drops and counts
+RETRY_FIRST_S, RETRY_MAX_S = 0.1, 5.0   # back-off while the sink fails as a whole (disk full)
 
 # A record's identity for the store's duplicate check: (key, may_repeat). Only a record that may be a
 # redelivery (an MQTT message with its DUP flag) is looked up; every keyed record is remembered.
@@ -48,6 +49,7 @@ class Batcher:
         self._thread = threading.Thread(target=self._run, name=f"batch-{source}", daemon=True)
         self._idle = threading.Event()
         self._idle.set()
+        self._stopping = threading.Event()
         self.dropped = 0             # records refused because the queue was full (block=False)
 
     def start(self) -> None:
@@ -74,7 +76,8 @@ class Batcher:
         return {"depth": self._q.qsize(), "max": self.max_pending, "dropped": self.dropped}
 
     def stop(self) -> None:
-        """Flush what is queued, then end the thread."""
+        """Flush what is queued, then end the thread (a sink still failing then fails it, counted)."""
+        self._stopping.set()
         self._q.put(None)
         self._thread.join(10)
 
@@ -85,15 +88,34 @@ class Batcher:
     def _deliver(self, items: list[_Item]) -> None:
         """Hand `items` to the sink. A ValueError (a line refused as bad input) splits the batch in
         halves, each retried, so the refused line is lost alone (sink_errors), never its neighbours.
-        Any other failure (disk full, store closed) fails the batch: not acknowledged, counted."""
+        Any other failure (disk full) is retried with back-off, the queue filling behind it (TCP
+        back-pressure, MQTT unacknowledged), until it succeeds or the Batcher stops."""
         records = [i.rec for i in items]
+        delay = RETRY_FIRST_S
+        while True:
+            try:
+                return self._deliver_once(items, records)
+            except Exception as exc:
+                if self._stopping.is_set():
+                    self.counters.add(self.source, "sink_errors", len(items))
+                    log.warning("%s: ingest of %d lines failed at stop: %s", self.source, len(items), exc)
+                    for i in items:
+                        if i.done is not None:
+                            i.done(False)
+                    return
+                self.counters.add(self.source, "sink_retries")
+                log.warning("%s: ingest of %d lines failed, retrying in %.1f s: %s", self.source, len(items),
+                            delay, exc)
+                self._stopping.wait(delay)
+                delay = min(delay * 2, RETRY_MAX_S)
+
+    def _deliver_once(self, items: list[_Item], records: list[LogRecord]) -> None:
         try:
             if self.keyed:
                 self.sink(records, [i.key for i in items])
             else:
                 self.sink(records)
             self.counters.add(self.source, "lines", len(items))
-            ok = True
         except ValueError as exc:
             if len(items) > 1:
                 half = len(items) // 2
@@ -102,14 +124,9 @@ class Batcher:
                 return
             self.counters.add(self.source, "sink_errors")
             log.warning("%s: a line was refused: %s", self.source, exc)
-            ok = True
-        except Exception as exc:
-            self.counters.add(self.source, "sink_errors", len(items))
-            log.warning("%s: ingest of %d lines failed: %s", self.source, len(items), exc)
-            ok = False
         for i in items:
             if i.done is not None:
-                i.done(ok)
+                i.done(True)
 
     def _run(self) -> None:
         stop = False

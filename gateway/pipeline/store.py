@@ -99,6 +99,11 @@ class StoreClosed(RuntimeError):
     pass
 
 
+class StoreFull(RuntimeError):
+    """The disk (or the database's page limit) is full: nothing of the append was stored; the same
+    append succeeds once space returns."""
+
+
 @dataclass
 class _Append:
     rows: list[tuple]
@@ -282,7 +287,7 @@ class Store:
             log.error("store commit failed: %s", exc)
             with self._stats_lock:
                 self._commit_failures += 1
-            batch[0].error = _named_error(exc, batch[0].rows)
+            batch[0].error = _named_error(exc, batch[0].rows, self.path)
             batch[0].done.set()
             return
         written = next_id - self._next_id
@@ -515,9 +520,12 @@ def _templates(template_ids: Sequence[int | None], fields: Sequence[LineFields |
     return {t: f.template for t, f in zip(template_ids, fields) if t is not None and f is not None and f.template}
 
 
-def _named_error(exc: BaseException, rows: list[tuple]) -> BaseException:
+def _named_error(exc: BaseException, rows: list[tuple], path: Path) -> BaseException:
     """A text SQLite cannot encode is named by its line (callers scrub at the edge; this is the
-    message when one did not); any other failure (disk full, I/O) is passed on as it is."""
+    message when one did not); a full disk is StoreFull; any other failure is passed on as it is."""
+    if isinstance(exc, sqlite3.OperationalError) and getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:
+        return StoreFull(f"the store {path} is full (its disk, or its page limit): {exc}; nothing of this "
+                         "append was stored")
     if not isinstance(exc, UnicodeEncodeError):
         return exc
     for i, row in enumerate(rows):

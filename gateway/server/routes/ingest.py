@@ -10,6 +10,7 @@ from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel
 
 from gateway.ingest.ndjson import parse_ndjson
+from gateway.pipeline.store import StoreFull
 from gateway.server.deps import ApplianceDep, KeyDep
 
 router = APIRouter(prefix="/api", tags=["ingest"])
@@ -40,5 +41,7 @@ async def ingest(request: Request, appliance: ApplianceDep, _key: KeyDep) -> Ing
         ids = await run_in_threadpool(appliance.ingest, records) if records else []
     except ValueError as exc:   # a line the store refused (named); nothing of this body was stored
         raise HTTPException(400, str(exc)) from None
+    except StoreFull as exc:    # nothing stored, nothing acknowledged: the client retries later
+        raise HTTPException(507, str(exc), headers={"Retry-After": "30"}) from None
     return IngestResult(accepted=len(ids), malformed=malformed,
                         first_id=ids[0] if ids else None, last_id=ids[-1] if ids else None)
