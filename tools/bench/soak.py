@@ -34,6 +34,9 @@ from tools.bench.host import cpu_here  # noqa: E402
 
 TRANSPORTS = ("tcp", "udp", "mqtt", "http", "tail")
 TICK_S = 0.05
+# uvicorn closes an idle keep-alive connection after 5 s; a client reusing one at that moment gets a
+# reset that the server never saw as a request. Expire ours first.
+KEEPALIVE_S = 2.0
 QUESTIONS = ("How many error lines were there in the last minute?", "Which host logged the most lines recently?",
              "Were there any faults on line 3?", "最近一分钟有多少条错误日志？")
 STORM_LINES = 200
@@ -233,8 +236,23 @@ def main() -> None:
         with lock:
             codes[code] = codes.get(code, 0) + 1
 
-    http = httpx.Client(base_url=f"http://127.0.0.1:{api_port}", headers={"Authorization": f"Bearer {key}"},
-                        timeout=120)
+    def client() -> httpx.Client:
+        return httpx.Client(base_url=f"http://127.0.0.1:{api_port}", headers={"Authorization": f"Bearer {key}"},
+                            timeout=120, limits=httpx.Limits(keepalive_expiry=KEEPALIVE_S))
+
+    http = client()
+    transport_errors: dict[str, int] = {}
+
+    def call(method: str, url: str, **kw) -> httpx.Response | None:
+        """One request; a transport failure (no HTTP status) is counted apart, never as a 5xx."""
+        try:
+            r = http.request(method, url, **kw)
+        except httpx.TransportError as exc:
+            transport_errors[type(exc).__name__] = transport_errors.get(type(exc).__name__, 0) + 1
+            return None
+        status(r.status_code)
+        return r
+
     t_ready = time.monotonic()
     while True:
         try:
@@ -257,8 +275,7 @@ def main() -> None:
     time.sleep(0.5)
 
     ctx = {"tcp_port": tcp_port, "udp_port": udp_port, "mqtt_port": mqtt_port, "tail": tail, "status": status,
-           "http": httpx.Client(base_url=f"http://127.0.0.1:{api_port}",
-                                headers={"Authorization": f"Bearer {key}"}, timeout=120)}
+           "http": client()}
     senders = [Sender(t, args.rate / len(TRANSPORTS), ctx) for t in TRANSPORTS]
     chat_s: list[float] = []
     samples: list[dict] = []
@@ -272,26 +289,25 @@ def main() -> None:
     while time.monotonic() < end:
         now = time.monotonic()
         if now >= next_sample:
-            st = http.get("/api/stats").json()
-            status(200)
-            acked = sum(s.acked for s in senders)
-            samples.append({"t_s": round(now - t0, 1), "rss_mb": round(rss_mb(server.pid), 1),
-                            "lag_s": round((st.get("ring") or {}).get("lag_s") or 0.0, 2),
-                            "backlog_lines": acked - st["ingest"]["lines"]})
+            r = call("GET", "/api/stats")
+            if r is not None and r.status_code == 200:
+                st = r.json()
+                acked = sum(s.acked for s in senders)
+                samples.append({"t_s": round(now - t0, 1), "rss_mb": round(rss_mb(server.pid), 1),
+                                "lag_s": round((st.get("ring") or {}).get("lag_s") or 0.0, 2),
+                                "backlog_lines": acked - st["ingest"]["lines"]})
             next_sample += args.sample_s
         if now >= next_storm:
             lines = [json.dumps({"text": f"ERROR {STORM_KINDS[i % len(STORM_KINDS)]} on axis {i} code E{100 + i}",
                                  "host": f"line3/cell{i % 5}", "severity": "error"}) for i in range(STORM_LINES)]
-            r = http.post("/api/ingest", content="\n".join(lines))
-            status(r.status_code)
-            storm_sent += STORM_LINES
+            r = call("POST", "/api/ingest", content="\n".join(lines))
+            storm_sent += STORM_LINES if r is not None and r.status_code == 200 else 0
             next_storm += args.storm_s
         if now >= next_q:
             tq = time.monotonic()
-            r = http.post("/v1/chat/completions", json={"messages": [{"role": "user", "content": QUESTIONS[q_i % len(QUESTIONS)]}],
-                                                       "max_tokens": 48})
-            status(r.status_code)
-            if r.status_code == 200:
+            r = call("POST", "/v1/chat/completions", json={
+                "messages": [{"role": "user", "content": QUESTIONS[q_i % len(QUESTIONS)]}], "max_tokens": 48})
+            if r is not None and r.status_code == 200:
                 chat_s.append(time.monotonic() - tq)
             q_i += 1
             next_q = time.monotonic() + args.question_s
@@ -302,16 +318,17 @@ def main() -> None:
         s.join(120)
     # drain: the server stores what it acknowledged (and the tail what was written) before we stop it
     acked_total = sum(s.acked for s in senders) + storm_sent
-    deadline = time.monotonic() + 300
+    t_drain = time.monotonic()
     last, still = -1, 0
-    while time.monotonic() < deadline:
-        st = http.get("/api/stats").json()
-        n = st["ingest"]["lines"]
+    while time.monotonic() < t_drain + 1800:
+        r = call("GET", "/api/stats")
+        n = r.json()["ingest"]["lines"] if r is not None and r.status_code == 200 else last
         still = still + 1 if n == last else 0
-        if n >= acked_total or still >= 10:
+        if n >= acked_total or still >= 30:     # all in, or no progress for 30 s
             break
         last = n
         time.sleep(1)
+    drain_s = time.monotonic() - t_drain
     final = http.get("/api/stats").json()
     rss_end = rss_mb(server.pid)
     server.send_signal(signal.SIGTERM)
@@ -352,6 +369,7 @@ def main() -> None:
         "rss_start_mb": rss_start, "rss_end_mb": round(rss_end, 1),
         "rss_growth_pct": round(100 * (rss_end - rss_start) / rss_start, 2) if rss_start else None,
         "http_5xx": sum(n for c, n in codes.items() if c >= 500), "http_codes": codes,
+        "http_transport_errors": transport_errors, "drain_s": round(drain_s, 1),
         "ring_dropped_entries": (final.get("ring") or {}).get("dropped_entries"),
         "samples": str(out / "soak-samples.csv"),
     }
