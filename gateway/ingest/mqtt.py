@@ -24,7 +24,6 @@ log = logging.getLogger(__name__)
 
 SOURCE = "mqtt"
 MQTT_QOS = 1
-MAX_INFLIGHT = 1_000        # messages paho accepts unacknowledged (the batch waits for company)
 
 
 def message_key(topic: str, mid: int, payload: bytes) -> str:
@@ -66,7 +65,6 @@ class MqttSource:
         self._stopping = False
         self._client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, clean_session=False,
                                    protocol=mqtt.MQTTv311, manual_ack=True)
-        self._client.max_inflight_messages_set(MAX_INFLIGHT)
         if username:
             self._client.username_pw_set(username, password)
         self._client.on_connect = self._on_connect
