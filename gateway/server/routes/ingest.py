@@ -26,7 +26,11 @@ class IngestResult(BaseModel):
     last_id: int | None
 
 
-@router.post("/ingest", response_model=IngestResult, openapi_extra={
+@router.post("/ingest", response_model=IngestResult, responses={
+    400: {"description": "a line the store refused, named; nothing of the body was stored"},
+    422: {"description": "more lines than one body may hold"},
+    507: {"description": "the store's disk is full; nothing of the body was stored (Retry-After)"}},
+    openapi_extra={
     "requestBody": {"required": True, "description": NDJSON_DOC,
                     "content": {"application/x-ndjson": {"schema": {"type": "string"}}}}})
 async def ingest(request: Request, appliance: ApplianceDep, _key: KeyDep) -> IngestResult:
