@@ -286,9 +286,10 @@ class Store:
                 return
             log.error("store commit failed: %s", exc)
             with self._stats_lock:
-                self._commit_failures += 1
-            batch[0].error = _named_error(exc, batch[0].rows, self.path)
-            batch[0].done.set()
+                self._commit_failures += len(batch)
+            for job in batch:              # one append (or an interrupt, which is not split)
+                job.error = _named_error(exc, job.rows, self.path)
+                job.done.set()
             return
         written = next_id - self._next_id
         self._next_id = next_id
