@@ -197,6 +197,183 @@ def count_stored(db: Path) -> dict[str, set[int]]:
     return seen
 
 
+class Soak:
+    """One run: a broker, `linegate serve` with every transport on, the HTTP client and its counts."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.tmp = Path(tempfile.mkdtemp(prefix="soak-"))
+        self.out = args.out or self.tmp
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.broker, self.mqtt_port = start_broker(self.tmp)
+        self.data, self.tail = self.tmp / "data", self.tmp / "line.log"
+        self.tail.write_text("")
+        self.tcp_port, self.udp_port, self.api_port = free_port(), free_port(socket.SOCK_DGRAM), free_port()
+        engine = ('[engine]\nenabled = false\n' if args.model == "none" else
+                  f'[engine]\nmodel = "{args.model}"\n' + (f"n_threads = {args.threads}\n" if args.threads else ""))
+        cfg = self.tmp / "linegate.toml"
+        cfg.write_text(engine + f'[ingest.demo]\nenabled = false\n[ingest.syslog]\ntcp_port = {self.tcp_port}\n'
+                       f'udp_port = {self.udp_port}\n[ingest.tail]\nfiles = ["{self.tail}"]\npoll_s = 0.1\n'
+                       f'[ingest.mqtt]\nenabled = true\nport = {self.mqtt_port}\ntopics = ["factory/+/logs"]\n'
+                       f'[alerts]\nmqtt_publish = true\nmqtt_port = {self.mqtt_port}\n')
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        self.key = subprocess.run([sys.executable, "-m", "gateway", "keys", "create", "--data-dir", str(self.data)],
+                                  capture_output=True, text=True, check=True, env=env).stdout.strip()
+        self.server = subprocess.Popen([sys.executable, "-m", "gateway", "serve", "--config", str(cfg), "--port",
+                                        str(self.api_port), "--data-dir", str(self.data)],
+                                       stdout=open(self.tmp / "server.log", "w"), stderr=subprocess.STDOUT, env=env,
+                                       cwd=REPO)
+        self.codes: dict[int, int] = {}
+        self.transport_errors: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self.http = self.client()
+        self.alert_ids: set[int] = set()
+        self.chat_s: list[float] = []
+        self.samples: list[dict] = []
+        self.storm_sent = 0
+
+    def client(self) -> httpx.Client:
+        return httpx.Client(base_url=f"http://127.0.0.1:{self.api_port}", timeout=120,
+                            headers={"Authorization": f"Bearer {self.key}"},
+                            limits=httpx.Limits(keepalive_expiry=KEEPALIVE_S))
+
+    def status(self, code: int) -> None:
+        with self._lock:
+            self.codes[code] = self.codes.get(code, 0) + 1
+
+    def call(self, method: str, url: str, **kw) -> httpx.Response | None:
+        """One request; a transport failure (no HTTP status) is counted apart, never as a 5xx."""
+        try:
+            r = self.http.request(method, url, **kw)
+        except httpx.TransportError as exc:
+            name = type(exc).__name__
+            self.transport_errors[name] = self.transport_errors.get(name, 0) + 1
+            return None
+        self.status(r.status_code)
+        return r
+
+    def wait_ready(self) -> None:
+        t0 = time.monotonic()
+        while True:
+            try:
+                r = self.http.get("/api/stats")
+                if r.status_code == 200 and r.json().get("ready"):
+                    return
+            except httpx.TransportError:
+                pass
+            if self.server.poll() is not None or time.monotonic() - t0 > 600:
+                raise SystemExit(f"soak: server did not become ready; see {self.tmp / 'server.log'}")
+            time.sleep(0.5)
+
+    def subscribe_alerts(self):
+        import paho.mqtt.client as mqtt
+        sub = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="soak-alerts")
+        sub.on_message = lambda c, u, m: (self.alert_ids.add(json.loads(m.payload)["id"])
+                                          if b'"event": "alert"' in m.payload else None)
+        sub.on_connect = lambda c, u, f, rc, p: c.subscribe("linegate/alerts/#", qos=1)
+        sub.connect("127.0.0.1", self.mqtt_port)
+        sub.loop_start()
+        time.sleep(0.5)
+        return sub
+
+    def drive(self, senders: list[Sender]) -> None:
+        """The run itself: samples, storms and questions on their clocks until --minutes is over."""
+        a = self.args
+        t0 = time.monotonic()
+        for s in senders:
+            s.start()
+        next_q, next_storm, next_sample = t0 + a.question_s, t0 + min(a.storm_s, 60.0), t0
+        q_i = 0
+        while time.monotonic() < t0 + a.minutes * 60:
+            now = time.monotonic()
+            if now >= next_sample:
+                r = self.call("GET", "/api/stats")
+                if r is not None and r.status_code == 200:
+                    st = r.json()
+                    self.samples.append({"t_s": round(now - t0, 1), "rss_mb": round(rss_mb(self.server.pid), 1),
+                                         "lag_s": round((st.get("ring") or {}).get("lag_s") or 0.0, 2),
+                                         "backlog_lines": sum(s.acked for s in senders) - st["ingest"]["lines"]})
+                next_sample += a.sample_s
+            if now >= next_storm:
+                lines = [json.dumps({"text": f"ERROR {STORM_KINDS[i % len(STORM_KINDS)]} on axis {i} code E{100 + i}",
+                                     "host": f"line3/cell{i % 5}", "severity": "error"}) for i in range(STORM_LINES)]
+                r = self.call("POST", "/api/ingest", content="\n".join(lines))
+                self.storm_sent += STORM_LINES if r is not None and r.status_code == 200 else 0
+                next_storm += a.storm_s
+            if now >= next_q:
+                tq = time.monotonic()
+                r = self.call("POST", "/v1/chat/completions", json={
+                    "messages": [{"role": "user", "content": QUESTIONS[q_i % len(QUESTIONS)]}], "max_tokens": 48})
+                if r is not None and r.status_code == 200:
+                    self.chat_s.append(time.monotonic() - tq)
+                q_i += 1
+                next_q = time.monotonic() + a.question_s
+            time.sleep(0.2)
+        for s in senders:
+            s.stop.set()
+        for s in senders:
+            s.join(120)
+
+    def drain(self, acked_total: int) -> float:
+        """Wait until the server counted every acknowledged line, or made no progress for 30 s."""
+        t0 = time.monotonic()
+        last, still = -1, 0
+        while time.monotonic() < t0 + 1800:
+            r = self.call("GET", "/api/stats")
+            n = r.json()["ingest"]["lines"] if r is not None and r.status_code == 200 else last
+            still = still + 1 if n == last else 0
+            if n >= acked_total or still >= 30:
+                break
+            last = n
+            time.sleep(1)
+        return time.monotonic() - t0
+
+    def stop(self) -> None:
+        self.server.send_signal(signal.SIGTERM)
+        self.server.wait(120)
+        self.broker.terminate()
+        self.broker.wait(10)
+
+
+def report(run: Soak, senders: list[Sender], final: dict, rss_end: float, drain_s: float) -> dict:
+    """The JSON line: per transport sent/acked/stored (read from the store), alerts, chat, RSS, 5xx."""
+    a, samples = run.args, run.samples
+    stored = count_stored(run.data / "logs.db")
+    dups = stored.pop("_dups")
+    per = {s.transport: {"sent": s.sent, "acked": s.acked, "stored": len(stored[s.transport]),
+                         "send_errors": s.errors} for s in senders}
+    syslog = final["ingest"]["sources"].get("syslog", {})
+    udp_counted = syslog.get("overflow", 0) + syslog.get("udp_dropped_kernel", 0)
+    warm = [x for x in samples if x["t_s"] >= min(60.0, a.minutes * 60 / 4)] or samples
+    rss_start = warm[0]["rss_mb"] if warm else 0.0
+    with open(run.out / "soak-samples.csv", "w") as f:
+        f.write("t_s,rss_mb,lag_s,backlog_lines\n")
+        f.writelines(f"{x['t_s']},{x['rss_mb']},{x['lag_s']},{x['backlog_lines']}\n" for x in samples)
+    if len(samples) > 1:
+        svg_plot(samples, run.out / "soak-rss-lag.svg")
+    srt = sorted(run.chat_s)
+    return {
+        "bench": "soak", "minutes": a.minutes, "rate_lines_s": a.rate, "model": a.model,
+        "cpu": cpu_here()["model_name"], "nproc": os.cpu_count(),
+        "lines_sent": sum(s.sent for s in senders), "lines_acked": sum(s.acked for s in senders),
+        "lines_stored": sum(len(v) for v in stored.values()), "storm_lines": run.storm_sent,
+        "lines_lost": sum(max(0, per[t]["acked"] - per[t]["stored"]) for t in ("tcp", "mqtt", "http", "tail")),
+        "duplicates": dups, "udp_dropped_counted": udp_counted,
+        "udp_lost_uncounted": max(0, per["udp"]["sent"] - per["udp"]["stored"] - udp_counted),
+        "per_transport": per,
+        "alerts_raised": final["alerts"].get("published", 0), "alerts_delivered_mqtt": len(run.alert_ids),
+        "alerts_outbox_pending": final["alerts"].get("outbox_pending"),
+        "chat_n": len(srt), "chat_p50_s": round(statistics.median(srt), 2) if srt else None,
+        "chat_p99_s": round(srt[min(len(srt) - 1, int(0.99 * len(srt)))], 2) if srt else None,
+        "rss_start_mb": rss_start, "rss_end_mb": round(rss_end, 1),
+        "rss_growth_pct": round(100 * (rss_end - rss_start) / rss_start, 2) if rss_start else None,
+        "http_5xx": sum(n for c, n in run.codes.items() if c >= 500), "http_codes": run.codes,
+        "http_transport_errors": run.transport_errors, "drain_s": round(drain_s, 1),
+        "ring_dropped_entries": (final.get("ring") or {}).get("dropped_entries"),
+        "samples": str(run.out / "soak-samples.csv"),
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--minutes", type=float, default=60.0)
@@ -207,173 +384,20 @@ def main() -> None:
     ap.add_argument("--storm-s", type=float, default=600.0)
     ap.add_argument("--sample-s", type=float, default=5.0)
     ap.add_argument("--out", type=Path, default=None, help="folder for the samples CSV and the SVG plot")
-    args = ap.parse_args()
-
-    tmp = Path(tempfile.mkdtemp(prefix="soak-"))
-    out = args.out or tmp
-    out.mkdir(parents=True, exist_ok=True)
-    broker, mqtt_port = start_broker(tmp)
-    data, tail = tmp / "data", tmp / "line.log"
-    tail.write_text("")
-    tcp_port, udp_port, api_port = free_port(), free_port(socket.SOCK_DGRAM), free_port()
-    engine = ('[engine]\nenabled = false\n' if args.model == "none" else
-              f'[engine]\nmodel = "{args.model}"\n' + (f"n_threads = {args.threads}\n" if args.threads else ""))
-    cfg = tmp / "linegate.toml"
-    cfg.write_text(engine + f'[ingest.demo]\nenabled = false\n[ingest.syslog]\ntcp_port = {tcp_port}\n'
-                   f'udp_port = {udp_port}\n[ingest.tail]\nfiles = ["{tail}"]\npoll_s = 0.1\n'
-                   f'[ingest.mqtt]\nenabled = true\nport = {mqtt_port}\ntopics = ["factory/+/logs"]\n'
-                   f'[alerts]\nmqtt_publish = true\nmqtt_port = {mqtt_port}\n')
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    key = subprocess.run([sys.executable, "-m", "gateway", "keys", "create", "--data-dir", str(data)],
-                         capture_output=True, text=True, check=True, env=env).stdout.strip()
-    server = subprocess.Popen([sys.executable, "-m", "gateway", "serve", "--config", str(cfg), "--port", str(api_port),
-                               "--data-dir", str(data)], stdout=open(tmp / "server.log", "w"),
-                              stderr=subprocess.STDOUT, env=env, cwd=REPO)
-    codes: dict[int, int] = {}
-    lock = threading.Lock()
-
-    def status(code: int) -> None:
-        with lock:
-            codes[code] = codes.get(code, 0) + 1
-
-    def client() -> httpx.Client:
-        return httpx.Client(base_url=f"http://127.0.0.1:{api_port}", headers={"Authorization": f"Bearer {key}"},
-                            timeout=120, limits=httpx.Limits(keepalive_expiry=KEEPALIVE_S))
-
-    http = client()
-    transport_errors: dict[str, int] = {}
-
-    def call(method: str, url: str, **kw) -> httpx.Response | None:
-        """One request; a transport failure (no HTTP status) is counted apart, never as a 5xx."""
-        try:
-            r = http.request(method, url, **kw)
-        except httpx.TransportError as exc:
-            transport_errors[type(exc).__name__] = transport_errors.get(type(exc).__name__, 0) + 1
-            return None
-        status(r.status_code)
-        return r
-
-    t_ready = time.monotonic()
-    while True:
-        try:
-            r = http.get("/api/stats")
-            if r.status_code == 200 and r.json().get("ready"):
-                break
-        except httpx.TransportError:
-            pass
-        if server.poll() is not None or time.monotonic() - t_ready > 600:
-            raise SystemExit(f"soak: server did not become ready; see {tmp / 'server.log'}")
-        time.sleep(0.5)
-
-    import paho.mqtt.client as mqtt
-    alert_ids: set[int] = set()
-    sub = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="soak-alerts")
-    sub.on_message = lambda c, u, m: alert_ids.add(json.loads(m.payload)["id"]) if b'"event": "alert"' in m.payload else None
-    sub.on_connect = lambda c, u, f, rc, p: c.subscribe("linegate/alerts/#", qos=1)
-    sub.connect("127.0.0.1", mqtt_port)
-    sub.loop_start()
-    time.sleep(0.5)
-
-    ctx = {"tcp_port": tcp_port, "udp_port": udp_port, "mqtt_port": mqtt_port, "tail": tail, "status": status,
-           "http": client()}
-    senders = [Sender(t, args.rate / len(TRANSPORTS), ctx) for t in TRANSPORTS]
-    chat_s: list[float] = []
-    samples: list[dict] = []
-    storm_sent = 0
-    t0 = time.monotonic()
-    for s in senders:
-        s.start()
-    next_q, next_storm, next_sample = t0 + args.question_s, t0 + min(args.storm_s, 60.0), t0
-    end = t0 + args.minutes * 60
-    q_i = 0
-    while time.monotonic() < end:
-        now = time.monotonic()
-        if now >= next_sample:
-            r = call("GET", "/api/stats")
-            if r is not None and r.status_code == 200:
-                st = r.json()
-                acked = sum(s.acked for s in senders)
-                samples.append({"t_s": round(now - t0, 1), "rss_mb": round(rss_mb(server.pid), 1),
-                                "lag_s": round((st.get("ring") or {}).get("lag_s") or 0.0, 2),
-                                "backlog_lines": acked - st["ingest"]["lines"]})
-            next_sample += args.sample_s
-        if now >= next_storm:
-            lines = [json.dumps({"text": f"ERROR {STORM_KINDS[i % len(STORM_KINDS)]} on axis {i} code E{100 + i}",
-                                 "host": f"line3/cell{i % 5}", "severity": "error"}) for i in range(STORM_LINES)]
-            r = call("POST", "/api/ingest", content="\n".join(lines))
-            storm_sent += STORM_LINES if r is not None and r.status_code == 200 else 0
-            next_storm += args.storm_s
-        if now >= next_q:
-            tq = time.monotonic()
-            r = call("POST", "/v1/chat/completions", json={
-                "messages": [{"role": "user", "content": QUESTIONS[q_i % len(QUESTIONS)]}], "max_tokens": 48})
-            if r is not None and r.status_code == 200:
-                chat_s.append(time.monotonic() - tq)
-            q_i += 1
-            next_q = time.monotonic() + args.question_s
-        time.sleep(0.2)
-    for s in senders:
-        s.stop.set()
-    for s in senders:
-        s.join(120)
-    # drain: the server stores what it acknowledged (and the tail what was written) before we stop it
-    acked_total = sum(s.acked for s in senders) + storm_sent
-    t_drain = time.monotonic()
-    last, still = -1, 0
-    while time.monotonic() < t_drain + 1800:
-        r = call("GET", "/api/stats")
-        n = r.json()["ingest"]["lines"] if r is not None and r.status_code == 200 else last
-        still = still + 1 if n == last else 0
-        if n >= acked_total or still >= 30:     # all in, or no progress for 30 s
-            break
-        last = n
-        time.sleep(1)
-    drain_s = time.monotonic() - t_drain
-    final = http.get("/api/stats").json()
-    rss_end = rss_mb(server.pid)
-    server.send_signal(signal.SIGTERM)
-    server.wait(120)
+    run = Soak(ap.parse_args())
+    run.wait_ready()
+    sub = run.subscribe_alerts()
+    ctx = {"tcp_port": run.tcp_port, "udp_port": run.udp_port, "mqtt_port": run.mqtt_port, "tail": run.tail,
+           "status": run.status, "http": run.client()}
+    senders = [Sender(t, run.args.rate / len(TRANSPORTS), ctx) for t in TRANSPORTS]
+    run.drive(senders)
+    drain_s = run.drain(sum(s.acked for s in senders) + run.storm_sent)
+    final = run.http.get("/api/stats").json()
+    rss_end = rss_mb(run.server.pid)
+    run.stop()
     sub.loop_stop()
     sub.disconnect()
-    broker.terminate()
-    broker.wait(10)
-
-    stored = count_stored(data / "logs.db")
-    dups = stored.pop("_dups")
-    per = {}
-    for s in senders:
-        got = len(stored[s.transport])
-        per[s.transport] = {"sent": s.sent, "acked": s.acked, "stored": got, "send_errors": s.errors}
-    udp_counted = sum(final["ingest"]["sources"].get("syslog", {}).get(k, 0) for k in ("overflow", "udp_dropped_kernel"))
-    lost = sum(max(0, per[t]["acked"] - per[t]["stored"]) for t in ("tcp", "mqtt", "http", "tail"))
-    udp_uncounted = max(0, per["udp"]["sent"] - per["udp"]["stored"] - udp_counted)
-    warm = [x for x in samples if x["t_s"] >= min(60.0, args.minutes * 60 / 4)] or samples
-    rss_start = warm[0]["rss_mb"]
-    with open(out / "soak-samples.csv", "w") as f:
-        f.write("t_s,rss_mb,lag_s,backlog_lines\n")
-        f.writelines(f"{x['t_s']},{x['rss_mb']},{x['lag_s']},{x['backlog_lines']}\n" for x in samples)
-    if len(samples) > 1:
-        svg_plot(samples, out / "soak-rss-lag.svg")
-    srt = sorted(chat_s)
-    result = {
-        "bench": "soak", "minutes": args.minutes, "rate_lines_s": args.rate, "model": args.model,
-        "cpu": cpu_here()["model_name"], "nproc": os.cpu_count(),
-        "lines_sent": sum(s.sent for s in senders), "lines_acked": sum(s.acked for s in senders),
-        "lines_stored": sum(len(v) for v in stored.values()), "storm_lines": storm_sent,
-        "lines_lost": lost, "duplicates": dups, "udp_dropped_counted": udp_counted, "udp_lost_uncounted": udp_uncounted,
-        "per_transport": per,
-        "alerts_raised": final["alerts"].get("published", 0), "alerts_delivered_mqtt": len(alert_ids),
-        "alerts_outbox_pending": final["alerts"].get("outbox_pending"),
-        "chat_n": len(chat_s), "chat_p50_s": round(statistics.median(srt), 2) if srt else None,
-        "chat_p99_s": round(srt[min(len(srt) - 1, int(0.99 * len(srt)))], 2) if srt else None,
-        "rss_start_mb": rss_start, "rss_end_mb": round(rss_end, 1),
-        "rss_growth_pct": round(100 * (rss_end - rss_start) / rss_start, 2) if rss_start else None,
-        "http_5xx": sum(n for c, n in codes.items() if c >= 500), "http_codes": codes,
-        "http_transport_errors": transport_errors, "drain_s": round(drain_s, 1),
-        "ring_dropped_entries": (final.get("ring") or {}).get("dropped_entries"),
-        "samples": str(out / "soak-samples.csv"),
-    }
-    print(json.dumps(result))
+    print(json.dumps(report(run, senders, final, rss_end, drain_s)))
 
 
 if __name__ == "__main__":
