@@ -57,3 +57,9 @@ def test_grammar_keeps_to_the_ops():
     assert gr.matches('stats", "text": "x"}') and not gr.matches('count"}')
     gr = Grammar(call_grammar([], [], [], ["x"], [], [], False, ["top_k"]))
     assert gr.matches('top_k", "by": "value"}') and not gr.matches('stats"}')
+
+
+def test_a_quoted_phrase_names_no_level_or_op():
+    x = g('How many lines of the form "<N> critical input interrupts, most of them" are there?')
+    assert x.phrases == ["<N> critical input interrupts, most of them"]
+    assert x.levels == [] and x.ops == ["buckets", "count", "top_k"]

@@ -306,11 +306,12 @@ class EngineThread:
             call.append(tid)
             return not plan.mask.complete(call) and not job.handle.cancelled
 
+        call_room = self.n_scratch - base - len(prompt)     # a call is far shorter than its budget
         try:
             t0 = time.perf_counter()
             self.engine.forward_scratch(prompt[:-1])
             self.admission.observe_prefill(len(prompt) - 1, (time.perf_counter() - t0) * 1000)
-            res = speculative_generate(self.engine, self.drafter, prompt, MAX_CALL_TOKENS, SamplingParams(), None,
+            res = speculative_generate(self.engine, self.drafter, prompt, min(MAX_CALL_TOKENS, call_room), SamplingParams(), None,
                                        stop_tokens=stops, on_token=on_call, n_prompt_cached=len(prompt) - 1,
                                        logits_processor=plan.mask)
             self.admission.observe_decode(len(res.tokens), res.decode_ms)

@@ -34,7 +34,7 @@ from gateway.serve.question import JSON_SAFE, Grounding, ground
 
 CALL_PREFIX = '{"op": "'
 MAX_TEXT_BYTES = 48
-MAX_CALL_TOKENS = 192         # the call's decode budget: the grammar's mask keeps every call within it even at
+MAX_CALL_TOKENS = 256         # the call's decode budget: the grammar's mask keeps every call within it even at
                               # one byte per token (a quoted phrase of MAX_PHRASE_BYTES included)
 TYPICAL_CALL_TOKENS = 32      # what admission control prices a call at (calls seen: 10-40 tokens)
 MAX_VALUES = 64               # known hosts / components / levels offered per field

@@ -24,7 +24,7 @@ from typing import Sequence
 
 from gateway.ingest.header import _LEVELS, match_ts
 
-MAX_PHRASE_BYTES = 120          # longer quotes are not offered whole (the call's token budget)
+MAX_PHRASE_BYTES = 200          # longer quotes are not offered whole (the call's token budget)
 PREFIX = 4                       # letters two words share to count as one ("fault", "faults")
 JSON_SAFE = re.compile(r'^[^"\\\x00-\x1f]+$')
 _QUOTED = re.compile(r'"([^"\n]{2,200})"|\u201c([^\u201d\n]{2,200})\u201d|\u300c([^\u300d\n]{2,200})\u300d')
@@ -115,10 +115,11 @@ def _named(value: str, low: str, qwords: set[str]) -> bool:
 def ground(question: str, hosts: Sequence[str], components: Sequence[str], levels: Sequence[str],
            words: Sequence[str]) -> Grounding:
     """The question's filters among the store's known values and log words."""
+    g = Grounding(phrases=question_phrases(question), times=question_times(question))
+    question = _QUOTED.sub(" ", question)      # a quoted phrase is message text: it names no level or op
     low = question.lower()
     qwords = {w.lower() for w in _WORD.findall(question)}
     content = {w for w in qwords if w not in _NOT_CONTENT}
-    g = Grounding(phrases=question_phrases(question), times=question_times(question))
     if content:
         g.words = [w for w in words if any(_near(w.lower(), q) for q in content)]
     else:
