@@ -63,3 +63,9 @@ def test_a_quoted_phrase_names_no_level_or_op():
     x = g('How many lines of the form "<N> critical input interrupts, most of them" are there?')
     assert x.phrases == ["<N> critical input interrupts, most of them"]
     assert x.levels == [] and x.ops == ["buckets", "count", "top_k"]
+
+
+def test_why_asks_for_kinds_of_message():
+    x = g("Why are there so many errors and warnings in the log? What is the main cause?")
+    assert x.ops == ["lines", "top_k"] and x.by == ["template"]
+    assert g("Which host logged the most errors, and why?").by == []

@@ -73,12 +73,12 @@ ANSWER_INSTRUCTION = (
 
 def call_grammar(hosts: Sequence[str] = (), components: Sequence[str] = (), levels: Sequence[str] = (),
                  words: Sequence[str] | None = None, phrases: Sequence[str] = (), times: Sequence[str] = (),
-                 recent: bool = True, ops: Sequence[str] = ()):
+                 recent: bool = True, ops: Sequence[str] = (), by: Sequence[str] = ()):
     """The grammar of a call's text after CALL_PREFIX (module doc). words: log words a text filter or
     `of` is made of (None: text is any short string; empty: no text filter); phrases: phrases quoted
     in the question: when there are some, the text filter is one of them (the operator named the
     lines); times: times named in the question (since/until); recent: last_minutes may be given;
-    ops: the ops allowed (empty: all)."""
+    ops: the ops allowed (empty: all); by: top_k's fields allowed (empty: all)."""
     def quoted(values: Sequence[str]):
         ok = [v for v in values if v and JSON_SAFE.match(v)]
         return one_of(ok) if ok else None
@@ -94,7 +94,8 @@ def call_grammar(hosts: Sequence[str] = (), components: Sequence[str] = (), leve
     for op in OPS:
         head: list = [op, '"']
         if op == "top_k":
-            head.append(seq(', "by": "', one_of(["host", "component", "level", "template", "ip", "value"]), '"'))
+            fields = [f for f in ("host", "component", "level", "template", "ip", "value") if not by or f in by]
+            head.append(seq(', "by": "', one_of(fields), '"'))
             head.append(opt(seq(', "k": ', one_of([str(i) for i in range(1, 21)]))))
         heads.append(seq(*head))
     filters = []
@@ -142,7 +143,7 @@ def render_result(result: Mapping[str, Any]) -> str:
     else:
         text = _DESCRIBE.get(str((r.get("call") or {}).get("op")), _describe_count)(r)
         if r.get("text_relaxed_to"):
-            text += f' (No line holds all the words; these match "{r["text_relaxed_to"]}".)'
+            text += f' (Matched on the words "{r["text_relaxed_to"]}"; the other words asked for occur in none of them.)'
         if r.get("truncated"):
             text += " (Only the first lines were read: the figures may be partial.)"
     return text if len(text) <= RESULT_CHARS else text[:RESULT_CHARS] + "...(clipped)"
@@ -268,7 +269,7 @@ class QueryTool:
                 while len(self._constraints) >= 8:
                     self._constraints.pop(next(iter(self._constraints)))
                 c = Constraint(Grammar(call_grammar(g.hosts, g.components, g.levels, g.words, g.phrases, g.times,
-                                                    g.recent, g.ops)), self._vocab)
+                                                    g.recent, g.ops, g.by)), self._vocab)
                 self._constraints[key] = c
             return c
 

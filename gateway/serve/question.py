@@ -13,7 +13,7 @@ Grounding rules (general, not per log format):
 - a level when the question names one (English level words, Chinese \u9519\u8bef/\u544a\u8b66/...);
 - a recent window (last_minutes) only when the question asks for recent time;
 - the ops its wording asks for ("how many" -> count, "most" -> top_k, "highest" -> stats, "when" ->
-  first_last, "why" -> top_k/lines; several cues: any of theirs; none: every op).
+  first_last, "why" -> top_k by template or lines; several cues: any of theirs; none: every op).
 """
 
 from __future__ import annotations
@@ -43,8 +43,9 @@ _OP_CUES = [
                 r"最高|最低|最大|最小|平均|峰值", re.I), ("stats",)),
     (re.compile(r"\bwhen\b|\bwhat time\b|\b(?:first|last) time\b|什么时候|何时|几点|第一次|最后一次", re.I),
      ("first_last", "lines")),
-    (re.compile(r"\bwhy\b|\bcause|\breason|为什么|原因", re.I), ("top_k", "lines")),
+    (_WHY := re.compile(r"\bwhy\b|\bcause|\breason|为什么|原因", re.I), ("top_k", "lines")),
 ]
+_TOP = _OP_CUES[1][0]
 _NOT_CONTENT = {"the", "a", "an", "of", "in", "on", "at", "to", "and", "or", "for", "by", "is", "was", "were", "are",
                 "be", "did", "do", "does", "how", "many", "much", "what", "which", "when", "why", "who", "where", "log",
                 "logs", "logged", "line", "lines", "time", "times", "most", "often", "there", "this", "that", "it",
@@ -92,11 +93,12 @@ class Grounding:
     levels: list[str] = field(default_factory=list)
     recent: bool = False
     ops: list[str] = field(default_factory=list)     # empty: any op
+    by: list[str] = field(default_factory=list)      # top_k's fields (empty: any)
 
     def key(self) -> tuple:
         return tuple(tuple(x) if isinstance(x, list) else x for x in
                      (self.phrases, self.times, self.words, self.hosts, self.components, self.levels, self.recent,
-                      self.ops))
+                      self.ops, self.by))
 
 
 def _near(a: str, b: str) -> bool:
@@ -130,4 +132,6 @@ def ground(question: str, hosts: Sequence[str], components: Sequence[str], level
     g.levels = [lv for lv in levels if lv.lower() in named or lv.lower() in qwords]
     g.recent = bool(_RECENT.search(question))
     g.ops = sorted({op for rx, ops in _OP_CUES if rx.search(question) for op in ops})
+    if _WHY.search(question) and not _TOP.search(question):
+        g.by = ["template"]                   # a cause is a kind of message, not a level or a host
     return g
