@@ -69,3 +69,15 @@ def test_why_asks_for_kinds_of_message():
     x = g("Why are there so many errors and warnings in the log? What is the main cause?")
     assert x.ops == ["lines", "top_k"] and x.by == ["template"]
     assert g("Which host logged the most errors, and why?").by == []
+
+
+def test_the_logs_name_is_not_a_filter():
+    comps = ["org.apache.hadoop.hdfs.LeaseRenewer", "org.apache.hadoop.mapreduce.Task", "kernel"]
+    x = ground("How many lines did Hadoop log between 2015-10-18 18:04:04 and 2015-10-18 18:04:06?", [], comps,
+               LEVELS, ["hadoop-metrics2.properties", "Linux", "renew"])
+    assert x.words == [] and x.components == [] and len(x.times) == 2
+    assert ground("How many lines did the component kernel write in the Linux log?", [], comps, LEVELS,
+                  ["Linux", "kernel"]).words == ["kernel"]
+    assert ground("Linux 日志里哪个组件输出的日志最多？", [], comps, LEVELS, ["Linux"]).words == ["Linux"]   # no Latin word left
+    x = g('The log has one line of the form "Created <X> for app". What is X in that line?')
+    assert x.ops == ["first_last", "lines"]

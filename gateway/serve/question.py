@@ -9,7 +9,8 @@ Grounding rules (general, not per log format):
 - a log word is offered when the question holds it, or a word sharing its first PREFIX letters
   ("faults" ~ "fault", "failures" ~ "Failed"); a question without Latin-script words (Chinese) is
   offered every log word of the store, for the model to translate into;
-- a host or component when the question names it (or one of its parts: "capper" ~ "line3/capper");
+- a host or component when the question names it (or a part of it no other value shares: "capper" ~
+  "line3/capper"); the log's own name ("in the Hadoop log") names nothing;
 - a level when the question names one (English level words, Chinese \u9519\u8bef/\u544a\u8b66/...);
 - a recent window (last_minutes) only when the question asks for recent time;
 - the ops its wording asks for ("how many" -> count, "most" -> top_k, "highest" -> stats, "when" ->
@@ -43,9 +44,12 @@ _OP_CUES = [
                 r"最高|最低|最大|最小|平均|峰值", re.I), ("stats",)),
     (re.compile(r"\bwhen\b|\bwhat time\b|\b(?:first|last) time\b|什么时候|何时|几点|第一次|最后一次", re.I),
      ("first_last", "lines")),
+    (re.compile(r"\bin (?:that|this|the) line\b|\bwhich line\b|这一行|那一行|哪一行|哪个组件|which component logged", re.I),
+     ("lines", "first_last")),
     (_WHY := re.compile(r"\bwhy\b|\bcause|\breason|为什么|原因", re.I), ("top_k", "lines")),
 ]
 _TOP = _OP_CUES[1][0]
+_LOG_NAME = re.compile(r"[\w.-]+(?=\s+(?:log|logs|log file|journal)\b)|[A-Za-z][\w.-]*(?=\s*日志)", re.I)
 _NOT_CONTENT = {"the", "a", "an", "of", "in", "on", "at", "to", "and", "or", "for", "by", "is", "was", "were", "are",
                 "be", "did", "do", "does", "how", "many", "much", "what", "which", "when", "why", "who", "where", "log",
                 "logs", "logged", "line", "lines", "time", "times", "most", "often", "there", "this", "that", "it",
@@ -106,12 +110,24 @@ def _near(a: str, b: str) -> bool:
                       and (a.startswith(b) or b.startswith(a) or len(a) > PREFIX + 1 and a[:PREFIX + 1] == b[:PREFIX + 1]))
 
 
-def _named(value: str, low: str, qwords: set[str]) -> bool:
-    v = value.lower()
-    if v in low:
+def _parts(value: str) -> list[str]:
+    return [p for p in re.split(r"[/\s:()\[\].,_-]+", value.lower()) if len(p) >= 3 and not p.isdigit()]
+
+
+def _named(value: str, low: str, qwords: set[str], common: set[str]) -> bool:
+    """The question names `value`: whole, or by a part no other known value shares ("capper" of
+    "line3/capper"; not "apache" of "org.apache.hadoop.X")."""
+    if value.lower() in low:
         return True
-    parts = [p for p in re.split(r"[/\s:()\[\].,_-]+", v) if len(p) >= 3 and not p.isdigit()]
-    return any(p in qwords for p in parts)
+    return any(p in qwords and p not in common for p in _parts(value))
+
+
+def _shared_parts(values: Sequence[str]) -> set[str]:
+    seen: dict[str, int] = {}
+    for v in values:
+        for p in set(_parts(v)):
+            seen[p] = seen.get(p, 0) + 1
+    return {p for p, n in seen.items() if n > 1}
 
 
 def ground(question: str, hosts: Sequence[str], components: Sequence[str], levels: Sequence[str],
@@ -119,6 +135,7 @@ def ground(question: str, hosts: Sequence[str], components: Sequence[str], level
     """The question's filters among the store's known values and log words."""
     g = Grounding(phrases=question_phrases(question), times=question_times(question))
     question = _QUOTED.sub(" ", question)      # a quoted phrase is message text: it names no level or op
+    question = _LOG_NAME.sub(" ", question)    # "in the Hadoop log": the log's name, not what its lines say
     low = question.lower()
     qwords = {w.lower() for w in _WORD.findall(question)}
     content = {w for w in qwords if w not in _NOT_CONTENT}
@@ -126,8 +143,8 @@ def ground(question: str, hosts: Sequence[str], components: Sequence[str], level
         g.words = [w for w in words if any(_near(w.lower(), q) for q in content)]
     else:
         g.words = list(words)
-    g.hosts = [h for h in hosts if _named(h, low, qwords)]
-    g.components = [c for c in components if _named(c, low, qwords)]
+    g.hosts = [h for h in hosts if _named(h, low, qwords, _shared_parts(hosts))]
+    g.components = [c for c in components if _named(c, low, qwords, _shared_parts(components))]
     named = {_LEVELS[w] for w in qwords if w in _LEVELS} | {v for k, v in _ZH_LEVELS.items() if k in question}
     g.levels = [lv for lv in levels if lv.lower() in named or lv.lower() in qwords]
     g.recent = bool(_RECENT.search(question))
