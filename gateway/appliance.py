@@ -32,6 +32,12 @@ from gateway.settings import Settings
 
 log = logging.getLogger(__name__)
 
+INGEST_CHUNK = 2_000     # lines classified and committed together (bounds how long another caller waits)
+
+
+class ApplianceStopped(RuntimeError):
+    pass
+
 
 class Appliance:
     """One running linegate. start() builds and starts everything; stop() stops it in reverse.
@@ -63,6 +69,7 @@ class Appliance:
         self.feed: ContextFeed | None = None
         self.sources: list[Any] = []
         self._started = False
+        self._stopping = False
         self._lock = threading.Lock()
         self.ingest_calls = 0
         self.ingest_lines = 0
@@ -77,6 +84,7 @@ class Appliance:
             if self._started:
                 return self
             s.data_dir.mkdir(parents=True, exist_ok=True)
+            self._stopping = False
             self.started_at = time.time()
             self.store = Store(s.store_path, s.store.max_bytes)
             rules = load_rules(s.triage.rules_file) if s.triage.rules_file else []
@@ -117,6 +125,9 @@ class Appliance:
         return self.engine_thread
 
     def stop(self) -> None:
+        self._stopping = True          # an ingest in progress ends at its next chunk
+        if self.triage is not None:
+            self.triage.close()        # ... or at its next line (saves the templates)
         with self._lock:
             if not self._started:
                 return
@@ -127,8 +138,6 @@ class Appliance:
                     log.exception("stopping source %s", type(src).__name__)
             if self.engine_thread is not None:
                 self.engine_thread.stop()
-            if self.triage is not None:
-                self.triage.close()
             if self.store is not None:
                 self.store.close()
             self.alerts.close()
@@ -150,10 +159,20 @@ class Appliance:
 
     # --- the pipeline --------------------------------------------------------------------------
     def ingest(self, records: Sequence[LogRecord]) -> list[int]:
-        """Store `records` durably (returns after the fsynced commit) and run them through triage,
-        alerts and the token queue. Safe from any thread."""
+        """Store `records` durably (returns after the fsynced commits) and run them through triage,
+        alerts and the token queue. Safe from any thread. A large batch goes through in chunks of
+        INGEST_CHUNK lines, so another caller's lines are stored between them instead of waiting for
+        the whole batch (their ids may then interleave with this batch's)."""
         if not records:
             return []
+        ids: list[int] = []
+        for i in range(0, len(records), INGEST_CHUNK):
+            if self._stopping:
+                raise ApplianceStopped("the appliance is stopping")
+            ids.extend(self._ingest_chunk(records[i:i + INGEST_CHUNK]))
+        return ids
+
+    def _ingest_chunk(self, records: Sequence[LogRecord]) -> list[int]:
         assert self.store is not None and self.triage is not None, "Appliance.start() first"
         try:
             classified = self.triage.classify(records)
@@ -254,6 +273,16 @@ class _Collector:
             r = CounterMetricFamily("linegate_store_retention_deleted", "Rows deleted by size retention")
             r.add_metric([], s["store"]["retention_deleted"])
             yield r
+        if "triage" in s:
+            t = s["triage"]
+            g = GaugeMetricFamily("linegate_triage_templates", "Templates held by triage")
+            g.add_metric([], t.get("templates", 0))
+            yield g
+            o = CounterMetricFamily("linegate_triage_overflow_lines", "Lines past a source's template cap or "
+                                    "the work budget (its overflow template)", labels=["source"])
+            for name, n in t.get("overflow_lines", {}).items():
+                o.add_metric([name], n)
+            yield o
         a = CounterMetricFamily("linegate_alerts", "Alerts published, by kind", labels=["kind"])
         for k, v in s["alerts"].items():
             if k.startswith("kind_"):

@@ -13,7 +13,6 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway.resources import data_path
@@ -23,6 +22,7 @@ from gateway.server.limits import BodyLimitMiddleware
 from gateway.server.metrics import MetricsMiddleware, ServerMetrics
 from gateway.server.routes import alerts, chat, health, ingest, logs, metrics, stats
 from gateway.server.settings import ServerSettings
+from gateway.server.static import MemoryStatic
 
 WEB_DIR = data_path("web")
 # The UI loads only its own files; no inline script, so injected markup could not run even if
@@ -81,6 +81,7 @@ def create_app(appliance: Any, settings: Any, *, manage_appliance: bool = False)
     app.state.server_settings = server
     app.state.keys = keys
     app.state.rate_limiter = RateLimiter(server.rate_limit_per_s, server.rate_limit_burst)
+    app.state.failed_keys = RateLimiter(server.failed_key_per_s, server.failed_key_burst)   # per client address
     app.state.metrics = ServerMetrics()
     app.state.started = time.time()
 
@@ -90,7 +91,7 @@ def create_app(appliance: Any, settings: Any, *, manage_appliance: bool = False)
 
     web_dir = Path(server.web_dir) if server.web_dir else WEB_DIR
     if web_dir.is_dir():
-        app.mount("/", StaticFiles(directory=web_dir, html=True), name="web")
+        app.mount("/", MemoryStatic(web_dir), name="web")
 
     if server.cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=server.cors_origins,
