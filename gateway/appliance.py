@@ -33,6 +33,7 @@ from gateway.settings import Settings
 log = logging.getLogger(__name__)
 
 INGEST_CHUNK = 2_000     # lines classified and committed together (bounds how long another caller waits)
+INGEST_MINING_S = 2.0    # template mining one ingest call may spend; later lines are stored unmined
 
 
 class ApplianceStopped(RuntimeError):
@@ -166,16 +167,17 @@ class Appliance:
         if not records:
             return []
         ids: list[int] = []
+        deadline = time.monotonic() + INGEST_MINING_S
         for i in range(0, len(records), INGEST_CHUNK):
             if self._stopping:
                 raise ApplianceStopped("the appliance is stopping")
-            ids.extend(self._ingest_chunk(records[i:i + INGEST_CHUNK]))
+            ids.extend(self._ingest_chunk(records[i:i + INGEST_CHUNK], deadline))
         return ids
 
-    def _ingest_chunk(self, records: Sequence[LogRecord]) -> list[int]:
+    def _ingest_chunk(self, records: Sequence[LogRecord], deadline: float) -> list[int]:
         assert self.store is not None and self.triage is not None, "Appliance.start() first"
         try:
-            classified = self.triage.classify(records)
+            classified = self.triage.classify(records, deadline)
         except Exception:   # triage is derived data; the line itself must not be lost
             log.exception("triage failed; storing lines without templates")
             self.triage_errors += 1

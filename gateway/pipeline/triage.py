@@ -257,21 +257,24 @@ class Triage:
         self._publish_locked()
 
     # --- mining ----------------------------------------------------------------------------
-    def classify(self, records: Sequence[LogRecord]) -> list[Classified]:
+    def classify(self, records: Sequence[LogRecord], deadline: float | None = None) -> list[Classified]:
         """Headers, masking and parameters run outside the lock; the lock covers one line's tree
-        update. Past the work budget (CALL_BUDGET_S per call, BUDGET_PER_S per second) a line is not
-        mined: it joins its source's overflow template (counted as unmined); it is still stored."""
+        update. Past the work budget (CALL_BUDGET_S per call, BUDGET_PER_S per second, and the
+        caller's `deadline`, time.monotonic()) a line is not mined: it joins its source's overflow
+        template (counted as unmined); it is still stored."""
         if self._closing:
             raise TriageClosed("triage is closed")
         out = []
         created = False
         t_start = time.monotonic()
-        budget = min(CALL_BUDGET_S, self._refill(t_start))
+        end = t_start + min(CALL_BUDGET_S, self._refill(t_start))
+        if deadline is not None:
+            end = min(end, deadline)
         for i, rec in enumerate(records):
             if i % CHECK_EVERY == 0:
                 if self._closing:
                     raise TriageClosed("triage closed during classification")
-                if time.monotonic() - t_start > budget:
+                if time.monotonic() > end:
                     out.extend(self._unmined(records[i:]))
                     break
             h = (self.headers.parse(rec.text, rec.source, _year(rec.ts)) if self.headers is not None
