@@ -32,7 +32,7 @@ from gateway.settings import Settings
 
 log = logging.getLogger(__name__)
 
-INGEST_CHUNK = 2_000     # lines classified and committed together (bounds how long another caller waits)
+INGEST_CHUNK = 1_000     # lines classified and committed together (bounds how long another caller waits)
 INGEST_MINING_S = 2.0    # template mining one ingest call may spend; later lines are stored unmined
 
 

@@ -6,12 +6,15 @@ appliance do that); it reads the appliance's parts through deps.py.
 
 from __future__ import annotations
 
+import json
 import time
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request, Response
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -55,6 +58,13 @@ class SecurityHeadersMiddleware:
         await self.app(scope, receive, send_with_headers)
 
 
+async def _validation_error(_request: Request, exc: RequestValidationError) -> Response:
+    """FastAPI's 422, with text the request carried that no UTF-8 holds (a lone surrogate) escaped:
+    its own handler would fail to encode it and answer 500."""
+    body = json.dumps({"detail": jsonable_encoder(exc.errors())}, ensure_ascii=True, default=str)
+    return Response(body, status_code=422, media_type="application/json")
+
+
 def create_app(appliance: Any, settings: Any, *, manage_appliance: bool = False) -> FastAPI:
     """The app serving `appliance`, configured by the appliance Settings (`settings.server`,
     `settings.data_dir`). With manage_appliance, the app's lifespan starts and stops the appliance."""
@@ -76,6 +86,7 @@ def create_app(appliance: Any, settings: Any, *, manage_appliance: bool = False)
     app = FastAPI(title="linegate", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None,
                   description="Operator API of a linegate appliance: chat over the live line, alerts, "
                               "log search, stats. Every route but /health needs `Authorization: Bearer KEY`.")
+    app.add_exception_handler(RequestValidationError, _validation_error)
     app.state.appliance = appliance
     app.state.settings = settings
     app.state.server_settings = server

@@ -138,3 +138,20 @@ def test_abandoned_plain_chat_is_cancelled(appliance, settings, key, monkeypatch
         r = httpx.post(url + "/v1/chat/completions", headers={"Authorization": f"Bearer {key}"}, timeout=30,
                        json={"messages": [{"role": "user", "content": "status?"}], "max_tokens": 500})
         assert r.status_code == 200 and r.json()["usage"]["completion_tokens"] == 500
+
+
+@pytest.mark.parametrize("content", ['"half \\ud800 pair"', '[{"type": "text", "text": "\\udfff"}]'])
+def test_lone_surrogate_in_chat_text_is_422(client, auth, content):
+    body = '{"messages": [{"role": "user", "content": %s}]}' % content
+    r = client.post("/v1/chat/completions", content=body, headers={**auth, "Content-Type": "application/json"})
+    assert r.status_code == 422 and "unicode" in r.text.lower()
+
+
+def test_failed_keys_are_throttled_per_client(client, auth, settings):
+    codes = [client.get("/api/stats", headers={"Authorization": "Bearer wrong"}).status_code
+             for _ in range(settings.server.failed_key_burst + 2)]
+    assert codes[:settings.server.failed_key_burst] == [401] * settings.server.failed_key_burst
+    assert codes[-1] == 429
+    r = client.get("/api/stats", headers=auth)            # even the right key waits out the throttle
+    assert r.status_code == 429 and int(r.headers["retry-after"]) >= 1
+    assert client.get("/health").status_code == 200

@@ -35,16 +35,19 @@ SSE_EVENT_SCHEMA = {"type": "object", "required": ["data"],
                     "properties": {"data": {"type": "string"}, "event": {"type": "string"}, "id": {"type": "string"}}}
 
 
+# pydantic refuses a lone surrogate (JSON "\\ud800") itself; app.py's 422 handler can then echo it.
+ChatText = Annotated[str, Field(min_length=1, max_length=MAX_QUESTION_CHARS)]
+
+
 class TextPart(BaseModel):
     type: Literal["text"]
-    text: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
+    text: ChatText
 
 
 class ChatMessage(BaseModel):
     model_config = ConfigDict(extra="ignore")
     role: Literal["system", "developer", "user", "assistant"]
-    content: (Annotated[str, Field(min_length=1, max_length=MAX_QUESTION_CHARS)]
-              | Annotated[list[TextPart], Field(min_length=1, max_length=16)])
+    content: ChatText | Annotated[list[TextPart], Field(min_length=1, max_length=16)]
 
     def text(self) -> str:
         return self.content if isinstance(self.content, str) else "".join(p.text for p in self.content)

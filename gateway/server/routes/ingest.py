@@ -18,11 +18,24 @@ NDJSON_DOC = ('One JSON object per line: {"text": "...", "host": "...", "severit
               'where possible and counted as malformed.')
 
 
+class LineProblem(BaseModel):
+    line: int               # 1-based line number in the body
+    problems: list[str]     # not_json, no_text, bad_field, invalid_utf8, binary, truncated
+
+
 class IngestResult(BaseModel):
     accepted: int           # lines stored (durable) by this request
     malformed: int          # lines that needed repair or were unreadable
-    first_id: int | None    # store ids of the stored lines: first_id..last_id
-    last_id: int | None
+    first_id: int | None    # store ids of the stored lines, lowest and highest (a large body is stored
+    last_id: int | None     # in chunks: other clients' lines may lie between)
+    problems: list[LineProblem] = []   # the first malformed lines (at most MAX_REASONS), each with why
+
+
+def _parse(body: bytes) -> tuple[list, int, dict[str, int], list[dict]]:
+    kinds: dict[str, int] = {}
+    reasons: list[dict] = []
+    records, malformed = parse_ndjson(body, "http", kinds, reasons)
+    return records, malformed, kinds, reasons
 
 
 @router.post("/ingest", response_model=IngestResult, openapi_extra={
@@ -31,9 +44,13 @@ class IngestResult(BaseModel):
 async def ingest(request: Request, appliance: ApplianceDep, _key: KeyDep) -> IngestResult:
     body = await request.body()
     try:   # parsing 100,000 lines takes a while: off the event loop, which must keep answering /health
-        records, malformed = await run_in_threadpool(parse_ndjson, body, "http")
+        records, malformed, kinds, reasons = await run_in_threadpool(_parse, body)
     except ValueError as exc:
         raise HTTPException(422, str(exc)) from None
     ids = await run_in_threadpool(appliance.ingest, records) if records else []
-    return IngestResult(accepted=len(ids), malformed=malformed,
-                        first_id=ids[0] if ids else None, last_id=ids[-1] if ids else None)
+    counters = appliance.counters          # HTTP ingest in /api/stats and /metrics, like the other sources
+    counters.add("http", "requests")
+    counters.add("http", "lines", len(ids))
+    counters.add_problems("http", kinds)
+    return IngestResult(accepted=len(ids), malformed=malformed, first_id=min(ids) if ids else None,
+                        last_id=max(ids) if ids else None, problems=[LineProblem(**r) for r in reasons])

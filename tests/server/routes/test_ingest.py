@@ -24,9 +24,33 @@ def test_ingest_stores_and_counts(client, auth, appliance):
 
 def test_empty_body(client, auth):
     r = client.post("/api/ingest", content=b"", headers=auth)
-    assert r.status_code == 200 and r.json() == {"accepted": 0, "malformed": 0, "first_id": None, "last_id": None}
+    assert r.status_code == 200 and r.json() == {"accepted": 0, "malformed": 0, "first_id": None, "last_id": None,
+                                                 "problems": []}
 
 
 def test_binary_garbage_is_kept_as_text(client, auth, appliance):
     r = client.post("/api/ingest", content=b"\xff\xfe\x00bin\n", headers=auth)
     assert r.status_code == 200 and r.json()["accepted"] == 1 and r.json()["malformed"] == 1
+
+
+def test_reply_names_malformed_lines_and_stats_count_http(client, auth, appliance):
+    body = "\n".join([json.dumps({"text": "ok line"}), "{broken", json.dumps({"text": "bell\u0007 esc\u001b nul\u0000"}),
+                      json.dumps({"host": "h"}), json.dumps({"text": "fine", "severity": "loud"})])
+    r = client.post("/api/ingest", content=body, headers=auth)
+    assert r.status_code == 200, r.text
+    out = r.json()
+    assert out["accepted"] == 5 and out["malformed"] == 4
+    assert out["problems"] == [{"line": 2, "problems": ["not_json"]}, {"line": 3, "problems": ["binary"]},
+                               {"line": 4, "problems": ["no_text"]}, {"line": 5, "problems": ["bad_field"]}]
+    # JSON-decoded control characters are escaped as raw bytes are
+    stored = appliance.store.search(after_id=out["first_id"] - 1, limit=10)
+    assert stored[2]["text"] == "bell\\x07 esc\\x1b nul\\x00"
+    http = client.get("/api/stats", headers=auth).json()["ingest"]["sources"]["http"]
+    assert http["lines"] == 5 and http["requests"] == 1 and http["not_json"] == 1
+    assert 'linegate_source_events_total{kind="lines",source="http"} 5.0' in client.get("/metrics", headers=auth).text
+
+
+def test_lone_surrogate_in_json_text_is_stored_replaced(client, auth, appliance):
+    r = client.post("/api/ingest", content=b'{"text": "half \\ud800 pair"}', headers=auth)
+    assert r.status_code == 200 and r.json()["problems"] == [{"line": 1, "problems": ["invalid_utf8"]}]
+    assert appliance.store.get(r.json()["first_id"])["text"] == "half \ufffd pair"
