@@ -289,7 +289,7 @@ class EngineThread:
         res = speculative_generate(self.engine, self.drafter, job.prompt, job.max_tokens,
                                    SamplingParams(temperature=job.temperature, top_p=job.top_p), job.seed,
                                    stop_tokens=sorted(self.tokenizer.stop_ids), on_token=on_token,
-                                   no_repeat_ngram=self.no_repeat_ngram)
+                                   no_repeat_ngram=self.no_repeat_ngram, keep_going=lambda: not job.handle.cancelled)
         if self.drafter is not None:
             self._count_speculation(res.stats)
         self.admission.observe_prefill(res.prefill_tokens, res.prefill_ms)

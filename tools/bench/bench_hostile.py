@@ -90,10 +90,14 @@ class Server:
         pid = self.proc.pid
         status = Path(f"/proc/{pid}/status").read_text()
         field = {line.split(":")[0]: line.split(":")[1].strip() for line in status.splitlines() if ":" in line}
-        return {"fds": len(os.listdir(f"/proc/{pid}/fd")), "threads": int(field["Threads"]),
-                "rss_mb": int(field["VmRSS"].split()[0]) / 1024,
-                "db_handles": sum(1 for fd in os.listdir(f"/proc/{pid}/fd")
-                                  if os.readlink(f"/proc/{pid}/fd/{fd}").endswith("logs.db"))}
+        targets = []
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            try:
+                targets.append(os.readlink(f"/proc/{pid}/fd/{fd}"))
+            except FileNotFoundError:      # closed meanwhile
+                pass
+        return {"fds": len(targets), "threads": int(field["Threads"]), "rss_mb": int(field["VmRSS"].split()[0]) / 1024,
+                "db_handles": sum(t.endswith("logs.db") for t in targets)}
 
     def stop(self) -> float | None:
         """SIGTERM; seconds until the process is gone (None: killed after 30 s)."""
@@ -157,8 +161,8 @@ def small_ingests(srv: Server, halt: threading.Event, lat: list[float]) -> None:
             halt.wait(0.25)
 
 
-def phase_ingest(srv: Server, seed: int) -> dict:
-    body = hostile_body(HOSTILE_LINES, seed)
+def phase_ingest(srv: Server, seed: int, lines: int) -> dict:
+    body = hostile_body(lines, seed)
     probe = Prober(srv, ["/health"])
     halt, small = threading.Event(), []
     side = threading.Thread(target=small_ingests, args=(srv, halt, small), daemon=True)
@@ -180,7 +184,7 @@ def phase_ingest(srv: Server, seed: int) -> dict:
     probe.join()
     stats = httpx.get(srv.url + "/api/stats", headers=srv.auth, timeout=30).json()
     tri = stats.get("triage", {})
-    return {"body_bytes": len(body), "lines": HOSTILE_LINES, "status": status, "seconds": round(took, 2),
+    return {"body_bytes": len(body), "lines": lines, "status": status, "seconds": round(took, 2),
             "accepted": answer.get("accepted") if isinstance(answer, dict) else None,
             "second_client_max_s": round(max(small), 3) if small else None,
             "second_client_p99_s": round(sorted(small)[int(0.99 * (len(small) - 1))], 3) if small else None,
@@ -275,8 +279,8 @@ def phase_leaks(srv: Server, rounds: int, settle_s: float) -> dict:
             "rss_growth_pct": round(100 * (after["rss_mb"] - before["rss_mb"]) / before["rss_mb"], 2)}
 
 
-def phase_sigterm(srv: Server, seed: int) -> dict:
-    body = hostile_body(HOSTILE_LINES, seed)
+def phase_sigterm(srv: Server, seed: int, lines: int) -> dict:
+    body = hostile_body(lines, seed)
     t = threading.Thread(target=lambda: _quiet_post(srv, body), daemon=True)
     t.start()
     time.sleep(1.5)
@@ -294,6 +298,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repo", type=Path, default=REPO, help="the checkout to serve (default: this one)")
     ap.add_argument("--python", default=sys.executable)
+    ap.add_argument("--lines", type=int, default=HOSTILE_LINES, help="never-seen lines in the hostile request")
     ap.add_argument("--chats", type=int, default=3)
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--settle-s", type=float, default=12.0)
@@ -301,14 +306,14 @@ def main() -> None:
     args = ap.parse_args()
     skip = set(filter(None, args.skip.split(",")))
     out: dict = {"bench": "hostile", "repo": str(args.repo), "cpu": cpu_identity(Path("/proc/cpuinfo").read_text()),
-                 "nproc": os.cpu_count()}
+                 "nproc": os.cpu_count(), "loadavg_start": os.getloadavg(), "nice": os.nice(0)}
     with tempfile.TemporaryDirectory(prefix="bench_hostile_") as tmp:
         srv = Server(args.repo.resolve(), args.python, Path(tmp))
         try:
-            for name, run in (("ingest", lambda: phase_ingest(srv, 1)), ("abandon", lambda: phase_abandon(srv)),
+            for name, run in (("ingest", lambda: phase_ingest(srv, 1, args.lines)), ("abandon", lambda: phase_abandon(srv)),
                               ("chat", lambda: phase_chat(srv, args.chats)),
                               ("leaks", lambda: phase_leaks(srv, args.rounds, args.settle_s)),
-                              ("sigterm", lambda: phase_sigterm(srv, 2))):
+                              ("sigterm", lambda: phase_sigterm(srv, 2, args.lines))):
                 if name in skip:
                     continue
                 t0 = time.perf_counter()
@@ -318,6 +323,7 @@ def main() -> None:
             if srv.proc.poll() is None:
                 srv.proc.kill()
                 srv.proc.wait()
+    out["loadavg_end"] = os.getloadavg()
     i, a, c, lk = out.get("ingest", {}), out.get("abandon", {}), out.get("chat", {}), out.get("leaks", {})
     out["acceptance"] = {
         "ingest_answered_10s": i.get("status") is not None and i.get("seconds", 99) <= 10 if i else None,
