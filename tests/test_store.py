@@ -232,7 +232,22 @@ def test_readers_are_pooled_across_threads(tmp_path):
         for t in ts:
             t.join()
     assert 1 <= s.stats()["read_connections"] <= store_mod.MAX_READERS
-    pooled = s._pool.qsize()
-    assert pooled == s.stats()["read_connections"]
+    together = threading.Barrier(3)
+
+    def hold():
+        with s._reader() as db:
+            together.wait(10)             # three readers at once: three connections
+            db.execute("SELECT 1")
+
+    ts = [threading.Thread(target=hold) for _ in range(3)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert len(s._idle) == s.stats()["read_connections"] >= 3
+    # after a quiet spell the next reader closes all idle connections but one
+    s._idle = type(s._idle)((db, t - store_mod.READER_IDLE_S - 1) for db, t in s._idle)
+    s.search("line", limit=1)
+    assert s.stats()["read_connections"] == 1
     s.close()
-    assert s._pool.qsize() == 0 and pooled > 0
+    assert s.stats()["read_connections"] == 0

@@ -21,6 +21,8 @@ import queue
 import re
 import sqlite3
 import threading
+import time
+from collections import deque
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +44,7 @@ CACHE_KIB = 65_536               # page cache per connection
 WAL_CHECKPOINT_PAGES = 8_192     # checkpoint less often than the default 1000 pages (fewer fsyncs)
 MAX_READERS = 4                  # pooled read connections; a reader beyond them waits for one
 READER_WAIT_S = 30.0
+READER_IDLE_S = 10.0             # pooled connections idle this long are closed (all but one)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS logs(
@@ -137,9 +140,9 @@ class Store:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.max_bytes = int(max_bytes)
-        self._pool: queue.LifoQueue[sqlite3.Connection] = queue.LifoQueue()
-        self._n_readers = 0
-        self._readers_lock = threading.Lock()
+        self._idle: deque[tuple[sqlite3.Connection, float]] = deque()   # (connection, idle since), newest last
+        self._n_readers = 0                                               # open: idle + in use
+        self._readers_cv = threading.Condition()
         self._queue: queue.Queue[_Append | None] = queue.Queue()
         self._closed = False
         self._lines_written = 0
@@ -321,27 +324,33 @@ class Store:
         """A pooled read-only connection for the duration of a `with` block."""
         if self._closed:
             raise StoreClosed(f"store {self.path} is closed")
-        try:
-            db = self._pool.get_nowait()
-        except queue.Empty:
-            with self._readers_lock:
-                grow = self._n_readers < MAX_READERS
-                self._n_readers += grow
-            if grow:
-                db = self._connect()
-                db.execute("PRAGMA query_only=ON")
-            else:
-                try:
-                    db = self._pool.get(timeout=READER_WAIT_S)
-                except queue.Empty:
-                    raise StoreClosed(f"store {self.path}: no read connection free in {READER_WAIT_S:g} s") from None
+        db = None
+        with self._readers_cv:
+            now = time.monotonic()
+            while len(self._idle) > 1 and now - self._idle[0][1] > READER_IDLE_S:   # a burst is over
+                self._idle.popleft()[0].close()
+                self._n_readers -= 1
+            while db is None:
+                if self._idle:
+                    db = self._idle.pop()[0]
+                elif self._n_readers < MAX_READERS:
+                    self._n_readers += 1
+                    break
+                elif not self._readers_cv.wait(READER_WAIT_S):
+                    raise StoreClosed(f"store {self.path}: no read connection free in {READER_WAIT_S:g} s")
+        if db is None:
+            db = self._connect()
+            db.execute("PRAGMA query_only=ON")
         try:
             yield db
         finally:
-            if self._closed:
-                db.close()
-            else:
-                self._pool.put(db)
+            with self._readers_cv:
+                if self._closed:
+                    db.close()
+                    self._n_readers -= 1
+                else:
+                    self._idle.append((db, time.monotonic()))
+                    self._readers_cv.notify()
 
     @staticmethod
     def _row(r: tuple) -> dict:
@@ -445,11 +454,10 @@ class Store:
         self._closed = True
         self._queue.put(None)
         self._writer.join()
-        while True:                # connections in use are closed as they come back
-            try:
-                self._pool.get_nowait().close()
-            except queue.Empty:
-                break
+        with self._readers_cv:     # connections in use are closed as they come back
+            while self._idle:
+                self._idle.pop()[0].close()
+                self._n_readers -= 1
 
     def __enter__(self) -> "Store":
         return self
