@@ -20,12 +20,13 @@ from gateway.ingest.record import LogRecord, SourceCounters
 from gateway.ingest.syslog import SyslogServer
 from gateway.ingest.tail import TailSource
 from gateway.pipeline.alerts import DONE, FAILED, MISSED, NONE, PENDING, REFUSED, Alert, AlertBus, MqttPublisher
+from gateway.pipeline.outbox import AlertOutbox
 from gateway.pipeline.query import QuerySurface
 from gateway.pipeline.store import Store
 from gateway.pipeline.token_queue import ContextFeed, TokenQueue
 from gateway.pipeline.triage import Triage, load_rules
 from gateway.serve.engine_thread import EngineThread
-from gateway.serve.query_call import QueryTool
+from gateway.serve.query_call import TOOL_HELP, QueryTool
 from gateway.serve.jobs import NotReady, PromptTooLong, QueueFull, Refused
 from gateway.serve.prompts import Prompts
 from gateway.settings import Settings
@@ -92,8 +93,11 @@ class Appliance:
             self.triage = Triage(s.data_dir, rules, new_template_alerts=s.triage.new_template_alerts,
                                  min_alert_severity=s.triage.min_alert_severity, dedup_s=s.triage.dedup_s,
                                  warmup_lines=s.triage.warmup_lines)
+            outbox = AlertOutbox(s.data_dir / "alerts.db")      # history and undelivered alerts
+            self.alerts.use_outbox(outbox)
             if s.alerts.mqtt_publish:
-                self.alerts.mqtt = MqttPublisher(s.alerts.mqtt_host, s.alerts.mqtt_port, s.alerts.topic_prefix)
+                self.alerts.mqtt = MqttPublisher(s.alerts.mqtt_host, s.alerts.mqtt_port, s.alerts.topic_prefix,
+                                                 outbox=outbox)
             if s.engine.enabled:
                 self._build_engine_thread()
                 self.engine_thread.start()
@@ -111,7 +115,7 @@ class Appliance:
         token queue, the feed that fills it with log lines tokenized as the prompts say, and the
         engine thread that drains it."""
         s = self.settings
-        prompts = Prompts.for_model(s.engine.model, s.ui.language)
+        prompts = Prompts.for_model(s.engine.model, s.ui.language, TOOL_HELP if s.engine.query else "")
         self.token_queue = TokenQueue(s.ring.n_tokens, s.ring.n_entries)
         self.feed = ContextFeed(self.token_queue, prompts.log_tokens, s.ring.collapse_window_s)
         self.engine_thread = EngineThread(
@@ -159,11 +163,12 @@ class Appliance:
         return self.engine_thread.ready and self.engine_thread.error is None
 
     # --- the pipeline --------------------------------------------------------------------------
-    def ingest(self, records: Sequence[LogRecord]) -> list[int]:
+    def ingest(self, records: Sequence[LogRecord], keys: Sequence[tuple[str, bool] | None] | None = None) -> list[int]:
         """Store `records` durably (returns after the fsynced commits) and run them through triage,
-        alerts and the token queue. Safe from any thread. A large batch goes through in chunks of
-        INGEST_CHUNK lines, so another caller's lines are stored between them instead of waiting for
-        the whole batch (their ids may then interleave with this batch's)."""
+        alerts and the token queue. `keys`: message identities for the store's duplicate check
+        (Store.append). Safe from any thread. A large batch goes through in chunks of INGEST_CHUNK
+        lines, so another caller's lines are stored between them instead of waiting for the whole
+        batch (their ids may then interleave with this batch's)."""
         if not records:
             return []
         ids: list[int] = []
@@ -171,10 +176,12 @@ class Appliance:
         for i in range(0, len(records), INGEST_CHUNK):
             if self._stopping:
                 raise ApplianceStopped("the appliance is stopping")
-            ids.extend(self._ingest_chunk(records[i:i + INGEST_CHUNK], deadline))
+            ids.extend(self._ingest_chunk(records[i:i + INGEST_CHUNK], keys[i:i + INGEST_CHUNK] if keys else None,
+                                          deadline))
         return ids
 
-    def _ingest_chunk(self, records: Sequence[LogRecord], deadline: float) -> list[int]:
+    def _ingest_chunk(self, records: Sequence[LogRecord], keys: Sequence[tuple[str, bool] | None] | None,
+                      deadline: float) -> list[int]:
         assert self.store is not None and self.triage is not None, "Appliance.start() first"
         try:
             classified = self.triage.classify(records, deadline)
@@ -183,7 +190,7 @@ class Appliance:
             self.triage_errors += 1
             classified = None
         ids = self.store.append(records, [c.template_id for c in classified] if classified else None,
-                                [c.fields for c in classified] if classified else None)
+                                [c.fields for c in classified] if classified else None, keys)
         self.ingest_calls += 1
         self.ingest_lines += len(records)
         if classified is None:
@@ -225,12 +232,16 @@ class Appliance:
             self.alerts.update(alert.id, status=REFUSED)   # the fallback: the alert stands alone
 
     # --- figures -------------------------------------------------------------------------------
+    def queue_stats(self) -> dict[str, dict]:
+        """Per source with a batch queue (syslog, mqtt): depth, max, dropped (queue full)."""
+        return {b.source: b.stats() for b in (getattr(x, "batcher", None) for x in self.sources) if b is not None}
+
     def stats(self) -> dict:
         d: dict[str, Any] = {
             "ready": self.ready,
             "uptime_s": time.time() - self.started_at if self._started else 0.0,
             "ingest": {"calls": self.ingest_calls, "lines": self.ingest_lines, "triage_errors": self.triage_errors,
-                       "sources": self.counters.snapshot()},
+                       "sources": self.counters.snapshot(), "queues": self.queue_stats()},
             "alerts": self.alerts.stats() | {"explain_unavailable": self.explain_unavailable},
         }
         if self.store is not None:
@@ -268,6 +279,15 @@ class _Collector:
             for kind, n in per.items():
                 src.add_metric([name, kind], n)
         yield src
+        depth = GaugeMetricFamily("linegate_ingest_queue_depth", "Records waiting in a source's batch queue",
+                                  labels=["source"])
+        dropped = CounterMetricFamily("linegate_ingest_queue_dropped", "Records dropped: batch queue full (UDP)",
+                                      labels=["source"])
+        for name, q in s["ingest"]["queues"].items():
+            depth.add_metric([name], q["depth"])
+            dropped.add_metric([name], q["dropped"])
+        yield depth
+        yield dropped
         if "store" in s:
             g = GaugeMetricFamily("linegate_store_bytes", "Store files on disk (db + wal + shm)")
             g.add_metric([], s["store"]["file_bytes"])
@@ -328,5 +348,5 @@ def _build_sources(app: Appliance) -> list[Any]:
             out.append(TailSource(path, app.settings.data_dir / "tail", app.ingest, app.counters, poll_s=s.tail.poll_s))
     if s.mqtt.enabled:
         out.append(MqttSource(app.ingest, app.counters, host=s.mqtt.host, port=s.mqtt.port, topics=s.mqtt.topics,
-                              username=s.mqtt.username, password=s.mqtt.password))
+                              username=s.mqtt.username, password=s.mqtt.password, client_id=s.mqtt.client_id))
     return out

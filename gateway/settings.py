@@ -64,6 +64,10 @@ class ServerSettings(BaseModel):
     max_chat_tokens: int = Field(MAX_CHAT_TOKENS, ge=1)
     cors_origins: list[str] = Field(default_factory=list)   # closed by default
     web_dir: str | None = None                # None = the repository's web/ folder
+    tls: bool = False                         # HTTPS; without tls_cert a self-signed one is made on first start
+    tls_cert: str | None = None               # PEM certificate (chain) and its key; relative to the data dir
+    tls_key: str | None = None
+    plain_http_beyond_localhost: bool = False # the explicit opt-in to API keys in clear on the network
 
     @model_validator(mode="after")
     def _refuse_unsafe(self) -> "ServerSettings":
@@ -72,6 +76,15 @@ class ServerSettings(BaseModel):
                 f"server.host = {self.host!r} listens beyond localhost with server.require_key = false: "
                 "refused. Keep require_key = true (create a key with `linegate keys create --data-dir DIR`) "
                 "or listen on 127.0.0.1.")
+        if not self.tls and not is_loopback(self.host) and not self.plain_http_beyond_localhost:
+            raise ValueError(
+                f"server.host = {self.host!r} listens beyond localhost over plain HTTP, where API keys travel "
+                "in clear: refused. Set server.tls = true (with tls_cert/tls_key, or a self-signed certificate "
+                "made on first start), or server.plain_http_beyond_localhost = true to accept that.")
+        if (self.tls_cert is None) != (self.tls_key is None):
+            raise ValueError("server.tls_cert and server.tls_key go together: give both, or neither (self-signed)")
+        if self.tls_cert is not None and not self.tls:
+            raise ValueError("server.tls_cert is set but server.tls = false: set tls = true to use it")
         if "*" in self.cors_origins:
             raise ValueError("server.cors_origins = ['*'] is refused: name the origins that may call the API")
         return self
@@ -118,6 +131,7 @@ class MqttInSettings(_Section):
     topics: list[str] = Field(default_factory=lambda: ["factory/+/logs"])
     username: str | None = None
     password: str | None = None
+    client_id: str = Field("linegate-ingest", min_length=1, max_length=64)  # names the broker session
 
 
 class IngestSettings(_Section):

@@ -20,13 +20,13 @@ def free_port() -> int:
 
 
 @contextmanager
-def mosquitto(tmp: Path):
+def mosquitto(tmp: Path, port: int | None = None, extra: str = ""):
     """Yields the port of a running broker; fails (not skips) when mosquitto is missing:
-    tools/setup_system.sh installs it."""
+    tools/setup_system.sh installs it. `extra`: more mosquitto.conf lines."""
     assert Path(MOSQUITTO).exists(), f"mosquitto not found at {MOSQUITTO}: run tools/setup_system.sh"
-    port = free_port()
+    port = port or free_port()
     conf = tmp / "mosquitto.conf"
-    conf.write_text(f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n")
+    conf.write_text(f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n{extra}")
     proc = subprocess.Popen([MOSQUITTO, "-c", str(conf)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + START_TIMEOUT_S

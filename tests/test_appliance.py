@@ -173,3 +173,19 @@ def test_demo_jam_alert_then_explanation_with_smollm(tmp_path, smollm_path):
     assert msgs.index(first) < msgs.index(upd)            # published before it was explained
     assert upd["id"] in {m["id"] for m in msgs if m["event"] == "alert"}
     assert upd["explanation_status"] in ("done", "missed") and upd["explanation"].strip()
+
+
+def test_batch_queues_and_udp_drops_are_exported(tmp_path):
+    """The syslog and MQTT batch queues' depth and drops, and the kernel's UDP drops, are in
+    stats() (served as /api/stats) and in the Prometheus registry (served as /metrics)."""
+    from prometheus_client import generate_latest
+    port = broker.free_port()
+    with Appliance(_no_engine(tmp_path, ingest={"demo": {"enabled": False}, "syslog": {"udp_port": port}})) as app:
+        app.sources[0].counters.add("syslog", "udp_dropped_kernel", 3)
+        app.sources[0].batcher.dropped = 7
+        q = app.stats()["ingest"]["queues"]
+        text = generate_latest(app.registry).decode()
+    assert q == {"syslog": {"depth": 0, "max": 100_000, "dropped": 7}}
+    assert 'linegate_ingest_queue_depth{source="syslog"} 0.0' in text
+    assert 'linegate_ingest_queue_dropped_total{source="syslog"} 7.0' in text
+    assert 'linegate_source_events_total{kind="udp_dropped_kernel",source="syslog"} 3.0' in text

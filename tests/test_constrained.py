@@ -79,10 +79,15 @@ def smol_tokenizer(smollm_path):
     return Tokenizer.from_gguf(smollm_path, use_native=False)
 
 
+WORDS = ["E-STOP", "pressed", "temperature", "zone", "jk2_init", "Can't"]
+PHRASES: list[str] = []
+TIMES = ["Jun 30 22:16:32", "2026-12-01 08:05"]
+
+
 @pytest.fixture(scope="module")
 def call_constraint(smol_tokenizer):
     grammar = Grammar(call_grammar(["press-1", "press-2", "node-7/plc"], ["plc", "heater", "sshd(pam_unix)"],
-                                   ["info", "warning", "error"]))
+                                   ["info", "warning", "error"], WORDS, PHRASES, TIMES))
     return Constraint(grammar, Vocabulary.of(smol_tokenizer))
 
 
@@ -110,9 +115,18 @@ def test_random_logits_always_give_a_parseable_call(call_constraint, smol_tokeni
         text = _decode(call_constraint, lambda i: table[i], sampling, seed)
         call = parse_call(text)
         assert call["op"] in ("count", "top_k", "stats", "first_last", "buckets", "lines"), text
-        assert set(call) <= {"op", "by", "text", "host", "component", "level", "last_minutes"}, text
+        assert set(call) <= {"op", "by", "k", "text", "of", "host", "component", "level", "since", "until",
+                             "last_minutes"}, text
         if "host" in call:
             assert call["host"] in ("press-1", "press-2", "node-7/plc")
+        # a text filter is log words or the question's quoted phrase; times only those it names
+        if "text" in call:
+            assert call["text"] in PHRASES or set(call["text"].split(" ")) <= set(WORDS), text
+        assert call.get("of", WORDS[0]) in WORDS and call["op"] == "stats" or "of" not in call, text
+        lv = call.get("level", [])
+        assert set(lv if isinstance(lv, list) else [lv]) <= {"info", "warning", "error"}, text
+        assert {call.get("since", TIMES[0]), call.get("until", TIMES[0])} <= set(TIMES), text
+        assert "k" not in call or 1 <= call["k"] <= 20 and call["op"] == "top_k", text
 
 
 def test_biased_logits_still_parse(call_constraint, smol_tokenizer):
@@ -130,8 +144,15 @@ def test_biased_logits_still_parse(call_constraint, smol_tokenizer):
 def test_call_prefix_and_render():
     assert json.loads(CALL_PREFIX + 'count", "text": "E-STOP"}') == {"op": "count", "text": "E-STOP"}
     r = render_result({"call": {"op": "first_last"}, "count": 2, "first": {"id": 1, "time": 0.0, "text": "x"},
-                       "last": {"id": 2, "time": 60.0, "time_text": "Jun 9 06:06:21", "text": "y"}})
-    assert '"time":"1970-01-01 00:00:00"' in r and '"time":"Jun 9 06:06:21"' in r and "call" not in r
+                       "last": {"id": 2, "time": 60.0, "time_text": "Jun 9 06:06:21", "text": "y", "component": "kernel"}})
+    assert r == "2 lines match. The first at 1970-01-01 00:00:00: x. The last at Jun 9 06:06:21 (kernel): y."
+    r = render_result({"call": {"op": "stats"}, "by": None, "count": 3, "n": 2, "min": 2191.0, "max": 65454.0,
+                       "avg": 1.23456, "min_line": {"time": 0.0, "text": "a"}, "max_line": {"time": 0.0, "text": "b"}})
+    assert "Maximum 65454 (" in r and "Minimum 2191 (" in r and "Average 1.235." in r
+    r = render_result({"call": {"op": "top_k", "by": "ip"}, "count": 9, "top": [{"value": "10.0.0.1", "lines": 5}]})
+    assert r == "9 lines match. The most frequent IP addresses, most first: 1. 10.0.0.1 (5 lines)."
+    assert render_result({"call": {"op": "count"}, "count": 0, "no_match": True}).startswith("No line matches")
+    assert "failed" in render_result({"call": {}, "error": "unknown op"})
 
 
 def test_masked_speculative_greedy_is_masked_target_greedy():
@@ -162,3 +183,33 @@ def test_masked_speculative_sampling_stays_in_grammar():
                                    stop_tokens=[4])
         text = mask.text_bytes(res.tokens)
         assert constraint.grammar.matches(text), text
+
+
+def test_question_phrases_and_times():
+    from gateway.serve.question import question_phrases, question_times
+    assert question_phrases('How many lines contain "No more user authentication methods available"?') == \
+        ["No more user authentication methods available"]
+    assert question_phrases("日志中形如\u201cFailed password for <*> port <N> ssh2\u201d的行里") == \
+        ["Failed password for <*> port <N> ssh2"]
+    assert question_phrases('a "quote \\ with backslash" and "x"') == []          # not JSON-safe / too short
+    assert question_times("between Jun 30 22:16:32 and Jun 30 22:16:34 (inclusive)?") == \
+        ["Jun 30 22:16:32", "Jun 30 22:16:34"]
+    assert question_times("在 2005-07-07 07:57:00 到 2005-07-07 19:57:00 之间") == \
+        ["2005-07-07 07:57:00", "2005-07-07 19:57:00"]
+    assert question_times("between 08:05 and 08:10 UTC on 2026-12-01?") == ["2026-12-01 08:05", "2026-12-01 08:10"]
+    assert question_times("what happened at 10:05?") == ["10:05"]
+    assert question_times("How many times was the E-STOP pressed?") == []
+
+
+def test_a_quoted_phrase_is_the_text_filter(smol_tokenizer):
+    """When the question quotes a phrase, every call filters on it (a <N> pattern needs no "of")."""
+    phrase = "Failed password for invalid user <*> from <*> port <N> ssh2 " + "x" * 60   # a long quote fits too
+    c = Constraint(Grammar(call_grammar(["h"], [], ["info"], WORDS, [phrase], [])), Vocabulary.of(smol_tokenizer))
+    rng = np.random.default_rng(3)
+    for seed in range(6):
+        table = rng.normal(0.0, 3.0, (MAX_CALL_TOKENS + 1, smol_tokenizer.n_vocab))
+        call = parse_call(_decode(c, lambda i: table[i], SamplingParams(), seed))
+        assert call["text"] == phrase and "of" not in call
+    g = Grammar(call_grammar([], [], [], [], [], [], recent=False))
+    assert g.matches('top_k", "by": "template"}') and not g.matches('count", "text": "x"}')
+    assert not g.matches('count", "last_minutes": 5}')

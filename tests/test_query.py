@@ -71,8 +71,8 @@ def test_top_k(q):
 
 
 def test_stats(q):
-    r = q.run({"op": "stats", "text": "temp"})
-    assert (r["param"], r["n"], r["min"], r["max"]) == (1, 3, 60.0, 81.5)
+    r = q.run({"op": "stats", "text": "temp"})                 # the number after the text's last word
+    assert (r["n"], r["min"], r["max"]) == (3, 60.0, 81.5)
     assert r["max_line"]["text"] == "zone 2 temp 81.5 C"
     r = q.run({"op": "stats", "text": "zone", "param": 1})
     assert r["max"] == 92.4 and r["max_line"]["text"].startswith("over-temperature")
@@ -184,3 +184,55 @@ def test_a_threads_connection_closes_when_the_thread_ends(tmp_path):
     surface.close()
     with pytest.raises(sqlite3.ProgrammingError):
         mine.execute("SELECT 1")
+
+
+def test_text_pattern_and_number_after_a_word(q):
+    # a pattern's literal pieces in order, anything at its placeholders
+    assert q.run({"op": "count", "text": "zone <*> temp <*> C"})["count"] == 3
+    assert q.run({"op": "count", "text": "temp <*> zone"})["count"] == 0
+    # stats of the <N> of a pattern: the number at that place in each line
+    r = q.run({"op": "stats", "text": "zone <*> temp <N> C"})
+    assert (r["n"], r["min"], r["max"]) == (3, 60.0, 81.5) and r["max_line"]["text"] == "zone 2 temp 81.5 C"
+    r = q.run({"op": "stats", "text": "zone <N> temp"})
+    assert (r["min"], r["max"]) == (1.0, 2.0)
+    # the first number after the word "of" names: "temp 81.5" and "at 92.4" are different numbers
+    r = q.run({"op": "stats", "of": "temp"})
+    assert (r["n"], r["max"]) == (3, 81.5)
+    r = q.run({"op": "stats", "text": "zone", "of": "at"})
+    assert (r["n"], r["max"]) == (1, 92.4)
+    assert q.run({"op": "stats", "of": "pressure"})["n"] == 0
+    r = q.run({"op": "stats", "of": "C"})                          # a unit: the number right before it
+    assert (r["n"], r["max"]) == (4, 92.4)
+
+
+def test_top_k_by_ip_and_value(tmp_path):
+    s = Store(tmp_path / "ip.db")
+    rows = [_line(i, f"Failed password for {u} from {ip} port {4000 + i} ssh2", template=1,
+                  tmpl="Failed password for <*> from <*> port <*> ssh2", params=(u, ip, str(4000 + i)))
+            for i, (u, ip) in enumerate([("root", "10.0.0.1"), ("root", "10.0.0.1"), ("admin", "10.0.0.2"),
+                                         ("root", "10.0.0.1"), ("guest", "10.0.0.3")])]
+    s.append([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
+    q = QuerySurface(s.path)
+    try:
+        r = q.run({"op": "top_k", "by": "ip", "k": 2})
+        assert r["top"] == [{"value": "10.0.0.1", "lines": 3}, {"value": "10.0.0.2", "lines": 1}]
+        r = q.run({"op": "top_k", "by": "value", "k": 1})
+        assert r["top"][0]["value"] in ("root", "10.0.0.1") and r["top"][0]["count"] == 3
+    finally:
+        q.close()
+        s.close()
+
+
+def test_times_as_text(q):
+    import calendar
+    import time as _t
+    newest = _t.gmtime(T0 + 60 * 6)
+    day = _t.strftime("%Y-%m-%d", newest)
+    hhmm = lambda i: _t.strftime("%H:%M", _t.gmtime(T0 + 60 * i))
+    # a clock time is on the newest line's day (lines are at hh:mm:20 here)
+    assert q.run({"op": "count", "since": hhmm(4)})["count"] == 3
+    assert q.run({"op": "count", "since": f"{day} {hhmm(1)}", "until": f"{day} {hhmm(3)}"})["count"] == 2
+    syslog = _t.strftime("%b %d %H:%M:%S", _t.gmtime(T0 + 60 * 5))
+    assert q.run({"op": "count", "since": syslog})["count"] == 2
+    assert calendar.timegm(newest) == T0 + 60 * 6
+    assert "error" in q.run({"op": "count", "since": "next tuesday"})

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sqlite3
 import threading
+import time
 
 import pytest
 
@@ -251,3 +253,80 @@ def test_readers_are_pooled_across_threads(tmp_path):
     assert s.stats()["read_connections"] == 1
     s.close()
     assert s.stats()["read_connections"] == 0
+
+
+def test_a_bad_append_fails_alone_in_its_group_commit(tmp_path):
+    """One append SQLite refuses (a lone surrogate that got past the edge) shares a group commit
+    with other callers' appends: the group is split, the others commit, the bad one is named."""
+    with Store(tmp_path / "s.db") as s:
+        s.append([_rec("warm-up")])
+        blocker = sqlite3.connect(tmp_path / "s.db", isolation_level=None)
+        blocker.execute("BEGIN IMMEDIATE")           # the writer waits behind this lock ...
+        results: dict[str, object] = {}
+
+        def append(name, recs):
+            try:
+                results[name] = s.append(recs)
+            except Exception as exc:               # noqa: BLE001 - the test inspects it
+                results[name] = exc
+
+        first = threading.Thread(target=append, args=("first", [_rec("first")]))
+        first.start()
+        _wait(lambda: s.stats()["queued"] == 0)     # the writer took `first` and is blocked on it
+        threads = [threading.Thread(target=append, args=(name, recs)) for name, recs in
+                   [("good1", [_rec("good 1a"), _rec("good 1b")]), ("bad", [_rec("fine"), _rec("a\ud800b")]),
+                    ("good2", [_rec("good 2")])]]
+        for t in threads:
+            t.start()
+        _wait(lambda: s.stats()["queued"] == 3)     # ... so these three queue up and form one group
+        blocker.execute("ROLLBACK")
+        blocker.close()
+        for t in [first, *threads]:
+            t.join(10)
+        assert isinstance(results["bad"], ValueError)
+        assert "line 1 of the append: its text is not valid Unicode" in str(results["bad"])
+        texts = sorted(r["text"] for r in s.search(limit=20))
+        assert texts == sorted(["warm-up", "first", "good 1a", "good 1b", "good 2"])
+        for name in ("good1", "good2"):
+            assert [s.get(i)["text"] for i in results[name]][0].startswith("good")
+        st = s.stats()
+        assert st["commit_retries"] >= 1 and st["commit_failures"] == 1 and st["lines_written"] == 5
+        assert s.append([_rec("after")]) == [max(r["id"] for r in s.search(limit=20))]   # ids continue
+
+
+def _wait(cond, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def test_keyed_lines_are_stored_once(tmp_path):
+    """A record marked may_repeat whose identity is stored already is not stored again (its id is the
+    stored line's); a first delivery (may_repeat False) is always stored; repeats in one group too."""
+    with Store(tmp_path / "s.db") as s:
+        ids = s.append([_rec("a"), _rec("b")], keys=[("k1", False), ("k2", False)])
+        again = s.append([_rec("a"), _rec("c"), _rec("c")], keys=[("k1", True), ("k3", False), ("k3", True)])
+        assert again[0] == ids[0] and again[2] == again[1]
+        same_key_fresh = s.append([_rec("a")], keys=[("k1", False)])     # not a redelivery: stored
+        assert same_key_fresh[0] not in ids
+        assert sorted(r["text"] for r in s.search()) == ["a", "a", "b", "c"]
+        assert s.stats()["repeats_skipped"] == 2 and s.stats()["lines_written"] == 4
+
+
+def test_a_full_store_refuses_with_store_full_and_recovers(tmp_path):
+    """SQLITE_FULL (here from the page limit, as from a full disk): StoreFull, nothing stored,
+    earlier lines intact; the same append succeeds once there is room again."""
+    from gateway.pipeline.store import StoreFull
+    with Store(tmp_path / "s.db") as s:
+        s.append([_rec("before")])
+        s.flush()                                  # the writer is idle: its connection can be set
+        pages = s._writer_db.execute("PRAGMA page_count").fetchone()[0]
+        s._writer_db.execute(f"PRAGMA max_page_count={pages}")
+        big = [_rec(f"row {i} " + "x" * 2000) for i in range(200)]
+        with pytest.raises(StoreFull, match="is full"):
+            s.append(big)
+        assert [r["text"] for r in s.search()] == ["before"]
+        s._writer_db.execute("PRAGMA max_page_count=1073741823")
+        ids = s.append(big)
+        assert len(ids) == 200 and s.count() == 201

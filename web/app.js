@@ -103,6 +103,13 @@ const Chat = {
     const box = el("div", "sources");
     box.append(el("div", "sources-title", I18N.t("chat.sources")));
     for (const s of sources) {
+      if (s.call) {   // the store query the answer's figures came from: expandable call and result
+        const d = el("details", "query-source");
+        d.append(el("summary", "", I18N.t("chat.query") + " " + JSON.stringify(s.call)));
+        d.append(el("pre", "", JSON.stringify(s.result, null, 1)));
+        box.append(d);
+        continue;
+      }
       const b = el("button", "source", `#${s.id} ${fmtTime(s.ts)} ${s.host} ${s.text}`);
       b.type = "button"; b.title = s.text; b.dataset.lineId = s.id;
       b.addEventListener("click", () => Logs.around(s.id));

@@ -13,7 +13,8 @@ import time
 from datetime import datetime
 
 from gateway.ingest.record import (MAX_HOST_CHARS, MAX_SOURCE_CHARS, LogRecord, clean_field, clip_text,
-                                   decode_line, escape_text, parse_severity, severity_from_text)
+                                   decode_line, escape_text, parse_severity, scrub_surrogates,
+                                   severity_from_text)
 
 MAX_NDJSON_LINES = 100_000      # per body; the server also bounds the body's bytes
 TEXT_KEYS = ("text", "message", "msg")
@@ -43,8 +44,9 @@ def parse_ndjson(body: bytes, source: str = "http", problems: dict[str, int] | N
     """Returns (records, malformed): every non-blank line yields a record; `malformed` counts the
     lines that needed repair (not JSON, not an object, no text, bad field, invalid UTF-8, cut).
     `problems`, when given, is incremented by kind (not_json, no_text, bad_field, invalid_utf8,
-    binary, truncated); `reasons`, when given, gets {"line": n (1-based), "problems": [kinds]} for
-    the first MAX_REASONS malformed lines. Raises ValueError only for a body over MAX_NDJSON_LINES lines."""
+    binary, truncated, lone_surrogate); `reasons`, when given, gets {"line": n (1-based), "problems":
+    [kinds]} for the first MAX_REASONS malformed lines. Raises ValueError only for a body over
+    MAX_NDJSON_LINES lines."""
     found: dict[str, int] = problems if problems is not None else {}
     line_kinds: list[str] = []
 
@@ -87,11 +89,14 @@ def parse_ndjson(body: bytes, source: str = "http", problems: dict[str, int] | N
         if body_text is None:
             body_text, bad = text, True         # keep the whole object as the line
             count("no_text")
-        else:
-            body_text, p = escape_text(body_text)   # as raw bytes are: no control characters stored
-            for kind in p:
-                count(kind)
-            bad |= bool(p)
+        body_text, n_surrogates = scrub_surrogates(body_text)
+        if n_surrogates:                        # JSON "\ud800": not UTF-8, the store would refuse it
+            bad = True
+            count("lone_surrogate")
+        body_text, p = escape_text(body_text)   # as raw bytes are: no control characters stored
+        for kind in p:
+            count(kind)
+        bad |= bool(p)
         body_text, cut = clip_text(body_text)
         ts, ok = _ts(obj.get("ts"), now)
         if cut:
@@ -111,6 +116,9 @@ def parse_ndjson(body: bytes, source: str = "http", problems: dict[str, int] | N
         if (host is not None and not isinstance(host, str)) or (src is not None and not isinstance(src, str)):
             bad = True
             count("bad_field")
+        elif any(isinstance(v, str) and scrub_surrogates(v)[1] for v in (host, src)):
+            bad = True                          # clean_field replaces them
+            count("lone_surrogate")
         host = clean_field(host if isinstance(host, str) else "", MAX_HOST_CHARS)
         src = clean_field(src if isinstance(src, str) and src else source, MAX_SOURCE_CHARS)
         records.append(LogRecord(ts, src, host, int(sev), body_text))

@@ -95,6 +95,17 @@ def clip_text(text: str, limit: int = MAX_LINE_BYTES) -> tuple[str, bool]:
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def scrub_surrogates(text: str) -> tuple[str, int]:
+    """Lone UTF-16 surrogates (valid in JSON text as "\\ud800", not encodable as UTF-8, so SQLite
+    refuses them) -> U+FFFD. Returns the text and how many were replaced."""
+    try:
+        text.encode("utf-8")
+        return text, 0
+    except UnicodeEncodeError:
+        return _SURROGATE.subn("\ufffd", text)
 
 
 def decode_line(data: bytes, limit: int = MAX_LINE_BYTES) -> tuple[str, dict[str, int]]:
@@ -146,7 +157,7 @@ def escape_text(text: str) -> tuple[str, dict[str, int]]:
 
 
 def clean_field(value: str, limit: int) -> str:
-    value = _CONTROL.sub("?", value)
+    value = _CONTROL.sub("?", scrub_surrogates(value)[0])
     return value[:limit]
 
 
@@ -164,7 +175,7 @@ class LogRecord:
     def make(cls, text: str, *, source: str, host: str = "", ts: float | None = None,
              severity: int | str | None = None) -> "LogRecord":
         """A record with clipped text; severity parsed from `severity` or, if None, from the text."""
-        text, _ = clip_text(text)
+        text, _ = clip_text(scrub_surrogates(text)[0])
         sev = parse_severity(severity) if severity is not None else severity_from_text(text)
         return cls(ts=time.time() if ts is None else float(ts), source=clean_field(source, MAX_SOURCE_CHARS),
                    host=clean_field(host, MAX_HOST_CHARS), severity=int(sev), text=text)

@@ -11,12 +11,13 @@ import logging
 import re
 import socket
 import socketserver
+import sys
 import threading
 import time
 from datetime import datetime
 from typing import Callable
 
-from gateway.ingest.batch import Batcher
+from gateway.ingest.batch import MAX_PENDING, Batcher
 from gateway.ingest.record import (FRAME_CUT_MARKER, FRAME_END_MARKER, MAX_HOST_CHARS, MAX_LINE_BYTES, LogRecord, Severity, SourceCounters,
                                    clean_field, decode_line, severity_from_text)
 
@@ -28,6 +29,9 @@ MAX_OCTET_COUNT_DIGITS = 9     # "LEN " prefix longer than this is not octet cou
 UDP_MAX_DATAGRAM = 65_535
 TCP_READ = 65_536
 MAX_TCP_CLIENTS = 64
+# Linux: a datagram's ancillary data carries the socket's count of datagrams the kernel dropped
+# because the receive buffer was full (socket(7) SO_RXQ_OVFL; not in Python's socket module).
+SO_RXQ_OVFL = getattr(socket, "SO_RXQ_OVFL", 40) if sys.platform.startswith("linux") else None
 
 _PRI = re.compile(rb"^<(\d{1,3})>")
 _RFC5424 = re.compile(
@@ -184,17 +188,23 @@ class TcpFramer:
 
 class SyslogServer:
     """UDP and/or TCP listeners feeding `sink` through a Batcher. Port 0 picks a free port
-    (see .udp_port / .tcp_port after start())."""
+    (see .udp_port / .tcp_port after start()).
+
+    When the batch queue is full, a TCP connection stops being read (the sender's window closes:
+    back-pressure, nothing dropped); a UDP datagram is dropped and counted (overflow), as are the
+    datagrams the kernel dropped before they were read (udp_dropped_kernel)."""
 
     def __init__(self, sink: Callable[[list[LogRecord]], list[int]], counters: SourceCounters, *,
-                 bind: str = "127.0.0.1", udp_port: int | None = None, tcp_port: int | None = None) -> None:
+                 bind: str = "127.0.0.1", udp_port: int | None = None, tcp_port: int | None = None,
+                 max_pending: int = MAX_PENDING) -> None:
         self.counters = counters
-        self.batcher = Batcher(sink, counters, SOURCE)
+        self.batcher = Batcher(sink, counters, SOURCE, max_pending=max_pending)
+        self.udp_kernel_dropped = 0
         self.bind, self.udp_port, self.tcp_port = bind, udp_port, tcp_port
         self._servers: list[socketserver.BaseServer] = []
         self._threads: list[threading.Thread] = []
 
-    def _accept(self, data: bytes, peer: str, extra: dict[str, int] | None = None) -> None:
+    def _accept(self, data: bytes, peer: str, extra: dict[str, int] | None = None, block: bool = False) -> None:
         try:
             rec, problems = parse_syslog(data, peer)
         except Exception as exc:   # parse_syslog is fuzzed not to raise; belt and braces for the source
@@ -208,7 +218,16 @@ class SyslogServer:
             elif extra.get("truncated_frame"):
                 rec.text += FRAME_END_MARKER
         self.counters.add_problems(SOURCE, problems)
-        self.batcher.put(rec)
+        self.batcher.put(rec, block=block)
+
+    def _kernel_drops(self, total: int) -> None:
+        """The socket's cumulative kernel drop count, as the latest datagram reported it."""
+        if total > self.udp_kernel_dropped:
+            self.counters.add(SOURCE, "udp_dropped_kernel", total - self.udp_kernel_dropped)
+            self.udp_kernel_dropped = total
+
+    def stats(self) -> dict:
+        return {"queue": self.batcher.stats(), "udp_dropped_kernel": self.udp_kernel_dropped}
 
     def start(self) -> None:
         self.batcher.start()
@@ -232,13 +251,25 @@ class SyslogServer:
                     if not data:
                         break
                     for frame, probs in framer.feed(data):
-                        outer._accept(frame, peer, probs)
+                        outer._accept(frame, peer, probs, block=True)   # full queue: stop reading
                 for frame, probs in framer.close():
-                    outer._accept(frame, peer, probs)
+                    outer._accept(frame, peer, probs, block=True)
 
         class UdpServer(socketserver.UDPServer):
             max_packet_size = UDP_MAX_DATAGRAM
             allow_reuse_address = True
+
+            def server_bind(self) -> None:
+                super().server_bind()
+                if SO_RXQ_OVFL is not None:
+                    self.socket.setsockopt(socket.SOL_SOCKET, SO_RXQ_OVFL, 1)
+
+            def get_request(self):
+                data, anc, _flags, addr = self.socket.recvmsg(self.max_packet_size, socket.CMSG_SPACE(4))
+                for level, kind, payload in anc:
+                    if level == socket.SOL_SOCKET and kind == SO_RXQ_OVFL and len(payload) >= 4:
+                        outer._kernel_drops(int.from_bytes(payload[:4], sys.byteorder))
+                return (data, self.socket), addr
 
         class TcpServer(socketserver.ThreadingTCPServer):
             daemon_threads = True

@@ -1,6 +1,12 @@
 """File tail: follows a log file across rotation (rename + new file) and truncation, and resumes
 after a restart from the offset it persisted once the lines before it were stored durably.
 
+A file is known by its inode and a fingerprint of its head (the first HEAD_BYTES bytes): a file
+rotated while the appliance was down is found again by inode beside the path and read from the
+saved offset; a truncation is found by the head changing, even when the file has since grown
+past the saved offset (size alone misses that). A truncated file rewritten with the very same
+head is not told apart.
+
 Knows nothing about the store: the offset is saved only after sink() returned (acknowledged).
 """
 
@@ -23,6 +29,19 @@ log = logging.getLogger(__name__)
 SOURCE = "tail"
 READ_CHUNK = 1 << 20           # bytes per read
 MAX_LINES_PER_BATCH = 5_000
+HEAD_BYTES = 256               # the fingerprinted head of a file (a log's first line or two)
+
+
+def _fingerprint(fd: int, n: int) -> str:
+    return hashlib.sha1(os.pread(fd, n, 0)).hexdigest()
+
+
+_EMPTY = hashlib.sha1(b"").hexdigest()
+
+
+def _same_head(fd: int, head: tuple[int, str]) -> bool:
+    n, digest = head
+    return n == 0 or _fingerprint(fd, n) == digest
 
 
 class TailSource:
@@ -40,6 +59,7 @@ class TailSource:
         self.state_path = state_dir / f"tail-{key}.json"
         self._f = None
         self._ino: int | None = None
+        self._head: tuple[int, str] = (0, _EMPTY)   # (bytes, sha1) of the open file's head
         self.offset = 0                # byte offset of the first unacknowledged byte in the open file
         self._partial = bytearray()    # an incomplete last line (bytes already read past offset)
         self._skip_to_lf = False
@@ -51,14 +71,16 @@ class TailSource:
     def _restore(self) -> None:
         try:
             st = json.loads(self.state_path.read_text())
-            self._saved = (int(st["inode"]), int(st["offset"]))
-        except (FileNotFoundError, ValueError, KeyError, TypeError):
+            head = st.get("head") or [0, _EMPTY]     # state from before fingerprints: trust the inode
+            self._saved = (int(st["inode"]), int(st["offset"]), (int(head[0]), str(head[1])))
+        except (FileNotFoundError, ValueError, KeyError, TypeError, IndexError):
             self._saved = None
 
     def _save(self) -> None:
         tmp = self.state_path.with_suffix(".tmp")
         with open(tmp, "w") as f:
-            json.dump({"path": str(self.path), "inode": self._ino, "offset": self.offset}, f)
+            json.dump({"path": str(self.path), "inode": self._ino, "offset": self.offset,
+                       "head": list(self._head)}, f)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, self.state_path)
@@ -70,18 +92,63 @@ class TailSource:
         except FileNotFoundError:
             return False
         st = os.fstat(f.fileno())
+        saved, self._saved = self._saved, None
+        if saved is not None and saved[0] != st.st_ino:
+            self._resume_rotated(saved)        # rotated while down: finish the old file first
         self._f, self._ino = f, st.st_ino
+        self._head = (0, _EMPTY)
         self.offset = 0
-        if self._saved is not None:
-            ino, off = self._saved
-            if ino == st.st_ino and off <= st.st_size:
-                self.offset = off          # resume where the last acknowledged line ended
-            elif ino == st.st_ino:
+        if saved is not None and saved[0] == st.st_ino:
+            if saved[1] <= st.st_size and _same_head(f.fileno(), saved[2]):
+                self.offset = saved[1]         # resume where the last acknowledged line ended
+                self._head = saved[2]
+            else:
                 self.counters.add(SOURCE, "truncations")
-            self._saved = None
+        self._track_head()
         f.seek(self.offset)
         self._partial.clear()
         self._skip_to_lf = False
+        return True
+
+    def _resume_rotated(self, saved: tuple[int, int, tuple[int, str]]) -> None:
+        """The file we were reading was renamed while we were down: find it beside the path by
+        inode (and head) and read it from the saved offset to its end."""
+        ino, off, head = saved
+        try:
+            entries = list(os.scandir(self.path.parent))
+        except OSError:
+            entries = []
+        for e in entries:
+            if e.name == self.path.name or not e.name.startswith(self.path.stem):
+                continue
+            try:
+                if e.inode() != ino or not e.is_file():
+                    continue
+                old = open(e.path, "rb")
+            except OSError:
+                continue
+            with old:
+                if not (off <= os.fstat(old.fileno()).st_size and _same_head(old.fileno(), head)):
+                    continue
+                self._f, self._ino, self._head, self.offset = old, ino, head, off
+                old.seek(off)
+                self._partial.clear()
+                self._skip_to_lf = False
+                self._read_available(final=True)
+                self._f = None
+                self.counters.add(SOURCE, "rotations_while_down")
+                return
+        self.counters.add(SOURCE, "rotated_file_missing")   # gone (deleted or compressed): counted
+
+    def _track_head(self) -> bool:
+        """Check the open file's head against its fingerprint (extending it while the file is still
+        shorter than HEAD_BYTES); False when the head changed: the file was truncated and rewritten."""
+        fd = self._f.fileno()              # type: ignore[union-attr]
+        if not _same_head(fd, self._head):
+            return False
+        n = min(os.fstat(fd).st_size, HEAD_BYTES)
+        if n > self._head[0]:
+            self._head = (n, _fingerprint(fd, n))
         return True
 
     def _close(self) -> None:
@@ -93,6 +160,8 @@ class TailSource:
         """Read what is new, store it, persist the offset; returns lines stored."""
         if self._f is None and not self._open():
             return 0
+        if not self._track_head():     # truncated and rewritten since the last poll
+            self._start_over()
         n = self._read_available(final=False)
         try:
             st = os.stat(self.path)
@@ -108,14 +177,20 @@ class TailSource:
                 self._save()
                 n += self._read_available(final=False)
         elif st.st_size < self.offset + len(self._partial):
-            self.counters.add(SOURCE, "truncations")
-            self._f.seek(0)            # type: ignore[union-attr]
-            self.offset = 0
-            self._partial.clear()
-            self._skip_to_lf = False
-            self._save()
+            self._start_over()
             n += self._read_available(final=False)
         return n
+
+    def _start_over(self) -> None:
+        """The open file was truncated: read it again from its start."""
+        self.counters.add(SOURCE, "truncations")
+        self._f.seek(0)                # type: ignore[union-attr]
+        self.offset = 0
+        self._partial.clear()
+        self._skip_to_lf = False
+        self._head = (0, _EMPTY)
+        self._track_head()
+        self._save()
 
     def _read_available(self, final: bool) -> int:
         total = 0

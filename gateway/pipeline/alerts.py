@@ -17,6 +17,8 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 
+from gateway.pipeline.outbox import AlertOutbox
+
 log = logging.getLogger(__name__)
 
 MAX_RECENT = 500            # alerts kept in memory for recent()
@@ -132,50 +134,103 @@ def topic_for(prefix: str, host: str) -> str:
 
 
 class MqttPublisher:
-    """Publishes alert JSON to a broker (paho-mqtt, background network loop, reconnects itself)."""
+    """Publishes alert JSON to a broker (paho-mqtt, background network loop, reconnects itself with
+    back-off 1..30 s). With an outbox, an event is marked delivered on its PUBACK; events still
+    pending from an earlier run (or refused by paho) are published again on every connect. Paho
+    itself resends what it holds across a reconnect, so delivery is at least once."""
 
     def __init__(self, host: str, port: int = 1883, prefix: str = DEFAULT_TOPIC_PREFIX,
                  client_id: str = "linegate-alerts", username: str | None = None,
-                 password: str | None = None) -> None:
+                 password: str | None = None, outbox: AlertOutbox | None = None) -> None:
         import paho.mqtt.client as mqtt   # only when alerts are published to MQTT
 
         self.prefix = prefix
-        self.published = 0
-        self.failed = 0
+        self.outbox = outbox
+        self.published = 0               # PUBACKs received
+        self.failed = 0                  # refused by paho (queue full); an outbox event is retried
+        self._lock = threading.Lock()    # held while paho publishes, so a mid is mapped before its PUBACK
+        self._inflight: dict[int, int] = {}   # mid -> outbox seq
+        self._queued: set[int] = set()        # outbox seqs paho holds
+        self._events: queue.SimpleQueue = queue.SimpleQueue()   # PUBACK mids and connects, for _work
+        self._worker = threading.Thread(target=self._work, name="alerts-outbox", daemon=True)
+        self._worker.start()
         self._client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id)
         if username:
             self._client.username_pw_set(username, password)
+        self._client.on_publish = lambda c, u, mid, rc, props: self._events.put(("puback", mid))
+        self._client.on_connect = lambda c, u, flags, rc, props: self._events.put(("connect", 0))
         self._client.reconnect_delay_set(1, 30)
         self._client.connect_async(host, port, keepalive=30)
         self._client.loop_start()
 
-    def publish(self, alert: dict, event: str) -> None:
+    def publish(self, alert: dict, event: str, seq: int | None = None) -> None:
         payload = json.dumps({"event": event, **alert}, ensure_ascii=False)
-        info = self._client.publish(topic_for(self.prefix, alert.get("host", "")), payload, qos=MQTT_QOS)
-        if info.rc == 0:
-            self.published += 1
-        else:   # not connected yet: paho queues qos>0 messages only while connected
-            self.failed += 1
+        self._send(seq, topic_for(self.prefix, alert.get("host", "")), payload)
+
+    def _send(self, seq: int | None, topic: str, payload: str) -> None:
+        import paho.mqtt.client as mqtt
+        with self._lock:
+            info = self._client.publish(topic, payload, qos=MQTT_QOS)
+            # NO_CONN: paho holds the message and sends it once connected
+            if info.rc not in (mqtt.MQTT_ERR_SUCCESS, mqtt.MQTT_ERR_NO_CONN):
+                self.failed += 1
+                return
+            if seq is not None:
+                self._inflight[info.mid] = seq
+                self._queued.add(seq)
+
+    def _work(self) -> None:
+        """Marks PUBACKed events delivered; on a connect, publishes the outbox's pending events paho
+        does not hold. Runs off paho's thread: paho calls on_publish holding its own locks."""
+        while True:
+            kind, mid = self._events.get()
+            if kind == "stop":
+                return
+            if kind == "puback":
+                with self._lock:
+                    self.published += 1
+                    seq = self._inflight.pop(mid, None)
+                    if seq is not None:
+                        self._queued.discard(seq)
+                if seq is not None and self.outbox is not None:
+                    self.outbox.delivered(seq)
+            elif kind == "connect" and self.outbox is not None:
+                for seq, host, payload in self.outbox.pending():
+                    if seq not in self._queued:
+                        self._send(seq, topic_for(self.prefix, host), payload)
 
     def close(self) -> None:
         self._client.loop_stop()
         self._client.disconnect()
+        self._events.put(("stop", 0))
+        self._worker.join(5)
 
 
 class AlertBus:
     """publish(alert) -> alert (id assigned; out at once); update(id, ...) attaches an explanation.
 
     recent(limit) -> [dict] newest first; subscribe(loop=None) -> Subscription.
+    With an outbox (use_outbox), an alert and each update are written durably before they go
+    out, and recent()/get() are read from it: the history survives a restart.
     Thread-safe: any thread may publish, update or subscribe.
     """
 
-    def __init__(self, mqtt: MqttPublisher | None = None) -> None:
+    def __init__(self, mqtt: MqttPublisher | None = None, outbox: AlertOutbox | None = None) -> None:
         self.mqtt = mqtt
+        self.outbox: AlertOutbox | None = None
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
+        if outbox is not None:
+            self.use_outbox(outbox)
         self._recent: collections.OrderedDict[int, Alert] = collections.OrderedDict()
         self._subs: list[Subscription] = []
         self.counts = collections.Counter()   # published, updated, by kind, explanation status
+
+    def use_outbox(self, outbox: AlertOutbox) -> None:
+        """Persist alerts in `outbox`; ids continue after the last one it holds."""
+        with self._lock:
+            self.outbox = outbox
+            self._ids = itertools.count(outbox.last_id() + 1)
 
     def publish(self, alert: Alert) -> Alert:
         with self._lock:
@@ -188,14 +243,28 @@ class AlertBus:
             self.counts["published"] += 1
             self.counts[f"kind_{alert.kind}"] += 1
             d = alert.to_dict()
-        self._fan_out("alert", d)
+            seq = self._save(d, "alert")
+        self._fan_out("alert", d, seq)
         return alert
+
+    def _save(self, d: dict, event: str) -> int | None:
+        if self.outbox is None:
+            return None
+        try:
+            return self.outbox.save(d, event, deliver=self.mqtt is not None)
+        except Exception as exc:   # the disk failed: the alert still goes out, unrecorded (counted)
+            log.error("alert outbox write failed: %s", exc)
+            self.counts["outbox_errors"] += 1
+            return None
 
     def update(self, alert_id: int, *, explanation: str | None = None, status: str,
                explanation_ms: float | None = None) -> dict | None:
         """Attach an explanation (or record why there is none); publishes an "update" event."""
         with self._lock:
             alert = self._recent.get(alert_id)
+            if alert is None and self.outbox is not None:     # raised before a restart
+                saved = self.outbox.get(alert_id)
+                alert = Alert(**saved) if saved else None
             if alert is None:
                 return None
             alert.explanation = explanation
@@ -203,13 +272,14 @@ class AlertBus:
             alert.explanation_ms = explanation_ms
             self.counts[f"explanation_{status}"] += 1
             d = alert.to_dict()
-        self._fan_out("update", d)
+            seq = self._save(d, "update")
+        self._fan_out("update", d, seq)
         return d
 
-    def _fan_out(self, event: str, d: dict) -> None:
+    def _fan_out(self, event: str, d: dict, seq: int | None = None) -> None:
         if self.mqtt is not None:
             try:
-                self.mqtt.publish(d, event)
+                self.mqtt.publish(d, event, seq)
             except Exception as exc:   # the broker is optional; subscribers still get the alert
                 log.warning("MQTT publish failed: %s", exc)
         with self._lock:
@@ -218,11 +288,15 @@ class AlertBus:
             s._deliver({"event": event, "alert": d})
 
     def get(self, alert_id: int) -> dict | None:
+        if self.outbox is not None:
+            return self.outbox.get(alert_id)
         with self._lock:
             a = self._recent.get(alert_id)
             return a.to_dict() if a else None
 
     def recent(self, limit: int = 50) -> list[dict]:
+        if self.outbox is not None:
+            return self.outbox.recent(limit)
         with self._lock:
             items = list(self._recent.values())[-limit:] if limit > 0 else []
             return [a.to_dict() for a in reversed(items)]
@@ -245,8 +319,12 @@ class AlertBus:
         if self.mqtt is not None:
             d["mqtt_published"] = self.mqtt.published
             d["mqtt_failed"] = self.mqtt.failed
+        if self.outbox is not None:
+            d |= self.outbox.counts()
         return d
 
     def close(self) -> None:
         if self.mqtt is not None:
             self.mqtt.close()
+        if self.outbox is not None:
+            self.outbox.close()

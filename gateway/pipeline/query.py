@@ -5,19 +5,25 @@ result. Operations:
 
   count       how many lines match                                -> {"count"}
   top_k       the most frequent values of a field among them      -> {"top": [{"value", "count"}], "distinct"}
-              by: host | component | level | template | param (with "param": position, 0-based)
-  stats       min / max / avg of a numeric template parameter      -> {"n", "min", "max", "avg", "min_line", "max_line"}
-              ("param": position; without it, the position with the most distinct numbers in the lines)
+              by: host | component | level | template | ip (IPv4 addresses in the lines) | value (the
+              non-numeric template parameters) | param (with "param": position, 0-based); "k" values
+  stats       min / max / avg of a number in the lines            -> {"n", "min", "max", "avg", "min_line", "max_line"}
+              the number is: the "<N>" of a text pattern; else the first number after the word "of"
+              ("temperature" in "temperature: 81.5 C"), or right before it ("2.12 Nm"); without "of", the
+              same for the text's last word; else template parameter "param" (position); else the
+              position with the most distinct numbers
   first_last  the first and the last matching line (line's own time) -> {"count", "first", "last"}
   buckets     matching lines per time bucket                        -> {"bucket_s", "buckets": [{"start", "count"}]}
   lines       the newest matching lines (at most "limit", <= MAX_LINES) -> {"lines": [...]}
 
 Filters (all optional, ANDed): "text" (words that must occur: FTS5 for ASCII text; a substring match
 (LIKE) when the text holds non-ASCII characters such as Chinese, which the default FTS5 tokenizer does
-not split), "host" (the line's header host, else the transport's), "component", "level" (the header's
-level word, else the severity's name), "template" (template id), "since"/"until" (Unix seconds, the
-line's own time), "last_minutes" (the window ending at the newest line's own time).
-
+not split; a pattern when it holds placeholders such as <*>, <N> or <X>: its literal pieces, in order,
+with anything between), "host" (the line's header host, else the transport's), "component", "level" (the header's
+level word, else the severity's name; one, or a list of them), "template" (template id), "since"/"until" (Unix seconds, or a time as
+written in a log or a question: "Jun 30 22:16:32", "2026-12-01 08:05", "08:05" (the newest line's day);
+a year-less time takes the newest line's year; "until" a time without fractions includes that whole
+second), "last_minutes" (the window ending at the newest line's own time). 
 No match is an explicit result: {"count": 0, "no_match": true, ...}. Bad calls -> {"error": ...}.
 When several words match nothing together, trailing words are dropped until some line matches; the
 result then names the words used ("text_relaxed_to").
@@ -31,17 +37,21 @@ the result says so). Knows nothing about the model.
 
 from __future__ import annotations
 
+import calendar
 import math
+import re
 import sqlite3
 import threading
 import time
 from pathlib import Path
+from collections import Counter
 from typing import Any
 
+from gateway.ingest.header import match_ts, parse_ts
 from gateway.pipeline.store import fts_query
 
 OPS = ("count", "top_k", "stats", "first_last", "buckets", "lines")
-BY_FIELDS = ("host", "component", "level", "template", "param")
+BY_FIELDS = ("host", "component", "level", "template", "ip", "value", "param")
 ROW_CAP = 10_000              # rows read back from one statement
 TIME_CAP_S = 2.0              # one call's wall time
 PROGRESS_STEPS = 1_000        # VM instructions between time checks
@@ -58,6 +68,9 @@ _LEVEL = ("coalesce(l.level, CASE l.severity WHEN 0 THEN 'emergency' WHEN 1 THEN
           " WHEN 3 THEN 'error' WHEN 4 THEN 'warning' WHEN 5 THEN 'notice' WHEN 6 THEN 'info' ELSE 'debug' END)")
 _HOST = "coalesce(l.line_host, l.host)"
 _TIME = "coalesce(l.time, l.ts)"
+PLACEHOLDER = re.compile(r"<[A-Za-z*]{1,8}>")      # <*>, <N>, <X>: "any text here" in a text pattern
+NUMBER = r"([-+]?\d+(?:\.\d+)?)"
+IPV4 = re.compile(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.])")
 
 
 class QueryError(ValueError):
@@ -153,6 +166,8 @@ class QuerySurface:
             where, args = self._filters(call)
             out.update(getattr(self, "_" + op)(call, where, args))
             words = str(call.get("text") or "").split()
+            if PLACEHOLDER.search(str(call.get("text") or "")):
+                words = []                                    # a pattern is meant exactly
             while out.get("count") == 0 and len(words) > 1:    # "failed password attempts": the
                 words.pop()                                   # lines say "Failed password for ..."
                 relaxed = {**call, "text": " ".join(words)}
@@ -174,21 +189,28 @@ class QuerySurface:
         text = call.get("text")
         if text:
             text = str(text)[:MAX_TEXT_CHARS]
-            if text.isascii() and (q := fts_query(text)) is not None:
+            pieces = [p.strip() for p in PLACEHOLDER.split(text)]
+            literal = " ".join(p for p in pieces if p)
+            if literal.isascii() and (q := fts_query(literal)) is not None:
                 where.append("l.id IN (SELECT rowid FROM logs_fts WHERE logs_fts MATCH ?)")
                 args.append(q)
-            else:
+            if len(pieces) > 1:                 # a pattern: its pieces in order
+                where.append("l.text LIKE ? ESCAPE '\\'")
+                args.append("%" + "%".join(_like(p) for p in pieces if p) + "%")
+            elif not literal.isascii() or not args:
                 for word in text.split() or [text]:
                     where.append("l.text LIKE ? ESCAPE '\\'")
-                    args.append("%" + word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
+                    args.append("%" + _like(word) + "%")
         for key, expr in (("host", _HOST), ("component", "l.component")):
             if call.get(key):
                 where.append(f"{expr} = ?"); args.append(str(call[key]))
         if call.get("level"):
-            where.append(f"{_LEVEL} = ?"); args.append(str(call["level"]).lower())
+            levels = call["level"] if isinstance(call["level"], list) else [call["level"]]
+            where.append(f"{_LEVEL} IN ({', '.join('?' * len(levels))})")
+            args += [str(v).lower() for v in levels]
         if call.get("template") is not None:
             where.append("l.template_id = ?"); args.append(_int(call, "template"))
-        since, until = call.get("since"), call.get("until")
+        since, until = self._time_arg(call, "since"), self._time_arg(call, "until")
         if call.get("last_minutes") is not None:
             newest = self.execute(f"SELECT max({_TIME}) FROM logs l")[0][0][0]
             if newest is not None:
@@ -199,6 +221,42 @@ class QuerySurface:
             where.append(f"{_TIME} <= ?"); args.append(float(until))
         return (" WHERE " + " AND ".join(where)) if where else "", args
 
+    def _time_arg(self, call: dict[str, Any], key: str) -> float | None:
+        """since/until as Unix seconds: a number, or a time as text (module doc)."""
+        v = call.get(key)
+        if v is None or isinstance(v, (int, float)) and not isinstance(v, bool):
+            return None if v is None else _num(call, key)
+        text = " ".join(str(v).split())
+        if re.fullmatch(r"[-+]?\d+(\.\d+)?", text):
+            return _num({key: text}, key)
+        newest = self.execute(f"SELECT max({_TIME}) FROM logs l")[0][0][0]
+        ref = time.gmtime(newest if newest is not None else time.time())
+        m = match_ts(text, 0)
+        t = parse_ts(m, ref.tm_year) if m and m.end() == len(text) else None
+        if t is None and m is not None and m.end() == len(text) and m.groupdict().get("H"):
+            # a time of day alone: on the newest line's day
+            g = m.groupdict()
+            t = float(calendar.timegm((ref.tm_year, ref.tm_mon, ref.tm_mday, int(g["H"]), int(g["M"]),
+                                       int(g.get("S") or 0), 0, 0, 0)))
+        if t is None:       # a date, a date and hh:mm, or hh:mm alone (the newest line's day)
+            d = re.fullmatch(r"(?:(\d{4})-(\d{1,2})-(\d{1,2}))?[ T]?(?:(\d{1,2}):(\d{2}))?", text)
+            if d is None or not text:
+                raise QueryError(f"{key}={v!r} is not a time this store can read")
+            y, mo, da = (int(x) for x in d.groups()[:3]) if d.group(1) else (ref.tm_year, ref.tm_mon, ref.tm_mday)
+            hh, mi = (int(d.group(4)), int(d.group(5))) if d.group(4) else (0, 0)
+            t = float(calendar.timegm((y, mo, da, hh, mi, 0, 0, 0, 0)))
+            if key == "until":
+                t += 0.999 if d.group(4) else 86399.999     # that second; a date alone: the whole day
+            return t
+        if key == "until" and "." not in text.rsplit(":", 1)[-1] and "," not in text:
+            t += 0.999                          # "until 22:16:34" includes that second
+        return t
+
+    def _matching_texts(self, where: str, args: list) -> tuple[list[tuple], bool]:
+        """(id, time, time_text, text) of the matching lines, oldest first, at most row_cap."""
+        return self.execute(f"SELECT l.id, {_TIME}, l.time_text, l.text FROM logs l{where} ORDER BY {_TIME}, l.id",
+                            args)
+
     def _count(self, call, where, args) -> dict:
         rows, _ = self.execute(f"SELECT count(*) FROM logs l{where}", args)
         return {"count": rows[0][0]}
@@ -208,7 +266,16 @@ class QuerySurface:
         k = min(max(_int(call, "k", 5), 1), TOP_K_MAX)
         if by not in BY_FIELDS:
             raise QueryError(f"by={by!r}: one of {', '.join(BY_FIELDS)}")
-        if by == "param":
+        if by == "ip":
+            rows, truncated = self._matching_texts(where, args)
+            seen = Counter(ip for r in rows for ip in set(IPV4.findall(r[3])))
+            top = sorted(seen.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
+            return {"by": by, "count": len(rows), "lines_with_ip": sum(1 for r in rows if IPV4.search(r[3])),
+                    "top": [{"value": v, "lines": n} for v, n in top], "truncated": truncated}
+        if by == "value":
+            sql = (f"SELECT p.text, count(*) FROM logs l JOIN params p ON p.line_id = l.id AND p.num IS NULL"
+                   f"{where} GROUP BY p.text ORDER BY count(*) DESC, p.text LIMIT ?")
+        elif by == "param":
             pos = _int(call, "param", 0)
             sql = (f"SELECT p.text, count(*) FROM logs l JOIN params p ON p.line_id = l.id AND p.pos = {pos}"
                    f"{where} GROUP BY p.text ORDER BY count(*) DESC, p.text LIMIT ?")
@@ -223,6 +290,11 @@ class QuerySurface:
         return {"by": by, "count": total, "top": [{"value": v, "count": n} for v, n in rows]}
 
     def _stats(self, call, where, args) -> dict:
+        rx = _number_regex(call)
+        if rx is not None:
+            out = self._stats_by_regex(rx, where, args)
+            if out.get("n") or call.get("of") or "<N>" in str(call.get("text")):
+                return out                     # else: the text's last word is followed by no number
         pos = call.get("param")
         if pos is None:
             best, _ = self.execute(f"SELECT p.pos FROM logs l JOIN params p ON p.line_id = l.id{where}"
@@ -243,6 +315,25 @@ class QuerySurface:
                 r, _ = self.execute(f"SELECT l.id, {_TIME}, l.time_text, l.text{join}{cond} ORDER BY p.num {order}, "
                                     "l.id LIMIT 1", args)
                 out[name] = _line(r[0][:2] + (None, None, None, r[0][2], r[0][3]))
+        return out
+
+    def _stats_by_regex(self, rx: list[re.Pattern], where: str, args: list) -> dict:
+        """min/max/avg of the number the first of `rx` to match captures in each matching line."""
+        rows, truncated = self._matching_texts(where, args)
+        vals = []
+        for r in rows:
+            m = next((m for x in rx if (m := x.search(r[3]))), None)
+            if m:
+                vals.append((float(m.group(1)), r))
+        out: dict[str, Any] = {"count": len(rows), "n": len(vals), "truncated": truncated}
+        if not vals:
+            out["note"] = "no such number in these lines"
+            return out
+        lo = min(vals, key=lambda v: v[0])
+        hi = max(vals, key=lambda v: v[0])
+        out.update(min=lo[0], max=hi[0], avg=round(sum(v for v, _ in vals) / len(vals), 4))
+        for name, (_, r) in (("min_line", lo), ("max_line", hi)):
+            out[name] = _line((r[0], r[1], None, None, None, r[2], r[3]))
         return out
 
     def _first_last(self, call, where, args) -> dict:
@@ -270,6 +361,39 @@ class QuerySurface:
                                f"{where} ORDER BY {_TIME} DESC, l.id DESC LIMIT ?", [*args, limit])
         total = self._count(call, where, args)["count"]
         return {"count": total, "lines": [_line(r) for r in rows], "truncated": total > len(rows)}
+
+
+def _like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _number_regex(call: dict[str, Any]) -> list[re.Pattern] | None:
+    """The number a stats call asks for, as regexes over a line tried in order (group 1 the number): the
+    <N> of a text pattern; or the number after the word "of" (else right before it: a unit); without
+    "of" nor "param", the same for the text's last word. None: by template parameter."""
+    text = str(call.get("text") or "")
+    if "<N>" in text or "<n>" in text:
+        parts = re.split(r"(<[A-Za-z*]{1,8}>)", text)
+        rx = ""
+        for p in parts:
+            if p.lower() == "<n>":
+                rx += NUMBER if NUMBER not in rx else r".*?"
+            elif PLACEHOLDER.fullmatch(p):
+                rx += r".*?"
+            elif p.strip():
+                rx += ((r"\s*" if p[0].isspace() else "") + r"\s+".join(re.escape(w) for w in p.split())
+                       + (r"\s*" if p[-1].isspace() else ""))
+            else:
+                rx += r"\s*"
+        return [re.compile(rx, re.IGNORECASE)]
+    of = str(call.get("of") or "").strip()
+    if not of and call.get("param") is None and text.split():
+        of = text.split()[-1]                 # "heater temperature": the number after "temperature"
+    if not of:
+        return None
+    w = re.escape(of)
+    return [re.compile(rf"(?<![\w]){w}(?![\w])[^\d\n+-]{{0,24}}?{NUMBER}", re.IGNORECASE),   # "torque 2.12"
+            re.compile(rf"{NUMBER}\s*{w}(?![\w])", re.IGNORECASE)]                            # "2.12 Nm"
 
 
 def _line(r: tuple) -> dict:
@@ -312,3 +436,25 @@ def known_values(surface: QuerySurface, field: str, limit: int = 64) -> list[str
     except (QueryInterrupted, sqlite3.DatabaseError):
         return []
     return [str(r[0]) for r in rows]
+
+
+_WORD = re.compile(r"[A-Za-z][\w.'/-]*[A-Za-z0-9]|[A-Za-z]{2,}")
+
+
+def known_words(surface: QuerySurface, limit: int = 2000) -> list[str]:
+    """The log words of the store's templates, most frequent first (by lines), in their most frequent
+    spelling: what a text filter is made of (for a call grammar). Placeholders and numbers excluded."""
+    try:
+        rows, _ = surface.execute("SELECT t.template, count(*) FROM logs l JOIN templates t ON t.id = l.template_id"
+                                  " GROUP BY l.template_id ORDER BY count(*) DESC LIMIT 5000")
+    except (QueryInterrupted, sqlite3.DatabaseError):
+        return []
+    by_lower: dict[str, Counter] = {}
+    for template, n in rows:
+        for tok in str(template).split():
+            if "<" in tok:
+                continue
+            for w in _WORD.findall(tok):
+                by_lower.setdefault(w.lower(), Counter())[w] += n
+    ranked = sorted(by_lower.values(), key=lambda c: -sum(c.values()))
+    return [c.most_common(1)[0][0] for c in ranked[:limit]]

@@ -45,6 +45,8 @@ WAL_CHECKPOINT_PAGES = 8_192     # checkpoint less often than the default 1000 p
 MAX_READERS = 4                  # pooled read connections; a reader beyond them waits for one
 READER_WAIT_S = 30.0
 READER_IDLE_S = 10.0             # pooled connections idle this long are closed (all but one)
+KEY_WINDOW = 20_000              # keyed lines a redelivery is looked up among (MQTT in-flight is far less,
+                                 # and an MQTT packet id comes round only after 65,535 messages)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS logs(
@@ -86,6 +88,12 @@ CREATE TABLE IF NOT EXISTS params(   -- the template's <*> values of a line, by 
   num REAL,                          -- the value as a number when the text is one (fields.number_of)
   PRIMARY KEY(line_id, pos)          -- the index: a template's lines (logs_template) -> their params
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS ingest_keys(  -- identities of recently stored lines (an MQTT message), for dedupe
+  seq INTEGER PRIMARY KEY,
+  key TEXT NOT NULL,
+  line_id INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ingest_keys_key ON ingest_keys(key);
 CREATE TABLE IF NOT EXISTS templates(  -- Drain template text by id, as last seen at ingest
   id INTEGER PRIMARY KEY,
   template TEXT NOT NULL
@@ -98,11 +106,17 @@ class StoreClosed(RuntimeError):
     pass
 
 
+class StoreFull(RuntimeError):
+    """The disk (or the database's page limit) is full: nothing of the append was stored; the same
+    append succeeds once space returns."""
+
+
 @dataclass
 class _Append:
     rows: list[tuple]
     params: list[list[tuple[str, float | None]] | None] = field(default_factory=list)
     templates: dict[int, str] = field(default_factory=dict)
+    keys: Sequence[tuple[str, bool] | None] | None = None
     done: threading.Event = field(default_factory=threading.Event)
     ids: list[int] | None = None
     error: BaseException | None = None
@@ -147,6 +161,10 @@ class Store:
         self._closed = False
         self._lines_written = 0
         self._commits = 0
+        self._commit_retries = 0         # group commits that failed and were split (bisected)
+        self._commit_failures = 0        # appends refused alone after the split
+        self._repeats_skipped = 0        # keyed lines not stored again (a redelivery of a stored line)
+        self._pending_repeats = 0        # ... in the transaction being written (counted once committed)
         self._retention_deleted = 0
         self._since_retention_check = 0
         self.retention_check_rows = RETENTION_CHECK_ROWS  # per store: tests shorten it on one store only
@@ -177,9 +195,15 @@ class Store:
 
     # --- writing -------------------------------------------------------------------------
     def append(self, records: Sequence[LogRecord], template_ids: Sequence[int | None] | None = None,
-               fields: Sequence[LineFields | None] | None = None) -> list[int]:
+               fields: Sequence[LineFields | None] | None = None,
+               keys: Sequence[tuple[str, bool] | None] | None = None) -> list[int]:
         """Store `records` (with their template ids and structured fields, when given); returns
-        their ids once the transaction holding them is fsynced."""
+        their ids once the transaction holding them is fsynced.
+
+        keys: per record None or (identity, may_repeat). Every identity is remembered in the same
+        transaction as its line; a record with may_repeat whose identity is among the last
+        KEY_WINDOW remembered is not stored again, and its id is the stored line's (exactly once
+        across a crash between commit and acknowledgement)."""
         if not records:
             return []
         if template_ids is None:
@@ -190,9 +214,11 @@ class Store:
             fields = [None] * len(records)
         if len(fields) != len(records):
             raise ValueError(f"{len(records)} records but {len(fields)} fields")
+        if keys is not None and len(keys) != len(records):
+            raise ValueError(f"{len(records)} records but {len(keys)} keys")
         rows = [_row_values(r, t, f) for r, t, f in zip(records, template_ids, fields)]
         job = _Append(rows, [f.params if f is not None else None for f in fields],
-                      _templates(template_ids, fields))
+                      _templates(template_ids, fields), keys if keys and any(keys) else None)
         if self._closed:
             raise StoreClosed(f"store {self.path} is closed")
         self._queue.put(job)
@@ -247,42 +273,40 @@ class Store:
                 job.done.set()
 
     def _write(self, db: sqlite3.Connection, batch: list[_Append]) -> None:
-        first = self._next_id
+        """Commit `batch` as one transaction. If it fails, no line in it was acknowledged: the
+        group is split in halves and each retried, so one append at fault (a row SQLite refuses)
+        fails alone and the appends of every other caller in the group still commit."""
         try:
-            db.execute("BEGIN IMMEDIATE")
-            next_id = first
-            templates: dict[int, str] = {}
-            for job in batch:
-                job.ids = list(range(next_id, next_id + len(job.rows)))
-                db.executemany(
-                    "INSERT INTO logs(id, ts, source, host, severity, text, template_id, time, time_text,"
-                    " line_host, component, pid, level) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    [(i, *row) for i, row in zip(job.ids, job.rows)])
-                db.executemany("INSERT INTO params(line_id, pos, text, num) VALUES (?,?,?,?)",
-                               [(i, k, text, num) for i, ps in zip(job.ids, job.params) if ps
-                                for k, (text, num) in enumerate(ps)])
-                templates.update(job.templates)
-                next_id += len(job.rows)
-            if templates:
-                db.executemany("INSERT OR REPLACE INTO templates(id, template) VALUES (?,?)", templates.items())
-            db.execute("COMMIT")
-            self._next_id = next_id
-            if self._first_id is None and next_id > first:
-                self._first_id = first
-        except BaseException as exc:  # the whole group fails together; nothing was acknowledged
-            log.error("store commit failed: %s", exc)
+            next_id = self._insert(db, batch)
+        except BaseException as exc:
             try:
                 db.execute("ROLLBACK")
             except sqlite3.Error:
                 pass
             for job in batch:
-                job.ids, job.error = None, exc
+                job.ids = None
+            if len(batch) > 1 and not isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                with self._stats_lock:
+                    self._commit_retries += 1
+                half = len(batch) // 2
+                self._write(db, batch[:half])
+                self._write(db, batch[half:])
+                return
+            log.error("store commit failed: %s", exc)
+            with self._stats_lock:
+                self._commit_failures += len(batch)
+            for job in batch:              # one append (or an interrupt, which is not split)
+                job.error = _named_error(exc, job.rows, self.path)
                 job.done.set()
             return
-        written = next_id - first
+        written = next_id - self._next_id
+        if self._first_id is None and written > 0:
+            self._first_id = self._next_id
+        self._next_id = next_id
         with self._stats_lock:
             self._lines_written += written
             self._commits += 1
+            self._repeats_skipped += self._pending_repeats
             self._since_retention_check += written
             check = self._since_retention_check >= self.retention_check_rows
         for job in batch:
@@ -290,6 +314,62 @@ class Store:
         if check:
             self._since_retention_check = 0
             self._enforce_retention(db)
+
+    def _insert(self, db: sqlite3.Connection, batch: list[_Append]) -> int:
+        """BEGIN .. COMMIT of every row in `batch` (ids from self._next_id); returns the next id."""
+        db.execute("BEGIN IMMEDIATE")
+        next_id = self._next_id
+        templates: dict[int, str] = {}
+        seen: dict[str, int] = {}
+        self._pending_repeats = 0
+        for job in batch:
+            rows, params = job.rows, job.params
+            if job.keys is None:
+                job.ids = list(range(next_id, next_id + len(rows)))
+            else:
+                rows, params, job.ids = self._dedupe(db, job, next_id, seen)
+                self._pending_repeats += len(job.rows) - len(rows)
+            new_ids = range(next_id, next_id + len(rows))
+            db.executemany(
+                "INSERT INTO logs(id, ts, source, host, severity, text, template_id, time, time_text,"
+                " line_host, component, pid, level) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                [(i, *row) for i, row in zip(new_ids, rows)])
+            db.executemany("INSERT INTO params(line_id, pos, text, num) VALUES (?,?,?,?)",
+                           [(i, k, text, num) for i, ps in zip(new_ids, params) if ps
+                            for k, (text, num) in enumerate(ps)])
+            templates.update(job.templates)
+            next_id += len(rows)
+        if seen:
+            db.executemany("INSERT INTO ingest_keys(key, line_id) VALUES (?,?)", seen.items())
+            db.execute("DELETE FROM ingest_keys WHERE seq <= (SELECT max(seq) FROM ingest_keys) - ?", (KEY_WINDOW,))
+        if templates:
+            db.executemany("INSERT OR REPLACE INTO templates(id, template) VALUES (?,?)", templates.items())
+        db.execute("COMMIT")
+        return next_id
+
+    def _dedupe(self, db: sqlite3.Connection, job: _Append, next_id: int,
+                seen: dict[str, int]) -> tuple[list[tuple], list, list[int]]:
+        """The rows of a keyed append that are not already stored, their params, and the ids of all
+        its rows (a repeat gets its stored line's id). `seen` collects this transaction's keys."""
+        assert job.keys is not None
+        lo = db.execute("SELECT coalesce(max(seq), 0) FROM ingest_keys").fetchone()[0] - KEY_WINDOW
+        rows, params, ids = [], [], []
+        for row, ps, key in zip(job.rows, job.params, job.keys):
+            if key is not None and key[1]:
+                old = seen.get(key[0])
+                if old is None:
+                    r = db.execute("SELECT line_id FROM ingest_keys WHERE key=? AND seq > ?", (key[0], lo)).fetchone()
+                    old = r[0] if r else None
+                if old is not None:
+                    ids.append(old)
+                    continue
+            line_id = next_id + len(rows)
+            if key is not None:
+                seen[key[0]] = line_id
+            rows.append(row)
+            params.append(ps)
+            ids.append(line_id)
+        return rows, params, ids
 
     def _used_bytes(self, db: sqlite3.Connection) -> int:
         page_size = db.execute("PRAGMA page_size").fetchone()[0]
@@ -445,7 +525,9 @@ class Store:
             return {"path": str(self.path), "max_bytes": self.max_bytes,
                     "file_bytes": _file_bytes(self.path), "first_id": lo, "last_id": hi,
                     "rows": 0 if lo is None else hi - lo + 1, "lines_written": self._lines_written,
-                    "commits": self._commits, "retention_deleted": self._retention_deleted,
+                    "commits": self._commits, "commit_retries": self._commit_retries,
+                    "commit_failures": self._commit_failures, "repeats_skipped": self._repeats_skipped,
+                    "retention_deleted": self._retention_deleted,
                     "queued": self._queue.qsize(), "read_connections": self._n_readers}
 
     def close(self) -> None:
@@ -475,6 +557,24 @@ def _row_values(r: LogRecord, template_id: int | None, f: LineFields | None) -> 
 
 def _templates(template_ids: Sequence[int | None], fields: Sequence[LineFields | None]) -> dict[int, str]:
     return {t: f.template for t, f in zip(template_ids, fields) if t is not None and f is not None and f.template}
+
+
+def _named_error(exc: BaseException, rows: list[tuple], path: Path) -> BaseException:
+    """A text SQLite cannot encode is named by its line (callers scrub at the edge; this is the
+    message when one did not); a full disk is StoreFull; any other failure is passed on as it is."""
+    if isinstance(exc, sqlite3.OperationalError) and getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:
+        return StoreFull(f"the store {path} is full (its disk, or its page limit): {exc}; nothing of this "
+                         "append was stored")
+    if not isinstance(exc, UnicodeEncodeError):
+        return exc
+    for i, row in enumerate(rows):
+        for name, value in zip(("source", "host", "text"), (row[1], row[2], row[4])):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as bad:
+                return ValueError(f"line {i} of the append: its {name} is not valid Unicode ({bad.reason}"
+                                  f" at character {bad.start}); nothing of this append was stored")
+    return exc
 
 
 def _file_bytes(path: Path) -> int:

@@ -25,7 +25,8 @@ from gateway.serve.admission import Admission
 from gateway.serve.jobs import (COMPLETE, PRIORITY, TTFT, Job, JobHandle, NotReady, PromptTooLong, QueueFull,
                                 Refused)
 from gateway.serve.prompts import Prompts
-from gateway.serve.query_call import MAX_CALL_TOKENS, QUERY_PROMPT_TOKENS, QueryTool
+from gateway.serve.query_call import MAX_CALL_TOKENS, QUERY_PROMPT_TOKENS, TYPICAL_CALL_TOKENS, QueryTool
+from gateway.serve.question import Grounding
 
 log = logging.getLogger(__name__)
 
@@ -140,7 +141,7 @@ class EngineThread:
                                 f" + max_tokens ({max_tokens}) exceeds engine.n_scratch={self.n_scratch}")
         decode_in_budget = 1 if deadline_kind == TTFT else max_tokens
         if turns is not None:
-            decode_in_budget += MAX_CALL_TOKENS      # the call is decoded before the answer's first token
+            decode_in_budget += TYPICAL_CALL_TOKENS  # the call is decoded before the answer's first token
         with self._est_lock:
             prio = PRIORITY.get(kind, len(self._queued_ms) - 1)
             # A job waits for everything queued at its priority or higher (and the one running).
@@ -219,7 +220,7 @@ class EngineThread:
             self.drafter = make_drafter(self.draft_spec, self.engine, n_threads=self.n_threads)
             self.drafter.push_stream(self.sink_tokens)
         if self.query_tool is not None:
-            self.query_tool.constraint()         # the vocabulary's trie, once, before the first question
+            self.query_tool.constraint(Grounding())   # the vocabulary's trie, once, before the first question
         # Seed the EMAs with a measured generate: the host, model and thread count it runs with.
         probe = self.engine.generate(self.prompts.chat_tokens([{"role": "user", "content": "Status?"}]),
                                      SEED_GENERATE_TOKENS)
@@ -310,11 +311,12 @@ class EngineThread:
             call.append(tid)
             return not plan.mask.complete(call) and not job.handle.cancelled
 
+        call_room = self.n_scratch - base - len(prompt)     # a call is far shorter than its budget
         try:
             t0 = time.perf_counter()
             self.engine.forward_scratch(prompt[:-1])
             self.admission.observe_prefill(len(prompt) - 1, (time.perf_counter() - t0) * 1000)
-            res = speculative_generate(self.engine, self.drafter, prompt, MAX_CALL_TOKENS, SamplingParams(), None,
+            res = speculative_generate(self.engine, self.drafter, prompt, min(MAX_CALL_TOKENS, call_room), SamplingParams(), None,
                                        stop_tokens=stops, on_token=on_call, n_prompt_cached=len(prompt) - 1,
                                        logits_processor=plan.mask)
             self.admission.observe_decode(len(res.tokens), res.decode_ms)

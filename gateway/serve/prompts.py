@@ -45,7 +45,7 @@ class Prompts:
     """Token prompts for one model: sink_tokens, log_tokens(line), chat_tokens(messages),
     explain_tokens(alert). Thread-safe (the tokenizer is)."""
 
-    def __init__(self, tokenizer: Tokenizer, language: str = "en") -> None:
+    def __init__(self, tokenizer: Tokenizer, language: str = "en", tool_help: str = "") -> None:
         if language not in EXPLAIN_INSTRUCTIONS:
             raise ValueError(f"language {language!r}: one of {sorted(EXPLAIN_INSTRUCTIONS)}")
         self.language = language              # of alert explanations ([ui] language)
@@ -53,13 +53,16 @@ class Prompts:
             raise ValueError(f"{tokenizer.path}: the prompt layout needs the GGUF's chat template "
                              "(tokenizer.chat_template), and this file has none")
         self.tokenizer = tokenizer
+        # the store query's description (gateway.serve.query_call.TOOL_HELP) in the system turn: in the
+        # sink, prefilled once instead of with every question
+        self.system = SYSTEM_PROMPT + ("\n\n" + tool_help if tool_help else "")
         self.sink_tokens: list[int] = []
         self.sink_tokens = self._render("Status?")[0]
 
     @classmethod
-    def for_model(cls, model: str | Path, language: str = "en") -> "Prompts":
+    def for_model(cls, model: str | Path, language: str = "en", tool_help: str = "") -> "Prompts":
         """Prompts for a manifest model name or GGUF path (its own tokenizer and chat template)."""
-        return cls(Tokenizer.from_gguf(resolve_model(model)), language)
+        return cls(Tokenizer.from_gguf(resolve_model(model)), language, tool_help)
 
     def log_tokens(self, text: str) -> list[int]:
         """Untrusted text (a log line) as plain tokens: control tokens written in it stay text."""
@@ -69,7 +72,7 @@ class Prompts:
         """(sink, scratch) of the conversation: our system turn, the user turn holding the live log
         and then `first_user`, the `later` turns, and the assistant turn opened."""
         clean = [{"role": m["role"], "content": m["content"].replace(LOG_CUT, "")} for m in later]
-        conversation = [{"role": "system", "content": SYSTEM_PROMPT},
+        conversation = [{"role": "system", "content": self.system},
                         {"role": "user", "content": LOG_HEADER + LOG_CUT + LOG_FOOTER + first_user.replace(LOG_CUT, "")},
                         *clean]
         pieces = self.tokenizer.encode_chat_pieces(conversation, cut=LOG_CUT)

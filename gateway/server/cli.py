@@ -13,6 +13,7 @@ from gateway.appliance import Appliance
 from gateway.server.app import create_app
 from gateway.server.auth import KeyStore
 from gateway.server.settings import ServerSettings, is_loopback
+from gateway.server.tls import TlsError, cert_files, fingerprint
 from gateway.settings import SettingsError, load
 
 
@@ -36,11 +37,11 @@ def _load_settings(args: argparse.Namespace):
     return settings
 
 
-def ui_url(host: str, port: int, key: str | None) -> str:
+def ui_url(host: str, port: int, key: str | None, scheme: str = "http") -> str:
     shown = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
     if ":" in shown:
         shown = f"[{shown}]"
-    return f"http://{shown}:{port}/" + (f"#key={key}" if key else "")
+    return f"{scheme}://{shown}:{port}/" + (f"#key={key}" if key else "")
 
 
 def serve(args: argparse.Namespace) -> int:
@@ -58,17 +59,28 @@ def serve(args: argparse.Namespace) -> int:
     if server.require_key and not is_loopback(server.host) and len(keys) == 0:
         raise SystemExit(f"linegate: refusing to listen on {server.host} without an API key "
                          f"(key file {keys.path} is empty)")
+    tls: dict = {}
+    scheme, shown_fp = "http", ""
+    if server.tls:
+        try:
+            cert, key = cert_files(server, settings.data_dir)
+        except TlsError as exc:
+            raise SystemExit(f"linegate: {exc}") from None
+        tls = {"ssl_certfile": str(cert), "ssl_keyfile": str(key)}
+        scheme, shown_fp = "https", f" (certificate SHA-256 {fingerprint(cert)})"
     appliance = Appliance(settings)
     app = create_app(appliance, settings, manage_appliance=True)
     if new_key:
         print(f"linegate: first start: created an API key (only its sha256 is stored, in {keys.path}).\n"
-              f"Open the UI with it (shown once):\n\n    {ui_url(server.host, server.port, new_key)}\n", flush=True)
+              f"Open the UI with it (shown once):\n\n    {ui_url(server.host, server.port, new_key, scheme)}"
+              f"{shown_fp}\n", flush=True)
     else:
-        print(f"linegate: UI at {ui_url(server.host, server.port, None)} "
+        print(f"linegate: UI at {ui_url(server.host, server.port, None, scheme)}{shown_fp} "
               f"(keys: {len(keys)} in {keys.path}; new one: linegate keys create --data-dir {settings.data_dir})",
               flush=True)
     uvicorn.run(app, host=server.host, port=server.port, log_level="info", access_log=False,
-                timeout_graceful_shutdown=GRACEFUL_S, http=TimedH11Protocol, timeout_keep_alive=KEEP_ALIVE_S)
+                timeout_graceful_shutdown=GRACEFUL_S, http=TimedH11Protocol, timeout_keep_alive=KEEP_ALIVE_S,
+                **tls)
     return 0
 
 

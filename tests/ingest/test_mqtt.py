@@ -27,7 +27,7 @@ def test_mqtt_source_receives_text_json_and_garbage(port):
 
     got = []
     counters = SourceCounters()
-    src = MqttSource(lambda rs: (got.extend(rs), list(range(len(rs))))[1], counters, port=port,
+    src = MqttSource(lambda rs, keys: (got.extend(rs), list(range(len(rs))))[1], counters, port=port,
                      topics=["factory/+/logs"], client_id="t-ingest")
     src.start()
     try:

@@ -39,3 +39,15 @@ def test_too_many_lines_is_refused_with_the_limit(monkeypatch):
     monkeypatch.setattr(ndjson, "MAX_NDJSON_LINES", 3)
     with pytest.raises(ValueError, match="limit is 3"):
         parse_ndjson(b"a\nb\nc\nd\ne\n")
+
+
+def test_lone_surrogate_is_replaced_and_counted():
+    """Valid JSON, not valid Unicode: "\\ud800" alone. It becomes U+FFFD (the store would refuse it)."""
+    body = b'{"text": "a\\ud800b"}\n{"text": "ok", "host": "h\\udfff"}\n"\\ud83d"\n{"text": "\\ud83d\\ude00 pair"}\n'
+    problems: dict[str, int] = {}
+    records, malformed = parse_ndjson(body, problems=problems)
+    assert [r.text for r in records] == ["a\ufffdb", "ok", "\ufffd", "\U0001F600 pair"]
+    assert records[1].host == "h\ufffd"
+    assert malformed == 3 and problems == {"lone_surrogate": 3}
+    for r in records:
+        (r.text + r.host + r.source).encode("utf-8")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import threading
 import time
 
 from hypothesis import HealthCheck, given, settings
@@ -128,3 +129,98 @@ def test_fuzz_framer_never_raises_and_bounds_frames(chunks):
         assert len(f.buf) <= 64 + 16      # memory stays bounded whatever the peer sends
     for frame, _ in f.close():
         assert len(frame) <= 64 + 16
+
+
+class _GatedSink:
+    """A sink that holds every call until opened: the store stalled (disk, a long commit)."""
+
+    def __init__(self) -> None:
+        self.got: list = []
+        self.open = threading.Event()
+
+    def __call__(self, records):
+        self.open.wait(30)
+        self.got.extend(records)
+        return list(range(len(records)))
+
+
+def test_tcp_full_queue_stops_reading_and_drops_nothing():
+    sink, counters = _GatedSink(), SourceCounters()
+    srv = SyslogServer(sink, counters, tcp_port=0, max_pending=100)
+    srv.start()
+    n = 100_000                                              # 7 MB: more than loopback buffers hold
+    payload = b"".join(b"<14>Jan  1 00:00:00 h tcp line %d padding-padding-padding-padding\n" % i for i in range(n))
+    sent = threading.Event()
+
+    def send():
+        with socket.socket() as t:
+            t.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 65_536)
+            t.connect(("127.0.0.1", srv.tcp_port))
+            t.sendall(payload)
+        sent.set()
+
+    sender = threading.Thread(target=send, daemon=True)
+    try:
+        sender.start()
+        deadline = time.monotonic() + 10
+        while srv.stats()["queue"]["depth"] < 100 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.3)
+        assert srv.stats()["queue"]["depth"] == 100          # full, and the reader waits on it ...
+        assert not sent.is_set()                             # ... so the sender is held by TCP
+        sink.open.set()
+        assert sent.wait(30)
+        deadline = time.monotonic() + 30
+        while len(sink.got) < n and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        sink.open.set()
+        srv.stop()
+    assert [r.text for r in sink.got] == [f"tcp line {i} padding-padding-padding-padding" for i in range(n)]
+    assert counters.get("syslog", "overflow") == 0 and srv.stats()["queue"]["dropped"] == 0
+
+
+def test_udp_drops_are_counted_queue_full_and_kernel():
+    """Every datagram sent is stored, or counted as dropped: queue full (overflow) or by the kernel."""
+    sink, counters = _GatedSink(), SourceCounters()
+    srv = SyslogServer(sink, counters, udp_port=0, max_pending=10)
+    srv.start()
+    n = 3_000
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as u:
+            for i in range(n):                     # the first batch and the 10 queued wait on the sink
+                u.sendto(b"<14>udp %d" % i, ("127.0.0.1", srv.udp_port))
+                if i % 100 == 99:
+                    time.sleep(0.01)               # let the reader keep up: these drops are the queue's
+            deadline = time.monotonic() + 10
+            while srv.stats()["queue"]["dropped"] == 0 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            time.sleep(0.2)
+            # then the reader stalls: the kernel's receive buffer fills and drops; the next read says so
+            gate = threading.Event()
+            accept = srv._accept
+            srv._accept = lambda *a, **k: (gate.wait(30), accept(*a, **k))
+            u.sendto(b"<14>stall", ("127.0.0.1", srv.udp_port))
+            time.sleep(0.1)
+            big = b"<14>" + b"x" * 8000
+            for _ in range(2_000):                 # 16 MB: more than any default rmem
+                u.sendto(big, ("127.0.0.1", srv.udp_port))
+            srv._accept = accept
+            sink.open.set()
+            gate.set()
+            u.sendto(b"<14>after", ("127.0.0.1", srv.udp_port))
+            deadline = time.monotonic() + 10
+            while srv.stats()["udp_dropped_kernel"] == 0 and time.monotonic() < deadline:
+                time.sleep(0.02)
+            srv.batcher.flush(10)
+    finally:
+        sink.open.set()
+        srv.stop()
+    st = srv.stats()
+    small = [r for r in sink.got if r.text.startswith("udp ")]
+    assert st["queue"]["dropped"] > 0 and counters.get("syslog", "overflow") == st["queue"]["dropped"]
+    assert st["udp_dropped_kernel"] > 0
+    assert counters.get("syslog", "udp_dropped_kernel") == st["udp_dropped_kernel"]
+    # nothing vanished uncounted: stored + dropped (queue or kernel) = sent
+    assert len(sink.got) + st["queue"]["dropped"] + st["udp_dropped_kernel"] == n + 1 + 2_000 + 1
+    assert len(small) > 0

@@ -66,3 +66,53 @@ def test_huge_line_and_binary(tmp_path):
     assert c["truncated"] == 1 and c["invalid_utf8"] == 1 and c["binary"] == 1
     assert t.offset == os.path.getsize(log)
     t.stop()
+
+
+def test_rotation_while_down_resumes_the_rotated_file_by_inode(tmp_path):
+    log, state = tmp_path / "line.log", tmp_path / "state"
+    got: list[str] = []
+    counters = SourceCounters()
+    log.write_text("a\nb\n")
+    t = _tail(log, state, got, counters)
+    t.poll_once()
+    t.stop()
+    with open(log, "a") as f:                        # written after the stop, then rotated away
+        f.write("c\nd-no-lf")
+    os.rename(log, tmp_path / "line.log.1")
+    (tmp_path / "line.log.2").write_text("an older rotation, not ours\n")
+    log.write_text("new-1\nnew-2\n")
+    t = _tail(log, state, got, counters)
+    t.poll_once()
+    t.stop()
+    assert got == ["a", "b", "c", "d-no-lf", "new-1", "new-2"]
+    c = counters.snapshot()["tail"]
+    assert c["rotations_while_down"] == 1 and "truncations" not in c
+    t = _tail(log, state, got, counters)             # and the state now names the new file
+    t.poll_once()
+    t.stop()
+    assert got[-1] == "new-2" and got.count("new-1") == 1
+
+
+def test_truncation_then_growth_past_the_offset_is_found_by_the_head(tmp_path):
+    log, state = tmp_path / "line.log", tmp_path / "state"
+    got: list[str] = []
+    counters = SourceCounters()
+    log.write_text("first run 1\nfirst run 2\n")
+    t = _tail(log, state, got, counters)
+    t.poll_once()
+    t.stop()
+    # while down: truncated in place (same inode) and rewritten longer than the saved offset
+    with open(log, "r+") as f:
+        f.truncate(0)
+        f.write("rewritten 1\nrewritten 2\nrewritten 3\n")
+    t = _tail(log, state, got, counters)
+    t.poll_once()
+    assert got == ["first run 1", "first run 2", "rewritten 1", "rewritten 2", "rewritten 3"]
+    # while running: truncated and regrown past the offset between two polls
+    with open(log, "r+") as f:
+        f.truncate(0)
+        f.write("again 1\nagain 2\nagain 3\nagain 4\nagain 5\n")
+    t.poll_once()
+    t.stop()
+    assert got[5:] == ["again 1", "again 2", "again 3", "again 4", "again 5"]
+    assert counters.snapshot()["tail"]["truncations"] == 2

@@ -18,7 +18,16 @@ def test_no_key_beyond_localhost_is_refused():
     with pytest.raises(ValidationError, match="beyond localhost.*require_key"):
         ServerSettings(host="0.0.0.0", require_key=False)
     ServerSettings(host="127.0.0.1", require_key=False)   # loopback-only development box: allowed
-    ServerSettings(host="0.0.0.0", require_key=True)
+    ServerSettings(host="0.0.0.0", require_key=True, tls=True)
+
+
+def test_plain_http_beyond_localhost_is_refused_unless_chosen():
+    with pytest.raises(ValidationError, match="plain HTTP.*server.tls = true"):
+        ServerSettings(host="0.0.0.0")
+    ServerSettings(host="0.0.0.0", plain_http_beyond_localhost=True)   # said explicitly: allowed
+    ServerSettings(host="127.0.0.1")                                   # loopback: plain HTTP is fine
+    with pytest.raises(ValidationError, match="tls_cert and server.tls_key go together"):
+        ServerSettings(tls=True, tls_cert="c.pem")
 
 
 def test_wildcard_cors_refused():

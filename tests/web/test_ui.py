@@ -135,3 +135,27 @@ def test_theme_and_language_toggles(browser, ui_server):
     assert page.evaluate("document.documentElement.dataset.theme") == "dark"
     assert page.locator("#chat-h").inner_text() == "Ask about the line"
     ctx.close()
+
+
+def test_query_source_is_shown_expandable(browser, ui_server):
+    """An answer drawn from a store query shows the call and, expanded, its result (the API's query
+    source). The chat reply is served canned here: what is tested is the UI's rendering of it."""
+    url, key, _ = ui_server
+    ctx, page, errors = open_ui(browser, url, key)
+    src = {"call": {"op": "count", "text": "JAM"}, "result": {"count": 14, "call": {"op": "count", "text": "JAM"}}}
+    chunks = [{"choices": [{"index": 0, "delta": {"content": "14 jams."}}]},
+              {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}], "sources": [src]}]
+    body = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+    page.route("**/v1/chat/completions", lambda route: route.fulfill(
+        status=200, headers={"Content-Type": "text/event-stream"}, body=body))
+    page.fill("#chat-input", "How many jams?")
+    page.click("#chat-send")
+    page.wait_for_selector(".msg.assistant .query-source")
+    summary = page.locator(".msg.assistant .query-source summary")
+    assert '"op":"count"' in summary.inner_text() and "JAM" in summary.inner_text()
+    assert not page.locator(".msg.assistant .query-source pre").is_visible()
+    summary.click()
+    assert '"count": 14' in page.locator(".msg.assistant .query-source pre").inner_text()
+    assert page.locator(".msg.assistant .source").count() == 0      # no line button for a query
+    assert not errors, errors
+    ctx.close()

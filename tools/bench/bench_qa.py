@@ -189,9 +189,11 @@ def ask(client, q: dict, max_tokens: int, retries: int = 6) -> dict:
             return {"answer": "", "error": f"{type(exc).__name__}: {exc}", "seconds": time.monotonic() - t0,
                     "refused": refused, "finish_reason": None}
         c = r.choices[0]
+        query = [s for s in (r.model_extra or {}).get("sources") or [] if isinstance(s, dict) and "call" in s]
         return {"answer": c.message.content or "", "error": None, "seconds": time.monotonic() - t0,
                 "refused": refused, "finish_reason": c.finish_reason,
-                "completion_tokens": getattr(r.usage, "completion_tokens", None) if r.usage else None}
+                "completion_tokens": getattr(r.usage, "completion_tokens", None) if r.usage else None,
+                "query": query[0] if query else None}
     return {"answer": "", "error": f"refused {refused} times", "seconds": 0.0, "refused": refused,
             "finish_reason": None}
 
@@ -221,11 +223,16 @@ def run_system(system: str, qs: list[dict], a: argparse.Namespace, log, recs: li
             r = ask(client, q, a.max_tokens)
             ok = r["error"] is None and qq.judge(r["answer"], q["check"])
             loop = qq.looped(r["answer"], r["finish_reason"])
-            rec = {**q, **r, "pass": ok, "loop": loop, "model": model}
+            # Whether the store query's result held the answer: tells a wrong call from a wrong reading.
+            found = r.get("query") is not None and qq.judge(json.dumps(r["query"].get("result"), ensure_ascii=False),
+                                                              q["check"])
+            rec = {**q, **r, "pass": ok, "loop": loop, "model": model, "result_has_answer": found}
             recs.append(rec)
             shown = " ".join(r["answer"].split())[:SHOW_CHARS] if not r["error"] else f"ERROR {r['error']}"
+            call = json.dumps((r.get("query") or {}).get("call"), ensure_ascii=False)
             log(f"{'PASS' if ok else 'FAIL'}{' LOOP' if loop else ''} {q['id']} [{q['lang']}] {r['seconds']:.1f}s "
-                f"| {q['question'][:100]} | want {json.dumps(q['check'], ensure_ascii=False)} | {shown}")
+                f"| {q['question'][:100]} | want {json.dumps(q['check'], ensure_ascii=False)} | {shown} "
+                f"| call {call}{' (result has it)' if found else ''}")
     return recs
 
 
@@ -242,7 +249,9 @@ def summary(recs: list[dict], a: argparse.Namespace) -> dict:
     models = sorted({str(r.get("model")) for r in recs if r.get("model")})
     lg = Path(a.linegate).resolve()
     repo = lg.parent.parent.parent if lg.parent.name == "bin" else lg.parent
-    return {"accuracy": acc(recs), "by_kind": by("kind"), "by_lang": by("lang"), "by_system": by("system"),
+    return {"accuracy": acc(recs), "result_has_answer": round(sum(bool(r.get("result_has_answer")) for r in recs)
+                                                            / len(recs), 4) if recs else None,
+            "by_kind": by("kind"), "by_lang": by("lang"), "by_system": by("system"),
             "loop_rate": round(sum(r["loop"] for r in recs) / len(recs), 4) if recs else None,
             "p50_s": round(percentile(times, 0.5), 2) if times else None,
             "p95_s": round(percentile(times, 0.95), 2) if times else None,

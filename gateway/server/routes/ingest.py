@@ -10,6 +10,7 @@ from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel
 
 from gateway.ingest.ndjson import parse_ndjson
+from gateway.pipeline.store import StoreFull
 from gateway.server.deps import ApplianceDep, KeyDep
 
 router = APIRouter(prefix="/api", tags=["ingest"])
@@ -38,7 +39,11 @@ def _parse(body: bytes) -> tuple[list, int, dict[str, int], list[dict]]:
     return records, malformed, kinds, reasons
 
 
-@router.post("/ingest", response_model=IngestResult, openapi_extra={
+@router.post("/ingest", response_model=IngestResult, responses={
+    400: {"description": "a line the store refused, named; nothing of the body was stored"},
+    422: {"description": "more lines than one body may hold"},
+    507: {"description": "the store's disk is full; nothing of the body was stored (Retry-After)"}},
+    openapi_extra={
     "requestBody": {"required": True, "description": NDJSON_DOC,
                     "content": {"application/x-ndjson": {"schema": {"type": "string"}}}}})
 async def ingest(request: Request, appliance: ApplianceDep, _key: KeyDep) -> IngestResult:
@@ -47,10 +52,15 @@ async def ingest(request: Request, appliance: ApplianceDep, _key: KeyDep) -> Ing
         records, malformed, kinds, reasons = await run_in_threadpool(_parse, body)
     except ValueError as exc:
         raise HTTPException(422, str(exc)) from None
-    ids = await run_in_threadpool(appliance.ingest, records) if records else []
     counters = appliance.counters          # HTTP ingest in /api/stats and /metrics, like the other sources
     counters.add("http", "requests")
-    counters.add("http", "lines", len(ids))
     counters.add_problems("http", kinds)
+    try:
+        ids = await run_in_threadpool(appliance.ingest, records) if records else []
+    except ValueError as exc:   # a line the store refused (named); its chunk (INGEST_CHUNK lines) was not stored
+        raise HTTPException(400, str(exc)) from None
+    except StoreFull as exc:    # that chunk and the rest not stored, not acknowledged: the client retries later
+        raise HTTPException(507, str(exc), headers={"Retry-After": "30"}) from None
+    counters.add("http", "lines", len(ids))
     return IngestResult(accepted=len(ids), malformed=malformed, first_id=min(ids) if ids else None,
                         last_id=max(ids) if ids else None, problems=[LineProblem(**r) for r in reasons])

@@ -52,5 +52,29 @@ def test_reply_names_malformed_lines_and_stats_count_http(client, auth, applianc
 
 def test_lone_surrogate_in_json_text_is_stored_replaced(client, auth, appliance):
     r = client.post("/api/ingest", content=b'{"text": "half \\ud800 pair"}', headers=auth)
-    assert r.status_code == 200 and r.json()["problems"] == [{"line": 1, "problems": ["invalid_utf8"]}]
+    assert r.status_code == 200 and r.json()["problems"] == [{"line": 1, "problems": ["lone_surrogate"]}]
     assert appliance.store.get(r.json()["first_id"])["text"] == "half \ufffd pair"
+
+
+def test_lone_surrogate_line_is_cleaned_and_its_neighbours_stored(client, auth, appliance):
+    body = b'{"text": "before"}\n{"text": "a\\ud800b"}\n{"text": "after"}\n'
+    r = client.post("/api/ingest", content=body, headers=auth)
+    assert r.status_code == 200, r.text
+    out = r.json()
+    assert out["accepted"] == 3 and out["malformed"] == 1
+    rows = appliance.store.search(after_id=out["first_id"] - 1, limit=10)
+    assert [x["text"] for x in rows] == ["before", "a\ufffdb", "after"]
+    assert appliance.stats()["ingest"]["sources"]["http"]["lone_surrogate"] == 1
+
+
+def test_full_store_answers_507_and_stores_nothing(client, auth, appliance):
+    db = appliance.store._writer_db
+    appliance.store.flush()
+    db.execute(f"PRAGMA max_page_count={db.execute('PRAGMA page_count').fetchone()[0]}")
+    body = "\n".join(json.dumps({"text": f"line {i} " + "y" * 2000}) for i in range(100))
+    r = client.post("/api/ingest", content=body, headers=auth)
+    assert r.status_code == 507 and "is full" in r.json()["detail"] and r.headers["Retry-After"] == "30"
+    assert appliance.store.count() == 0
+    db.execute("PRAGMA max_page_count=1073741823")
+    r = client.post("/api/ingest", content=body, headers=auth)
+    assert r.status_code == 200 and r.json()["accepted"] == 100

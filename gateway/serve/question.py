@@ -1,0 +1,137 @@
+"""What an operator's question itself names, read without the model: phrases it quotes, times it
+writes, the log words, hosts, components and levels it mentions. The store-query grammar
+(gateway.serve.query_call) offers the model only these as filters: a 1.5B model otherwise copies
+filters from the log in its context ("sshd", level "info") or invents words the log never holds, and
+the query then counts the wrong lines or none.
+
+Grounding rules (general, not per log format):
+- a phrase in quotes ("...", \u201c...\u201d, \u300c...\u300d) is the text filter, placeholders (<*>, <N>) kept;
+- a log word is offered when the question holds it, or a word sharing its first PREFIX letters
+  ("faults" ~ "fault", "failures" ~ "Failed"); a question without Latin-script words (Chinese) is
+  offered every log word of the store, for the model to translate into;
+- a host or component when the question names it (or one of its parts: "capper" ~ "line3/capper");
+- a level when the question names one (English level words, Chinese \u9519\u8bef/\u544a\u8b66/...);
+- a recent window (last_minutes) only when the question asks for recent time;
+- the ops its wording asks for ("how many" -> count, "most" -> top_k, "highest" -> stats, "when" ->
+  first_last, "why" -> top_k by template or lines; several cues: any of theirs; none: every op).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from gateway.ingest.header import _LEVELS, match_ts
+
+MAX_PHRASE_BYTES = 200          # longer quotes are not offered whole (the call's token budget)
+PREFIX = 4                       # letters two words share to count as one ("fault", "faults")
+JSON_SAFE = re.compile(r'^[^"\\\x00-\x1f]+$')
+_QUOTED = re.compile(r'"([^"\n]{2,200})"|\u201c([^\u201d\n]{2,200})\u201d|\u300c([^\u300d\n]{2,200})\u300d')
+_CLOCK = re.compile(r"(?<![\d:])(\d{1,2}:\d{2}(?::\d{2})?)(?![\d:])")
+_DATE = re.compile(r"(?<!\d)(\d{4}-\d{2}-\d{2})(?!\d)")
+_WORD = re.compile(r"[A-Za-z][\w.'/-]*[A-Za-z0-9]|[A-Za-z]")
+_ZH_LEVELS = {"错误": "error", "报错": "error", "故障": "error", "告警": "warning", "警告": "warning", "报警": "warning",
+              "严重": "critical", "致命": "critical", "信息": "info", "调试": "debug", "通知": "notice"}
+_RECENT = re.compile(r"\b(?:last|past|previous)\s+(?:\d+\s*|few\s+|several\s+|\w+\s+)?(?:sec|second|min|minute|hour|"
+                     r"day)s?\b|\brecent(?:ly)?\b|\bjust now\b|\bso far today\b|最近|刚才|过去|分钟|小时", re.IGNORECASE)
+# (cue, ops it allows): the question's wording narrows the op the model may choose
+_OP_CUES = [
+    (re.compile(r"\bhow (?:many|often)\b|\bnumber of\b|多少次|多少条|多少行|多少个|几次|几条", re.I), ("count", "buckets", "top_k")),
+    (re.compile(r"\b(?:most|least|top \d+|top)\b|最多|最少|最常|前\s*\d+\s*[个名]", re.I), ("top_k",)),
+    (re.compile(r"\b(?:highest|lowest|largest|smallest|maximum|minimum|max|min|peak|average|mean)\b|"
+                r"最高|最低|最大|最小|平均|峰值", re.I), ("stats",)),
+    (re.compile(r"\bwhen\b|\bwhat time\b|\b(?:first|last) time\b|什么时候|何时|几点|第一次|最后一次", re.I),
+     ("first_last", "lines")),
+    (_WHY := re.compile(r"\bwhy\b|\bcause|\breason|为什么|原因", re.I), ("top_k", "lines")),
+]
+_TOP = _OP_CUES[1][0]
+_NOT_CONTENT = {"the", "a", "an", "of", "in", "on", "at", "to", "and", "or", "for", "by", "is", "was", "were", "are",
+                "be", "did", "do", "does", "how", "many", "much", "what", "which", "when", "why", "who", "where", "log",
+                "logs", "logged", "line", "lines", "time", "times", "most", "often", "there", "this", "that", "it",
+                "its", "with", "from", "form", "value", "first", "last", "any", "so", "than", "after", "before"}
+
+
+def question_phrases(question: str) -> list[str]:
+    """Phrases quoted in the question, as written (whitespace collapsed)."""
+    out = []
+    for m in _QUOTED.finditer(question):
+        p = " ".join(next(g for g in m.groups() if g).split())
+        if JSON_SAFE.match(p) and len(p.encode()) <= MAX_PHRASE_BYTES:
+            out.append(p)
+    return list(dict.fromkeys(out))
+
+
+def question_times(question: str) -> list[str]:
+    """Times written in the question, as since/until values: whole timestamps as written, and clock
+    times (with the question's date, when it names one)."""
+    out: list[str] = []
+    covered: list[tuple[int, int]] = []
+    question = re.sub(r"[?？!！)）(（，,。;；、\u300c\u300d\u201c\u201d\"]", " ", question) + " "   # a timestamp ends at them
+    for i in range(len(question)):
+        if (i and question[i - 1].isalnum()) or any(a <= i < b for a, b in covered):
+            continue
+        m = match_ts(question, i)
+        if m and m.groupdict().get("H") and (m.groupdict().get("b") or m.groupdict().get("m")):
+            out.append(m.group(0).strip().rstrip(","))
+            covered.append(m.span())
+    dates = _DATE.findall(question)
+    for m in _CLOCK.finditer(question):
+        if not any(a <= m.start() < b for a, b in covered):
+            out.append(f"{dates[0]} {m.group(1)}" if len(dates) == 1 else m.group(1))
+    return [t for t in dict.fromkeys(out) if JSON_SAFE.match(t)]
+
+
+@dataclass
+class Grounding:
+    """The filters a question may use (see the module doc)."""
+    phrases: list[str] = field(default_factory=list)
+    times: list[str] = field(default_factory=list)
+    words: list[str] = field(default_factory=list)
+    hosts: list[str] = field(default_factory=list)
+    components: list[str] = field(default_factory=list)
+    levels: list[str] = field(default_factory=list)
+    recent: bool = False
+    ops: list[str] = field(default_factory=list)     # empty: any op
+    by: list[str] = field(default_factory=list)      # top_k's fields (empty: any)
+
+    def key(self) -> tuple:
+        return tuple(tuple(x) if isinstance(x, list) else x for x in
+                     (self.phrases, self.times, self.words, self.hosts, self.components, self.levels, self.recent,
+                      self.ops, self.by))
+
+
+def _near(a: str, b: str) -> bool:
+    return a == b or (len(a) >= PREFIX and len(b) >= PREFIX and a[:PREFIX] == b[:PREFIX]
+                      and (a.startswith(b) or b.startswith(a) or len(a) > PREFIX + 1 and a[:PREFIX + 1] == b[:PREFIX + 1]))
+
+
+def _named(value: str, low: str, qwords: set[str]) -> bool:
+    v = value.lower()
+    if v in low:
+        return True
+    parts = [p for p in re.split(r"[/\s:()\[\].,_-]+", v) if len(p) >= 3 and not p.isdigit()]
+    return any(p in qwords for p in parts)
+
+
+def ground(question: str, hosts: Sequence[str], components: Sequence[str], levels: Sequence[str],
+           words: Sequence[str]) -> Grounding:
+    """The question's filters among the store's known values and log words."""
+    g = Grounding(phrases=question_phrases(question), times=question_times(question))
+    question = _QUOTED.sub(" ", question)      # a quoted phrase is message text: it names no level or op
+    low = question.lower()
+    qwords = {w.lower() for w in _WORD.findall(question)}
+    content = {w for w in qwords if w not in _NOT_CONTENT}
+    if content:
+        g.words = [w for w in words if any(_near(w.lower(), q) for q in content)]
+    else:
+        g.words = list(words)
+    g.hosts = [h for h in hosts if _named(h, low, qwords)]
+    g.components = [c for c in components if _named(c, low, qwords)]
+    named = {_LEVELS[w] for w in qwords if w in _LEVELS} | {v for k, v in _ZH_LEVELS.items() if k in question}
+    g.levels = [lv for lv in levels if lv.lower() in named or lv.lower() in qwords]
+    g.recent = bool(_RECENT.search(question))
+    g.ops = sorted({op for rx, ops in _OP_CUES if rx.search(question) for op in ops})
+    if _WHY.search(question) and not _TOP.search(question):
+        g.by = ["template"]                   # a cause is a kind of message, not a level or a host
+    return g
