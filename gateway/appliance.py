@@ -22,7 +22,7 @@ from gateway.ingest.tail import TailSource
 from gateway.pipeline.alerts import DONE, FAILED, MISSED, NONE, PENDING, REFUSED, Alert, AlertBus, MqttPublisher
 from gateway.pipeline.outbox import AlertOutbox
 from gateway.pipeline.query import QuerySurface
-from gateway.pipeline.store import Store
+from gateway.pipeline.store import Store, StoreFull
 from gateway.pipeline.token_queue import ContextFeed, TokenQueue
 from gateway.pipeline.triage import Triage, load_rules
 from gateway.serve.engine_thread import EngineThread
@@ -176,8 +176,14 @@ class Appliance:
         for i in range(0, len(records), INGEST_CHUNK):
             if self._stopping:
                 raise ApplianceStopped("the appliance is stopping")
-            ids.extend(self._ingest_chunk(records[i:i + INGEST_CHUNK], keys[i:i + INGEST_CHUNK] if keys else None,
-                                          deadline))
+            try:
+                ids.extend(self._ingest_chunk(records[i:i + INGEST_CHUNK], keys[i:i + INGEST_CHUNK] if keys else None,
+                                              deadline))
+            except (ValueError, StoreFull) as exc:   # say what of this batch is stored already
+                if ids:
+                    exc.args = (f"{exc.args[0] if exc.args else exc} (the first {len(ids)} lines of this batch "
+                                f"were stored, ids {min(ids)}..{max(ids)})",)
+                raise
         return ids
 
     def _ingest_chunk(self, records: Sequence[LogRecord], keys: Sequence[tuple[str, bool] | None] | None,

@@ -40,9 +40,11 @@ def _parse(body: bytes) -> tuple[list, int, dict[str, int], list[dict]]:
 
 
 @router.post("/ingest", response_model=IngestResult, responses={
-    400: {"description": "a line the store refused, named; nothing of the body was stored"},
+    400: {"description": "a line the store refused, named; nothing of the body was stored, except for a "
+                         "body over 1,000 lines, whose earlier lines may be (the detail names them)"},
     422: {"description": "more lines than one body may hold"},
-    507: {"description": "the store's disk is full; nothing of the body was stored (Retry-After)"}},
+    507: {"description": "the store's disk is full; nothing of the body was stored, except for a body over "
+                         "1,000 lines, whose earlier lines may be (the detail names them) (Retry-After)"}},
     openapi_extra={
     "requestBody": {"required": True, "description": NDJSON_DOC,
                     "content": {"application/x-ndjson": {"schema": {"type": "string"}}}}})

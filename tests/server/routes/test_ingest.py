@@ -78,3 +78,25 @@ def test_full_store_answers_507_and_stores_nothing(client, auth, appliance):
     db.execute("PRAGMA max_page_count=1073741823")
     r = client.post("/api/ingest", content=body, headers=auth)
     assert r.status_code == 200 and r.json()["accepted"] == 100
+
+
+def test_a_refusal_after_earlier_chunks_names_what_was_stored(client, auth, appliance, monkeypatch):
+    """A body over INGEST_CHUNK lines is committed in chunks; if a later chunk is refused, the
+    answer says which lines of the body are stored already."""
+    import gateway.appliance as appliance_mod
+    from gateway.pipeline.store import StoreFull
+    monkeypatch.setattr(appliance_mod, "INGEST_CHUNK", 2)
+    real = appliance.store.append
+    calls = []
+
+    def append(records, *a, **k):
+        calls.append(len(records))
+        if len(calls) == 2:
+            raise StoreFull("store is full")
+        return real(records, *a, **k)
+
+    monkeypatch.setattr(appliance.store, "append", append)
+    body = "\n".join(json.dumps({"text": f"line {i}"}) for i in range(5))
+    r = client.post("/api/ingest", content=body, headers=auth)
+    assert r.status_code == 507 and "the first 2 lines of this batch were stored" in r.json()["detail"]
+    assert appliance.store.count() == 2
