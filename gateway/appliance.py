@@ -172,6 +172,7 @@ class Appliance:
         if not records:
             return []
         ids: list[int] = []
+        self.ingest_calls += 1
         deadline = time.monotonic() + INGEST_MINING_S
         for i in range(0, len(records), INGEST_CHUNK):
             if self._stopping:
@@ -197,7 +198,6 @@ class Appliance:
             classified = None
         ids = self.store.append(records, [c.template_id for c in classified] if classified else None,
                                 [c.fields for c in classified] if classified else None, keys)
-        self.ingest_calls += 1
         self.ingest_lines += len(records)
         if classified is None:
             return ids
