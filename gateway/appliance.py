@@ -22,7 +22,7 @@ from gateway.ingest.tail import TailSource
 from gateway.pipeline.alerts import DONE, FAILED, MISSED, NONE, PENDING, REFUSED, Alert, AlertBus, MqttPublisher
 from gateway.pipeline.outbox import AlertOutbox
 from gateway.pipeline.query import QuerySurface
-from gateway.pipeline.store import Store
+from gateway.pipeline.store import Store, StoreFull
 from gateway.pipeline.token_queue import ContextFeed, TokenQueue
 from gateway.pipeline.triage import Triage, load_rules
 from gateway.serve.engine_thread import EngineThread
@@ -32,6 +32,13 @@ from gateway.serve.prompts import Prompts
 from gateway.settings import Settings
 
 log = logging.getLogger(__name__)
+
+INGEST_CHUNK = 1_000     # lines classified and committed together (bounds how long another caller waits)
+INGEST_MINING_S = 2.0    # template mining one ingest call may spend; later lines are stored unmined
+
+
+class ApplianceStopped(RuntimeError):
+    pass
 
 
 class Appliance:
@@ -64,6 +71,7 @@ class Appliance:
         self.feed: ContextFeed | None = None
         self.sources: list[Any] = []
         self._started = False
+        self._stopping = False
         self._lock = threading.Lock()
         self.ingest_calls = 0
         self.ingest_lines = 0
@@ -78,6 +86,7 @@ class Appliance:
             if self._started:
                 return self
             s.data_dir.mkdir(parents=True, exist_ok=True)
+            self._stopping = False
             self.started_at = time.time()
             self.store = Store(s.store_path, s.store.max_bytes)
             rules = load_rules(s.triage.rules_file) if s.triage.rules_file else []
@@ -121,6 +130,9 @@ class Appliance:
         return self.engine_thread
 
     def stop(self) -> None:
+        self._stopping = True          # an ingest in progress ends at its next chunk
+        if self.triage is not None:
+            self.triage.close()        # ... or at its next line (saves the templates)
         with self._lock:
             if not self._started:
                 return
@@ -131,8 +143,6 @@ class Appliance:
                     log.exception("stopping source %s", type(src).__name__)
             if self.engine_thread is not None:
                 self.engine_thread.stop()
-            if self.triage is not None:
-                self.triage.close()
             if self.store is not None:
                 self.store.close()
             self.alerts.close()
@@ -154,21 +164,40 @@ class Appliance:
 
     # --- the pipeline --------------------------------------------------------------------------
     def ingest(self, records: Sequence[LogRecord], keys: Sequence[tuple[str, bool] | None] | None = None) -> list[int]:
-        """Store `records` durably (returns after the fsynced commit) and run them through triage,
+        """Store `records` durably (returns after the fsynced commits) and run them through triage,
         alerts and the token queue. `keys`: message identities for the store's duplicate check
-        (Store.append). Safe from any thread."""
+        (Store.append). Safe from any thread. A large batch goes through in chunks of INGEST_CHUNK
+        lines, so another caller's lines are stored between them instead of waiting for the whole
+        batch (their ids may then interleave with this batch's)."""
         if not records:
             return []
+        ids: list[int] = []
+        self.ingest_calls += 1
+        deadline = time.monotonic() + INGEST_MINING_S
+        for i in range(0, len(records), INGEST_CHUNK):
+            if self._stopping:
+                raise ApplianceStopped("the appliance is stopping")
+            try:
+                ids.extend(self._ingest_chunk(records[i:i + INGEST_CHUNK], keys[i:i + INGEST_CHUNK] if keys else None,
+                                              deadline))
+            except (ValueError, StoreFull) as exc:   # say what of this batch is stored already
+                if ids:
+                    exc.args = (f"{exc.args[0] if exc.args else exc} (the first {len(ids)} lines of this batch "
+                                f"were stored, ids {min(ids)}..{max(ids)})",)
+                raise
+        return ids
+
+    def _ingest_chunk(self, records: Sequence[LogRecord], keys: Sequence[tuple[str, bool] | None] | None,
+                      deadline: float) -> list[int]:
         assert self.store is not None and self.triage is not None, "Appliance.start() first"
         try:
-            classified = self.triage.classify(records)
+            classified = self.triage.classify(records, deadline)
         except Exception:   # triage is derived data; the line itself must not be lost
             log.exception("triage failed; storing lines without templates")
             self.triage_errors += 1
             classified = None
         ids = self.store.append(records, [c.template_id for c in classified] if classified else None,
                                 [c.fields for c in classified] if classified else None, keys)
-        self.ingest_calls += 1
         self.ingest_lines += len(records)
         if classified is None:
             return ids
@@ -272,6 +301,16 @@ class _Collector:
             r = CounterMetricFamily("linegate_store_retention_deleted", "Rows deleted by size retention")
             r.add_metric([], s["store"]["retention_deleted"])
             yield r
+        if "triage" in s:
+            t = s["triage"]
+            g = GaugeMetricFamily("linegate_triage_templates", "Templates held by triage")
+            g.add_metric([], t.get("templates", 0))
+            yield g
+            o = CounterMetricFamily("linegate_triage_overflow_lines", "Lines past a source's template cap or "
+                                    "the work budget (its overflow template)", labels=["source"])
+            for name, n in t.get("overflow_lines", {}).items():
+                o.add_metric([name], n)
+            yield o
         a = CounterMetricFamily("linegate_alerts", "Alerts published, by kind", labels=["kind"])
         for k, v in s["alerts"].items():
             if k.startswith("kind_"):

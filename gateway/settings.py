@@ -33,6 +33,8 @@ MAX_BODY_BYTES = 256 * 1024               # chat, search, everything but ingest
 MAX_INGEST_BODY_BYTES = 8 * 1024 * 1024   # one NDJSON batch
 RATE_LIMIT_PER_S = 20.0                   # per key, token bucket refill
 RATE_LIMIT_BURST = 60                     # per key, bucket size
+FAILED_KEY_PER_S = 1.0                    # wrong keys per client address: refill ...
+FAILED_KEY_BURST = 10                     # ... and bucket size; past it 429 without checking the key
 MAX_CHAT_TOKENS = 512                     # ceiling on max_tokens a client may ask for
 MAX_SEARCH_LIMIT = 500
 
@@ -57,6 +59,8 @@ class ServerSettings(BaseModel):
     max_ingest_body_bytes: int = Field(MAX_INGEST_BODY_BYTES, ge=1024)
     rate_limit_per_s: float = Field(RATE_LIMIT_PER_S, gt=0)
     rate_limit_burst: int = Field(RATE_LIMIT_BURST, ge=1)
+    failed_key_per_s: float = Field(FAILED_KEY_PER_S, gt=0)
+    failed_key_burst: int = Field(FAILED_KEY_BURST, ge=1)
     max_chat_tokens: int = Field(MAX_CHAT_TOKENS, ge=1)
     cors_origins: list[str] = Field(default_factory=list)   # closed by default
     web_dir: str | None = None                # None = the repository's web/ folder

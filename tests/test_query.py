@@ -162,6 +162,30 @@ def test_known_values(q):
     assert set(known_values(q, "level")) == {"info", "warning", "error"}
 
 
+def test_a_threads_connection_closes_when_the_thread_ends(tmp_path):
+    """Server threads come and go; each one's connection must not outlive it (issue 30)."""
+    import gc
+    import threading
+    from gateway.pipeline.store import Store
+    from gateway.pipeline.query import QuerySurface
+    with Store(tmp_path / "s.db") as s:
+        s.append([LogRecord.make("pump started", source="t", host="h", ts=1.0)])
+    surface = QuerySurface(tmp_path / "s.db")
+    dbs = []
+    for _ in range(5):
+        t = threading.Thread(target=lambda: dbs.append(surface.connect()) or surface.run({"op": "count"}))
+        t.start()
+        t.join()
+    gc.collect()
+    for db in dbs:
+        with pytest.raises(sqlite3.ProgrammingError, match="closed"):
+            db.execute("SELECT 1")
+    mine = surface.connect()
+    surface.close()
+    with pytest.raises(sqlite3.ProgrammingError):
+        mine.execute("SELECT 1")
+
+
 def test_text_pattern_and_number_after_a_word(q):
     # a pattern's literal pieces in order, anything at its placeholders
     assert q.run({"op": "count", "text": "zone <*> temp <*> C"})["count"] == 3

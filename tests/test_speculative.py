@@ -466,3 +466,21 @@ def test_qwen_pair_greedy_identical(qwen15_path, qwen05_path, loghub_dir):
         assert res.tokens == ref
         accepted += res.stats.n_accepted
     assert accepted > 0
+
+
+def test_keep_going_stops_a_long_prefill_and_otherwise_changes_nothing():
+    """A cancelled job stops between prompt chunks (its prefill is not finished first); when it is
+    not cancelled, the chunked prefill gives the tokens of the one-forward prefill."""
+    from gateway.llm.speculative import PREFILL_CHECK_TOKENS
+    prompt = [i % VOCAB for i in range(3 * PREFILL_CHECK_TOKENS + 5)]
+    whole = speculative_generate(TinyLM(salt=5, scale=2.0), None, prompt, 6, Sampling())
+    chunked = speculative_generate(TinyLM(salt=5, scale=2.0), None, prompt, 6, Sampling(), keep_going=lambda: True)
+    assert chunked.tokens == whole.tokens and len(whole.tokens) == 6
+    target = TinyLM(salt=5, scale=2.0)
+    forwards = []
+    real = target.forward_scratch
+    target.forward_scratch = lambda toks, all_logits=False: forwards.append(len(toks)) or real(toks, all_logits)
+    asked = []
+    res = speculative_generate(target, None, prompt, 6, Sampling(), keep_going=lambda: asked.append(1) or len(asked) < 2)
+    assert forwards == [PREFILL_CHECK_TOKENS] and res.tokens == [] and res.prefill_tokens == PREFILL_CHECK_TOKENS
+    assert target.scratch_len == 0

@@ -167,9 +167,9 @@ def test_fields_and_params_round_trip(tmp_path):
         assert plain["time"] == 2001 and plain["component"] is None and plain["params"] == []
         assert s.fields(999) is None
         assert s.get(ids[0])["text"] == "zone 2 temperature 92.4C"
-        db = s._reader()
-        assert db.execute("SELECT max(num) FROM params p JOIN logs l ON l.id = p.line_id "
-                          "WHERE l.template_id = 5 AND p.pos = 1").fetchone()[0] == 92.4
+        with s._reader() as db:
+            assert db.execute("SELECT max(num) FROM params p JOIN logs l ON l.id = p.line_id "
+                              "WHERE l.template_id = 5 AND p.pos = 1").fetchone()[0] == 92.4
         with pytest.raises(ValueError, match="fields"):
             s.append([_rec("x", 1)], fields=[f, f])
 
@@ -184,11 +184,11 @@ def test_retention_deletes_params(tmp_path):
             recs = [_rec(f"reading {b}-{i} {filler}", b * 1000 + i) for i in range(500)]
             s.append(recs, [1] * 500, [LineFields(params=[(str(i), float(i)), ("v", None)]) for i in range(500)])
         s.flush()
-        db = s._reader()
         lo = s.id_range()[0]
-        assert s.stats()["retention_deleted"] > 0 and lo > 1
-        assert db.execute("SELECT count(*) FROM params WHERE line_id < ?", (lo,)).fetchone()[0] == 0
-        assert db.execute("SELECT count(*) FROM params").fetchone()[0] == 2 * s.count()
+        assert s.stats()["retention_deleted"] > 0 and lo > 1 and s.stats()["first_id"] == lo
+        with s._reader() as db:
+            assert db.execute("SELECT count(*) FROM params WHERE line_id < ?", (lo,)).fetchone()[0] == 0
+            assert db.execute("SELECT count(*) FROM params").fetchone()[0] == 2 * s.count()
 
 
 def test_old_store_is_migrated_without_losing_lines(tmp_path):
@@ -218,6 +218,41 @@ def test_old_store_is_migrated_without_losing_lines(tmp_path):
         assert ids == [6] and s.count() == 6
     with Store(path) as s:                                    # reopening a migrated store is a no-op
         assert s.count() == 6
+
+
+def test_readers_are_pooled_across_threads(tmp_path):
+    """Threads that come and go (a server's worker pool) share MAX_READERS connections: none is
+    left behind per thread, and close() closes them all (issue 30)."""
+    import threading
+    import gateway.pipeline.store as store_mod
+    s = Store(tmp_path / "s.db")
+    s.append([_rec(f"line {i}", i) for i in range(10)])
+    for _ in range(5):
+        ts = [threading.Thread(target=lambda: s.search("line", limit=5)) for _ in range(12)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+    assert 1 <= s.stats()["read_connections"] <= store_mod.MAX_READERS
+    together = threading.Barrier(3)
+
+    def hold():
+        with s._reader() as db:
+            together.wait(10)             # three readers at once: three connections
+            db.execute("SELECT 1")
+
+    ts = [threading.Thread(target=hold) for _ in range(3)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert len(s._idle) == s.stats()["read_connections"] >= 3
+    # after a quiet spell the next reader closes all idle connections but one
+    s._idle = type(s._idle)((db, t - store_mod.READER_IDLE_S - 1) for db, t in s._idle)
+    s.search("line", limit=1)
+    assert s.stats()["read_connections"] == 1
+    s.close()
+    assert s.stats()["read_connections"] == 0
 
 
 def test_a_bad_append_fails_alone_in_its_group_commit(tmp_path):

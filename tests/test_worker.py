@@ -175,3 +175,36 @@ def test_sampled_answers_follow_the_seed(worker):
     a = answer(7)
     assert answer(7) == a
     assert any(answer(s) != a for s in (8, 9, 10))
+
+
+def test_a_cut_inside_a_character_sends_no_replacement_character(worker, monkeypatch):
+    """max_tokens may end an answer inside a multi-byte character (byte-level BPE splits Chinese
+    characters across tokens): its first bytes are dropped, never sent as U+FFFD (issue 30). The
+    decode loop is replaced by one emitting a Chinese answer's tokens up to a cut inside a character."""
+    from gateway.llm.speculative import GenerateResult
+    from gateway.serve.jobs import TTFT, Job, JobHandle
+    tok = worker.tokenizer
+    ids = tok.encode("生产线正常运行")
+    raw, cut = b"", None
+    for i, tid in enumerate(ids):
+        raw += tok.token_bytes(tid)
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            cut = i + 1
+            break
+    assert cut is not None, "the tokenizer keeps these characters whole: the test would prove nothing"
+
+    def generate(job, on_token):
+        for tid in ids[:cut]:
+            on_token(tid)
+        return GenerateResult(tokens=ids[:cut], text="", prefill_ms=1.0, decode_ms=1.0, prompt_tokens=1,
+                              finish_reason="length", prefill_tokens=1)
+
+    monkeypatch.setattr(worker, "_generate", generate)
+    h = JobHandle()
+    worker._serve(Job("chat", [1], cut, GENEROUS_MS, TTFT, h))
+    pieces = [ev["text"] for ev in h.events(JOB_TIMEOUT_S) if ev["type"] == "token"]
+    result = h.result(JOB_TIMEOUT_S)
+    assert "\ufffd" not in "".join(pieces) and "\ufffd" not in result["text"]
+    assert "".join(pieces) == result["text"] and result["text"] == raw[:len(raw)].decode("utf-8", "ignore")

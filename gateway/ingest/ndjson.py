@@ -13,11 +13,13 @@ import time
 from datetime import datetime
 
 from gateway.ingest.record import (MAX_HOST_CHARS, MAX_SOURCE_CHARS, LogRecord, clean_field, clip_text,
-                                   decode_line, parse_severity, scrub_surrogates, severity_from_text)
+                                   decode_line, escape_text, parse_severity, scrub_surrogates,
+                                   severity_from_text)
 
 MAX_NDJSON_LINES = 100_000      # per body; the server also bounds the body's bytes
 TEXT_KEYS = ("text", "message", "msg")
 MAX_FUTURE_S = 86_400           # a timestamp further ahead than this is replaced by now
+MAX_REASONS = 20                # malformed lines described one by one (line number, problems)
 
 
 def _ts(value, now: float) -> tuple[float, bool]:
@@ -37,16 +39,26 @@ def _ts(value, now: float) -> tuple[float, bool]:
         return now, False
 
 
-def parse_ndjson(body: bytes, source: str = "http",
-                 problems: dict[str, int] | None = None) -> tuple[list[LogRecord], int]:
+def parse_ndjson(body: bytes, source: str = "http", problems: dict[str, int] | None = None,
+                 reasons: list[dict] | None = None) -> tuple[list[LogRecord], int]:
     """Returns (records, malformed): every non-blank line yields a record; `malformed` counts the
     lines that needed repair (not JSON, not an object, no text, bad field, invalid UTF-8, cut).
     `problems`, when given, is incremented by kind (not_json, no_text, bad_field, invalid_utf8,
-    binary, truncated, lone_surrogate). Raises ValueError only for a body over MAX_NDJSON_LINES lines."""
+    binary, truncated, lone_surrogate); `reasons`, when given, gets {"line": n (1-based), "problems":
+    [kinds]} for the first MAX_REASONS malformed lines. Raises ValueError only for a body over
+    MAX_NDJSON_LINES lines."""
     found: dict[str, int] = problems if problems is not None else {}
+    line_kinds: list[str] = []
 
     def count(kind: str) -> None:
         found[kind] = found.get(kind, 0) + 1
+        if kind not in line_kinds:
+            line_kinds.append(kind)
+
+    def done(line_no: int, bad: bool) -> None:
+        if bad and reasons is not None and len(reasons) < MAX_REASONS:
+            reasons.append({"line": line_no, "problems": list(line_kinds) or ["bad_field"]})
+        line_kinds.clear()
 
     lines = body.split(b"\n")
     if len(lines) > MAX_NDJSON_LINES + 1:
@@ -54,7 +66,7 @@ def parse_ndjson(body: bytes, source: str = "http",
     now = time.time()
     records: list[LogRecord] = []
     malformed = 0
-    for raw in lines:
+    for line_no, raw in enumerate(lines, 1):
         if not raw.strip():
             continue
         text, p = decode_line(raw)
@@ -71,6 +83,7 @@ def parse_ndjson(body: bytes, source: str = "http",
             count("not_json")
             records.append(LogRecord(now, clean_field(source, MAX_SOURCE_CHARS), "", int(severity_from_text(text)), text))
             malformed += 1
+            done(line_no, True)
             continue
         body_text = next((obj[k] for k in TEXT_KEYS if isinstance(obj.get(k), str)), None)
         if body_text is None:
@@ -80,6 +93,10 @@ def parse_ndjson(body: bytes, source: str = "http",
         if n_surrogates:                        # JSON "\ud800": not UTF-8, the store would refuse it
             bad = True
             count("lone_surrogate")
+        body_text, p = escape_text(body_text)   # as raw bytes are: no control characters stored
+        for kind in p:
+            count(kind)
+        bad |= bool(p)
         body_text, cut = clip_text(body_text)
         ts, ok = _ts(obj.get("ts"), now)
         if cut:
@@ -106,4 +123,5 @@ def parse_ndjson(body: bytes, source: str = "http",
         src = clean_field(src if isinstance(src, str) and src else source, MAX_SOURCE_CHARS)
         records.append(LogRecord(ts, src, host, int(sev), body_text))
         malformed += bad
+        done(line_no, bad)
     return records, malformed

@@ -139,6 +139,23 @@ def decode_line(data: bytes, limit: int = MAX_LINE_BYTES) -> tuple[str, dict[str
     return text, problems
 
 
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def escape_text(text: str) -> tuple[str, dict[str, int]]:
+    """Decoded text (e.g. a JSON string) held to what decode_line makes of raw bytes: control
+    characters escaped as \\xNN ("binary"), lone surrogates, which no UTF-8 can hold, replaced
+    by U+FFFD ("invalid_utf8")."""
+    problems: dict[str, int] = {}
+    if _SURROGATE.search(text):
+        problems["invalid_utf8"] = 1
+        text = _SURROGATE.sub("\ufffd", text)
+    if _CONTROL.search(text):
+        problems["binary"] = 1
+        text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return text, problems
+
+
 def clean_field(value: str, limit: int) -> str:
     value = _CONTROL.sub("?", scrub_surrogates(value)[0])
     return value[:limit]

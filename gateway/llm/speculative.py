@@ -39,6 +39,7 @@ from gateway.llm.sampling import SamplingParams, probs_from_logits, sample
 K_MIN = 1                     # draft length never adapts below this
 K_MAX = 12                    # ... nor above this (verify cost grows with K)
 K_INITIAL = 4
+PREFILL_CHECK_TOKENS = 64     # a job's prompt is prefilled in chunks of this when it may be cancelled
 ACCEPT_EMA_ALPHA = 0.2        # same smoothing as the engine's cost EMAs
 MIN_USEFUL_ACCEPT_PROB = 0.2  # no costs measured yet: draft the i-th token while alpha**i (its chance to be used) is above this
 PRIOR_MARGINAL_COST = 0.3     # a block size not yet measured: each token past the first costs this fraction of a
@@ -343,7 +344,7 @@ def speculative_generate(target: Target, drafter, prompt_tokens: Sequence[int], 
                          stop_tokens: Sequence[int] = (), on_token: Callable[[int], bool | None] | None = None,
                          k_max: int = K_MAX, detokenize: Callable[[list[int]], str] | None = None,
                          n_prompt_cached: int = 0, logits_processor: LogitsProcessor | None = None,
-                         no_repeat_ngram: int = 0) -> GenerateResult:
+                         no_repeat_ngram: int = 0, keep_going: Callable[[], bool] | None = None) -> GenerateResult:
     """THE decode loop: generate in the target's scratch, with drafts from `drafter`, or without
     (drafter None: plain decoding, one token per target forward).
 
@@ -357,6 +358,8 @@ def speculative_generate(target: Target, drafter, prompt_tokens: Sequence[int], 
     rules out are rejected like any draft the target would not emit.
     no_repeat_ngram: n >= 2 bans the token that would repeat an n-gram of the generated tokens more often
     than the prompt holds it (gateway.llm.repetition), before logits_processor, on every row alike; 0: off.
+    keep_going: asked between prompt chunks of PREFILL_CHECK_TOKENS; False ends the job before its
+    first token (a cancelled job does not finish a long prefill first).
     """
     entry_len = target.scratch_len
     base = _scratch_base(target, len(prompt_tokens), max_tokens, n_prompt_cached)
@@ -369,11 +372,17 @@ def speculative_generate(target: Target, drafter, prompt_tokens: Sequence[int], 
     n_prefill = len(prompt) - 1 - n_prompt_cached
     t0 = time.perf_counter()
     try:
-        if n_prefill > 0:
-            target.forward_scratch(prompt[n_prompt_cached:-1])
+        todo = prompt[n_prompt_cached:-1]
+        step = PREFILL_CHECK_TOKENS if keep_going is not None else max(len(todo), 1)
+        stopped = False
+        for i in range(0, len(todo), step):
+            if keep_going is not None and not keep_going():
+                n_prefill, job.finish, stopped = i, "stop", True
+                break
+            target.forward_scratch(todo[i:i + step])
         t_prefill = time.perf_counter()
         job.stats.prefill_ms = (t_prefill - t0) * 1e3
-        while job.step():
+        while not stopped and job.step():
             pass
         decode_ms = (time.perf_counter() - t_prefill) * 1e3
     finally:

@@ -110,17 +110,22 @@ class QuerySurface:
 
     # --- the connection -----------------------------------------------------------------------
     def connect(self) -> sqlite3.Connection:
-        """This thread's read-only connection (authorizer and progress handler installed)."""
-        db = getattr(self._local, "db", None)
-        if db is None:
+        """This thread's read-only connection (authorizer and progress handler installed). It is
+        closed when the thread ends: the thread-local holder's finalizer closes it (issue 30: server
+        threads come and go, and each used to leave its connection open)."""
+        import weakref
+
+        holder = getattr(self._local, "holder", None)
+        if holder is None:
             db = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, timeout=5,
                                  check_same_thread=False, isolation_level=None)
             db.execute("PRAGMA query_only=ON")
             db.execute("PRAGMA busy_timeout=5000")
             db.set_authorizer(_authorizer)
             db.set_progress_handler(self._progress, self.progress_steps)
-            self._local.db = db
-        return db
+            holder = self._local.holder = lambda: db      # dropped with the thread's locals
+            weakref.finalize(holder, db.close)
+        return holder()
 
     def _progress(self) -> int:
         return 1 if time.monotonic() > self._local.deadline else 0
@@ -141,10 +146,11 @@ class QuerySurface:
         return rows[: self.row_cap], len(rows) > self.row_cap
 
     def close(self) -> None:
-        db = getattr(self._local, "db", None)
-        if db is not None:
-            db.close()
-            self._local.db = None
+        """Closes this thread's connection now (other threads' close as those threads end)."""
+        holder = getattr(self._local, "holder", None)
+        if holder is not None:
+            holder().close()
+            self._local.holder = None
 
     # --- calls --------------------------------------------------------------------------------
     def run(self, call: dict[str, Any]) -> dict[str, Any]:

@@ -8,8 +8,9 @@ every append waiting when a transaction starts joins it, so N concurrent produce
 fsync, and `append()` returns only after the COMMIT holding its rows has been synced. A line
 whose append() returned survives kill -9 and power loss (as far as the disk honours fsync).
 
-Thread-safety: one writer connection, owned by the writer thread; readers use one connection
-per calling thread (WAL lets them read while the writer writes). Any thread may call any method.
+Thread-safety: one writer connection, owned by the writer thread; readers borrow one of at most
+MAX_READERS pooled connections (WAL lets them read while the writer writes), so server threads that
+come and go never leave connections behind (issue 30). Any thread may call any method.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ import queue
 import re
 import sqlite3
 import threading
+import time
+from collections import deque
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -38,6 +42,9 @@ RETENTION_TARGET = 0.9           # retention deletes down to this fraction of ma
 DEFAULT_MAX_BYTES = 2 << 30      # 2 GiB
 CACHE_KIB = 65_536               # page cache per connection
 WAL_CHECKPOINT_PAGES = 8_192     # checkpoint less often than the default 1000 pages (fewer fsyncs)
+MAX_READERS = 4                  # pooled read connections; a reader beyond them waits for one
+READER_WAIT_S = 30.0
+READER_IDLE_S = 10.0             # pooled connections idle this long are closed (all but one)
 KEY_WINDOW = 20_000              # keyed lines a redelivery is looked up among (MQTT in-flight is far less,
                                  # and an MQTT packet id comes round only after 65,535 messages)
 
@@ -147,9 +154,9 @@ class Store:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.max_bytes = int(max_bytes)
-        self._local = threading.local()
-        self._readers: list[sqlite3.Connection] = []
-        self._readers_lock = threading.Lock()
+        self._idle: deque[tuple[sqlite3.Connection, float]] = deque()   # (connection, idle since), newest last
+        self._n_readers = 0                                               # open: idle + in use
+        self._readers_cv = threading.Condition()
         self._queue: queue.Queue[_Append | None] = queue.Queue()
         self._closed = False
         self._lines_written = 0
@@ -172,6 +179,7 @@ class Store:
         db.commit()
         row = db.execute("SELECT seq FROM sqlite_sequence WHERE name='logs'").fetchone()
         self._next_id = (row[0] if row else 0) + 1
+        self._first_id = db.execute("SELECT min(id) FROM logs").fetchone()[0]   # kept by the writer
         self._writer_db = db
         self._writer = threading.Thread(target=self._write_loop, name="store-writer", daemon=True)
         self._writer.start()
@@ -292,6 +300,8 @@ class Store:
                 job.done.set()
             return
         written = next_id - self._next_id
+        if self._first_id is None and written > 0:
+            self._first_id = self._next_id
         self._next_id = next_id
         with self._stats_lock:
             self._lines_written += written
@@ -383,22 +393,44 @@ class Store:
         db.execute("DELETE FROM params WHERE line_id < ?", (lo + n_delete,))
         db.execute("DELETE FROM logs WHERE id < ?", (lo + n_delete,))
         db.execute("COMMIT")
+        self._first_id = db.execute("SELECT min(id) FROM logs").fetchone()[0]
         with self._stats_lock:
             self._retention_deleted += n_delete
         log.info("store retention: deleted %d oldest rows (used %d > max %d bytes)", n_delete, used, self.max_bytes)
 
     # --- reading -------------------------------------------------------------------------
-    def _reader(self) -> sqlite3.Connection:
-        db = getattr(self._local, "db", None)
+    @contextmanager
+    def _reader(self):
+        """A pooled read-only connection for the duration of a `with` block."""
+        if self._closed:
+            raise StoreClosed(f"store {self.path} is closed")
+        db = None
+        with self._readers_cv:
+            now = time.monotonic()
+            while len(self._idle) > 1 and now - self._idle[0][1] > READER_IDLE_S:   # a burst is over
+                self._idle.popleft()[0].close()
+                self._n_readers -= 1
+            while db is None:
+                if self._idle:
+                    db = self._idle.pop()[0]
+                elif self._n_readers < MAX_READERS:
+                    self._n_readers += 1
+                    break
+                elif not self._readers_cv.wait(READER_WAIT_S):
+                    raise StoreClosed(f"store {self.path}: no read connection free in {READER_WAIT_S:g} s")
         if db is None:
-            if self._closed:
-                raise StoreClosed(f"store {self.path} is closed")
             db = self._connect()
             db.execute("PRAGMA query_only=ON")
-            self._local.db = db
-            with self._readers_lock:
-                self._readers.append(db)
-        return db
+        try:
+            yield db
+        finally:
+            with self._readers_cv:
+                if self._closed:
+                    db.close()
+                    self._n_readers -= 1
+                else:
+                    self._idle.append((db, time.monotonic()))
+                    self._readers_cv.notify()
 
     @staticmethod
     def _row(r: tuple) -> dict:
@@ -408,7 +440,10 @@ class Store:
     def fields(self, line_id: int) -> dict | None:
         """A line's structured fields: time (its own, else ts), time_text, line_host, component,
         pid, level, template_id, template, params [{pos, text, num}]; None if no such line."""
-        db = self._reader()
+        with self._reader() as db:
+            return self._fields(db, line_id)
+
+    def _fields(self, db: sqlite3.Connection, line_id: int) -> dict | None:
         r = db.execute("SELECT l.ts, l.time, l.time_text, l.line_host, l.component, l.pid, l.level, l.template_id,"
                        " t.template FROM logs l LEFT JOIN templates t ON t.id = l.template_id WHERE l.id=?",
                        (int(line_id),)).fetchone()
@@ -420,7 +455,8 @@ class Store:
                 "params": [{"pos": p, "text": t, "num": n} for p, t, n in ps]}
 
     def get(self, line_id: int) -> dict | None:
-        r = self._reader().execute(f"SELECT {_COLUMNS} FROM logs WHERE id=?", (int(line_id),)).fetchone()
+        with self._reader() as db:
+            r = db.execute(f"SELECT {_COLUMNS} FROM logs WHERE id=?", (int(line_id),)).fetchone()
         return self._row(r) if r else None
 
     def search(self, text: str | None = None, *, since: float | None = None, until: float | None = None,
@@ -467,19 +503,24 @@ class Store:
                + (" WHERE " + " AND ".join(where) if where else "") + f" ORDER BY l.id {order} LIMIT ?")
         args.append(int(limit))
         try:
-            rows = self._reader().execute(sql, args).fetchall()
+            with self._reader() as db:
+                rows = db.execute(sql, args).fetchall()
         except sqlite3.OperationalError as exc:   # should not happen with fts_query; never a 5xx
             raise ValueError(f"search text {text!r} could not be searched: {exc}") from exc
         return [self._row(r) for r in rows]
 
     def count(self) -> int:
-        return self._reader().execute("SELECT count(*) FROM logs").fetchone()[0]
+        with self._reader() as db:
+            return db.execute("SELECT count(*) FROM logs").fetchone()[0]
 
     def id_range(self) -> tuple[int | None, int | None]:
-        return tuple(self._reader().execute("SELECT min(id), max(id) FROM logs").fetchone())  # type: ignore[return-value]
+        with self._reader() as db:
+            return tuple(db.execute("SELECT min(id), max(id) FROM logs").fetchone())  # type: ignore[return-value]
 
     def stats(self) -> dict:
-        lo, hi = self.id_range()
+        """Figures kept by the writer: no query, so stats never wait for a read connection."""
+        lo = self._first_id
+        hi = self._next_id - 1 if lo is not None else None
         with self._stats_lock:
             return {"path": str(self.path), "max_bytes": self.max_bytes,
                     "file_bytes": _file_bytes(self.path), "first_id": lo, "last_id": hi,
@@ -487,7 +528,7 @@ class Store:
                     "commits": self._commits, "commit_retries": self._commit_retries,
                     "commit_failures": self._commit_failures, "repeats_skipped": self._repeats_skipped,
                     "retention_deleted": self._retention_deleted,
-                    "queued": self._queue.qsize()}
+                    "queued": self._queue.qsize(), "read_connections": self._n_readers}
 
     def close(self) -> None:
         if self._closed:
@@ -495,13 +536,10 @@ class Store:
         self._closed = True
         self._queue.put(None)
         self._writer.join()
-        with self._readers_lock:
-            for db in self._readers:
-                try:
-                    db.close()
-                except sqlite3.ProgrammingError:   # owned by another thread; closed with it
-                    pass
-            self._readers.clear()
+        with self._readers_cv:     # connections in use are closed as they come back
+            while self._idle:
+                self._idle.pop()[0].close()
+                self._n_readers -= 1
 
     def __enter__(self) -> "Store":
         return self

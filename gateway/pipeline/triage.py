@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from drain3 import TemplateMiner
 from drain3.masking import MaskingInstruction
 from drain3.persistence_handler import PersistenceHandler
 from drain3.template_miner_config import TemplateMinerConfig
@@ -38,12 +37,18 @@ from drain3.template_miner_config import TemplateMinerConfig
 from gateway.ingest.header import Header, SourceHeaders
 from gateway.pipeline.alerts import Alert, MAX_ALERT_LINES
 from gateway.pipeline.fields import LineFields, extract_params
+from gateway.pipeline.templates import CREATED, OVERFLOW, BoundedMiner
 from gateway.ingest.record import LogRecord, Severity, parse_severity_strict, severity_name
 
 log = logging.getLogger(__name__)
 
 STATE_FILE = "drain3_state.bin"
-SNAPSHOT_INTERVAL_S = 30.0      # template *changes* are saved at most this often (new ids at once)
+SNAPSHOT_INTERVAL_S = 30.0      # template *changes* are saved at most this often
+SAVE_MIN_INTERVAL_S = 1.0       # new templates: saved at once, at most this often (ids are reserved ahead)
+CALL_BUDGET_S = 2.0             # mining seconds one classify() call may spend (issue 30: bounded work)
+BUDGET_PER_S = 0.5              # mining seconds per second, all callers together ...
+BUDGET_BURST_S = 4.0            # ... saved up to this much
+CHECK_EVERY = 16                # lines between budget / close checks
 MAX_CLUSTERS = 20_000           # Drain's LRU bound: memory stays bounded on hostile input
 DRAIN_SIM_TH = 0.4              # Drain's similarity threshold (the paper's default; tuned below)
 DRAIN_DEPTH = 4
@@ -115,9 +120,8 @@ class _AtomicFile(PersistenceHandler):
             return None
 
 
-class _Miner(TemplateMiner):
-    def get_snapshot_reason(self, change_type, cluster_id):   # Triage decides when to save
-        return None
+class TriageClosed(RuntimeError):
+    pass
 
 
 @dataclass
@@ -214,6 +218,8 @@ class Classified:
     template: str
     is_new: bool
     fields: LineFields | None = None
+    overflow: bool = False          # the line joined its source's overflow template (not mined)
+    overflow_new: bool = False      # ... and opened it: one template_overflow alert
 
 
 class Triage:
@@ -221,16 +227,20 @@ class Triage:
                                           and extracts the template's parameters; call before
                                           storing: ids and fields go with the rows)
     evaluate(records, ids, classified) -> [Alert]  (alerts to publish; stateful: dedup, windows, flaps)
-    templates(limit), template(id), stats(), save(), close().   Thread-safe (one lock)."""
+    templates(limit), template(id), stats() (a snapshot), save(), close().   Thread-safe: one
+    lock held for one line's tree update, another for the alert state."""
 
     def __init__(self, data_dir: str | Path | None, rules: Sequence[Rule] = (), *,
                  new_template_alerts: bool = True, min_alert_severity: int | str = Severity.WARNING,
                  dedup_s: float = 60.0, warmup_lines: int = 0, find_headers: bool = True) -> None:
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()          # the miner: held for one line's tree update
+        self._alert_lock = threading.Lock()    # the alert state (evaluate)
+        self._closing = False
+        self._budget_s, self._budget_t = BUDGET_BURST_S, time.monotonic()
         self._persist = _AtomicFile(Path(data_dir) / STATE_FILE) if data_dir is not None else None
         if self._persist is not None:
             self._persist.path.parent.mkdir(parents=True, exist_ok=True)
-        self.miner = _Miner(self._persist, miner_config())   # loads the saved state, if any
+        self.miner = BoundedMiner(self._persist, miner_config())   # loads the saved state, if any
         self.headers = SourceHeaders() if find_headers else None   # None: mine the whole text
         self.rules = list(rules)
         self.new_template_alerts = new_template_alerts
@@ -238,32 +248,81 @@ class Triage:
         self.dedup_s = dedup_s
         self.warmup_lines = warmup_lines
         self._dirty = False
-        self._last_save = time.monotonic()
+        self._last_save = float("-inf")
         self._sev_last: dict[tuple[int, str], float] = {}        # (template, host) -> last alert ts
         self._sev_pending: collections.Counter = collections.Counter()   # suppressed since then
-        self.counts = collections.Counter()
+        self.counts = collections.Counter()    # mining figures (under _lock)
+        self._acounts = collections.Counter()  # alert figures (under _alert_lock)
+        self._snapshot: dict = {}
+        self._publish_locked()
 
     # --- mining ----------------------------------------------------------------------------
-    def classify(self, records: Sequence[LogRecord]) -> list[Classified]:
+    def classify(self, records: Sequence[LogRecord], deadline: float | None = None) -> list[Classified]:
+        """Headers, masking and parameters run outside the lock; the lock covers one line's tree
+        update. Past the work budget (CALL_BUDGET_S per call, BUDGET_PER_S per second, and the
+        caller's `deadline`, time.monotonic()) a line is not mined: it joins its source's overflow
+        template (counted as unmined); it is still stored."""
+        if self._closing:
+            raise TriageClosed("triage is closed")
         out = []
         created = False
+        t_start = time.monotonic()
+        end = t_start + min(CALL_BUDGET_S, self._refill(t_start))
+        if deadline is not None:
+            end = min(end, deadline)
+        for i, rec in enumerate(records):
+            if i % CHECK_EVERY == 0:
+                if self._closing:
+                    raise TriageClosed("triage closed during classification")
+                if time.monotonic() > end:
+                    out.extend(self._unmined(records[i:]))
+                    break
+            h = (self.headers.parse(rec.text, rec.source, _year(rec.ts)) if self.headers is not None
+                 else Header(rec.text))
+            tokens = self.miner.mask(h.message)
+            with self._lock:
+                m = self.miner.mine(tokens, rec.source)
+            created |= m.kind == CREATED
+            params = extract_params(m.template, h.message) if m.kind != OVERFLOW else []
+            f = LineFields(time=h.ts, time_text=h.ts_text, host=h.host, component=h.component, pid=h.pid,
+                           level=h.level, template=m.template, params=params)
+            out.append(Classified(m.cluster_id, m.template, m.kind == CREATED, f, m.kind == OVERFLOW, m.overflow_new))
+        spent = time.monotonic() - t_start
+        with self._lock:
+            self._budget_s -= spent
+            self._dirty |= created or any(c.is_new or c.overflow for c in out)
+            self.counts["lines"] += len(records)
+            self.counts["mining_s"] += spent
+            if self._persist is not None and self._dirty and time.monotonic() - self._last_save >= (
+                    SAVE_MIN_INTERVAL_S if created else SNAPSHOT_INTERVAL_S):
+                self._save_locked()
+            self._publish_locked()
+        return out
+
+    def _refill(self, now: float) -> float:
+        """The per-second work budget (a bucket of mining seconds): the seconds left to spend now."""
+        with self._lock:
+            self._budget_s = min(BUDGET_BURST_S, self._budget_s + (now - self._budget_t) * BUDGET_PER_S)
+            self._budget_t = now
+            return max(0.0, self._budget_s)
+
+    def _unmined(self, records: Sequence[LogRecord]) -> list[Classified]:
+        out = []
         with self._lock:
             for rec in records:
-                h = (self.headers.parse(rec.text, rec.source, _year(rec.ts)) if self.headers is not None
-                     else Header(rec.text))
-                r = self.miner.add_log_message(h.message)
-                kind = r["change_type"]
-                created |= kind == "cluster_created"
-                self._dirty |= kind != "none"
-                template = r["template_mined"]
-                f = LineFields(time=h.ts, time_text=h.ts_text, host=h.host, component=h.component, pid=h.pid,
-                               level=h.level, template=template, params=extract_params(template, h.message))
-                out.append(Classified(r["cluster_id"], template, kind == "cluster_created", f))
-            self.counts["lines"] += len(records)
-            if self._persist is not None and (created or (
-                    self._dirty and time.monotonic() - self._last_save >= SNAPSHOT_INTERVAL_S)):
-                self._save_locked()   # before the rows referencing new ids are stored
+                m = self.miner.unmined(rec.source)
+                out.append(Classified(m.cluster_id, m.template, False, LineFields(template=m.template), True,
+                                      m.overflow_new))
+            self.counts["unmined_lines"] += len(records)
         return out
+
+    def _publish_locked(self) -> None:
+        """The figures stats() returns: a fresh dict swapped in, so readers never take the lock."""
+        d = dict(self.counts) | dict(self._acounts)
+        d["templates"] = len(self.miner.drain.id_to_cluster)
+        d["rules"] = len(self.rules)
+        d.update(self.miner.overflow_figures())
+        self._snapshot = d
 
     def _save_locked(self) -> None:
         self.miner.save_state("triage")
@@ -276,6 +335,8 @@ class Triage:
                 self._save_locked()
 
     def close(self) -> None:
+        """Stops classification (a call in progress ends at its next line check) and saves."""
+        self._closing = True
         self.save()
 
     def template(self, template_id: int) -> str | None:
@@ -286,32 +347,37 @@ class Triage:
     def templates(self, limit: int = 100) -> list[dict]:
         """Templates by line count, largest first: {id, template, count}."""
         with self._lock:
-            cs = sorted(self.miner.drain.clusters, key=lambda c: -c.size)[:limit]
-            return [{"id": c.cluster_id, "template": c.get_template(), "count": c.size} for c in cs]
+            cs = list(self.miner.drain.clusters)
+        cs = sorted(cs, key=lambda c: -c.size)[:limit]
+        return [{"id": c.cluster_id, "template": c.get_template(), "count": c.size} for c in cs]
 
     # --- alert decisions -------------------------------------------------------------------
     def evaluate(self, records: Sequence[LogRecord], ids: Sequence[int],
                  classified: Sequence[Classified]) -> list[Alert]:
         alerts: list[Alert] = []
-        with self._lock:
+        with self._alert_lock:
             for rec, line_id, cl in zip(records, ids, classified):
-                self.counts["seen"] += 1
+                self._acounts["seen"] += 1
+                if cl.overflow_new:
+                    alerts.append(self._alert("template_overflow", rec, line_id, cl, Severity.WARNING))
                 severe = rec.severity <= self.min_alert_severity
                 if severe:
                     a = self._severity_alert(rec, line_id, cl)
                     if a is not None:
                         alerts.append(a)
-                elif cl.is_new and self.new_template_alerts and self.counts["seen"] > self.warmup_lines:
+                elif cl.is_new and self.new_template_alerts and self._acounts["seen"] > self.warmup_lines:
                     alerts.append(self._alert("new_template", rec, line_id, cl, rec.severity))
                 for rule in self.rules:
                     if rule.matches(rec, cl.template_id):
                         a = self._rule_hit(rule, rec, line_id, cl)
                         if a is not None:
                             alerts.append(a)
+        with self._lock:
+            self._publish_locked()
         return alerts
 
     def _alert(self, kind: str, rec: LogRecord, line_id: int, cl: Classified, sev: int, **kw) -> Alert:
-        self.counts[f"alert_{kind}"] += 1
+        self._acounts[f"alert_{kind}"] += 1
         kw.setdefault("lines", [rec.text])
         kw.setdefault("line_ids", [line_id])
         return Alert(kind=kind, severity=severity_name(sev), host=rec.host, source=rec.source,
@@ -323,7 +389,7 @@ class Triage:
         last = self._sev_last.get(key)
         if last is not None and rec.ts - last < self.dedup_s:
             self._sev_pending[key] += 1
-            self.counts["dedup_suppressed"] += 1
+            self._acounts["dedup_suppressed"] += 1
             return None
         self._sev_last[key] = rec.ts
         count = 1 + self._sev_pending.pop(key, 0)
@@ -345,11 +411,11 @@ class Triage:
             rule.activations.popleft()
         if len(rule.activations) > rule.flap_max:
             rule.suppressed += 1         # flapping: silent until quiet for flap_window_s
-            self.counts["flap_suppressed"] += 1
+            self._acounts["flap_suppressed"] += 1
             return None
         if t - rule.last_fired < rule.cooldown_s:
             rule.suppressed += 1
-            self.counts["dedup_suppressed"] += 1
+            self._acounts["dedup_suppressed"] += 1
             return None
         rule.last_fired = t
         recent = list(rule.hits)[-MAX_ALERT_LINES:]
@@ -359,8 +425,5 @@ class Triage:
                            lines=[x[2] for x in recent], line_ids=[x[1] for x in recent])
 
     def stats(self) -> dict:
-        with self._lock:
-            d = dict(self.counts)
-            d["templates"] = len(self.miner.drain.id_to_cluster)
-            d["rules"] = len(self.rules)
-        return d
+        """The figures as of the last classify/evaluate call (a snapshot: never waits for ingest)."""
+        return dict(self._snapshot)

@@ -72,6 +72,7 @@ class EngineThread:
         self.engine: Any = None
         self.error: str | None = None
         self.jobs_done = 0
+        self.jobs_cancelled = 0     # stopped because their client went away
         self.prefill_calls = 0
         self.last_prefill_ms = 0.0
         self._engine_stats: dict = {}
@@ -258,16 +259,20 @@ class EngineThread:
         finish = "length"
         if job.handle.cancelled:
             finish = "cancelled"
+            self.jobs_cancelled += 1
         elif res.tokens and res.tokens[-1] in stop_ids:
             finish = "stop"
         end = time.monotonic()
         due = first_at[0] if (job.deadline_kind == TTFT and first_at) else end
         late = due > job.deadline
         self.admission.finished(late)
-        tail = decoder.decode(b"", final=True)
-        if tail:
-            job.handle._emit({"type": "token", "id": -1, "text": tail})
-        result = {"kind": job.kind, "tokens": out, "text": self.tokenizer.decode(out), "finish_reason": finish,
+        # A cut (max_tokens, cancel) inside a character leaves its first bytes pending: they are
+        # dropped, never sent as U+FFFD.
+        cut = len(decoder.getstate()[0])
+        text = self.tokenizer.decode(out)
+        if cut and text.endswith("\ufffd"):
+            text = text[:-1]
+        result = {"kind": job.kind, "tokens": out, "text": text, "finish_reason": finish,
                   "prompt_tokens": len(job.prompt), "completion_tokens": len(out),
                   "queue_ms": (started - job.submitted) * 1000,
                   "ttft_ms": (first_at[0] - job.submitted) * 1000 if first_at else None,
@@ -285,7 +290,7 @@ class EngineThread:
         res = speculative_generate(self.engine, self.drafter, job.prompt, job.max_tokens,
                                    SamplingParams(temperature=job.temperature, top_p=job.top_p), job.seed,
                                    stop_tokens=sorted(self.tokenizer.stop_ids), on_token=on_token,
-                                   no_repeat_ngram=self.no_repeat_ngram)
+                                   no_repeat_ngram=self.no_repeat_ngram, keep_going=lambda: not job.handle.cancelled)
         if self.drafter is not None:
             self._count_speculation(res.stats)
         self.admission.observe_prefill(res.prefill_tokens, res.prefill_ms)
@@ -353,6 +358,7 @@ class EngineThread:
         oldest = self.feed.queue.oldest_pending_ts()
         d: dict[str, Any] = {"ready": self.ready, "error": self.error, "model": self.model_path.name,
                              "queue_depth": self._queue.qsize(), "jobs_done": self.jobs_done,
+                             "jobs_cancelled": self.jobs_cancelled,
                              "prefill_calls": self.prefill_calls, "ring": self.feed.stats(),
                              "lag_s": max(0.0, time.time() - oldest) if oldest is not None else 0.0,
                              "lag_tokens": self.feed.queue.backlog_tokens()}

@@ -6,14 +6,16 @@ appliance do that); it reads the appliance's parts through deps.py.
 
 from __future__ import annotations
 
+import json
 import time
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request, Response
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway.resources import data_path
@@ -23,6 +25,7 @@ from gateway.server.limits import BodyLimitMiddleware
 from gateway.server.metrics import MetricsMiddleware, ServerMetrics
 from gateway.server.routes import alerts, chat, health, ingest, logs, metrics, stats
 from gateway.server.settings import ServerSettings
+from gateway.server.static import MemoryStatic
 
 WEB_DIR = data_path("web")
 # The UI loads only its own files; no inline script, so injected markup could not run even if
@@ -55,6 +58,13 @@ class SecurityHeadersMiddleware:
         await self.app(scope, receive, send_with_headers)
 
 
+async def _validation_error(_request: Request, exc: RequestValidationError) -> Response:
+    """FastAPI's 422, with text the request carried that no UTF-8 holds (a lone surrogate) escaped:
+    its own handler would fail to encode it and answer 500."""
+    body = json.dumps({"detail": jsonable_encoder(exc.errors())}, ensure_ascii=True, default=str)
+    return Response(body, status_code=422, media_type="application/json")
+
+
 def create_app(appliance: Any, settings: Any, *, manage_appliance: bool = False) -> FastAPI:
     """The app serving `appliance`, configured by the appliance Settings (`settings.server`,
     `settings.data_dir`). With manage_appliance, the app's lifespan starts and stops the appliance."""
@@ -76,11 +86,13 @@ def create_app(appliance: Any, settings: Any, *, manage_appliance: bool = False)
     app = FastAPI(title="linegate", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None,
                   description="Operator API of a linegate appliance: chat over the live line, alerts, "
                               "log search, stats. Every route but /health needs `Authorization: Bearer KEY`.")
+    app.add_exception_handler(RequestValidationError, _validation_error)
     app.state.appliance = appliance
     app.state.settings = settings
     app.state.server_settings = server
     app.state.keys = keys
     app.state.rate_limiter = RateLimiter(server.rate_limit_per_s, server.rate_limit_burst)
+    app.state.failed_keys = RateLimiter(server.failed_key_per_s, server.failed_key_burst)   # per client address
     app.state.metrics = ServerMetrics()
     app.state.started = time.time()
 
@@ -90,7 +102,7 @@ def create_app(appliance: Any, settings: Any, *, manage_appliance: bool = False)
 
     web_dir = Path(server.web_dir) if server.web_dir else WEB_DIR
     if web_dir.is_dir():
-        app.mount("/", StaticFiles(directory=web_dir, html=True), name="web")
+        app.mount("/", MemoryStatic(web_dir), name="web")
 
     if server.cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=server.cors_origins,

@@ -22,6 +22,7 @@ KEY_PREFIX = "lg_"
 KEY_BYTES = 32
 HASH_SCHEME = "sha256"   # keys carry 256 random bits: a slow KDF adds nothing against brute force
 MAX_KEY_CHARS = 128      # longer presented keys are rejected before hashing
+MAX_BUCKETS = 10_000     # rate-limit buckets kept (per key id, or per client address for failed keys)
 
 
 def new_key() -> str:
@@ -132,12 +133,22 @@ class RateLimiter:
         self._buckets: dict[str, tuple[float, float]] = {}   # id -> (tokens, last monotonic time)
         self._lock = threading.Lock()
 
+    def waiting(self, key_id: str) -> float:
+        """Seconds until `key_id` has a token again (0.0 when it has one); takes nothing."""
+        now = self._clock()
+        with self._lock:
+            tokens, last = self._buckets.get(key_id, (float(self.burst), now))
+        tokens = min(float(self.burst), tokens + (now - last) * self.rate_per_s)
+        return 0.0 if tokens >= 1.0 else (1.0 - tokens) / self.rate_per_s
+
     def take(self, key_id: str) -> float:
         """0.0 if the request may go; otherwise the seconds until one token is back."""
         now = self._clock()
         with self._lock:
             tokens, last = self._buckets.get(key_id, (float(self.burst), now))
             tokens = min(float(self.burst), tokens + (now - last) * self.rate_per_s)
+            if len(self._buckets) >= MAX_BUCKETS and key_id not in self._buckets:
+                self._buckets.pop(next(iter(self._buckets)))     # the oldest client: bounded memory
             if tokens >= 1.0:
                 self._buckets[key_id] = (tokens - 1.0, now)
                 return 0.0

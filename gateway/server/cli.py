@@ -17,6 +17,9 @@ from gateway.server.tls import TlsError, cert_files, fingerprint
 from gateway.settings import SettingsError, load
 
 
+GRACEFUL_S = 3    # SIGTERM: requests get this long, then the appliance stops (within 5 s in all)
+
+
 def _load_settings(args: argparse.Namespace):
     overrides: dict = {}
     if getattr(args, "data_dir", None):
@@ -43,6 +46,8 @@ def ui_url(host: str, port: int, key: str | None, scheme: str = "http") -> str:
 
 def serve(args: argparse.Namespace) -> int:
     import uvicorn   # heavy (the ASGI server and its event loop): only `linegate serve` needs it
+
+    from gateway.server.timeouts import KEEP_ALIVE_S, TimedH11Protocol
 
     settings = _load_settings(args)
     server = settings.server
@@ -74,7 +79,8 @@ def serve(args: argparse.Namespace) -> int:
               f"(keys: {len(keys)} in {keys.path}; new one: linegate keys create --data-dir {settings.data_dir})",
               flush=True)
     uvicorn.run(app, host=server.host, port=server.port, log_level="info", access_log=False,
-                timeout_graceful_shutdown=5, **tls)
+                timeout_graceful_shutdown=GRACEFUL_S, http=TimedH11Protocol, timeout_keep_alive=KEEP_ALIVE_S,
+                **tls)
     return 0
 
 

@@ -31,11 +31,13 @@ KEYED_RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 
 
-def get_appliance(request: Request) -> Appliance:
+# The dependencies are async (on the event loop): they do no I/O beyond a stat of the key file, and
+# a sync dependency would take a worker thread per request (issue 30: the pool must not be the queue).
+async def get_appliance(request: Request) -> Appliance:
     return request.app.state.appliance
 
 
-def get_server_settings(request: Request) -> ServerSettings:
+async def get_server_settings(request: Request) -> ServerSettings:
     return request.app.state.server_settings
 
 
@@ -51,16 +53,24 @@ ApplianceDep = Annotated[Appliance, Depends(get_appliance)]
 ServerSettingsDep = Annotated[ServerSettings, Depends(get_server_settings)]
 
 
-def require_key(request: Request,
-                credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]) -> KeyRecord:
-    """401 without a valid `Authorization: Bearer KEY`; 429 with Retry-After over the key's rate."""
+async def require_key(request: Request,
+                      credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]) -> KeyRecord:
+    """401 without a valid `Authorization: Bearer KEY`; 429 with Retry-After over the key's rate, or
+    for a client address whose failed keys are over FAILED_KEY_RATE (the key is not even checked)."""
     settings: ServerSettings = request.app.state.server_settings
     presented = credentials.credentials.strip() if credentials else ""
     if not settings.require_key:
         record = KeyRecord(id="anonymous", hash="", name="anonymous", created=0.0)
     else:
+        client = request.client.host if request.client else "?"
+        failed: RateLimiter = request.app.state.failed_keys
+        wait_s = failed.waiting(client)
+        if wait_s > 0:
+            raise HTTPException(429, f"too many failed keys from {client}: wait {wait_s:.0f} s",
+                                headers={"Retry-After": str(max(1, round(wait_s + 0.5)))})
         record = get_keys(request).verify(presented) if presented else None
         if record is None:
+            failed.take(client)
             raise HTTPException(401, "missing or wrong API key: send `Authorization: Bearer KEY` "
                                      "(create one with `linegate keys create --data-dir DIR`)",
                                 headers={"WWW-Authenticate": "Bearer"})

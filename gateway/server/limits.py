@@ -1,14 +1,42 @@
 """Request body size limit (pure ASGI middleware): a body over the limit gets 413 before the app runs.
 
 A declared Content-Length over the limit is refused without reading; a chunked body is read up to
-the limit and replayed to the app. Knows nothing about routes beyond a path prefix -> limit map.
+the limit and replayed to the app. Each part of a body must arrive within BODY_READ_TIMEOUT_S (else
+408), so a client that stops sending mid-body does not hold its request for ever. Knows nothing about routes beyond a path prefix -> limit map.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+
+BODY_READ_TIMEOUT_S = 15.0
+
+
+class BodyTimeout(Exception):
+    pass
+
+
+def timed(receive: Receive) -> Receive:
+    """`receive` whose body messages must come within BODY_READ_TIMEOUT_S each (BodyTimeout); after
+    the body, waiting (for a disconnect) is untimed."""
+    done = False
+
+    async def timed_receive() -> Message:
+        nonlocal done
+        if done:
+            return await receive()
+        try:
+            message = await asyncio.wait_for(receive(), BODY_READ_TIMEOUT_S)
+        except asyncio.TimeoutError:
+            raise BodyTimeout from None
+        done = message["type"] != "http.request" or not message.get("more_body", False)
+        return message
+
+    return timed_receive
 
 
 class BodyLimitMiddleware:
@@ -27,6 +55,20 @@ class BodyLimitMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        started = False
+
+        async def send_tracked(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self._limited(scope, timed(receive), send_tracked)
+        except BodyTimeout:
+            if not started:
+                await _reply(send, 408, f"request body not received within {BODY_READ_TIMEOUT_S:g} s")
+
+    async def _limited(self, scope: Scope, receive: Receive, send: Send) -> None:
         limit = self.limit_for(scope["path"])
         declared = None
         for name, value in scope.get("headers", ()):

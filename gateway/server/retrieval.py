@@ -21,6 +21,7 @@ __all__ = ["MAX_SOURCES", "MIN_ANSWER_TOKENS", "MAX_QUESTION_CHARS", "QUOTE_HEAD
 MAX_SOURCES = 8              # lines quoted into the prompt and returned as sources
 MIN_ANSWER_TOKENS = 64       # quoted lines are dropped before the answer gets shorter than this
 MAX_TERMS = 4                # FTS searches per question (one per term: the store ANDs words)
+MAX_TERM_CHARS = 64          # a longer word is no search term (a pasted blob; the store refuses > 512)
 PER_TERM = 4                 # lines kept per term
 KNOWN_HOSTS_SCAN = 1000      # recent lines scanned for host names the question may mention
 TIME_WINDOW_S = 120          # "at 14:05" -> lines within +-2 minutes
@@ -84,7 +85,8 @@ def extract_hints(question: str, hosts: list[str], now: float | None = None) -> 
     host_words = {p.lower() for h in hints.hosts for p in [h, *h.split("/")]}
     for w in _WORD.findall(_CLOCK.sub(" ", question)):
         lw = w.lower().strip(".-")
-        if lw in _STOP or lw in host_words or len(lw) < 3 or lw in (t.lower() for t in hints.terms):
+        if (lw in _STOP or lw in host_words or not 3 <= len(lw) <= MAX_TERM_CHARS
+                or lw in (t.lower() for t in hints.terms)):
             continue
         hints.terms.append(w.strip(".-"))
         if len(hints.terms) >= MAX_TERMS:

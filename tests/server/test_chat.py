@@ -99,3 +99,10 @@ def test_fit_prompt_drops_old_turns_before_refusing(store):
             {"role": "user", "content": "how is it going?"}]
     fitted, n = fit_prompt(store, msgs, max_tokens=100, n_scratch=200, count_tokens=count)
     assert fitted.messages == [{"role": "user", "content": "how is it going?"}] and n == 100
+
+
+def test_over_long_words_are_no_search_terms(store):
+    """A 600-character word in a question is skipped (the store refuses search text over 512)."""
+    h = extract_hints("why is the valve " + "x" * 600 + " stuck?", HOSTS, NOW)
+    assert h.terms == ["valve", "stuck"]
+    assert retrieve(store, h)    # searching still works

@@ -27,7 +27,8 @@ def _ndjson(ctx, value) -> bytes:
 
 @pytest.fixture(scope="module")
 def api(tmp_path_factory):
-    s = make_settings(tmp_path_factory.mktemp("schema"), rate_limit_per_s=1e6, rate_limit_burst=1_000_000)
+    s = make_settings(tmp_path_factory.mktemp("schema"), rate_limit_per_s=1e6, rate_limit_burst=1_000_000,
+                      failed_key_burst=1_000_000)
     appliance = Appliance(s).start()
     add_lines(appliance, "ERROR conveyor jam", "cycle 1 done", "WARN heater hot", host="line3/plc")
     key = KeyStore(s.server.key_path(s.data_dir)).create()

@@ -35,16 +35,19 @@ SSE_EVENT_SCHEMA = {"type": "object", "required": ["data"],
                     "properties": {"data": {"type": "string"}, "event": {"type": "string"}, "id": {"type": "string"}}}
 
 
+# pydantic refuses a lone surrogate (JSON "\\ud800") itself; app.py's 422 handler can then echo it.
+ChatText = Annotated[str, Field(min_length=1, max_length=MAX_QUESTION_CHARS)]
+
+
 class TextPart(BaseModel):
     type: Literal["text"]
-    text: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
+    text: ChatText
 
 
 class ChatMessage(BaseModel):
     model_config = ConfigDict(extra="ignore")
     role: Literal["system", "developer", "user", "assistant"]
-    content: (Annotated[str, Field(min_length=1, max_length=MAX_QUESTION_CHARS)]
-              | Annotated[list[TextPart], Field(min_length=1, max_length=16)])
+    content: ChatText | Annotated[list[TextPart], Field(min_length=1, max_length=16)]
 
     def text(self) -> str:
         return self.content if isinstance(self.content, str) else "".join(p.text for p in self.content)
@@ -219,6 +222,9 @@ async def chat_completions(req: ChatRequest, request: Request, appliance: Applia
 
     if not req.stream:
         pieces: list[str] = []
+        # Nothing reads a plain response until it is complete, so a client that goes away is only
+        # noticed by waiting for its disconnect: then the job is cancelled like an abandoned stream.
+        watcher = asyncio.create_task(_cancel_on_disconnect(request, handle))
         try:
             async for ev in handle:
                 if ev["type"] == "token":
@@ -228,6 +234,7 @@ async def chat_completions(req: ChatRequest, request: Request, appliance: Applia
                 else:
                     result = ev["result"]
         finally:
+            watcher.cancel()
             handle.cancel()   # no-op once done; stops the engine if this request was abandoned
         metrics.chat_tokens.inc(result["completion_tokens"])
         return ChatCompletion(id=cid, created=created, model=name,
@@ -266,6 +273,15 @@ async def chat_completions(req: ChatRequest, request: Request, appliance: Applia
 
     return StreamingResponse(events(), media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+async def _cancel_on_disconnect(request: Request, handle: Any) -> None:
+    """The body is read already: the next message the server gives is the client's disconnect."""
+    while True:
+        message = await request.receive()
+        if message["type"] == "http.disconnect":
+            handle.cancel()
+            return
 
 
 def _finish(result: dict) -> str:

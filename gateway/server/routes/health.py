@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
-
-from gateway.server.deps import ApplianceDep
 
 router = APIRouter(tags=["health"])
 
@@ -17,7 +15,8 @@ class Health(BaseModel):
 
 
 @router.get("/health", response_model=Health, responses={503: {"model": Health}})
-def health(appliance: ApplianceDep) -> JSONResponse:
-    ready = bool(appliance.ready)
+async def health(request: Request) -> JSONResponse:
+    """On the event loop, no dependency, no lock: answers while every worker thread is busy."""
+    ready = bool(request.app.state.appliance.ready)
     body = Health(status="ok" if ready else "loading", ready=ready)
     return JSONResponse(body.model_dump(), status_code=200 if ready else 503)

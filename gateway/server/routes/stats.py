@@ -76,8 +76,8 @@ def ui_stats(s: dict[str, Any]) -> UiStats:
 
 
 @router.get("/stats", response_model=Stats)
-def stats(appliance: ApplianceDep, _key: KeyDep) -> dict[str, Any]:
-    s = dict(appliance.stats())
+async def stats(appliance: ApplianceDep, _key: KeyDep) -> dict[str, Any]:
+    s = dict(appliance.stats())    # snapshots and counters only: cheap enough for the event loop
     s["ready"] = bool(appliance.ready)
     s["server_time"] = time.time()
     s["ui"] = ui_stats(s)

@@ -24,12 +24,36 @@ def test_ingest_stores_and_counts(client, auth, appliance):
 
 def test_empty_body(client, auth):
     r = client.post("/api/ingest", content=b"", headers=auth)
-    assert r.status_code == 200 and r.json() == {"accepted": 0, "malformed": 0, "first_id": None, "last_id": None}
+    assert r.status_code == 200 and r.json() == {"accepted": 0, "malformed": 0, "first_id": None, "last_id": None,
+                                                 "problems": []}
 
 
 def test_binary_garbage_is_kept_as_text(client, auth, appliance):
     r = client.post("/api/ingest", content=b"\xff\xfe\x00bin\n", headers=auth)
     assert r.status_code == 200 and r.json()["accepted"] == 1 and r.json()["malformed"] == 1
+
+
+def test_reply_names_malformed_lines_and_stats_count_http(client, auth, appliance):
+    body = "\n".join([json.dumps({"text": "ok line"}), "{broken", json.dumps({"text": "bell\u0007 esc\u001b nul\u0000"}),
+                      json.dumps({"host": "h"}), json.dumps({"text": "fine", "severity": "loud"})])
+    r = client.post("/api/ingest", content=body, headers=auth)
+    assert r.status_code == 200, r.text
+    out = r.json()
+    assert out["accepted"] == 5 and out["malformed"] == 4
+    assert out["problems"] == [{"line": 2, "problems": ["not_json"]}, {"line": 3, "problems": ["binary"]},
+                               {"line": 4, "problems": ["no_text"]}, {"line": 5, "problems": ["bad_field"]}]
+    # JSON-decoded control characters are escaped as raw bytes are
+    stored = appliance.store.search(after_id=out["first_id"] - 1, limit=10)
+    assert stored[2]["text"] == "bell\\x07 esc\\x1b nul\\x00"
+    http = client.get("/api/stats", headers=auth).json()["ingest"]["sources"]["http"]
+    assert http["lines"] == 5 and http["requests"] == 1 and http["not_json"] == 1
+    assert 'linegate_source_events_total{kind="lines",source="http"} 5.0' in client.get("/metrics", headers=auth).text
+
+
+def test_lone_surrogate_in_json_text_is_stored_replaced(client, auth, appliance):
+    r = client.post("/api/ingest", content=b'{"text": "half \\ud800 pair"}', headers=auth)
+    assert r.status_code == 200 and r.json()["problems"] == [{"line": 1, "problems": ["lone_surrogate"]}]
+    assert appliance.store.get(r.json()["first_id"])["text"] == "half \ufffd pair"
 
 
 def test_lone_surrogate_line_is_cleaned_and_its_neighbours_stored(client, auth, appliance):
@@ -54,3 +78,25 @@ def test_full_store_answers_507_and_stores_nothing(client, auth, appliance):
     db.execute("PRAGMA max_page_count=1073741823")
     r = client.post("/api/ingest", content=body, headers=auth)
     assert r.status_code == 200 and r.json()["accepted"] == 100
+
+
+def test_a_refusal_after_earlier_chunks_names_what_was_stored(client, auth, appliance, monkeypatch):
+    """A body over INGEST_CHUNK lines is committed in chunks; if a later chunk is refused, the
+    answer says which lines of the body are stored already."""
+    import gateway.appliance as appliance_mod
+    from gateway.pipeline.store import StoreFull
+    monkeypatch.setattr(appliance_mod, "INGEST_CHUNK", 2)
+    real = appliance.store.append
+    calls = []
+
+    def append(records, *a, **k):
+        calls.append(len(records))
+        if len(calls) == 2:
+            raise StoreFull("store is full")
+        return real(records, *a, **k)
+
+    monkeypatch.setattr(appliance.store, "append", append)
+    body = "\n".join(json.dumps({"text": f"line {i}"}) for i in range(5))
+    r = client.post("/api/ingest", content=body, headers=auth)
+    assert r.status_code == 507 and "the first 2 lines of this batch were stored" in r.json()["detail"]
+    assert appliance.store.count() == 2
