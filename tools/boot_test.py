@@ -68,11 +68,15 @@ class Box:
     def request(self, path: str, body: bytes | None = None, ctype: str = "application/json") -> tuple[int, bytes]:
         req = urllib.request.Request(f"http://127.0.0.1:{self.http}{path}", data=body,
                                      headers={"Authorization": f"Bearer {self.key}", "Content-Type": ctype})
-        try:
-            with urllib.request.urlopen(req, timeout=REQUEST_TIMEOUT_S) as r:
-                return r.status, r.read()
-        except urllib.error.HTTPError as e:
-            return e.code, e.read()
+        for _ in range(30):                   # rate-limited (429): wait as told and ask again
+            try:
+                with urllib.request.urlopen(req, timeout=REQUEST_TIMEOUT_S) as r:
+                    return r.status, r.read()
+            except urllib.error.HTTPError as e:
+                if e.code != 429:
+                    return e.code, e.read()
+                time.sleep(float(e.headers.get("Retry-After") or 1))
+        return 429, b""
 
     def wait_healthy(self, timeout_s: float) -> float | None:
         t0 = time.monotonic()
@@ -143,7 +147,9 @@ def lost_lines(box: Box, acked: list[str]) -> int:
     after = 0
     while True:
         status, body = box.request(f"/api/logs/search?q=powercut&after_id={after}&limit=1000")
-        rows = json.loads(body)["results"] if status == 200 else []
+        if status != 200:
+            raise RuntimeError(f"search after a power cut: {status} {body[:200]!r}")
+        rows = json.loads(body)["results"]
         if not rows:
             break
         found.update(r["text"] for r in rows)
