@@ -49,6 +49,9 @@ install -d "$ROOT/var/lib/linegate/models"
 for m in $MODELS; do cp "$MODEL_DIR/$m.gguf" "$MODEL_DIR/$m.gguf.verified" "$ROOT/var/lib/linegate/models/"; done
 install -D -m 0644 "$CONFIG" "$ROOT/var/cache/linegate/linegate.toml"
 if [ -n "$DROPIN" ]; then install -D -m 0644 "$DROPIN" "$ROOT/etc/systemd/system/linegate.service.d/10-image.conf"; fi
+# Stage 2 makes the initramfs once (the kernel's postinst), not again from the initramfs-tools trigger:
+# under TCG each generation takes ~15 min. linegate-stage2 turns updates back on.
+sed -i 's/^update_initramfs=.*/update_initramfs=no/' "$ROOT/etc/initramfs-tools/update-initramfs.conf"
 echo linegate > "$ROOT/etc/hostname"
 printf '127.0.0.1\tlocalhost\n127.0.1.1\tlinegate\n' > "$ROOT/etc/hosts"
 echo 'LABEL=linegate-root / ext4 defaults,errors=remount-ro 0 1' > "$ROOT/etc/fstab"
@@ -71,6 +74,7 @@ dpkg --force-depends --force-confold --install $debs/*.deb >/var/log/stage2-dpkg
 dpkg --configure -a >>/var/log/stage2-dpkg.log 2>&1; dpkg --configure -a >>/var/log/stage2-dpkg.log 2>&1
 bad=$(dpkg -l | awk 'NR > 5 && $1 != "ii"' | wc -l)
 echo "stage2: system packages installed ($bad not fully installed)"
+sed -i 's/^update_initramfs=.*/update_initramfs=yes/' /etc/initramfs-tools/update-initramfs.conf
 rm -f $debs/*.deb
 dpkg --install /var/cache/linegate/linegate_*_arm64.deb && echo "stage2: linegate installed"
 install -m 0644 /var/cache/linegate/linegate.toml /etc/linegate/linegate.toml
@@ -94,7 +98,7 @@ mkfs.ext4 -q -F -L linegate-root -d "$ROOT" -E offset=$PART_OFFSET "$OUT" "$((PA
 # ---- stage 2: the packages installed on arm64 (emulated) --------------------------------------------
 KVER=$(ls "$ROOT"/lib/modules | head -1)
 "$REPO/tools/boot_initrd.sh" "$ROOT" "$KVER" "$WORK/initrd.stage2"
-timeout 3600 qemu-system-aarch64 -M virt -cpu cortex-a76 -smp 2 -m 2048 -nographic -no-reboot -nic none \
+timeout 7200 qemu-system-aarch64 -M virt -cpu cortex-a76 -smp 2 -m 2048 -nographic -no-reboot -nic none \
     -kernel "$ROOT/boot/vmlinuz-$KVER" -initrd "$WORK/initrd.stage2" \
     -append "console=ttyAMA0 root=/dev/vda1 rw init=/usr/local/sbin/linegate-stage2 panic=-1" \
     -drive file="$OUT",format=raw,if=virtio,cache=unsafe | tee "$WORK/stage2.log"
