@@ -7,7 +7,7 @@ export LINEGATE_MODEL_DIR ?= $(HOME)/.cache/linegate/models
 PORT ?= 8080
 DATA_DIR ?= data
 
-.PHONY: run test fuzz native venv venv-test system-deps models clean
+.PHONY: run test fuzz native venv venv-test system-deps models clean deb image boot-test
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,18 @@ RUNS ?= 5
 fuzz: venv-test
 	for i in $$(seq $(RUNS)); do HYPOTHESIS_PROFILE=explore $(BIN)/python -m pytest -q -p no:cacheprovider \
 	  tests/ingest/test_syslog.py tests/test_tokenizer.py tests/server/test_schema.py || exit 1; done
+
+# The arm64 appliance (docs/flash-rk3588.md): the .deb cross-built here, a flashable image, and the image
+# booted in an emulated arm64 machine. Slow, and not part of `make test`.
+deb: $(BIN)/python
+	tools/setup_system.sh --package
+	nice -n 10 tools/build_deb.sh
+
+image: deb
+	nice -n 10 tools/build_image.sh
+
+boot-test: image
+	nice -n 10 tools/boot_test.sh
 
 clean:
 	rm -rf build $(VENV) gateway/_native*.so

@@ -25,6 +25,7 @@ from gateway.pipeline.query import QuerySurface
 from gateway.pipeline.store import Store, StoreFull
 from gateway.pipeline.token_queue import ContextFeed, TokenQueue
 from gateway.pipeline.triage import Triage, load_rules
+from gateway.sdnotify import Watchdog
 from gateway.serve.engine_thread import EngineThread
 from gateway.serve.query_call import TOOL_HELP, QueryTool
 from gateway.serve.jobs import NotReady, PromptTooLong, QueueFull, Refused
@@ -78,6 +79,10 @@ class Appliance:
         self.triage_errors = 0
         self.explain_unavailable = 0
         self.started_at = 0.0
+        # systemd's watchdog (Type=notify units): fed by the engine loop once the engine runs; by a timer while
+        # it loads, when it failed or is off (ingest and the store still run then).
+        self.watchdog = Watchdog.from_env()
+        self._stopping = threading.Event()
 
     # --- lifecycle ---------------------------------------------------------------------------
     def start(self) -> "Appliance":
@@ -106,6 +111,9 @@ class Appliance:
             for src in self.sources:
                 src.start()
             self._started = True
+            self._stopping.clear()
+            if self.watchdog.period_s is not None:
+                threading.Thread(target=self._watchdog_until_engine_runs, name="watchdog", daemon=True).start()
         log.info("appliance started: data_dir=%s, sources=%s, engine=%s", s.data_dir,
                  [type(x).__name__ for x in self.sources], s.engine.model if s.engine.enabled else "off")
         return self
@@ -121,8 +129,15 @@ class Appliance:
         self.engine_thread = EngineThread(
             s.engine.model, self.feed, prompts=prompts, n_sink=s.engine.n_sink, n_ring=s.engine.n_ring,
             n_scratch=s.engine.n_scratch, n_threads=s.engine.n_threads, prefill_chunk=s.engine.prefill_chunk,
-            queue_size=s.engine.queue_size, drafter=s.engine.drafter, no_repeat_ngram=s.engine.no_repeat_ngram,
+            queue_size=s.engine.queue_size, drafter=s.engine.drafter, drafter_fallback=s.engine.drafter_fallback,
+            no_repeat_ngram=s.engine.no_repeat_ngram, heartbeat=self.watchdog.pet,
             query_tool=QueryTool(QuerySurface(self.store.path), prompts.tokenizer) if s.engine.query else None)
+
+    def _watchdog_until_engine_runs(self) -> None:
+        while not self._stopping.wait(self.watchdog.period_s / 4):
+            e = self.engine_thread
+            if e is None or not e.ready or e.error is not None:
+                self.watchdog.pet()
 
     @property
     def worker(self) -> EngineThread | None:
@@ -136,6 +151,7 @@ class Appliance:
         with self._lock:
             if not self._started:
                 return
+            self._stopping.set()
             for src in reversed(self.sources):
                 try:
                     src.stop()
@@ -259,6 +275,7 @@ class Appliance:
             d["engine"] = w.pop("engine", {}) | {"model": w.get("model"), "error": w.get("error")}
             d["ring"] = w.pop("ring", {}) | {"lag_s": w.get("lag_s"), "lag_tokens": w.get("lag_tokens")}
             d["admission"] = w.pop("admission", {})
+            d["drafter"] = w.pop("drafter")    # which drafter runs and why (auto, an NPU fallback)
             if "speculative" in w:             # drafter figures: acceptance, tokens per target forward
                 d["speculative"] = w.pop("speculative")
             d["worker"] = w

@@ -168,8 +168,11 @@ class EngineSettings(_Section):
     n_scratch: int = Field(1024, ge=64, le=MAX_N_SCRATCH)   # a store query's call and result need ~360
     n_threads: int | None = Field(None, ge=1, le=1024)
     # ngram: prompt lookup over the stream, near free and exact; "model" (0.5B draft) pays only off
-    # the CPU (NPU, GPU). Measured: docs/perf/2026-11-30-drafter-defaults.md.
-    drafter: Literal["none", "ngram", "model"] = "ngram"
+    # the CPU (NPU, GPU). Measured: docs/perf/2026-11-30-drafter-defaults.md. "model:rknn": the 0.5B on the
+    # RK3588 NPU; "auto": model:rknn where the NPU, rknnlite and the converted graph are present, else ngram.
+    drafter: Literal["none", "ngram", "model", "model:native", "model:onnx", "model:rknn", "auto"] = "ngram"
+    # What runs when model:rknn cannot start; "error" refuses to start the appliance instead.
+    drafter_fallback: Literal["ngram", "none", "error"] = "ngram"
     prefill_chunk: int = Field(32, ge=1, le=4096)   # stream tokens per prefill call (preemption grain)
     queue_size: int = Field(8, ge=1, le=1024)
     # Chat answers through one store query (gateway/serve/query_call.py): the model writes the call under

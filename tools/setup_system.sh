@@ -1,12 +1,25 @@
 #!/usr/bin/env bash
-# System packages the tests use for real peers: mosquitto (MQTT broker), chromium (browser).
-# Installs only what is missing; needs root (or passwordless sudo) when something is missing.
+# System packages, installed only when missing (needs root or passwordless sudo then).
+# Default (make test): the tests' real peers: mosquitto (MQTT broker), chromium (browser) with CJK glyphs;
+# the aarch64 cross compiler + qemu-user that run the NEON kernels' bit-identity tests as Armv8.0/A76/max CPUs.
+# --package (make deb / image / boot-test): the cross compiler, mmdebstrap (arm64 sysroot and image),
+# qemu-system-aarch64 (the emulated box), the image's partitioning and file-system tools.
 set -euo pipefail
 need=()
-command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ] || need+=(mosquitto)
-command -v chromium >/dev/null 2>&1 || need+=(chromium)
-# CJK glyphs for the zh-CN UI in the browser tests and screenshots.
-[ -e /usr/share/fonts/truetype/wqy/wqy-microhei.ttc ] || need+=(fonts-wqy-microhei)
+command -v aarch64-linux-gnu-g++ >/dev/null 2>&1 || need+=(g++-aarch64-linux-gnu)
+if [ "${1:-}" = "--package" ]; then
+    command -v mmdebstrap >/dev/null 2>&1 || need+=(mmdebstrap)
+    command -v qemu-system-aarch64 >/dev/null 2>&1 || need+=(qemu-system-arm)
+    command -v mkfs.ext4 >/dev/null 2>&1 || need+=(e2fsprogs)
+    command -v sfdisk >/dev/null 2>&1 || need+=(fdisk)
+    command -v cpio >/dev/null 2>&1 || need+=(cpio)
+    command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)
+else
+    command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ] || need+=(mosquitto)
+    command -v chromium >/dev/null 2>&1 || need+=(chromium)
+    command -v qemu-aarch64 >/dev/null 2>&1 || need+=(qemu-user)
+    [ -e /usr/share/fonts/truetype/wqy/wqy-microhei.ttc ] || need+=(fonts-wqy-microhei)
+fi
 if [ ${#need[@]} -eq 0 ]; then exit 0; fi
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi

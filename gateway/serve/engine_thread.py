@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from gateway.llm.drafters import make_drafter
+from gateway.llm.drafters import make_drafter, resolve_draft_spec
 from gateway.llm.engine import Engine
 from gateway.llm.models import resolve_model
 from gateway.llm.sampling import SamplingParams
@@ -43,8 +43,9 @@ class EngineThread:
 
     def __init__(self, model: str | Path, feed: ContextFeed, *, prompts: Prompts | None = None,
                  n_sink: int = 0, n_ring: int = 2048, n_scratch: int = 512, n_threads: int | None = None,
-                 prefill_chunk: int = 32, queue_size: int = 8, drafter: str = "none",
-                 query_tool: QueryTool | None = None, no_repeat_ngram: int = 0) -> None:
+                 prefill_chunk: int = 32, queue_size: int = 8, drafter: str = "none", drafter_fallback: str = "ngram",
+                 query_tool: QueryTool | None = None, no_repeat_ngram: int = 0,
+                 heartbeat: Callable[[], None] | None = None) -> None:
         self.model_path = resolve_model(model)
         self.prompts = prompts or Prompts.for_model(self.model_path)
         self.tokenizer = self.prompts.tokenizer
@@ -54,12 +55,18 @@ class EngineThread:
         self.n_sink = n_sink or len(self.sink_tokens)
         self.n_ring, self.n_scratch, self.n_threads = n_ring, n_scratch, n_threads
         self.prefill_chunk = prefill_chunk
-        self.draft_spec = drafter            # "none" | "ngram" | "model[:backend]" (gateway.llm.drafters)
+        # "none" | "ngram" | "model[:backend]" (gateway.llm.drafters): what runs for the configured drafter
+        # (auto, or model:rknn without an NPU, resolve here: a missing runtime with fallback "error" stops start-up)
+        self.draft_configured = drafter
+        self.draft_spec, self.draft_why = resolve_draft_spec(drafter, drafter_fallback)
+        (log.info if self.draft_why == "configured" or drafter == "auto" else log.warning)(
+            "drafter %s: %s (%s)", drafter, self.draft_spec, self.draft_why)
         self.drafter: Any = None             # built on the engine thread, mirrors the stream
         self._spec_totals = {"proposed": 0, "accepted": 0, "target_forwards": 0, "decoded": 0}
         self.feed = feed
         self.query_tool = query_tool         # chat answers go through one store query when set
         self.no_repeat_ngram = no_repeat_ngram   # the repetition guard on answers (gateway.llm.repetition)
+        self.heartbeat = heartbeat or (lambda: None)   # called every loop turn (the systemd watchdog)
         self.admission: Admission | None = None
         self._queue: queue.PriorityQueue[tuple[int, int, Job]] = queue.PriorityQueue(queue_size)
         self._seq = 0                    # FIFO tie-break within a priority
@@ -175,6 +182,7 @@ class EngineThread:
             return
         last_tick = time.monotonic()
         while not self._stop.is_set():
+            self.heartbeat()
             try:
                 job = self._queue.get_nowait()[2]
             except queue.Empty:
@@ -365,6 +373,7 @@ class EngineThread:
         if self.admission is not None:
             d["admission"] = self.admission.stats()
         d["engine"] = dict(self._engine_stats)   # refreshed by the engine thread: only it touches the Engine
+        d["drafter"] = {"configured": self.draft_configured, "running": self.draft_spec, "why": self.draft_why}
         if self.draft_spec != "none":
             t = dict(self._spec_totals)
             d["speculative"] = {"drafter": self.draft_spec, **t,

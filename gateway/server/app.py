@@ -19,6 +19,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway.resources import data_path
+from gateway.sdnotify import notify
 from gateway.server.auth import KeyStore, RateLimiter
 from gateway.server.deps import KEYED_RESPONSES
 from gateway.server.limits import BodyLimitMiddleware
@@ -75,10 +76,12 @@ def create_app(appliance: Any, settings: Any, *, manage_appliance: bool = False)
     async def lifespan(_app: FastAPI):
         if manage_appliance:
             appliance.start()
+            notify("READY=1")        # systemd Type=notify: started (the engine may still be loading)
         try:
             yield
         finally:
             if manage_appliance:
+                notify("STOPPING=1")
                 appliance.stop()
 
     # No /docs or /redoc: they load Swagger/ReDoc from a CDN, and the appliance has no internet

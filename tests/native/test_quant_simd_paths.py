@@ -1,11 +1,13 @@
 """Every SIMD path of native/quant/ against the scalar reference, bit for bit, including
 the paths this machine's own build does not select: quant_selftest.cpp is compiled for AVX2
-(-march=x86-64-v3), for no SIMD (-march=x86-64), and for aarch64 NEON (with and without dotprod,
-run under qemu-user; skipped where g++-aarch64-linux-gnu / qemu-user are not installed)."""
+(-march=x86-64-v3), for no SIMD (-march=x86-64), and once for aarch64 (baseline Armv8-A, as the package
+builds it), then run under qemu-user as CPUs with and without dotprod, so that the run-time choice from
+HWCAP and every NEON variant are checked (g++-aarch64-linux-gnu and qemu-user: tools/setup_system.sh)."""
 
 from __future__ import annotations
 
 import platform
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -16,7 +18,7 @@ REPO = Path(__file__).resolve().parents[2]
 SOURCES = ["tests/native/quant_selftest.cpp", "native/gguf.cpp",
            *sorted(str(p.relative_to(REPO)) for p in (REPO / "native/quant").rglob("*.cpp"))]
 FLAGS = ["-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter", "-Inative"]
-CROSS, QEMU = "aarch64-linux-gnu-g++", "qemu-aarch64"
+CROSS, QEMU, OBJDUMP = "aarch64-linux-gnu-g++", "qemu-aarch64", "aarch64-linux-gnu-objdump"
 IS_X86 = platform.machine() in ("x86_64", "AMD64")
 
 
@@ -48,9 +50,61 @@ def test_x86_paths_match_scalar(tmp_path, march, extra, cpu_flags, simd):
     assert out.startswith(f"simd: {simd}\n"), out
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(not (shutil.which(CROSS) and shutil.which(QEMU)), reason=f"needs {CROSS} and {QEMU}")
-@pytest.mark.parametrize("march", ["armv8.2-a+dotprod", "armv8-a"])
-def test_neon_paths_match_scalar_under_qemu(tmp_path, march):
-    out = build_and_run(tmp_path, [CROSS, "-static"], march, [QEMU])
-    assert out.startswith("simd: neon"), out
+needs_cross = pytest.mark.skipif(not (shutil.which(CROSS) and shutil.which(QEMU) and shutil.which(OBJDUMP)),
+                                 reason=f"needs {CROSS} and {QEMU}: run tools/setup_system.sh")
+
+
+@pytest.fixture(scope="module")
+def aarch64_selftest(tmp_path_factory) -> Path:
+    """One static aarch64 build, both NEON variants inside, like the package's module."""
+    exe = tmp_path_factory.mktemp("aarch64") / "quant_selftest"
+    subprocess.run([CROSS, "-static", *FLAGS, "-march=armv8-a", *SOURCES, "-o", str(exe)],
+                   cwd=REPO, check=True, capture_output=True, text=True)
+    return exe
+
+
+def run_qemu(exe: Path, cpu: str, variant: str | None = None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "LINEGATE_NEON"}
+    if variant:
+        env["LINEGATE_NEON"] = variant
+    return subprocess.run([QEMU, "-cpu", cpu, str(exe)], capture_output=True, text=True, timeout=300, env=env)
+
+
+# (qemu CPU, forced variant or None for the HWCAP choice, the variant that must run). cortex-a53: Armv8.0, no
+# dotprod; cortex-a76: the RK3588's big core (dotprod); max: every extension qemu has (dotprod, i8mm).
+NEON_RUNS = [("cortex-a53", None, "neon"), ("cortex-a76", None, "neon+dotprod"),
+             ("cortex-a76", "neon", "neon"), ("max", None, "neon+dotprod")]
+
+
+@needs_cross
+@pytest.mark.parametrize("cpu,forced,expected", NEON_RUNS)
+def test_neon_variants_match_scalar_under_qemu(aarch64_selftest, cpu, forced, expected):
+    run = run_qemu(aarch64_selftest, cpu, forced)
+    assert run.returncode == 0 and "MISMATCH" not in run.stdout, run.stdout + run.stderr
+    assert run.stdout.startswith(f"simd: {expected}\n"), run.stdout
+    assert run.stdout.count(" ok ") == 16, run.stdout   # 8 types x 2 precisions, each checked
+
+
+@needs_cross
+def test_neon_variant_the_cpu_lacks_is_refused(aarch64_selftest):
+    run = run_qemu(aarch64_selftest, "cortex-a53", "neon+dotprod")
+    assert run.returncode != 0
+    assert "LINEGATE_NEON=neon+dotprod: this CPU lacks its instructions" in run.stderr
+    run = run_qemu(aarch64_selftest, "cortex-a76", "sve")
+    assert run.returncode != 0 and "unknown variant (neon+dotprod, neon)" in run.stderr
+
+
+@needs_cross
+def test_dotprod_instructions_only_in_the_dotprod_variant(aarch64_selftest):
+    """sdot outside neon_dotprod would be a SIGILL on an Armv8.0 core (e.g. an inline helper compiled under
+    the variant's target pragma and picked by the linker for everyone)."""
+    dis = subprocess.run([OBJDUMP, "-d", "--no-show-raw-insn", "-C", str(aarch64_selftest)],
+                         capture_output=True, text=True, check=True).stdout
+    fn, users = "", set()
+    for line in dis.splitlines():
+        if line.endswith(">:"):
+            fn = line
+        elif "\tsdot\t" in line or "\tudot\t" in line:
+            users.add(fn)
+    assert users, "no sdot at all: the dotprod variant was not compiled with dotprod"
+    assert all("neon_dotprod::" in u for u in users), sorted(users)

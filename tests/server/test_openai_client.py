@@ -77,6 +77,7 @@ def test_drafter_figures_reach_the_stats_api(client, model_server):
     s = httpx.get(url + "/api/stats", headers={"Authorization": f"Bearer {key}"}, timeout=30).json()
     spec = s["speculative"]
     assert spec["drafter"] == "ngram" and spec["target_forwards"] >= 1 and spec["decoded"] >= 1
+    assert s["drafter"] == {"configured": "ngram", "running": "ngram", "why": "configured"}
     if spec["proposed"]:
         assert s["ui"]["acceptance_rate"] == pytest.approx(spec["accepted"] / spec["proposed"])
     else:

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 from gateway.llm.drafters.base import Drafter, Proposal
 from gateway.llm.drafters.deferred import DeferredDrafter
-from gateway.llm.drafters.model import ModelDrafter
+from gateway.llm.drafters.model import ModelDrafter, rknn_ready
 from gateway.llm.drafters.ngram import DEFAULT_N_RING, DEFAULT_N_SINK, NgramDrafter
 
 DRAFT_KINDS = ("none", "ngram", "model")
 MODEL_BACKENDS = ("native", "onnx", "rknn")
+# What the appliance runs when `model:rknn` cannot start (engine.drafter_fallback); "error" refuses to start.
+DRAFT_FALLBACKS = ("ngram", "none", "error")
 
 # Deferred (drafter on its own thread, drafting the next block while the target verifies) pays only when
 # the two run on different processors (a model draft on the NPU, or any draft beside a CUDA target); on
@@ -23,8 +25,8 @@ def deferred_default(kind: str, draft_backend: str | None, target_backend: str |
     return draft_backend == "rknn" or target_backend == "cuda"
 
 
-__all__ = ["Drafter", "Proposal", "make_drafter", "deferred_default", "parse_draft_spec", "DRAFT_KINDS",
-           "MODEL_BACKENDS"]
+__all__ = ["Drafter", "Proposal", "make_drafter", "deferred_default", "parse_draft_spec", "resolve_draft_spec",
+           "DRAFT_KINDS", "MODEL_BACKENDS", "DRAFT_FALLBACKS"]
 
 
 def parse_draft_spec(spec: str) -> tuple[str, str | None]:
@@ -37,6 +39,27 @@ def parse_draft_spec(spec: str) -> tuple[str, str | None]:
     if backend and backend not in MODEL_BACKENDS:
         raise ValueError(f"--draft: unknown model backend {backend!r}; expected one of {', '.join(MODEL_BACKENDS)}")
     return kind, (backend or ("native" if kind == "model" else None))
+
+
+def resolve_draft_spec(spec: str, fallback: str = "ngram", draft_model: str | None = None) -> tuple[str, str]:
+    """The appliance's configured drafter -> (the spec that runs, why). `auto`: the 0.5B on the NPU when
+    the NPU, rknnlite and the converted graph are all present, else the n-gram drafter. `model:rknn`:
+    the NPU, or `fallback` when it cannot start ("error": ValueError naming what is missing)."""
+    if fallback not in DRAFT_FALLBACKS:
+        raise ValueError(f"drafter fallback {fallback!r}: expected one of {', '.join(DRAFT_FALLBACKS)}")
+    if spec == "auto":
+        ok, why = rknn_ready(draft_model)
+        return ("model:rknn", f"auto: {why}") if ok else ("ngram", f"auto: no NPU draft ({why})")
+    kind, backend = parse_draft_spec(spec)
+    if backend != "rknn":
+        return spec, "configured"
+    ok, why = rknn_ready(draft_model)
+    if ok:
+        return "model:rknn", why
+    if fallback == "error":
+        raise ValueError(f"drafter {spec!r} cannot start: {why}. On an RK3588: install rknn-toolkit-lite2 and convert "
+                         "the draft (tools/convert/convert_draft_rknn.py); or set engine.drafter_fallback = \"ngram\"")
+    return fallback, f"{spec} unavailable ({why}): fallback {fallback}"
 
 
 def make_drafter(spec: str, target_engine=None, *, draft_model: str | None = None,

@@ -54,6 +54,20 @@ def rknn_available() -> tuple[bool, str]:
     return True, ""
 
 
+def rknn_ready(draft_model: str | None = None) -> tuple[bool, str]:
+    """(the rknn drafter can start, why or why not): the NPU and rknnlite (rknn_available), the converted
+    graph, and the exported ONNX graph whose metadata (cache shape) the runner needs."""
+    ok, why = rknn_available()
+    if not ok:
+        return False, why
+    _, onnx_path, rknn_path = default_paths(draft_model)
+    for path, tool in ((rknn_path, "tools/convert/convert_draft_rknn.py"), (onnx_path, "tools/convert/export_draft_onnx.py")):
+        if not path.is_file():
+            return False, f"no draft graph at {path} ({tool})"
+    node = next(n for n in RKNN_DEVICE_NODES if os.path.exists(n))
+    return True, f"NPU at {node}, rknnlite and {rknn_path.name} present"
+
+
 class ModelDrafter(Drafter):
     """Drafts k tokens one at a time from a draft engine; keeps the job's K/V in the draft's scratch
     across blocks and rolls back only past what verification rejected."""

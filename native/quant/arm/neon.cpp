@@ -1,13 +1,13 @@
-// aarch64 NEON kernels (vdotq_s32 under __ARM_FEATURE_DOTPROD, e.g. RK3588's Cortex-A76):
+// aarch64 NEON kernels (vdotq_s32 in the neon_dotprod variant, e.g. RK3588's Cortex-A76):
 // integer block sums in NEON, float steps in the canonical order of blocks.h, so results
-// are bit-identical to scalar.cpp. Knows nothing about threads. Empty on other targets.
+// are bit-identical to scalar.cpp. Knows nothing about threads or CPUs. Empty on other targets.
 #include "quant/arm/neon.h"
 
 #if LG_SIMD_NEON
 #include <cmath>
 #include <type_traits>
 
-namespace lg::quant::neon {
+namespace lg::quant::LG_NEON_NS {
 
 namespace {
 
@@ -141,16 +141,9 @@ void reduce_kquant(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const ui
 
 }  // namespace
 
-}  // namespace lg::quant::neon
-
-namespace lg {
-
-using namespace quant;
-using namespace quant::neon;
-
-bool matmul_simd(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* act_buf,
-                 const float* x, int n_rec, float* y, int64_t ldy, int pair) {
-    switch (plan(wt, K, n_rec)) {
+bool matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* act_buf,
+            const float* x, int n_rec, float* y, int64_t ldy, int pair) {
+    switch (neon::plan(wt, K, n_rec)) {  // one plan for every NEON variant
         case Kernel::reduce:
             if (is_legacy(wt)) reduce_legacy(wt, W, K, r0, r1, act_buf, n_rec, y, ldy, pair);
             else if (wt == GGMLType::Q4_K) reduce_kquant<BlockQ4K>(W, K, r0, r1, act_buf, n_rec, y, ldy, wt, pair);
@@ -162,10 +155,7 @@ bool matmul_simd(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r
     }
 }
 
-
-const char* simd_name() { return "neon"; }
-
-bool quantize_blocks_simd(const float* x, int64_t n_blocks, int ablk, int8_t* qs, float* d) {
+bool quantize_blocks(const float* x, int64_t n_blocks, int ablk, int8_t* qs, float* d) {
     const float32x4_t lo = vdupq_n_f32(-127.0f), hi = vdupq_n_f32(127.0f);
     for (int64_t b = 0; b < n_blocks; ++b) {
         const float* xb = x + b * ablk;
@@ -186,6 +176,6 @@ bool quantize_blocks_simd(const float* x, int64_t n_blocks, int ablk, int8_t* qs
     return true;
 }
 
-}  // namespace lg
+}  // namespace lg::quant::LG_NEON_NS
 
 #endif

@@ -1,5 +1,6 @@
-// Internal to the aarch64 NEON kernels (neon.cpp: the reducing K-quant kernel and the dispatch;
-// neon_legacy.cpp: legacy 32-blocks): the helpers they share and the entries.
+// Internal to the aarch64 NEON kernels (neon.cpp: the reducing K-quant kernel; neon_legacy.cpp: legacy
+// 32-blocks): the helpers they share and the entries of one variant. neon_dotprod.cpp compiles both again
+// in namespace neon_dotprod with sdot; arm/dispatch.cpp picks the variant from HWCAP at run time.
 #pragma once
 #include "quant/arm/plan.h"
 #include "quant/blocks.h"
@@ -8,14 +9,19 @@
 #if LG_SIMD_NEON
 #include <arm_neon.h>
 
-namespace lg::quant::neon {
+#ifndef LG_NEON_NS  // the plain Armv8-A variant unless neon_dotprod.cpp says otherwise
+#define LG_NEON_NS neon
+#define LG_NEON_DOTPROD 0
+#endif
+
+namespace lg::quant::LG_NEON_NS {
 
 
 constexpr int R_TILE = 8;  // activation vectors sharing one decode of a weight block
 
 // 4 int32 lanes whose total is the dot product of 16 int8 pairs.
 inline int32x4_t dot16(int32x4_t acc, int8x16_t a, int8x16_t b) {
-#if defined(__ARM_FEATURE_DOTPROD)
+#if LG_NEON_DOTPROD
     return vdotq_s32(acc, a, b);
 #else
     int16x8_t p = vmull_s8(vget_low_s8(a), vget_low_s8(b));
@@ -30,6 +36,18 @@ inline float h2f(uint16_t h) { return fp16_to_f32(h); }
 void reduce_legacy(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec,
                    float* y, int64_t ldy, int pair);
 
-}  // namespace lg::quant::neon
+// The variant's entries, with the contracts of matmul_simd and quantize_blocks_simd (kernels.h).
+bool matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts,
+            const float* x, int n_rec, float* y, int64_t ldy, int pair);
+bool quantize_blocks(const float* x, int64_t n_blocks, int ablk, int8_t* qs, float* d);
+
+}  // namespace lg::quant::LG_NEON_NS
+
+// The entries of the dotprod variant (neon_dotprod.cpp), for arm/dispatch.cpp.
+namespace lg::quant::neon_dotprod {
+bool matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts,
+            const float* x, int n_rec, float* y, int64_t ldy, int pair);
+bool quantize_blocks(const float* x, int64_t n_blocks, int ablk, int8_t* qs, float* d);
+}  // namespace lg::quant::neon_dotprod
 
 #endif

@@ -6,7 +6,7 @@
 #if LG_SIMD_NEON
 #include <cmath>
 
-namespace lg::quant::neon {
+namespace lg::quant::LG_NEON_NS {
 
 namespace {
 
@@ -75,6 +75,6 @@ void reduce_legacy(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t
     }
 }
 
-}  // namespace lg::quant::neon
+}  // namespace lg::quant::LG_NEON_NS
 
 #endif
