@@ -72,7 +72,6 @@ class Appliance:
         self.feed: ContextFeed | None = None
         self.sources: list[Any] = []
         self._started = False
-        self._stopping = False
         self._lock = threading.Lock()
         self.ingest_calls = 0
         self.ingest_lines = 0
@@ -82,7 +81,7 @@ class Appliance:
         # systemd's watchdog (Type=notify units): fed by the engine loop once the engine runs; by a timer while
         # it loads, when it failed or is off (ingest and the store still run then).
         self.watchdog = Watchdog.from_env()
-        self._stopping = threading.Event()
+        self._stopping = threading.Event()    # set by stop(): ingest ends at its next chunk, the watchdog timer ends
 
     # --- lifecycle ---------------------------------------------------------------------------
     def start(self) -> "Appliance":
@@ -91,7 +90,7 @@ class Appliance:
             if self._started:
                 return self
             s.data_dir.mkdir(parents=True, exist_ok=True)
-            self._stopping = False
+            self._stopping.clear()
             self.started_at = time.time()
             self.store = Store(s.store_path, s.store.max_bytes)
             rules = load_rules(s.triage.rules_file) if s.triage.rules_file else []
@@ -111,7 +110,6 @@ class Appliance:
             for src in self.sources:
                 src.start()
             self._started = True
-            self._stopping.clear()
             if self.watchdog.period_s is not None:
                 threading.Thread(target=self._watchdog_until_engine_runs, name="watchdog", daemon=True).start()
         log.info("appliance started: data_dir=%s, sources=%s, engine=%s", s.data_dir,
@@ -145,7 +143,7 @@ class Appliance:
         return self.engine_thread
 
     def stop(self) -> None:
-        self._stopping = True          # an ingest in progress ends at its next chunk
+        self._stopping.set()           # an ingest in progress ends at its next chunk
         if self.triage is not None:
             self.triage.close()        # ... or at its next line (saves the templates)
         with self._lock:
@@ -191,7 +189,7 @@ class Appliance:
         self.ingest_calls += 1
         deadline = time.monotonic() + INGEST_MINING_S
         for i in range(0, len(records), INGEST_CHUNK):
-            if self._stopping:
+            if self._stopping.is_set():
                 raise ApplianceStopped("the appliance is stopping")
             try:
                 ids.extend(self._ingest_chunk(records[i:i + INGEST_CHUNK], keys[i:i + INGEST_CHUNK] if keys else None,
