@@ -81,3 +81,9 @@ def test_the_logs_name_is_not_a_filter():
     assert ground("Linux 日志里哪个组件输出的日志最多？", [], comps, LEVELS, ["Linux"]).words == ["Linux"]   # no Latin word left
     x = g('The log has one line of the form "Created <X> for app". What is X in that line?')
     assert x.ops == ["first_last", "lines"]
+
+
+def test_a_value_is_named_as_a_whole_word():
+    x = ground("How many lines contain the word checkpoint?", ["h", "check"], ["c"], LEVELS, [])
+    assert x.hosts == [] and x.components == []
+    assert ground("What did host h report?", ["h"], [], LEVELS, []).hosts == ["h"]

@@ -117,7 +117,7 @@ def _parts(value: str) -> list[str]:
 def _named(value: str, low: str, qwords: set[str], common: set[str]) -> bool:
     """The question names `value`: whole, or by a part no other known value shares ("capper" of
     "line3/capper"; not "apache" of "org.apache.hadoop.X")."""
-    if value.lower() in low:
+    if re.search(r"(?<![\w])" + re.escape(value.lower()) + r"(?![\w])", low):
         return True
     return any(p in qwords and p not in common for p in _parts(value))
 
