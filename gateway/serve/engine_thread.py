@@ -25,7 +25,8 @@ from gateway.serve.admission import Admission
 from gateway.serve.jobs import (COMPLETE, PRIORITY, TTFT, Job, JobHandle, NotReady, PromptTooLong, QueueFull,
                                 Refused)
 from gateway.serve.prompts import Prompts
-from gateway.serve.query_call import MAX_CALL_TOKENS, QUERY_PROMPT_TOKENS, TYPICAL_CALL_TOKENS, QueryTool
+from gateway.serve.query_call import (MAX_CALL_TOKENS, QUERY_PROMPT_TOKENS, TYPICAL_CALL_TOKENS, TYPICAL_QUERY_TOKENS,
+                                      QueryTool)
 from gateway.serve.question import Grounding
 
 log = logging.getLogger(__name__)
@@ -154,10 +155,12 @@ class EngineThread:
             # A job waits for everything queued at its priority or higher (and the one running).
             ahead_ms = sum(self._queued_ms[: prio + 1])
             wait_ms = ahead_ms + self.prefill_chunk * self.admission.prefill_ms_per_tok
-            d = self.admission.decide(len(prompt) + extra, decode_in_budget, budget_ms, wait_ms)
+            # priced at what a query typically adds, not the room reserved for the longest one
+            priced = len(prompt) + (TYPICAL_QUERY_TOKENS if turns is not None else 0)
+            d = self.admission.decide(priced, decode_in_budget, budget_ms, wait_ms)
             if not d.admitted:
                 raise Refused(d.retry_after_s, d.estimate_ms, budget_ms)
-            full = self.admission.estimate_ms(len(prompt) + extra, max_tokens + (decode_in_budget - 1))
+            full = self.admission.estimate_ms(priced, max_tokens + (decode_in_budget - 1))
             job = Job(kind, list(prompt), max_tokens, budget_ms, deadline_kind, JobHandle(loop, on_event),
                       estimate_ms=full, temperature=temperature, top_p=top_p, seed=seed, turns=turns)
             try:
