@@ -203,6 +203,8 @@ def test_text_pattern_and_number_after_a_word(q):
     assert q.run({"op": "stats", "of": "pressure"})["n"] == 0
     r = q.run({"op": "stats", "of": "C"})                          # a unit: the number right before it
     assert (r["n"], r["max"]) == (4, 92.4)
+    r = q.run({"op": "stats", "of": "temp"})                       # "2 temp 81.5": the nearer is after
+    assert r["max"] == 81.5
 
 
 def test_top_k_by_ip_and_value(tmp_path):
@@ -236,3 +238,17 @@ def test_times_as_text(q):
     assert q.run({"op": "count", "since": syslog})["count"] == 2
     assert calendar.timegm(newest) == T0 + 60 * 6
     assert "error" in q.run({"op": "count", "since": "next tuesday"})
+
+
+def test_a_unit_takes_the_nearer_number(tmp_path):
+    s = Store(tmp_path / "u.db")
+    rows = [_line(i, f"torque {t} Nm, caps applied {c}", template=1, tmpl="torque <*> Nm, caps applied <*>",
+                  params=(str(t), str(c))) for i, (t, c) in enumerate([(2.12, 24), (2.02, 26), (2.2, 22)])]
+    s.append([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
+    q = QuerySurface(s.path)
+    try:
+        r = q.run({"op": "stats", "text": "torque", "of": "Nm"})
+        assert (r["min"], r["max"]) == (2.02, 2.2)
+    finally:
+        q.close()
+        s.close()

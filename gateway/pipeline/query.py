@@ -322,8 +322,9 @@ class QuerySurface:
         rows, truncated = self._matching_texts(where, args)
         vals = []
         for r in rows:
-            m = next((m for x in rx if (m := x.search(r[3]))), None)
-            if m:
+            found = [m for x in rx if (m := x.search(r[3]))]
+            if found:       # after the word or before it (a unit): the nearer number, "after" on a tie
+                m = min(found, key=lambda m: (m.end() - m.start() - len(m.group(1)), found.index(m)))
                 vals.append((float(m.group(1)), r))
         out: dict[str, Any] = {"count": len(rows), "n": len(vals), "truncated": truncated}
         if not vals:
@@ -369,7 +370,7 @@ def _like(text: str) -> str:
 
 def _number_regex(call: dict[str, Any]) -> list[re.Pattern] | None:
     """The number a stats call asks for, as regexes over a line tried in order (group 1 the number): the
-    <N> of a text pattern; or the number after the word "of" (else right before it: a unit); without
+    <N> of a text pattern; or the number after the word "of" or right before it (a unit), the nearer; without
     "of" nor "param", the same for the text's last word. None: by template parameter."""
     text = str(call.get("text") or "")
     if "<N>" in text or "<n>" in text:
@@ -394,6 +395,7 @@ def _number_regex(call: dict[str, Any]) -> list[re.Pattern] | None:
     w = re.escape(of)
     return [re.compile(rf"(?<![\w]){w}(?![\w])[^\d\n+-]{{0,24}}?{NUMBER}", re.IGNORECASE),   # "torque 2.12"
             re.compile(rf"{NUMBER}\s*{w}(?![\w])", re.IGNORECASE)]                            # "2.12 Nm"
+    # (_stats_by_regex takes the nearer of the two in a line: "2.12 Nm, caps applied 24" -> 2.12)
 
 
 def _line(r: tuple) -> dict:
