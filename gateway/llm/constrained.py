@@ -6,7 +6,6 @@ Knows tokens and strings, nothing of logs. A grammar is built from a few combina
   OneOf(["a", "bc", ...])      one of these literals (compiled as a trie)
   Chars(min, max, deny=b'"')   min..max bytes, none in `deny` (or, with allow=..., each in `allow`)
   Seq(a, b, ...) / Alt(a, b, ...) / Opt(a)   sequence / alternatives / optional
-  Rep(a, sep)                  a, then any number of (sep a): one copy of a, however many repeats
 
 and compiled to a byte NFA; its state sets are memoized as DFA states. `Constraint(grammar, token_bytes,
 stop_ids)` masks a vocabulary: a token is allowed when its bytes keep the text a prefix of some sentence
@@ -59,12 +58,6 @@ class Seq:
 @dataclass(frozen=True)
 class Alt:
     parts: tuple
-
-
-@dataclass(frozen=True)
-class Rep:
-    part: object
-    sep: object
 
 
 def one_of(options: Iterable[str | bytes]) -> OneOf:
@@ -139,12 +132,6 @@ class _NFA:
             for part in g.parts:
                 cur = self.build(part, cur)
             return cur
-        if isinstance(g, Rep):
-            loop = self.node()                   # a fresh node: `start` may begin other alternatives
-            self.eps[start].append(loop)
-            end = self.build(g.part, loop)
-            self.eps[self.build(g.sep, end)].append(loop)
-            return end
         if isinstance(g, Alt):
             end = self.node()
             for part in g.parts:

@@ -44,9 +44,8 @@ GRAMMAR_TTL_S = 30.0          # known values are re-read from the store at most 
 RESULT_CHARS = 900            # the result as the prompt quotes it (~250 tokens)
 LINE_SHOWN = 160              # a line's text in it
 QUERY_PROMPT_TOKENS = 400     # room a query adds to a chat prompt: instruction, call, result, answer instruction
-TYPICAL_QUERY_TOKENS = 200    # what admission prices it at (calls seen: result + call 60-250 tokens). At 400, a
-                              # question's estimate at the 1.5B's 2-core prefill (~28 ms/token, bench_engine on an
-                              # Intel Xeon 6/167) came to ~14 s: over the default 12 s first-token budget
+TYPICAL_QUERY_TOKENS = 200    # what admission prices it at: the reserved 400 alone priced 2-core questions over
+                              # the default first-token budget (docs/perf/2026-12-02-query-tool.md)
 # The tool's description, examples included, lives in the system turn (the sink: prefilled once, not
 # per question); the question's turn only asks for the call.
 TOOL_HELP = (
