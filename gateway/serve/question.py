@@ -39,7 +39,7 @@ _RECENT = re.compile(r"\b(?:last|past|previous)\s+(?:\d+\s*|few\s+|several\s+|\w
 # (cue, ops it allows): the question's wording narrows the op the model may choose
 _OP_CUES = [
     (re.compile(r"\bhow (?:many|often)\b|\bnumber of\b|多少次|多少条|多少行|多少个|几次|几条", re.I), ("count", "buckets", "top_k")),
-    (re.compile(r"\b(?:most|least|top \d+|top)\b|最多|最少|最常|前\s*\d+\s*[个名]", re.I), ("top_k",)),
+    (_TOP := re.compile(r"\b(?:most|least|top \d+|top)\b|最多|最少|最常|前\s*\d+\s*[个名]", re.I), ("top_k",)),
     (re.compile(r"\b(?:highest|lowest|largest|smallest|maximum|minimum|max|min|peak|average|mean)\b|"
                 r"最高|最低|最大|最小|平均|峰值", re.I), ("stats",)),
     (re.compile(r"\bwhen\b|\bwhat time\b|\b(?:first|last) time\b|什么时候|何时|几点|第一次|最后一次", re.I),
@@ -48,7 +48,6 @@ _OP_CUES = [
      ("lines", "first_last")),
     (_WHY := re.compile(r"\bwhy\b|\bcause|\breason|为什么|原因", re.I), ("top_k", "lines")),
 ]
-_TOP = _OP_CUES[1][0]
 _LOG_NAME = re.compile(r"[\w.-]+(?=\s+(?:log|logs|log file|journal)\b)|[A-Za-z][\w.-]*(?=\s*日志)", re.I)
 _NOT_CONTENT = {"the", "a", "an", "of", "in", "on", "at", "to", "and", "or", "for", "by", "is", "was", "were", "are",
                 "be", "did", "do", "does", "how", "many", "much", "what", "which", "when", "why", "who", "where", "log",
