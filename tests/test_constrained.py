@@ -145,7 +145,7 @@ def test_call_prefix_and_render():
     assert json.loads(CALL_PREFIX + 'count", "text": "E-STOP"}') == {"op": "count", "text": "E-STOP"}
     r = render_result({"call": {"op": "first_last"}, "count": 2, "first": {"id": 1, "time": 0.0, "text": "x"},
                        "last": {"id": 2, "time": 60.0, "time_text": "Jun 9 06:06:21", "text": "y", "component": "kernel"}})
-    assert r == "2 lines match. The first at 1970-01-01 00:00:00: x. The last at Jun 9 06:06:21 (kernel): y."
+    assert r == "2 lines match. The first at 1970-01-01 00:00:00: x. The last at Jun 9 06:06:21 (component kernel): y."
     r = render_result({"call": {"op": "stats"}, "by": None, "count": 3, "n": 2, "min": 2191.0, "max": 65454.0,
                        "avg": 1.23456, "min_line": {"time": 0.0, "text": "a"}, "max_line": {"time": 0.0, "text": "b"}})
     assert "Maximum 65454 (" in r and "Minimum 2191 (" in r and "Average 1.235." in r

@@ -33,7 +33,7 @@ def test_triage_fields_on_raw_lines():
     out = t.classify([LogRecord(1.7e9, "s", "", 6, x) for x in lines])
     assert out[0].template_id == out[1].template_id
     f = out[1].fields
-    assert f.component == "line3.heater" and f.level == "warning" and f.time_text == "2024-05-01 10:00:05,001"
+    assert f.component == "line3.heater" and f.level == "warn" and f.time_text == "2024-05-01 10:00:05,001"
     assert f.template == "zone <NUM> temperature <*>"
     assert f.params == [("2", 2.0), ("92.4C", 92.4)]
 

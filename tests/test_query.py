@@ -108,7 +108,7 @@ def test_no_match_is_explicit(q):
 
 def test_bad_calls_are_errors_not_exceptions(q):
     assert "error" in q.run({"op": "drop"})
-    assert "error" in q.run({"op": "top_k", "by": "password"})
+    assert "error" in q.run({"op": "top_k", "by": "pass word!"})
     assert "error" in q.run({"op": "lines", "limit": "many"})
 
 
@@ -252,3 +252,16 @@ def test_a_unit_takes_the_nearer_number(tmp_path):
     finally:
         q.close()
         s.close()
+
+
+def test_top_k_by_the_value_after_a_word(q):
+    r = q.run({"op": "top_k", "by": "zone"})
+    assert r["top"] == [{"value": "2", "count": 3}, {"value": "1", "count": 1}] and r["lines_with_word"] == 4
+    assert q.run({"op": "top_k", "by": "nosuchword"})["top"] == []
+
+
+def test_a_pattern_captures_its_named_placeholders(q):
+    r = q.run({"op": "lines", "text": "over-temperature zone <X> at <N> C"})
+    assert r["lines"][0]["captured"] == {"X": "2", "N": "92.4"}
+    r = q.run({"op": "first_last", "text": "E-STOP  pressed by <X>"})     # spacing is not text
+    assert r["count"] == 1 and r["last"]["captured"] == {"X": "operator"}

@@ -31,9 +31,11 @@ def test_levels_in_english_and_chinese():
     assert g("最近十分钟有什么报警？").levels == ["warning"]
 
 
-def test_chinese_question_may_use_every_log_word_and_recent_time():
-    x = g("哪个工位卡瓶次数最多？")
-    assert x.words == WORDS and not x.recent
+def test_chinese_question_words_through_the_glossary_else_every_log_word():
+    x = g("哪个工位卡瓶次数最多？")                     # 卡瓶 = jam; 工位 = station: a count by host
+    assert x.words == ["JAM"] and x.by == ["host"] and not x.recent
+    assert g("产线状况说明？").words == WORDS   # Chinese beyond the glossary: the model translates
+    assert g("一共记录了多少行日志？").words == []       # nothing beyond the question's frame: no text
     assert g("最近十分钟有什么报警？").recent and g("What happened in the last 5 minutes?").recent
 
 
@@ -68,7 +70,7 @@ def test_a_quoted_phrase_names_no_level_or_op():
 def test_why_asks_for_kinds_of_message():
     x = g("Why are there so many errors and warnings in the log? What is the main cause?")
     assert x.ops == ["lines", "top_k"] and x.by == ["template"]
-    assert g("Which host logged the most errors, and why?").by == []
+    assert g("Which host logged the most errors, and why?").by == ["host"]
 
 
 def test_the_logs_name_is_not_a_filter():
@@ -78,7 +80,8 @@ def test_the_logs_name_is_not_a_filter():
     assert x.words == [] and x.components == [] and len(x.times) == 2
     assert ground("How many lines did the component kernel write in the Linux log?", [], comps, LEVELS,
                   ["Linux", "kernel"]).words == ["kernel"]
-    assert ground("Linux 日志里哪个组件输出的日志最多？", [], comps, LEVELS, ["Linux"]).words == ["Linux"]   # no Latin word left
+    x = ground("Linux 日志里哪个组件输出的日志最多？", [], comps, LEVELS, ["Linux"])
+    assert x.words == [] and x.by == ["component"]       # no Latin word left, nothing beyond the frame
     x = g('The log has one line of the form "Created <X> for app". What is X in that line?')
     assert x.ops == ["first_last", "lines"]
 
@@ -87,3 +90,32 @@ def test_a_value_is_named_as_a_whole_word():
     x = ground("How many lines contain the word checkpoint?", ["h", "check"], ["c"], LEVELS, [])
     assert x.hosts == [] and x.components == []
     assert ground("What did host h report?", ["h"], [], LEVELS, []).hosts == ["h"]
+
+
+def test_levels_as_the_log_writes_them():
+    stored = ["info", "warn", "error", "severe", "fatal"]
+    x = ground("How many SEVERE level lines did BGL log?", [], [], stored, ["level", "SEVERE", "severed"])
+    assert x.levels == ["severe"] and x.words == []         # a level, not a text; "level" names nothing
+    assert ground("How many warnings?", [], [], stored, []).levels == ["warn"]     # by its canonical name
+    assert ground("ERROR lines?", [], [], stored, ["ERROR"]).levels == ["error"]
+    x = ground("How many errors did the pump report?", [], [], ["info"], ["errors", "pump"])
+    assert x.levels == [] and x.words == ["errors", "pump"]   # no such level stored: the word is text
+
+
+def test_which_field_counts_by_it():
+    assert g('Which component logged "session opened"?').by == ["component"]
+    assert g('Which component logged "session opened"?').ops == ["top_k"]
+    assert g("哪台机器报的错最多？").by == ["host"]
+    x = g("Which operator cleared the most faults?")
+    assert x.by_words == ["operator"] and x.by == []
+    assert g("哪个操作员处理的故障最多？").by_words == ["operator"]
+
+
+def test_a_numbered_name_is_not_the_measured_word():
+    words = ["heater", "zone", "temperature"]
+    x = ground("What was the highest heater zone 2 temperature?", [], [], LEVELS, words)
+    assert x.words == words and x.of_words == ["heater", "temperature"]
+
+
+def test_a_host_named_before_log_is_still_named():
+    assert g("How many warnings did the filler log?").hosts == ["line3/filler"]

@@ -92,6 +92,15 @@ class Header:
     pid: int | None = None
 
 
+def stored_level(h: Header) -> str | None:
+    """The level a line is stored and queried by: the word as written, lower-cased ("severe", "warn",
+    "fatal": an operator asks for the log's own level words and BGL writes SEVERE beside ERROR), the
+    canonical name for a one-letter level (logcat's "E")."""
+    if h.level_text and len(h.level_text) > 1 and h.level_text.lower() in _LEVELS:
+        return h.level_text.lower()
+    return h.level
+
+
 def parse_ts(m: re.Match, year: int | None = None) -> float | None:
     g = m.groupdict()
     try:
@@ -179,12 +188,23 @@ class _Scan:
         self.words: list[str] = []
         self.ctx: list[str] = []
         self.end = 0                    # character offset where the message starts
+        self.ts_rank = 0
 
     def set_ts(self, m: re.Match) -> None:
-        if self.h.ts_text is None or self.h.ts is None:
+        """The header's time: the first one, except that a written date and time replaces an epoch or
+        a date alone before it (BGL writes both: operators read, and ask by, the written one)."""
+        rank = _ts_rank(m)
+        if self.h.ts_text is None or self.h.ts is None or rank > self.ts_rank:
             t = parse_ts(m, self.year)
             if t is not None or self.h.ts_text is None:
                 self.h.ts, self.h.ts_text = t, m.group(0).rstrip(",")
+                self.ts_rank = rank
+
+
+def _ts_rank(m: re.Match) -> int:
+    """1: a date alone, an epoch, a time of day or one without a year; 2: a whole written date and time."""
+    g = m.groupdict()
+    return 2 if g.get("H") and (g.get("m") or g.get("b")) and (g.get("Y") or g.get("y")) else 1
 
 
 def _anchor_ahead(line: str, toks: list[tuple[int, int]], i: int) -> bool:

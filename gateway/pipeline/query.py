@@ -6,7 +6,8 @@ result. Operations:
   count       how many lines match                                -> {"count"}
   top_k       the most frequent values of a field among them      -> {"top": [{"value", "count"}], "distinct"}
               by: host | component | level | template | ip (IPv4 addresses in the lines) | value (the
-              non-numeric template parameters) | param (with "param": position, 0-based); "k" values
+              non-numeric template parameters) | param (with "param": position, 0-based) | any other
+              word: the value written after it in the lines ("operator" -> "O-117"); "k" values
   stats       min / max / avg of a number in the lines            -> {"n", "min", "max", "avg", "min_line", "max_line"}
               the number is: the "<N>" of a text pattern; else the first number after the word "of"
               ("temperature" in "temperature: 81.5 C"), or right before it ("2.12 Nm"); without "of", the
@@ -175,6 +176,7 @@ class QuerySurface:
                 found = getattr(self, "_" + op)(relaxed, where, args)
                 if found.get("count"):
                     out.update(found, text_relaxed_to=relaxed["text"])
+            _add_captures(out, str(call.get("text") or ""))
         except (QueryError, QueryInterrupted, sqlite3.DatabaseError) as exc:
             out["error"] = str(exc)
         finally:
@@ -194,9 +196,9 @@ class QuerySurface:
             if literal.isascii() and (q := fts_query(literal)) is not None:
                 where.append("l.id IN (SELECT rowid FROM logs_fts WHERE logs_fts MATCH ?)")
                 args.append(q)
-            if len(pieces) > 1:                 # a pattern: its pieces in order
-                where.append("l.text LIKE ? ESCAPE '\\'")
-                args.append("%" + "%".join(_like(p) for p in pieces if p) + "%")
+            if len(pieces) > 1:                 # a pattern: its pieces in order ("seconds.  Will" as
+                where.append("l.text LIKE ? ESCAPE '\\'")    # "seconds. Will": spacing is not text)
+                args.append("%" + "%".join(_like(w) for p in pieces for w in p.split()) + "%")
             elif not literal.isascii() or not args:
                 for word in text.split() or [text]:
                     where.append("l.text LIKE ? ESCAPE '\\'")
@@ -265,7 +267,7 @@ class QuerySurface:
         by = call.get("by") or "template"
         k = min(max(_int(call, "k", 5), 1), TOP_K_MAX)
         if by not in BY_FIELDS:
-            raise QueryError(f"by={by!r}: one of {', '.join(BY_FIELDS)}")
+            return self._top_after(str(by), k, where, args)
         if by == "ip":
             rows, truncated = self._matching_texts(where, args)
             seen = Counter(ip for r in rows for ip in set(IPV4.findall(r[3])))
@@ -288,6 +290,17 @@ class QuerySurface:
         rows, _ = self.execute(sql, [*args, k])
         total = self._count(call, where, args)["count"]
         return {"by": by, "count": total, "top": [{"value": v, "count": n} for v, n in rows]}
+
+    def _top_after(self, word: str, k: int, where: str, args: list) -> dict:
+        """top_k by the value written after `word` in the matching lines ("operator O-117 cleared")."""
+        if not re.fullmatch(r"[\w][\w.'/-]{0,47}", word):
+            raise QueryError(f"by={word!r}: one of {', '.join(BY_FIELDS)}, or a word of the lines")
+        rx = re.compile(rf"(?<![\w-]){re.escape(word)}(?![\w-])\s*[:=]?\s*([^\s,;:()\[\]]+)", re.IGNORECASE)
+        rows, truncated = self._matching_texts(where, args)
+        seen = Counter(m.group(1).rstrip(".") for r in rows if (m := rx.search(r[3])))
+        top = sorted(seen.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
+        return {"by": word, "count": len(rows), "lines_with_word": sum(seen.values()),
+                "top": [{"value": v, "count": n} for v, n in top], "truncated": truncated}
 
     def _stats(self, call, where, args) -> dict:
         rx = _number_regex(call)
@@ -362,6 +375,38 @@ class QuerySurface:
                                f"{where} ORDER BY {_TIME} DESC, l.id DESC LIMIT ?", [*args, limit])
         total = self._count(call, where, args)["count"]
         return {"count": total, "lines": [_line(r) for r in rows], "truncated": total > len(rows)}
+
+
+def _capture_regex(pattern: str) -> re.Pattern | None:
+    """A regex whose named groups are a text pattern's named placeholders (<X>, <N>: "what is X in that
+    line"), each one whitespace-free value; None when the pattern names none."""
+    parts = re.split(r"(<[A-Za-z*]{1,8}>)", pattern)
+    if not any(PLACEHOLDER.fullmatch(p) and p != "<*>" for p in parts):
+        return None
+    rx, names = "", set()
+    for i, p in enumerate(parts):
+        if PLACEHOLDER.fullmatch(p):
+            name = p[1:-1]
+            glued = i + 1 < len(parts) and parts[i + 1][:1] not in ("", " ")
+            value = r"\S+?" if glued else r"\S+"
+            if name == "*" or name in names:
+                rx += value
+            else:
+                names.add(name)
+                rx += f"(?P<{name}>{value})"
+        elif p.strip():
+            rx += (r"\s*" if p[0].isspace() else "") + r"\s+".join(map(re.escape, p.split())) + (r"\s*" if p[-1].isspace() else "")
+    return re.compile(rx)
+
+
+def _add_captures(out: dict[str, Any], pattern: str) -> None:
+    """Each result line of a pattern's call gets `captured`: its named placeholders' values."""
+    rx = _capture_regex(pattern) if PLACEHOLDER.search(pattern) else None
+    if rx is None:
+        return
+    for line in [*out.get("lines", []), *(out[k] for k in ("first", "last", "min_line", "max_line") if k in out)]:
+        if isinstance(line, dict) and (m := rx.search(str(line.get("text", "")))):
+            line["captured"] = {k: v for k, v in m.groupdict().items() if v is not None}
 
 
 def _like(text: str) -> str:

@@ -34,7 +34,7 @@ from drain3.masking import MaskingInstruction
 from drain3.persistence_handler import PersistenceHandler
 from drain3.template_miner_config import TemplateMinerConfig
 
-from gateway.ingest.header import Header, SourceHeaders
+from gateway.ingest.header import Header, SourceHeaders, stored_level
 from gateway.pipeline.alerts import Alert, MAX_ALERT_LINES
 from gateway.pipeline.fields import LineFields, extract_params
 from gateway.pipeline.templates import CREATED, OVERFLOW, BoundedMiner
@@ -285,7 +285,7 @@ class Triage:
             created |= m.kind == CREATED
             params = extract_params(m.template, h.message) if m.kind != OVERFLOW else []
             f = LineFields(time=h.ts, time_text=h.ts_text, host=h.host, component=h.component, pid=h.pid,
-                           level=h.level, template=m.template, params=params)
+                           level=stored_level(h), template=m.template, params=params)
             out.append(Classified(m.cluster_id, m.template, m.kind == CREATED, f, m.kind == OVERFLOW, m.overflow_new))
         spent = time.monotonic() - t_start
         with self._lock:

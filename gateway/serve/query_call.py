@@ -75,12 +75,15 @@ ANSWER_INSTRUCTION = (
 
 def call_grammar(hosts: Sequence[str] = (), components: Sequence[str] = (), levels: Sequence[str] = (),
                  words: Sequence[str] | None = None, phrases: Sequence[str] = (), times: Sequence[str] = (),
-                 recent: bool = True, ops: Sequence[str] = (), by: Sequence[str] = ()):
+                 recent: bool = True, ops: Sequence[str] = (), by: Sequence[str] = (),
+                 of_words: Sequence[str] | None = None, by_words: Sequence[str] = ()):
     """The grammar of a call's text after CALL_PREFIX (module doc). words: log words a text filter or
     `of` is made of (None: text is any short string; empty: no text filter); phrases: phrases quoted
     in the question: when there are some, the text filter is one of them (the operator named the
     lines); times: times named in the question (since/until); recent: last_minutes may be given;
-    ops: the ops allowed (empty: all); by: top_k's fields allowed (empty: all)."""
+    ops: the ops allowed (empty: all); by: top_k's fields allowed (empty: all); of_words: the words
+    stats' `of` may name (None: `words`); by_words: log words top_k may count the value after. Levels:
+    one of them, or when the question named several, all of them as a list ("errors and warnings")."""
     def quoted(values: Sequence[str]):
         ok = [v for v in values if v and JSON_SAFE.match(v)]
         return one_of(ok) if ok else None
@@ -97,6 +100,7 @@ def call_grammar(hosts: Sequence[str] = (), components: Sequence[str] = (), leve
         head: list = [op, '"']
         if op == "top_k":
             fields = [f for f in ("host", "component", "level", "template", "ip", "value") if not by or f in by]
+            fields += [w for w in by_words if JSON_SAFE.match(w) and w not in fields]
             head.append(seq(', "by": "', one_of(fields), '"'))
             head.append(opt(seq(', "k": ', one_of([str(i) for i in range(1, 21)]))))
         heads.append(seq(*head))
@@ -107,16 +111,18 @@ def call_grammar(hosts: Sequence[str] = (), components: Sequence[str] = (), leve
     for key, values in (("host", hosts), ("component", components)):
         if (choice := quoted(values)) is not None:
             filters.append(opt(seq(f', "{key}": "', choice, '"')))
-    if (choice := quoted(levels)) is not None:       # one level, or a list ("error or critical")
-        one = seq('"', choice, '"')
-        listed = seq("[", one, *[opt(seq(", ", one)) for _ in range(2)], "]")
-        filters.append(opt(seq(', "level": ', any_of(one, listed))))
+    levels = [v for v in levels if v and JSON_SAFE.match(v)]
+    if len(levels) == 1 or len(levels) > 4:          # one level (a grammar built without a question: any)
+        filters.append(opt(seq(', "level": "', one_of(levels), '"')))
+    elif levels:                                     # "errors and warnings": all of them
+        filters.append(opt(seq(', "level": [', ", ".join(json.dumps(v) for v in levels), "]")))
     if (when := quoted(times)) is not None:
         filters += [opt(seq(', "since": "', when, '"')), opt(seq(', "until": "', when, '"'))]
     if recent:
         filters.append(opt(seq(', "last_minutes": ', Chars(1, 1, allow=b"123456789"), Chars(0, 4, allow=b"0123456789"))))
     # stats alone may name the word its number follows ("of"), after its text; not with a <N> pattern
-    of = seq(', "of": "', word, '"') if word is not None and not any("<N>" in p for p in phrases) else None
+    of_word = word if of_words is None or words is None else quoted(of_words)
+    of = seq(', "of": "', of_word, '"') if of_word is not None and not any("<N>" in p for p in phrases) else None
     n_text = 1 if text is not None else 0
     allowed = [op for op in OPS if not ops or op in ops]
     stats = seq("stats", '"', *filters[:n_text], *([opt(of)] if of is not None else []), *filters[n_text:], "}")
@@ -130,6 +136,15 @@ def parse_call(text: str) -> dict[str, Any]:
     call = json.loads(CALL_PREFIX + text.strip())
     if not isinstance(call, dict) or call.get("op") not in OPS:
         raise ValueError(f"not a query call: {text!r}")
+    return call
+
+
+def _tidy(call: dict[str, Any]) -> dict[str, Any]:
+    """The call with a text filter's repeated words dropped: a 1.5B model under the grammar can repeat
+    a word ("heater zone zone zone"), which reads as the same filter."""
+    text = call.get("text")
+    if isinstance(text, str) and "<" not in text:
+        call["text"] = " ".join(dict.fromkeys(text.split()))
     return call
 
 
@@ -160,8 +175,9 @@ def _num(x: Any) -> str:
 def _where(line: Mapping[str, Any]) -> str:
     """`at <time> (<host>, <component>): <text>` of a result line."""
     t = line.get("time_text") or _iso(line.get("time"))
-    who = ", ".join(str(line[k]) for k in ("host", "component") if line.get(k))
-    return f"at {t}{f' ({who})' if who else ''}: {str(line.get('text', ''))[:LINE_SHOWN]}"
+    who = ", ".join(f"{k} {line[k]}" for k in ("host", "component") if line.get(k))
+    got = "".join(f"; {k} = {v}" for k, v in (line.get("captured") or {}).items())
+    return f"at {t}{f' ({who}{got})' if who or got else ''}: {str(line.get('text', ''))[:LINE_SHOWN]}"
 
 
 def _describe_count(r: Mapping[str, Any]) -> str:
@@ -170,7 +186,8 @@ def _describe_count(r: Mapping[str, Any]) -> str:
 
 def _describe_top(r: Mapping[str, Any]) -> str:
     by = r.get("by") or (r.get("call") or {}).get("by") or "template"
-    label = {"template": "kinds of message", "ip": "IP addresses", "value": "values"}.get(by, f"{by}s")
+    label = {"template": "kinds of message", "ip": "IP addresses", "value": "values", "host": "hosts",
+             "component": "components", "level": "levels"}.get(by, f'values written after "{by}"')
     top = "; ".join(f"{i}. {v['value']} ({v.get('count', v.get('lines'))} lines)" for i, v in enumerate(r.get("top", []), 1))
     return f"{r.get('count', 0)} lines match. The most frequent {label}, most first: {top}."
 
@@ -225,7 +242,7 @@ class QueryPlan:
         """Parse and run the call; -> the messages for the answer (the call and its result in them)."""
         self.call_text = call_text
         try:
-            self.call = parse_call(call_text)
+            self.call = _tidy(parse_call(call_text))
             self.result = self.tool.surface.run(self.call)
         except ValueError as exc:
             self.result = {"call": {"text": CALL_PREFIX + call_text}, "error": f"the call did not parse: {exc}"}
@@ -271,7 +288,7 @@ class QueryTool:
                 while len(self._constraints) >= 8:
                     self._constraints.pop(next(iter(self._constraints)))
                 c = Constraint(Grammar(call_grammar(g.hosts, g.components, g.levels, g.words, g.phrases, g.times,
-                                                    g.recent, g.ops, g.by)), self._vocab)
+                                                    g.recent, g.ops, g.by, g.of_words, g.by_words)), self._vocab)
                 self._constraints[key] = c
             return c
 

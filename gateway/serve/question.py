@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from gateway.ingest.header import _LEVELS, match_ts
+from gateway.serve.glossary import english_terms, han_content, term_at
 
 MAX_PHRASE_BYTES = 200          # longer quotes are not offered whole (the call's token budget)
 PREFIX = 4                       # letters two words share to count as one ("fault", "faults")
@@ -32,7 +33,7 @@ _QUOTED = re.compile(r'"([^"\n]{2,200})"|\u201c([^\u201d\n]{2,200})\u201d|\u300c
 _CLOCK = re.compile(r"(?<![\d:])(\d{1,2}:\d{2}(?::\d{2})?)(?![\d:])")
 _DATE = re.compile(r"(?<!\d)(\d{4}-\d{2}-\d{2})(?!\d)")
 _WORD = re.compile(r"[A-Za-z][\w.'/-]*[A-Za-z0-9]|[A-Za-z]")
-_ZH_LEVELS = {"错误": "error", "报错": "error", "故障": "error", "告警": "warning", "警告": "warning", "报警": "warning",
+_ZH_LEVELS = {"错误": "error", "报错": "error", "告警": "warning", "警告": "warning", "报警": "warning",
               "严重": "critical", "致命": "critical", "信息": "info", "调试": "debug", "通知": "notice"}
 _RECENT = re.compile(r"\b(?:last|past|previous)\s+(?:\d+\s*|few\s+|several\s+|\w+\s+)?(?:sec|second|min|minute|hour|"
                      r"day)s?\b|\brecent(?:ly)?\b|\bjust now\b|\bso far today\b|最近|刚才|过去|分钟|小时", re.IGNORECASE)
@@ -44,15 +45,31 @@ _OP_CUES = [
                 r"最高|最低|最大|最小|平均|峰值", re.I), ("stats",)),
     (re.compile(r"\bwhen\b|\bwhat time\b|\b(?:first|last) time\b|什么时候|何时|几点|第一次|最后一次", re.I),
      ("first_last", "lines")),
-    (re.compile(r"\bin (?:that|this|the) line\b|\bwhich line\b|这一行|那一行|哪一行|哪个组件|which component logged", re.I),
-     ("lines", "first_last")),
+    (re.compile(r"\bin (?:that|this|the) line\b|\bwhich line\b|这一行|那一行|哪一行", re.I), ("lines", "first_last")),
     (_WHY := re.compile(r"\bwhy\b|\bcause|\breason|为什么|原因", re.I), ("top_k", "lines")),
 ]
+# "which component logged ...": a count by that field names it (lines would leave the model to pick
+# one of the line's names)
+_FIELD_NAMES = {"component": r"components?|programs?|process(?:es)?|services?|modules?|class(?:es)?|loggers?|"
+                             r"daemons?|组件|模块|进程|程序|服务",
+                "host": r"hosts?|machines?|nodes?|servers?|stations?|devices?|主机|机器|节点|服务器|工位|设备",
+                "ip": r"ips?|ip address(?:es)?|addresses|IP 地址|IP地址|地址",
+                "level": r"levels?|severit(?:y|ies)|级别"}
+_BY_CUES = [(re.compile(rf"\b(?:which|what)\s+(?:{v})\b|哪(?:个|台|一个|些|类)\s*(?:{v})", re.I), f)
+            for f, v in _FIELD_NAMES.items()]
+_FIELD_WORDS = {"component", "components", "program", "process", "service", "module", "class", "logger", "host",
+                "machine", "node", "server", "station", "device", "ip", "address", "level", "severity", "kind",
+                "type", "message", "time", "line", "one", "value", "day", "hour", "minute"}
+_WHICH = re.compile(r"\b(?:which|what)\s+([A-Za-z][\w-]*)", re.I)
+_WHICH_ZH = re.compile(r"哪(?:个|位|台|一个|些)\s*(\S{1,4})")     # the glossary term it starts with
 _LOG_NAME = re.compile(r"[\w.-]+(?=\s+(?:log|logs|log file|journal)\b)|[A-Za-z][\w.-]*(?=\s*日志)", re.I)
 _NOT_CONTENT = {"the", "a", "an", "of", "in", "on", "at", "to", "and", "or", "for", "by", "is", "was", "were", "are",
                 "be", "did", "do", "does", "how", "many", "much", "what", "which", "when", "why", "who", "where", "log",
                 "logs", "logged", "line", "lines", "time", "times", "most", "often", "there", "this", "that", "it",
-                "its", "with", "from", "form", "value", "first", "last", "any", "so", "than", "after", "before"}
+                "its", "with", "from", "form", "value", "first", "last", "any", "so", "than", "after", "before",
+                "cause", "causes", "caused", "reason", "reasons", "main", "happen", "happened", "highest", "lowest",
+                "largest", "smallest", "maximum", "minimum", "average", "between", "inclusive", "since", "until",
+                "number", "kind", "kinds", "type", "message", "messages", "common", "frequent"}
 
 
 def question_phrases(question: str) -> list[str]:
@@ -97,11 +114,13 @@ class Grounding:
     recent: bool = False
     ops: list[str] = field(default_factory=list)     # empty: any op
     by: list[str] = field(default_factory=list)      # top_k's fields (empty: any)
+    of_words: list[str] = field(default_factory=list)  # stats' "of" (words not naming a unit: "zone 2")
+    by_words: list[str] = field(default_factory=list)  # top_k by the value after one of these ("which user")
 
     def key(self) -> tuple:
         return tuple(tuple(x) if isinstance(x, list) else x for x in
                      (self.phrases, self.times, self.words, self.hosts, self.components, self.levels, self.recent,
-                      self.ops, self.by))
+                      self.ops, self.by, self.of_words, self.by_words))
 
 
 def _near(a: str, b: str) -> bool:
@@ -118,7 +137,7 @@ def _named(value: str, low: str, qwords: set[str], common: set[str]) -> bool:
     "line3/capper"; not "apache" of "org.apache.hadoop.X")."""
     if re.search(r"(?<![\w])" + re.escape(value.lower()) + r"(?![\w])", low):
         return True
-    return any(p in qwords and p not in common for p in _parts(value))
+    return any(p in qwords and p not in common and p not in _NOT_CONTENT for p in _parts(value))
 
 
 def _shared_parts(values: Sequence[str]) -> set[str]:
@@ -129,25 +148,74 @@ def _shared_parts(values: Sequence[str]) -> set[str]:
     return {p for p, n in seen.items() if n > 1}
 
 
+def _levels(question: str, levels: Sequence[str]) -> tuple[list[str], set[str]]:
+    """(store levels the question names, the question words that named them). A word the store holds
+    as a level is that level ("SEVERE", "WARN"); another level word is every store level of its
+    canonical name ("warnings" -> "warn"); Chinese level words by their canonical name."""
+    have = {lv.lower(): lv for lv in levels}
+    asked: list[tuple[str, str]] = []
+    for w in dict.fromkeys(w.lower() for w in _WORD.findall(question)):   # in the question's order
+        base = w if w in _LEVELS else w[:-1] if w.endswith("s") and w[:-1] in _LEVELS else None
+        if w in _ZH_LEVELS:
+            continue
+        if base is not None:
+            asked.append((w, base))
+    asked += sorted(((k, c) for k, c in _ZH_LEVELS.items() if k in question), key=lambda kc: question.index(kc[0]))
+    out: list[str] = []
+    used: set[str] = set()
+    for w, base in asked:
+        canon = _LEVELS.get(base, base)
+        hit = [have[base]] if base in have else [have[canon]] if canon in have else \
+              [lv for low, lv in have.items() if _LEVELS.get(low) == canon]
+        if hit:
+            used.add(w)
+        out += [lv for lv in hit if lv not in out]
+    return out, used
+
+
+def _by_cues(question: str) -> list[str]:
+    return [f for rx, f in _BY_CUES if rx.search(question)]
+
+
 def ground(question: str, hosts: Sequence[str], components: Sequence[str], levels: Sequence[str],
            words: Sequence[str]) -> Grounding:
     """The question's filters among the store's known values and log words."""
     g = Grounding(phrases=question_phrases(question), times=question_times(question))
     question = _QUOTED.sub(" ", question)      # a quoted phrase is message text: it names no level or op
+    named_in = question.lower()                # hosts and components: before the log's name goes ("did the
+    named_words = {w.lower() for w in _WORD.findall(question)}                       # filler log")
     question = _LOG_NAME.sub(" ", question)    # "in the Hadoop log": the log's name, not what its lines say
-    low = question.lower()
-    qwords = {w.lower() for w in _WORD.findall(question)}
-    content = {w for w in qwords if w not in _NOT_CONTENT}
+    latin = {w.lower() for w in _WORD.findall(question)}
+    g.levels, level_words = _levels(question, levels)
+    for w in level_words - latin:              # a Chinese level word named a level, not a text
+        question = question.replace(w, " ")
+    gloss = english_terms(question)            # a Chinese question's words, in the log's language
+    qwords = latin | set(gloss)
+    content = {w for w in qwords if w not in _NOT_CONTENT and w not in level_words}
+    if level_words:                            # "ERROR level lines": "level" names no text either
+        content.discard("level")
+        content.discard("levels")
     if content:
         g.words = [w for w in words if any(_near(w.lower(), q) for q in content)]
-    else:
-        g.words = list(words)
-    g.hosts = [h for h in hosts if _named(h, low, qwords, _shared_parts(hosts))]
-    g.components = [c for c in components if _named(c, low, qwords, _shared_parts(components))]
-    named = {_LEVELS[w] for w in qwords if w in _LEVELS} | {v for k, v in _ZH_LEVELS.items() if k in question}
-    g.levels = [lv for lv in levels if lv.lower() in named or lv.lower() in qwords]
+    elif not latin and han_content(question):
+        g.words = list(words)                  # Chinese beyond the glossary: the model translates
+    # else: the question names nothing a line says (a time window, a level): no text filter
+    numbered = {w.lower() for w in re.findall(r"([A-Za-z][\w-]*)\s+\d", question)}
+    g.of_words = [w for w in g.words if not any(_near(w.lower(), q) for q in numbered)]   # "zone 2": a name
+    qwords |= named_words
+    g.hosts = [h for h in hosts if _named(h, named_in, qwords, _shared_parts(hosts))]
+    g.components = [c for c in components if _named(c, named_in, qwords, _shared_parts(components))]
     g.recent = bool(_RECENT.search(question))
     g.ops = sorted({op for rx, ops in _OP_CUES if rx.search(question) for op in ops})
+    g.by = _by_cues(question)
     if _WHY.search(question) and not _TOP.search(question):
-        g.by = ["template"]                   # a cause is a kind of message, not a level or a host
+        g.by.append("template")               # a cause is a kind of message, not a level or a host
+    which = {w.lower() for w in _WHICH.findall(question)} | {t for m in _WHICH_ZH.findall(question) for t in term_at(m)}
+    which -= _FIELD_WORDS
+    if which:                                 # "which operator": the value after a word the lines hold
+        g.by_words = [w for w in g.words if any(_near(w.lower(), q) for q in which)]
+    if g.by and not g.ops:
+        g.ops = ["top_k"]
+    elif g.by and "top_k" not in g.ops:
+        g.ops = sorted({*g.ops, "top_k"})
     return g
