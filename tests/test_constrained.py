@@ -213,3 +213,15 @@ def test_a_quoted_phrase_is_the_text_filter(smol_tokenizer):
     g = Grammar(call_grammar([], [], [], [], [], [], recent=False))
     assert g.matches('top_k", "by": "template"}') and not g.matches('count", "text": "x"}')
     assert not g.matches('count", "last_minutes": 5}')
+
+
+def test_first_last_renders_the_end_the_question_asks_for():
+    from gateway.serve.question import which_end
+    r = {"call": {"op": "first_last"}, "count": 2, "first": {"id": 1, "time": 0.0, "time_text": "Jun 15 04:06:19",
+         "text": "a"}, "last": {"id": 2, "time": 9.0, "time_text": "Jul 27 04:21:40", "text": "b"}}
+    first = render_result(r, which_end('When did "session closed" appear for the first time?'))
+    assert "Jun 15 04:06:19" in first and "Jul 27" not in first
+    last = render_result(r, which_end("“session closed”最后一次出现是在什么时候？"))
+    assert "Jul 27 04:21:40" in last and "Jun 15" not in last
+    both = render_result(r, which_end("When did it first and last appear?"))
+    assert "Jun 15" in both and "Jul 27" in both

@@ -114,3 +114,19 @@ def test_rules_file_errors_name_file_rule_and_key(tmp_path):
 def test_masking_config_is_named():
     names = [m.mask_with for m in miner_config().masking_instructions]
     assert names == ["IP", "BLK", "HEX", "MAC", "NUM"]
+
+
+def test_induced_header_columns_persist_across_restart(tmp_path, caplog):
+    # an unseen shape ("<node> <seq> message"): columns induced from the first lines, kept on restart
+    lines = [f"node-{i % 3} {1000 + i} job {i} finished in {i % 7} s" for i in range(40)]
+    t = Triage(tmp_path)
+    _run(t, _recs(lines))
+    t.close()
+    cols = t.headers.columns()
+    assert cols.get("t")
+    t2 = Triage(tmp_path)
+    assert t2.headers.columns() == cols                 # known before any line of the new run
+    (tmp_path / "header_columns.json").write_text("{not json")
+    with caplog.at_level("WARNING"):
+        assert Triage(tmp_path).headers.columns() == {}
+    assert "header columns" in caplog.text

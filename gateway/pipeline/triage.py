@@ -20,6 +20,7 @@ Rules file (TOML), one table per rule:
 from __future__ import annotations
 
 import collections
+import json
 import logging
 import os
 import re
@@ -43,6 +44,7 @@ from gateway.ingest.record import LogRecord, Severity, parse_severity_strict, se
 log = logging.getLogger(__name__)
 
 STATE_FILE = "drain3_state.bin"
+HEADERS_FILE = "header_columns.json"   # each source's induced header columns (kept across restarts)
 SNAPSHOT_INTERVAL_S = 30.0      # template *changes* are saved at most this often
 SAVE_MIN_INTERVAL_S = 1.0       # new templates: saved at once, at most this often (ids are reserved ahead)
 CALL_BUDGET_S = 2.0             # mining seconds one classify() call may spend (issue 30: bounded work)
@@ -118,6 +120,22 @@ class _AtomicFile(PersistenceHandler):
             return self.path.read_bytes()
         except FileNotFoundError:
             return None
+
+
+def _load_columns(path: Path) -> dict[str, list[str]]:
+    """The saved induced header columns; {} (and one log line) when the file is unreadable."""
+    raw = _AtomicFile(path).load_state()
+    if raw is None:
+        return {}
+    try:
+        d = json.loads(raw)
+        if isinstance(d, dict) and all(isinstance(k, str) and isinstance(v, list) and all(isinstance(x, str) for x in v)
+                                       for k, v in d.items()):
+            return d
+    except ValueError:
+        pass
+    log.warning("ignoring unreadable header columns in %s", path)
+    return {}
 
 
 class TriageClosed(RuntimeError):
@@ -242,6 +260,10 @@ class Triage:
             self._persist.path.parent.mkdir(parents=True, exist_ok=True)
         self.miner = BoundedMiner(self._persist, miner_config())   # loads the saved state, if any
         self.headers = SourceHeaders() if find_headers else None   # None: mine the whole text
+        self._saved_columns: dict = {}
+        if self.headers is not None and self._persist is not None:
+            self._saved_columns = _load_columns(self._persist.path.with_name(HEADERS_FILE))
+            self.headers.set_columns(self._saved_columns)
         self.rules = list(rules)
         self.new_template_alerts = new_template_alerts
         self.min_alert_severity = parse_severity_strict(min_alert_severity)
@@ -326,6 +348,9 @@ class Triage:
 
     def _save_locked(self) -> None:
         self.miner.save_state("triage")
+        if self.headers is not None and (cols := self.headers.columns()) != self._saved_columns:
+            _AtomicFile(self._persist.path.with_name(HEADERS_FILE)).save_state(json.dumps(cols).encode())
+            self._saved_columns = cols
         self._dirty = False
         self._last_save = time.monotonic()
 

@@ -30,7 +30,7 @@ from typing import Any, Mapping, Sequence
 from gateway.llm.constrained import Chars, Constraint, Grammar, LogitsMask, Vocabulary, any_of, one_of, opt, seq
 from gateway.pipeline.query import OPS, QuerySurface, known_values, known_words
 from gateway.serve.prompts import ANSWER_IN_CHINESE, is_chinese
-from gateway.serve.question import JSON_SAFE, Grounding, ground
+from gateway.serve.question import JSON_SAFE, Grounding, ground, which_end
 
 CALL_PREFIX = '{"op": "'
 MAX_TEXT_BYTES = 48
@@ -51,7 +51,8 @@ TYPICAL_QUERY_TOKENS = 200    # what admission prices it at: the reserved 400 al
 TOOL_HELP = (
     "To answer questions about the log, you first write one query on the stored log as JSON:\n"
     "op: count = how many lines; top_k = the most frequent values, by host (machine, station), component, "
-    "level, template (kind of message), ip or value (a name or id in the lines), k = how many; stats = "
+    "level, template (kind of message), ip, value (a name or id in the lines) or a word of the lines (the "
+    "value written after it), k = how many; stats = "
     "min/max/avg of a number (of = the word before the number, or the <N> of a quoted pattern); first_last = "
     "when something first and last appeared; buckets = lines over time; lines = show matching lines.\n"
     "text = what the lines say: a quoted phrase exactly as quoted, else one to four English words of the "
@@ -63,6 +64,7 @@ TOOL_HELP = (
     'Which 3 IP addresses appear most? {"op": "top_k", "by": "ip", "k": 3}\n'
     'What was the highest oil pressure? {"op": "stats", "text": "oil pressure", "of": "pressure"}\n'
     'When did "disk full" last appear? {"op": "first_last", "text": "disk full"}\n'
+    'Which user failed to log in most often? {"op": "top_k", "by": "user", "text": "failed"}\n'
     'Why did the press stop so often? {"op": "top_k", "by": "template", "text": "stop"}\n'
     '最近十分钟有哪些告警？ {"op": "lines", "level": "warning", "last_minutes": 10}\n'
     '泵跳闸了多少次？ {"op": "count", "text": "pump trip"}')
@@ -148,7 +150,7 @@ def _tidy(call: dict[str, Any]) -> dict[str, Any]:
     return call
 
 
-def render_result(result: Mapping[str, Any]) -> str:
+def render_result(result: Mapping[str, Any], end: str | None = None) -> str:
     """The result in plain sentences for the answer's prompt (a 1.5B model restates a sentence more
     reliably than it reads nested JSON): every figure as the store gave it, times as the log wrote
     them, clipped to RESULT_CHARS. The JSON itself goes to the API as the answer's source."""
@@ -158,7 +160,8 @@ def render_result(result: Mapping[str, Any]) -> str:
     elif r.get("no_match"):
         text = "No line matches this query (0 lines)."
     else:
-        text = _DESCRIBE.get(str((r.get("call") or {}).get("op")), _describe_count)(r)
+        op = str((r.get("call") or {}).get("op"))
+        text = _describe_first_last(r, end) if op == "first_last" else _DESCRIBE.get(op, _describe_count)(r)
         if r.get("text_relaxed_to"):
             text += f' (Matched on the words "{r["text_relaxed_to"]}"; the other words asked for occur in none of them.)'
         if r.get("truncated"):
@@ -199,7 +202,10 @@ def _describe_stats(r: Mapping[str, Any]) -> str:
             f"({_where(r['max_line'])}). Minimum {_num(r['min'])} ({_where(r['min_line'])}). Average {_num(r['avg'])}.")
 
 
-def _describe_first_last(r: Mapping[str, Any]) -> str:
+def _describe_first_last(r: Mapping[str, Any], end: str | None = None) -> str:
+    """Both ends, or only the one the question asks for (`end`: "first" | "last")."""
+    if end in ("first", "last"):
+        return f"{r.get('count', 0)} lines match. The {end} of them (the {end} time it appeared) {_where(r[end])}."
     return (f"{r.get('count', 0)} lines match. The first {_where(r['first'])}. "
             f"The last {_where(r['last'])}.")
 
@@ -246,7 +252,7 @@ class QueryPlan:
             self.result = self.tool.surface.run(self.call)
         except ValueError as exc:
             self.result = {"call": {"text": CALL_PREFIX + call_text}, "error": f"the call did not parse: {exc}"}
-        answer = ANSWER_INSTRUCTION.format(result=render_result(self.result))
+        answer = ANSWER_INSTRUCTION.format(result=render_result(self.result, which_end(self.question)))
         if is_chinese(self.question):
             answer += ANSWER_IN_CHINESE
         shown = json.dumps(self.call, ensure_ascii=False) if self.call else CALL_PREFIX + call_text

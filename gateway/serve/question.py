@@ -173,6 +173,18 @@ def _levels(question: str, levels: Sequence[str]) -> tuple[list[str], set[str]]:
     return out, used
 
 
+_FIRST = re.compile(r"\b(?:first|earliest|start(?:ed)?)\b|第一次|最早|首次", re.I)
+_LAST = re.compile(r"\b(?:last|latest|most recent|newest|final)\b|最后|最近一次|最新", re.I)
+
+
+def which_end(question: str) -> str | None:
+    """"first" or "last" when the question asks for only that end of a first/last result (an answer
+    shown both confuses them), else None."""
+    question = _QUOTED.sub(" ", question)
+    first, last = bool(_FIRST.search(question)), bool(_LAST.search(question))
+    return "first" if first and not last else "last" if last and not first else None
+
+
 def _by_cues(question: str) -> list[str]:
     return [f for rx, f in _BY_CUES if rx.search(question)]
 
