@@ -119,3 +119,12 @@ def test_a_numbered_name_is_not_the_measured_word():
 
 def test_a_host_named_before_log_is_still_named():
     assert g("How many warnings did the filler log?").hosts == ["line3/filler"]
+
+
+def test_a_chinese_questions_latin_subject_is_the_logs_name():
+    words = ["hadoop-metrics2.properties", "JAM"]
+    x = ground("Hadoop 在 2015-10-18 18:04:04 到 2015-10-18 18:04:06 之间一共记录了多少行日志？", [], [], LEVELS, words)
+    assert x.words == [] and len(x.times) == 2
+    assert ground("JAM 一共检测到多少次？", [], [], LEVELS, words).words == ["JAM"]      # a word of the log: kept
+    x = ground("为什么 HDFS 日志里有这么多错误和告警？主要原因是什么？", [], [], ["info", "warn"], words)
+    assert x.levels == ["warn"] and x.words == []        # 错误: no such level here, and not a text either

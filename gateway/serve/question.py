@@ -62,6 +62,7 @@ _FIELD_WORDS = {"component", "components", "program", "process", "service", "mod
                 "type", "message", "time", "line", "one", "value", "day", "hour", "minute"}
 _WHICH = re.compile(r"\b(?:which|what)\s+([A-Za-z][\w-]*)", re.I)
 _WHICH_ZH = re.compile(r"哪(?:个|位|台|一个|些)\s*(\S{1,4})")     # the glossary term it starts with
+_ZH_SUBJECT = re.compile(r"\s*([A-Za-z][\w.-]*)\s*(?=[\u4e00-\u9fff])")   # a Chinese question's Latin subject
 _LOG_NAME = re.compile(r"[\w.-]+(?=\s+(?:log|logs|log file|journal)\b)|[A-Za-z][\w.-]*(?=\s*日志)", re.I)
 _NOT_CONTENT = {"the", "a", "an", "of", "in", "on", "at", "to", "and", "or", "for", "by", "is", "was", "were", "are",
                 "be", "did", "do", "does", "how", "many", "much", "what", "which", "when", "why", "who", "where", "log",
@@ -197,9 +198,12 @@ def ground(question: str, hosts: Sequence[str], components: Sequence[str], level
     named_in = question.lower()                # hosts and components: before the log's name goes ("did the
     named_words = {w.lower() for w in _WORD.findall(question)}                       # filler log")
     question = _LOG_NAME.sub(" ", question)    # "in the Hadoop log": the log's name, not what its lines say
+    m = _ZH_SUBJECT.match(question)
+    if m and m.group(1).lower() not in {w.lower() for w in words}:
+        question = question[m.end():]          # "Hadoop 在 ... 之间": the log's name (not one of its words)
     latin = {w.lower() for w in _WORD.findall(question)}
     g.levels, level_words = _levels(question, levels)
-    for w in level_words - latin:              # a Chinese level word named a level, not a text
+    for w in _ZH_LEVELS:                       # a Chinese level word names a level (or nothing), not a text
         question = question.replace(w, " ")
     gloss = english_terms(question)            # a Chinese question's words, in the log's language
     qwords = latin | set(gloss)
