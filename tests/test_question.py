@@ -128,3 +128,15 @@ def test_a_chinese_questions_latin_subject_is_the_logs_name():
     assert ground("JAM 一共检测到多少次？", [], [], LEVELS, words).words == ["JAM"]      # a word of the log: kept
     x = ground("为什么 HDFS 日志里有这么多错误和告警？主要原因是什么？", [], [], ["info", "warn"], words)
     assert x.levels == ["warn"] and x.words == []        # 错误: no such level here, and not a text either
+
+
+def test_grammar_offers_named_levels_as_one_list_and_by_words():
+    from gateway.llm.constrained import Grammar
+    from gateway.serve.query_call import call_grammar
+    gr = Grammar(call_grammar([], [], ["error", "critical"], [], [], [], False, ["count"]))
+    assert gr.matches('count", "level": ["error", "critical"]}') and not gr.matches('count", "level": "error"}')
+    gr = Grammar(call_grammar([], [], [], ["operator", "cleared"], [], [], False, ["top_k"], by_words=["operator"]))
+    assert gr.matches('top_k", "by": "operator", "text": "cleared"}') and not gr.matches('top_k", "by": "cleared"}')
+    gr = Grammar(call_grammar([], [], [], ["zone", "temperature"], [], [], False, ["stats"], of_words=["temperature"]))
+    assert gr.matches('stats", "text": "zone temperature", "of": "temperature"}')
+    assert not gr.matches('stats", "text": "zone", "of": "zone"}')
