@@ -114,7 +114,8 @@ def test_which_field_counts_by_it():
 def test_a_numbered_name_is_not_the_measured_word():
     words = ["heater", "zone", "temperature"]
     x = ground("What was the highest heater zone 2 temperature?", [], [], LEVELS, words)
-    assert x.words == words and x.of_words == ["heater", "temperature"]
+    assert x.words == words and x.of_words == ["temperature"]
+    assert ground("加热区 2 号的最高温度是多少？", [], [], LEVELS, words).of_words == ["temperature"]
 
 
 def test_a_host_named_before_log_is_still_named():

@@ -84,7 +84,8 @@ def call_grammar(hosts: Sequence[str] = (), components: Sequence[str] = (), leve
     in the question: when there are some, the text filter is one of them (the operator named the
     lines); times: times named in the question (since/until); recent: last_minutes may be given;
     ops: the ops allowed (empty: all); by: top_k's fields allowed (empty: all); of_words: the words
-    stats' `of` may name (None: `words`); by_words: log words top_k may count the value after. Levels:
+    stats' `of` may name (None: `words`); by_words: log words top_k may count the value after (given,
+    top_k counts by them and the fields in `by` only). Levels:
     one of them, or when the question named several, all of them as a list ("errors and warnings")."""
     def quoted(values: Sequence[str]):
         ok = [v for v in values if v and JSON_SAFE.match(v)]
@@ -101,8 +102,10 @@ def call_grammar(hosts: Sequence[str] = (), components: Sequence[str] = (), leve
     for op in OPS:
         head: list = [op, '"']
         if op == "top_k":
-            fields = [f for f in ("host", "component", "level", "template", "ip", "value") if not by or f in by]
-            fields += [w for w in by_words if JSON_SAFE.match(w) and w not in fields]
+            named = [w for w in by_words if JSON_SAFE.match(w)]     # "which operator": by that word only
+            fields = [f for f in ("host", "component", "level", "template", "ip", "value")
+                      if (not by and not named) or f in by]
+            fields += [w for w in named if w not in fields]
             head.append(seq(', "by": "', one_of(fields), '"'))
             head.append(opt(seq(', "k": ', one_of([str(i) for i in range(1, 21)]))))
         heads.append(seq(*head))

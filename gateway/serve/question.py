@@ -186,6 +186,17 @@ def which_end(question: str) -> str | None:
     return "first" if first and not last else "last" if last and not first else None
 
 
+def _of_words(question: str, words: Sequence[str]) -> list[str]:
+    """The words stats may take the number after: with a numbered name in the question ("heater zone 2
+    temperature"), the words after it (the number after "heater" or "zone" is the name's own)."""
+    names = list(re.finditer(r"(?:[A-Za-z][\w-]*\s+|[\u4e00-\u9fff]\s*)\d+(?:\b|\s*号)", question))
+    if not names:
+        return list(words)
+    rest = question[names[-1].end():]
+    after = ({w.lower() for w in _WORD.findall(rest)} | set(english_terms(rest))) - _NOT_CONTENT
+    return [w for w in words if any(_near(w.lower(), q) for q in after)]
+
+
 def _by_cues(question: str) -> list[str]:
     return [f for rx, f in _BY_CUES if rx.search(question)]
 
@@ -208,6 +219,8 @@ def ground(question: str, hosts: Sequence[str], components: Sequence[str], level
     gloss = english_terms(question)            # a Chinese question's words, in the log's language
     qwords = latin | set(gloss)
     content = {w for w in qwords if w not in _NOT_CONTENT and w not in level_words}
+    if _by_cues(question):                     # "which station": a field to count by, not a text
+        content -= _FIELD_WORDS
     if level_words:                            # "ERROR level lines": "level" names no text either
         content.discard("level")
         content.discard("levels")
@@ -216,8 +229,7 @@ def ground(question: str, hosts: Sequence[str], components: Sequence[str], level
     elif not latin and han_content(question):
         g.words = list(words)                  # Chinese beyond the glossary: the model translates
     # else: the question names nothing a line says (a time window, a level): no text filter
-    numbered = {w.lower() for w in re.findall(r"([A-Za-z][\w-]*)\s+\d", question)}
-    g.of_words = [w for w in g.words if not any(_near(w.lower(), q) for q in numbered)]   # "zone 2": a name
+    g.of_words = _of_words(question, g.words)
     qwords |= named_words
     g.hosts = [h for h in hosts if _named(h, named_in, qwords, _shared_parts(hosts))]
     g.components = [c for c in components if _named(c, named_in, qwords, _shared_parts(components))]
