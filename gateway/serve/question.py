@@ -54,8 +54,9 @@ _FIELD_NAMES = {"component": r"components?|programs?|process(?:es)?|services?|mo
                              r"daemons?|组件|模块|进程|程序|服务",
                 "host": r"hosts?|machines?|nodes?|servers?|stations?|devices?|主机|机器|节点|服务器|工位|设备",
                 "ip": r"ips?|ip address(?:es)?|addresses|IP 地址|IP地址|地址",
-                "level": r"levels?|severit(?:y|ies)|级别"}
-_BY_CUES = [(re.compile(rf"\b(?:which|what)\s+(?:{v})\b|哪(?:个|台|一个|些|类)\s*(?:{v})", re.I), f)
+                "level": r"levels?|severit(?:y|ies)|级别",
+                "template": r"(?:kinds?|types?|sorts?) of (?:messages?|lines?|events?)|messages?|消息|日志|事件"}
+_BY_CUES = [(re.compile(rf"\b(?:which|what)\s+(?:{v})\b|哪(?:个|台|一个|些|类)\s*(?:{v})|(?:{v})\s*是哪", re.I), f)
             for f, v in _FIELD_NAMES.items()]
 _FIELD_WORDS = {"component", "components", "program", "process", "service", "module", "class", "logger", "host",
                 "machine", "node", "server", "station", "device", "ip", "address", "level", "severity", "kind",
@@ -226,7 +227,7 @@ def ground(question: str, hosts: Sequence[str], components: Sequence[str], level
         content.discard("levels")
     if content:
         g.words = [w for w in words if any(_near(w.lower(), q) for q in content)]
-    elif not latin and han_content(question):
+    elif not latin and len(han_content(question)) >= 2:
         g.words = list(words)                  # Chinese beyond the glossary: the model translates
     # else: the question names nothing a line says (a time window, a level): no text filter
     g.of_words = _of_words(question, g.words)
