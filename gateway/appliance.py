@@ -68,6 +68,7 @@ class Appliance:
         self.triage: Triage | None = None
         self.alerts = AlertBus()
         self.engine_thread: EngineThread | None = None
+        self.engine_error: str | None = None   # the engine could not be built (a corrupt model file)
         self.token_queue: TokenQueue | None = None
         self.feed: ContextFeed | None = None
         self.sources: list[Any] = []
@@ -102,9 +103,15 @@ class Appliance:
             if s.alerts.mqtt_publish:
                 self.alerts.mqtt = MqttPublisher(s.alerts.mqtt_host, s.alerts.mqtt_port, s.alerts.topic_prefix,
                                                  outbox=outbox)
+            self.engine_error = None
             if s.engine.enabled:
-                self._build_engine_thread()
-                self.engine_thread.start()
+                try:
+                    self._build_engine_thread()
+                except Exception as exc:     # a corrupt model file: the line side still runs; /health says why
+                    self.engine_error = f"engine failed to start: {exc}"
+                    log.exception("engine failed to start")
+                else:
+                    self.engine_thread.start()
             self.registry.register(_Collector(self))
             self.sources = _build_sources(self)
             for src in self.sources:
@@ -169,8 +176,17 @@ class Appliance:
         self.stop()
 
     @property
+    def not_ready_reason(self) -> str | None:
+        """Why the appliance is not ready: the engine's start error (a corrupt or missing model file),
+        "loading", or None when ready."""
+        e = self.engine_thread
+        if self.engine_error is not None or (e is not None and e.error is not None):
+            return self.engine_error or e.error
+        return None if self.ready else "loading"
+
+    @property
     def ready(self) -> bool:
-        if not self._started:
+        if not self._started or self.engine_error is not None:
             return False
         if self.engine_thread is None:
             return True
