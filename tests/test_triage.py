@@ -130,3 +130,19 @@ def test_induced_header_columns_persist_across_restart(tmp_path, caplog):
     with caplog.at_level("WARNING"):
         assert Triage(tmp_path).headers.columns() == {}
     assert "header columns" in caplog.text
+
+
+def test_alerts_survive_the_clock_jumping_back_and_forward(tmp_path):
+    rules_file = tmp_path / "rules.toml"
+    rules_file.write_text('[[rule]]\nname = "jams"\nmatch = "(?i)jam"\ncount = 2\nwindow_s = 10\n'
+                          'severity = "critical"\ncooldown_s = 300\n')
+    t = Triage(tmp_path, load_rules(rules_file), new_template_alerts=False, dedup_s=60)
+    day = 86_400.0
+    assert len(_run(t, _recs(["JAM at PE-1", "JAM at PE-2"], t0=10_000, sev=3))) == 2      # severity + rule
+    # the clock set back an hour: a new episode alerts at once (the dedup window and the rule's
+    # cooldown are not an hour long)
+    back = _run(t, _recs(["JAM at PE-3", "JAM at PE-4"], t0=10_000 - 3600, sev=3))
+    assert sorted(a.kind for a in back) == ["rule", "severity"]
+    # and forward a day: the same
+    fwd = _run(t, _recs(["JAM at PE-5", "JAM at PE-6"], t0=10_000 + day, sev=3))
+    assert sorted(a.kind for a in fwd) == ["rule", "severity"]

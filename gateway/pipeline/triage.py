@@ -44,6 +44,7 @@ from gateway.ingest.record import LogRecord, Severity, parse_severity_strict, se
 log = logging.getLogger(__name__)
 
 STATE_FILE = "drain3_state.bin"
+CLOCK_BACK_S = 5.0                     # a line this much older than the rule's newest: the clock went back
 HEADERS_FILE = "header_columns.json"   # each source's induced header columns (kept across restarts)
 SNAPSHOT_INTERVAL_S = 30.0      # template *changes* are saved at most this often
 SAVE_MIN_INTERVAL_S = 1.0       # new templates: saved at once, at most this often (ids are reserved ahead)
@@ -412,7 +413,7 @@ class Triage:
         """One alert per (template, host) per dedup_s; the next one carries the suppressed count."""
         key = (cl.template_id, rec.host)
         last = self._sev_last.get(key)
-        if last is not None and rec.ts - last < self.dedup_s:
+        if last is not None and 0.0 <= rec.ts - last < self.dedup_s:     # a clock set back: not a repeat
             self._sev_pending[key] += 1
             self._acounts["dedup_suppressed"] += 1
             return None
@@ -422,6 +423,10 @@ class Triage:
 
     def _rule_hit(self, rule: Rule, rec: LogRecord, line_id: int, cl: Classified) -> Alert | None:
         t = rec.ts
+        if rule.hits and t < rule.hits[-1][0] - CLOCK_BACK_S:    # the clock went back: start the rule afresh
+            rule.hits.clear()                                    # (else its window and cooldown hold for
+            rule.activations.clear()                             # as long as the jump)
+            rule.active, rule.last_fired = False, float("-inf")
         rule.hits.append((t, line_id, rec.text))
         while rule.hits and t - rule.hits[0][0] > rule.window_s:
             rule.hits.popleft()
