@@ -1,5 +1,8 @@
-// The aarch64 kernel plan: which kernel family runs a call of (weight type, K, records). NEON has the
-// reducing kernels only, for every quantized type and size; float weights take the scalar path.
+// The aarch64 kernel plan: which kernel family runs a call of (weight type, K, records), for every NEON
+// variant. Rows go in groups of ROWLANE_ROWS through the row-lane kernels (four rows in the lanes of one
+// vector: neon_rowlane.cpp, neon_legacy.cpp), the rows left through the reducing kernels; float weights take
+// the scalar path. Every choice is bit-identical (kernels.h). No aarch64 board has timed these: the choice
+// rests on the llvm-mca model of the Cortex-A76 (docs/perf/2026-12-02-arm-kernels.md, tools/bench/bench_arm.py).
 #pragma once
 #include <cstdint>
 
@@ -10,8 +13,16 @@ namespace lg::quant {
 
 namespace neon {
 
-inline Kernel plan(GGMLType wt, int64_t K, int n_rec) {
-    return act_kind(wt) == ActKind::None ? Kernel::none : Kernel::reduce;
+constexpr int ROWLANE_ROWS = 4;  // rows per row-lane group: one int32/float lane of a 128-bit vector each
+
+struct Plan {
+    Kernel rows4;  // rows in groups of ROWLANE_ROWS (rowlane) or none
+    Kernel rest;   // the rows left: reduce, or none (the scalar path runs the call)
+};
+
+inline Plan plan(GGMLType wt, int64_t K, int n_rec) {
+    if (act_kind(wt) == ActKind::None) return {Kernel::none, Kernel::none};
+    return {Kernel::rowlane, Kernel::reduce};
 }
 
 }  // namespace neon
