@@ -43,8 +43,9 @@ inline void legacy_decode(GGMLType wt, const uint8_t* blk, int8x16_t* v0, int8x1
 
 // Rows [r, r + 4) against records [t0, t0 + NT): out[t][i] for row r + i. Accumulator lanes[t][b % L_LANES]
 // holds the four rows' canonical lane b % L_LANES; blocks run eight at a time so the index is a constant.
+// Not inlined: one symbol per type and tile size, for tools/bench/bench_arm.py.
 template <GGMLType WT, int NT>
-void rowlane_legacy(const uint8_t* W, int64_t K, int64_t r, const uint8_t* acts, int t0, float (*out)[4]) {
+__attribute__((noinline)) void rowlane_legacy(const uint8_t* W, int64_t K, int64_t r, const uint8_t* acts, int t0, float (*out)[4]) {
     constexpr bool has_min = WT == GGMLType::Q4_1 || WT == GGMLType::Q5_1;
     const int64_t nb = K / QK32, bb = ggml_bytes_per_block32(WT), stride = nb * bb;
     const ActLayout L = act_layout(WT, K);
@@ -87,20 +88,19 @@ void rowlane_legacy(const uint8_t* W, int64_t K, int64_t r, const uint8_t* acts,
     }
 }
 
+// One record at a time: the plan sends only one-record calls here (plan.h).
 template <GGMLType WT>
 void rowlane_legacy_rows(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec,
                          float* y, int64_t ldy, int pair) {
     for (int64_t r = r0; r < r1; r += neon::ROWLANE_ROWS) {
-        for (int t0 = 0; t0 < n_rec;) {  // tiles of 2, then 1 (only the last of an odd count: pairs stay whole)
-            const int nt = n_rec - t0 >= 2 ? 2 : 1;
+        for (int t = 0; t < n_rec; t += pair) {
             float out[2][4];
-            if (nt == 2) rowlane_legacy<WT, 2>(W, K, r, acts, t0, out);
-            else rowlane_legacy<WT, 1>(W, K, r, acts, t0, out);
+            rowlane_legacy<WT, 1>(W, K, r, acts, t, out);
+            if (pair == 2) rowlane_legacy<WT, 1>(W, K, r, acts, t + 1, out + 1);
             for (int i = 0; i < neon::ROWLANE_ROWS; ++i) {
                 const float col[2] = {out[0][i], out[1][i]};
-                store_out(y, ldy, r + i, t0, col, nt, pair);
+                store_out(y, ldy, r + i, t, col, pair, pair);
             }
-            t0 += nt;
         }
     }
 }
