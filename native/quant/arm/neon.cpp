@@ -95,7 +95,7 @@ void reduce_kquant(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const ui
                    int64_t ldy, GGMLType wt, int pair) {
     constexpr bool kQ6 = std::is_same<Block, BlockQ6K>::value;
     const int64_t nb = K / QK_K;
-    const ActLayout L = act_layout(wt, K);
+    const ActLayout L = act_layout(kquant_type<Block>(), K);  // constant: no per-type versions of the loops
     KBlock dec;
     for (int t0 = 0; t0 < n_rec; t0 += R_TILE) {
         const int nt = n_rec - t0 < R_TILE ? n_rec - t0 : R_TILE;
@@ -155,8 +155,7 @@ void rowlane(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, c
              int64_t ldy, int pair) {
     if (is_legacy(wt)) rowlane_legacy(wt, W, K, r0, r1, acts, n_rec, y, ldy, pair);
     else if (wt == GGMLType::Q4_K) rowlane_kquant_rows<BlockQ4K>(W, K, r0, r1, acts, n_rec, y, ldy, wt, pair);
-    else if (wt == GGMLType::Q5_K) rowlane_kquant_rows<BlockQ5K>(W, K, r0, r1, acts, n_rec, y, ldy, wt, pair);
-    else rowlane_kquant_rows<BlockQ6K>(W, K, r0, r1, acts, n_rec, y, ldy, wt, pair);
+    else rowlane_kquant_rows<BlockQ5K>(W, K, r0, r1, acts, n_rec, y, ldy, wt, pair);  // plan.h: never Q6_K
 }
 
 }  // namespace

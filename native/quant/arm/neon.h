@@ -9,6 +9,8 @@
 #if LG_SIMD_NEON
 #include <arm_neon.h>
 
+#include <type_traits>
+
 #ifndef LG_NEON_NS  // the plain Armv8-A variant unless neon_dotprod.cpp says otherwise
 #define LG_NEON_NS neon
 #define LG_NEON_DOTPROD 0
@@ -32,6 +34,14 @@ inline int32x4_t dot16(int32x4_t acc, int8x16_t a, int8x16_t b) {
 
 inline float h2f(uint16_t h) { return fp16_to_f32(h); }
 
+// The weight type of a K-quant block struct, at compile time (act_layout then folds to constants).
+template <typename Block>
+constexpr GGMLType kquant_type() {
+    return std::is_same<Block, BlockQ6K>::value   ? GGMLType::Q6_K
+           : std::is_same<Block, BlockQ5K>::value ? GGMLType::Q5_K
+                                                  : GGMLType::Q4_K;
+}
+
 // The fp16 field at p of four rows `stride` bytes apart, as floats. FCVTL converts every non-NaN half exactly,
 // as fp16_to_f32 does (FPCR.FZ16 is off, the Linux default); a NaN scale gives a NaN output either way.
 inline float32x4_t h2f_rows(const uint8_t* p, int64_t stride) {
@@ -47,7 +57,7 @@ void reduce_legacy(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t
                    float* y, int64_t ldy, int pair);
 
 // The row-lane kernels, rows [r0, r1) in groups of neon::ROWLANE_ROWS: legacy 32-blocks (neon_legacy.cpp)
-// and K-quants, Block one of BlockQ4K, BlockQ5K, BlockQ6K (neon_rowlane.cpp).
+// and Q4_K/Q5_K, Block BlockQ4K or BlockQ5K (neon_rowlane.cpp).
 void rowlane_legacy(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec,
                     float* y, int64_t ldy, int pair);
 template <typename Block>

@@ -88,19 +88,20 @@ __attribute__((noinline)) void rowlane_legacy(const uint8_t* W, int64_t K, int64
     }
 }
 
-// One record at a time: the plan sends only one-record calls here (plan.h).
 template <GGMLType WT>
 void rowlane_legacy_rows(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec,
                          float* y, int64_t ldy, int pair) {
     for (int64_t r = r0; r < r1; r += neon::ROWLANE_ROWS) {
-        for (int t = 0; t < n_rec; t += pair) {
+        for (int t0 = 0; t0 < n_rec;) {  // tiles of 2, then 1 (only the last of an odd count: pairs stay whole)
+            const int nt = n_rec - t0 >= 2 ? 2 : 1;
             float out[2][4];
-            rowlane_legacy<WT, 1>(W, K, r, acts, t, out);
-            if (pair == 2) rowlane_legacy<WT, 1>(W, K, r, acts, t + 1, out + 1);
+            if (nt == 2) rowlane_legacy<WT, 2>(W, K, r, acts, t0, out);
+            else rowlane_legacy<WT, 1>(W, K, r, acts, t0, out);
             for (int i = 0; i < neon::ROWLANE_ROWS; ++i) {
                 const float col[2] = {out[0][i], out[1][i]};
-                store_out(y, ldy, r + i, t, col, pair, pair);
+                store_out(y, ldy, r + i, t0, col, nt, pair);
             }
+            t0 += nt;
         }
     }
 }

@@ -1,4 +1,4 @@
-// aarch64 NEON row-lane kernel for the K-quants (Q4_K, Q5_K, Q6_K): four weight rows at once, row r of the
+// aarch64 NEON row-lane kernel for Q4_K and Q5_K: four weight rows at once, row r of the
 // group in int32/float lane r, for a tile of NT records. Each row's blocks are decoded straight into
 // registers (the reducing kernel of neon.cpp stores a decoded block and loads it again), its sdot partials
 // fold into one vector per (row, record) by pairwise adds, four of those fold into the row lanes, and the
@@ -76,64 +76,6 @@ inline void row_block_q45(const Block* blk, const int8_t* const* qx, const int16
     }
 }
 
-// One Q6_K block of one row against NT records (xs[t]: their sums per 16 values, sub-blocks 0-7 and 8-15):
-// q1[t] has lane total i1. Values decode as q in 0..63; the -32 is applied as -32 * sum_k sc_k * xsum_k.
-template <int NT>
-inline void row_block_q6(const BlockQ6K* blk, const int8_t* const* qx, const int16x8_t (*xs)[2], int32x4_t* q1) {
-    const int8x16_t sc8 = vld1q_s8(blk->scales);
-    const int16x8_t sc_lo = vmovl_s8(vget_low_s8(sc8)), sc_hi = vmovl_high_s8(sc8);
-    const int32x4_t sc[4] = {vmovl_s16(vget_low_s16(sc_lo)), vmovl_high_s16(sc_lo), vmovl_s16(vget_low_s16(sc_hi)),
-                             vmovl_high_s16(sc_hi)};
-    const uint8x16_t m4 = vdupq_n_u8(0x0f), m30 = vdupq_n_u8(0x30);
-    int32x4_t grp[NT][4];  // lane i of grp[t][g]: sub-block 4g + i (elements 64g + 16i ..)
-    #pragma GCC unroll 16
-    for (int h = 0; h < 2; ++h) {  // elements 128h + 32s + 16c: sub-block 8h + 2s + c
-        const uint8x16_t qh[2] = {vld1q_u8(blk->qh + 32 * h), vld1q_u8(blk->qh + 32 * h + 16)};
-        #pragma GCC unroll 16
-        for (int s2 = 0; s2 < 2; ++s2) {  // s = s2 (low nibbles) and s2 + 2 (high nibbles) share ql
-            int8x16_t w[2][2];              // [s - s2 over 2][c]
-            #pragma GCC unroll 16
-            for (int c = 0; c < 2; ++c) {
-                const uint8x16_t ql = vld1q_u8(blk->ql + 64 * h + 32 * s2 + 16 * c);
-                // high bits of s at bits 2s, 2s + 1 of qh: to bits 4, 5
-                const uint8x16_t hi_a = vandq_u8(vshlq_u8(qh[c], vdupq_n_s8(static_cast<int8_t>(4 - 2 * s2))), m30);
-                const uint8x16_t hi_b = vandq_u8(vshlq_u8(qh[c], vdupq_n_s8(static_cast<int8_t>(-2 * s2))), m30);
-                w[0][c] = vreinterpretq_s8_u8(vorrq_u8(vandq_u8(ql, m4), hi_a));
-                w[1][c] = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(ql, 4), hi_b));
-            }
-            #pragma GCC unroll 16
-            for (int t = 0; t < NT; ++t) {
-                int32x4_t p[2][2];
-                #pragma GCC unroll 16
-                for (int u = 0; u < 2; ++u)
-                    #pragma GCC unroll 16
-                    for (int c = 0; c < 2; ++c)
-                        p[u][c] = dot16(vdupq_n_s32(0), w[u][c], vld1q_s8(qx[t] + 128 * h + 32 * (s2 + 2 * u) + 16 * c));
-                // sub-blocks 8h + 2 s2 + c (group 2h) and 8h + 2 s2 + 4 + c (group 2h + 1)
-                const int32x4_t a = vpaddq_s32(p[0][0], p[0][1]), b = vpaddq_s32(p[1][0], p[1][1]);
-                if (s2 == 0) {
-                    grp[t][2 * h] = a;
-                    grp[t][2 * h + 1] = b;
-                } else {
-                    grp[t][2 * h] = vpaddq_s32(grp[t][2 * h], a);
-                    grp[t][2 * h + 1] = vpaddq_s32(grp[t][2 * h + 1], b);
-                }
-            }
-        }
-    }
-    #pragma GCC unroll 16
-    for (int t = 0; t < NT; ++t) {
-        int32x4_t acc = vmulq_s32(grp[t][0], sc[0]);
-        #pragma GCC unroll 16
-        for (int g = 1; g < 4; ++g) acc = vmlaq_s32(acc, grp[t][g], sc[g]);
-        int32x4_t bias = vmull_s16(vget_low_s16(sc_lo), vget_low_s16(xs[t][0]));
-        bias = vmlal_high_s16(bias, sc_lo, xs[t][0]);
-        bias = vmlal_s16(bias, vget_low_s16(sc_hi), vget_low_s16(xs[t][1]));
-        bias = vmlal_high_s16(bias, sc_hi, xs[t][1]);
-        q1[t] = vsubq_s32(acc, vshlq_n_s32(bias, 5));
-    }
-}
-
 }  // namespace
 
 // Rows [r, r + 4) against records [t0, t0 + NT): out[t][i] for row r + i. Not inlined: one symbol per tile
@@ -141,10 +83,8 @@ inline void row_block_q6(const BlockQ6K* blk, const int8_t* const* qx, const int
 template <typename Block, int NT>
 __attribute__((noinline)) void rowlane_kquant(const uint8_t* W, int64_t K, int64_t r, const uint8_t* acts, int t0,
                                               float (*out)[4]) {
-    constexpr bool kQ6 = std::is_same<Block, BlockQ6K>::value;
-    constexpr GGMLType kType = kQ6 ? GGMLType::Q6_K : std::is_same<Block, BlockQ5K>::value ? GGMLType::Q5_K : GGMLType::Q4_K;
     const int64_t nb = K / QK_K, stride = nb * static_cast<int64_t>(sizeof(Block));
-    const ActLayout L = act_layout(kType, K);
+    const ActLayout L = act_layout(kquant_type<Block>(), K);
     const Block* rows = reinterpret_cast<const Block*>(W) + r * nb;
     const uint8_t* rec[NT];
     float32x4_t acc[NT];
@@ -164,7 +104,7 @@ __attribute__((noinline)) void rowlane_kquant(const uint8_t* W, int64_t K, int64
             xs[t][1] = vld1q_s16(s16 + 8);
         }
         const Block* blk = rows + b;
-        int16x8_t xs32[NT];  // sums per 32 values (Q4_K/Q5_K)
+        int16x8_t xs32[NT];  // sums per 32 values
         #pragma GCC unroll 16
         for (int t = 0; t < NT; ++t) xs32[t] = vpaddq_s16(xs[t][0], xs[t][1]);
         int32x4_t h1[2][NT], h2[2][NT];  // rows (0, 1) and (2, 3), folded pairwise as soon as both are done
@@ -172,14 +112,11 @@ __attribute__((noinline)) void rowlane_kquant(const uint8_t* W, int64_t K, int64
         for (int p = 0; p < 2; ++p) {
             int32x4_t q1[2][NT], q2[2][NT];
             #pragma GCC unroll 16
-            for (int i = 0; i < 2; ++i) {
-                if constexpr (kQ6) row_block_q6<NT>(blk + (2 * p + i) * nb, qx, xs, q1[i]);
-                else row_block_q45<Block, NT>(blk + (2 * p + i) * nb, qx, xs32, q1[i], q2[i]);
-            }
+            for (int i = 0; i < 2; ++i) row_block_q45<Block, NT>(blk + (2 * p + i) * nb, qx, xs32, q1[i], q2[i]);
             #pragma GCC unroll 16
             for (int t = 0; t < NT; ++t) {
                 h1[p][t] = vpaddq_s32(q1[0][t], q1[1][t]);
-                if constexpr (!kQ6) h2[p][t] = vpaddq_s32(q2[0][t], q2[1][t]);
+                h2[p][t] = vpaddq_s32(q2[0][t], q2[1][t]);
             }
         }
         const float32x4_t dw = h2f_rows(reinterpret_cast<const uint8_t*>(&blk->d), stride);
@@ -187,12 +124,10 @@ __attribute__((noinline)) void rowlane_kquant(const uint8_t* W, int64_t K, int64
         for (int t = 0; t < NT; ++t) {
             const float dx = reinterpret_cast<const float*>(rec[t] + L.d_off)[b];
             const int32x4_t i1 = vpaddq_s32(h1[0][t], h1[1][t]);  // lane i: row i's total
+            const float32x4_t dm = h2f_rows(reinterpret_cast<const uint8_t*>(&blk->dmin), stride);
+            const int32x4_t i2 = vpaddq_s32(h2[0][t], h2[1][t]);
             acc[t] = vfmaq_f32(acc[t], vmulq_n_f32(dw, dx), vcvtq_f32_s32(i1));
-            if constexpr (!kQ6) {
-                const float32x4_t dm = h2f_rows(reinterpret_cast<const uint8_t*>(&blk->dmin), stride);
-                const int32x4_t i2 = vpaddq_s32(h2[0][t], h2[1][t]);
-                acc[t] = vfmaq_f32(acc[t], vnegq_f32(vmulq_n_f32(dm, dx)), vcvtq_f32_s32(i2));
-            }
+            acc[t] = vfmaq_f32(acc[t], vnegq_f32(vmulq_n_f32(dm, dx)), vcvtq_f32_s32(i2));
         }
     }
     #pragma GCC unroll 16
@@ -200,8 +135,9 @@ __attribute__((noinline)) void rowlane_kquant(const uint8_t* W, int64_t K, int64
 }
 
 // Rows [r0, r1) in groups of neon::ROWLANE_ROWS (r1 - r0 a multiple of it), one record at a time: the plan
-// sends only one-record calls here (tiles of 2 and 4 records spill registers and lose to the reducing
-// kernel in the Cortex-A76 model: docs/perf/2026-12-02-arm-kernels.md).
+// sends only one-record calls here (tiles of 2 and 4 records spilled registers and lost to the reducing
+// kernel in the Cortex-A76 model: docs/perf/2026-12-02-arm-kernels.md#plan). A Q6_K row-lane kernel lost
+// even at one record (78 against 77 cycles per block and row) and is not kept.
 template <typename Block>
 void rowlane_kquant_rows(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec,
                          float* y, int64_t ldy, GGMLType wt, int pair) {
@@ -221,8 +157,6 @@ void rowlane_kquant_rows(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, co
 template void rowlane_kquant_rows<BlockQ4K>(const uint8_t*, int64_t, int64_t, int64_t, const uint8_t*, int, float*,
                                             int64_t, GGMLType, int);
 template void rowlane_kquant_rows<BlockQ5K>(const uint8_t*, int64_t, int64_t, int64_t, const uint8_t*, int, float*,
-                                            int64_t, GGMLType, int);
-template void rowlane_kquant_rows<BlockQ6K>(const uint8_t*, int64_t, int64_t, int64_t, const uint8_t*, int, float*,
                                             int64_t, GGMLType, int);
 
 }  // namespace lg::quant::LG_NEON_NS
