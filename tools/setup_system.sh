@@ -4,10 +4,14 @@
 # the aarch64 cross compiler + qemu-user that run the NEON kernels' bit-identity tests as Armv8.0/A76/max CPUs.
 # --package (make deb / image / boot-test): the cross compiler, mmdebstrap (arm64 sysroot and image),
 # qemu-system-aarch64 (the emulated box), the image's partitioning and file-system tools.
+# --bench-arm (tools/bench/bench_arm.py): llvm-mca-19 (LLVM 19: the Neoverse N1 scheduling model) and qemu-user.
 set -euo pipefail
 need=()
 command -v aarch64-linux-gnu-g++ >/dev/null 2>&1 || need+=(g++-aarch64-linux-gnu)
-if [ "${1:-}" = "--package" ]; then
+if [ "${1:-}" = "--bench-arm" ]; then
+    command -v llvm-mca-19 >/dev/null 2>&1 || need+=(llvm-19)
+    command -v qemu-aarch64 >/dev/null 2>&1 || need+=(qemu-user)
+elif [ "${1:-}" = "--package" ]; then
     command -v mmdebstrap >/dev/null 2>&1 || need+=(mmdebstrap)
     command -v qemu-system-aarch64 >/dev/null 2>&1 || need+=(qemu-system-arm)
     command -v mkfs.ext4 >/dev/null 2>&1 || need+=(e2fsprogs)

@@ -1,6 +1,7 @@
 // Standalone check of the compiled-in SIMD kernels against the scalar reference, for targets
 // the Python tests cannot reach (aarch64 NEON under qemu): random blocks of every quantized
-// type, T in {1, 3, 8, 9}; exit 1 on any bit difference. Built by tests/native/test_quant_simd_paths.py.
+// type, K = 768 and (legacy 32-blocks) K = 864, whose 27 blocks end in a part-filled group of eight lanes;
+// T = 40 and its prefixes 1, 3, 8, as one- and two-term records; exit 1 on any bit difference. Built by tests/native/test_quant_simd_paths.py.
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -35,12 +36,14 @@ int main() {
     };
     std::mt19937 rng(1234);
     std::normal_distribution<float> normal;
-    const int64_t K = 768, n_rows = 13;
+    const int64_t n_rows = 13;  // three row-lane groups of four and one row for the reducing kernel
     const int T = 40;  // q8x2: 80 records, more than one pass of every row-lane kernel (RL_MAX_RECORDS)
     int failures = 0;
     std::printf("simd: %s\n", lg::quant_simd_name());
+    for (int64_t K : {768, 864})
     for (auto prec : {lg::ActPrecision::Q8, lg::ActPrecision::Q8X2})
     for (const auto& c : cases) {
+        if (K % c.be) continue;
         std::vector<uint8_t> W(static_cast<size_t>(n_rows * K / c.be * c.bb));
         for (auto& v : W) v = static_cast<uint8_t>(rng() & 0xff);
         for (size_t blk = 0; blk < W.size() / c.bb; ++blk)
@@ -88,8 +91,8 @@ int main() {
             lg::matmul(c.t, W.data(), K, 0, n_rows, a.data(), x.data(), Tn, y.data(), n_rows);
             for (size_t i = 0; i < y.size(); ++i) bad += std::memcmp(&y[i], &yv[i], 4) != 0;
         }
-        std::printf("%-5s %s %s (y[0][0] = %g)\n", lg::ggml_type_name(c.t), per == 2 ? "q8x2" : "q8  ",
-                    bad ? "MISMATCH" : "ok", yv[0]);
+        std::printf("%-5s K=%lld %s %s (y[0][0] = %g)\n", lg::ggml_type_name(c.t), static_cast<long long>(K),
+                    per == 2 ? "q8x2" : "q8  ", bad ? "MISMATCH" : "ok", yv[0]);
         failures += bad != 0;
     }
     return failures ? 1 : 0;

@@ -95,7 +95,7 @@ void reduce_kquant(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const ui
                    int64_t ldy, GGMLType wt, int pair) {
     constexpr bool kQ6 = std::is_same<Block, BlockQ6K>::value;
     const int64_t nb = K / QK_K;
-    const ActLayout L = act_layout(wt, K);
+    const ActLayout L = act_layout(kquant_type<Block>(), K);  // constant: no per-type versions of the loops
     KBlock dec;
     for (int t0 = 0; t0 < n_rec; t0 += R_TILE) {
         const int nt = n_rec - t0 < R_TILE ? n_rec - t0 : R_TILE;
@@ -141,18 +141,36 @@ void reduce_kquant(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const ui
 
 }  // namespace
 
+namespace {
+
+void reduce(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec, float* y,
+            int64_t ldy, int pair) {
+    if (is_legacy(wt)) reduce_legacy(wt, W, K, r0, r1, acts, n_rec, y, ldy, pair);
+    else if (wt == GGMLType::Q4_K) reduce_kquant<BlockQ4K>(W, K, r0, r1, acts, n_rec, y, ldy, wt, pair);
+    else if (wt == GGMLType::Q5_K) reduce_kquant<BlockQ5K>(W, K, r0, r1, acts, n_rec, y, ldy, wt, pair);
+    else reduce_kquant<BlockQ6K>(W, K, r0, r1, acts, n_rec, y, ldy, wt, pair);
+}
+
+void rowlane(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec, float* y,
+             int64_t ldy, int pair) {
+    if (is_legacy(wt)) rowlane_legacy(wt, W, K, r0, r1, acts, n_rec, y, ldy, pair);
+    else if (wt == GGMLType::Q4_K) rowlane_kquant_rows<BlockQ4K>(W, K, r0, r1, acts, n_rec, y, ldy, wt, pair);
+    else rowlane_kquant_rows<BlockQ5K>(W, K, r0, r1, acts, n_rec, y, ldy, wt, pair);  // plan.h: never Q6_K
+}
+
+}  // namespace
+
 bool matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* act_buf,
             const float* x, int n_rec, float* y, int64_t ldy, int pair) {
-    switch (neon::plan(wt, K, n_rec)) {  // one plan for every NEON variant
-        case Kernel::reduce:
-            if (is_legacy(wt)) reduce_legacy(wt, W, K, r0, r1, act_buf, n_rec, y, ldy, pair);
-            else if (wt == GGMLType::Q4_K) reduce_kquant<BlockQ4K>(W, K, r0, r1, act_buf, n_rec, y, ldy, wt, pair);
-            else if (wt == GGMLType::Q5_K) reduce_kquant<BlockQ5K>(W, K, r0, r1, act_buf, n_rec, y, ldy, wt, pair);
-            else reduce_kquant<BlockQ6K>(W, K, r0, r1, act_buf, n_rec, y, ldy, wt, pair);
-            return true;
-        default:
-            return false;
+    const neon::Plan p = neon::plan(wt, K, n_rec);  // one plan for every NEON variant
+    if (p.rest == Kernel::none) return false;
+    int64_t r = r0;
+    if (p.rows4 == Kernel::rowlane) {
+        r = r0 + (r1 - r0) / neon::ROWLANE_ROWS * neon::ROWLANE_ROWS;
+        rowlane(wt, W, K, r0, r, act_buf, n_rec, y, ldy, pair);
     }
+    if (r < r1) reduce(wt, W, K, r, r1, act_buf, n_rec, y, ldy, pair);
+    return true;
 }
 
 bool quantize_blocks(const float* x, int64_t n_blocks, int ablk, int8_t* qs, float* d) {

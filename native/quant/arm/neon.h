@@ -1,6 +1,6 @@
-// Internal to the aarch64 NEON kernels (neon.cpp: the reducing K-quant kernel; neon_legacy.cpp: legacy
-// 32-blocks): the helpers they share and the entries of one variant. neon_dotprod.cpp compiles both again
-// in namespace neon_dotprod with sdot; arm/dispatch.cpp picks the variant from HWCAP at run time.
+// Internal to the aarch64 NEON kernels (neon.cpp: the reducing K-quant kernel; neon_rowlane.cpp: the K-quant
+// row-lane kernel; neon_legacy.cpp: legacy 32-blocks): the helpers they share and the entries of one variant.
+// neon_dotprod.cpp compiles them all again in namespace neon_dotprod with sdot; arm/dispatch.cpp picks the variant from HWCAP at run time.
 #pragma once
 #include "quant/arm/plan.h"
 #include "quant/blocks.h"
@@ -8,6 +8,8 @@
 
 #if LG_SIMD_NEON
 #include <arm_neon.h>
+
+#include <type_traits>
 
 #ifndef LG_NEON_NS  // the plain Armv8-A variant unless neon_dotprod.cpp says otherwise
 #define LG_NEON_NS neon
@@ -32,9 +34,35 @@ inline int32x4_t dot16(int32x4_t acc, int8x16_t a, int8x16_t b) {
 
 inline float h2f(uint16_t h) { return fp16_to_f32(h); }
 
+// The weight type of a K-quant block struct, at compile time (act_layout then folds to constants).
+template <typename Block>
+constexpr GGMLType kquant_type() {
+    return std::is_same<Block, BlockQ6K>::value   ? GGMLType::Q6_K
+           : std::is_same<Block, BlockQ5K>::value ? GGMLType::Q5_K
+                                                  : GGMLType::Q4_K;
+}
+
+// The fp16 field at p of four rows `stride` bytes apart, as floats. FCVTL converts every non-NaN half exactly,
+// as fp16_to_f32 does (FPCR.FZ16 is off, the Linux default); a NaN scale gives a NaN output either way.
+inline float32x4_t h2f_rows(const uint8_t* p, int64_t stride) {
+    uint16x4_t h = vld1_dup_u16(reinterpret_cast<const uint16_t*>(p));
+    h = vld1_lane_u16(reinterpret_cast<const uint16_t*>(p + stride), h, 1);
+    h = vld1_lane_u16(reinterpret_cast<const uint16_t*>(p + 2 * stride), h, 2);
+    h = vld1_lane_u16(reinterpret_cast<const uint16_t*>(p + 3 * stride), h, 3);
+    return vcvt_f32_f16(vreinterpret_f16_u16(h));
+}
+
 // The reducing kernel for legacy 32-blocks, rows [r0, r1) (neon_legacy.cpp).
 void reduce_legacy(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec,
                    float* y, int64_t ldy, int pair);
+
+// The row-lane kernels, rows [r0, r1) in groups of neon::ROWLANE_ROWS: legacy 32-blocks (neon_legacy.cpp)
+// and Q4_K/Q5_K, Block BlockQ4K or BlockQ5K (neon_rowlane.cpp).
+void rowlane_legacy(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec,
+                    float* y, int64_t ldy, int pair);
+template <typename Block>
+void rowlane_kquant_rows(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec,
+                         float* y, int64_t ldy, GGMLType wt, int pair);
 
 // The variant's entries, with the contracts of matmul_simd and quantize_blocks_simd (kernels.h).
 bool matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts,

@@ -1,4 +1,4 @@
-// The NEON kernels of neon.cpp and neon_legacy.cpp again, compiled for Armv8.2-A + dotprod (sdot) in
+// The NEON kernels of neon.cpp, neon_legacy.cpp and neon_rowlane.cpp again, compiled for Armv8.2-A + dotprod (sdot) in
 // namespace neon_dotprod; arm/dispatch.cpp runs them only on a CPU whose HWCAP says it has dotprod.
 // The shared headers come first, outside the target pragma, so their inline functions stay plain Armv8-A.
 #include <cmath>
@@ -21,6 +21,7 @@
 #define LG_NEON_DOTPROD 1
 #include "quant/arm/neon.cpp"
 #include "quant/arm/neon_legacy.cpp"
+#include "quant/arm/neon_rowlane.cpp"
 #if defined(__clang__)
 #pragma clang attribute pop
 #endif
