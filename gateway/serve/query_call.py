@@ -28,6 +28,7 @@ from datetime import datetime, timezone
 from typing import Any, Mapping, Sequence
 
 from gateway.llm.constrained import Chars, Constraint, Grammar, LogitsMask, Vocabulary, any_of, one_of, opt, seq
+from gateway.ingest.header import match_ts
 from gateway.pipeline.query import OPS, QuerySurface, known_values, known_words
 from gateway.serve.prompts import ANSWER_IN_CHINESE, is_chinese
 from gateway.serve.question import JSON_SAFE, Grounding, ground, which_end
@@ -180,10 +181,23 @@ def _num(x: Any) -> str:
 
 def _where(line: Mapping[str, Any]) -> str:
     """`at <time> (<host>, <component>): <text>` of a result line."""
-    t = line.get("time_text") or _iso(line.get("time"))
+    t = _shown_time(line)
     who = ", ".join(f"{k} {line[k]}" for k in ("host", "component") if line.get(k))
     got = "".join(f"; {k} = {v}" for k, v in (line.get("captured") or {}).items())
     return f"at {t}{f' ({who}{got})' if who or got else ''}: {str(line.get('text', ''))[:LINE_SHOWN]}"
+
+
+def _shown_time(line: Mapping[str, Any]) -> Any:
+    """A line's time for the answer: as the log wrote it when that has no year (an ISO form would show a
+    guessed one), else in ISO form: a 1.5B model rewrites "2005-08-28-02.57.06.184496" or an epoch
+    ("2:57:06", "1125197826") but copies "2005-08-28 02:57:06"."""
+    written = line.get("time_text")
+    if written:
+        m = match_ts(str(written), 0)
+        g = m.groupdict() if m else {}
+        if not (g.get("Y") or g.get("y") or g.get("E")) or line.get("time") is None:
+            return written
+    return _iso(line.get("time"))
 
 
 def _describe_count(r: Mapping[str, Any]) -> str:
