@@ -141,3 +141,13 @@ def test_grammar_offers_named_levels_as_one_list_and_by_words():
     gr = Grammar(call_grammar([], [], [], ["zone", "temperature"], [], [], False, ["stats"], of_words=["temperature"]))
     assert gr.matches('stats", "text": "zone temperature", "of": "temperature"}')
     assert not gr.matches('stats", "text": "zone", "of": "zone"}')
+
+
+def test_named_levels_and_a_pair_of_times_are_required():
+    from gateway.llm.constrained import Grammar
+    from gateway.serve.query_call import call_grammar
+    gr = Grammar(call_grammar([], [], ["warn"], [], [], ["08:05", "08:10"], False, ["count"], named=True))
+    assert gr.matches('count", "level": "warn", "since": "08:05", "until": "08:10"}')
+    assert not gr.matches('count", "since": "08:05", "until": "08:10"}')       # the level left out
+    assert not gr.matches('count", "level": "warn", "since": "08:10", "until": "08:05"}')
+    assert Grammar(call_grammar([], [], ["warn"], [], [], [], False, ["count"])).matches('count"}')   # unnamed
