@@ -141,6 +141,7 @@ def test_grammar_offers_named_levels_as_one_list_and_by_words():
     gr = Grammar(call_grammar([], [], [], ["zone", "temperature"], [], [], False, ["stats"], of_words=["temperature"]))
     assert gr.matches('stats", "text": "zone temperature", "of": "temperature"}')
     assert not gr.matches('stats", "text": "zone", "of": "zone"}')
+    assert not gr.matches('stats", "text": "zone temperature"}')      # a numbered name: `of` is required
 
 
 def test_named_levels_and_a_pair_of_times_are_required():
