@@ -152,3 +152,9 @@ def test_named_levels_and_a_pair_of_times_are_required():
     assert not gr.matches('count", "since": "08:05", "until": "08:10"}')       # the level left out
     assert not gr.matches('count", "level": "warn", "since": "08:10", "until": "08:05"}')
     assert Grammar(call_grammar([], [], ["warn"], [], [], [], False, ["count"])).matches('count"}')   # unnamed
+
+
+def test_a_count_of_fields_names_the_field():
+    assert g("List the 3 components with the most lines in the log.").by == ["component"]
+    assert g("Which 3 IP addresses appear most?").by == ["ip"]
+    assert g("Hadoop 日志里行数最多的前 3 个组件是哪些？").by == ["component"]

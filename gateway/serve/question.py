@@ -56,7 +56,8 @@ _FIELD_NAMES = {"component": r"components?|programs?|process(?:es)?|services?|mo
                 "ip": r"ips?|ip address(?:es)?|addresses|IP 地址|IP地址|地址",
                 "level": r"levels?|severit(?:y|ies)|级别",
                 "template": r"(?:kinds?|types?|sorts?) of (?:messages?|lines?|events?)|messages?|消息|日志|事件"}
-_BY_CUES = [(re.compile(rf"\b(?:which|what)\s+(?:{v})\b|哪(?:个|台|一个|些|类)\s*(?:{v})|(?:{v})\s*是哪", re.I), f)
+_BY_CUES = [(re.compile(rf"\b(?:which|what|top|\d+)\s+(?:{v})\b|哪(?:个|台|一个|些|类)\s*(?:{v})|(?:{v})\s*是哪|"
+                        rf"前\s*\d+\s*[个名类]\s*(?:{v})", re.I), f)
             for f, v in _FIELD_NAMES.items()]
 _FIELD_WORDS = {"component", "components", "program", "process", "service", "module", "class", "logger", "host",
                 "machine", "node", "server", "station", "device", "ip", "address", "level", "severity", "kind",
@@ -64,7 +65,7 @@ _FIELD_WORDS = {"component", "components", "program", "process", "service", "mod
 _WHICH = re.compile(r"\b(?:which|what)\s+([A-Za-z][\w-]*)", re.I)
 _WHICH_ZH = re.compile(r"哪(?:个|位|台|一个|些)\s*(\S{1,4})")     # the glossary term it starts with
 _ZH_SUBJECT = re.compile(r"\s*([A-Za-z][\w.-]*)\s*(?=[\u4e00-\u9fff])")   # a Chinese question's Latin subject
-_LOG_NAME = re.compile(r"[\w.-]+(?=\s+(?:log|logs|log file|journal)\b)|[A-Za-z][\w.-]*(?=\s*日志)", re.I)
+_LOG_NAME = re.compile(r"[\w.-]+(?=\s+(?:log|logs|log file|journal)\b)|(?<=\bthe )[\w.-]+(?=\s+lines of the form\b)|[A-Za-z][\w.-]*(?=\s*日志)", re.I)
 _NOT_CONTENT = {"the", "a", "an", "of", "in", "on", "at", "to", "and", "or", "for", "by", "is", "was", "were", "are",
                 "be", "did", "do", "does", "how", "many", "much", "what", "which", "when", "why", "who", "where", "log",
                 "logs", "logged", "line", "lines", "time", "times", "most", "often", "there", "this", "that", "it",
