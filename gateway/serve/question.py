@@ -72,7 +72,9 @@ _NOT_CONTENT = {"the", "a", "an", "of", "in", "on", "at", "to", "and", "or", "fo
                 "its", "with", "from", "form", "value", "first", "last", "any", "so", "than", "after", "before",
                 "cause", "causes", "caused", "reason", "reasons", "main", "happen", "happened", "highest", "lowest",
                 "largest", "smallest", "maximum", "minimum", "average", "between", "inclusive", "since", "until",
-                "number", "kind", "kinds", "type", "message", "messages", "common", "frequent"}
+                "number", "kind", "kinds", "type", "message", "messages", "common", "frequent", "has", "have", "had",
+                "contain", "contains", "containing", "one", "utc", "gmt", "jan", "feb", "mar", "apr", "may", "jun", "jul",
+                "aug", "sep", "oct", "nov", "dec"}   # question words, and the words of times it writes
 
 
 def question_phrases(question: str) -> list[str]:
