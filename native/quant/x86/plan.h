@@ -52,7 +52,8 @@ struct Variant {
     Plan plan;
 };
 
-inline int variants(GGMLType wt, int64_t K, int n_rec, Variant* out) {
+inline int variants(GGMLType wt, int64_t K, int n_rec, Variant* all) {
+    Variant out[8];
     int n = 0;
     out[n++] = {"static", plan(wt, K, n_rec)};
     if (wt == GGMLType::Q4_K) {
@@ -66,7 +67,12 @@ inline int variants(GGMLType wt, int64_t K, int n_rec, Variant* out) {
         if (n_rec <= 8) out[n++] = {"reduce_rows8", {Kernel::none, Kernel::reduce_rows8, Kernel::reduce}};
         out[n++] = {"reduce", {Kernel::none, Kernel::none, Kernel::reduce}};
     }
-    return n;
+    int m = 0;  // the static plan's own choice is not listed twice
+    for (int i = 0; i < n; ++i) {
+        const Plan& p = out[i].plan;
+        if (i == 0 || p.rows16 != out[0].plan.rows16 || p.rows8 != out[0].plan.rows8 || p.rest != out[0].plan.rest) all[m++] = out[i];
+    }
+    return m;
 }
 
 }  // namespace avx2
@@ -160,18 +166,25 @@ inline int variants(GGMLType wt, int64_t K, int n_rec, Variant* out) {
     const int64_t nb = K / QK_K;
     if (rowlane_takes(wt, K, n_rec)) {
         if (wt == GGMLType::Q4_K && n_rec <= ROWLANE_ONE_TOKEN_MAX_RECORDS) {
-            out[n++] = {"rowlane_fused_near", {Kernel::rowlane, st.rest}, RowlaneMode::fused_near};
-            out[n++] = {"rowlane_fused_next", {Kernel::rowlane, st.rest}, RowlaneMode::fused_next};
+            // The static plan's own form (fused, near prefetch over long rows) is not listed twice.
+            if (nb <= ROWLANE_NEAR_MIN_KBLOCKS || st.rows16 != Kernel::rowlane)
+                out[n++] = {"rowlane_fused_near", {Kernel::rowlane, st.rest}, RowlaneMode::fused_near};
+            if (nb > ROWLANE_NEAR_MIN_KBLOCKS || st.rows16 != Kernel::rowlane)
+                out[n++] = {"rowlane_fused_next", {Kernel::rowlane, st.rest}, RowlaneMode::fused_next};
             out[n++] = {"rowlane_unfused", {Kernel::rowlane, st.rest}, RowlaneMode::unfused};
-        } else {
+        } else if (st.rows16 != Kernel::rowlane) {
             out[n++] = {"rowlane", {Kernel::rowlane, st.rest}, RowlaneMode::plan};
         }
     }
-    if (nb <= REDUCE_MAX_KBLOCKS) out[n++] = {"reduce", {Kernel::none, Kernel::reduce}, RowlaneMode::plan};
+    // The rows-in-lanes kernel alone is listed only where the static plan runs it first.
+    const auto add_rest = [&](const char* name, Kernel k) {
+        if (st.rows16 != Kernel::none || st.rest != k) out[n++] = {name, {Kernel::none, k}, RowlaneMode::plan};
+    };
+    if (nb <= REDUCE_MAX_KBLOCKS) add_rest("reduce", Kernel::reduce);
     if (nb <= BROADCAST_MAX_KBLOCKS) {
-        out[n++] = {"broadcast", {Kernel::none, Kernel::broadcast}, RowlaneMode::plan};
-        out[n++] = {"broadcast_g2", {Kernel::none, Kernel::broadcast_g2}, RowlaneMode::plan};
-        if (wt == GGMLType::Q6_K) out[n++] = {"broadcast_g4", {Kernel::none, Kernel::broadcast_g4}, RowlaneMode::plan};
+        add_rest("broadcast", Kernel::broadcast);
+        add_rest("broadcast_g2", Kernel::broadcast_g2);
+        if (wt == GGMLType::Q6_K) add_rest("broadcast_g4", Kernel::broadcast_g4);
     }
     return n;
 }
