@@ -243,18 +243,21 @@ def calibrate(model_path: str | os.PathLike, n_threads: int, precision: str = "q
     gguf = _native.GGUFFile(str(model_path))
     shapes = engine_shapes(gguf)
     choices, complete = [], True
-    with ThreadPoolExecutor(n_threads) as pool:
-        for T in TOKENS:
-            for shape in shapes:
-                if heartbeat is not None:
-                    heartbeat()
-                c = _calibrate_shape(pool, n_threads, shape, T, precision, deadline)
-                if c is None:
-                    complete = False
+    try:
+        with ThreadPoolExecutor(n_threads) as pool:
+            for T in TOKENS:
+                for shape in shapes:
+                    if heartbeat is not None:
+                        heartbeat()
+                    c = _calibrate_shape(pool, n_threads, shape, T, precision, deadline)
+                    if c is None:
+                        complete = False
+                        break
+                    choices.append(c)
+                if not complete:
                     break
-                choices.append(c)
-            if not complete:
-                break
+    finally:
+        reset()
     return {"format": FORMAT, "cpu_model": cpu_model(), "build_id": build_id(), "simd": _native.quant_simd_name(),
             "precision": precision, "n_threads": n_threads, "model": Path(model_path).name,
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "seconds": round(time.monotonic() - t0, 2),
