@@ -14,11 +14,12 @@ meet the host's drift alike. Timings are wall-clock: on a machine shared with ot
 compare the ratios, which are measured in one run. Last line: one JSON object.
 
     .venv/bin/python tools/bench/bench_engine.py [--threads N] [--models 1.5b,0.5b] [--quick] [--isa avx2]
-                                                 [--kernel-plan DIR]
+                                                 [--kernel-plan DIR] [--no-llama]
 
 --kernel-plan DIR: ours runs the calibrated kernel plan in DIR (gateway/llm/kernel_plan.py; written by
 `linegate doctor --calibrate` under <data_dir>/cache); the summary names the plan each model ran
-(kernel_plan_<model>: "static" when none, or when the plan is for another CPU or build) and the CPU.
+(kernel_plan_<model>: "static" when none, or when the plan is for another CPU or build) and the CPU; a
+second engine on the static plan runs in the same rounds (static_*, decode_calibrated_vs_static_<model>).
 
 --isa avx2 (x86): both engines built for x86-64-v3 (AVX2, no AVX-512), as on a CPU without AVX-512:
 ours by CMake into build/bench-avx2, llama-cpp-python with its AVX-512 options off into
@@ -473,7 +474,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model", help=argparse.SUPPRESS)
     ap.add_argument("--tokens-file", help=argparse.SUPPRESS)
     ap.add_argument("--isa", choices=sorted(ISA_DIRS), help="both engines built for this instruction set")
-    ap.add_argument("--kernel-plan", help="ours runs the calibrated kernel plan in this folder (default: static)")
+    ap.add_argument("--kernel-plan", help="ours runs the calibrated kernel plan in this folder (default: static); "
+                    "a second engine with the static plan runs alongside, its rounds alternating with the others")
+    ap.add_argument("--no-llama", action="store_true", help="leave llama.cpp out (not installed, or crashing here)")
     args = ap.parse_args(argv)
 
     if args.worker:
@@ -495,7 +498,7 @@ def main(argv: list[str] | None = None) -> int:
     from gateway.llm.models import resolve_model
     from gateway.llm.tokenizer import Tokenizer
 
-    have_llama = ensure_llama_cpp()
+    have_llama = not args.no_llama and ensure_llama_cpp()
     if args.isa:
         build_isa(args.isa)
     work = Path(tempfile.mkdtemp(prefix="bench_engine_"))
@@ -514,6 +517,8 @@ def main(argv: list[str] | None = None) -> int:
         tag = key.replace(".", "_")
         sessions = {"ours": WorkerProc("ours", model, args.threads, bench_tokens, args.isa, args.kernel_plan)}
         try:
+            if args.kernel_plan:
+                sessions["ours_static"] = WorkerProc("ours", model, args.threads, bench_tokens, args.isa)
             if have_llama:
                 sessions["llama"] = WorkerProc("llama", model, args.threads, bench_tokens, args.isa)
             res = measure(sessions, args.quick)
@@ -539,6 +544,12 @@ def main(argv: list[str] | None = None) -> int:
             summary[f"verify_ms_k{k}_{tag}"] = ours[f"verify_ms_k{k}"]
         summary["simd"] = ours["simd"]
         summary[f"kernel_plan_{tag}"] = ours["kernel_plan"]   # what the worker ran: static or calibrated
+        if "ours_static" in res:   # the same engine on the static plan, in the same rounds
+            st = res["ours_static"]
+            st.update(roofline(st["decode_rounds"], st["bytes_per_token"]))
+            for name in ("decode_tok_s", "prefill512_tok_s", "prefill32_tok_s", *(f"verify_ms_k{k}" for k in (1, *VERIFY_K))):
+                summary[f"static_{name}_{tag}"] = st[name]
+            summary[f"decode_calibrated_vs_static_{tag}"] = ours["decode_tok_s"] / st["decode_tok_s"]
         if have_llama:
             ref = res["llama"]
             ref.update(roofline(ref["decode_rounds"], ours["bytes_per_token"]))   # the same GGUF's weights
