@@ -141,3 +141,18 @@ def test_engine_logits_are_the_same_bits_under_any_plan(qwen05_path):
             names = _native.kernel_variants(*s)
             _native.set_kernel_variant(*s, names[min(i, len(names) - 1)])
         np.testing.assert_array_equal(run().view(np.uint32), ref.view(np.uint32), err_msg=f"variant set {i}")
+
+
+def test_doctor_names_the_plan(tmp_path, capsys):
+    from gateway.cli import main
+
+    def doctor() -> dict:
+        assert main(["doctor", "--data-dir", str(tmp_path), "--json"]) == 0
+        return json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+
+    out = doctor()
+    assert out["kernel_plan"] == "static" and out["cpu_model"] == kernel_plan.cpu_model()
+    assert out["build_id"] == kernel_plan.build_id() and out["simd"] == _native.quant_simd_name()
+    (tmp_path / "cache").mkdir()
+    write(tmp_path / "cache", plan_doc([a_choice()]))
+    assert doctor()["kernel_plan"] == "calibrated"
