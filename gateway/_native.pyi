@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['CudaEngine', 'Engine', 'GGUFError', 'GGUFFile', 'GGUFTensor', 'act_buffer_bytes', 'alloc_count', 'cuda_available', 'cuda_built', 'cuda_d2d_bandwidth_gbps', 'cuda_device_name', 'dequantize_row', 'ggml_type_name', 'ggml_type_traits', 'matmul', 'matmul_scalar', 'prepare_acts', 'quant_row_bytes', 'quant_simd_name', 'quant_supported']
+__all__: list[str] = ['CudaEngine', 'Engine', 'GGUFError', 'GGUFFile', 'GGUFTensor', 'act_buffer_bytes', 'alloc_count', 'clear_kernel_variants', 'cuda_available', 'cuda_built', 'cuda_d2d_bandwidth_gbps', 'cuda_device_name', 'dequantize_row', 'ggml_type_name', 'ggml_type_traits', 'kernel_variant_table', 'kernel_variants', 'matmul', 'matmul_scalar', 'prepare_acts', 'quant_row_bytes', 'quant_simd_name', 'quant_supported', 'set_kernel_variant']
 class GGUFError(ValueError):
     pass
 class GGUFTensor:
@@ -400,6 +400,22 @@ def prepare_acts(type: typing.SupportsInt | typing.SupportsIndex, x: typing.Anno
 def read_bandwidth_gbs(mb: typing.SupportsInt | typing.SupportsIndex = 512, threads: typing.SupportsInt | typing.SupportsIndex = 1, reps: typing.SupportsInt | typing.SupportsIndex = 5) -> float:
     """
     Memory read bandwidth in GB/s (1e9 bytes/s): the best of `reps` passes of `threads` threads of the engine's thread pool, each XOR-reading its slice of an `mb` MiB buffer. Decode's roofline bandwidth.
+    """
+def clear_kernel_variants() -> None:
+    """
+    Every shape back to the static plan.
+    """
+def kernel_variant_table() -> list:
+    """
+    The overridden shapes: [(type, K, n_rec, variant)].
+    """
+def kernel_variants(type: typing.SupportsInt | typing.SupportsIndex, K: typing.SupportsInt | typing.SupportsIndex, n_rec: typing.SupportsInt | typing.SupportsIndex) -> list[str]:
+    """
+    Variant names for the shape; 'static' (the built-in plan) first.
+    """
+def set_kernel_variant(type: typing.SupportsInt | typing.SupportsIndex, K: typing.SupportsInt | typing.SupportsIndex, n_rec: typing.SupportsInt | typing.SupportsIndex, name: str) -> None:
+    """
+    Run variant `name` for the shape (ValueError if unknown).
     """
 def quant_row_bytes(arg0: typing.SupportsInt | typing.SupportsIndex, arg1: typing.SupportsInt | typing.SupportsIndex) -> int:
     ...

@@ -136,6 +136,7 @@ class Appliance:
             n_scratch=s.engine.n_scratch, n_threads=s.engine.n_threads, prefill_chunk=s.engine.prefill_chunk,
             queue_size=s.engine.queue_size, drafter=s.engine.drafter, drafter_fallback=s.engine.drafter_fallback,
             no_repeat_ngram=s.engine.no_repeat_ngram, heartbeat=self.watchdog.pet,
+            kernel_plan_dir=s.cache_dir, kernel_calibration=s.engine.kernel_calibration,
             query_tool=QueryTool(QuerySurface(self.store.path), prompts.tokenizer) if s.engine.query else None)
 
     def _watchdog_until_engine_runs(self) -> None:

@@ -16,6 +16,7 @@ COMMAND_MODULES = (
     "gateway.llm.gguf",            # gguf inspect
     "gateway.llm.generate",        # generate
     "gateway.server.cli",      # serve, keys
+    "gateway.server.doctor",   # doctor [--calibrate]
     "gateway.ingest.cli",      # replay
 )
 

@@ -181,6 +181,10 @@ class EngineSettings(_Section):
     # The repetition guard (gateway/llm/repetition.py) on chat answers and alert explanations: no n-gram
     # of this many tokens twice in one answer (beyond what the prompt repeats); 0: off. Chosen in docs/perf/2026-12-02-no-repeat-ngram.md.
     no_repeat_ngram: int = Field(12, ge=0, le=256)
+    # The calibrated kernel plan (gateway/llm/kernel_plan.py, <data_dir>/cache/kernel_plan.json): a start
+    # without one for this CPU and build first times the kernels (<= 20 s). "auto": not under pytest;
+    # "on": always; "off": never (a plan written by `linegate doctor --calibrate` is still loaded).
+    kernel_calibration: Literal["auto", "on", "off"] = "auto"
 
     @field_validator("no_repeat_ngram")
     @classmethod
@@ -242,6 +246,11 @@ class Settings(BaseSettings):
         if self.engine.n_sink + self.engine.n_ring + self.engine.n_scratch > MAX_N_RING + MAX_N_SCRATCH:
             raise ValueError("engine.n_sink + n_ring + n_scratch is too large")
         return self
+
+    @property
+    def cache_dir(self) -> Path:
+        """Files the appliance can remake (the kernel plan): <data_dir>/cache."""
+        return self.data_dir / "cache"
 
     @property
     def store_path(self) -> Path:

@@ -2,6 +2,7 @@
 // Types are passed as ggml type ids (int(gguf.GGMLQuantizationType.X)). Knows nothing about models.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include <cstring>
 #include <limits>
@@ -72,6 +73,19 @@ void register_quant(py::module_& m) {
     m.def("quant_supported", [](int t) { return lg::quant_supported(static_cast<lg::GGMLType>(t)); });
     m.def("quant_row_bytes", [](int t, int64_t K) { return lg::quant_row_bytes(type_of(t), K); });
     m.def("quant_simd_name", &lg::quant_simd_name);
+    // The calibrated plan (quant.h, kernel variants): records = T x records_per_vector of the precision.
+    m.def("kernel_variants", [](int t, int64_t K, int n_rec) { return lg::kernel_variants(type_of(t), K, n_rec); },
+          py::arg("type"), py::arg("K"), py::arg("n_rec"), "Variant names for the shape; 'static' (the built-in plan) first.");
+    m.def("set_kernel_variant",
+          [](int t, int64_t K, int n_rec, const std::string& name) { lg::set_kernel_variant(type_of(t), K, n_rec, name); },
+          py::arg("type"), py::arg("K"), py::arg("n_rec"), py::arg("name"), "Run variant `name` for the shape (ValueError if unknown).");
+    m.def("clear_kernel_variants", &lg::clear_kernel_variants, "Every shape back to the static plan.");
+    m.def("kernel_variant_table", [] {
+        py::list out;
+        for (const auto& c : lg::kernel_variant_table())
+            out.append(py::make_tuple(static_cast<int>(c.type), c.K, c.n_rec, c.variant));
+        return out;
+    }, "The overridden shapes: [(type, K, n_rec, variant)].");
     m.def(
         "dequantize_row",
         [](int t, const U8& data, int64_t n) {

@@ -13,6 +13,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from gateway import _native
+from gateway.llm import kernel_plan
 from gateway.llm.cpus import default_threads
 from gateway.llm.models import resolve_model
 from gateway.llm.sampling import SamplingParams
@@ -173,4 +174,5 @@ class Engine:
             "stream_total": e.stream_total, "policy": e.policy,
             "prefill_ms_per_tok_ema": self._prefill_ms.value, "decode_ms_per_tok_ema": self._decode_ms.value,
             "n_threads": e.n_threads, "simd": e.simd, "kv_bytes": e.kv_bytes, "act_precision": self.act_precision,
+            "kernel_plan": kernel_plan.active()["plan"],
         }

@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from gateway.llm import kernel_plan
+from gateway.llm.cpus import default_threads
 from gateway.llm.drafters import make_drafter, resolve_draft_spec
 from gateway.llm.engine import Engine
 from gateway.llm.models import resolve_model
@@ -46,7 +48,8 @@ class EngineThread:
                  n_sink: int = 0, n_ring: int = 2048, n_scratch: int = 512, n_threads: int | None = None,
                  prefill_chunk: int = 32, queue_size: int = 8, drafter: str = "none", drafter_fallback: str = "ngram",
                  query_tool: QueryTool | None = None, no_repeat_ngram: int = 0,
-                 heartbeat: Callable[[], None] | None = None) -> None:
+                 heartbeat: Callable[[], None] | None = None, kernel_plan_dir: Path | None = None,
+                 kernel_calibration: str = "off") -> None:
         self.model_path = resolve_model(model)
         self.prompts = prompts or Prompts.for_model(self.model_path)
         self.tokenizer = self.prompts.tokenizer
@@ -68,6 +71,10 @@ class EngineThread:
         self.query_tool = query_tool         # chat answers go through one store query when set
         self.no_repeat_ngram = no_repeat_ngram   # the repetition guard on answers (gateway.llm.repetition)
         self.heartbeat = heartbeat or (lambda: None)   # called every loop turn (the systemd watchdog)
+        # The calibrated kernel plan (gateway.llm.kernel_plan): its folder (None: the static plan) and
+        # whether a start without one calibrates first ("auto": not under pytest, "on", "off").
+        self.kernel_plan_dir, self.kernel_calibration = kernel_plan_dir, kernel_calibration
+        self.kernel_plan = "static"
         self.admission: Admission | None = None
         self._queue: queue.PriorityQueue[tuple[int, int, Job]] = queue.PriorityQueue(queue_size)
         self._seq = 0                    # FIFO tie-break within a priority
@@ -221,6 +228,9 @@ class EngineThread:
         return True
 
     def _load(self) -> None:
+        if self.kernel_plan_dir is not None:   # before the engine's first matmul
+            self.kernel_plan = kernel_plan.prepare(self.model_path, self.n_threads or default_threads(),
+                                                   self.kernel_plan_dir, self.kernel_calibration, heartbeat=self.heartbeat)
         t0 = time.perf_counter()
         self.engine = Engine(str(self.model_path), n_sink=self.n_sink, n_ring=self.n_ring,
                              n_scratch=self.n_scratch, n_threads=self.n_threads, tokenizer=self.tokenizer)

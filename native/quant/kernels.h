@@ -51,6 +51,12 @@ void matmul_scalar_records(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0,
                            const float* x, int n_rec, float* y, int64_t ldy, int pair);
 const char* simd_name();
 
+// Kernel variants of a shape (quant.h, kernel_variants): the compiled-in ISA's names into names[0..n),
+// n <= MAX_KERNEL_VARIANTS, names[0] = "static"; kernel_variant_index: the table's choice (0: static).
+constexpr int MAX_KERNEL_VARIANTS = 8;
+int simd_variant_names(GGMLType wt, int64_t K, int n_rec, const char** names);
+int kernel_variant_index(GGMLType wt, int64_t K, int n_rec);
+
 // Quantize n_blocks blocks of ablk floats to int8 as prepare_acts defines it (round half to even
 // of x * (127 / amax), scale amax / 127); false when this path has no SIMD version. Must be
 // bit-identical to the scalar loop in quant.cpp.

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 #include "gguf.h"
 
 namespace lg {
@@ -66,5 +67,22 @@ void matmul_scalar(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t
 // Kernels: quant/x86/avx512*.cpp, quant/x86/avx2*.cpp or quant/arm/neon*.cpp, chosen at compile time
 // (quant/kernels.h); all are bit-identical to the scalar path. Name of the one compiled in ("avx512", "avx2", "neon", "scalar").
 const char* quant_simd_name();
+
+// ---- kernel variants (the calibrated plan, quant/variants.cpp) -------------------------------
+// Every kernel variant that can run a (weight type, K, records) shape gives the same bits, so which one
+// runs is a speed choice. Variant 0, "static", is the compiled-in plan (x86/plan.h); the others are
+// named per ISA (kernels.h). A shape with no entry in the table runs the static plan. Records: the
+// int8 records of a call (T vectors x records_per_vector). Writers must not race each other's reads of
+// kernel_variant_table(); matmul calls may run meanwhile (they only change speed).
+struct KernelChoice {
+    GGMLType type;
+    int64_t K;
+    int n_rec;
+    std::string variant;
+};
+std::vector<std::string> kernel_variants(GGMLType wt, int64_t K, int n_rec);  // "static" first
+void set_kernel_variant(GGMLType wt, int64_t K, int n_rec, const std::string& name);  // throws on an unknown name
+void clear_kernel_variants();  // back to the static plan for every shape
+std::vector<KernelChoice> kernel_variant_table();
 
 }  // namespace lg

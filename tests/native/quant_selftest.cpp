@@ -1,7 +1,8 @@
 // Standalone check of the compiled-in SIMD kernels against the scalar reference, for targets
 // the Python tests cannot reach (aarch64 NEON under qemu): random blocks of every quantized
 // type, K = 768 and (legacy 32-blocks) K = 864, whose 27 blocks end in a part-filled group of eight lanes;
-// T = 40 and its prefixes 1, 3, 8, as one- and two-term records; exit 1 on any bit difference. Built by tests/native/test_quant_simd_paths.py.
+// T = 40 and its prefixes 1, 3, 8, as one- and two-term records; then every kernel variant (the calibrated
+// plan's choices) of the 1.5B's Q4_K/Q6_K shapes; exit 1 on any bit difference. Built by tests/native/test_quant_simd_paths.py.
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -24,6 +25,54 @@ uint16_t f32_to_f16_small(float f) {  // normal range only, truncating: enough f
     int exp = static_cast<int>((b >> 23) & 0xff) - 127 + 15;
     if (exp <= 0) return static_cast<uint16_t>(sign);
     return static_cast<uint16_t>(sign | (exp << 10) | ((b >> 13) & 0x3ff));
+}
+
+std::vector<uint8_t> random_weights(std::mt19937& rng, GGMLType t, int64_t n_bytes, int bb, const std::vector<int>& offs) {
+    std::normal_distribution<float> normal;
+    std::vector<uint8_t> W(static_cast<size_t>(n_bytes));
+    for (auto& v : W) v = static_cast<uint8_t>(rng() & 0xff);
+    for (size_t blk = 0; blk < W.size() / bb; ++blk)
+        for (int off : offs) {
+            uint16_t h = f32_to_f16_small(normal(rng) * 0.01f);
+            std::memcpy(&W[blk * bb + off], &h, 2);
+        }
+    return W;
+}
+
+// Every variant of the engine's shapes (K 1536, 8960; 1-9 tokens, q8 and q8x2) against the scalar path;
+// 40 rows: row-lane groups and a remainder. Returns the number of mismatching (shape, variant)s.
+int check_variants(std::mt19937& rng) {
+    std::normal_distribution<float> normal;
+    int failures = 0, checked = 0;
+    const int64_t n_rows = 40;
+    for (GGMLType t : {GGMLType::Q4_K, GGMLType::Q6_K})
+        for (int64_t K : {1536, 8960}) {
+            const int bb = t == GGMLType::Q4_K ? 144 : 210;
+            const auto W = random_weights(rng, t, n_rows * K / 256 * bb, bb, t == GGMLType::Q4_K ? std::vector<int>{0, 2} : std::vector<int>{208});
+            for (auto prec : {lg::ActPrecision::Q8, lg::ActPrecision::Q8X2})
+                for (int T : {1, 2, 3, 4, 5, 8, 9}) {
+                    std::vector<float> x(static_cast<size_t>(T * K));
+                    for (auto& v : x) v = normal(rng);
+                    std::vector<uint8_t> acts(lg::act_buffer_bytes(t, K, T, prec));
+                    lg::prepare_acts(t, x.data(), K, T, acts.data(), prec);
+                    std::vector<float> ys(static_cast<size_t>(T * n_rows)), yv(ys.size());
+                    lg::matmul_scalar(t, W.data(), K, 0, n_rows, acts.data(), x.data(), T, ys.data(), n_rows);
+                    const int n_rec = T * lg::records_per_vector(prec);
+                    for (const auto& name : lg::kernel_variants(t, K, n_rec)) {
+                        lg::set_kernel_variant(t, K, n_rec, name);
+                        std::fill(yv.begin(), yv.end(), -1.0f);
+                        lg::matmul(t, W.data(), K, 0, n_rows, acts.data(), x.data(), T, yv.data(), n_rows);
+                        const bool bad = std::memcmp(ys.data(), yv.data(), ys.size() * 4) != 0;
+                        if (bad) std::printf("%-5s K=%lld records=%d variant %s MISMATCH\n", lg::ggml_type_name(t),
+                                             static_cast<long long>(K), n_rec, name.c_str());
+                        failures += bad;
+                        ++checked;
+                    }
+                    lg::clear_kernel_variants();
+                }
+        }
+    std::printf("variants: %d checked, %s\n", checked, failures ? "MISMATCH" : "ok");
+    return failures;
 }
 
 }  // namespace
@@ -95,5 +144,6 @@ int main() {
                     per == 2 ? "q8x2" : "q8  ", bad ? "MISMATCH" : "ok", yv[0]);
         failures += bad != 0;
     }
+    failures += check_variants(rng);
     return failures ? 1 : 0;
 }

@@ -14,6 +14,12 @@ meet the host's drift alike. Timings are wall-clock: on a machine shared with ot
 compare the ratios, which are measured in one run. Last line: one JSON object.
 
     .venv/bin/python tools/bench/bench_engine.py [--threads N] [--models 1.5b,0.5b] [--quick] [--isa avx2]
+                                                 [--kernel-plan DIR] [--no-llama]
+
+--kernel-plan DIR: ours runs the calibrated kernel plan in DIR (gateway/llm/kernel_plan.py; written by
+`linegate doctor --calibrate` under <data_dir>/cache); the summary names the plan each model ran
+(kernel_plan_<model>: "static" when none, or when the plan is for another CPU or build) and the CPU; a
+second engine on the static plan runs in the same rounds (static_*, decode_calibrated_vs_static_<model>).
 
 --isa avx2 (x86): both engines built for x86-64-v3 (AVX2, no AVX-512), as on a CPU without AVX-512:
 ours by CMake into build/bench-avx2, llama-cpp-python with its AVX-512 options off into
@@ -215,7 +221,10 @@ class OursSession:
         return res
 
     def info(self) -> dict:
-        return {"peak_rss_mb": self.peak_rss, "bytes_per_token": self.e.bytes_per_token, "simd": self.e.simd}
+        from gateway.llm import kernel_plan
+
+        return {"peak_rss_mb": self.peak_rss, "bytes_per_token": self.e.bytes_per_token, "simd": self.e.simd,
+                "kernel_plan": kernel_plan.active()["plan"]}
 
 
 class LlamaSession:
@@ -409,14 +418,14 @@ def use_isa(kind: str, isa: str | None) -> None:
         gateway._native = mod
 
 
-def worker_cmd(kind: str, model: str, threads: int, tokens_file: Path, isa: str | None) -> list[str]:
+def worker_cmd(kind: str, model: str, threads: int, tokens_file: Path, isa: str | None, plan: str | None = None) -> list[str]:
     return [sys.executable, __file__, "--worker", kind, "--model", model, "--threads", str(threads),
-            "--tokens-file", str(tokens_file)] + (["--isa", isa] if isa else [])
+            "--tokens-file", str(tokens_file)] + (["--isa", isa] if isa else []) + (["--kernel-plan", plan] if plan else [])
 
 
-def run_worker(kind: str, model: str, threads: int, tokens_file: Path, isa: str | None = None) -> dict:
+def run_worker(kind: str, model: str, threads: int, tokens_file: Path, isa: str | None = None, plan: str | None = None) -> dict:
     """A one-shot worker (the RSS drift stream): its last stdout line, JSON."""
-    out = subprocess.run(worker_cmd(kind, model, threads, tokens_file, isa), capture_output=True, text=True, cwd=REPO)
+    out = subprocess.run(worker_cmd(kind, model, threads, tokens_file, isa, plan), capture_output=True, text=True, cwd=REPO)
     if out.returncode != 0:
         raise RuntimeError(f"{kind} worker on {model} failed:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -425,10 +434,11 @@ def run_worker(kind: str, model: str, threads: int, tokens_file: Path, isa: str 
 class WorkerProc:
     """An engine session in a subprocess (serve() at the other end): call() sends one request, waits."""
 
-    def __init__(self, kind: str, model: str, threads: int, tokens_file: Path, isa: str | None = None):
+    def __init__(self, kind: str, model: str, threads: int, tokens_file: Path, isa: str | None = None,
+                 plan: str | None = None):
         self.name = f"{kind} worker on {model}"
         self.err = tempfile.TemporaryFile(mode="w+")
-        self.proc = subprocess.Popen(worker_cmd(kind, model, threads, tokens_file, isa), stdin=subprocess.PIPE,
+        self.proc = subprocess.Popen(worker_cmd(kind, model, threads, tokens_file, isa, plan), stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self.err, text=True, cwd=REPO)
         self.read()   # {"ready": true}: set up (loaded, paged in, warmed)
 
@@ -464,10 +474,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model", help=argparse.SUPPRESS)
     ap.add_argument("--tokens-file", help=argparse.SUPPRESS)
     ap.add_argument("--isa", choices=sorted(ISA_DIRS), help="both engines built for this instruction set")
+    ap.add_argument("--kernel-plan", help="ours runs the calibrated kernel plan in this folder (default: static); "
+                    "a second engine with the static plan runs alongside, its rounds alternating with the others")
+    ap.add_argument("--no-llama", action="store_true", help="leave llama.cpp out (not installed, or crashing here)")
     args = ap.parse_args(argv)
 
     if args.worker:
         use_isa(args.worker, args.isa)
+        if args.kernel_plan and args.worker != "llama":   # a plan for another build is ignored (one log line)
+            from gateway.llm import kernel_plan
+            kernel_plan.load(args.kernel_plan)
         toks = json.loads(Path(args.tokens_file).read_text())
         if args.worker == "drift":
             print(json.dumps(worker_drift(args.model, args.threads, toks)))
@@ -482,7 +498,7 @@ def main(argv: list[str] | None = None) -> int:
     from gateway.llm.models import resolve_model
     from gateway.llm.tokenizer import Tokenizer
 
-    have_llama = ensure_llama_cpp()
+    have_llama = not args.no_llama and ensure_llama_cpp()
     if args.isa:
         build_isa(args.isa)
     work = Path(tempfile.mkdtemp(prefix="bench_engine_"))
@@ -499,8 +515,10 @@ def main(argv: list[str] | None = None) -> int:
     for key in args.models.split(","):
         model = MODELS[key]
         tag = key.replace(".", "_")
-        sessions = {"ours": WorkerProc("ours", model, args.threads, bench_tokens, args.isa)}
+        sessions = {"ours": WorkerProc("ours", model, args.threads, bench_tokens, args.isa, args.kernel_plan)}
         try:
+            if args.kernel_plan:
+                sessions["ours_static"] = WorkerProc("ours", model, args.threads, bench_tokens, args.isa)
             if have_llama:
                 sessions["llama"] = WorkerProc("llama", model, args.threads, bench_tokens, args.isa)
             res = measure(sessions, args.quick)
@@ -525,6 +543,13 @@ def main(argv: list[str] | None = None) -> int:
         for k in (1, *VERIFY_K):
             summary[f"verify_ms_k{k}_{tag}"] = ours[f"verify_ms_k{k}"]
         summary["simd"] = ours["simd"]
+        summary[f"kernel_plan_{tag}"] = ours["kernel_plan"]   # what the worker ran: static or calibrated
+        if "ours_static" in res:   # the same engine on the static plan, in the same rounds
+            st = res["ours_static"]
+            st.update(roofline(st["decode_rounds"], st["bytes_per_token"]))
+            for name in ("decode_tok_s", "prefill512_tok_s", "prefill32_tok_s", *(f"verify_ms_k{k}" for k in (1, *VERIFY_K))):
+                summary[f"static_{name}_{tag}"] = st[name]
+            summary[f"decode_calibrated_vs_static_{tag}"] = ours["decode_tok_s"] / st["decode_tok_s"]
         if have_llama:
             ref = res["llama"]
             ref.update(roofline(ref["decode_rounds"], ours["bytes_per_token"]))   # the same GGUF's weights
@@ -537,7 +562,7 @@ def main(argv: list[str] | None = None) -> int:
             summary[f"decode_ratio_{tag}"] = ours["decode_tok_s"] / ref["decode_tok_s"]
             summary[f"prefill512_ratio_{tag}"] = ours["prefill512_tok_s"] / ref["prefill512_tok_s"]
             summary[f"prefill32_ratio_{tag}"] = ours["prefill32_tok_s"] / ref["prefill32_tok_s"]
-    drift = run_worker("drift", MODELS[args.stream_model], args.threads, stream_tokens, args.isa)
+    drift = run_worker("drift", MODELS[args.stream_model], args.threads, stream_tokens, args.isa, args.kernel_plan)
     summary.update({k: drift[k] for k in ("rss_before_mb", "rss_after_mb", "rss_drift_pct", "stream_tok_s")})
     summary["rss_drift_model"] = MODELS[args.stream_model]
     summary["load_avg_1m"] = os.getloadavg()[0]

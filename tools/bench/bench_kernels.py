@@ -9,7 +9,11 @@ DRAM, not cache) and reports weight GB/s at T=1 and the cost ratios time(T)/time
 speculative verification depends on. Peer measured in the same run: single-thread memory copy
 bandwidth (numpy). Last line: one JSON object.
 
-    .venv/bin/python tools/bench/bench_kernels.py [--model PATH] [--reps N] [--scalar]
+    .venv/bin/python tools/bench/bench_kernels.py [--model PATH] [--reps N] [--scalar] [--kernel-plan DIR]
+
+--kernel-plan DIR runs the calibrated plan in DIR (DIR/kernel_plan.json, as `linegate doctor --calibrate`
+writes it under <data_dir>/cache); without it the static plan runs. The output names the plan that ran
+and the CPU model.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import numpy as np
 from gguf import GGUFReader
 
 from gateway import _native as nat
+from gateway.llm import kernel_plan
 
 DEFAULT_MODEL = Path(os.environ.get("LINEGATE_MODEL_DIR", Path.home() / ".cache/linegate/models")) / \
     "qwen2.5-coder-1.5b-instruct.gguf"
@@ -86,14 +91,20 @@ def main() -> None:
     ap.add_argument("--scalar", action="store_true", help="time the scalar reference path instead")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--precision", type=int, default=1, choices=(0, 1), help="activations: 0 = q8, 1 = q8x2")
+    ap.add_argument("--kernel-plan", type=Path, help="folder of a calibrated kernel plan to run (default: static)")
     args = ap.parse_args()
+    plan = kernel_plan.load(args.kernel_plan) if args.kernel_plan else "static"
+    if args.kernel_plan and plan != "calibrated":
+        raise SystemExit(f"bench_kernels: no usable kernel plan in {args.kernel_plan} (see the log line above)")
 
     reader = GGUFReader(args.model)
     by_name = {t.name: t for t in reader.tensors}
     pool = ThreadPoolExecutor(args.threads)
     copy_gbs = copy_bandwidth_gbs(pool, args.threads)
-    result = {"simd": nat.quant_simd_name(), "path": "scalar" if args.scalar else "simd",
+    result = {"cpu_model": kernel_plan.cpu_model(), "kernel_plan": plan,
+              "simd": nat.quant_simd_name(), "path": "scalar" if args.scalar else "simd",
               "threads": args.threads, "precision": ["q8", "q8x2"][args.precision], "copy_gbs": round(copy_gbs, 2)}
+    print(f"cpu: {result['cpu_model']}; kernel plan: {plan}")
     print(f"kernels: {result['path']} ({nat.quant_simd_name()}), acts {result['precision']}, {args.threads} thread(s); "
           f"numpy copy: {copy_gbs:.1f} GB/s")
     for kind in KINDS:

@@ -232,8 +232,12 @@ using namespace quant::avx2;
 
 bool matmul_simd(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* act_buf,
                  const float* x, int n_rec, float* y, int64_t ldy, int pair) {
-    const Plan p = plan(wt, K, n_rec);
+    Plan p = plan(wt, K, n_rec);
     if (p.rest == Kernel::none) return false;
+    if (const int vi = kernel_variant_index(wt, K, n_rec); vi > 0) {  // the calibrated plan's choice
+        Variant v[MAX_KERNEL_VARIANTS];
+        if (vi < variants(wt, K, n_rec, v)) p = v[vi].plan;
+    }
     if (is_legacy(wt)) {
         r0 = rowlane_legacy(wt, W, K, r0, r1, act_buf, n_rec, y, ldy, pair);
         reduce_legacy(wt, W, K, r0, r1, act_buf, n_rec, y, ldy, pair);  // the rows left over (fewer than 8)
@@ -245,6 +249,13 @@ bool matmul_simd(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r
     else if (wt == GGMLType::Q5_K) reduce_kquant<BlockQ5K>(W, K, r0, r1, act_buf, n_rec, y, ldy, wt, pair);
     else reduce_kquant<BlockQ6K>(W, K, r0, r1, act_buf, n_rec, y, ldy, wt, pair);
     return true;
+}
+
+int simd_variant_names(GGMLType wt, int64_t K, int n_rec, const char** names) {
+    Variant v[MAX_KERNEL_VARIANTS];
+    const int n = variants(wt, K, n_rec, v);
+    for (int i = 0; i < n; ++i) names[i] = v[i].name;
+    return n;
 }
 
 

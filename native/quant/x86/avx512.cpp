@@ -222,9 +222,18 @@ using namespace quant::avx512;
 
 bool matmul_simd(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* act_buf,
                  const float* x, int n_rec, float* y, int64_t ldy, int pair) {
-    const Plan p = plan(wt, K, n_rec);
+    Plan p = plan(wt, K, n_rec);
+    RowlaneMode mode = RowlaneMode::plan;
+    if (const int vi = kernel_variant_index(wt, K, n_rec); vi > 0) {  // the calibrated plan's choice
+        Variant v[MAX_KERNEL_VARIANTS];
+        if (vi < variants(wt, K, n_rec, v)) {
+            p = v[vi].plan;
+            mode = v[vi].rowlane;
+        }
+    }
     if (p.rows16 == Kernel::rowlane)
-        r0 = (is_kquant(wt) ? rowlane_kquant : rowlane_legacy)(wt, W, K, r0, r1, act_buf, n_rec, y, ldy, pair);
+        r0 = is_kquant(wt) ? rowlane_kquant(wt, W, K, r0, r1, act_buf, n_rec, y, ldy, pair, mode)
+                           : rowlane_legacy(wt, W, K, r0, r1, act_buf, n_rec, y, ldy, pair);
     if (r0 == r1) return true;
     const bool legacy = is_legacy(wt);
     switch (p.rest) {
@@ -245,6 +254,13 @@ bool matmul_simd(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r
 }
 
 const char* simd_name() { return "avx512"; }
+
+int simd_variant_names(GGMLType wt, int64_t K, int n_rec, const char** names) {
+    Variant v[MAX_KERNEL_VARIANTS];
+    const int n = variants(wt, K, n_rec, v);
+    for (int i = 0; i < n; ++i) names[i] = v[i].name;
+    return n;
+}
 
 bool quantize_blocks_simd(const float* x, int64_t n_blocks, int ablk, int8_t* qs, float* d) {
     const __m512 absmask = _mm512_castsi512_ps(_mm512_set1_epi32(0x7fffffff));

@@ -199,7 +199,7 @@ inline int tiles_per_decode(int n_tiles, int64_t tile_bytes, int64_t dec_bytes) 
 // ---- kernel entries: the dispatch (avx512.cpp) runs them as plan.h says ---------------------------
 // Row-lane kernels: rows r0 .. r0 + 16n of [r0, r1); they return the first row left.
 int64_t rowlane_kquant(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec,
-                       float* y, int64_t ldy, int pair);  // avx512_rowlane.cpp
+                       float* y, int64_t ldy, int pair, RowlaneMode mode = RowlaneMode::plan);  // avx512_rowlane.cpp
 int64_t rowlane_legacy(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec,
                        float* y, int64_t ldy, int pair);  // avx512_legacy.cpp
 // Broadcast kernels, rows [r0, r1): G (1, 2 or 4) lanes per record.

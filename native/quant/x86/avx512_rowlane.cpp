@@ -274,12 +274,12 @@ template <> struct RowlaneDecoded<BlockQ6K> { using type = RowlaneQ6K; };
 
 // Rows [r0, r1) ((r1 - r0) a multiple of 16) against records 0 .. N1 (a1) and N1 .. N1 + N2 (a2, if
 // N2 > 0): each decoded block serves both chunks.
-template <typename Block, int N1, int N2, bool kNear = false>
+template <typename Block, int N1, int N2, bool kNear = false, bool kUnfused = false>
 void rowlane_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const RowlaneActs& a1, const RowlaneActs& a2, float* y,
              int64_t ldy, int pair) {
     // The one-token path fuses decode and dot products (rowlane_block_fused), and over long rows (kNear)
     // prefetches near; every other call prefetches in slices (see below), but 6 records.
-    constexpr bool kFused = rowlane_fused<Block, N1, N2>();
+    constexpr bool kFused = rowlane_fused<Block, N1, N2>() && !kUnfused;
     constexpr bool kSliced = !kFused && N1 + N2 != 6;
     typename RowlaneDecoded<Block>::type w;
     for (int64_t rg = r0; rg < r1; rg += ROWLANE_ROWS) {
@@ -329,14 +329,18 @@ void rowlane_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const Rowl
     }
 }
 
+// mode (plan.h RowlaneMode) picks the one-token form; other calls have one form.
 template <typename Block, int N1, int N2 = 0>
 void rowlane_call(const Block* W, int64_t nb, int64_t r0, int64_t r1, const uint8_t* acts, const ActLayout& L, float* y,
-             int64_t ldy, int pair) {
+             int64_t ldy, int pair, RowlaneMode mode) {
     RowlaneActs a1, a2;
     rowlane_acts<Block>(acts, L, nb, 0, N1, &a1);
     if constexpr (N2 > 0) rowlane_acts<Block>(acts, L, nb, N1, N2, &a2);
-    if constexpr (rowlane_fused<Block, N1, N2>())
-        if (nb > ROWLANE_NEAR_MIN_KBLOCKS) return rowlane_rows<Block, N1, N2, true>(W, nb, r0, r1, a1, a2, y, ldy, pair);
+    if constexpr (rowlane_fused<Block, N1, N2>()) {
+        if (mode == RowlaneMode::unfused) return rowlane_rows<Block, N1, N2, false, true>(W, nb, r0, r1, a1, a2, y, ldy, pair);
+        const bool near = mode == RowlaneMode::plan ? nb > ROWLANE_NEAR_MIN_KBLOCKS : mode == RowlaneMode::fused_near;
+        if (near) return rowlane_rows<Block, N1, N2, true>(W, nb, r0, r1, a1, a2, y, ldy, pair);
+    }
     rowlane_rows<Block, N1, N2>(W, nb, r0, r1, a1, a2, y, ldy, pair);
 }
 
@@ -344,26 +348,26 @@ void rowlane_call(const Block* W, int64_t nb, int64_t r0, int64_t r1, const uint
 // others). Odd 9-15 (single-precision calls) are left to the broadcast kernel.
 template <typename Block>
 bool rowlane_sizes(const Block* Wb, int64_t nb, int64_t r0, int64_t r16, const uint8_t* acts, const ActLayout& L, int n_rec,
-                 float* y, int64_t ldy, int pair) {
+                 float* y, int64_t ldy, int pair, RowlaneMode mode) {
     static_assert(ROWLANE_Q6K_MIN_RECORDS == 12, "the Q6_K cases below");
     if constexpr (std::is_same<Block, BlockQ4K>::value) {
         switch (n_rec) {
-            case 1: rowlane_call<Block, 1>(Wb, nb, r0, r16, acts, L, y, ldy, pair); return true;
-            case 2: rowlane_call<Block, 2>(Wb, nb, r0, r16, acts, L, y, ldy, pair); return true;
-            case 3: rowlane_call<Block, 3>(Wb, nb, r0, r16, acts, L, y, ldy, pair); return true;
-            case 4: rowlane_call<Block, 4>(Wb, nb, r0, r16, acts, L, y, ldy, pair); return true;
-            case 5: rowlane_call<Block, 5>(Wb, nb, r0, r16, acts, L, y, ldy, pair); return true;
-            case 6: rowlane_call<Block, 6>(Wb, nb, r0, r16, acts, L, y, ldy, pair); return true;
-            case 7: rowlane_call<Block, 7>(Wb, nb, r0, r16, acts, L, y, ldy, pair); return true;
-            case 8: rowlane_call<Block, 8>(Wb, nb, r0, r16, acts, L, y, ldy, pair); return true;
-            case 10: rowlane_call<Block, 8, 2>(Wb, nb, r0, r16, acts, L, y, ldy, pair); return true;
+            case 1: rowlane_call<Block, 1>(Wb, nb, r0, r16, acts, L, y, ldy, pair, mode); return true;
+            case 2: rowlane_call<Block, 2>(Wb, nb, r0, r16, acts, L, y, ldy, pair, mode); return true;
+            case 3: rowlane_call<Block, 3>(Wb, nb, r0, r16, acts, L, y, ldy, pair, mode); return true;
+            case 4: rowlane_call<Block, 4>(Wb, nb, r0, r16, acts, L, y, ldy, pair, mode); return true;
+            case 5: rowlane_call<Block, 5>(Wb, nb, r0, r16, acts, L, y, ldy, pair, mode); return true;
+            case 6: rowlane_call<Block, 6>(Wb, nb, r0, r16, acts, L, y, ldy, pair, mode); return true;
+            case 7: rowlane_call<Block, 7>(Wb, nb, r0, r16, acts, L, y, ldy, pair, mode); return true;
+            case 8: rowlane_call<Block, 8>(Wb, nb, r0, r16, acts, L, y, ldy, pair, mode); return true;
+            case 10: rowlane_call<Block, 8, 2>(Wb, nb, r0, r16, acts, L, y, ldy, pair, mode); return true;
             default: break;
         }
     }
     switch (n_rec) {
-        case 12: rowlane_call<Block, 8, 4>(Wb, nb, r0, r16, acts, L, y, ldy, pair); return true;
-        case 14: rowlane_call<Block, 8, 6>(Wb, nb, r0, r16, acts, L, y, ldy, pair); return true;
-        case 16: rowlane_call<Block, 8, 8>(Wb, nb, r0, r16, acts, L, y, ldy, pair); return true;
+        case 12: rowlane_call<Block, 8, 4>(Wb, nb, r0, r16, acts, L, y, ldy, pair, mode); return true;
+        case 14: rowlane_call<Block, 8, 6>(Wb, nb, r0, r16, acts, L, y, ldy, pair, mode); return true;
+        case 16: rowlane_call<Block, 8, 8>(Wb, nb, r0, r16, acts, L, y, ldy, pair, mode); return true;
         default: return false;
     }
 }
@@ -371,15 +375,15 @@ bool rowlane_sizes(const Block* Wb, int64_t nb, int64_t r0, int64_t r16, const u
 }  // namespace
 
 int64_t rowlane_kquant(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec,
-                       float* y, int64_t ldy, int pair) {
+                       float* y, int64_t ldy, int pair, RowlaneMode mode) {
     const int64_t nb = K / QK_K;
     const int64_t r16 = r0 + (r1 - r0) / ROWLANE_ROWS * ROWLANE_ROWS;
     if (r16 == r0) return r0;
     const ActLayout L = act_layout(wt, K);
     if (wt == GGMLType::Q4_K)
-        return rowlane_sizes(reinterpret_cast<const BlockQ4K*>(W), nb, r0, r16, acts, L, n_rec, y, ldy, pair) ? r16 : r0;
+        return rowlane_sizes(reinterpret_cast<const BlockQ4K*>(W), nb, r0, r16, acts, L, n_rec, y, ldy, pair, mode) ? r16 : r0;
     if (wt == GGMLType::Q6_K)
-        return rowlane_sizes(reinterpret_cast<const BlockQ6K*>(W), nb, r0, r16, acts, L, n_rec, y, ldy, pair) ? r16 : r0;
+        return rowlane_sizes(reinterpret_cast<const BlockQ6K*>(W), nb, r0, r16, acts, L, n_rec, y, ldy, pair, mode) ? r16 : r0;
     return r0;
 }
 

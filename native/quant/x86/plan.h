@@ -45,6 +45,36 @@ inline Plan plan(GGMLType wt, int64_t K, int n_rec) {
     }
 }
 
+// Kernel variants of a shape for the calibrated plan (quant.h): "static" (the plan above) first, then
+// every other plan that runs the shape; all bit-identical. Q4_K and Q6_K only (the others: static).
+struct Variant {
+    const char* name;
+    Plan plan;
+};
+
+inline int variants(GGMLType wt, int64_t K, int n_rec, Variant* all) {
+    Variant out[8];
+    int n = 0;
+    out[n++] = {"static", plan(wt, K, n_rec)};
+    if (wt == GGMLType::Q4_K) {
+        if (n_rec <= 2 && K / QK_K <= ROWLANE_ONE_TOKEN_MAX_KBLOCKS)
+            out[n++] = {"rowlane_one_token", {Kernel::none, Kernel::rowlane_one_token, Kernel::reduce}};
+        out[n++] = {"rowlane", {Kernel::none, Kernel::rowlane, Kernel::reduce}};
+        out[n++] = {"rowlane_pair", {Kernel::rowlane_pair, Kernel::rowlane, Kernel::reduce}};
+        out[n++] = {"reduce", {Kernel::none, Kernel::none, Kernel::reduce}};
+    } else if (wt == GGMLType::Q6_K) {
+        out[n++] = {"rowlane", {Kernel::none, Kernel::rowlane, Kernel::reduce}};
+        if (n_rec <= 8) out[n++] = {"reduce_rows8", {Kernel::none, Kernel::reduce_rows8, Kernel::reduce}};
+        out[n++] = {"reduce", {Kernel::none, Kernel::none, Kernel::reduce}};
+    }
+    int m = 0;  // the static plan's own choice is not listed twice
+    for (int i = 0; i < n; ++i) {
+        const Plan& p = out[i].plan;
+        if (i == 0 || p.rows16 != out[0].plan.rows16 || p.rows8 != out[0].plan.rows8 || p.rest != out[0].plan.rest) all[m++] = out[i];
+    }
+    return m;
+}
+
 }  // namespace avx2
 
 // ---- AVX-512 (BW, VL, VNNI) ---------------------------------------------------------------------------
@@ -114,6 +144,49 @@ inline Plan plan(GGMLType wt, int64_t K, int n_rec) {
     const bool no_min = wt == GGMLType::Q4_0 || wt == GGMLType::Q5_0 || wt == GGMLType::Q8_0;
     const bool bc = no_min && n_rec >= BROADCAST_LEGACY_MIN_RECORDS && K / QK32 <= BROADCAST_LEGACY_MAX_BLOCKS;
     return {rows16, bc ? Kernel::broadcast : Kernel::reduce};
+}
+
+// Kernel variants of a shape for the calibrated plan (quant.h): "static" (the plan above) first, then
+// every other kernel choice that runs the shape; all bit-identical. For one token's Q4_K records the
+// row-lane kernel comes in three forms (rowlane_kquant's mode): fused decode with near prefetch (the
+// static choice over rows longer than ROWLANE_NEAR_MIN_KBLOCKS), fused with the next group prefetched,
+// and unfused (decode stored, then the sliced prefetch of calls of more records). Q5_K, legacy: static.
+enum class RowlaneMode { plan, unfused, fused_next, fused_near };
+struct Variant {
+    const char* name;
+    Plan plan;
+    RowlaneMode rowlane;
+};
+
+inline int variants(GGMLType wt, int64_t K, int n_rec, Variant* out) {
+    int n = 0;
+    const Plan st = plan(wt, K, n_rec);
+    out[n++] = {"static", st, RowlaneMode::plan};
+    if (wt != GGMLType::Q4_K && wt != GGMLType::Q6_K) return n;
+    const int64_t nb = K / QK_K;
+    if (rowlane_takes(wt, K, n_rec)) {
+        if (wt == GGMLType::Q4_K && n_rec <= ROWLANE_ONE_TOKEN_MAX_RECORDS) {
+            // The static plan's own form (fused, near prefetch over long rows) is not listed twice.
+            if (nb <= ROWLANE_NEAR_MIN_KBLOCKS || st.rows16 != Kernel::rowlane)
+                out[n++] = {"rowlane_fused_near", {Kernel::rowlane, st.rest}, RowlaneMode::fused_near};
+            if (nb > ROWLANE_NEAR_MIN_KBLOCKS || st.rows16 != Kernel::rowlane)
+                out[n++] = {"rowlane_fused_next", {Kernel::rowlane, st.rest}, RowlaneMode::fused_next};
+            out[n++] = {"rowlane_unfused", {Kernel::rowlane, st.rest}, RowlaneMode::unfused};
+        } else if (st.rows16 != Kernel::rowlane) {
+            out[n++] = {"rowlane", {Kernel::rowlane, st.rest}, RowlaneMode::plan};
+        }
+    }
+    // The rows-in-lanes kernel alone is listed only where the static plan runs it first.
+    const auto add_rest = [&](const char* name, Kernel k) {
+        if (st.rows16 != Kernel::none || st.rest != k) out[n++] = {name, {Kernel::none, k}, RowlaneMode::plan};
+    };
+    if (nb <= REDUCE_MAX_KBLOCKS) add_rest("reduce", Kernel::reduce);
+    if (nb <= BROADCAST_MAX_KBLOCKS) {
+        add_rest("broadcast", Kernel::broadcast);
+        add_rest("broadcast_g2", Kernel::broadcast_g2);
+        if (wt == GGMLType::Q6_K) add_rest("broadcast_g4", Kernel::broadcast_g4);
+    }
+    return n;
 }
 
 }  // namespace avx512

@@ -1,0 +1,58 @@
+"""`linegate doctor`: what this machine runs the model with (CPU, kernels, the kernel plan), and
+`--calibrate` to time the kernels now and keep the fastest (gateway/llm/kernel_plan.py).
+
+Knows the settings (where the plan lives, which model and threads); knows nothing about the kernels.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from gateway import _native
+from gateway.llm import kernel_plan
+from gateway.llm.cpus import default_threads
+from gateway.llm.models import resolve_model
+from gateway.settings import SettingsError, load
+
+
+def doctor(args: argparse.Namespace) -> int:
+    overrides = {"data_dir": Path(args.data_dir)} if args.data_dir else {}
+    try:
+        settings = load(args.config, **overrides)
+    except (SettingsError, ValueError) as exc:
+        raise SystemExit(f"linegate: {exc}") from None
+    threads = args.threads or settings.engine.n_threads or default_threads()
+    cache = settings.cache_dir
+    print(f"cpu:     {kernel_plan.cpu_model()}")
+    print(f"kernels: {_native.quant_simd_name()} (build {kernel_plan.build_id()}), {threads} thread(s)")
+    if args.calibrate:
+        model = resolve_model(args.model or settings.engine.model)
+        print(f"calibrating on {model.name} (at most {args.budget:.0f} s) ...", flush=True)
+        doc = kernel_plan.calibrate(model, threads, budget_s=args.budget)
+        path = kernel_plan.save(doc, cache)
+        changed = [c for c in doc["choices"] if c["variant"] != "static"]
+        print(f"timed {len(doc['choices'])} shapes in {doc['seconds']:.1f} s (complete: {doc['complete']}); "
+              f"{len(changed)} differ from the static plan:")
+        for c in changed:
+            gain = 1 - c["ms"][c["variant"]] / c["ms"]["static"]
+            print(f"  {c['type']} K={c['K']} records={c['n_rec']}: {c['variant']} ({gain:.0%} faster than static)")
+    plan = kernel_plan.load(cache)
+    print(f"plan:    {plan} ({kernel_plan.plan_path(cache)})")
+    if args.json:
+        print(json.dumps({"cpu_model": kernel_plan.cpu_model(), "simd": _native.quant_simd_name(),
+                          "build_id": kernel_plan.build_id(), "kernel_plan": plan, "threads": threads}))
+    return 0
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("doctor", help="show the CPU, kernels and kernel plan; --calibrate times the kernels")
+    p.add_argument("--config", type=Path, help="settings TOML file")
+    p.add_argument("--data-dir", help="the appliance's folder (the plan: <data-dir>/cache/kernel_plan.json)")
+    p.add_argument("--calibrate", action="store_true", help="time the kernel variants now and keep the fastest")
+    p.add_argument("--model", help="model to calibrate on (default: the settings' engine.model)")
+    p.add_argument("--threads", type=int, help="threads (default: the settings', else one per performance core)")
+    p.add_argument("--budget", type=float, default=kernel_plan.BUDGET_S, help="seconds the calibration may take")
+    p.add_argument("--json", action="store_true", help="end with one JSON line")
+    p.set_defaults(func=doctor)
