@@ -194,17 +194,27 @@ class _Scan:
         """The header's time: the first one, except that a written date and time replaces an epoch or
         a date alone before it (BGL writes both: operators read, and ask by, the written one)."""
         rank = _ts_rank(m)
+        year = self.year
+        if rank == 1 and self.h.ts is not None and _written_time(m):
+            # "- 1131566461 2005.11.09 dn228 Nov 9 12:01:01": a written time without a year after an
+            # epoch or a date takes their year, and wins as BGL's does
+            rank, year = 2, _time.gmtime(self.h.ts).tm_year
         if self.h.ts_text is None or self.h.ts is None or rank > self.ts_rank:
-            t = parse_ts(m, self.year)
+            t = parse_ts(m, year)
             if t is not None or self.h.ts_text is None:
                 self.h.ts, self.h.ts_text = t, m.group(0).rstrip(",")
                 self.ts_rank = rank
 
 
+def _written_time(m: re.Match) -> bool:
+    g = m.groupdict()
+    return bool(g.get("H") and (g.get("m") or g.get("b")))
+
+
 def _ts_rank(m: re.Match) -> int:
     """1: a date alone, an epoch, a time of day or one without a year; 2: a whole written date and time."""
     g = m.groupdict()
-    return 2 if g.get("H") and (g.get("m") or g.get("b")) and (g.get("Y") or g.get("y")) else 1
+    return 2 if _written_time(m) and (g.get("Y") or g.get("y")) else 1
 
 
 def _anchor_ahead(line: str, toks: list[tuple[int, int]], i: int) -> bool:

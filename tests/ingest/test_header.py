@@ -47,7 +47,7 @@ SHAPES = {
     "mac": ("Jul  1 09:04:37 authorMacBook-Pro com.apple.xpc.launchd[1] (com.apple.mdworker.bundles[12345]): Service exited",
             dict(host="authorMacBook-Pro", component="com.apple.xpc.launchd", pid=1, message="Service exited")),
     "thunderbird": ("- 1131566461 2005.11.09 dn228 Nov 9 12:01:01 dn228/dn228 crond(pam_unix)[2915]: session closed for user root",
-                    dict(host="dn228", component="crond(pam_unix)", pid=2915, ts=1131566461.0,
+                    dict(host="dn228", component="crond(pam_unix)", pid=2915, ts=1131537661.0,   # as written
                          message="session closed for user root")),
     "bgl": ("- 1117838570 2005.06.03 R02-M1-N0-C:J12-U11 2005-06-03-15.42.50.675872 R02-M1-N0-C:J12-U11 RAS KERNEL INFO "
             "instruction cache parity error corrected",
