@@ -158,3 +158,10 @@ def test_a_count_of_fields_names_the_field():
     assert g("List the 3 components with the most lines in the log.").by == ["component"]
     assert g("Which 3 IP addresses appear most?").by == ["ip"]
     assert g("Hadoop 日志里行数最多的前 3 个组件是哪些？").by == ["component"]
+
+
+def test_logcat_letter_levels():
+    stored = ["debug", "info", "warning", "error"]
+    assert ground("How many W level lines did Android log?", [], [], stored, []).levels == ["warning"]
+    assert ground("Android 一共有多少条 E 级别的日志？", [], [], stored, []).levels == ["error"]
+    assert ground("How many lines mention a Type A fault?", [], [], stored, []).levels == []

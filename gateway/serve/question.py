@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from gateway.ingest.header import _LEVELS, match_ts
+from gateway.ingest.header import _LETTER_LEVELS, _LEVELS, match_ts
 from gateway.serve.glossary import english_terms, han_content, term_at
 
 MAX_PHRASE_BYTES = 200          # longer quotes are not offered whole (the call's token budget)
@@ -64,6 +64,7 @@ _FIELD_WORDS = {"component", "components", "program", "process", "service", "mod
                 "type", "message", "time", "line", "one", "value", "day", "hour", "minute"}
 _WHICH = re.compile(r"\b(?:which|what)\s+([A-Za-z][\w-]*)", re.I)
 _WHICH_ZH = re.compile(r"哪(?:个|位|台|一个|些)\s*(\S{1,4})")     # the glossary term it starts with
+_LETTER_LEVEL = re.compile(r"(?<![\w-])([VDIWEFA])\s*(?=level\b|级别|等级)")
 _ZH_SUBJECT = re.compile(r"\s*([A-Za-z][\w.-]*)\s*(?=[\u4e00-\u9fff])")   # a Chinese question's Latin subject
 _LOG_NAME = re.compile(r"[\w.-]+(?=\s+(?:log|logs|log file|journal)\b)|(?<=\bthe )[\w.-]+(?=\s+lines of the form\b)|[A-Za-z][\w.-]*(?=\s*日志)", re.I)
 _NOT_CONTENT = {"the", "a", "an", "of", "in", "on", "at", "to", "and", "or", "for", "by", "is", "was", "were", "are",
@@ -166,6 +167,7 @@ def _levels(question: str, levels: Sequence[str]) -> tuple[list[str], set[str]]:
         if base is not None:
             asked.append((w, base))
     asked += sorted(((k, c) for k, c in _ZH_LEVELS.items() if k in question), key=lambda kc: question.index(kc[0]))
+    asked += [(m.group(1), _LETTER_LEVELS[m.group(1)]) for m in _LETTER_LEVEL.finditer(question)]   # logcat "W level"
     out: list[str] = []
     used: set[str] = set()
     for w, base in asked:
