@@ -265,3 +265,18 @@ def test_a_pattern_captures_its_named_placeholders(q):
     assert r["lines"][0]["captured"] == {"X": "2", "N": "92.4"}
     r = q.run({"op": "first_last", "text": "E-STOP  pressed by <X>"})     # spacing is not text
     assert r["count"] == 1 and r["last"]["captured"] == {"X": "operator"}
+
+
+def test_a_pattern_is_the_lines_form_before_its_pieces(tmp_path):
+    rows = [_line(0, "Machine State Register: 0x0002f900", tmpl="Machine State Register: <*>", params=("0x0002f900",)),
+            _line(1, "check interrupt: Machine State Register: 0x00002000 core 3", template=2, tmpl="x <*>"),
+            _line(2, "check interrupt: Machine State Register: 0x00002001 core 4", template=2, tmpl="x <*>")]
+    s = Store(tmp_path / "s.db")
+    s.append([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
+    q = QuerySurface(s.path)
+    r = q.run({"op": "lines", "text": "Machine State Register: <X>"})
+    assert r["count"] == 1 and r["lines"][0]["captured"] == {"X": "0x0002f900"}    # the line of that form
+    assert q.run({"op": "count", "text": "Machine State Register: <X> core <N>"})["count"] == 2
+    assert q.run({"op": "count", "text": "check interrupt: <*>"})["count"] == 2        # no line ends so: anywhere
+    q.close()
+    s.close()

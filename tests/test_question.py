@@ -134,7 +134,7 @@ def test_a_chinese_questions_latin_subject_is_the_logs_name():
 def test_grammar_offers_named_levels_as_one_list_and_by_words():
     from gateway.llm.constrained import Grammar
     from gateway.serve.query_call import call_grammar
-    gr = Grammar(call_grammar([], [], ["error", "critical"], [], [], [], False, ["count"]))
+    gr = Grammar(call_grammar([], [], ["error", "critical"], [], [], [], False, ["count"], named=True))
     assert gr.matches('count", "level": ["error", "critical"]}') and not gr.matches('count", "level": "error"}')
     gr = Grammar(call_grammar([], [], [], ["operator", "cleared"], [], [], False, ["top_k"], by_words=["operator"]))
     assert gr.matches('top_k", "by": "operator", "text": "cleared"}') and not gr.matches('top_k", "by": "cleared"}')
@@ -165,3 +165,11 @@ def test_logcat_letter_levels():
     assert ground("How many W level lines did Android log?", [], [], stored, []).levels == ["warning"]
     assert ground("Android 一共有多少条 E 级别的日志？", [], [], stored, []).levels == ["error"]
     assert ground("How many lines mention a Type A fault?", [], [], stored, []).levels == []
+
+
+def test_problem_words_take_every_level_of_their_kind():
+    bgl = ["info", "fatal", "error", "warning", "severe", "failure"]
+    x = ground("Why are there so many errors and warnings in the log?", [], [], bgl, [])
+    assert x.levels == ["fatal", "error", "severe", "failure", "warning"]     # error or worse, and warnings
+    assert ground("How many ERROR level lines?", [], [], bgl, []).levels == ["error"]   # as the log writes it
+    assert ground("How many fatal level lines?", [], [], bgl, []).levels == ["fatal"]

@@ -39,6 +39,7 @@ the result says so). Knows nothing about the model.
 from __future__ import annotations
 
 import calendar
+import functools
 import math
 import re
 import sqlite3
@@ -122,6 +123,7 @@ class QuerySurface:
                                  check_same_thread=False, isolation_level=None)
             db.execute("PRAGMA query_only=ON")
             db.execute("PRAGMA busy_timeout=5000")
+            db.create_function("regexp", 2, _regexp, deterministic=True)   # `text REGEXP ?`: whole-line patterns
             db.set_authorizer(_authorizer)
             db.set_progress_handler(self._progress, self.progress_steps)
             holder = self._local.holder = lambda: db      # dropped with the thread's locals
@@ -164,8 +166,7 @@ class QuerySurface:
             op = call.get("op")
             if op not in OPS:
                 raise QueryError(f"unknown op {op!r}; one of {', '.join(OPS)}")
-            where, args = self._filters(call)
-            out.update(getattr(self, "_" + op)(call, where, args))
+            out.update(self._run_pattern(call, op))
             words = str(call.get("text") or "").split()
             if PLACEHOLDER.search(str(call.get("text") or "")):
                 words = []                                    # a pattern is meant exactly
@@ -185,7 +186,19 @@ class QuerySurface:
             out["no_match"] = True
         return out
 
-    def _filters(self, call: dict[str, Any]) -> tuple[str, list]:
+    def _run_pattern(self, call: dict[str, Any], op: str) -> dict[str, Any]:
+        """The op's result; a text pattern ("lines of the form ...") is first matched as the end of the
+        line (its form, not a line that merely holds its pieces: BGL has several lines with "Machine
+        State Register: ..." inside), then anywhere when no line ends so."""
+        if PLACEHOLDER.search(str(call.get("text") or "")):
+            where, args = self._filters(call, anchored=True)
+            out = getattr(self, "_" + op)(call, where, args)
+            if out.get("count"):
+                return out
+        where, args = self._filters(call)
+        return getattr(self, "_" + op)(call, where, args)
+
+    def _filters(self, call: dict[str, Any], anchored: bool = False) -> tuple[str, list]:
         where: list[str] = []
         args: list = []
         text = call.get("text")
@@ -199,6 +212,9 @@ class QuerySurface:
             if len(pieces) > 1:                 # a pattern: its pieces in order ("seconds.  Will" as
                 where.append("l.text LIKE ? ESCAPE '\\'")    # "seconds. Will": spacing is not text)
                 args.append("%" + "%".join(_like(w) for p in pieces for w in p.split()) + "%")
+                if anchored:
+                    where.append("l.text REGEXP ?")
+                    args.append(_line_end_regex(text))
             elif not literal.isascii() or not args:
                 for word in text.split() or [text]:
                     where.append("l.text LIKE ? ESCAPE '\\'")
@@ -377,6 +393,29 @@ class QuerySurface:
         return {"count": total, "lines": [_line(r) for r in rows], "truncated": total > len(rows)}
 
 
+def _line_end_regex(pattern: str) -> str:
+    """A text pattern as a regex for the end of a line: words with any spacing, <*>/<N>/<X> any text
+    (a trailing one: one whitespace-free value)."""
+    parts = [p for p in re.split(r"(<[A-Za-z*]{1,8}>)", pattern) if p.strip()]
+    rx = ""
+    for i, p in enumerate(parts):
+        if PLACEHOLDER.fullmatch(p):
+            rx += r"\s*\S+" if i == len(parts) - 1 else r".*?"
+        else:
+            rx += (r"\s*" if p[0].isspace() else "") + r"\s+".join(map(re.escape, p.split())) + \
+                  (r"\s*" if p[-1].isspace() else "")
+    return rx + r"\s*$"
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled(rx: str) -> re.Pattern:
+    return re.compile(rx)
+
+
+def _regexp(rx: str, text: str | None) -> bool:
+    return text is not None and _compiled(rx).search(text) is not None
+
+
 def _capture_regex(pattern: str) -> re.Pattern | None:
     """A regex whose named groups are a text pattern's named placeholders (<X>, <N>: "what is X in that
     line"), each one whitespace-free value; None when the pattern names none."""
@@ -405,7 +444,8 @@ def _add_captures(out: dict[str, Any], pattern: str) -> None:
     if rx is None:
         return
     for line in [*out.get("lines", []), *(out[k] for k in ("first", "last", "min_line", "max_line") if k in out)]:
-        if isinstance(line, dict) and (m := rx.search(str(line.get("text", "")))):
+        text = str(line.get("text", "")) if isinstance(line, dict) else ""
+        if text and (m := _compiled(rx.pattern + r"\s*$").search(text) or rx.search(text)):
             line["captured"] = {k: v for k, v in m.groupdict().items() if v is not None}
 
 

@@ -120,7 +120,7 @@ def call_grammar(hosts: Sequence[str] = (), components: Sequence[str] = (), leve
             filters.append(opt(seq(f', "{key}": "', choice, '"')))
     need = (lambda x: x) if named else opt          # named by the question: the filter is not optional
     levels = [v for v in levels if v and JSON_SAFE.match(v)]
-    if len(levels) == 1 or len(levels) > 4:          # one level (a grammar built without a question: any)
+    if len(levels) == 1 or (len(levels) > 1 and not named):   # one level (a grammar without a question: any)
         filters.append(need(seq(', "level": "', one_of(levels), '"')))
     elif levels:                                     # "errors and warnings": all of them
         filters.append(need(seq(', "level": [', ", ".join(json.dumps(v) for v in levels), "]")))

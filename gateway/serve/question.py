@@ -64,6 +64,9 @@ _FIELD_WORDS = {"component", "components", "program", "process", "service", "mod
                 "type", "message", "time", "line", "one", "value", "day", "hour", "minute"}
 _WHICH = re.compile(r"\b(?:which|what)\s+([A-Za-z][\w-]*)", re.I)
 _WHICH_ZH = re.compile(r"哪(?:个|位|台|一个|些)\s*(\S{1,4})")     # the glossary term it starts with
+_RANK = {"emergency": 0, "alert": 1, "critical": 2, "error": 3, "warning": 4, "notice": 5, "info": 6, "debug": 7}
+_WORSE_TOO = {"error", "critical"}          # "errors": error and every worse level
+_LEVEL_AFTER = re.compile(r"\s*(?:-?\s*level|级别|等级)", re.I)
 _LETTER_LEVEL = re.compile(r"(?<![\w-])([VDIWEFA])\s*(?=level\b|级别|等级)")
 _ZH_SUBJECT = re.compile(r"\s*([A-Za-z][\w.-]*)\s*(?=[\u4e00-\u9fff])")   # a Chinese question's Latin subject
 _LOG_NAME = re.compile(r"[\w.-]+(?=\s+(?:log|logs|log file|journal)\b)|(?<=\bthe )[\w.-]+(?=\s+lines of the form\b)|[A-Za-z][\w.-]*(?=\s*日志)", re.I)
@@ -155,25 +158,31 @@ def _shared_parts(values: Sequence[str]) -> set[str]:
 
 
 def _levels(question: str, levels: Sequence[str]) -> tuple[list[str], set[str]]:
-    """(store levels the question names, the question words that named them). A word the store holds
-    as a level is that level ("SEVERE", "WARN"); another level word is every store level of its
-    canonical name ("warnings" -> "warn"); Chinese level words by their canonical name."""
+    """(store levels the question names, the question words that named them). A level word written as
+    the log writes a level ("SEVERE", "ERROR level", "WARN 级别", logcat's "W level") is that level;
+    a word for a kind of problem ("errors", "warnings", 错误, 告警) is every store level of that kind:
+    errors are error or worse (BGL's SEVERE, FATAL, FAILURE too), warnings the warning class."""
     have = {lv.lower(): lv for lv in levels}
-    asked: list[tuple[str, str]] = []
-    for w in dict.fromkeys(w.lower() for w in _WORD.findall(question)):   # in the question's order
+    asked: list[tuple[str, str, bool]] = []          # (word, level word, exact)
+    for m in _WORD.finditer(question):               # in the question's order
+        w = m.group(0).lower()
         base = w if w in _LEVELS else w[:-1] if w.endswith("s") and w[:-1] in _LEVELS else None
-        if w in _ZH_LEVELS:
-            continue
-        if base is not None:
-            asked.append((w, base))
-    asked += sorted(((k, c) for k, c in _ZH_LEVELS.items() if k in question), key=lambda kc: question.index(kc[0]))
-    asked += [(m.group(1), _LETTER_LEVELS[m.group(1)]) for m in _LETTER_LEVEL.finditer(question)]   # logcat "W level"
+        if base is not None and not any(x[0] == w for x in asked):
+            exact = m.group(0).isupper() or bool(_LEVEL_AFTER.match(question, m.end()))
+            asked.append((w, base, exact))
+    asked += sorted(((k, c, False) for k, c in _ZH_LEVELS.items() if k in question),
+                    key=lambda kc: question.index(kc[0]))
+    asked += [(m.group(1), _LETTER_LEVELS[m.group(1)], True) for m in _LETTER_LEVEL.finditer(question)]
     out: list[str] = []
     used: set[str] = set()
-    for w, base in asked:
+    for w, base, exact in asked:
         canon = _LEVELS.get(base, base)
-        hit = [have[base]] if base in have else [have[canon]] if canon in have else \
-              [lv for low, lv in have.items() if _LEVELS.get(low) == canon]
+        if exact and (base in have or canon in have):
+            hit = [have[base] if base in have else have[canon]]
+        else:
+            rank = _RANK.get(canon, 9)
+            hit = [lv for low, lv in have.items() if (_RANK.get(_LEVELS.get(low, low), 9) <= rank
+                                                      if canon in _WORSE_TOO else _LEVELS.get(low, low) == canon)]
         if hit:
             used.add(w)
         out += [lv for lv in hit if lv not in out]
