@@ -150,7 +150,10 @@ def test_call_prefix_and_render():
                        "avg": 1.23456, "min_line": {"time": 0.0, "text": "a"}, "max_line": {"time": 0.0, "text": "b"}})
     assert "Maximum 65454 (" in r and "Minimum 2191 (" in r and "Average 1.235." in r
     r = render_result({"call": {"op": "top_k", "by": "ip"}, "count": 9, "top": [{"value": "10.0.0.1", "lines": 5}]})
-    assert r == "9 lines match. The most frequent IP addresses, most first: 1. 10.0.0.1 (5 lines)."
+    assert r == "9 lines match. The most frequent of the IP addresses: 10.0.0.1 (5 lines)."
+    r = render_result({"call": {"op": "top_k", "by": "template"}, "count": 9,
+                       "top": [{"value": "a", "count": 6}, {"value": "b", "count": 3}]})
+    assert r == "9 lines match. The most frequent of the kinds of message: a (6 lines). After it: 2. b (3 lines)."
     assert render_result({"call": {"op": "count"}, "count": 0, "no_match": True}).startswith("No line matches")
     assert "failed" in render_result({"call": {}, "error": "unknown op"})
 

@@ -218,8 +218,12 @@ def _describe_top(r: Mapping[str, Any]) -> str:
     by = r.get("by") or (r.get("call") or {}).get("by") or "template"
     label = {"template": "kinds of message", "ip": "IP addresses", "value": "values", "host": "hosts",
              "component": "components", "level": "levels"}.get(by, f'values written after "{by}"')
-    top = "; ".join(f"{i}. {v['value']} ({v.get('count', v.get('lines'))} lines)" for i, v in enumerate(r.get("top", []), 1))
-    return f"{r.get('count', 0)} lines match. The most frequent {label}, most first: {top}."
+    top = [f"{v['value']} ({v.get('count', v.get('lines'))} lines)" for v in r.get("top", [])]
+    if not top:
+        return f"{r.get('count', 0)} lines match; none of them has such a value."
+    rest = "; ".join(f"{i}. {t}" for i, t in enumerate(top[1:], 2))      # the first apart: a 1.5B model
+    return (f"{r.get('count', 0)} lines match. The most frequent of the {label}: {top[0]}."   # picked the
+            + (f" After it: {rest}." if rest else ""))                                         # longer 2nd
 
 
 def _describe_stats(r: Mapping[str, Any]) -> str:
