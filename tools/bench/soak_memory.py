@@ -123,6 +123,7 @@ def main() -> None:
     first, last = warm[0], warm[-1]
     print(json.dumps({
         "bench": "soak_memory", "cpu": cpu_here()["model_name"], "nproc": os.cpu_count(),
+        "process_cpu_s": round(time.process_time(), 1),
         "load_avg": os.getloadavg(), "minutes": a.minutes, "rate": a.rate, "lines_sent": sent,
         "lines_stored": stats["store"]["lines_written"], "traced": a.trace,
         "rss_warm_mb": first["rss_mb"], "rss_end_mb": last["rss_mb"],
