@@ -41,8 +41,8 @@ RETENTION_CHECK_ROWS = 10_000    # check the size after about this many new rows
 RETENTION_TARGET = 0.9           # retention deletes down to this fraction of max_bytes
 DEFAULT_MAX_BYTES = 2 << 30      # 2 GiB
 CACHE_KIB = 65_536               # page cache of a read connection
-WRITER_CACHE_KIB = 8_192         # the writer's: its hot pages are the B-trees' right edges; 64 MiB wrote no
-                                 # faster and took minutes to fill, RSS growing all the while (issue 29)
+WRITER_CACHE_KIB = 8_192         # the writer's: 64 MiB wrote no faster (into a 1M-row store) and took
+                                 # minutes to fill, RSS growing all the while (issue 29)
 WAL_CHECKPOINT_PAGES = 8_192     # checkpoint less often than the default 1000 pages (fewer fsyncs)
 MAX_READERS = 4                  # pooled read connections; a reader beyond them waits for one
 READER_WAIT_S = 30.0
