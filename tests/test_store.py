@@ -16,6 +16,23 @@ def _rec(text, ts=1000.0, host="line3/plc", sev=6, source="t"):
     return LogRecord(ts=ts, source=source, host=host, severity=sev, text=text)
 
 
+def _fts_matches_logs(path) -> None:
+    """The FTS index holds exactly the rows of `logs` with their texts: FTS5's integrity check with
+    rank 1 compares the index with the content table and raises (SQLITE_CORRUPT_VTAB) on any difference."""
+    with sqlite3.connect(path) as db:
+        db.execute("INSERT INTO logs_fts(logs_fts, rank) VALUES ('integrity-check', 1)")
+
+
+def test_the_fts_check_finds_an_unindexed_row(tmp_path):
+    """_fts_matches_logs can fail: a row added behind the writer's back (not indexed) is found."""
+    with Store(tmp_path / "s.db") as s:
+        s.append([_rec("indexed line")])
+    with sqlite3.connect(tmp_path / "s.db") as db:
+        db.execute("INSERT INTO logs(ts, source, host, severity, text) VALUES (1, 't', 'h', 6, 'not indexed')")
+    with pytest.raises(sqlite3.DatabaseError):
+        _fts_matches_logs(tmp_path / "s.db")
+
+
 def test_append_search_filters(tmp_path):
     with Store(tmp_path / "s.db") as s:
         ids = s.append([_rec("E-STOP pressed at station 4", 1000, sev=2), _rec("cycle 1 complete", 1001),
@@ -75,6 +92,7 @@ def test_retention_deletes_oldest_first(tmp_path, monkeypatch):
         assert hi == 40 * 250 and lo == st["retention_deleted"] + 1          # the oldest went first
         assert s.search("batch 39")                                             # newest still there
         assert s.get(1) is None and s.get(lo) is not None
+        _fts_matches_logs(tmp_path / "s.db")                   # the deleted rows left the FTS index too
 
 
 def test_concurrent_appends_are_group_committed(tmp_path):
@@ -216,8 +234,13 @@ def test_old_store_is_migrated_without_losing_lines(tmp_path):
         assert s.fields(1)["time"] == 1000.0 and s.fields(1)["component"] is None
         ids = s.append([_rec("new line", 2000)])
         assert ids == [6] and s.count() == 6
+        assert [r["id"] for r in s.search("line")] == [6, 5, 4, 3, 2, 1]     # old rows and new ones
     with Store(path) as s:                                    # reopening a migrated store is a no-op
         assert s.count() == 6
+        s.append([_rec("newer line", 2001)])
+    with sqlite3.connect(path) as db:         # the per-row triggers are gone: the writer keeps the index
+        assert db.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall() == []
+    _fts_matches_logs(path)
 
 
 def test_readers_are_pooled_across_threads(tmp_path):
@@ -292,6 +315,8 @@ def test_a_bad_append_fails_alone_in_its_group_commit(tmp_path):
         st = s.stats()
         assert st["commit_retries"] >= 1 and st["commit_failures"] == 1 and st["lines_written"] == 5
         assert s.append([_rec("after")]) == [max(r["id"] for r in s.search(limit=20))]   # ids continue
+        assert sorted(r["text"] for r in s.search("good")) == ["good 1a", "good 1b", "good 2"]
+        _fts_matches_logs(tmp_path / "s.db")          # nothing of the rolled-back group stayed indexed
 
 
 def _wait(cond, timeout=10.0):
@@ -312,6 +337,8 @@ def test_keyed_lines_are_stored_once(tmp_path):
         assert same_key_fresh[0] not in ids
         assert sorted(r["text"] for r in s.search()) == ["a", "a", "b", "c"]
         assert s.stats()["repeats_skipped"] == 2 and s.stats()["lines_written"] == 4
+        assert len(s.search("c")) == 1                 # a skipped repeat is not indexed either
+        _fts_matches_logs(tmp_path / "s.db")
 
 
 def test_a_full_store_refuses_with_store_full_and_recovers(tmp_path):

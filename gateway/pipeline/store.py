@@ -40,7 +40,9 @@ MIN_STORE_BYTES = 1 << 20        # smaller max_bytes would thrash retention
 RETENTION_CHECK_ROWS = 10_000    # check the size after about this many new rows
 RETENTION_TARGET = 0.9           # retention deletes down to this fraction of max_bytes
 DEFAULT_MAX_BYTES = 2 << 30      # 2 GiB
-CACHE_KIB = 65_536               # page cache per connection
+CACHE_KIB = 65_536               # page cache of a read connection
+WRITER_CACHE_KIB = 8_192         # the writer's: 64 MiB wrote no faster (into a 1M-row store) and took
+                                 # minutes to fill, RSS growing all the while (issue 29)
 WAL_CHECKPOINT_PAGES = 8_192     # checkpoint less often than the default 1000 pages (fewer fsyncs)
 MAX_READERS = 4                  # pooled read connections; a reader beyond them waits for one
 READER_WAIT_S = 30.0
@@ -61,12 +63,11 @@ CREATE TABLE IF NOT EXISTS logs(
 CREATE INDEX IF NOT EXISTS logs_ts ON logs(ts);
 CREATE INDEX IF NOT EXISTS logs_template ON logs(template_id);
 CREATE VIRTUAL TABLE IF NOT EXISTS logs_fts USING fts5(text, content='logs', content_rowid='id');
-CREATE TRIGGER IF NOT EXISTS logs_ai AFTER INSERT ON logs BEGIN
-  INSERT INTO logs_fts(rowid, text) VALUES (new.id, new.text);
-END;
-CREATE TRIGGER IF NOT EXISTS logs_ad AFTER DELETE ON logs BEGIN
-  INSERT INTO logs_fts(logs_fts, rowid, text) VALUES ('delete', old.id, old.text);
-END;
+-- The FTS index is kept by the writer, one statement per transaction (Store._insert, retention), in
+-- the transaction that adds or deletes the rows. Stores written before did it by a trigger per row,
+-- which costs FTS5 a savepoint per row: 2.5x the CPU (docs/perf/2026-12-02-ingest-commit.md).
+DROP TRIGGER IF EXISTS logs_ai;
+DROP TRIGGER IF EXISTS logs_ad;
 """
 # Structured fields (added to stores written before them by ALTER TABLE; old rows keep NULLs).
 _FIELD_COLUMNS = (
@@ -78,9 +79,12 @@ _FIELD_COLUMNS = (
     ("level", "TEXT"),         # the header's level word, canonical (error, warning, info, ...)
 )
 _FIELD_SCHEMA = """
-CREATE INDEX IF NOT EXISTS logs_time ON logs(time);
 CREATE INDEX IF NOT EXISTS logs_component ON logs(component);
-CREATE INDEX IF NOT EXISTS logs_line_host ON logs(line_host);
+-- No index on time or line_host: every reader filters and orders by coalesce(time, ts) and
+-- coalesce(line_host, host) (gateway/pipeline/query.py), which such an index cannot serve, and
+-- keeping them cost a quarter of a commit's CPU. Stores written before lose them here.
+DROP INDEX IF EXISTS logs_time;
+DROP INDEX IF EXISTS logs_line_host;
 CREATE TABLE IF NOT EXISTS params(   -- the template's <*> values of a line, by position
   line_id INTEGER NOT NULL,          -- logs.id; deleted with the line by retention
   pos INTEGER NOT NULL,              -- 0-based among the line's parameters
@@ -169,7 +173,7 @@ class Store:
         self._since_retention_check = 0
         self.retention_check_rows = RETENTION_CHECK_ROWS  # per store: tests shorten it on one store only
         self._stats_lock = threading.Lock()
-        db = self._connect()
+        db = self._connect(WRITER_CACHE_KIB)
         db.executescript(_SCHEMA)
         have = {r[1] for r in db.execute("PRAGMA table_info(logs)")}
         for name, kind in _FIELD_COLUMNS:
@@ -184,12 +188,12 @@ class Store:
         self._writer = threading.Thread(target=self._write_loop, name="store-writer", daemon=True)
         self._writer.start()
 
-    def _connect(self) -> sqlite3.Connection:
+    def _connect(self, cache_kib: int = CACHE_KIB) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=30, check_same_thread=False, isolation_level=None)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=FULL")
         db.execute("PRAGMA busy_timeout=30000")
-        db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")          # the FTS index merges in memory
+        db.execute(f"PRAGMA cache_size=-{cache_kib}")
         db.execute(f"PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_PAGES}")
         return db
 
@@ -339,6 +343,8 @@ class Store:
                             for k, (text, num) in enumerate(ps)])
             templates.update(job.templates)
             next_id += len(rows)
+        db.execute("INSERT INTO logs_fts(rowid, text) SELECT id, text FROM logs WHERE id >= ? AND id < ?",
+                   (self._next_id, next_id))         # this transaction's rows (their ids are contiguous)
         if seen:
             db.executemany("INSERT INTO ingest_keys(key, line_id) VALUES (?,?)", seen.items())
             db.execute("DELETE FROM ingest_keys WHERE seq <= (SELECT max(seq) FROM ingest_keys) - ?", (KEY_WINDOW,))
@@ -391,6 +397,8 @@ class Store:
         n_delete = max(1, int(rows * excess))
         db.execute("BEGIN IMMEDIATE")
         db.execute("DELETE FROM params WHERE line_id < ?", (lo + n_delete,))
+        db.execute("INSERT INTO logs_fts(logs_fts, rowid, text) SELECT 'delete', id, text FROM logs WHERE id < ?",
+                   (lo + n_delete,))                  # the FTS 'delete' needs the text: before the rows go
         db.execute("DELETE FROM logs WHERE id < ?", (lo + n_delete,))
         db.execute("COMMIT")
         self._first_id = db.execute("SELECT min(id) FROM logs").fetchone()[0]
