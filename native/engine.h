@@ -22,6 +22,10 @@ struct EngineOptions {
     int n_threads = 0;  // 0 = hardware concurrency
     int max_chunk = DEFAULT_MAX_CHUNK;
     ActPrecision act_precision = ActPrecision::Q8X2;  // quant.h: q8 is faster, q8x2 passes the gate
+    // policy semantic (kv_cache.h): block size, pooled layer (-1: n_layer / 2), similarity threshold
+    int sem_block = 32;
+    int sem_layer = -1;
+    float sem_threshold = 0.0f;
 };
 
 class Engine {
@@ -53,6 +57,7 @@ private:
     void check_tokens(const int32_t* tokens, int n) const;
 
     Model model_;
+    SemanticSpec sem_;
     KVCache cache_;
     ThreadPool pool_;
     RunState rs_;

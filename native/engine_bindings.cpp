@@ -27,7 +27,7 @@ void register_engine(py::module_& m) {
     cls
         .def(py::init([](const std::string& path, int n_sink, int n_ring, int n_scratch,
                          const std::string& policy, int n_threads, int max_chunk,
-                         const std::string& act_precision) {
+                         const std::string& act_precision, int sem_block, int sem_layer, float sem_threshold) {
                  lg::EngineOptions o;
                  o.n_sink = n_sink;
                  o.n_ring = n_ring;
@@ -36,12 +36,16 @@ void register_engine(py::module_& m) {
                  o.n_threads = n_threads;
                  o.max_chunk = max_chunk;
                  o.act_precision = lg::parse_act_precision(act_precision);
+                 o.sem_block = sem_block;
+                 o.sem_layer = sem_layer;
+                 o.sem_threshold = sem_threshold;
                  py::gil_scoped_release nogil;
                  return new PyEngine(path, o);
              }),
              py::arg("path"), py::arg("n_sink") = 4, py::arg("n_ring") = 2048, py::arg("n_scratch") = 512,
              py::arg("policy") = "sink_ring", py::arg("n_threads") = 0,
-             py::arg("max_chunk") = lg::DEFAULT_MAX_CHUNK, py::arg("act_precision") = "q8x2");
+             py::arg("max_chunk") = lg::DEFAULT_MAX_CHUNK, py::arg("act_precision") = "q8x2",
+             py::arg("sem_block") = 32, py::arg("sem_layer") = -1, py::arg("sem_threshold") = 0.0f);
     lg::py_util::def_engine_common(cls);
     cls
         .def_property_readonly("n_threads", [](const PyEngine& e) { return e.n_threads(); })
