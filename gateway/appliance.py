@@ -127,6 +127,7 @@ class Appliance:
         self.engine_thread = EngineThread(
             s.engine.model, self.feed, prompts=prompts, n_sink=s.engine.n_sink, n_ring=s.engine.n_ring,
             n_scratch=s.engine.n_scratch, n_threads=s.engine.n_threads, prefill_chunk=s.engine.prefill_chunk,
+            kv_policy=s.engine.kv_policy, kv_block=s.engine.kv_block,
             queue_size=s.engine.queue_size, drafter=s.engine.drafter, drafter_fallback=s.engine.drafter_fallback,
             no_repeat_ngram=s.engine.no_repeat_ngram, heartbeat=self.watchdog.pet,
             query_tool=QueryTool(QuerySurface(self.store.path), prompts.tokenizer) if s.engine.query else None)
