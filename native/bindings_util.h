@@ -110,6 +110,7 @@ void def_engine_common(py::class_<PyE>& cls) {
             py::dict d;
             d["evicted_similar"] = s.similar;
             d["evicted_oldest"] = s.oldest;
+            d["evicted_important"] = s.important;
             d["shifted_keys"] = s.shifted_keys;
             d["evict_seconds"] = s.seconds;
             return d;

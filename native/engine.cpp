@@ -38,6 +38,7 @@ static SemanticSpec semantic_spec(const Config& c, const EngineOptions& o) {
     s.block = o.sem_block;
     s.layer = o.sem_layer < 0 ? c.n_layer / 2 : o.sem_layer;
     s.threshold = o.sem_threshold;
+    s.keep = o.sem_keep;
     s.n_embd = c.n_embd;
     s.rope_base = c.rope_theta;
     s.neox = c.rope_style == RopeStyle::Neox;

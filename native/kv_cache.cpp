@@ -12,11 +12,17 @@ EvictPolicy parse_policy(const std::string& name) {
     if (name == "sink_ring") return EvictPolicy::SinkRing;
     if (name == "fifo") return EvictPolicy::Fifo;
     if (name == "semantic") return EvictPolicy::Semantic;
-    throw std::invalid_argument("unknown KV cache policy '" + name + "' (sink_ring, fifo, semantic)");
+    if (name == "novelty") return EvictPolicy::Novelty;
+    throw std::invalid_argument("unknown KV cache policy '" + name + "' (sink_ring, fifo, semantic, novelty)");
 }
 
 const char* policy_name(EvictPolicy p) {
-    return p == EvictPolicy::Fifo ? "fifo" : p == EvictPolicy::Semantic ? "semantic" : "sink_ring";
+    switch (p) {
+        case EvictPolicy::Fifo: return "fifo";
+        case EvictPolicy::Semantic: return "semantic";
+        case EvictPolicy::Novelty: return "novelty";
+        default: return "sink_ring";
+    }
 }
 
 KVCache::KVCache(int n_layer, int n_head_kv, int head_dim, int n_sink, int n_ring, int n_scratch,
@@ -34,17 +40,17 @@ KVCache::KVCache(int n_layer, int n_head_kv, int head_dim, int n_sink, int n_rin
     // the checksum of an empty cache is defined.
     kdata_.reset(new float[n_values_]());
     vdata_.reset(new uint16_t[n_values_]());
-    if (policy_ == EvictPolicy::Semantic) init_semantic(sem);
+    if (blocked()) init_semantic(sem);
 }
 
 int KVCache::stream_chunk_limit() const {
     if (sink_used_ < n_sink_) return n_sink_ - sink_used_;
     // semantic: one block stays (the newest may be partly filled); the rest can be freed
-    return policy_ == EvictPolicy::Semantic ? n_ring_ - sem_.block : n_ring_;
+    return blocked() ? n_ring_ - sem_.block : n_ring_;
 }
 
 int KVCache::ring_slot(int i) const {
-    if (policy_ == EvictPolicy::Semantic)  // every listed block but the newest is full
+    if (blocked())  // every listed block but the newest is full
         return n_sink_ + order_[i / sem_.block] * sem_.block + i % sem_.block;
     return n_sink_ + (ring_start_ + i) % n_ring_;
 }
@@ -53,7 +59,7 @@ void KVCache::kept_stream_index(int64_t* out) const {
     int p = 0;
     for (int i = 0; i < sink_used_; i++) out[p++] = i;
     for (int i = 0; i < ring_used_; i++)
-        out[p++] = policy_ == EvictPolicy::Semantic ? src_[order_[i / sem_.block]] + i % sem_.block
+        out[p++] = blocked() ? src_[order_[i / sem_.block]] + i % sem_.block
                                                     : stream_total_ - ring_used_ + i;
 }
 
@@ -69,7 +75,7 @@ ChunkPlan KVCache::plan_stream(int T, int32_t* chunk_slot, int32_t* pos_slot) {
     if (sink_used_ < n_sink_) {
         for (int t = 0; t < T; t++) chunk_slot[t] = sink_used_ + t;
         sink_used_ += T;
-    } else if (policy_ == EvictPolicy::Semantic) {
+    } else if (blocked()) {
         plan_semantic(T, chunk_slot);
     } else {
         int evict = ring_used_ + T - n_ring_;
@@ -129,7 +135,7 @@ uint64_t KVCache::stream_checksum() const {
     hash.mix(static_cast<uint64_t>(ring_used_));
     hash.mix(static_cast<uint64_t>(ring_start_));
     hash.mix(static_cast<uint64_t>(stream_total_));
-    if (policy_ == EvictPolicy::Semantic) {  // block order and rotation base (the others: implied)
+    if (blocked()) {  // block order and rotation base (the others: implied)
         hash.mix(static_cast<uint64_t>(rot_next_));
         for (int i = 0; i < n_order_; i++) hash.mix(static_cast<uint64_t>(order_[i]));
     }

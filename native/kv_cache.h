@@ -40,10 +40,16 @@ namespace lg {
 // indices; the smaller side is re-rotated in place by +-C (one fp32 rounding per key and shift, angles
 // in double) so ring + scratch stay consecutive: attention sees the kept blocks as one window.
 //
+// NOVELTY (policy `novelty`): the same blocks, scored by the caller instead of by hidden states: each
+// block keeps the largest set_importance() value current while its tokens were planned (the appliance:
+// 1 for a line whose template the triage has rarely seen or whose severity is high). A block with
+// importance > 0 is kept while such blocks hold at most keep * n_blocks; the oldest unimportant block
+// goes first; over that share, the oldest important one. Gaps are closed as for `semantic`.
+//
 // JOBS: a job forks from the stream by writing scratch (positions continue after the ring);
 // rollback(n) truncates scratch to n tokens. Sink and ring bytes are never touched by a job,
 // so they are bit-identical before and after it (stream_checksum() proves it in tests).
-enum class EvictPolicy { SinkRing, Fifo, Semantic };
+enum class EvictPolicy { SinkRing, Fifo, Semantic, Novelty };
 
 // What the semantic policy needs beyond the layout: block size, the layer whose hidden state is
 // pooled, the similarity threshold and the model's RoPE (to re-rotate kept keys).
@@ -51,6 +57,7 @@ struct SemanticSpec {
     int block = 32;          // C: tokens per block; n_ring must be a multiple, >= 2 blocks
     int layer = -1;          // hidden state after this many layers (0 = embeddings .. n_layer)
     float threshold = 0.0f;  // evict the most similar pair's older block when cos >= threshold
+    float keep = 0.75f;      // novelty: the share of blocks important blocks may hold
     int n_embd = 0;
     double rope_base = 10000.0;
     bool neox = false;
@@ -66,7 +73,7 @@ struct StreamHash {
     void mix_bytes(const void* p, size_t nbytes);  // whole 8-byte words
 };
 
-EvictPolicy parse_policy(const std::string& name);  // "sink_ring" | "fifo" | "semantic"; throws naming it
+EvictPolicy parse_policy(const std::string& name);  // "sink_ring" | "fifo" | "semantic" | "novelty"; throws
 const char* policy_name(EvictPolicy p);
 
 // Where one planned chunk lands: slots of its T tokens and its position range.
@@ -82,7 +89,9 @@ struct ChunkPlan {
 // Counters of the semantic policy (all zero for the others).
 struct EvictStats {
     int64_t similar = 0;        // blocks evicted as the older of the most similar pair
-    int64_t oldest = 0;         // blocks evicted as the oldest (no pair reached the threshold)
+    int64_t oldest = 0;         // blocks evicted as the oldest (semantic: no pair reached the threshold;
+                                // novelty: the oldest unimportant block)
+    int64_t important = 0;      // novelty: important blocks evicted (over the keep share)
     int64_t shifted_keys = 0;   // token keys re-rotated (per layer and KV head counted once)
     double seconds = 0.0;       // time spent choosing and compacting
 };
@@ -123,6 +132,9 @@ public:
     int embed_layer() const { return policy_ == EvictPolicy::Semantic ? sem_.layer : -1; }
     void add_embedding(const ChunkPlan& plan, const int32_t* chunk_slot, const float* x);
     const EvictStats& evict_stats() const { return ev_; }
+    // Novelty: the importance of the stream tokens planned from now on (>= 0; kept in the block as its max).
+    void set_importance(float v) { importance_ = v; }
+    bool blocked() const { return policy_ == EvictPolicy::Semantic || policy_ == EvictPolicy::Novelty; }
     // Stream index of the token at each stream position (sink, then ring oldest first): out[stream_len()].
     void kept_stream_index(int64_t* out) const;
 
@@ -136,6 +148,8 @@ private:
     void init_semantic(const SemanticSpec* sem);
     void plan_semantic(int T, int32_t* chunk_slot);
     void evict_block();
+    int choose_similar(int m);   // order index of the block to evict among the m candidates
+    int choose_novelty(int m);
     void shift_keys(int first, int last, bool forward);  // re-rotate order_[first..last) by +-C
 
     int n_layer_, n_head_kv_, head_dim_;
@@ -154,6 +168,8 @@ private:
     std::unique_ptr<int[]> order_, free_, fill_;
     std::unique_ptr<int64_t[]> src_;        // stream index of each block's first token
     std::unique_ptr<float[]> emb_;          // [n_blocks][n_embd] hidden-state sums
+    std::unique_ptr<float[]> imp_;          // novelty: each block's importance
+    float importance_ = 0.0f;
     std::unique_ptr<float[]> shift_rot_;    // cos, sin of +C, cos, sin of -C: [4][head_dim/2]
     EvictStats ev_;
 };

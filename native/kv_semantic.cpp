@@ -15,25 +15,30 @@ namespace lg {
 
 void KVCache::init_semantic(const SemanticSpec* sem) {
     if (!sem)
-        throw std::invalid_argument("KV cache policy 'semantic' needs the hidden states of the CPU engine "
-                                    "(not available on this backend)");
+        throw std::invalid_argument(std::string("KV cache policy '") + policy_name(policy_) +
+                                    "' needs the CPU engine (not available on this backend)");
     sem_ = *sem;
     const int C = sem_.block;
     if (C < 1 || n_ring_ % C != 0 || n_ring_ / C < 2)
-        throw std::invalid_argument("policy 'semantic': n_ring (" + std::to_string(n_ring_) +
+        throw std::invalid_argument(std::string("policy '") + policy_name(policy_) + "': n_ring (" + std::to_string(n_ring_) +
                                     ") must be a multiple of the block size (" + std::to_string(C) +
                                     ") and hold at least 2 blocks");
-    if (sem_.n_embd < 1 || sem_.layer < 0 || sem_.layer > n_layer_)
+    if (policy_ == EvictPolicy::Semantic && (sem_.n_embd < 1 || sem_.layer < 0 || sem_.layer > n_layer_))
         throw std::invalid_argument("policy 'semantic': embedding layer " + std::to_string(sem_.layer) +
                                     " outside 0.." + std::to_string(n_layer_));
     if (!(sem_.threshold >= -1.0f && sem_.threshold <= 1.0f))  // also rejects NaN
         throw std::invalid_argument("policy 'semantic': threshold must be a cosine in [-1, 1]");
+    if (!(sem_.keep >= 0.0f && sem_.keep <= 1.0f))
+        throw std::invalid_argument("policy 'novelty': keep must be a share in [0, 1]");
     n_blocks_ = n_ring_ / C;
     order_.reset(new int[n_blocks_]());
     free_.reset(new int[n_blocks_]());
     fill_.reset(new int[n_blocks_]());
     src_.reset(new int64_t[n_blocks_]());
-    emb_.reset(new float[static_cast<size_t>(n_blocks_) * sem_.n_embd]());
+    const int E = policy_ == EvictPolicy::Semantic ? sem_.n_embd : 0;  // novelty needs no embeddings
+    sem_.n_embd = E;
+    emb_.reset(new float[static_cast<size_t>(n_blocks_) * E + 1]());
+    imp_.reset(new float[n_blocks_]());
     n_free_ = n_blocks_;
     for (int i = 0; i < n_blocks_; i++) free_[i] = n_blocks_ - 1 - i;  // block 0 is taken first
     const int half = head_dim_ / 2;
@@ -59,11 +64,13 @@ void KVCache::plan_semantic(int T, int32_t* chunk_slot) {
             const int b = free_[--n_free_];
             fill_[b] = 0;
             src_[b] = stream_total_ + t;
+            imp_[b] = 0.0f;
             std::memset(emb_.get() + static_cast<size_t>(b) * sem_.n_embd, 0, sizeof(float) * sem_.n_embd);
             order_[n_order_++] = b;
         }
         const int b = order_[n_order_ - 1];
         chunk_slot[t] = n_sink_ + b * C + fill_[b]++;
+        if (importance_ > imp_[b]) imp_[b] = importance_;
     }
     ring_used_ += T;
 }
@@ -79,12 +86,8 @@ static double cosine(const float* a, const float* b, int n) {
     return aa > 0 && bb > 0 ? ab / std::sqrt(aa * bb) : 0.0;
 }
 
-void KVCache::evict_block() {
-    const int C = sem_.block, E = sem_.n_embd;
-    // Candidates: listed blocks whose embedding is complete (a partly filled newest block is not).
-    const int m = n_order_ > 0 && fill_[order_[n_order_ - 1]] < C ? n_order_ - 1 : n_order_;
-    assert(m >= 1);
-    int j = 0;
+int KVCache::choose_similar(int m) {
+    const int E = sem_.n_embd;
     double best = -2.0;
     int best_i = -1;
     for (int i = 0; i + 1 < m; i++) {
@@ -93,11 +96,35 @@ void KVCache::evict_block() {
         if (s > best) best = s, best_i = i;
     }
     if (best_i >= 0 && best >= sem_.threshold) {
-        j = best_i;
         ev_.similar++;
-    } else {
-        ev_.oldest++;
+        return best_i;
     }
+    ev_.oldest++;
+    return 0;
+}
+
+int KVCache::choose_novelty(int m) {
+    int n_imp = 0, first_imp = -1, first_plain = -1;
+    for (int i = 0; i < n_order_; i++) {  // the share counts every listed block
+        const bool imp = imp_[order_[i]] > 0.0f;
+        n_imp += imp;
+        if (i < m && imp && first_imp < 0) first_imp = i;
+        if (i < m && !imp && first_plain < 0) first_plain = i;
+    }
+    if (first_imp >= 0 && (first_plain < 0 || n_imp > sem_.keep * n_blocks_)) {
+        ev_.important++;
+        return first_imp;
+    }
+    ev_.oldest++;
+    return first_plain >= 0 ? first_plain : 0;
+}
+
+void KVCache::evict_block() {
+    const int C = sem_.block;
+    // Candidates: listed blocks whose embedding is complete (a partly filled newest block is not).
+    const int m = n_order_ > 0 && fill_[order_[n_order_ - 1]] < C ? n_order_ - 1 : n_order_;
+    assert(m >= 1);
+    const int j = policy_ == EvictPolicy::Novelty ? choose_novelty(m) : choose_similar(m);
     // Close the gap on the side with fewer keys: older blocks move forward by C, or newer blocks
     // (and the next rotation index) back by C.
     const int newer_tokens = ring_used_ - (j + 1) * C;

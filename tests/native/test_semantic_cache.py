@@ -1,6 +1,7 @@
-"""The `semantic` KV cache policy (native/kv_semantic.cpp): block bookkeeping, which block goes,
-keys still position-correct after compaction, no allocation after init, exact rollback, batch
-invariance; on tiny random-weight GGUFs and on SmolLM2 135M."""
+"""The block policies of the KV cache (native/kv_semantic.cpp): `semantic` (pooled hidden states) and
+`novelty` (caller-given importance): block bookkeeping, which block goes, keys still position-correct
+after compaction, no allocation after init, exact rollback, batch invariance; on tiny random-weight
+GGUFs and on SmolLM2 135M."""
 
 from __future__ import annotations
 
@@ -53,7 +54,8 @@ def test_bookkeeping_blocks_and_kept_indices(tiny_path):
     assert s["evicted_similar"] + s["evicted_oldest"] == opened - listed
     sr = make(tiny_path, policy="sink_ring")
     sr.prefill_stream(tokens(301, seed=2))
-    assert sr.evict_stats == {"evicted_similar": 0, "evicted_oldest": 0, "shifted_keys": 0, "evict_seconds": 0.0}
+    assert sr.evict_stats == {"evicted_similar": 0, "evicted_oldest": 0, "evicted_important": 0, "shifted_keys": 0,
+                              "evict_seconds": 0.0}
     assert list(sr.kept_stream_index()) == [0, 1, 2, 3, *range(301 - 32, 301)]
 
 
@@ -163,8 +165,55 @@ def test_bad_options_are_named(tiny_path):
         make(tiny_path, sem_layer=99)
     with pytest.raises(ValueError, match="threshold"):
         make(tiny_path, sem_threshold=1.5)
-    with pytest.raises(ValueError, match="semantic"):
+    with pytest.raises(ValueError, match="novelty"):
         make(tiny_path, policy="lru")
+    with pytest.raises(ValueError, match="keep"):
+        make(tiny_path, policy="novelty", sem_keep=2.0)
+    with pytest.raises(ValueError, match=">= 0"):
+        make(tiny_path, policy="novelty").set_stream_importance(-1.0)
+
+
+def novelty_run(path, marks, keep=0.5, n_ring=64):
+    """Blocks of BLOCK tokens, importance 1 for the block numbers in `marks`; kept block numbers."""
+    e = make(path, policy="novelty", n_ring=n_ring, sem_keep=keep, max_chunk=BLOCK)
+    e.prefill_stream(tokens(4, seed=40))
+    for b in range(40):
+        e.set_stream_importance(1.0 if b in marks else 0.0)
+        e.prefill_stream(tokens(BLOCK, seed=41 + b))
+    ring = e.kept_stream_index()[4:]
+    return e, sorted({int(i - 4) // BLOCK for i in ring})
+
+
+def test_novelty_keeps_important_blocks_up_to_the_share(tiny_path):
+    e, kept = novelty_run(tiny_path, marks={3, 10, 17})
+    assert kept == [3, 10, 17, 35, 36, 37, 38, 39]            # 8 blocks: the 3 marked, then the newest
+    assert e.evict_stats["evicted_important"] == 0 and e.evict_stats["shifted_keys"] > 0
+    # over the share (keep 0.5 of 8 blocks = 4), the oldest important blocks go
+    e, kept = novelty_run(tiny_path, marks={1, 3, 5, 7, 9, 11, 13})
+    assert kept == [7, 9, 11, 13, 36, 37, 38, 39]
+    assert e.evict_stats["evicted_important"] == 3
+    # keep = 0: nothing is protected, the policy is the ring's FIFO order
+    e, kept = novelty_run(tiny_path, marks={3, 10, 17}, keep=0.0)
+    assert kept == list(range(32, 40))
+
+
+@pytest.mark.parametrize("arch", ["llama", "qwen2"])
+def test_novelty_kept_blocks_attend_like_a_fresh_window(tmp_path, arch):
+    path = random_gguf.write_tiny(tmp_path / f"one_{arch}.gguf", arch, n_layer=1)
+    e = make(path, policy="novelty", n_scratch=8, max_chunk=BLOCK, sem_keep=0.5)
+    stream = [tokens(4, seed=50)]
+    e.prefill_stream(stream[0])
+    for b in range(30):
+        e.set_stream_importance(1.0 if b in (2, 9) else 0.0)
+        stream.append(tokens(BLOCK, seed=51 + b))
+        e.prefill_stream(stream[-1])
+    stream = np.concatenate(stream)
+    kept = e.kept_stream_index()
+    fresh = make(path, policy="sink_ring", n_scratch=8, max_chunk=BLOCK)
+    fresh.prefill_stream(stream[kept])
+    probe = tokens(5, seed=22)
+    a, b = scratch_logits(e, probe), scratch_logits(fresh, probe)
+    np.testing.assert_allclose(a, b, rtol=0, atol=2e-4 * np.abs(b).max())
 
 
 @pytest.mark.models
