@@ -216,11 +216,13 @@ class Appliance:
         self.ingest_lines += len(records)
         if classified is None:
             return ids
+        alerted: set[int] = set()
         for alert in self.triage.evaluate(records, ids, classified):
+            alerted.update(alert.line_ids)
             self.publish_alert(alert)
         if self.feed is not None and self.engine_thread is not None:
-            for rec, cl in zip(records, classified):
-                self.feed.add(rec.ts, rec.host, cl.template_id, rec.text)
+            for rec, cl, line_id in zip(records, classified, ids):
+                self.feed.add(rec.ts, rec.host, cl.template_id, rec.text, important=line_id in alerted)
             self.engine_thread.notify()
         return ids
 

@@ -213,6 +213,8 @@ class EngineThread:
             return False
         ids = toks.tolist()
         t0 = time.perf_counter()
+        if self.kv_policy == "novelty":   # lines the triage alerted on are kept longer
+            self.engine.set_stream_importance(self.feed.queue.popped_importance)
         self.engine.prefill_stream(ids)
         ms = (time.perf_counter() - t0) * 1000   # the target's own cost (admission's EMA)
         if self.drafter is not None:
@@ -224,7 +226,7 @@ class EngineThread:
 
     def _load(self) -> None:
         t0 = time.perf_counter()
-        sem = {"sem_block": self.kv_block} if self.kv_policy == "semantic" else {}
+        sem = {"sem_block": self.kv_block} if self.kv_policy in ("semantic", "novelty") else {}
         self.engine = Engine(str(self.model_path), n_sink=self.n_sink, n_ring=self.n_ring,
                              n_scratch=self.n_scratch, n_threads=self.n_threads, tokenizer=self.tokenizer,
                              policy=self.kv_policy, **sem)
