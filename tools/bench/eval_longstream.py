@@ -336,6 +336,44 @@ def probe_similarity(prompts: Prompts, args) -> dict:
     return {"probe_tokens": n, "event_pairs": int(touch.sum()), "layers": out}
 
 
+def retention_grid(prompts: Prompts, args) -> list[dict]:
+    """`novelty` decides from the line importances and the call chunking alone, not from the model: its
+    evictions replayed on a random-weight GGUF (token ids mod its vocabulary) give the exact share of
+    events still whole in the cache at each checkpoint (recall's upper bound), for other cache shapes."""
+    import tempfile
+
+    from gateway import _native
+    from tools.convert import random_gguf
+
+    out = []
+    with tempfile.TemporaryDirectory() as tmp:
+        path = str(random_gguf.write_tiny(Path(tmp) / "t.gguf", "qwen2", n_ctx=8192))
+        v = random_gguf.TINY_VOCAB
+        sink = np.asarray(prompts.sink_tokens, np.int32) % v
+        for n_ring in (512, 1024):
+            cap = sink.size + n_ring
+            stream, imp, events = build_stream(prompts, cap, args.events, args)
+            for block, keep in ((32, 0.75), (16, 0.75), (16, 0.5), (16, 0.875), (8, 0.75)):
+                e = _native.Engine(path, n_sink=sink.size, n_ring=n_ring, n_scratch=64, policy="novelty",
+                                   sem_block=block, sem_keep=keep, n_threads=args.threads)
+                e.prefill_stream(sink)
+                pos, kept_share = 0, {}
+                for c in args.cps:
+                    while pos < int(c * cap):
+                        n = min(args.prefill_chunk, int(c * cap) - pos)
+                        change = np.flatnonzero(imp[pos:pos + n] != imp[pos])
+                        n = int(change[0]) if change.size else n
+                        e.set_stream_importance(float(imp[pos]))
+                        e.prefill_stream(stream[pos:pos + n] % v)
+                        pos += n
+                    kept = set(e.kept_stream_index().tolist())
+                    whole = [all(sink.size + i in kept for i in range(x["start"], x["end"])) for x in events if x["end"] <= pos]
+                    kept_share[f"{c}x"] = round(float(np.mean(whole)), 3)
+                out.append({"n_ring": n_ring, "block": block, "keep": keep, "retained": kept_share})
+                print(json.dumps(out[-1]), flush=True)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", default="qwen2.5-coder-0.5b-instruct")
@@ -358,11 +396,15 @@ def main() -> None:
     ap.add_argument("--stem", default="2026-12-02-long-stream")
     ap.add_argument("--probe", action="store_true", help="only the block-similarity probe of each layer")
     ap.add_argument("--probe-tokens", type=int, default=2048)
+    ap.add_argument("--retention", action="store_true", help="only the novelty retention grid (model-free replay)")
     args = ap.parse_args()
     args.cps = tuple(int(c) for c in args.checkpoints.split(","))
 
     t_start = time.time()
     prompts = Prompts.for_model(args.model)
+    if args.retention:
+        print(json.dumps({"model_tokenizer": args.model, "grid": retention_grid(prompts, args)}))
+        return
     if args.probe:
         print(json.dumps({"model": args.model, "block": args.block, **probe_similarity(prompts, args)}))
         return
