@@ -109,8 +109,18 @@ class GGUFFile:
     def version(self) -> int:
         ...
 class Engine:
-    def __init__(self, path: str, n_sink: typing.SupportsInt | typing.SupportsIndex = 4, n_ring: typing.SupportsInt | typing.SupportsIndex = 2048, n_scratch: typing.SupportsInt | typing.SupportsIndex = 512, policy: str = 'sink_ring', n_threads: typing.SupportsInt | typing.SupportsIndex = 0, max_chunk: typing.SupportsInt | typing.SupportsIndex = 64, act_precision: str = 'q8x2') -> None:
+    def __init__(self, path: str, n_sink: typing.SupportsInt | typing.SupportsIndex = 4, n_ring: typing.SupportsInt | typing.SupportsIndex = 2048, n_scratch: typing.SupportsInt | typing.SupportsIndex = 512, policy: str = 'sink_ring', n_threads: typing.SupportsInt | typing.SupportsIndex = 0, max_chunk: typing.SupportsInt | typing.SupportsIndex = 64, act_precision: str = 'q8x2', sem_block: typing.SupportsInt | typing.SupportsIndex = 32, sem_layer: typing.SupportsInt | typing.SupportsIndex = -1, sem_threshold: typing.SupportsFloat | typing.SupportsIndex = 0.0, sem_keep: typing.SupportsFloat | typing.SupportsIndex = 0.75) -> None:
         ...
+    def set_stream_importance(self, value: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        """
+        policy novelty: importance of the stream tokens prefilled from now on (0 = ordinary)
+        """
+    def kept_stream_index(self) -> numpy.typing.NDArray[numpy.int64]:
+        """
+        stream index of each token the stream part of the cache holds (sink, then ring oldest first)
+        """
+    @property
+    def evict_stats(self) -> dict: ...
     def forward_hidden(self, tokens: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], hidden: typing.Any, logits: typing.Any = None) -> None:
         ...
     def forward_scratch(self, tokens: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], logits: typing.Any = None, all_logits: bool = False) -> None:
@@ -215,6 +225,9 @@ class Engine:
 class CudaEngine:
     def __init__(self, path: str, n_sink: typing.SupportsInt | typing.SupportsIndex = 4, n_ring: typing.SupportsInt | typing.SupportsIndex = 2048, n_scratch: typing.SupportsInt | typing.SupportsIndex = 512, policy: str = 'sink_ring', n_threads: typing.SupportsInt | typing.SupportsIndex = 0, max_chunk: typing.SupportsInt | typing.SupportsIndex = 64, device: typing.SupportsInt | typing.SupportsIndex = 0, act_precision: str = 'q8x2') -> None:
         ...
+    def kept_stream_index(self) -> numpy.typing.NDArray[numpy.int64]: ...
+    @property
+    def evict_stats(self) -> dict: ...
     def decode(self, first: typing.SupportsInt | typing.SupportsIndex, n_steps: typing.SupportsInt | typing.SupportsIndex, temperature: typing.SupportsFloat | typing.SupportsIndex = 0.0, seed: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.typing.NDArray[numpy.int32]:
         """
         n_steps scratch decode steps run on the device; returns the n_steps tokens produced

@@ -134,6 +134,7 @@ class Appliance:
         self.engine_thread = EngineThread(
             s.engine.model, self.feed, prompts=prompts, n_sink=s.engine.n_sink, n_ring=s.engine.n_ring,
             n_scratch=s.engine.n_scratch, n_threads=s.engine.n_threads, prefill_chunk=s.engine.prefill_chunk,
+            kv_policy=s.engine.kv_policy, kv_block=s.engine.kv_block,
             queue_size=s.engine.queue_size, drafter=s.engine.drafter, drafter_fallback=s.engine.drafter_fallback,
             no_repeat_ngram=s.engine.no_repeat_ngram, heartbeat=self.watchdog.pet,
             kernel_plan_dir=s.cache_dir, kernel_calibration=s.engine.kernel_calibration,
@@ -232,11 +233,13 @@ class Appliance:
         self.ingest_lines += len(records)
         if classified is None:
             return ids
+        alerted: set[int] = set()
         for alert in self.triage.evaluate(records, ids, classified):
+            alerted.update(alert.line_ids)
             self.publish_alert(alert)
         if self.feed is not None and self.engine_thread is not None:
-            for rec, cl in zip(records, classified):
-                self.feed.add(rec.ts, rec.host, cl.template_id, rec.text)
+            for rec, cl, line_id in zip(records, classified, ids):
+                self.feed.add(rec.ts, rec.host, cl.template_id, rec.text, important=line_id in alerted)
             self.engine_thread.notify()
         return ids
 

@@ -167,6 +167,12 @@ class EngineSettings(_Section):
     n_ring: int = Field(2048, ge=64, le=MAX_N_RING)
     n_scratch: int = Field(1024, ge=64, le=MAX_N_SCRATCH)   # a store query's call and result need ~360
     n_threads: int | None = Field(None, ge=1, le=1024)
+    # What leaves the KV ring when it is full (native/kv_cache.h): "sink_ring" the oldest tokens;
+    # "novelty" the oldest kv_block-token block holding no line the triage alerted on (those keep up to
+    # 3/4 of the ring); "semantic" the older block of the most similar adjacent pair; "fifo" the oldest
+    # with no sink (a baseline only). Measured: docs/perf/2026-12-02-long-stream.md.
+    kv_policy: Literal["sink_ring", "novelty", "semantic", "fifo"] = "sink_ring"
+    kv_block: int = Field(32, ge=4, le=1024)   # semantic: tokens per block; n_ring must be a multiple
     # ngram: prompt lookup over the stream, near free and exact; "model" (0.5B draft) pays only off
     # the CPU (NPU, GPU). Measured: docs/perf/2026-11-30-drafter-defaults.md. "model:rknn": the 0.5B on the
     # RK3588 NPU; "auto": model:rknn where the NPU, rknnlite and the converted graph are present, else ngram.
@@ -245,6 +251,10 @@ class Settings(BaseSettings):
             raise ValueError("data_dir = '/' is refused: give the appliance its own folder")
         if self.engine.n_sink + self.engine.n_ring + self.engine.n_scratch > MAX_N_RING + MAX_N_SCRATCH:
             raise ValueError("engine.n_sink + n_ring + n_scratch is too large")
+        e = self.engine
+        if e.kv_policy in ("semantic", "novelty") and (e.n_ring % e.kv_block or e.n_ring < 2 * e.kv_block):
+            raise ValueError(f"engine.kv_policy = {e.kv_policy} needs engine.n_ring ({e.n_ring}) to be a multiple of "
+                             f"engine.kv_block ({e.kv_block}), at least two blocks")
         return self
 
     @property

@@ -105,6 +105,21 @@ void def_engine_common(py::class_<PyE>& cls) {
         .def_property_readonly("n_scratch", [](const PyE& e) { return e.cache().n_scratch(); })
         .def_property_readonly("capacity", [](const PyE& e) { return e.cache().capacity(); })
         .def_property_readonly("policy", [](const PyE& e) { return std::string(lg::policy_name(e.cache().policy())); })
+        .def_property_readonly("evict_stats", [](const PyE& e) {
+            const lg::EvictStats& s = e.cache().evict_stats();
+            py::dict d;
+            d["evicted_similar"] = s.similar;
+            d["evicted_oldest"] = s.oldest;
+            d["evicted_important"] = s.important;
+            d["shifted_keys"] = s.shifted_keys;
+            d["evict_seconds"] = s.seconds;
+            return d;
+        })
+        .def("kept_stream_index", [](const PyE& e) {
+            py::array_t<int64_t> out(e.cache().stream_len());
+            e.cache().kept_stream_index(out.mutable_data());
+            return out;
+        }, "stream index of each token the stream part of the cache holds (sink, then ring oldest first)")
         .def_property_readonly("sink_used", [](const PyE& e) { return e.cache().sink_used(); })
         .def_property_readonly("ring_used", [](const PyE& e) { return e.cache().ring_used(); })
         .def_property_readonly("scratch_used", [](const PyE& e) { return e.cache().scratch_used(); })

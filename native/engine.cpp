@@ -33,10 +33,23 @@ static const Config& checked(const Model& m, const EngineOptions& o, const std::
     return c;
 }
 
+static SemanticSpec semantic_spec(const Config& c, const EngineOptions& o) {
+    SemanticSpec s;
+    s.block = o.sem_block;
+    s.layer = o.sem_layer < 0 ? c.n_layer / 2 : o.sem_layer;
+    s.threshold = o.sem_threshold;
+    s.keep = o.sem_keep;
+    s.n_embd = c.n_embd;
+    s.rope_base = c.rope_theta;
+    s.neox = c.rope_style == RopeStyle::Neox;
+    return s;
+}
+
 Engine::Engine(const std::string& path, const EngineOptions& o)
     : model_(path),
-      cache_(checked(model_, o, path).n_layer, model_.config().n_head_kv, model_.config().head_dim,
-             o.n_sink, o.n_ring, o.n_scratch, o.policy),
+      sem_(semantic_spec(checked(model_, o, path), o)),
+      cache_(model_.config().n_layer, model_.config().n_head_kv, model_.config().head_dim,
+             o.n_sink, o.n_ring, o.n_scratch, o.policy, &sem_),
       pool_(pick_threads(o.n_threads)),
       rs_(model_.config(), model_.weights(), cache_.capacity(), o.max_chunk, pool_.size(), o.act_precision) {}
 

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "forward.h"
@@ -22,6 +23,11 @@ struct EngineOptions {
     int n_threads = 0;  // 0 = hardware concurrency
     int max_chunk = DEFAULT_MAX_CHUNK;
     ActPrecision act_precision = ActPrecision::Q8X2;  // quant.h: q8 is faster, q8x2 passes the gate
+    // policy semantic (kv_cache.h): block size, pooled layer (-1: n_layer / 2), similarity threshold
+    int sem_block = 32;
+    int sem_layer = -1;
+    float sem_threshold = 0.0f;
+    float sem_keep = 0.75f;  // policy novelty: the share of blocks important blocks may hold
 };
 
 class Engine {
@@ -47,12 +53,18 @@ public:
     // forward_scratch that also fills hidden [n_layer+1][n][n_embd], then rolls back.
     void forward_hidden(const int32_t* tokens, int n, float* hidden, float* logits);
     void rollback(int n) { cache_.rollback(n); }
+    // Policy novelty: importance of the stream tokens prefilled from now on (kv_cache.h).
+    void set_stream_importance(float v) {
+        if (!(v >= 0.0f)) throw std::invalid_argument("stream importance must be >= 0");
+        cache_.set_importance(v);
+    }
     uint64_t stream_checksum() const { return cache_.stream_checksum(); }
 
 private:
     void check_tokens(const int32_t* tokens, int n) const;
 
     Model model_;
+    SemanticSpec sem_;
     KVCache cache_;
     ThreadPool pool_;
     RunState rs_;

@@ -27,7 +27,8 @@ void register_engine(py::module_& m) {
     cls
         .def(py::init([](const std::string& path, int n_sink, int n_ring, int n_scratch,
                          const std::string& policy, int n_threads, int max_chunk,
-                         const std::string& act_precision) {
+                         const std::string& act_precision, int sem_block, int sem_layer, float sem_threshold,
+                         float sem_keep) {
                  lg::EngineOptions o;
                  o.n_sink = n_sink;
                  o.n_ring = n_ring;
@@ -36,14 +37,22 @@ void register_engine(py::module_& m) {
                  o.n_threads = n_threads;
                  o.max_chunk = max_chunk;
                  o.act_precision = lg::parse_act_precision(act_precision);
+                 o.sem_block = sem_block;
+                 o.sem_layer = sem_layer;
+                 o.sem_threshold = sem_threshold;
+                 o.sem_keep = sem_keep;
                  py::gil_scoped_release nogil;
                  return new PyEngine(path, o);
              }),
              py::arg("path"), py::arg("n_sink") = 4, py::arg("n_ring") = 2048, py::arg("n_scratch") = 512,
              py::arg("policy") = "sink_ring", py::arg("n_threads") = 0,
-             py::arg("max_chunk") = lg::DEFAULT_MAX_CHUNK, py::arg("act_precision") = "q8x2");
+             py::arg("max_chunk") = lg::DEFAULT_MAX_CHUNK, py::arg("act_precision") = "q8x2",
+             py::arg("sem_block") = 32, py::arg("sem_layer") = -1, py::arg("sem_threshold") = 0.0f,
+             py::arg("sem_keep") = 0.75f);
     lg::py_util::def_engine_common(cls);
     cls
+        .def("set_stream_importance", [](PyEngine& e, float v) { e.set_stream_importance(v); }, py::arg("value"),
+             "policy novelty: importance of the stream tokens prefilled from now on (0 = ordinary)")
         .def_property_readonly("n_threads", [](const PyEngine& e) { return e.n_threads(); })
         .def_property_readonly("max_chunk", [](const PyEngine& e) { return e.max_chunk(); })
         .def_property_readonly("act_precision", [](const PyEngine& e) { return std::string(lg::act_precision_name(e.act_precision())); })

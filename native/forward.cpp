@@ -192,6 +192,8 @@ void forward_chunk(const Model& model, KVCache& cache, ThreadPool& pool, RunStat
         dequantize_row(emb.type, emb.data + static_cast<int64_t>(tokens[t]) * emb.row_bytes, x + t * E, E);
     }
     save_hidden(0);
+    const int embed_layer = cache.embed_layer();  // semantic eviction pools this layer's output
+    if (embed_layer == 0) cache.add_embedding(plan, rs.chunk_slot.data(), x);
 
     for (int l = 0; l < c.n_layer; l++) {
         const LayerWeights& L = w.layers[l];
@@ -204,6 +206,7 @@ void forward_chunk(const Model& model, KVCache& cache, ThreadPool& pool, RunStat
         P.project(L.w_gate, xb, T, rs.hb.data(), Epi::SwiGLU, &L.w_up);     // hb = silu(xb @ Wg^T) * (xb @ Wu^T)
         P.project(L.w_down, rs.hb.data(), T, x, Epi::Add);                  // x += hb @ Wd^T
         save_hidden(l + 1);
+        if (embed_layer == l + 1) cache.add_embedding(plan, rs.chunk_slot.data(), x);
     }
 
     if (!out.logits) return;

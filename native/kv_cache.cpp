@@ -11,13 +11,22 @@ namespace lg {
 EvictPolicy parse_policy(const std::string& name) {
     if (name == "sink_ring") return EvictPolicy::SinkRing;
     if (name == "fifo") return EvictPolicy::Fifo;
-    throw std::invalid_argument("unknown KV cache policy '" + name + "' (sink_ring, fifo)");
+    if (name == "semantic") return EvictPolicy::Semantic;
+    if (name == "novelty") return EvictPolicy::Novelty;
+    throw std::invalid_argument("unknown KV cache policy '" + name + "' (sink_ring, fifo, semantic, novelty)");
 }
 
-const char* policy_name(EvictPolicy p) { return p == EvictPolicy::Fifo ? "fifo" : "sink_ring"; }
+const char* policy_name(EvictPolicy p) {
+    switch (p) {
+        case EvictPolicy::Fifo: return "fifo";
+        case EvictPolicy::Semantic: return "semantic";
+        case EvictPolicy::Novelty: return "novelty";
+        default: return "sink_ring";
+    }
+}
 
 KVCache::KVCache(int n_layer, int n_head_kv, int head_dim, int n_sink, int n_ring, int n_scratch,
-                 EvictPolicy policy)
+                 EvictPolicy policy, const SemanticSpec* sem)
     : n_layer_(n_layer), n_head_kv_(n_head_kv), head_dim_(head_dim),
       n_sink_(policy == EvictPolicy::Fifo ? 0 : n_sink), n_ring_(n_ring), n_scratch_(n_scratch),
       policy_(policy) {
@@ -31,16 +40,33 @@ KVCache::KVCache(int n_layer, int n_head_kv, int head_dim, int n_sink, int n_rin
     // the checksum of an empty cache is defined.
     kdata_.reset(new float[n_values_]());
     vdata_.reset(new uint16_t[n_values_]());
+    if (blocked()) init_semantic(sem);
 }
 
 int KVCache::stream_chunk_limit() const {
-    return sink_used_ < n_sink_ ? n_sink_ - sink_used_ : n_ring_;
+    if (sink_used_ < n_sink_) return n_sink_ - sink_used_;
+    // semantic: one block stays (the newest may be partly filled); the rest can be freed
+    return blocked() ? n_ring_ - sem_.block : n_ring_;
+}
+
+int KVCache::ring_slot(int i) const {
+    if (blocked())  // every listed block but the newest is full
+        return n_sink_ + order_[i / sem_.block] * sem_.block + i % sem_.block;
+    return n_sink_ + (ring_start_ + i) % n_ring_;
+}
+
+void KVCache::kept_stream_index(int64_t* out) const {
+    int p = 0;
+    for (int i = 0; i < sink_used_; i++) out[p++] = i;
+    for (int i = 0; i < ring_used_; i++)
+        out[p++] = blocked() ? src_[order_[i / sem_.block]] + i % sem_.block
+                                                    : stream_total_ - ring_used_ + i;
 }
 
 void KVCache::fill_pos_slot(int32_t* pos_slot) const {
     int p = 0;
     for (int i = 0; i < sink_used_; i++) pos_slot[p++] = i;
-    for (int i = 0; i < ring_used_; i++) pos_slot[p++] = n_sink_ + (ring_start_ + i) % n_ring_;
+    for (int i = 0; i < ring_used_; i++) pos_slot[p++] = ring_slot(i);
     for (int i = 0; i < scratch_used_; i++) pos_slot[p++] = n_sink_ + n_ring_ + i;
 }
 
@@ -49,6 +75,8 @@ ChunkPlan KVCache::plan_stream(int T, int32_t* chunk_slot, int32_t* pos_slot) {
     if (sink_used_ < n_sink_) {
         for (int t = 0; t < T; t++) chunk_slot[t] = sink_used_ + t;
         sink_used_ += T;
+    } else if (blocked()) {
+        plan_semantic(T, chunk_slot);
     } else {
         int evict = ring_used_ + T - n_ring_;
         if (evict > 0) {
@@ -59,7 +87,9 @@ ChunkPlan KVCache::plan_stream(int T, int32_t* chunk_slot, int32_t* pos_slot) {
         ring_used_ += T;
     }
     ChunkPlan plan;
-    plan.rot0 = stream_total_;
+    plan.rot0 = rot_next_;
+    plan.stream = true;
+    rot_next_ += T;
     stream_total_ += T;
     fill_pos_slot(pos_slot);
     plan.n_sink_pos = sink_used_;
@@ -73,7 +103,7 @@ ChunkPlan KVCache::plan_scratch(int T, int32_t* chunk_slot, int32_t* pos_slot) {
     assert(T >= 1 && T <= scratch_free());
     for (int t = 0; t < T; t++) chunk_slot[t] = n_sink_ + n_ring_ + scratch_used_ + t;
     ChunkPlan plan;
-    plan.rot0 = stream_total_ + scratch_used_;
+    plan.rot0 = rot_next_ + scratch_used_;
     scratch_used_ += T;
     fill_pos_slot(pos_slot);
     plan.n_sink_pos = sink_used_;
@@ -105,6 +135,10 @@ uint64_t KVCache::stream_checksum() const {
     hash.mix(static_cast<uint64_t>(ring_used_));
     hash.mix(static_cast<uint64_t>(ring_start_));
     hash.mix(static_cast<uint64_t>(stream_total_));
+    if (blocked()) {  // block order and rotation base (the others: implied)
+        hash.mix(static_cast<uint64_t>(rot_next_));
+        for (int i = 0; i < n_order_; i++) hash.mix(static_cast<uint64_t>(order_[i]));
+    }
     for (int l = 0; l < n_layer_; l++)
         for (int hd = 0; hd < n_head_kv_; hd++) {
             const size_t base = (static_cast<size_t>(l) * n_head_kv_ + hd) * head_stride_;
@@ -114,7 +148,7 @@ uint64_t KVCache::stream_checksum() const {
                 hash.mix_bytes(vdata_.get() + off, head_dim_ * sizeof(uint16_t));
             };
             for (int s = 0; s < sink_used_; s++) slot_hash(s);
-            for (int i = 0; i < ring_used_; i++) slot_hash(n_sink_ + (ring_start_ + i) % n_ring_);
+            for (int i = 0; i < ring_used_; i++) slot_hash(ring_slot(i));
         }
     return hash.h;
 }

@@ -32,10 +32,36 @@ namespace lg {
 // then the chunk is written and attends to what remains (sink + newer ring + itself). Policy
 // `fifo` is the same with n_sink = 0 (the StreamingLLM baseline that collapses).
 //
+// SEMANTIC (policy `semantic`, CPU engine): the ring is kept in blocks of C tokens (slots n_sink +
+// b*C ..), listed oldest first; each block's embedding is the sum of one layer's hidden states over
+// its tokens (the forward adds them: add_embedding). When the stream needs a block and none is free,
+// the adjacent pair of full blocks with the largest cosine goes (its older block) if that cosine is
+// >= threshold, else the oldest block. Removing a block from the middle leaves a gap in rotation
+// indices; the smaller side is re-rotated in place by +-C (one fp32 rounding per key and shift, angles
+// in double) so ring + scratch stay consecutive: attention sees the kept blocks as one window.
+//
+// NOVELTY (policy `novelty`): the same blocks, scored by the caller instead of by hidden states: each
+// block keeps the largest set_importance() value current while its tokens were planned (the appliance:
+// 1 for a line whose template the triage has rarely seen or whose severity is high). A block with
+// importance > 0 is kept while such blocks hold at most keep * n_blocks; the oldest unimportant block
+// goes first; over that share, the oldest important one. Gaps are closed as for `semantic`.
+//
 // JOBS: a job forks from the stream by writing scratch (positions continue after the ring);
 // rollback(n) truncates scratch to n tokens. Sink and ring bytes are never touched by a job,
 // so they are bit-identical before and after it (stream_checksum() proves it in tests).
-enum class EvictPolicy { SinkRing, Fifo };
+enum class EvictPolicy { SinkRing, Fifo, Semantic, Novelty };
+
+// What the semantic policy needs beyond the layout: block size, the layer whose hidden state is
+// pooled, the similarity threshold and the model's RoPE (to re-rotate kept keys).
+struct SemanticSpec {
+    int block = 32;          // C: tokens per block; n_ring must be a multiple, >= 2 blocks
+    int layer = -1;          // hidden state after this many layers (0 = embeddings .. n_layer)
+    float threshold = 0.0f;  // evict the most similar pair's older block when cos >= threshold
+    float keep = 0.75f;      // novelty: the share of blocks important blocks may hold
+    int n_embd = 0;
+    double rope_base = 10000.0;
+    bool neox = false;
+};
 
 // FNV-1a-style mixing over 64-bit words: the stream checksum of the CPU and CUDA caches.
 struct StreamHash {
@@ -47,7 +73,7 @@ struct StreamHash {
     void mix_bytes(const void* p, size_t nbytes);  // whole 8-byte words
 };
 
-EvictPolicy parse_policy(const std::string& name);  // "sink_ring" | "fifo"; throws naming it
+EvictPolicy parse_policy(const std::string& name);  // "sink_ring" | "fifo" | "semantic" | "novelty"; throws
 const char* policy_name(EvictPolicy p);
 
 // Where one planned chunk lands: slots of its T tokens and its position range.
@@ -57,12 +83,23 @@ struct ChunkPlan {
     int n_pos = 0;  // positions after the write (= pos0 + T); token t attends to 0..pos0+t
     int n_sink_pos = 0;  // positions 0..n_sink_pos-1 are sink keys (rotated by their position)
     int64_t rot0 = 0;    // rotation index of the chunk's first token (+t for token t)
+    bool stream = false;  // planned by plan_stream (the forward then feeds add_embedding)
+};
+
+// Counters of the semantic policy (all zero for the others).
+struct EvictStats {
+    int64_t similar = 0;        // blocks evicted as the older of the most similar pair
+    int64_t oldest = 0;         // blocks evicted as the oldest (semantic: no pair reached the threshold;
+                                // novelty: the oldest unimportant block)
+    int64_t important = 0;      // novelty: important blocks evicted (over the keep share)
+    int64_t shifted_keys = 0;   // token keys re-rotated (per layer and KV head counted once)
+    double seconds = 0.0;       // time spent choosing and compacting
 };
 
 class KVCache {
 public:
     KVCache(int n_layer, int n_head_kv, int head_dim, int n_sink, int n_ring, int n_scratch,
-            EvictPolicy policy);
+            EvictPolicy policy, const SemanticSpec* sem = nullptr);  // sem: required for Semantic
 
     int capacity() const { return n_sink_ + n_ring_ + n_scratch_; }
     int n_sink() const { return n_sink_; }
@@ -90,12 +127,30 @@ public:
     ChunkPlan plan_stream(int T, int32_t* chunk_slot, int32_t* pos_slot);
     ChunkPlan plan_scratch(int T, int32_t* chunk_slot, int32_t* pos_slot);
 
+    // Semantic only: the layer whose hidden state is pooled (-1 for other policies), and the sum of
+    // the chunk's hidden rows x[T][n_embd] into their blocks (tokens in the sink are skipped).
+    int embed_layer() const { return policy_ == EvictPolicy::Semantic ? sem_.layer : -1; }
+    void add_embedding(const ChunkPlan& plan, const int32_t* chunk_slot, const float* x);
+    const EvictStats& evict_stats() const { return ev_; }
+    // Novelty: the importance of the stream tokens planned from now on (>= 0; kept in the block as its max).
+    void set_importance(float v) { importance_ = v; }
+    bool blocked() const { return policy_ == EvictPolicy::Semantic || policy_ == EvictPolicy::Novelty; }
+    // Stream index of the token at each stream position (sink, then ring oldest first): out[stream_len()].
+    void kept_stream_index(int64_t* out) const;
+
     void rollback(int n);  // scratch_used = n; precondition 0 <= n <= scratch_used
     // 64-bit hash of sink+ring K/V bytes (used slots) and the stream bookkeeping.
     uint64_t stream_checksum() const;
 
 private:
     void fill_pos_slot(int32_t* pos_slot) const;
+    int ring_slot(int i) const;  // slot of the i-th oldest ring entry
+    void init_semantic(const SemanticSpec* sem);
+    void plan_semantic(int T, int32_t* chunk_slot);
+    void evict_block();
+    int choose_similar(int m);   // order index of the block to evict among the m candidates
+    int choose_novelty(int m);
+    void shift_keys(int first, int last, bool forward);  // re-rotate order_[first..last) by +-C
 
     int n_layer_, n_head_kv_, head_dim_;
     int n_sink_, n_ring_, n_scratch_;
@@ -106,6 +161,17 @@ private:
     std::unique_ptr<uint16_t[]> vdata_;
     int sink_used_ = 0, ring_used_ = 0, ring_start_ = 0, scratch_used_ = 0;
     int64_t stream_total_ = 0;
+    int64_t rot_next_ = 0;  // rotation index of the next stream token (= stream_total_ but for semantic)
+    // semantic state (sized at init, empty for the other policies)
+    SemanticSpec sem_;
+    int n_blocks_ = 0, n_order_ = 0, n_free_ = 0;
+    std::unique_ptr<int[]> order_, free_, fill_;
+    std::unique_ptr<int64_t[]> src_;        // stream index of each block's first token
+    std::unique_ptr<float[]> emb_;          // [n_blocks][n_embd] hidden-state sums
+    std::unique_ptr<float[]> imp_;          // novelty: each block's importance
+    float importance_ = 0.0f;
+    std::unique_ptr<float[]> shift_rot_;    // cos, sin of +C, cos, sin of -C: [4][head_dim/2]
+    EvictStats ev_;
 };
 
 }  // namespace lg

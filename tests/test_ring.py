@@ -105,3 +105,32 @@ def test_feed_producer_never_blocks_on_a_stalled_consumer():
     assert time.perf_counter() - t0 < 10
     st = feed.stats()
     assert st["pushed_entries"] == 5000 and st["dropped_entries"] >= 5000 - 64
+
+
+def test_pop_stops_where_the_importance_changes():
+    r = TokenRing(n_tokens=64, n_entries=8)
+    r.push([1, 2], 0)
+    r.push([3], 0, importance=1.0)
+    r.push([4, 5], 0, importance=1.0)
+    r.push([6], 0)
+    assert r.pop(10)[0].tolist() == [1, 2] and r.popped_importance == 0.0
+    assert r.pop(10)[0].tolist() == [3, 4, 5] and r.popped_importance == 1.0
+    assert r.pop(10)[0].tolist() == [6] and r.popped_importance == 0.0
+
+
+def test_feed_marks_the_alerted_line_not_the_repeats_closed_with_it():
+    r = TokenRing(n_tokens=256, n_entries=16)
+    feed = ContextFeed(r, lambda s: [len(s)], window_s=5)
+    feed.add(0, "h", 1, "pump ok")
+    feed.add(1, "h", 1, "pump ok")                       # collapsed into the window
+    feed.add(2, "h", 2, "ERROR pump stalled", important=True)
+    feed.add(3, "h", 2, "ERROR pump stalled", important=True)   # a repeat: joins the window, not pushed
+    feed.add(9, "h", 3, "pump restarted")                # closes both windows, then goes out itself
+    got = []
+    while True:
+        toks, n = r.pop(1)
+        if not n:
+            break
+        got.append(r.popped_importance)
+    # pump ok, ERROR (important), pump ok (x1), ERROR (x1), pump restarted
+    assert got == [0.0, 1.0, 0.0, 0.0, 0.0]

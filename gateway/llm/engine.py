@@ -53,7 +53,8 @@ class Engine:
     def __init__(self, path_or_model_name: str | os.PathLike, n_sink: int = 4, n_ring: int = 2048,
                  n_scratch: int = 512, policy: str = "sink_ring", n_threads: int | None = None,
                  max_chunk: int | None = None, backend: str = "auto", tokenizer=None,
-                 act_precision: str = "q8x2"):
+                 act_precision: str = "q8x2", sem_block: int | None = None, sem_layer: int | None = None,
+                 sem_threshold: float | None = None, sem_keep: float | None = None):
         """tokenizer: the caller's Tokenizer for this GGUF, if it has one (else loaded on first use).
         n_threads: default one per performance core this process may use (gateway/llm/cpus.py).
         act_precision: "q8x2" (default: the precision the correctness gate holds) or "q8" (one int8
@@ -64,6 +65,12 @@ class Engine:
         if act_precision not in ACT_PRECISIONS:
             raise ValueError(f"act_precision must be one of {', '.join(ACT_PRECISIONS)}, got {act_precision!r}")
         kwargs = {} if max_chunk is None else {"max_chunk": int(max_chunk)}
+        # policies "semantic" / "novelty" (native/kv_semantic.cpp): block size, pooled layer, similarity
+        # threshold, share of blocks kept for important lines
+        for key, val in (("sem_block", sem_block), ("sem_layer", sem_layer), ("sem_threshold", sem_threshold),
+                         ("sem_keep", sem_keep)):
+            if val is not None:
+                kwargs[key] = val
         cls = _native.CudaEngine if self.backend == "cuda" else _native.Engine
         self._e = cls(str(self.path), n_sink=n_sink, n_ring=n_ring, n_scratch=n_scratch,
                       policy=policy, n_threads=int(n_threads or default_threads()),
@@ -164,6 +171,10 @@ class Engine:
                                     detokenize=lambda ids: self.tokenizer.decode(ids, skip_special=True),
                                     logits_processor=logits_processor, no_repeat_ngram=no_repeat_ngram)
 
+    def set_stream_importance(self, value: float) -> None:
+        """Policy novelty: the importance of the stream tokens prefilled from now on (native/kv_cache.h)."""
+        self._e.set_stream_importance(float(value))
+
     # --- bookkeeping -------------------------------------------------------------------------
 
     def stats(self) -> dict:
@@ -175,4 +186,5 @@ class Engine:
             "prefill_ms_per_tok_ema": self._prefill_ms.value, "decode_ms_per_tok_ema": self._decode_ms.value,
             "n_threads": e.n_threads, "simd": e.simd, "kv_bytes": e.kv_bytes, "act_precision": self.act_precision,
             "kernel_plan": kernel_plan.active()["plan"],
+            **e.evict_stats,
         }

@@ -95,6 +95,7 @@ class TokenQueue:
         self._start = np.zeros(n_entries, np.int64)       # [n_entries] absolute token offset
         self._len = np.zeros(n_entries, np.int32)         # [n_entries]
         self._ts = np.zeros(n_entries, np.float64)        # [n_entries] line time
+        self._imp = np.zeros(n_entries, np.float32)       # [n_entries] importance (the triage alerted on it)
         self._out = np.zeros(n_tokens, np.int32)          # consumer's copy buffer
         # producer-owned
         self.head = 0            # entries pushed
@@ -106,9 +107,10 @@ class TokenQueue:
         self.dropped_entries = 0
         self.consumed_entries = 0
         self.consumed_tokens = 0
+        self.popped_importance = 0.0   # of the entries the last pop returned (they share it)
 
     # --- producer --------------------------------------------------------------------------
-    def push(self, tokens: Sequence[int] | np.ndarray, ts: float) -> None:
+    def push(self, tokens: Sequence[int] | np.ndarray, ts: float, importance: float = 0.0) -> None:
         toks = np.asarray(tokens, dtype=np.int32)
         if toks.size > self.max_entry_tokens:
             toks = toks[: self.max_entry_tokens]
@@ -128,6 +130,7 @@ class TokenQueue:
         self._start[s] = start
         self._len[s] = n
         self._ts[s] = ts
+        self._imp[s] = importance
         self.tok_head = start + n
         self._seq[s] = e
         self.head = e + 1
@@ -135,8 +138,9 @@ class TokenQueue:
 
     # --- consumer --------------------------------------------------------------------------
     def pop(self, max_tokens: int) -> tuple[np.ndarray, int]:
-        """Up to `max_tokens` tokens of whole entries (an entry longer than max_tokens comes
-        alone). Returns a view valid until the next pop, and the number of entries in it."""
+        """Up to `max_tokens` tokens of whole entries of one importance (an entry longer than max_tokens
+        comes alone; their importance is left in popped_importance). Returns a view valid until the
+        next pop, and the number of entries in it."""
         got, n_entries = 0, 0
         while self.tail < self.head:
             e = self.tail
@@ -150,8 +154,8 @@ class TokenQueue:
                 self.dropped_entries += 1
                 self.tail = e + 1
                 continue
-            start, n = int(self._start[s]), int(self._len[s])
-            if got and got + n > max_tokens:
+            start, n, imp = int(self._start[s]), int(self._len[s]), float(self._imp[s])
+            if got and (got + n > max_tokens or imp != self.popped_importance):
                 break
             i = start % self.n_tokens
             first = min(n, self.n_tokens - i)
@@ -164,6 +168,7 @@ class TokenQueue:
                 continue
             got += n
             n_entries += 1
+            self.popped_importance = imp
             self.tail = e + 1
             if got >= max_tokens:
                 break
@@ -204,18 +209,23 @@ class ContextFeed:
         self._lock = threading.Lock()
         self.lines = 0
 
-    def add(self, ts: float, host: str, template_id: int | None, text: str) -> None:
+    def add(self, ts: float, host: str, template_id: int | None, text: str, important: bool = False) -> None:
+        """important: the triage alerted on this line (the KV policy `novelty` keeps it longer); it
+        marks the line itself, not the "(xN)" repeats closed on the way."""
         with self._lock:
-            for line in self.compactor.add(ts, host, template_id, text):
-                self._push(line, ts)
+            collapsed = self.compactor.collapsed
+            lines = self.compactor.add(ts, host, template_id, text)
+            went_out = self.compactor.collapsed == collapsed      # else it joined a repeat window
+            for i, line in enumerate(lines):
+                self._push(line, ts, important and went_out and i == len(lines) - 1)
 
     def tick(self, now: float | None = None) -> None:
         with self._lock:
             for line in self.compactor.due(time.time() if now is None else now):
                 self._push(line, time.time())
 
-    def _push(self, line: str, ts: float) -> None:
-        self.queue.push(self.tokenize(line + "\n"), ts)
+    def _push(self, line: str, ts: float, important: bool = False) -> None:
+        self.queue.push(self.tokenize(line + "\n"), ts, 1.0 if important else 0.0)
         self.lines += 1
 
     def stats(self) -> dict:

@@ -59,6 +59,8 @@ def ui_stats(s: dict[str, Any]) -> UiStats:
     facts = {}
     if eng.get("model"):
         facts["model"] = str(eng["model"])
+    if eng.get("policy"):
+        facts["kv_policy"] = str(eng["policy"])
     if "stream_total" in eng:
         facts["stream_tokens"] = str(eng["stream_total"])
     if ring.get("lag_s") is not None:

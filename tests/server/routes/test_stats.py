@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
+import time
+
+import pytest
+from fastapi.testclient import TestClient
+from pydantic import ValidationError
+
+from gateway.appliance import Appliance
+from gateway.server.app import create_app
+from gateway.server.auth import KeyStore
 from gateway.server.routes.stats import ui_stats
+from gateway.settings import Settings
 from tests.server.conftest import add_lines
 
 
@@ -23,3 +33,60 @@ def test_ui_block_from_engine_figures():
     assert u.decode_tok_s == 20.0 and u.prefill_tok_s == 200.0 and u.acceptance_rate == 0.75
     assert (u.kv.sink, u.kv.ring, u.kv.scratch, u.kv.capacity) == (40, 1000, 0, 2600)
     assert (u.ring_drops_total, u.deadline_misses_total, u.ingest_lines_total) == (7, 2, 100)
+
+
+@pytest.mark.models
+@pytest.mark.parametrize("policy", ["semantic", "novelty"])
+def test_kv_policy_setting_reaches_the_engine_and_stats(tmp_path, policy):
+    """engine.kv_policy: the engine runs it and /api/stats names it (engine section and ui facts)."""
+    s = Settings(data_dir=tmp_path, engine={"enabled": True, "model": "smollm2-135m-instruct", "n_ring": 256,
+                                            "n_scratch": 384, "kv_policy": policy, "kv_block": 32},
+                 ingest={"demo": {"enabled": False}})
+    a = Appliance(s).start()
+    try:
+        end = time.monotonic() + 300
+        while not a.ready and time.monotonic() < end:
+            time.sleep(0.2)
+        assert a.ready
+        key = KeyStore(s.server.key_path(s.data_dir)).create(name="test")
+        client = TestClient(create_app(a, s))
+        st = client.get("/api/stats", headers={"Authorization": f"Bearer {key}"}).json()
+        assert st["engine"]["policy"] == policy and st["ui"]["facts"]["kv_policy"] == policy
+        assert st["engine"]["evicted_similar"] == 0 and "shifted_keys" in st["engine"]
+    finally:
+        a.stop()
+
+
+def test_semantic_policy_needs_whole_blocks():
+    with pytest.raises(ValidationError, match="multiple of engine.kv_block"):
+        Settings(engine={"n_ring": 100, "kv_policy": "semantic", "kv_block": 32})
+    with pytest.raises(ValidationError, match="kv_policy"):
+        Settings(engine={"kv_policy": "lru"})
+    assert Settings(engine={"n_ring": 128, "kv_policy": "semantic", "kv_block": 32}).engine.kv_policy == "semantic"
+
+
+@pytest.mark.models
+def test_novelty_keeps_the_line_the_triage_alerted_on(tmp_path):
+    """The appliance path: an ERROR line (a severity alert), then many lines of one template; under
+    kv_policy = novelty the ERROR line's tokens are still in the cache long after the ring wrapped."""
+    s = Settings(data_dir=tmp_path, engine={"enabled": True, "model": "smollm2-135m-instruct", "n_ring": 128,
+                                            "n_scratch": 384, "kv_policy": "novelty", "kv_block": 16},
+                 ring={"collapse_window_s": 0}, ingest={"demo": {"enabled": False}})
+    a = Appliance(s).start()
+    try:
+        end = time.monotonic() + 300
+        while not a.ready and time.monotonic() < end:
+            time.sleep(0.2)
+        eng = a.engine_thread.engine
+        first = eng.stream_total                       # the ERROR line starts here
+        add_lines(a, "ERROR pump P-7 stalled, code 4471", *[f"INFO cycle {i} complete" for i in range(120)])
+        last = -1
+        while time.monotonic() < end and (a.feed.queue.backlog_tokens() or eng.stream_total != last):
+            last = eng.stream_total
+            time.sleep(0.5)
+        assert eng.stream_total > first + 4 * 128, "the ring wrapped several times"
+        kept = set(eng.native.kept_stream_index().tolist())
+        assert first in kept and first + 5 in kept
+        assert eng.stats()["evicted_oldest"] > 0
+    finally:
+        a.stop()
