@@ -150,10 +150,13 @@ def test_call_prefix_and_render():
                        "avg": 1.23456, "min_line": {"time": 0.0, "text": "a"}, "max_line": {"time": 0.0, "text": "b"}})
     assert "Maximum 65454 (" in r and "Minimum 2191 (" in r and "Average 1.235." in r
     r = render_result({"call": {"op": "top_k", "by": "ip"}, "count": 9, "top": [{"value": "10.0.0.1", "lines": 5}]})
-    assert r == "9 lines match. The most frequent of the IP addresses: 10.0.0.1 (5 lines)."
+    assert r == "9 lines match. The most frequent IP address is 10.0.0.1 (5 lines)."
     r = render_result({"call": {"op": "top_k", "by": "template"}, "count": 9,
                        "top": [{"value": "a", "count": 6}, {"value": "b", "count": 3}]})
-    assert r == "9 lines match. The most frequent of the kinds of message: a (6 lines). After it: 2. b (3 lines)."
+    assert r == "9 lines match. The most frequent kind of message is a (6 lines). The next ones: 2. b (3 lines)."
+    r = render_result({"call": {"op": "lines"}, "count": 1, "lines": [{"id": 1, "time": 0.0, "text": "to spark://d@h:1",
+                       "captured": {"X": "d@h:1"}}]})
+    assert r.startswith("X is d@h:1. 1 lines match")
     assert render_result({"call": {"op": "count"}, "count": 0, "no_match": True}).startswith("No line matches")
     assert "failed" in render_result({"call": {}, "error": "unknown op"})
 
