@@ -280,3 +280,10 @@ def test_a_pattern_is_the_lines_form_before_its_pieces(tmp_path):
     assert q.run({"op": "count", "text": "check interrupt: <*>"})["count"] == 2        # no line ends so: anywhere
     q.close()
     s.close()
+
+
+def test_known_words_hold_words_inside_template_parameters(q):
+    from gateway.pipeline.query import known_words
+    words = known_words(q)
+    assert "operator" in words and "previous" in words      # only ever a <*> value ("E-STOP pressed by <*>")
+    assert "zone" in words and "<*>" not in words

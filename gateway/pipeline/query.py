@@ -526,6 +526,7 @@ def known_values(surface: QuerySurface, field: str, limit: int = 64) -> list[str
 
 
 _WORD = re.compile(r"[A-Za-z][\w.'/-]*[A-Za-z0-9]|[A-Za-z]{2,}")
+PARAM_WORD_LINES = 20_000     # known_words reads the parameters of this many newest lines
 
 
 def known_words(surface: QuerySurface, limit: int = 2000) -> list[str]:
@@ -536,8 +537,15 @@ def known_words(surface: QuerySurface, limit: int = 2000) -> list[str]:
                                   " GROUP BY l.template_id ORDER BY count(*) DESC LIMIT 5000")
     except (QueryInterrupted, sqlite3.DatabaseError):
         return []
+    try:    # words inside the recent lines' template parameters: Drain merges lines that differ in a word
+        # ("heater zone 2 temperature 78.2 C" with "... over-temperature: 93.9 C": "temperature" is a <*>)
+        params, _ = surface.execute("SELECT p.text, count(*) FROM params p WHERE p.num IS NULL AND p.line_id > "
+                                    "(SELECT max(id) FROM logs) - ? GROUP BY p.text ORDER BY 2 DESC LIMIT 5000",
+                                    [PARAM_WORD_LINES])
+    except (QueryInterrupted, sqlite3.DatabaseError):
+        params = []
     by_lower: dict[str, Counter] = {}
-    for template, n in rows:
+    for template, n in [*rows, *params]:
         for tok in str(template).split():
             if "<" in tok:
                 continue
