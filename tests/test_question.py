@@ -173,3 +173,8 @@ def test_problem_words_take_every_level_of_their_kind():
     assert x.levels == ["fatal", "error", "severe", "failure", "warning"]     # error or worse, and warnings
     assert ground("How many ERROR level lines?", [], [], bgl, []).levels == ["error"]   # as the log writes it
     assert ground("How many fatal level lines?", [], [], bgl, []).levels == ["fatal"]
+
+
+def test_a_named_host_is_not_what_stats_measures():
+    x = ground("What was the lowest capper torque logged, in Nm?", ["line3/capper"], [], LEVELS, ["capper", "torque", "Nm"])
+    assert x.hosts == ["line3/capper"] and x.of_words == ["torque", "Nm"]

@@ -248,6 +248,8 @@ def ground(question: str, hosts: Sequence[str], components: Sequence[str], level
     qwords |= named_words
     g.hosts = [h for h in hosts if _named(h, named_in, qwords, _shared_parts(hosts))]
     g.components = [c for c in components if _named(c, named_in, qwords, _shared_parts(components))]
+    names = {p for v in (*g.hosts, *g.components) for p in _parts(v)}
+    g.of_words = [w for w in g.of_words if w.lower() not in names]   # "capper torque": the station, not a measure
     g.recent = bool(_RECENT.search(question))
     g.ops = sorted({op for rx, ops in _OP_CUES if rx.search(question) for op in ops})
     g.by = _by_cues(question)
