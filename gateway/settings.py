@@ -170,11 +170,11 @@ class EngineSettings(_Section):
     # What leaves the KV ring when it is full (native/kv_cache.h): "sink_ring" the oldest tokens;
     # "novelty" the oldest kv_block-token block holding no line the triage alerted on (those keep up to
     # 3/4 of the ring); "semantic" the older block of the most similar adjacent pair; "fifo" the oldest
-    # with no sink (a baseline only). Measured: docs/perf/2026-12-02-long-stream.md.
+    # with no sink (a baseline only). Why sink_ring is the default: docs/perf/2026-12-02-long-stream.md.
     kv_policy: Literal["sink_ring", "novelty", "semantic", "fifo"] = "sink_ring"
     kv_block: int = Field(32, ge=4, le=1024)   # semantic: tokens per block; n_ring must be a multiple
     # ngram: prompt lookup over the stream, near free and exact; "model" (0.5B draft) pays only off
-    # the CPU (NPU, GPU). Measured: docs/perf/2026-11-30-drafter-defaults.md. "model:rknn": the 0.5B on the
+    # the CPU (NPU, GPU); see docs/perf/2026-11-30-drafter-defaults.md. "model:rknn": the 0.5B on the
     # RK3588 NPU; "auto": model:rknn where the NPU, rknnlite and the converted graph are present, else ngram.
     drafter: Literal["none", "ngram", "model", "model:native", "model:onnx", "model:rknn", "auto"] = "ngram"
     # What runs when model:rknn cannot start; "error" refuses to start the appliance instead.

@@ -137,8 +137,8 @@ def call_grammar(hosts: Sequence[str] = (), components: Sequence[str] = (), leve
     of = seq(', "of": "', of_word, '"') if of_word is not None and not any("<N>" in p for p in phrases) else None
     n_text = 1 if text is not None else 0
     allowed = [op for op in OPS if not ops or op in ops]
-    # a numbered name in the question ("zone 2"): `of` is required, else the text's last word ("zone") is
-    # taken and the name's own number measured
+    # a numbered name in the question ("zone 2"): `of` is required, else the number after the text's
+    # last word ("zone") is read, which is the name's own number
     must_of = of is not None and of_words is not None and words is not None and list(of_words) != list(words)
     stats = seq("stats", '"', *filters[:n_text], *([of if must_of else opt(of)] if of is not None else []),
                 *filters[n_text:], "}")
