@@ -25,17 +25,10 @@ struct KBlock {
 // 4-7, 8-11 (each table lookup repeats its 4 bytes in both halves). Reads 16 bytes from s: the block's
 // qh or qs follow its 12 scale bytes.
 inline void q4k_unpack_scales(const uint8_t* s, KBlock* o) {
-    const uint8x16_t v = vld1q_u8(s);
-    const uint8x8_t a = vqtbl1_u8(v, vcreate_u8(0x0302010003020100ULL));
-    const uint8x8_t b = vqtbl1_u8(v, vcreate_u8(0x0706050407060504ULL));
-    const uint8x8_t c = vqtbl1_u8(v, vcreate_u8(0x0B0A09080B0A0908ULL));
-    const uint8x8_t first4 = vcreate_u8(0x00000000FFFFFFFFULL), m63 = vdup_n_u8(63), m15 = vdup_n_u8(15);
-    const uint8x8_t sc = vbsl_u8(first4, vand_u8(a, m63), vorr_u8(vand_u8(c, m15), vshl_n_u8(vshr_n_u8(a, 6), 4)));
-    const uint8x8_t mn = vbsl_u8(first4, vand_u8(b, m63), vorr_u8(vshr_n_u8(c, 4), vshl_n_u8(vshr_n_u8(b, 6), 4)));
-    const uint16x8_t sc16 = vmovl_u8(sc);
-    vst1q_s32(o->sc, vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(sc16))));
-    vst1q_s32(o->sc + 4, vreinterpretq_s32_u32(vmovl_high_u16(sc16)));
-    vst1q_s16(o->mn, vreinterpretq_s16_u16(vmovl_u8(mn)));
+    const Scales8 v = q4k_scales(s);       // neon.h: the same unpacking, in registers
+    vst1q_s32(o->sc, v.lo);
+    vst1q_s32(o->sc + 4, v.hi);
+    vst1q_s16(o->mn, v.mn);
 }
 
 void decode(const BlockQ4K* b, KBlock* o) {

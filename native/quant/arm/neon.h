@@ -64,6 +64,27 @@ template <typename Block>
 void rowlane_kquant_rows(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec,
                          float* y, int64_t ldy, GGMLType wt, int pair);
 
+// Q4_K/Q5_K scales of one block in registers: sc for sub-blocks 0-3 and 4-7, mn for 0-7 (the unpacking is
+// described at q4k_unpack_scales in neon.cpp). Reads 16 bytes from s: the block's qh or qs follow its 12
+// scale bytes.
+struct Scales8 {
+    int32x4_t lo, hi;
+    int16x8_t mn;
+};
+
+inline Scales8 q4k_scales(const uint8_t* s) {
+    const uint8x16_t v = vld1q_u8(s);
+    const uint8x8_t a = vqtbl1_u8(v, vcreate_u8(0x0302010003020100ULL));
+    const uint8x8_t b = vqtbl1_u8(v, vcreate_u8(0x0706050407060504ULL));
+    const uint8x8_t c = vqtbl1_u8(v, vcreate_u8(0x0B0A09080B0A0908ULL));
+    const uint8x8_t first4 = vcreate_u8(0x00000000FFFFFFFFULL), m63 = vdup_n_u8(63), m15 = vdup_n_u8(15);
+    const uint8x8_t sc = vbsl_u8(first4, vand_u8(a, m63), vorr_u8(vand_u8(c, m15), vshl_n_u8(vshr_n_u8(a, 6), 4)));
+    const uint8x8_t mn = vbsl_u8(first4, vand_u8(b, m63), vorr_u8(vshr_n_u8(c, 4), vshl_n_u8(vshr_n_u8(b, 6), 4)));
+    const uint16x8_t sc16 = vmovl_u8(sc);
+    return {vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(sc16))), vreinterpretq_s32_u32(vmovl_high_u16(sc16)),
+            vreinterpretq_s16_u16(vmovl_u8(mn))};
+}
+
 // The variant's entries, with the contracts of matmul_simd and quantize_blocks_simd (kernels.h).
 bool matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts,
             const float* x, int n_rec, float* y, int64_t ldy, int pair);
