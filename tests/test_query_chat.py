@@ -4,6 +4,8 @@ and the job's result (the API's query source); steering lines in the store chang
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from gateway.ingest.record import LogRecord
@@ -13,7 +15,9 @@ from gateway.pipeline.store import Store
 from gateway.pipeline.token_queue import ContextFeed, TokenQueue
 from gateway.serve.engine_thread import EngineThread
 from gateway.serve.prompts import Prompts
-from gateway.serve.query_call import QueryTool
+from gateway.serve.answer_check import supported_figures, unsupported_figures
+from gateway.serve.query_call import QueryTool, render_result
+from gateway.serve.question import which_end
 
 pytestmark = pytest.mark.models
 GENEROUS_MS = 600_000
@@ -54,4 +58,11 @@ def test_question_goes_through_one_query(thread, question):
     assert q["result"]["call"] == q["call"]
     assert [e for e in events if e["type"] == "query"]
     assert store.count() == len(LINES)                   # the surface cannot write
+    # the answer is shown once checked (gateway.serve.answer_check): what streamed is the job's text,
+    # and none of its figures is one the question and the query's result lack
+    assert "".join(e["text"] for e in events if e["type"] == "token") == res["text"]
+    assert q["check"]["action"] in ("kept", "replaced", "cited")
+    allowed = supported_figures(question, render_result(q["result"], which_end(question)),
+                                json.dumps(q["result"], ensure_ascii=False))
+    assert unsupported_figures(res["text"], allowed) == [], (res["text"], q)
     assert t.engine.scratch_len == 0

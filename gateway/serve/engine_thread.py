@@ -265,6 +265,7 @@ class EngineThread:
         out: list[int] = []
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         stop_ids = self.tokenizer.stop_ids
+        hold = job.turns is not None and self.query_tool is not None   # a query's answer is checked first
 
         def on_token(tid: int) -> bool:
             if not first_at:
@@ -273,7 +274,8 @@ class EngineThread:
                 return False
             out.append(tid)
             text = decoder.decode(self.tokenizer.token_bytes(tid))
-            job.handle._emit({"type": "token", "id": tid, "text": text})
+            if not hold:
+                job.handle._emit({"type": "token", "id": tid, "text": text})
             return not job.handle.cancelled
 
         try:
@@ -299,6 +301,11 @@ class EngineThread:
         text = self.tokenizer.decode(out)
         if cut and text.endswith("\ufffd"):
             text = text[:-1]
+        checked = res.extra.get("plan").check(text) if hold and "plan" in res.extra else None
+        if checked is not None:
+            text = checked.text
+            if not job.handle.cancelled:
+                job.handle._emit({"type": "token", "id": None, "text": text})
         result = {"kind": job.kind, "tokens": out, "text": text, "finish_reason": finish,
                   "prompt_tokens": len(job.prompt), "completion_tokens": len(out),
                   "queue_ms": (started - job.submitted) * 1000,
@@ -308,6 +315,8 @@ class EngineThread:
         if "query" in res.extra:
             result["query"] = res.extra["query"]
             result["prompt_tokens"] = res.prompt_tokens
+            if checked is not None:
+                result["query"]["check"] = checked.summary()
         self._job_finished(job)
         job.handle._emit({"type": "done", "result": result})
 
@@ -364,6 +373,7 @@ class EngineThread:
         self.admission.observe_prefill(out.prefill_tokens, out.prefill_ms)
         self.admission.observe_decode(len(out.tokens), out.decode_ms)
         out.extra["query"] = {**plan.source(), "call_tokens": len(call), "call_ms": round(res.decode_ms, 1)}
+        out.extra["plan"] = plan
         out.prompt_tokens = len(answer)
         return out
 

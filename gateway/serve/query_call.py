@@ -30,6 +30,7 @@ from typing import Any, Mapping, Sequence
 from gateway.llm.constrained import Chars, Constraint, Grammar, LogitsMask, Vocabulary, any_of, one_of, opt, seq
 from gateway.ingest.header import match_ts
 from gateway.pipeline.query import OPS, QuerySurface, known_values, known_words
+from gateway.serve import answer_check
 from gateway.serve.prompts import ANSWER_IN_CHINESE, is_chinese
 from gateway.serve.question import JSON_SAFE, Grounding, ground, which_end
 
@@ -302,6 +303,12 @@ class QueryPlan:
 
     def source(self) -> dict[str, Any]:
         return {"call": self.call or {"text": CALL_PREFIX + self.call_text}, "result": self.result}
+
+    def check(self, answer: str) -> answer_check.Checked:
+        """The answer as the operator sees it: its figures checked against this query (answer_check)."""
+        end = which_end(self.question)
+        return answer_check.check(answer, self.question, self.result, render_result(self.result, end), end,
+                                  _shown_time, _num)
 
 
 class QueryTool:

@@ -1,0 +1,205 @@
+"""The answer checked against its query before the operator sees it (issue 23: every figure in an
+answer comes from a call).
+
+A 1.5B model restating a result still rewrites figures: "06:55:48" becomes "6:55:48", "23:37:46"
+becomes "11:37:46", a log without a year gets one invented, a count is rounded. And a Chinese answer
+paraphrases the message it should cite. So, after the answer is written and before it is shown:
+
+- every figure in it (a run of digits, with : . - / between digits) must be one the question or the
+  query's result holds; list numbering ("2." at an item) is allowed;
+- the figure the question asked for must be in it: the count, the asked end's time, an extreme;
+- an answer that fails either is replaced by the result said plainly in the question's language
+  (plain_answer); a top-k answer that does not name the store's top value gets it cited after it.
+
+Pure functions; gateway.serve.engine_thread applies check() to query answers.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from gateway.serve.prompts import is_chinese
+
+FIGURE = re.compile(r"\d+(?:[:.\-/]\d+)*")
+_ENUMERATOR = re.compile(r"\s*(?:[.、)）:：]|\s*[-–])")   # after "2" in "2. ...", "2、...", "2) ..."
+MAX_ENUMERATOR = 20
+_SEPARATORS = re.compile(r"[:.\-/]")
+_SPACE = re.compile(r"\s+")
+_WHEN = re.compile(r"\bwhen\b|\bwhat time\b|\bat what\b|什么时候|何时|几点|哪一天|时间", re.I)   # asks for a time
+
+_LABEL = {"template": ("kind of message", "消息"), "ip": ("IP address", "IP 地址"), "value": ("value", "值"),
+          "host": ("host", "主机"), "component": ("component", "组件"), "level": ("level", "级别")}
+
+
+@dataclass
+class Checked:
+    text: str                                  # what the operator is shown
+    action: str = "kept"                       # kept | replaced | cited
+    unsupported: list[str] = field(default_factory=list)   # figures no source holds
+    missing: list[str] = field(default_factory=list)       # asked-for figures or values left out
+
+    def summary(self) -> dict[str, Any]:
+        return {"action": self.action, "unsupported": self.unsupported, "missing": self.missing}
+
+
+def figures(text: str) -> list[str]:
+    return FIGURE.findall(text)
+
+
+def _with_prefixes(found: list[str]) -> set[str]:
+    """Each figure and its leading parts up to a separator ("16:47:20" -> "16", "16:47"): a shorter
+    form of a time or a date is the same figure, not an invented one."""
+    out = set()
+    for f in found:
+        out.add(f)
+        for m in _SEPARATORS.finditer(f):
+            out.add(f[: m.start()])
+    return out
+
+
+def supported_figures(*sources: str) -> set[str]:
+    """The figures of the sources, their leading parts, and their parts ("2005-07-20" gives "20": the
+    date said in words, "July 20, 2005", keeps every figure; "6:55:48" for "06:55:48" does not)."""
+    found = [f for s in sources for f in figures(s)]
+    return _with_prefixes(found) | {p for f in found for p in _SEPARATORS.split(f)}
+
+
+def unsupported_figures(answer: str, allowed: set[str]) -> list[str]:
+    """The figures in the answer that are not in `allowed`, list numbering excepted."""
+    bad = []
+    for m in FIGURE.finditer(answer):
+        f = m.group()
+        if f in allowed:
+            continue
+        if f.isdigit() and int(f) <= MAX_ENUMERATOR and _ENUMERATOR.match(answer, m.end()) \
+                and not answer[m.end():m.end() + 2].lstrip(".").startswith(tuple("0123456789")):
+            continue
+        bad.append(f)
+    return list(dict.fromkeys(bad))
+
+
+def _time_figure(line: Mapping[str, Any], shown_time) -> list[str]:
+    """The figure of a line's time an answer must give: its time of day (to the minute at least) when it
+    has one."""
+    found = figures(str(shown_time(line)))
+    clock = [f for f in found if ":" in f][-1:]
+    return clock + [clock[0].rsplit(":", 1)[0]] if clock and clock[0].count(":") == 2 else clock or found[-1:]
+
+
+def _norm(s: str) -> str:
+    return _SPACE.sub(" ", s).strip().lower()
+
+
+def asked_figures(result: Mapping[str, Any], question: str, end: str | None, shown_time, num) -> list[list[str]]:
+    """What the answer must hold, as alternatives: each inner list needs one of its values."""
+    if result.get("error") or result.get("no_match"):
+        return []
+    op = str((result.get("call") or {}).get("op"))
+    if op == "count":
+        return [[str(result.get("count", 0))]]
+    if op == "first_last":
+        # the captured value a pattern asked for, else the time when the question asks when
+        ends = [result[e] for e in ([end] if end in ("first", "last") else ["first", "last"])
+                if isinstance(result.get(e), dict)]
+        captured = [[str(v) for v in line["captured"].values()] for line in ends if line.get("captured")]
+        return captured or ([_time_figure(line, shown_time) for line in ends] if _WHEN.search(question) else [])
+    if op == "stats" and result.get("n"):
+        return [[num(result[k]) for k in ("max", "min", "avg") if result.get(k) is not None]]
+    return []
+
+
+def plain_answer(result: Mapping[str, Any], question: str, end: str | None, shown_time, num) -> str:
+    """The result said plainly, in the question's language: every figure as the store gave it."""
+    zh = is_chinese(question)
+    call = json.dumps(result.get("call") or {}, ensure_ascii=False)
+    if result.get("error"):
+        return f"查询失败：{result['error']}（查询：{call}）" if zh else f"The query failed: {result['error']} (query: {call})."
+    if result.get("no_match"):
+        return f"存储的日志里没有符合的行（查询：{call}）。" if zh else f"No stored line matches (query: {call})."
+    op = str((result.get("call") or {}).get("op"))
+    n = result.get("count", 0)
+
+    def where(line: Mapping[str, Any]) -> str:
+        who = [str(line[k]) for k in ("host", "component") if line.get(k)]
+        if zh:
+            return f"{shown_time(line)}（{'，'.join(who)}）：{line.get('text', '')}" if who else \
+                f"{shown_time(line)}：{line.get('text', '')}"
+        named = " (" + ", ".join(who) + ")" if who else ""
+        return f"{shown_time(line)}{named}: {line.get('text', '')}"
+
+    if op == "count":
+        return f"共有 {n} 行日志符合查询。" if zh else f"{n} lines match."
+    if op == "top_k":
+        label, label_zh = _LABEL.get(str(result.get("by")), (f'value after "{result.get("by")}"',
+                                                             f"“{result.get('by')}”后的值"))
+        top = list(result.get("top") or [])
+        if not top:
+            return f"{n} 行符合，但都没有这样的值。" if zh else f"{n} lines match; none of them has such a value."
+        c0 = top[0].get("count", top[0].get("lines"))
+        rest = [f"{t['value']}（{t.get('count', t.get('lines'))} 行）" if zh else
+                f"{t['value']} ({t.get('count', t.get('lines'))} lines)" for t in top[1:5]]
+        if zh:
+            return (f"最常见的{label_zh}是“{top[0]['value']}”（{c0} 行，共 {n} 行符合）。"
+                    + (f"其次：{'；'.join(rest)}。" if rest else ""))
+        return (f'The most frequent {label} is "{top[0]["value"]}" ({c0} of {n} matching lines).'
+                + (f" Next: {'; '.join(rest)}." if rest else ""))
+    if op == "stats":
+        if not result.get("n"):
+            return f"{n} 行符合，但都没有这个数值。" if zh else f"{n} lines match, but none of them holds that number."
+        mx, mn, avg = num(result["max"]), num(result["min"]), num(result["avg"])
+        if zh:
+            return (f"最大值 {mx}，在 {where(result['max_line'])}。最小值 {mn}，在 {where(result['min_line'])}。"
+                    f"平均值 {avg}（{result['n']} 个数值）。")
+        return (f"The maximum is {mx}, at {where(result['max_line'])}. The minimum is {mn}, at "
+                f"{where(result['min_line'])}. The average is {avg} ({result['n']} values).")
+    if op == "first_last":
+        ends = [end] if end in ("first", "last") else ["first", "last"]
+        if zh:
+            said = {"first": "第一次出现在", "last": "最后一次出现在"}
+            return f"共 {n} 行符合。" + "".join(f"{said[e]} {where(result[e])}。" for e in ends)
+        return f"{n} lines match. " + " ".join(f"It {e} appeared at {where(result[e])}." for e in ends)
+    if op == "buckets":
+        per = "，".join if zh else ", ".join
+        spans = per(f"{shown_time({'time': b['start']})}: {b['count']}" for b in result.get("buckets", []))
+        return f"共 {n} 行符合，按时间：{spans}。" if zh else f"{n} lines match; over time: {spans}."
+    lines = list(result.get("lines") or [])[:3]
+    shown = "\n".join(f"- {where(x)}" for x in lines)
+    return (f"共 {n} 行符合，最新的 {len(lines)} 行：\n{shown}" if zh else
+            f"{n} lines match; the newest {len(lines)}:\n{shown}")
+
+
+def _top_named(answer: str, result: Mapping[str, Any]) -> bool:
+    top = result.get("top") or []
+    return not top or _norm(str(top[0]["value"])) in _norm(answer)
+
+
+def citation(result: Mapping[str, Any], question: str) -> str:
+    top = result["top"][0]
+    label, label_zh = _LABEL.get(str(result.get("by")), ("value", "值"))
+    c = top.get("count", top.get("lines"))
+    if is_chinese(question):
+        return f"\n（存储中最常见的{label_zh}：“{top['value']}”，{c} 行。）"
+    return f'\n(The store\'s most frequent {label}: "{top["value"]}", {c} lines.)'
+
+
+def check(answer: str, question: str, result: Mapping[str, Any], rendered: str, end: str | None,
+          shown_time, num) -> Checked:
+    """The answer as shown: kept, cited, or replaced by plain_answer (see the module's doc).
+    `rendered` is the result as the answer's prompt gave it; shown_time/num format a line's time and a
+    number as the render does."""
+    allowed = supported_figures(question, rendered, json.dumps(result, ensure_ascii=False))
+    bad = unsupported_figures(answer, allowed)
+    said = _with_prefixes(figures(answer))
+    missing = list(dict.fromkeys(
+        alts[0] for alts in asked_figures(result, question, end, shown_time, num)
+        if alts and not any(a in said or (not FIGURE.fullmatch(a) and _norm(a) in _norm(answer)) for a in alts)))
+    if bad or missing or not answer.strip():
+        return Checked(plain_answer(result, question, end, shown_time, num), "replaced", bad, missing)
+    op = str((result.get("call") or {}).get("op"))
+    if op == "top_k" and not result.get("error") and not _top_named(answer, result):
+        top = str(result["top"][0]["value"])
+        return Checked(answer.rstrip() + citation(result, question), "cited", [], [top])
+    return Checked(answer)

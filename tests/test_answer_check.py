@@ -1,0 +1,96 @@
+"""The answer's figures checked against its query (gateway.serve.answer_check): a rewritten time, an
+invented year or count is replaced by the result said plainly, in the question's language; list
+numbering and a date said in words are kept; a top-k answer that does not name the top value cites it."""
+
+from __future__ import annotations
+
+from gateway.serve.answer_check import check, figures, supported_figures, unsupported_figures
+from gateway.serve.query_call import _num, _shown_time, render_result
+
+LINE = {"id": 6, "time": 1796885748.0, "time_text": "Dec 10 06:55:48", "host": "LabSZ", "component": "sshd",
+        "text": "Dec 10 06:55:48 LabSZ sshd[24200]: Failed password for invalid user webmaster"}
+LAST = {**LINE, "time_text": "Dec 10 23:37:46", "text": "Dec 10 23:37:46 LabSZ sshd[3312]: Failed password"}
+FIRST_LAST = {"call": {"op": "first_last", "text": "Failed password"}, "count": 135, "first": LINE, "last": LAST}
+TOP = {"call": {"op": "top_k", "by": "template"}, "by": "template", "count": 80,
+       "top": [{"value": "Got exception while serving <BLK> to /<IP>:", "count": 80},
+               {"value": "Receiving block <BLK>", "count": 20}]}
+
+
+def run(answer, question, result):
+    end = "first" if "first" in question or "第一次" in question else "last" if "last" in question else None
+    return check(answer, question, result, render_result(result, end), end, _shown_time, _num)
+
+
+def test_rewritten_time_is_replaced_by_the_stored_one():
+    q = 'When did "Failed password" appear for the first time?'
+    c = run("It first appeared on December 10, at 6:55:48.", q, FIRST_LAST)
+    assert c.action == "replaced" and "6:55:48" in c.unsupported and c.missing == ["06:55:48"]
+    assert "06:55:48" in c.text and "LabSZ" in c.text
+    assert run("It first appeared on Dec 10 at 06:55:48 on LabSZ.", q, FIRST_LAST).action == "kept"
+
+
+def test_twelve_hour_clock_and_invented_year_are_replaced():
+    q = 'When did "Failed password" appear for the last time?'
+    c = run("The last time was December 10, 2023, at 11:37:46.", q, FIRST_LAST)
+    assert c.action == "replaced" and {"2023", "11:37:46"} <= set(c.unsupported)
+    assert "23:37:46" in c.text and "2023" not in c.text
+
+
+def test_chinese_question_gets_a_chinese_replacement():
+    c = run("第一次出现是在2005年12月10日6:55:48。", "“Failed password”第一次出现是在什么时候？", FIRST_LAST)
+    assert c.action == "replaced"
+    assert "第一次出现在" in c.text and "06:55:48" in c.text
+
+
+def test_date_in_words_and_shorter_forms_are_kept():
+    line = {**LINE, "time": 1121875269.0, "time_text": "2005-07-20-16.01.09.861175"}
+    r = {**FIRST_LAST, "first": line}
+    q = 'When did "Failed password" first appear?'
+    assert _shown_time(line) == "2005-07-20 16:01:09"
+    assert run("It first appeared on July 20, 2005, at 16:01:09.", q, r).action == "kept"
+    assert run("It first appeared on July 20, 2005, at 16:01.", q, r).action == "kept"
+
+
+def test_count_must_be_the_stored_one():
+    r = {"call": {"op": "count", "text": "E-STOP"}, "count": 1}
+    q = "How many times was the E-STOP pressed?"
+    c = run("The E-STOP was pressed 4 times.", q, r)
+    assert c.action == "replaced" and c.unsupported == ["4"] and c.text == "1 lines match."
+    assert run("The E-STOP was pressed 1 time.", q, r).action == "kept"
+    c = run("急停被按下了很多次。", "急停按了几次？", r)             # no figure at all: the count is missing
+    assert c.action == "replaced" and c.missing == ["1"] and c.text == "共有 1 行日志符合查询。"
+
+
+def test_no_match_answer_cannot_invent_a_figure():
+    r = {"call": {"op": "stats", "text": "torque", "of": "torque"}, "no_match": True, "count": 0}
+    c = run("The lowest torque logged was 2.08 Nm.", "What was the lowest torque?", r)
+    assert c.action == "replaced" and "No stored line matches" in c.text and "2.08" not in c.text
+
+
+def test_list_numbering_is_not_a_figure():
+    r = {**TOP, "top": [{"value": "a", "count": 23}, {"value": "b", "count": 15}, {"value": "c", "count": 8}]}
+    answer = "1. a (23 lines)\n2. b (15 lines)\n3) c (8 lines)"
+    assert unsupported_figures(answer, supported_figures(render_result(r))) == []
+    assert run("其他消息：2. b（15条）；3. c（8条）。最常见的是 a（23条）。", "最常见的消息是什么？", r).action == "kept"
+    assert unsupported_figures("a 47.5 b", {"47"}) == ["47.5"]
+
+
+def test_top_value_is_cited_when_the_answer_paraphrases_it():
+    q = "为什么有这么多告警？"
+    c = run("服务器处理数据块时遇到了问题。", q, TOP)
+    assert c.action == "cited" and c.text.startswith("服务器处理数据块时遇到了问题。")
+    assert "“Got exception while serving <BLK> to /<IP>:”，80 行" in c.text
+    kept = run('The main cause is "Got exception while serving <BLK> to /<IP>:" (80 lines).', "Why?", TOP)
+    assert kept.action == "kept"
+
+
+def test_captured_value_answers_a_lookup_without_its_time():
+    line = {**LINE, "captured": {"X": "webmaster"}}
+    r = {**FIRST_LAST, "first": line, "last": line, "count": 1}
+    assert run("X is webmaster.", "In the line 'invalid user X', what is X?", r).action == "kept"
+    c = run("X is admin.", "In the line 'invalid user X', what is X?", r)
+    assert c.action == "replaced" and c.missing == ["webmaster"]
+
+
+def test_figures():
+    assert figures("at 2005-07-20 16:01:09, 81.5 C, port 38926") == ["2005-07-20", "16:01:09", "81.5", "38926"]
