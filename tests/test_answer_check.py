@@ -94,3 +94,17 @@ def test_captured_value_answers_a_lookup_without_its_time():
 
 def test_figures():
     assert figures("at 2005-07-20 16:01:09, 81.5 C, port 38926") == ["2005-07-20", "16:01:09", "81.5", "38926"]
+
+
+def test_check_reaches_the_api_source_and_metrics():
+    from gateway.server.metrics import ServerMetrics
+    from gateway.server.routes.chat import _count, _query_source
+    q = "How many times was the E-STOP pressed?"
+    r = {"call": {"op": "count", "text": "E-STOP"}, "count": 1}
+    result = {"completion_tokens": 5,
+              "query": {"call": r["call"], "result": r, "check": run("4 times.", q, r).summary()}}
+    src = _query_source(result)[0]
+    assert src.check == {"action": "replaced", "unsupported": ["4"], "missing": ["1"]}
+    m = ServerMetrics()
+    _count(m, result)
+    assert m.registry.get_sample_value("linegate_answer_checks_total", {"action": "replaced"}) == 1

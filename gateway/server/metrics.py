@@ -23,6 +23,8 @@ class ServerMetrics:
                                    registry=self.registry)
         self.chat_refused = Counter("linegate_chat_refused", "Chat jobs refused, by reason",
                                     ["reason"], registry=self.registry)
+        self.answer_checks = Counter("linegate_answer_checks", "Query answers checked against their result, "
+                                     "by action (kept, cited, replaced)", ["action"], registry=self.registry)
 
 
 class MetricsMiddleware:

@@ -92,6 +92,9 @@ class QuerySource(BaseModel):
     kind: Literal["query"] = "query"
     call: dict[str, Any]
     result: dict[str, Any]
+    # The answer's check against this result (gateway/serve/answer_check.py): action "kept", "cited"
+    # (the top value added) or "replaced" (the result said plainly), with the figures that failed it.
+    check: dict[str, Any] | None = None
 
 
 class AssistantMessage(BaseModel):
@@ -153,7 +156,7 @@ def _sources(prompt: Prompt) -> list[Source]:
 
 def _query_source(result: dict) -> list[QuerySource]:
     q = result.get("query")
-    return [QuerySource(call=q.get("call") or {}, result=q.get("result") or {})] if q else []
+    return [QuerySource(call=q.get("call") or {}, result=q.get("result") or {}, check=q.get("check"))] if q else []
 
 
 def _submit(appliance: Any, prompt: Prompt, req: ChatRequest, max_tokens: int, budget_ms: float,
@@ -236,7 +239,7 @@ async def chat_completions(req: ChatRequest, request: Request, appliance: Applia
         finally:
             watcher.cancel()
             handle.cancel()   # no-op once done; stops the engine if this request was abandoned
-        metrics.chat_tokens.inc(result["completion_tokens"])
+        _count(metrics, result)
         return ChatCompletion(id=cid, created=created, model=name,
                               choices=[Choice(index=0, message=AssistantMessage(content="".join(pieces)),
                                               finish_reason=_finish(result))],
@@ -260,7 +263,7 @@ async def chat_completions(req: ChatRequest, request: Request, appliance: Applia
                     return
                 else:
                     result = ev["result"]
-            metrics.chat_tokens.inc(result["completion_tokens"])
+            _count(metrics, result)
             # The last chunk carries the finish reason and the sources (an extra field OpenAI clients keep).
             yield chunk({}, _finish(result), sources=[s.model_dump() for s in [*sources, *_query_source(result)]])
             if req.stream_options and req.stream_options.include_usage:
@@ -282,6 +285,13 @@ async def _cancel_on_disconnect(request: Request, handle: Any) -> None:
         if message["type"] == "http.disconnect":
             handle.cancel()
             return
+
+
+def _count(metrics: Any, result: dict) -> None:
+    metrics.chat_tokens.inc(result["completion_tokens"])
+    check = (result.get("query") or {}).get("check")
+    if check:
+        metrics.answer_checks.labels(check["action"]).inc()
 
 
 def _finish(result: dict) -> str:
