@@ -108,3 +108,14 @@ def test_check_reaches_the_api_source_and_metrics():
     m = ServerMetrics()
     _count(m, result)
     assert m.registry.get_sample_value("linegate_answer_checks_total", {"action": "replaced"}) == 1
+
+
+def test_top_k_answer_names_as_many_values_as_asked():
+    r = {"call": {"op": "top_k", "by": "component", "k": 3}, "by": "component", "count": 1200,
+         "top": [{"value": "org.apache.hadoop.ipc.Client", "count": 622}, {"value": "RMContainerAllocator", "count": 300},
+                 {"value": "LeaseRenewer", "count": 200}, {"value": "Other", "count": 10}]}
+    c = run("行数最多的组件是 org.apache.hadoop.ipc.Client，出现了622次。", "行数最多的前 3 个组件是哪些？", r)
+    assert c.action == "cited" and c.missing == ["RMContainerAllocator", "LeaseRenewer"]
+    assert "“RMContainerAllocator”，300 行" in c.text and "Other" not in c.text
+    ok = "org.apache.hadoop.ipc.Client (622), RMContainerAllocator (300) and LeaseRenewer (200)."
+    assert run(ok, "Which 3 components log the most?", r).action == "kept"

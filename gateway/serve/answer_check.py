@@ -9,7 +9,8 @@ paraphrases the message it should cite. So, after the answer is written and befo
   query's result holds; list numbering ("2." at an item) is allowed;
 - the figure the question asked for must be in it: the count, the asked end's time, an extreme;
 - an answer that fails either is replaced by the result said plainly in the question's language
-  (plain_answer); a top-k answer that does not name the store's top value gets it cited after it.
+  (plain_answer); a top-k answer that does not name the store's top values (as many as the call
+  asked for) gets them cited after it.
 
 Pure functions; gateway.serve.engine_thread applies check() to query answers.
 """
@@ -171,18 +172,25 @@ def plain_answer(result: Mapping[str, Any], question: str, end: str | None, show
             f"{n} lines match; the newest {len(lines)}:\n{shown}")
 
 
-def _top_named(answer: str, result: Mapping[str, Any]) -> bool:
-    top = result.get("top") or []
-    return not top or _norm(str(top[0]["value"])) in _norm(answer)
+def _top_asked(result: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The top values the answer must name: as many as the call asked for (k), else the first."""
+    k = (result.get("call") or {}).get("k")
+    return list(result.get("top") or [])[: k if isinstance(k, int) and k > 0 else 1]
+
+
+def _unnamed(answer: str, result: Mapping[str, Any]) -> list[str]:
+    said = _norm(answer)
+    return [str(t["value"]) for t in _top_asked(result) if _norm(str(t["value"])) not in said]
 
 
 def citation(result: Mapping[str, Any], question: str) -> str:
-    top = result["top"][0]
+    top = _top_asked(result)
     label, label_zh = _LABEL.get(str(result.get("by")), ("value", "值"))
-    c = top.get("count", top.get("lines"))
+    counted = [(t["value"], t.get("count", t.get("lines"))) for t in top]
     if is_chinese(question):
-        return f"\n（存储中最常见的{label_zh}：“{top['value']}”，{c} 行。）"
-    return f'\n(The store\'s most frequent {label}: "{top["value"]}", {c} lines.)'
+        return "\n（存储中最常见的" + label_zh + "：" + "；".join(f"“{v}”，{c} 行" for v, c in counted) + "。）"
+    return (f"\n(The store's most frequent {label}{'s' if len(top) > 1 else ''}: "
+            + "; ".join(f'"{v}", {c} lines' for v, c in counted) + ".)")
 
 
 def check(answer: str, question: str, result: Mapping[str, Any], rendered: str, end: str | None,
@@ -199,7 +207,7 @@ def check(answer: str, question: str, result: Mapping[str, Any], rendered: str, 
     if bad or missing or not answer.strip():
         return Checked(plain_answer(result, question, end, shown_time, num), "replaced", bad, missing)
     op = str((result.get("call") or {}).get("op"))
-    if op == "top_k" and not result.get("error") and not _top_named(answer, result):
-        top = str(result["top"][0]["value"])
-        return Checked(answer.rstrip() + citation(result, question), "cited", [], [top])
+    unnamed = _unnamed(answer, result) if op == "top_k" and not result.get("error") else []
+    if unnamed:
+        return Checked(answer.rstrip() + citation(result, question), "cited", [], unnamed)
     return Checked(answer)
