@@ -119,3 +119,13 @@ def test_top_k_answer_names_as_many_values_as_asked():
     assert "“RMContainerAllocator”，300 行" in c.text and "Other" not in c.text
     ok = "org.apache.hadoop.ipc.Client (622), RMContainerAllocator (300) and LeaseRenewer (200)."
     assert run(ok, "Which 3 components log the most?", r).action == "kept"
+
+
+def test_plain_answer_says_one_line_once():
+    once = {**FIRST_LAST, "count": 1, "last": LINE}
+    c = run("It was at 9:00.", 'When did "Failed password" first and last appear?', once)
+    assert c.action == "replaced" and c.text.count(LINE["text"]) == 1 and c.text.startswith("One line matches")
+    stats = {"call": {"op": "stats", "text": "port", "of": "port"}, "count": 3, "n": 3, "max": 22.0, "min": 22.0,
+             "avg": 22.0, "max_line": LINE, "min_line": LINE}
+    c = run("The lowest port is 21.", "What is the lowest port?", stats)
+    assert c.action == "replaced" and c.text.count(LINE["text"]) == 1 and "All 3 values are 22" in c.text

@@ -124,12 +124,12 @@ def plain_answer(result: Mapping[str, Any], question: str, end: str | None, show
     n = result.get("count", 0)
 
     def where(line: Mapping[str, Any]) -> str:
-        who = [str(line[k]) for k in ("host", "component") if line.get(k)]
+        text = str(line.get("text", ""))
+        who = [str(line[k]) for k in ("host", "component") if line.get(k) and str(line[k]) not in text]
         if zh:
-            return f"{shown_time(line)}（{'，'.join(who)}）：{line.get('text', '')}" if who else \
-                f"{shown_time(line)}：{line.get('text', '')}"
+            return f"{shown_time(line)}（{'，'.join(who)}）：{text}" if who else f"{shown_time(line)}：{text}"
         named = " (" + ", ".join(who) + ")" if who else ""
-        return f"{shown_time(line)}{named}: {line.get('text', '')}"
+        return f"{shown_time(line)}{named}: {text}"
 
     if op == "count":
         return f"共有 {n} 行日志符合查询。" if zh else f"{n} lines match."
@@ -151,6 +151,9 @@ def plain_answer(result: Mapping[str, Any], question: str, end: str | None, show
         if not result.get("n"):
             return f"{n} 行符合，但都没有这个数值。" if zh else f"{n} lines match, but none of them holds that number."
         mx, mn, avg = num(result["max"]), num(result["min"]), num(result["avg"])
+        if mx == mn:     # one value (said once: the same line twice reads as a loop)
+            return (f"{result['n']} 个数值都是 {mx}，例如在 {where(result['max_line'])}。" if zh else
+                    f"All {result['n']} values are {mx}, e.g. at {where(result['max_line'])}.")
         if zh:
             return (f"最大值 {mx}，在 {where(result['max_line'])}。最小值 {mn}，在 {where(result['min_line'])}。"
                     f"平均值 {avg}（{result['n']} 个数值）。")
@@ -158,6 +161,9 @@ def plain_answer(result: Mapping[str, Any], question: str, end: str | None, show
                 f"{where(result['min_line'])}. The average is {avg} ({result['n']} values).")
     if op == "first_last":
         ends = [end] if end in ("first", "last") else ["first", "last"]
+        if len(ends) == 2 and result["first"].get("id") == result["last"].get("id"):
+            return (f"只有 1 行符合：{where(result['first'])}。" if zh else
+                    f"One line matches, at {where(result['first'])}.")
         if zh:
             said = {"first": "第一次出现在", "last": "最后一次出现在"}
             return f"共 {n} 行符合。" + "".join(f"{said[e]} {where(result[e])}。" for e in ends)
