@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from gateway.serve.answer_check import check, figures, supported_figures, unsupported_figures
 from gateway.serve.query_call import _num, _shown_time, render_result
+from gateway.serve.question import which_end
 
 LINE = {"id": 6, "time": 1796885748.0, "time_text": "Dec 10 06:55:48", "host": "LabSZ", "component": "sshd",
         "text": "Dec 10 06:55:48 LabSZ sshd[24200]: Failed password for invalid user webmaster"}
@@ -17,7 +18,7 @@ TOP = {"call": {"op": "top_k", "by": "template"}, "by": "template", "count": 80,
 
 
 def run(answer, question, result):
-    end = "first" if "first" in question or "第一次" in question else "last" if "last" in question else None
+    end = which_end(question)
     return check(answer, question, result, render_result(result, end), end, _shown_time, _num)
 
 
