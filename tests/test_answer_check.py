@@ -130,3 +130,16 @@ def test_plain_answer_says_one_line_once():
              "avg": 22.0, "max_line": LINE, "min_line": LINE}
     c = run("The lowest port is 21.", "What is the lowest port?", stats)
     assert c.action == "replaced" and c.text.count(LINE["text"]) == 1 and "All 3 values are 22" in c.text
+
+
+def test_top_value_named_with_other_punctuation_and_a_k_nobody_asked_for():
+    r = {"call": {"op": "top_k", "by": "template", "k": 5}, "by": "template", "count": 491,
+         "top": [{"value": "authentication failure; logname= uid=<NUM> euid=<NUM> tty=NODEVssh ruser= <*> <*>",
+                  "count": 372}, {"value": "Failure registering capabilities", "count": 1}]}
+    mangled = '最频繁的是"authentication failure"；logname= uid=<NUM> euid=<NUM> tty=NODEVssh ruser= <*>（372条）。'
+    assert run(mangled, "为什么有这么多失败？", r).action == "kept"        # k = 5 was the model's own choice
+    c = run("Mostly authentication problems.", "Why so many failures?", r)
+    assert c.action == "cited" and c.missing == [r["top"][0]["value"]]
+    two = {**r, "call": {"op": "top_k", "by": "template", "k": 2}}
+    assert run("Mostly authentication problems.", "Which 2 kinds of failure are most common?", two).missing == \
+        [t["value"] for t in r["top"]]

@@ -29,6 +29,9 @@ _ENUMERATOR = re.compile(r"\s*(?:[.、)）:：]|\s*[-–])")   # after "2" in "2
 MAX_ENUMERATOR = 20
 _SEPARATORS = re.compile(r"[:.\-/]")
 _SPACE = re.compile(r"\s+")
+_WORDS = re.compile(r"[A-Za-z0-9]+")
+_PLACEHOLDER = re.compile(r"<[A-Z*]{0,8}>|<\*>")
+_HAN_NUMBER = "一二三四五六七八九十"
 _WHEN = re.compile(r"\bwhen\b|\bwhat time\b|\bat what\b|什么时候|何时|几点|哪一天|时间", re.I)   # asks for a time
 
 _LABEL = {"template": ("kind of message", "消息"), "ip": ("IP address", "IP 地址"), "value": ("value", "值"),
@@ -178,19 +181,27 @@ def plain_answer(result: Mapping[str, Any], question: str, end: str | None, show
             f"{n} lines match; the newest {len(lines)}:\n{shown}")
 
 
-def _top_asked(result: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """The top values the answer must name: as many as the call asked for (k), else the first."""
+def _top_asked(result: Mapping[str, Any], question: str) -> list[Mapping[str, Any]]:
+    """The top values the answer must name: as many as the question asks for ("top 3", "前 3 个",
+    "前三"), else the first (a k the model chose itself is not asked for)."""
     k = (result.get("call") or {}).get("k")
-    return list(result.get("top") or [])[: k if isinstance(k, int) and k > 0 else 1]
+    asked = isinstance(k, int) and 1 < k <= 10 and bool(
+        re.search(rf"(?<!\d){k}(?!\d)|[前第]{_HAN_NUMBER[k - 1]}", question))
+    return list(result.get("top") or [])[: k if asked else 1]
 
 
-def _unnamed(answer: str, result: Mapping[str, Any]) -> list[str]:
-    said = _norm(answer)
-    return [str(t["value"]) for t in _top_asked(result) if _norm(str(t["value"])) not in said]
+def _words(text: str) -> str:
+    """Letters and digits only, placeholders out: "<IP>:Got exception" ~ "Got exception"."""
+    return " ".join(w for w in _WORDS.findall(_PLACEHOLDER.sub(" ", text))).lower()
+
+
+def _unnamed(answer: str, result: Mapping[str, Any], question: str) -> list[str]:
+    said = _words(answer)
+    return [str(t["value"]) for t in _top_asked(result, question) if _words(str(t["value"])) not in said]
 
 
 def citation(result: Mapping[str, Any], question: str) -> str:
-    top = _top_asked(result)
+    top = _top_asked(result, question)
     label, label_zh = _LABEL.get(str(result.get("by")), ("value", "值"))
     counted = [(t["value"], t.get("count", t.get("lines"))) for t in top]
     if is_chinese(question):
@@ -213,7 +224,7 @@ def check(answer: str, question: str, result: Mapping[str, Any], rendered: str, 
     if bad or missing or not answer.strip():
         return Checked(plain_answer(result, question, end, shown_time, num), "replaced", bad, missing)
     op = str((result.get("call") or {}).get("op"))
-    unnamed = _unnamed(answer, result) if op == "top_k" and not result.get("error") else []
+    unnamed = _unnamed(answer, result, question) if op == "top_k" and not result.get("error") else []
     if unnamed:
         return Checked(answer.rstrip() + citation(result, question), "cited", [], unnamed)
     return Checked(answer)
