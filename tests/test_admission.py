@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.serve.admission import EMA_ALPHA, Admission
+from gateway.serve.admission import EMA_ALPHA, STALE_S, Admission
 
 
 def test_ema_alpha_02():
@@ -32,3 +32,21 @@ def test_refuse_what_cannot_fit_and_count():
 def test_seed_must_be_positive():
     with pytest.raises(ValueError):
         Admission(0, 1)
+
+
+def test_stale_figures_on_an_idle_engine_admit_a_probe():
+    """A burst of slowness must not refuse every later job: nothing would run to measure the recovery."""
+    now = [0.0]
+    a = Admission(prefill_ms_per_tok=2.0, decode_ms_per_tok=20.0, clock=lambda: now[0])
+    a.observe_decode(10, 1000.0)                     # a slow moment: 100 ms/token measured
+    ask = dict(prompt_tokens=100, decode_tokens=40, budget_ms=1500)
+    assert not a.decide(**ask, idle=True).admitted   # fresh figures refuse
+    now[0] += STALE_S
+    assert not a.decide(**ask, idle=False).admitted  # stale, but the engine is busy: still refused
+    d = a.decide(**ask, idle=True)
+    assert d.admitted and d.estimate_ms > 1500 and a.stats()["probes"] == 1
+    a.observe_decode(10, 200.0)                      # the probe's own timing replaces the stale figure
+    assert a.decode_ms_per_tok == pytest.approx(20.0) and a.decide(**ask, idle=True).admitted
+    a.observe_decode(10, 1000.0)                     # later timings are averaged again
+    assert a.decode_ms_per_tok == pytest.approx(20.0 + EMA_ALPHA * (100.0 - 20.0))
+    assert not a.decide(**ask, idle=True).admitted   # fresh figures refuse

@@ -7,12 +7,15 @@ Knows nothing about the engine or the jobs' content: the engine thread feeds it 
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass
+from typing import Callable
 
 from gateway.llm.timing import EMA_ALPHA, MsPerToken
 
 __all__ = ["Admission", "Decision", "EMA_ALPHA"]
 MIN_RETRY_AFTER_S = 1.0
+STALE_S = 5.0   # figures older than this, on an idle engine, no longer refuse a job (see decide)
 
 
 @dataclass(frozen=True)
@@ -31,9 +34,15 @@ class Admission:
     where decode_tokens is what must happen before the deadline (1 for a time-to-first-token
     deadline, max_tokens for an explanation that must be complete). Refused: cost > budget.
     Missed: admitted, yet finished after its deadline (counted, never hidden).
+
+    The figures only change when work runs, so a burst of slowness (another process on the cores)
+    would otherwise refuse every later job for good: nothing runs to measure the recovery. An idle
+    engine whose last measurement is STALE_S old admits the job that would be refused (a probe,
+    counted): it runs at once, and its own first timings replace the stale figures.
     """
 
-    def __init__(self, prefill_ms_per_tok: float, decode_ms_per_tok: float, alpha: float = EMA_ALPHA) -> None:
+    def __init__(self, prefill_ms_per_tok: float, decode_ms_per_tok: float, alpha: float = EMA_ALPHA,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         if prefill_ms_per_tok <= 0 or decode_ms_per_tok <= 0:
             raise ValueError("admission needs positive seed figures for prefill/decode ms per token")
         self.alpha = alpha
@@ -44,6 +53,10 @@ class Admission:
         self.refused = 0
         self.missed = 0
         self.on_time = 0
+        self.probes = 0
+        self._reseed = {"prefill": False, "decode": False}   # a probe's timings replace the stale EMAs
+        self._clock = clock
+        self._observed = clock()
 
     @property
     def prefill_ms_per_tok(self) -> float:
@@ -59,11 +72,16 @@ class Admission:
                     + decode_tokens * self.decode_ms_per_tok)
 
     def decide(self, prompt_tokens: int, decode_tokens: int, budget_ms: float,
-               queue_wait_ms: float = 0.0) -> Decision:
+               queue_wait_ms: float = 0.0, idle: bool = False) -> Decision:
+        """idle: nothing runs or waits on the engine (then stale figures admit a probe)."""
         est = self.estimate_ms(prompt_tokens, decode_tokens, queue_wait_ms)
         with self._lock:
-            if est <= budget_ms:
+            probe = idle and self._clock() - self._observed >= STALE_S
+            if est <= budget_ms or probe:
                 self.admitted += 1
+                if est > budget_ms:
+                    self.probes += 1
+                    self._reseed = {"prefill": True, "decode": True}
                 return Decision(True, est, budget_ms, 0.0)
             self.refused += 1
         # The queue drains at about the rate it was estimated; after that much time the job would fit.
@@ -72,11 +90,20 @@ class Admission:
 
     def observe_prefill(self, n_tokens: int, ms: float) -> None:
         with self._lock:
-            self._prefill.observe(n_tokens, ms)
+            self._observe(self._prefill, "prefill", n_tokens, ms)
 
     def observe_decode(self, n_tokens: int, ms: float) -> None:
         with self._lock:
-            self._decode.observe(n_tokens, ms)
+            self._observe(self._decode, "decode", n_tokens, ms)
+
+    def _observe(self, ema: MsPerToken, kind: str, n_tokens: int, ms: float) -> None:
+        if n_tokens <= 0 or ms <= 0:
+            return
+        if self._reseed[kind]:
+            ema.value = None            # MsPerToken takes the first measurement as it is
+            self._reseed[kind] = False
+        ema.observe(n_tokens, ms)
+        self._observed = self._clock()
 
     def finished(self, late: bool) -> None:
         with self._lock:
@@ -88,5 +115,5 @@ class Admission:
     def stats(self) -> dict:
         with self._lock:
             return {"admitted": self.admitted, "refused": self.refused, "missed": self.missed,
-                    "on_time": self.on_time, "prefill_ms_per_tok": self.prefill_ms_per_tok,
+                    "on_time": self.on_time, "probes": self.probes, "prefill_ms_per_tok": self.prefill_ms_per_tok,
                     "decode_ms_per_tok": self.decode_ms_per_tok}

@@ -166,7 +166,7 @@ class EngineThread:
             wait_ms = ahead_ms + self.prefill_chunk * self.admission.prefill_ms_per_tok
             # priced at what a query typically adds, not the room reserved for the longest one
             priced = len(prompt) + (TYPICAL_QUERY_TOKENS if turns is not None else 0)
-            d = self.admission.decide(priced, decode_in_budget, budget_ms, wait_ms)
+            d = self.admission.decide(priced, decode_in_budget, budget_ms, wait_ms, idle=sum(self._queued_ms) < 1.0)
             if not d.admitted:
                 raise Refused(d.retry_after_s, d.estimate_ms, budget_ms)
             full = self.admission.estimate_ms(priced, max_tokens + (decode_in_budget - 1))
