@@ -151,7 +151,8 @@ inline Plan plan(GGMLType wt, int64_t K, int n_rec) {
 // row-lane kernel comes in four forms (rowlane_kquant's mode): fused decode with near prefetch (the
 // static choice over rows longer than ROWLANE_NEAR_MIN_KBLOCKS), fused with the next group prefetched
 // at once (the static choice over shorter rows) or in slices between the dot products, and unfused
-// (decode stored, then the sliced prefetch of calls of more records). Q5_K, legacy: static.
+// (decode stored, then the sliced prefetch of calls of more records). Which is fastest depends on the
+// CPU: docs/perf/2026-12-02-zen4-one-token.md. Q5_K, legacy: static.
 enum class RowlaneMode { plan, unfused, fused_next, fused_near, fused_sliced };
 struct Variant {
     const char* name;
