@@ -183,7 +183,8 @@ constexpr bool rowlane_fused() { return std::is_same<Block, BlockQ4K>::value && 
 constexpr int64_t ROWLANE_NEAR_BLOCKS = 2;
 
 template <int NR>
-inline void rowlane_block_fused(const BlockQ4K* const* rows, const RowlaneQ4K& w, const RowlaneActs& a, int64_t b, __m512* acc) {
+inline void rowlane_block_fused(const BlockQ4K* const* rows, const RowlaneQ4K& w, const RowlaneActs& a, int64_t b, __m512* acc,
+                                const RowlaneAhead& ahead) {
     __m512i i1[NR];
     for (int t = 0; t < NR; ++t) i1[t] = _mm512_setzero_si512();
 #pragma GCC unroll 2
@@ -191,8 +192,10 @@ inline void rowlane_block_fused(const BlockQ4K* const* rows, const RowlaneQ4K& w
         __m512i r[16];
         rowlane_raw_half(rows, h, r);
 #pragma GCC unroll 4
-        for (int j = 4 * h; j < 4 * h + 4; ++j)  // unrolled, so that r stays in registers
+        for (int j = 4 * h; j < 4 * h + 4; ++j) {  // unrolled, so that r stays in registers
+            rowlane_prefetch_part(ahead, j, 8);
             rowlane_sub<NR>(r + 8 * ((j / 2) % 2), j, w.sc[j], a, b, i1);
+        }
     }
     rowlane_finish<NR>(w, a, b, i1, acc);
 }
@@ -272,15 +275,17 @@ template <typename Block> struct RowlaneDecoded;
 template <> struct RowlaneDecoded<BlockQ4K> { using type = RowlaneQ4K; };
 template <> struct RowlaneDecoded<BlockQ6K> { using type = RowlaneQ6K; };
 
+// How rowlane_rows prefetches: the next row group's share for each block at once (burst) or in slices
+// between the sub-blocks' dot products (sliced), or the same rows' block b + ROWLANE_NEAR_BLOCKS (near).
+enum class Prefetch { burst, sliced, near };
+
 // Rows [r0, r1) ((r1 - r0) a multiple of 16) against records 0 .. N1 (a1) and N1 .. N1 + N2 (a2, if
-// N2 > 0): each decoded block serves both chunks.
-template <typename Block, int N1, int N2, bool kNear = false, bool kUnfused = false>
+// N2 > 0): each decoded block serves both chunks. kFused (one token's Q4_K only): decode and dot
+// products fused (rowlane_block_fused).
+template <typename Block, int N1, int N2, bool kFused, Prefetch kPf>
 void rowlane_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const RowlaneActs& a1, const RowlaneActs& a2, float* y,
              int64_t ldy, int pair) {
-    // The one-token path fuses decode and dot products (rowlane_block_fused), and over long rows (kNear)
-    // prefetches near; every other call prefetches in slices (see below), but 6 records.
-    constexpr bool kFused = rowlane_fused<Block, N1, N2>() && !kUnfused;
-    constexpr bool kSliced = !kFused && N1 + N2 != 6;
+    static_assert(!kFused || rowlane_fused<Block, N1, N2>(), "the fused path takes one token's Q4_K records");
     typename RowlaneDecoded<Block>::type w;
     for (int64_t rg = r0; rg < r1; rg += ROWLANE_ROWS) {
         __m512 acc[N1 + N2];
@@ -290,11 +295,12 @@ void rowlane_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const Rowl
             for (int i = 0; i < ROWLANE_ROWS; ++i) rows[i] = W + (rg + i) * nb + b;
             // The next row group (16 rows, contiguous), in order, one sixteenth-of-a-row's share per
             // block: 16 rows stream at once, too many for the hardware prefetcher to follow alone.
-            // Calls of 3+ records but 6 issue it in slices, one per sub-block, between the dot products
-            // (the lines at once stalled the core). tuned: docs/perf/2026-11-30-avx512-kernels.md#prefetch-slices
+            // Sliced: one slice per sub-block, between the dot products (the lines at once stalled the
+            // core on calls of 3+ records). tuned: docs/perf/2026-11-30-avx512-kernels.md#prefetch-slices
             const RowlaneAhead ahead{reinterpret_cast<const char*>(W + (rg + ROWLANE_ROWS) * nb + ROWLANE_ROWS * b),
                                 ROWLANE_ROWS * static_cast<int>(sizeof(Block))};
-            if constexpr (kNear) {
+            const RowlaneAhead sliced = kPf == Prefetch::sliced ? ahead : RowlaneAhead{nullptr, 0};
+            if constexpr (kPf == Prefetch::near) {
                 // Block b + ROWLANE_NEAR_BLOCKS of the same 16 rows; past the row's end the next group's first
                 // blocks (rows up to r1 only). Blocks are not line-aligned (144 bytes, 3 or 4 lines), so
                 // each row's lines are counted from its block's first byte. Written out here: GCC 12 marked
@@ -310,15 +316,15 @@ void rowlane_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const Rowl
                         for (uintptr_t l = p & ~uintptr_t(63); l < p + sizeof(Block); l += 64)
                             _mm_prefetch(reinterpret_cast<const char*>(l), _MM_HINT_T0);
                     }
-            } else if constexpr (!kSliced) {
+            } else if constexpr (kPf == Prefetch::burst) {
                 rowlane_prefetch_part(ahead, 0, 1);
             }
             if constexpr (kFused) {
                 rowlane_decode_scales(rows, &w);
-                rowlane_block_fused<N1>(rows, w, a1, b, acc);
+                rowlane_block_fused<N1>(rows, w, a1, b, acc, sliced);
             } else {
                 rowlane_decode(rows, &w);
-                rowlane_block<N1>(w, a1, b, acc, kSliced ? ahead : RowlaneAhead{nullptr, 0});
+                rowlane_block<N1>(w, a1, b, acc, sliced);
                 if constexpr (N2 > 0) rowlane_block<N2>(w, a2, b, acc + N1, RowlaneAhead{nullptr, 0});
             }
         }
@@ -329,19 +335,33 @@ void rowlane_rows(const Block* W, int64_t nb, int64_t r0, int64_t r1, const Rowl
     }
 }
 
-// mode (plan.h RowlaneMode) picks the one-token form; other calls have one form.
+// mode (plan.h RowlaneMode) picks the one-token form; other calls have one form: unfused, the prefetch
+// sliced but for 6 records (a burst).
 template <typename Block, int N1, int N2 = 0>
 void rowlane_call(const Block* W, int64_t nb, int64_t r0, int64_t r1, const uint8_t* acts, const ActLayout& L, float* y,
              int64_t ldy, int pair, RowlaneMode mode) {
     RowlaneActs a1, a2;
     rowlane_acts<Block>(acts, L, nb, 0, N1, &a1);
     if constexpr (N2 > 0) rowlane_acts<Block>(acts, L, nb, N1, N2, &a2);
+    const auto run = [&](auto fused, auto pf) {
+        rowlane_rows<Block, N1, N2, decltype(fused)::value, decltype(pf)::value>(W, nb, r0, r1, a1, a2, y, ldy, pair);
+    };
+    using Near = std::integral_constant<Prefetch, Prefetch::near>;
+    using Burst = std::integral_constant<Prefetch, Prefetch::burst>;
+    using Sliced = std::integral_constant<Prefetch, Prefetch::sliced>;
     if constexpr (rowlane_fused<Block, N1, N2>()) {
-        if (mode == RowlaneMode::unfused) return rowlane_rows<Block, N1, N2, false, true>(W, nb, r0, r1, a1, a2, y, ldy, pair);
-        const bool near = mode == RowlaneMode::plan ? nb > ROWLANE_NEAR_MIN_KBLOCKS : mode == RowlaneMode::fused_near;
-        if (near) return rowlane_rows<Block, N1, N2, true>(W, nb, r0, r1, a1, a2, y, ldy, pair);
+        if (mode == RowlaneMode::plan) mode = nb > ROWLANE_NEAR_MIN_KBLOCKS ? RowlaneMode::fused_near : RowlaneMode::fused_next;
+        switch (mode) {
+            case RowlaneMode::unfused: return run(std::false_type{}, Sliced{});
+            case RowlaneMode::fused_near: return run(std::true_type{}, Near{});
+            case RowlaneMode::fused_sliced: return run(std::true_type{}, Sliced{});
+            default: return run(std::true_type{}, Burst{});
+        }
+    } else if constexpr (N1 + N2 == 6) {
+        run(std::false_type{}, Burst{});
+    } else {
+        run(std::false_type{}, Sliced{});
     }
-    rowlane_rows<Block, N1, N2>(W, nb, r0, r1, a1, a2, y, ldy, pair);
 }
 
 // Q4_K takes every even size and 1-8; Q6_K only its sizes from ROWLANE_Q6K_MIN_RECORDS on (no instances of the

@@ -148,10 +148,12 @@ inline Plan plan(GGMLType wt, int64_t K, int n_rec) {
 
 // Kernel variants of a shape for the calibrated plan (quant.h): "static" (the plan above) first, then
 // every other kernel choice that runs the shape; all bit-identical. For one token's Q4_K records the
-// row-lane kernel comes in three forms (rowlane_kquant's mode): fused decode with near prefetch (the
-// static choice over rows longer than ROWLANE_NEAR_MIN_KBLOCKS), fused with the next group prefetched,
-// and unfused (decode stored, then the sliced prefetch of calls of more records). Q5_K, legacy: static.
-enum class RowlaneMode { plan, unfused, fused_next, fused_near };
+// row-lane kernel comes in four forms (rowlane_kquant's mode): fused decode with near prefetch (the
+// static choice over rows longer than ROWLANE_NEAR_MIN_KBLOCKS), fused with the next group prefetched
+// at once (the static choice over shorter rows) or in slices between the dot products, and unfused
+// (decode stored, then the sliced prefetch of calls of more records). Which is fastest depends on the
+// CPU: docs/perf/2026-12-02-zen4-one-token.md. Q5_K, legacy: static.
+enum class RowlaneMode { plan, unfused, fused_next, fused_near, fused_sliced };
 struct Variant {
     const char* name;
     Plan plan;
@@ -171,6 +173,7 @@ inline int variants(GGMLType wt, int64_t K, int n_rec, Variant* out) {
                 out[n++] = {"rowlane_fused_near", {Kernel::rowlane, st.rest}, RowlaneMode::fused_near};
             if (nb > ROWLANE_NEAR_MIN_KBLOCKS || st.rows16 != Kernel::rowlane)
                 out[n++] = {"rowlane_fused_next", {Kernel::rowlane, st.rest}, RowlaneMode::fused_next};
+            out[n++] = {"rowlane_fused_sliced", {Kernel::rowlane, st.rest}, RowlaneMode::fused_sliced};
             out[n++] = {"rowlane_unfused", {Kernel::rowlane, st.rest}, RowlaneMode::unfused};
         } else if (st.rows16 != Kernel::rowlane) {
             out[n++] = {"rowlane", {Kernel::rowlane, st.rest}, RowlaneMode::plan};
