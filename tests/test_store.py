@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import sqlite3
 import threading
 import time
@@ -244,11 +246,20 @@ def test_old_store_is_migrated_without_losing_lines(tmp_path):
 
 
 def test_readers_are_pooled_across_threads(tmp_path):
-    """Threads that come and go (a server's worker pool) share MAX_READERS connections: none is
-    left behind per thread, and close() closes them all (issue 30)."""
+    """Threads that come and go (a server's worker pool) share the MAX_READERS connections opened with
+    the store: none is added per thread, none is closed after a burst (its caches are dropped
+    instead), so the process's fds stay as they were at start; close() closes them all (issue 30)."""
+    import math
     import threading
     import gateway.pipeline.store as store_mod
     s = Store(tmp_path / "s.db")
+
+    def db_fds():                         # this store's files (db, -wal, -shm) among the process's fds
+        return sum(os.path.realpath(f"/proc/self/fd/{fd}").startswith(str(tmp_path / "s.db"))
+                   for fd in os.listdir("/proc/self/fd"))
+
+    fds = db_fds()
+    assert s.stats()["read_connections"] == store_mod.MAX_READERS
     s.append([_rec(f"line {i}", i) for i in range(10)])
     for _ in range(5):
         ts = [threading.Thread(target=lambda: s.search("line", limit=5)) for _ in range(12)]
@@ -256,12 +267,12 @@ def test_readers_are_pooled_across_threads(tmp_path):
             t.start()
         for t in ts:
             t.join()
-    assert 1 <= s.stats()["read_connections"] <= store_mod.MAX_READERS
+    assert s.stats()["read_connections"] == store_mod.MAX_READERS
     together = threading.Barrier(3)
 
     def hold():
         with s._reader() as db:
-            together.wait(10)             # three readers at once: three connections
+            together.wait(10)             # three readers at once: three pooled connections
             db.execute("SELECT 1")
 
     ts = [threading.Thread(target=hold) for _ in range(3)]
@@ -269,11 +280,13 @@ def test_readers_are_pooled_across_threads(tmp_path):
         t.start()
     for t in ts:
         t.join()
-    assert len(s._idle) == s.stats()["read_connections"] >= 3
-    # after a quiet spell the next reader closes all idle connections but one
+    assert len(s._idle) == s.stats()["read_connections"] == store_mod.MAX_READERS
+    assert db_fds() == fds
+    # after a quiet spell the next reader drops the idle connections' caches and keeps them open
     s._idle = type(s._idle)((db, t - store_mod.READER_IDLE_S - 1) for db, t in s._idle)
     s.search("line", limit=1)
-    assert s.stats()["read_connections"] == 1
+    assert s.stats()["read_connections"] == store_mod.MAX_READERS
+    assert sum(t == math.inf for _, t in s._idle) >= store_mod.MAX_READERS - 1
     s.close()
     assert s.stats()["read_connections"] == 0
 

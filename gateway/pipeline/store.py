@@ -16,6 +16,7 @@ come and go never leave connections behind (issue 30). Any thread may call any m
 from __future__ import annotations
 
 import logging
+import math
 import os
 import queue
 import re
@@ -46,7 +47,7 @@ WRITER_CACHE_KIB = 8_192         # the writer's: 64 MiB wrote no faster (into a 
 WAL_CHECKPOINT_PAGES = 8_192     # checkpoint less often than the default 1000 pages (fewer fsyncs)
 MAX_READERS = 4                  # pooled read connections; a reader beyond them waits for one
 READER_WAIT_S = 30.0
-READER_IDLE_S = 10.0             # pooled connections idle this long are closed (all but one)
+READER_IDLE_S = 10.0             # pooled connections idle this long drop their page cache
 KEY_WINDOW = 20_000              # keyed lines a redelivery is looked up among (MQTT in-flight is far less,
                                  # and an MQTT packet id comes round only after 65,535 messages)
 
@@ -185,8 +186,19 @@ class Store:
         self._next_id = (row[0] if row else 0) + 1
         self._first_id = db.execute("SELECT min(id) FROM logs").fetchone()[0]   # kept by the writer
         self._writer_db = db
+        # The read pool is opened whole, now: in WAL mode SQLite keeps a closed connection's file
+        # descriptor while another connection of the process holds its lock (the writer always does),
+        # so a pool that grew and shrank would leave its peak in fds anyway (issue 30).
+        for _ in range(MAX_READERS):
+            self._idle.append((self._open_reader(), time.monotonic()))
+        self._n_readers = MAX_READERS
         self._writer = threading.Thread(target=self._write_loop, name="store-writer", daemon=True)
         self._writer.start()
+
+    def _open_reader(self) -> sqlite3.Connection:
+        db = self._connect()
+        db.execute("PRAGMA query_only=ON")
+        return db
 
     def _connect(self, cache_kib: int = CACHE_KIB) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=30, check_same_thread=False, isolation_level=None)
@@ -415,9 +427,10 @@ class Store:
         db = None
         with self._readers_cv:
             now = time.monotonic()
-            while len(self._idle) > 1 and now - self._idle[0][1] > READER_IDLE_S:   # a burst is over
-                self._idle.popleft()[0].close()
-                self._n_readers -= 1
+            for i, (idle, since) in enumerate(self._idle):   # a burst is over: its caches go, not the fds
+                if now - since > READER_IDLE_S:
+                    idle.execute("PRAGMA shrink_memory")
+                    self._idle[i] = (idle, math.inf)          # shrunk; idle until used again
             while db is None:
                 if self._idle:
                     db = self._idle.pop()[0]
@@ -427,8 +440,7 @@ class Store:
                 elif not self._readers_cv.wait(READER_WAIT_S):
                     raise StoreClosed(f"store {self.path}: no read connection free in {READER_WAIT_S:g} s")
         if db is None:
-            db = self._connect()
-            db.execute("PRAGMA query_only=ON")
+            db = self._open_reader()
         try:
             yield db
         finally:
