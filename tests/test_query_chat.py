@@ -66,3 +66,20 @@ def test_question_goes_through_one_query(thread, question):
                                 json.dumps(q["result"], ensure_ascii=False))
     assert unsupported_figures(res["text"], allowed) == [], (res["text"], q)
     assert t.engine.scratch_len == 0
+
+
+def test_abandoned_question_stops_before_its_query(thread):
+    """A question cancelled while it waits (its client went away) runs neither its call nor its query:
+    the engine goes straight to the next job (issue 30)."""
+    t, _ = thread
+    busy = t.submit_chat([{"role": "user", "content": "What happened on the line?"}], max_tokens=24,
+                         ttft_budget_ms=GENEROUS_MS, query=True)
+    events = []
+    h = t.submit_chat([{"role": "user", "content": "How many times was the E-STOP pressed?"}], max_tokens=24,
+                      ttft_budget_ms=GENEROUS_MS, query=True, on_event=events.append)
+    h.cancel()                                           # queued behind `busy`: cancelled before it starts
+    res = h.result(timeout=300)
+    busy.result(timeout=300)
+    assert res["finish_reason"] == "cancelled" and "query" not in res and res["completion_tokens"] == 0
+    assert not [e for e in events if e["type"] in ("query", "token")]
+    assert t.engine.scratch_len == 0

@@ -186,27 +186,21 @@ class Store:
         self._next_id = (row[0] if row else 0) + 1
         self._first_id = db.execute("SELECT min(id) FROM logs").fetchone()[0]   # kept by the writer
         self._writer_db = db
-        # The read pool is opened whole, now: in WAL mode SQLite keeps a closed connection's file
-        # descriptor while another connection of the process holds its lock (the writer always does),
-        # so a pool that grew and shrank would leave its peak in fds anyway (issue 30).
-        for _ in range(MAX_READERS):
-            self._idle.append((self._open_reader(), time.monotonic()))
+        # The read pool, whole: in WAL mode SQLite keeps a closed connection's fd while the writer
+        # holds its lock, so a pool that grew and shrank would keep its peak in fds anyway (issue 30).
+        self._idle.extend((self._connect(query_only=True), time.monotonic()) for _ in range(MAX_READERS))
         self._n_readers = MAX_READERS
         self._writer = threading.Thread(target=self._write_loop, name="store-writer", daemon=True)
         self._writer.start()
 
-    def _open_reader(self) -> sqlite3.Connection:
-        db = self._connect()
-        db.execute("PRAGMA query_only=ON")
-        return db
-
-    def _connect(self, cache_kib: int = CACHE_KIB) -> sqlite3.Connection:
+    def _connect(self, cache_kib: int = CACHE_KIB, query_only: bool = False) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=30, check_same_thread=False, isolation_level=None)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=FULL")
         db.execute("PRAGMA busy_timeout=30000")
         db.execute(f"PRAGMA cache_size=-{cache_kib}")
         db.execute(f"PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_PAGES}")
+        db.execute(f"PRAGMA query_only={'ON' if query_only else 'OFF'}")
         return db
 
     # --- writing -------------------------------------------------------------------------
@@ -434,13 +428,8 @@ class Store:
             while db is None:
                 if self._idle:
                     db = self._idle.pop()[0]
-                elif self._n_readers < MAX_READERS:
-                    self._n_readers += 1
-                    break
                 elif not self._readers_cv.wait(READER_WAIT_S):
                     raise StoreClosed(f"store {self.path}: no read connection free in {READER_WAIT_S:g} s")
-        if db is None:
-            db = self._open_reader()
         try:
             yield db
         finally:

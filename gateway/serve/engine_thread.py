@@ -21,7 +21,7 @@ from gateway.llm.drafters import make_drafter, resolve_draft_spec
 from gateway.llm.engine import Engine
 from gateway.llm.models import resolve_model
 from gateway.llm.sampling import SamplingParams
-from gateway.llm.speculative import GenerateResult, SpecStats, speculative_generate
+from gateway.llm.speculative import PREFILL_CHECK_TOKENS, GenerateResult, SpecStats, speculative_generate
 from gateway.pipeline.token_queue import ContextFeed
 from gateway.serve.admission import Admission
 from gateway.serve.jobs import (COMPLETE, PRIORITY, TTFT, Job, JobHandle, NotReady, PromptTooLong, QueueFull,
@@ -347,15 +347,24 @@ class EngineThread:
             call.append(tid)
             return not plan.mask.complete(call) and not job.handle.cancelled
 
+        def keep_going() -> bool:      # an abandoned question stops at its next prompt chunk or token
+            return not job.handle.cancelled
+
         call_room = self.n_scratch - base - len(prompt)     # a call is far shorter than its budget
         try:
             t0 = time.perf_counter()
-            self.engine.forward_scratch(prompt[:-1])
+            todo = prompt[:-1]
+            for i in range(0, len(todo), PREFILL_CHECK_TOKENS):
+                if not keep_going():
+                    return GenerateResult([], "", (time.perf_counter() - t0) * 1000, 0.0, len(prompt), "stop")
+                self.engine.forward_scratch(todo[i:i + PREFILL_CHECK_TOKENS])
             self.admission.observe_prefill(len(prompt) - 1, (time.perf_counter() - t0) * 1000)
             res = speculative_generate(self.engine, self.drafter, prompt, min(MAX_CALL_TOKENS, call_room), SamplingParams(), None,
                                        stop_tokens=stops, on_token=on_call, n_prompt_cached=len(prompt) - 1,
                                        logits_processor=plan.mask)
             self.admission.observe_decode(len(res.tokens), res.decode_ms)
+            if not keep_going():
+                return GenerateResult([], "", 0.0, res.decode_ms, len(prompt), "stop")
             answer = self.prompts.chat_tokens(plan.finish(plan.mask.text_bytes(call).decode("utf-8", "replace")),
                                               language_hint=False)
             job.handle._emit({"type": "query", **plan.source()})
@@ -367,7 +376,7 @@ class EngineThread:
             out = speculative_generate(self.engine, self.drafter, answer, min(job.max_tokens, room),
                                        SamplingParams(temperature=job.temperature, top_p=job.top_p), job.seed,
                                        stop_tokens=stops, on_token=on_token, n_prompt_cached=cached,
-                                       no_repeat_ngram=self.no_repeat_ngram)
+                                       no_repeat_ngram=self.no_repeat_ngram, keep_going=keep_going)
         finally:
             self.engine.rollback(base)
         self.admission.observe_prefill(out.prefill_tokens, out.prefill_ms)
