@@ -43,9 +43,8 @@ SRC_CACHE = REPO / "build" / "bench-llama-src"
 MODELS = {"1.5b": "qwen2.5-coder-1.5b-instruct", "0.5b": "qwen2.5-coder-0.5b-instruct"}
 CPU = "neoverse-n1"
 
-# RK3588, A76 cluster: the model's board figures, each from a cited source (Rockchip's RK3588 datasheet
-# via Turing Pi's RK1 benchmark, https://turingpi.com/?p=721854, and the LPDDR4X channel layout,
-# https://forum.radxa.com/t/19293); docs/perf/2026-12-02-arm-kernels.md discusses them.
+# RK3588, A76 cluster: the board figures the roofline model uses (cores, clock, sustained and theoretical
+# read bandwidth). Their sources and how they were chosen: docs/perf/2026-12-02-arm-kernels.md.
 CORES, CLOCK_GHZ = 4, 2.4
 BANDWIDTH_GBS = (17.0, 22.0)
 THEORETICAL_GBS = 34.1
