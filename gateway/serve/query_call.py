@@ -286,6 +286,7 @@ class QueryPlan:
     call: dict[str, Any] | None = None
     result: dict[str, Any] = field(default_factory=dict)
     call_text: str = ""
+    rendered: str = ""                   # the result as the answer's prompt quoted it (finish)
 
     def finish(self, call_text: str) -> list[dict[str, str]]:
         """Parse and run the call; -> the messages for the answer (the call and its result in them)."""
@@ -295,7 +296,8 @@ class QueryPlan:
             self.result = self.tool.surface.run(self.call)
         except ValueError as exc:
             self.result = {"call": {"text": CALL_PREFIX + call_text}, "error": f"the call did not parse: {exc}"}
-        answer = ANSWER_INSTRUCTION.format(result=render_result(self.result, which_end(self.question)))
+        self.rendered = render_result(self.result, which_end(self.question))
+        answer = ANSWER_INSTRUCTION.format(result=self.rendered)
         if is_chinese(self.question):
             answer += ANSWER_IN_CHINESE + COPY_IN_CHINESE
         shown = json.dumps(self.call, ensure_ascii=False) if self.call else CALL_PREFIX + call_text
@@ -306,8 +308,7 @@ class QueryPlan:
 
     def check(self, answer: str) -> answer_check.Checked:
         """The answer as the operator sees it: its figures checked against this query (answer_check)."""
-        end = which_end(self.question)
-        return answer_check.check(answer, self.question, self.result, render_result(self.result, end), end,
+        return answer_check.check(answer, self.question, self.result, self.rendered, which_end(self.question),
                                   _shown_time, _num)
 
 
