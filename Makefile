@@ -57,7 +57,7 @@ deb: $(BIN)/python
 image: deb
 	nice -n 10 tools/build_image.sh
 
-boot-test: image
+boot-test: deb
 	nice -n 10 tools/boot_test.sh
 
 clean:

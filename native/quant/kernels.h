@@ -34,7 +34,8 @@ namespace quant {
 //   broadcast     records in vector lanes, decoded weights broadcast (<isa>_broadcast.cpp); _g2, _g4:
 //                 two or four lanes per record
 // Legacy 32-block types have their kernels of every family in <isa>_legacy.cpp.
-enum class Kernel { none, reduce, reduce_rows8, rowlane, rowlane_one_token, rowlane_pair, broadcast, broadcast_g2, broadcast_g4 };
+enum class Kernel { none, reduce, reduce_rows8, rowlane, rowlane_one_token, rowlane_pair, broadcast, broadcast_g2, broadcast_g4,
+                    reduce_one_token };
 }  // namespace quant
 
 int64_t quant_block_elems(GGMLType t);               // 256, 32, or 1 for float types

@@ -249,6 +249,7 @@ bool matmul_simd(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r
             return true;
         case Kernel::broadcast_g2: broadcast_kquant(wt, 2, W, K, r0, r1, act_buf, n_rec, y, ldy, pair); return true;
         case Kernel::broadcast_g4: broadcast_kquant(wt, 4, W, K, r0, r1, act_buf, n_rec, y, ldy, pair); return true;
+        case Kernel::reduce_one_token: reduce1_kquant(wt, W, K, r0, r1, act_buf, n_rec, y, ldy, pair); return true;
         default: return false;
     }
 }

@@ -202,6 +202,9 @@ int64_t rowlane_kquant(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int
                        float* y, int64_t ldy, int pair, RowlaneMode mode = RowlaneMode::plan);  // avx512_rowlane.cpp
 int64_t rowlane_legacy(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec,
                        float* y, int64_t ldy, int pair);  // avx512_legacy.cpp
+// The one-token reducing kernel for Q4_K and Q6_K, rows [r0, r1), 1-2 records (avx512_reduce1.cpp).
+void reduce1_kquant(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec, float* y,
+                    int64_t ldy, int pair);
 // Broadcast kernels, rows [r0, r1): G (1, 2 or 4) lanes per record.
 void broadcast_kquant(GGMLType wt, int G, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts,
                       int n_rec, float* y, int64_t ldy, int pair);  // avx512_broadcast.cpp

@@ -82,6 +82,9 @@ namespace avx512 {
 
 constexpr int R_TILE = 8;                    // records per pass of the reducing kernels: one lane each
 constexpr int64_t REDUCE_MAX_KBLOCKS = 128;  // K-quant K <= 32768 (per-tile tables on the stack); else scalar
+// The one-token reducing kernel for Q4_K and Q6_K (avx512_reduce1.cpp): 1-2 records, K <= 10240 (records,
+// rearranged, on the stack).
+constexpr int64_t REDUCE1_MAX_KBLOCKS = 40;
 
 constexpr int ROWLANE_ROWS = 16;  // rows per row-lane group: one zmm lane each
 // Row-lane kernels: legacy types up to ROWLANE_MAX_RECORDS records; K-quants also K <= 10240 (records,
@@ -184,6 +187,7 @@ inline int variants(GGMLType wt, int64_t K, int n_rec, Variant* out) {
         if (st.rows16 != Kernel::none || st.rest != k) out[n++] = {name, {Kernel::none, k}, RowlaneMode::plan};
     };
     if (nb <= REDUCE_MAX_KBLOCKS) add_rest("reduce", Kernel::reduce);
+    if (n_rec <= 2 && nb <= REDUCE1_MAX_KBLOCKS) add_rest("reduce_one_token", Kernel::reduce_one_token);
     if (nb <= BROADCAST_MAX_KBLOCKS) {
         add_rest("broadcast", Kernel::broadcast);
         add_rest("broadcast_g2", Kernel::broadcast_g2);

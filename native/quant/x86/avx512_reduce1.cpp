@@ -1,0 +1,176 @@
+// The reducing kernel for one token's Q4_K records (1 or 2: q8 or q8x2), rows in sequence: one
+// sequential stream of weights, the shape that the hardware prefetcher follows best on every CPU.
+// Fewer instructions per block than the general reducing kernel (avx512.cpp), which serves up to 8
+// records through 8-lane tables:
+//  - the records are rearranged once per call into the nibbles' order (the middle two 32-byte
+//    quarters of each 128 swapped), so a block decodes with one AND and one shift per 64 bytes;
+//  - the mins term comes from one madd over both records' per-16 sums, laid out so that its lanes
+//    fold in the same reduction tree as the scaled dot products: one tree gives [i1_0, i1_1, i2_0, i2_1].
+// Integer block sums are exact, so the result is the scalar path's (blocks.h canonical order).
+#include "quant/x86/avx512.h"
+
+#if LG_SIMD_AVX512
+
+namespace lg::quant::avx512 {
+
+namespace {
+
+// Software prefetch distance in bytes of the row sweep (rows are contiguous, so it runs on into the
+// next rows). tuned: docs/perf/2026-12-02-zen4-one-token.md#reduce-one-token
+constexpr int64_t REDUCE1_PREFETCH_BYTES = 96 * 144;
+
+struct Reduce1Tile {
+    alignas(64) int8_t xp[2][REDUCE1_MAX_KBLOCKS * QK_K];  // records; Q4_K: in nibble order
+    alignas(64) int16_t bs[REDUCE1_MAX_KBLOCKS][32];       // int16 pair l: record l%2's sums 2(l/2), 2(l/2)+1
+    alignas(16) float dx[REDUCE1_MAX_KBLOCKS][4];          // [dx_0, dx_1, dx_0, dx_1]
+};
+
+template <typename Block>
+void build_tile(const uint8_t* acts, const ActLayout& L, int64_t nb, int nt, Reduce1Tile* tile) {
+    constexpr bool kQ4 = std::is_same<Block, BlockQ4K>::value;
+    for (int t = 0; t < 2; ++t) {
+        const uint8_t* rec = acts + static_cast<int64_t>(t < nt ? t : 0) * L.stride;
+        const int16_t* s16 = reinterpret_cast<const int16_t*>(rec + L.sums_off);
+        const float* d = reinterpret_cast<const float*>(rec + L.d_off);
+        for (int64_t b = 0; b < nb; ++b) {
+            // Q4_K: block b's 256 values as quarters 0 2 1 3 of each half (nibble order)
+            for (int h = 0; h < 2; ++h) {
+                const uint8_t* src = rec + b * QK_K + 128 * h;
+                int8_t* dst = tile->xp[t] + b * QK_K + 128 * h;
+                std::memcpy(dst, src, 32);
+                std::memcpy(dst + 32, src + (kQ4 ? 64 : 32), 32);
+                std::memcpy(dst + 64, src + (kQ4 ? 32 : 64), 32);
+                std::memcpy(dst + 96, src + 96, 32);
+            }
+            for (int p = 0; p < 8; ++p)
+                for (int j = 0; j < 2; ++j) tile->bs[b][2 * (2 * p + t) + j] = t < nt ? s16[16 * b + 2 * p + j] : 0;
+            tile->dx[b][t] = tile->dx[b][2 + t] = t < nt ? d[b] : 0.0f;
+        }
+    }
+}
+
+// Lane tables for _mm512_permutexvar_epi16. Q4_K, over [sc0..7, mn0..7]: the scales of the packed dot
+// products of half h, int16 lane 8c + i holding a sum of sub-block 4h + 2(c >= 2) + (i >= 4); the mins,
+// lane i pairing with bs's lane i (sub-block i / 4). Q6_K, over its 16 scales: pair h of the packed
+// products (values 128h ..), lane 8c + i of sub-block 8h + c + 4(i >= 4); the -32 term, bs's lane i of
+// sub-block 2(i / 4) + i % 2.
+struct Reduce1Index {
+    alignas(64) int16_t sv[2][32], mv[32];
+    alignas(64) int16_t sv6[2][32], mv6[32];
+    Reduce1Index() {
+        for (int i = 0; i < 32; ++i) {
+            const int c = i / 8, k = i % 8;
+            for (int h = 0; h < 2; ++h) {
+                sv[h][i] = int16_t(4 * h + (c >= 2 ? 2 : 0) + (k >= 4 ? 1 : 0));
+                sv6[h][i] = int16_t(8 * h + c + (k >= 4 ? 4 : 0));
+            }
+            mv[i] = int16_t(8 + i / 4);
+            mv6[i] = int16_t(2 * (i / 4) + i % 2);
+        }
+    }
+};
+const Reduce1Index kIdx;
+
+// The weights of one block as 4 x 64 unsigned values in the order of the tile's records.
+inline void values(const BlockQ4K& w, __m512i* q) {
+    const __m512i m4 = _mm512_set1_epi8(0x0f);
+    for (int h = 0; h < 2; ++h) {
+        const __m512i z = _mm512_loadu_si512(w.qs + 64 * h);
+        q[2 * h] = _mm512_and_si512(z, m4);
+        q[2 * h + 1] = _mm512_and_si512(_mm512_srli_epi16(z, 4), m4);
+    }
+}
+
+inline void values(const BlockQ6K& w, __m512i* q) {
+    KBlock k;
+    decode(&w, &k);
+    for (int i = 0; i < 4; ++i) q[i] = k.q[i];
+}
+
+// The block's scales for the lane tables: Q4_K [sc0..7, mn0..7], Q6_K its 16 (int16).
+inline __m512i scales16(const BlockQ4K& w) {
+    uint64_t sc, mn;
+    q4k_unpack(w.scales, &sc, &mn);
+    return _mm512_castsi256_si512(_mm256_cvtepu8_epi16(_mm_set_epi64x(static_cast<long long>(mn), static_cast<long long>(sc))));
+}
+
+inline __m512i scales16(const BlockQ6K& w) {
+    return _mm512_castsi256_si512(_mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w.scales))));
+}
+
+template <typename Block, int NT>
+inline void row(const Block* w, int64_t nb, const Reduce1Tile& tile, float* out) {
+    constexpr bool kQ4 = std::is_same<Block, BlockQ4K>::value;
+    const __m512i z = _mm512_setzero_si512();
+    const __m512i isv0 = _mm512_load_si512(kQ4 ? kIdx.sv[0] : kIdx.sv6[0]), isv1 = _mm512_load_si512(kQ4 ? kIdx.sv[1] : kIdx.sv6[1]);
+    const __m512i imv = _mm512_load_si512(kQ4 ? kIdx.mv : kIdx.mv6);
+    __m128 acc = _mm_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+        const char* ahead = reinterpret_cast<const char*>(w + b) + REDUCE1_PREFETCH_BYTES;
+        for (size_t off = 0; off < sizeof(Block); off += 64) _mm_prefetch(ahead + off, _MM_HINT_T0);
+        const __m512i s16 = scales16(w[b]);
+        const __m512i sv0 = _mm512_permutexvar_epi16(isv0, s16), sv1 = _mm512_permutexvar_epi16(isv1, s16);
+        __m512i q[4];
+        values(w[b], q);
+        __m512i ia[2];
+        for (int t = 0; t < NT; ++t) {
+            // 4-element sums fit int16 (<= 4 * 63 * 128): two packed per scale multiply
+            const int8_t* x = tile.xp[t] + b * QK_K;
+            const __m512i p0 = _mm512_dpbusd_epi32(z, q[0], _mm512_load_si512(x));
+            const __m512i p1 = _mm512_dpbusd_epi32(z, q[1], _mm512_load_si512(x + 64));
+            const __m512i p2 = _mm512_dpbusd_epi32(z, q[2], _mm512_load_si512(x + 128));
+            const __m512i p3 = _mm512_dpbusd_epi32(z, q[3], _mm512_load_si512(x + 192));
+            ia[t] = _mm512_dpwssd_epi32(_mm512_madd_epi16(_mm512_packs_epi32(p0, p1), sv0), _mm512_packs_epi32(p2, p3), sv1);
+        }
+        if constexpr (NT == 1) ia[1] = z;
+        // Q4_K: the mins term; Q6_K: the -32 offset's term (scales times sums)
+        const __m512i m = _mm512_madd_epi16(_mm512_load_si512(tile.bs[b]), _mm512_permutexvar_epi16(imv, s16));
+        // One tree: per 128-bit chunk [i1_0, i1_1, m_0, m_1] partials, then the chunks summed.
+        const __m512i x = _mm512_add_epi32(_mm512_unpacklo_epi32(ia[0], ia[1]), _mm512_unpackhi_epi32(ia[0], ia[1]));
+        const __m512i y = _mm512_add_epi32(_mm512_unpacklo_epi64(x, m), _mm512_unpackhi_epi64(x, m));
+        const __m256i y2 = _mm256_add_epi32(_mm512_castsi512_si256(y), _mm512_extracti64x4_epi64(y, 1));
+        const __m128i sums = _mm_add_epi32(_mm256_castsi256_si128(y2), _mm256_extracti128_si256(y2, 1));
+        const __m128 dx = _mm_load_ps(tile.dx[b]);
+        if constexpr (kQ4) {
+            // [dw, dm] * [dx_0, dx_1]: fma(dw dx, i1, acc), then fma(-(dm dx), i2, acc), per record lane
+            uint32_t dd;
+            std::memcpy(&dd, &w[b].d, 4);
+            const __m128 dwm = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(dd)));
+            const __m128 s = _mm_mul_ps(_mm_unpacklo_ps(dwm, dwm), dx);
+            const __m128 v = _mm_cvtepi32_ps(sums);
+            acc = _mm_fmadd_ps(s, v, acc);
+            acc = _mm_fnmadd_ps(_mm_movehl_ps(s, s), _mm_movehl_ps(v, v), acc);
+        } else {
+            const __m128i i1 = _mm_sub_epi32(sums, _mm_slli_epi32(_mm_unpackhi_epi64(sums, sums), 5));  // q - 32
+            acc = _mm_fmadd_ps(_mm_mul_ps(_mm_set1_ps(_cvtsh_ss(w[b].d)), dx), _mm_cvtepi32_ps(i1), acc);
+        }
+    }
+    _mm_storel_pi(reinterpret_cast<__m64*>(out), acc);
+}
+
+template <typename Block>
+void rows(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec, float* y, int64_t ldy,
+          int pair, GGMLType wt) {
+    const int64_t nb = K / QK_K;
+    Reduce1Tile tile;
+    build_tile<Block>(acts, act_layout(wt, K), nb, n_rec, &tile);
+    const Block* Wb = reinterpret_cast<const Block*>(W);
+    for (int64_t r = r0; r < r1; ++r) {
+        alignas(16) float out[2];
+        if (n_rec == 1) row<Block, 1>(Wb + r * nb, nb, tile, out);
+        else row<Block, 2>(Wb + r * nb, nb, tile, out);
+        store_out(y, ldy, r, 0, out, n_rec, pair);
+    }
+}
+
+}  // namespace
+
+void reduce1_kquant(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec, float* y,
+                    int64_t ldy, int pair) {
+    if (wt == GGMLType::Q4_K) rows<BlockQ4K>(W, K, r0, r1, acts, n_rec, y, ldy, pair, wt);
+    else rows<BlockQ6K>(W, K, r0, r1, acts, n_rec, y, ldy, pair, wt);
+}
+
+}  // namespace lg::quant::avx512
+
+#endif
