@@ -17,7 +17,7 @@ namespace {
 
 // Software prefetch distance in bytes of the row sweep (rows are contiguous, so it runs on into the
 // next rows). tuned: docs/perf/2026-12-02-zen4-one-token.md#reduce-one-token
-constexpr int64_t REDUCE1_PREFETCH_BYTES = 96 * 144;
+constexpr int64_t REDUCE1_PREFETCH_BYTES = 3456;
 
 struct Reduce1Tile {
     alignas(64) int8_t xp[2][REDUCE1_MAX_KBLOCKS * QK_K];  // records; Q4_K: in nibble order
