@@ -1,11 +1,12 @@
-// The reducing kernel for one token's Q4_K records (1 or 2: q8 or q8x2), rows in sequence: one
-// sequential stream of weights, the shape that the hardware prefetcher follows best on every CPU.
-// Fewer instructions per block than the general reducing kernel (avx512.cpp), which serves up to 8
-// records through 8-lane tables:
-//  - the records are rearranged once per call into the nibbles' order (the middle two 32-byte
+// The reducing kernel for one token's Q4_K and Q6_K records (1 or 2: q8 or q8x2), rows in sequence:
+// sequential streams of weights, which the hardware prefetcher follows. Fewer instructions per block
+// than the general reducing kernel (avx512.cpp), which serves up to 8 records through 8-lane tables:
+//  - Q4_K records are rearranged once per call into the nibbles' order (the middle two 32-byte
 //    quarters of each 128 swapped), so a block decodes with one AND and one shift per 64 bytes;
-//  - the mins term comes from one madd over both records' per-16 sums, laid out so that its lanes
-//    fold in the same reduction tree as the scaled dot products: one tree gives [i1_0, i1_1, i2_0, i2_1].
+//  - the mins term (Q4_K) or the -32 offset's term (Q6_K) is one madd over both records' per-16 sums,
+//    laid out so that its lanes fold in the same reduction tree as the scaled dot products;
+//  - two rows per pass, from the two halves of the thread's rows (two sequential streams), share the
+//    records' loads, the tree's last steps and the float steps.
 // Integer block sums are exact, so the result is the scalar path's (blocks.h canonical order).
 #include "quant/x86/avx512.h"
 
@@ -49,7 +50,7 @@ void build_tile(const uint8_t* acts, const ActLayout& L, int64_t nb, int nt, Red
     }
 }
 
-// Lane tables for _mm512_permutexvar_epi16. Q4_K, over [sc0..7, mn0..7]: the scales of the packed dot
+// Lane tables (word indices; Q4_K's also as byte-shuffle controls). Q4_K, over [sc0..7, mn0..7]: the scales of the packed dot
 // products of half h, int16 lane 8c + i holding a sum of sub-block 4h + 2(c >= 2) + (i >= 4); the mins,
 // lane i pairing with bs's lane i (sub-block i / 4). Q6_K, over its 16 scales: pair h of the packed
 // products (values 128h ..), lane 8c + i of sub-block 8h + c + 4(i >= 4); the -32 term, bs's lane i of
