@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import socket
 import subprocess
 import threading
@@ -157,6 +158,14 @@ def lost_lines(box: Box, acked: list[str]) -> int:
     return sum(1 for t in acked if t not in found)
 
 
+def console_units(console: str) -> tuple[bool, list[str]]:
+    """From systemd's status lines on the serial console: did linegate.service start, and which units failed
+    (the host sees no `systemctl`; systemd prints each unit's start and failure there)."""
+    started = "Started linegate.service" in console or re.search(r"Started .*linegate", console) is not None
+    failed = sorted(set(re.findall(r"\[FAILED\] Failed to start (.+?)\.?\s*$", console, re.M)))
+    return started, failed
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--image", type=Path, required=True)
@@ -171,7 +180,8 @@ def main() -> int:
         logf.write(f"{time.strftime('%H:%M:%S')} {msg}\n")
         logf.flush()
     result = {"booted": False, "health_s": None, "chat_ok": False, "syslog_ok": False, "drafter": None,
-              "acked": 0, "lost_after_reset": None, "health_after_reset_s": None}
+              "acked": 0, "lost_after_reset": None, "health_after_reset_s": None, "unit_started": False,
+              "units_failed": None}
     box = Box(args.work, args.image, (args.work / "first-key").read_text().strip(), log)
     try:
         box.start()
@@ -189,10 +199,13 @@ def main() -> int:
                 result["lost_after_reset"] = lost_lines(box, acked)
     finally:
         box.stop()
-        log("console:\n" + (args.work / "console.log").read_text(errors="replace")[-20000:])
+        console = (args.work / "console.log").read_text(errors="replace") if (args.work / "console.log").exists() else ""
+        result["unit_started"], result["units_failed"] = console_units(console)
+        log("console:\n" + console[-20000:])
         log(json.dumps(result))
     print(json.dumps(result))
-    ok = result["booted"] and result["chat_ok"] and result["syslog_ok"] and result["lost_after_reset"] == 0
+    ok = (result["booted"] and result["chat_ok"] and result["syslog_ok"] and result["lost_after_reset"] == 0
+          and not result["units_failed"])
     return 0 if ok else 1
 
 
