@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -225,9 +227,15 @@ def export(gguf_path: Path, out_path: Path, chunk: int = DEFAULT_CHUNK, n_cache:
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     hp, weights = load_weights(Path(gguf_path))
-    model = build_model(hp, weights, chunk, n_cache, out_path.with_name(out_path.name + ".data"))
-    onnx.save_model(model, str(out_path))
-    onnx.checker.check_model(str(out_path))
+    # Written under the final names in a private folder beside out_path, then renamed into place (weights
+    # first): a reader (another process reusing the export) never opens a half-written file.
+    with tempfile.TemporaryDirectory(dir=out_path.parent, prefix=f".{out_path.name}.") as tmp:
+        part = Path(tmp) / out_path.name
+        model = build_model(hp, weights, chunk, n_cache, part.with_name(part.name + ".data"))
+        onnx.save_model(model, str(part))
+        onnx.checker.check_model(str(part))
+        os.replace(part.with_name(part.name + ".data"), out_path.with_name(out_path.name + ".data"))
+        os.replace(part, out_path)
     return out_path
 
 
