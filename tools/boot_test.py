@@ -23,6 +23,8 @@ from pathlib import Path
 
 HEALTH_TIMEOUT_S = 2400      # TCG emulation: the first boot, the engine load and its probe generate
 REQUEST_TIMEOUT_S = 600
+STREAM_TIMEOUT_S = 20        # an ingest request during the power cut: the box may be gone
+PART_OFFSET = 16 * 1024 * 1024   # the root partition (tools/build_image.sh)
 
 
 def free_port() -> int:
@@ -39,6 +41,7 @@ class Box:
         self.http, self.syslog = free_port(), free_port()
         self.monitor = work / "monitor.sock"
         self.proc: subprocess.Popen | None = None
+        self.reset_at = 0.0
 
     def start(self) -> None:
         kver = next(self.work.glob("vmlinuz-*")).name.removeprefix("vmlinuz-")
@@ -66,12 +69,13 @@ class Box:
             self.monitor_cmd("quit")
             self.proc.wait(30)
 
-    def request(self, path: str, body: bytes | None = None, ctype: str = "application/json") -> tuple[int, bytes]:
+    def request(self, path: str, body: bytes | None = None, ctype: str = "application/json",
+                timeout_s: float = REQUEST_TIMEOUT_S) -> tuple[int, bytes]:
         req = urllib.request.Request(f"http://127.0.0.1:{self.http}{path}", data=body,
                                      headers={"Authorization": f"Bearer {self.key}", "Content-Type": ctype})
         for _ in range(30):                   # rate-limited (429): wait as told and ask again
             try:
-                with urllib.request.urlopen(req, timeout=REQUEST_TIMEOUT_S) as r:
+                with urllib.request.urlopen(req, timeout=timeout_s) as r:
                     return r.status, r.read()
             except urllib.error.HTTPError as e:
                 if e.code != 429:
@@ -119,14 +123,15 @@ def power_cut(box: Box, log, stream_s: float) -> tuple[list[str], threading.Thre
     """NDJSON batches over HTTP until the box dies; system_reset after stream_s. -> the acknowledged texts."""
     acked: list[str] = []
     stop = threading.Event()
+    run = f"run{int(time.time())}"   # this run's lines, apart from an earlier run's on the same image
 
     def stream() -> None:
         n = 0
         while not stop.is_set():
-            texts = [f"powercut line {n + i} seq{n + i:06d}" for i in range(20)]
+            texts = [f"powercut {run} line {n + i} seq{n + i:06d}" for i in range(20)]
             body = "\n".join(json.dumps({"text": t, "host": "line3/plc"}) for t in texts).encode()
             try:
-                status, out = box.request("/api/ingest", body, "application/x-ndjson")
+                status, out = box.request("/api/ingest", body, "application/x-ndjson", timeout_s=STREAM_TIMEOUT_S)
             except OSError:
                 continue                      # the box is down: nothing was acknowledged
             if status == 200 and json.loads(out)["accepted"] == len(texts):
@@ -137,17 +142,18 @@ def power_cut(box: Box, log, stream_s: float) -> tuple[list[str], threading.Thre
     time.sleep(stream_s)
     log(f"power cut: system_reset with {len(acked)} lines acknowledged so far")
     box.monitor_cmd("system_reset")
+    box.reset_at = time.monotonic()
     time.sleep(5)
     stop.set()
-    t.join(REQUEST_TIMEOUT_S)
-    return acked, t
+    t.join(STREAM_TIMEOUT_S + 5)
+    return acked, run
 
 
-def lost_lines(box: Box, acked: list[str]) -> int:
+def lost_lines(box: Box, acked: list[str], run: str) -> int:
     found: set[str] = set()
     after = 0
     while True:
-        status, body = box.request(f"/api/logs/search?q=powercut&after_id={after}&limit=1000")
+        status, body = box.request(f"/api/logs/search?q=powercut+{run}&after_id={after}&limit=1000")
         if status != 200:
             raise RuntimeError(f"search after a power cut: {status} {body[:200]!r}")
         rows = json.loads(body)["results"]
@@ -158,12 +164,31 @@ def lost_lines(box: Box, acked: list[str]) -> int:
     return sum(1 for t in acked if t not in found)
 
 
-def console_units(console: str) -> tuple[bool, list[str]]:
-    """From systemd's status lines on the serial console: did linegate.service start, and which units failed
-    (the host sees no `systemctl`; systemd prints each unit's start and failure there)."""
-    started = "Started linegate.service" in console or re.search(r"Started .*linegate", console) is not None
-    failed = sorted(set(re.findall(r"\[FAILED\] Failed to start (.+?)\.?\s*$", console, re.M)))
-    return started, failed
+def journal_units(image: Path, work: Path, log) -> dict:
+    """systemd's own record, read from the image's persistent journal after the machine stopped (the host
+    has no `systemctl` into the emulated box): boots, the boots in which linegate.service started, and
+    every unit that failed."""
+    out = work / "journal"
+    subprocess.run(["rm", "-rf", str(out)], check=True)
+    out.mkdir(parents=True)
+    r = subprocess.run(["debugfs", "-R", f"rdump /var/log/journal {out}", f"{image}?offset={PART_OFFSET}"],
+                       capture_output=True, text=True)
+    if r.returncode:
+        log(f"journal: debugfs failed: {r.stderr[-500:]}")
+        return {"boots": None, "linegate_started": None, "units_failed": None}
+    jdir = next(out.glob("journal/*"), None)
+    if jdir is None:
+        log("journal: no persistent journal in the image")
+        return {"boots": None, "linegate_started": None, "units_failed": None}
+
+    def journal(*args: str) -> str:
+        return subprocess.run(["journalctl", f"--directory={jdir}", "--no-pager", "-o", "short", *args],
+                              capture_output=True, text=True).stdout
+    boots = len([ln for ln in journal("--list-boots").splitlines() if ln.strip() and not ln.startswith("IDX")])
+    started = journal("-u", "linegate.service").count("Started linegate.service")
+    failed = sorted(set(re.findall(r"systemd\[1\]: (\S+): Failed with result", journal())))
+    log(f"journal: {boots} boots, linegate.service started in {started}, failed units {failed}")
+    return {"boots": boots, "linegate_started": started, "units_failed": failed}
 
 
 def main() -> int:
@@ -180,8 +205,8 @@ def main() -> int:
         logf.write(f"{time.strftime('%H:%M:%S')} {msg}\n")
         logf.flush()
     result = {"booted": False, "health_s": None, "chat_ok": False, "syslog_ok": False, "drafter": None,
-              "acked": 0, "lost_after_reset": None, "health_after_reset_s": None, "unit_started": False,
-              "units_failed": None}
+              "acked": 0, "lost_after_reset": None, "health_after_reset_s": None, "boots": None,
+              "linegate_started": None, "units_failed": None}
     box = Box(args.work, args.image, (args.work / "first-key").read_text().strip(), log)
     try:
         box.start()
@@ -192,20 +217,20 @@ def main() -> int:
             result["chat_ok"] = check_chat(box, log)
             status, body = box.request("/api/stats")
             result["drafter"] = json.loads(body).get("drafter") if status == 200 else None
-            acked, _ = power_cut(box, log, args.stream_s)
+            acked, run = power_cut(box, log, args.stream_s)
             result["acked"] = len(acked)
-            result["health_after_reset_s"] = box.wait_healthy(HEALTH_TIMEOUT_S)
-            if result["health_after_reset_s"] is not None:
-                result["lost_after_reset"] = lost_lines(box, acked)
+            if box.wait_healthy(HEALTH_TIMEOUT_S) is not None:
+                result["health_after_reset_s"] = time.monotonic() - box.reset_at
+                result["lost_after_reset"] = lost_lines(box, acked, run)
     finally:
         box.stop()
         console = (args.work / "console.log").read_text(errors="replace") if (args.work / "console.log").exists() else ""
-        result["unit_started"], result["units_failed"] = console_units(console)
         log("console:\n" + console[-20000:])
+        result.update(journal_units(args.image, args.work, log))
         log(json.dumps(result))
     print(json.dumps(result))
     ok = (result["booted"] and result["chat_ok"] and result["syslog_ok"] and result["lost_after_reset"] == 0
-          and not result["units_failed"])
+          and result["units_failed"] == [] and result["linegate_started"] == result["boots"])
     return 0 if ok else 1
 
 
