@@ -10,9 +10,9 @@ import pytest
 
 from tools import TOOL_MODULES
 
-# int8 (w8a8) on a random 2-layer model: quantization error, not wiring. A wrong input order or layout
-# gives cosines near 0; measured on this tiny model: mean 0.99, min 0.95.
-INT8_MIN_COSINE_MEAN = 0.97
+# int8 (w8a8) on a random 2-layer model: a bar for the wiring, not for the quantization (a wrong input
+# order or layout gives cosines near 0; this tiny model measured mean 0.976, min 0.953).
+INT8_MIN_COSINE_MEAN = 0.95
 
 
 def load_tool(name: str):
