@@ -202,7 +202,7 @@ def random_plan(n_vocab: int, seed: int = 0) -> tuple[list[int], list[tuple[str,
 # --- the toolkit side (runs in the toolkit's venv) ----------------------------------------------
 
 def inner(onnx_path: Path, out_path: Path, dtype: str, dataset: Path | None, eval_list: Path,
-          result_dir: Path, algorithm: str, auto_hybrid: bool = False) -> int:
+          result_dir: Path, algorithm: str, auto_hybrid: bool = False, analyse: bool = False) -> int:
     """Runs inside the toolkit venv: convert, export, simulate every evaluation sample."""
     from rknn.api import RKNN
 
@@ -218,6 +218,10 @@ def inner(onnx_path: Path, out_path: Path, dtype: str, dataset: Path | None, eva
                                               auto_hybrid=auto_hybrid)),
              ("export_rknn", lambda: rk.export_rknn(str(out_path))),
              ("init_runtime", lambda: rk.init_runtime())]          # no target: the simulator
+    if analyse:   # per-layer float vs quantized simulation on the first held-out sample
+        first = Path(eval_list.read_text().split()[0])
+        steps.insert(3, ("accuracy_analysis", lambda: rk.accuracy_analysis(
+            inputs=[str(first / f"{n}.npy") for n in INPUT_ORDER], output_dir=str(result_dir / "analysis"))))
     for name, step in steps:
         t0 = time.perf_counter()
         if step() != 0:
@@ -238,7 +242,7 @@ def inner(onnx_path: Path, out_path: Path, dtype: str, dataset: Path | None, eva
 def convert(onnx_path: Path, out_path: Path, venv_path: Path = DEFAULT_VENV, dtype: str = "int8",
             gguf_path: Path | None = None, loghub: Path | None = None, algorithm: str = "normal",
             lines_per_system: int = 6, stream_stride: int = 8, work: Path | None = None,
-            auto_hybrid: bool = False) -> dict:
+            auto_hybrid: bool = False, reuse_feeds: bool = False, analyse: bool = False) -> dict:
     """Convert the draft graph to .rknn (int8 w8a8 calibrated on Loghub lines, or fp16), then compare the
     toolkit's simulator with onnxruntime on held-out feeds. Without gguf_path (a GGUF with no tokenizer,
     as in the tests) the feeds are random tokens."""
@@ -262,14 +266,22 @@ def convert(onnx_path: Path, out_path: Path, venv_path: Path = DEFAULT_VENV, dty
         sink, plan = random_plan(read_meta(onnx_path)["n_vocab"])
         calib = held_out = plan
         stream_stride = 1
-    calib_samples = capture_samples(onnx_path, sink, calib, work / "calib", stream_stride) if dtype == "int8" else []
-    eval_samples = capture_samples(onnx_path, sink, held_out, work / "eval", stream_stride)
+    saved = work / "samples.json"
+    if reuse_feeds and saved.is_file():       # the feeds of an earlier run with the same graph and plan
+        kept = json.loads(saved.read_text())
+        calib_samples, eval_samples = kept["calib"], kept["eval"]
+    else:
+        calib_samples = capture_samples(onnx_path, sink, calib, work / "calib", stream_stride)
+        eval_samples = capture_samples(onnx_path, sink, held_out, work / "eval", stream_stride)
+        saved.write_text(json.dumps({"calib": calib_samples, "eval": eval_samples}))
+    if dtype != "int8":
+        calib_samples = []
     feeds_s = time.perf_counter() - t0
     dataset = write_dataset(calib_samples, work / "dataset.txt") if dtype == "int8" else None
     eval_list = work / "eval.txt"
     eval_list.write_text("\n".join(s["dir"] for s in eval_samples) + "\n")
     (work / "onnx_io.py").write_text(f"INPUT_ORDER = {INPUT_ORDER!r}\n")
-    result_dir = work / "sim"
+    result_dir = work / f"sim_{out_path.stem}"
     result_dir.mkdir(exist_ok=True)
     t0 = time.perf_counter()
     cmd = [str(py), __file__, "--inner", "--onnx", str(onnx_path), "--out", str(out_path), "--dtype", dtype,
@@ -278,10 +290,12 @@ def convert(onnx_path: Path, out_path: Path, venv_path: Path = DEFAULT_VENV, dty
         cmd += ["--dataset", str(dataset)]
     if auto_hybrid:
         cmd += ["--auto-hybrid"]
+    if analyse:
+        cmd += ["--analyse"]
     r = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(work)})
-    (work / "toolkit.log").write_text(r.stdout + r.stderr)
+    (result_dir / "toolkit.log").write_text(r.stdout + r.stderr)
     if r.returncode:
-        raise RuntimeError(f"rknn conversion failed (log: {work / 'toolkit.log'}):\n{(r.stdout + r.stderr)[-4000:]}")
+        raise RuntimeError(f"rknn conversion failed (log: {result_dir / 'toolkit.log'}):\n{(r.stdout + r.stderr)[-4000:]}")
     convert_s = time.perf_counter() - t0
     sims = [np.load(result_dir / f"sim_{k:03d}.npy") for k in range(len(eval_samples))]
     report = {"rknn": str(out_path), "toolkit": RKNN_TOOLKIT_VERSION, "platform": TARGET_PLATFORM, "dtype": dtype,
@@ -307,6 +321,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lines", type=int, default=6, help="Loghub lines per system (calibration and check)")
     ap.add_argument("--stride", type=int, default=8, help="keep every N-th stream run as a sample")
     ap.add_argument("--work", help="folder for the feeds, dataset and toolkit log (default: next to --out)")
+    ap.add_argument("--analyse", action="store_true",
+                    help="also run the toolkit's per-layer accuracy analysis on the first held-out sample")
+    ap.add_argument("--reuse-feeds", action="store_true", help="reuse the feeds an earlier run left in --work")
     ap.add_argument("--loghub", help="Loghub folder (default: gateway.datasets.loghub_dir())")
     ap.add_argument("--venv", default=str(DEFAULT_VENV))
     ap.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
@@ -316,11 +333,11 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.inner:
         return inner(Path(args.onnx), Path(args.out), args.dtype, Path(args.dataset) if args.dataset else None,
-                     Path(args.eval_list), Path(args.result), args.algorithm, args.auto_hybrid)
+                     Path(args.eval_list), Path(args.result), args.algorithm, args.auto_hybrid, args.analyse)
     report = convert(Path(args.onnx), Path(args.out), Path(args.venv), args.dtype,
                      Path(args.gguf) if args.gguf else None, Path(args.loghub) if args.loghub else None,
                      args.algorithm, args.lines, args.stride, Path(args.work) if args.work else None,
-                     args.auto_hybrid)
+                     args.auto_hybrid, args.reuse_feeds, args.analyse)
     print(json.dumps(report))
     return 0 if report["cosine_min"] >= MIN_COSINE else 1
 
