@@ -38,3 +38,19 @@ def test_tiny_qwen2_graph_converts_and_simulates(tmp_path, dtype):
     else:
         assert report["calibration_samples"] > 0
         assert report["cosine_mean"] >= INT8_MIN_COSINE_MEAN, report
+
+
+@pytest.mark.rknn
+def test_default_cache_fits_the_compilers_registers(tmp_path):
+    """Past 2048 attended positions (cache slots + chunk) the rk3588 compiler reports register fields that
+    overflow (at head_dim 64; not at 32); the exporter's default stays within, and one chunk more does not."""
+    rg, exporter, converter = load_tool("random_gguf"), load_tool("export_draft_onnx"), load_tool("convert_draft_rknn")
+    Q = rg.Q
+    spec = rg.Spec("tiny-qwen2", "qwen2", 2, 256, 512, 4, 2, 1000, 1e6, 1e-6,   # head_dim 64, as the 0.5B
+                   Q.Q5_0, Q.Q8_0, Q.Q4_K, Q.Q6_K, Q.Q4_K, Q.Q6_K, True)
+    gguf_path = rg.write_model(spec, tmp_path / "tiny.gguf", seed=3)
+    errors = {}
+    for n_cache in (exporter.DEFAULT_N_CACHE, exporter.DEFAULT_N_CACHE + exporter.DEFAULT_CHUNK):
+        onnx_path = exporter.export(gguf_path, tmp_path / f"tiny{n_cache}.onnx", n_cache=n_cache)
+        errors[n_cache] = converter.convert(onnx_path, tmp_path / f"tiny{n_cache}.rknn", dtype="fp16")["regtask_errors"]
+    assert errors[exporter.DEFAULT_N_CACHE] == 0 and errors[exporter.DEFAULT_N_CACHE + exporter.DEFAULT_CHUNK] > 0, errors

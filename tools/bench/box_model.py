@@ -237,8 +237,14 @@ def run(bw_gbs: float = BANDWIDTH_GBS[1], context: int = 3288, npu_top1: float =
     draft_rss = (rknn_bytes or q05["memory_mb"] * 1e6) / 1e9 + graph_kv_bytes / 1e9
     out["memory_gb"] = {"target_measured_x86": TARGET_RSS_GB, "npu_draft": round(draft_rss, 2),
                         "total": round(TARGET_RSS_GB + draft_rss, 2), "seed_claim": SEED_RSS_GB}
-    best = max(max(r["ngram"]["speedup"], *(v["speedup"] for v in r["npu"].values())) for r in out["targets"].values())
-    out["seed_speedup_claim"], out["best_modelled_speedup"] = SEED_SPEEDUP, round(best, 3)
+    # "deferred" alone pretends the NPU had its own memory: the seed design's picture, not the SoC's
+    physical = [(r["ngram"]["speedup"], f"ngram@{p}") for p, r in out["targets"].items()]
+    physical += [(v["speedup"], f"npu-{m}@{p}") for p, r in out["targets"].items() for m, v in r["npu"].items()
+                 if m != "deferred"]
+    best = max(physical)
+    out["seed_speedup_claim"] = SEED_SPEEDUP
+    out["best_modelled_speedup"], out["best_modelled"] = round(best[0], 3), best[1]
+    out["npu_deferred_own_memory"] = {p: r["npu"]["deferred"]["speedup"] for p, r in out["targets"].items()}
     return out
 
 

@@ -298,13 +298,17 @@ def convert(onnx_path: Path, out_path: Path, venv_path: Path = DEFAULT_VENV, dty
         raise RuntimeError(f"rknn conversion failed (log: {result_dir / 'toolkit.log'}):\n{(r.stdout + r.stderr)[-4000:]}")
     convert_s = time.perf_counter() - t0
     sims = [np.load(result_dir / f"sim_{k:03d}.npy") for k in range(len(eval_samples))]
+    log = (result_dir / "toolkit.log").read_text()
     report = {"rknn": str(out_path), "toolkit": RKNN_TOOLKIT_VERSION, "platform": TARGET_PLATFORM, "dtype": dtype,
               "algorithm": algorithm if dtype == "int8" else None, "auto_hybrid": auto_hybrid, "rknn_bytes": out_path.stat().st_size,
               "calibration_samples": len(calib_samples), "eval_samples": len(eval_samples),
               "calibration_systems": list(CALIB_SYSTEMS) if gguf_path else ["random"],
               "eval_systems": list(EVAL_SYSTEMS) if gguf_path else ["random"],
               "feeds_s": round(feeds_s, 1), "convert_s": round(convert_s, 1),
-              "toolkit_s": json.loads((result_dir / "times.json").read_text()), "io_bytes": io_bytes(onnx_path)}
+              "toolkit_s": json.loads((result_dir / "times.json").read_text()), "io_bytes": io_bytes(onnx_path),
+              # the compiler's complaints: register fields overflowed (the graph may not run as simulated on
+              # the NPU), and ops it moved to the CPU
+              "regtask_errors": log.count("REGTASK: The bit width"), "cpu_fallbacks": log.count("fallback to cpu")}
     return report | compare(eval_samples, sims)
 
 
