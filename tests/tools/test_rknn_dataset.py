@@ -92,3 +92,20 @@ def test_compare_tells_a_match_from_a_mismatch(tmp_path):
     assert same["by_kind"]["draft"]["rows"] == 1
     flipped = converter.compare(samples, [-p for p in padded])
     assert flipped["cosine_mean"] == pytest.approx(-1.0) and flipped["argmax_agree"] == 0.0
+
+
+def test_gemm_only_config_keeps_the_weight_matmuls_int8():
+    cfg = ("custom_quantize_layers: {}\nquantize_parameters:\n"
+           "    k_cache:\n        dtype: float32\n"
+           "    gemm_12:\n        dtype: int8\n"
+           "    softmax_40:\n        dtype: int8\n"
+           "    add_41:\n        dtype: int8\n"
+           "    c_7:\n        dtype: int8\n"
+           "    c_14_dup1:\n        dtype: int8\n"
+           "    reciprocal_21#1_i0:\n        dtype: int8\n"
+           "    token_embd.weight:\n        dtype: int8\n")
+    out = converter.gemm_only_cfg(cfg, {"k_cache"})
+    head = out.split("quantize_parameters:")[0]
+    assert head == "custom_quantize_layers:\n    softmax_40: float16\n    add_41: float16\n"
+    assert out.split("quantize_parameters:")[1] == cfg.split("quantize_parameters:")[1]
+    assert "add_41" not in converter.gemm_only_cfg(cfg, {"k_cache", "add_41"}).split("quantize_parameters:")[0]

@@ -169,11 +169,12 @@ def compare(samples: Sequence[dict], sims: Sequence[np.ndarray]) -> dict:
         top1.extend(ref.argmax(-1) == got.argmax(-1))
         r5, g5 = np.argsort(-ref, -1)[:, :5], np.argsort(-got, -1)[:, :5]
         top5.extend(len(set(a) & set(b)) / 5 for a, b in zip(r5, g5))
+    nan_rows = int(np.isnan(np.asarray(cos)).sum())    # a row with NaN logits counts as cosine -1
     cos, top1 = np.nan_to_num(np.asarray(cos), nan=-1.0), np.asarray(top1)
     kinds = np.asarray([s["kind"] for s in samples for _ in range(s["rows"])])
     by_kind = {kind: {"rows": int((kinds == kind).sum()), "cosine_mean": float(cos[kinds == kind].mean()),
                       "argmax_agree": float(top1[kinds == kind].mean())} for kind in sorted(set(kinds))}
-    return {"rows": int(len(cos)), "cosine_min": float(cos.min()), "cosine_mean": float(cos.mean()),
+    return {"rows": int(len(cos)), "nan_rows": nan_rows, "cosine_min": float(cos.min()), "cosine_mean": float(cos.mean()),
             "cosine_p10": float(np.percentile(cos, 10)), "argmax_agree": float(top1.mean()),
             "top5_overlap": float(np.mean(top5)), "by_kind": by_kind}
 
@@ -201,26 +202,78 @@ def random_plan(n_vocab: int, seed: int = 0) -> tuple[list[int], list[tuple[str,
 
 # --- the toolkit side (runs in the toolkit's venv) ----------------------------------------------
 
+def gemm_only_cfg(cfg_text: str, skip: set[str]) -> str:
+    """The toolkit's hybrid quantization config with every layer but the weight matmuls (Gemm) set to fp16:
+    the weights' bytes stay int8, the attention (RoPE, mask, softmax) and the norms keep fp16."""
+    import re
+    names = re.findall(r"^    ([^\s:][^:]*):$", cfg_text, flags=re.M)
+    fp16 = [n for n in names if not n.startswith("gemm") and n not in skip and "#" not in n
+            and ".weight" not in n and not re.fullmatch(r"c_\d+(_dup\d+)?", n)]
+    return cfg_text.replace("custom_quantize_layers: {}\n",
+                            "custom_quantize_layers:\n" + "".join(f"    {n}: float16\n" for n in fp16))
+
+
+def _gemm_hybrid(onnx_path: Path, dataset: Path, result_dir: Path, input_order: Sequence[str]):
+    """hybrid_quantization_step1 (calibrate, write model/data/cfg), the cfg edited by gemm_only_cfg, step2.
+    Names the toolkit refuses in the cfg (it lists some tensors that are not layers) are dropped and retried."""
+    import re
+    from rknn.api import RKNN
+    os.chdir(result_dir)                   # step1 writes <stem>.model / .data / .quantization.cfg here
+    rk = RKNN(verbose=False)
+    rk.config(target_platform=TARGET_PLATFORM, quantized_dtype="w8a8", quantized_method="channel")
+    if rk.load_onnx(model=str(onnx_path)) != 0 or rk.hybrid_quantization_step1(dataset=str(dataset), proposal=False) != 0:
+        return None
+    rk.release()
+    stem = onnx_path.stem
+    cfg_path = result_dir / f"{stem}.quantization.cfg"
+    original, skip = cfg_path.read_text(), set(input_order)
+    for _ in range(200):
+        cfg_path.write_text(gemm_only_cfg(original, skip))
+        rk = RKNN(verbose=False)
+        try:
+            ok = rk.hybrid_quantization_step2(model_input=f"{stem}.model", data_input=f"{stem}.data",
+                                              model_quantization_cfg=str(cfg_path)) == 0
+        except ValueError as e:
+            bad = re.search(r"Invalid operands name '([^']+)'", str(e))
+            if not bad:
+                raise
+            skip.add(bad.group(1))
+            rk.release()
+            continue
+        return rk if ok else None
+    return None
+
+
 def inner(onnx_path: Path, out_path: Path, dtype: str, dataset: Path | None, eval_list: Path,
-          result_dir: Path, algorithm: str, auto_hybrid: bool = False, analyse: bool = False) -> int:
+          result_dir: Path, algorithm: str, auto_hybrid: bool = False, analyse: bool = False,
+          hybrid: str = "none") -> int:
     """Runs inside the toolkit venv: convert, export, simulate every evaluation sample."""
     from rknn.api import RKNN
 
     from onnx_io import INPUT_ORDER   # noqa: local copy of the input order (the venv lacks gateway's deps)
-    rk = RKNN(verbose=False)
-    cfg = {"target_platform": TARGET_PLATFORM}
-    if dtype == "int8":
-        cfg |= {"quantized_dtype": "w8a8", "quantized_algorithm": algorithm, "quantized_method": "channel"}
-    rk.config(**cfg)
     times = {}
-    steps = [("load_onnx", lambda: rk.load_onnx(model=str(onnx_path))),
-             ("build", lambda: rk.build(do_quantization=dtype == "int8", dataset=str(dataset) if dataset else None,
-                                              auto_hybrid=auto_hybrid)),
-             ("export_rknn", lambda: rk.export_rknn(str(out_path))),
-             ("init_runtime", lambda: rk.init_runtime())]          # no target: the simulator
+    if hybrid == "gemm":
+        t0 = time.perf_counter()
+        rk = _gemm_hybrid(onnx_path, dataset, result_dir, INPUT_ORDER)
+        if rk is None:
+            print(f"rknn-toolkit2 hybrid quantization failed for {onnx_path}", file=sys.stderr)
+            return 1
+        times["hybrid_build"] = round(time.perf_counter() - t0, 1)
+        steps = []
+    else:
+        rk = RKNN(verbose=False)
+        cfg = {"target_platform": TARGET_PLATFORM}
+        if dtype == "int8":
+            cfg |= {"quantized_dtype": "w8a8", "quantized_algorithm": algorithm, "quantized_method": "channel"}
+        rk.config(**cfg)
+        steps = [("load_onnx", lambda: rk.load_onnx(model=str(onnx_path))),
+                 ("build", lambda: rk.build(do_quantization=dtype == "int8", dataset=str(dataset) if dataset else None,
+                                            auto_hybrid=auto_hybrid))]
+    steps += [("export_rknn", lambda: rk.export_rknn(str(out_path))),
+              ("init_runtime", lambda: rk.init_runtime())]          # no target: the simulator
     if analyse:   # per-layer float vs quantized simulation on the first held-out sample
         first = Path(eval_list.read_text().split()[0])
-        steps.insert(3, ("accuracy_analysis", lambda: rk.accuracy_analysis(
+        steps.insert(len(steps) - 1, ("accuracy_analysis", lambda: rk.accuracy_analysis(
             inputs=[str(first / f"{n}.npy") for n in INPUT_ORDER], output_dir=str(result_dir / "analysis"))))
     for name, step in steps:
         t0 = time.perf_counter()
@@ -242,7 +295,8 @@ def inner(onnx_path: Path, out_path: Path, dtype: str, dataset: Path | None, eva
 def convert(onnx_path: Path, out_path: Path, venv_path: Path = DEFAULT_VENV, dtype: str = "int8",
             gguf_path: Path | None = None, loghub: Path | None = None, algorithm: str = "normal",
             lines_per_system: int = 6, stream_stride: int = 8, work: Path | None = None,
-            auto_hybrid: bool = False, reuse_feeds: bool = False, analyse: bool = False) -> dict:
+            auto_hybrid: bool = False, reuse_feeds: bool = False, analyse: bool = False,
+            hybrid: str = "none") -> dict:
     """Convert the draft graph to .rknn (int8 w8a8 calibrated on Loghub lines, or fp16), then compare the
     toolkit's simulator with onnxruntime on held-out feeds. Without gguf_path (a GGUF with no tokenizer,
     as in the tests) the feeds are random tokens."""
@@ -292,6 +346,10 @@ def convert(onnx_path: Path, out_path: Path, venv_path: Path = DEFAULT_VENV, dty
         cmd += ["--auto-hybrid"]
     if analyse:
         cmd += ["--analyse"]
+    if hybrid != "none":
+        if dtype != "int8":
+            raise ValueError("--hybrid needs --dtype int8")
+        cmd += ["--hybrid", hybrid]
     r = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(work)})
     (result_dir / "toolkit.log").write_text(r.stdout + r.stderr)
     if r.returncode:
@@ -300,7 +358,7 @@ def convert(onnx_path: Path, out_path: Path, venv_path: Path = DEFAULT_VENV, dty
     sims = [np.load(result_dir / f"sim_{k:03d}.npy") for k in range(len(eval_samples))]
     log = (result_dir / "toolkit.log").read_text()
     report = {"rknn": str(out_path), "toolkit": RKNN_TOOLKIT_VERSION, "platform": TARGET_PLATFORM, "dtype": dtype,
-              "algorithm": algorithm if dtype == "int8" else None, "auto_hybrid": auto_hybrid, "rknn_bytes": out_path.stat().st_size,
+              "algorithm": algorithm if dtype == "int8" else None, "auto_hybrid": auto_hybrid, "hybrid": hybrid, "rknn_bytes": out_path.stat().st_size,
               "calibration_samples": len(calib_samples), "eval_samples": len(eval_samples),
               "calibration_systems": list(CALIB_SYSTEMS) if gguf_path else ["random"],
               "eval_systems": list(EVAL_SYSTEMS) if gguf_path else ["random"],
@@ -325,6 +383,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lines", type=int, default=6, help="Loghub lines per system (calibration and check)")
     ap.add_argument("--stride", type=int, default=8, help="keep every N-th stream run as a sample")
     ap.add_argument("--work", help="folder for the feeds, dataset and toolkit log (default: next to --out)")
+    ap.add_argument("--hybrid", choices=("none", "gemm"), default="none",
+                    help="int8: gemm = only the weight matmuls int8, every other layer fp16 (the toolkit's hybrid quantization)")
     ap.add_argument("--analyse", action="store_true",
                     help="also run the toolkit's per-layer accuracy analysis on the first held-out sample")
     ap.add_argument("--reuse-feeds", action="store_true", help="reuse the feeds an earlier run left in --work")
@@ -337,11 +397,12 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.inner:
         return inner(Path(args.onnx), Path(args.out), args.dtype, Path(args.dataset) if args.dataset else None,
-                     Path(args.eval_list), Path(args.result), args.algorithm, args.auto_hybrid, args.analyse)
+                     Path(args.eval_list), Path(args.result), args.algorithm, args.auto_hybrid, args.analyse,
+                     args.hybrid)
     report = convert(Path(args.onnx), Path(args.out), Path(args.venv), args.dtype,
                      Path(args.gguf) if args.gguf else None, Path(args.loghub) if args.loghub else None,
                      args.algorithm, args.lines, args.stride, Path(args.work) if args.work else None,
-                     args.auto_hybrid, args.reuse_feeds, args.analyse)
+                     args.auto_hybrid, args.reuse_feeds, args.analyse, args.hybrid)
     print(json.dumps(report))
     return 0 if report["cosine_min"] >= MIN_COSINE else 1
 
