@@ -34,7 +34,9 @@ from onnx import TensorProto, helper
 OPSET = 17               # rknn-toolkit2 2.5 accepts opset <= 19
 MASK_NEG = -30000.0      # "may not attend": finite and representable in fp16 (the NPU computes in fp16)
 DEFAULT_CHUNK = 8
-DEFAULT_N_CACHE = 2048   # draft sink + ring + scratch slots: room for a 40-line stream
+# draft sink + ring + scratch slots: room for a 40-line stream. Slots + chunk <= 2048: past that the rknn
+# compiler's register fields overflow for rk3588 (docs/perf/2026-12-02-rknn-draft.md).
+DEFAULT_N_CACHE = 2048 - DEFAULT_CHUNK
 ALIGN = 64               # byte alignment of each weight in the external file (mmap friendly)
 ARCHS = ("qwen2", "llama")
 
