@@ -11,7 +11,7 @@ import pytest
 from tools import TOOL_MODULES
 
 # int8 (w8a8) on a random 2-layer model: a bar for the wiring, not for the quantization (a wrong input
-# order or layout gives cosines near 0; this tiny model measured mean 0.976, min 0.953).
+# order or layout gives cosines near 0); the tiny model's own figure: docs/perf/2026-12-02-rknn-draft.md.
 INT8_MIN_COSINE_MEAN = 0.95
 
 

@@ -49,15 +49,14 @@ RECORDS_PER_TOKEN = {"q8x2": 2, "q8": 1}   # the engine's default activations ar
 RKLLM = {"qwen2-0.5b": {"tok_s": 41.58, "ttft_ms_128": 145.90, "memory_mb": 669.56, "params": 494e6},
          "qwen2.5-1.5b": {"tok_s": 16.69, "ttft_ms_128": 378.31, "memory_mb": 1689.21, "params": 1.54e9}}
 
-# Measured drafter behaviour: tools/bench/bench_spec.py on commit 2bd4fb2, 1.5B target, 0.5B draft,
-# greedy, 3 log tasks x 256 tokens (docs/perf/raw/2026-11-30-amd-epyc/bench_spec_2bd4fb2.log, cost_model).
+# Drafter acceptance and costs are read from a bench_spec log (tools/bench/bench_spec.py, 1.5B target,
+# 0.5B draft, greedy); its run and CPU: docs/perf/2026-12-02-box-cost-model.md.
 BENCH_SPEC_LOG = REPO / "docs/perf/raw/2026-11-30-amd-epyc/bench_spec_2bd4fb2.log"
 # The n-gram look-up's cost per drafted token there, and the A76 slowdown bench_spec assumes for it.
 NGRAM_SLOWDOWN = 3.0
 
-# The seed design's figures (issue 4: ">= 2.2x target-only decode ... the figure reported for this design
-# on an RK3588"; issue 3: peak RSS of the 1.5B with a 4096-token cache <= 1.25 GB). Measured peak RSS of
-# the 1.5B target: 1.14-1.19 GB on x86 (issue 3/5 closing notes).
+# The seed design's claims (issue 4: target-only speedup on an RK3588; issue 3: the 1.5B's peak RSS with a
+# 4096-token cache), beside our 1.5B's measured peak RSS; sources: docs/perf/2026-12-02-box-cost-model.md.
 SEED_SPEEDUP, SEED_RSS_GB, TARGET_RSS_GB = 2.2, 1.25, 1.19
 
 K_MAX = 12

@@ -50,32 +50,29 @@ void build_tile(const uint8_t* acts, const ActLayout& L, int64_t nb, int nt, Red
     }
 }
 
-// Lane tables (word indices; Q4_K's also as byte-shuffle controls). Q4_K, over [sc0..7, mn0..7]: the scales of the packed dot
+// Lane tables. Q4_K, over [sc0..7, mn0..7]: the scales of the packed dot
 // products of half h, int16 lane 8c + i holding a sum of sub-block 4h + 2(c >= 2) + (i >= 4); the mins,
 // lane i pairing with bs's lane i (sub-block i / 4). Q6_K, over its 16 scales: pair h of the packed
 // products (values 128h ..), lane 8c + i of sub-block 8h + c + 4(i >= 4); the -32 term, bs's lane i of
 // sub-block 2(i / 4) + i % 2.
 struct Reduce1Index {
-    alignas(64) int16_t sv[2][32], mv[32];
-    alignas(64) int8_t bsv[2][64], bmv[64];  // the Q4_K tables as vpshufb controls (high bytes zeroed)
-    alignas(64) int16_t sv6[2][32], mv6[32];
+    alignas(64) int8_t bsv[2][64], bmv[64];  // Q4_K: byte-shuffle controls (int16 lanes, high bytes zeroed)
+    alignas(64) int16_t sv6[2][32], mv6[32];  // Q6_K: word indices
     Reduce1Index() {
         for (int i = 0; i < 32; ++i) {
             const int c = i / 8, k = i % 8;
             for (int h = 0; h < 2; ++h) {
-                sv[h][i] = int16_t(4 * h + (c >= 2 ? 2 : 0) + (k >= 4 ? 1 : 0));
+                bsv[h][2 * i] = int8_t(4 * h + (c >= 2 ? 2 : 0) + (k >= 4 ? 1 : 0)), bsv[h][2 * i + 1] = int8_t(0x80);
                 sv6[h][i] = int16_t(8 * h + c + (k >= 4 ? 4 : 0));
             }
-            mv[i] = int16_t(8 + i / 4);
-            for (int h = 0; h < 2; ++h) bsv[h][2 * i] = int8_t(sv[h][i]), bsv[h][2 * i + 1] = int8_t(0x80);
-            bmv[2 * i] = int8_t(mv[i]), bmv[2 * i + 1] = int8_t(0x80);
+            bmv[2 * i] = int8_t(8 + i / 4), bmv[2 * i + 1] = int8_t(0x80);
             mv6[i] = int16_t(2 * (i / 4) + i % 2);
         }
     }
 };
 const Reduce1Index kIdx;
 
-// The weights of one block as 4 x 64 unsigned values in the order of the tile's records.
+// The weights of one block as four vectors of unsigned values, in the order of the tile's records.
 inline void values(const BlockQ4K& w, __m512i* q) {
     const __m512i m4 = _mm512_set1_epi8(0x0f);
     for (int h = 0; h < 2; ++h) {
