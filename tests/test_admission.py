@@ -50,3 +50,24 @@ def test_stale_figures_on_an_idle_engine_admit_a_probe():
     a.observe_decode(10, 1000.0)                     # later timings are averaged again
     assert a.decode_ms_per_tok == pytest.approx(20.0 + EMA_ALPHA * (100.0 - 20.0))
     assert not a.decide(**ask, idle=True).admitted   # fresh figures refuse
+
+
+def test_outcomes_correct_a_cost_model_that_overestimates():
+    """Jobs that finish well inside what the model said make later estimates smaller, per kind of job;
+    jobs slower than the model make them larger. The uncorrected figure is kept for the feedback."""
+    a = Admission(prefill_ms_per_tok=2.0, decode_ms_per_tok=20.0)
+    ask = dict(prompt_tokens=500, decode_tokens=30, budget_ms=1500)    # model: 1000 + 600 = 1600 ms
+    d = a.decide(**ask, kind="chat")
+    assert not d.admitted and d.model_ms == pytest.approx(1600) and d.estimate_ms == pytest.approx(1600)
+    for _ in range(5):
+        a.observe_outcome("chat", 1600, 800)      # each took half the modelled time
+    assert a.bias("chat") == pytest.approx(0.5)
+    d = a.decide(**ask, kind="chat")
+    assert d.admitted and d.estimate_ms == pytest.approx(800) and d.model_ms == pytest.approx(1600)
+    assert not a.decide(**ask, kind="explain").admitted     # another kind keeps its own record
+    for _ in range(20):
+        a.observe_outcome("chat", 1600, 3200)     # now twice as slow: refused again
+    assert a.bias("chat") > 1.9 and not a.decide(**ask, kind="chat").admitted
+    a.observe_outcome("chat", 0, 3200)             # nothing modelled: ignored
+    a.observe_outcome("explain", 10, 1e9)          # a wild outcome is clamped
+    assert a.bias("explain") == pytest.approx(4.0) and a.stats()["bias"]["explain"] == pytest.approx(4.0)

@@ -131,6 +131,37 @@ def test_operator_question_goes_ahead_of_queued_explanation(worker):
     assert order == ["chat", "explain"]
 
 
+def test_operator_question_stops_a_running_explanation(worker):
+    """A chat submitted while an alert explanation decodes does not wait for it: the explanation stops at
+    its next token, rolls back, and runs again after the chat with the same greedy result."""
+    import threading
+
+    alert = {"severity": "ERROR", "kind": "severity", "template": "JAM at <*>", "lines": ["JAM at PE-12"]}
+    alone = worker.submit_explain(alert, max_tokens=4, budget_ms=GENEROUS_MS).result(JOB_TIMEOUT_S)
+    release, holding = threading.Event(), threading.Event()
+    events: list[str] = []
+
+    def hold(ev: dict) -> None:
+        events.append(ev["type"])
+        if ev["type"] == "token" and not holding.is_set():
+            holding.set()
+            release.wait(JOB_TIMEOUT_S)     # the engine thread waits here, inside the explanation
+
+    preempted = worker.stats()["jobs_preempted"]
+    ex = worker.submit_explain(alert, max_tokens=4, budget_ms=GENEROUS_MS, on_event=hold)
+    assert holding.wait(JOB_TIMEOUT_S)
+    try:
+        ch = worker.submit_chat([{"role": "user", "content": "status?"}], max_tokens=2, ttft_budget_ms=GENEROUS_MS,
+                                on_event=lambda ev: events.append("chat_done") if ev["type"] == "done" else None)
+    finally:
+        release.set()
+    ch.result(JOB_TIMEOUT_S)
+    again = ex.result(JOB_TIMEOUT_S)
+    assert events.index("restart") < events.index("chat_done") < events.index("done")
+    assert again["tokens"] == alone["tokens"] and worker.stats()["jobs_preempted"] == preempted + 1
+    assert worker.stats()["queue_depth"] == 0
+
+
 def test_ngram_drafter_answers_exactly_like_plain_decoding(smollm_path):
     """engine.drafter = ngram: the same stream and question give the target's own greedy answer,
     and the drafter's figures reach stats() (the UI's acceptance chart)."""
@@ -195,7 +226,7 @@ def test_a_cut_inside_a_character_sends_no_replacement_character(worker, monkeyp
             break
     assert cut is not None, "the tokenizer keeps these characters whole: the test would prove nothing"
 
-    def generate(job, on_token):
+    def generate(job, on_token, keep_going=None):
         for tid in ids[:cut]:
             on_token(tid)
         return GenerateResult(tokens=ids[:cut], text="", prefill_ms=1.0, decode_ms=1.0, prompt_tokens=1,

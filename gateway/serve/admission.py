@@ -16,14 +16,16 @@ from gateway.llm.timing import EMA_ALPHA, MsPerToken
 __all__ = ["Admission", "Decision", "EMA_ALPHA"]
 MIN_RETRY_AFTER_S = 1.0
 STALE_S = 5.0   # figures older than this, on an idle engine, no longer refuse a job (see decide)
+BIAS_LIMITS = (0.25, 4.0)   # how far outcomes may scale the cost model (a runaway guard, not a tuning)
 
 
 @dataclass(frozen=True)
 class Decision:
     admitted: bool
-    estimate_ms: float          # queue wait + prefill + decode (the part that must fit the budget)
+    estimate_ms: float          # queue wait + prefill + decode (the part that must fit the budget), corrected
     budget_ms: float
     retry_after_s: float        # when a refused job might fit (0 when admitted)
+    model_ms: float = 0.0       # the same before the outcome correction (what outcomes are compared with)
 
 
 class Admission:
@@ -39,6 +41,12 @@ class Admission:
     would otherwise refuse every later job for good: nothing runs to measure the recovery. An idle
     engine whose last measurement is STALE_S old admits the job that would be refused (a probe,
     counted): it runs at once, and its own first timings replace the stale figures.
+
+    The cost model is only a model: it prices a query by a typical size, and its figures follow the
+    stream's small prefill calls under whatever else shares the cores. Each finished job reports how
+    long it really took to its deadline point against what the model said (observe_outcome); the
+    running ratio, per kind of job, scales later estimates. A model that overestimates stops refusing
+    jobs that would have made it; one that underestimates (missed deadlines) refuses sooner.
     """
 
     def __init__(self, prefill_ms_per_tok: float, decode_ms_per_tok: float, alpha: float = EMA_ALPHA,
@@ -57,6 +65,7 @@ class Admission:
         self._reseed = {"prefill": False, "decode": False}   # a probe's timings replace the stale EMAs
         self._clock = clock
         self._observed = clock()
+        self._bias: dict[str, MsPerToken] = {}   # kind -> EMA of actual / modelled ms to the deadline point
 
     @property
     def prefill_ms_per_tok(self) -> float:
@@ -71,10 +80,17 @@ class Admission:
             return (queue_wait_ms + prompt_tokens * self.prefill_ms_per_tok
                     + decode_tokens * self.decode_ms_per_tok)
 
+    def bias(self, kind: str) -> float:
+        with self._lock:
+            b = self._bias.get(kind)
+            return 1.0 if b is None or b.value is None else b.value
+
     def decide(self, prompt_tokens: int, decode_tokens: int, budget_ms: float,
-               queue_wait_ms: float = 0.0, idle: bool = False) -> Decision:
-        """idle: nothing runs or waits on the engine (then stale figures admit a probe)."""
-        est = self.estimate_ms(prompt_tokens, decode_tokens, queue_wait_ms)
+               queue_wait_ms: float = 0.0, idle: bool = False, kind: str = "") -> Decision:
+        """idle: nothing runs or waits on the engine (then stale figures admit a probe). kind: whose
+        outcomes correct the estimate (observe_outcome)."""
+        model = self.estimate_ms(prompt_tokens, decode_tokens, queue_wait_ms)
+        est = model * self.bias(kind)
         with self._lock:
             probe = idle and self._clock() - self._observed >= STALE_S
             if est <= budget_ms or probe:
@@ -82,11 +98,21 @@ class Admission:
                 if est > budget_ms:
                     self.probes += 1
                     self._reseed = {"prefill": True, "decode": True}
-                return Decision(True, est, budget_ms, 0.0)
+                return Decision(True, est, budget_ms, 0.0, model)
             self.refused += 1
         # The queue drains at about the rate it was estimated; after that much time the job would fit.
         retry = max(MIN_RETRY_AFTER_S, (est - budget_ms) / 1000.0)
-        return Decision(False, est, budget_ms, retry)
+        return Decision(False, est, budget_ms, retry, model)
+
+    def observe_outcome(self, kind: str, model_ms: float, actual_ms: float) -> None:
+        """A finished job: the model's uncorrected estimate (Decision.model_ms) and the real time from
+        submission to its deadline point (first token, or the end)."""
+        if model_ms <= 0 or actual_ms <= 0:
+            return
+        lo, hi = BIAS_LIMITS
+        with self._lock:
+            b = self._bias.setdefault(kind, MsPerToken(None, self.alpha))
+            b.observe(1, min(hi, max(lo, actual_ms / model_ms)))
 
     def observe_prefill(self, n_tokens: int, ms: float) -> None:
         with self._lock:
@@ -116,4 +142,5 @@ class Admission:
         with self._lock:
             return {"admitted": self.admitted, "refused": self.refused, "missed": self.missed,
                     "on_time": self.on_time, "probes": self.probes, "prefill_ms_per_tok": self.prefill_ms_per_tok,
-                    "decode_ms_per_tok": self.decode_ms_per_tok}
+                    "decode_ms_per_tok": self.decode_ms_per_tok,
+                    "bias": {k: round(b.value, 3) for k, b in self._bias.items() if b.value is not None}}

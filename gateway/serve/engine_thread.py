@@ -36,6 +36,9 @@ log = logging.getLogger(__name__)
 IDLE_WAIT_S = 0.05           # the loop wakes at least this often to tick the compactor
 TICK_S = 0.5
 SEED_GENERATE_TOKENS = 4     # a short generation at start-up seeds the admission EMAs
+# An explanation running when an operator's question arrives stops at its next token or prompt chunk,
+# rolls back and runs again after the question; at most this many times, so it is never starved.
+MAX_PREEMPTIONS = 3
 
 
 class EngineThread:
@@ -78,9 +81,14 @@ class EngineThread:
         self.kernel_plan_dir, self.kernel_calibration = kernel_plan_dir, kernel_calibration
         self.kernel_plan = "static"
         self.admission: Admission | None = None
-        self._queue: queue.PriorityQueue[tuple[int, int, Job]] = queue.PriorityQueue(queue_size)
+        # Bounded by queue_size in submit (not by the queue itself: a preempted job must always go back).
+        self._queue: queue.PriorityQueue[tuple[int, int, Job]] = queue.PriorityQueue()
+        self.queue_size = queue_size
         self._seq = 0                    # FIFO tie-break within a priority
         self._queued_ms = [0.0, 0.0]     # estimates of queued + running jobs, by priority
+        self._waiting = [0, 0]           # jobs queued and not running, by priority
+        self._running: tuple[Job, float] | None = None   # the job being served, since (monotonic)
+        self.jobs_preempted = 0
         self._est_lock = threading.Lock()
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -161,27 +169,48 @@ class EngineThread:
             decode_in_budget += TYPICAL_CALL_TOKENS  # the call is decoded before the answer's first token
         with self._est_lock:
             prio = PRIORITY.get(kind, len(self._queued_ms) - 1)
-            # A job waits for everything queued at its priority or higher (and the one running).
-            ahead_ms = sum(self._queued_ms[: prio + 1])
+            # A job waits for everything queued at its priority or higher, the one running at those
+            # priorities, and a lower one running until it yields (or ends, if it may not be stopped).
+            ahead_ms = sum(self._queued_ms[: prio + 1]) + self._running_below_ms(prio)
             wait_ms = ahead_ms + self.prefill_chunk * self.admission.prefill_ms_per_tok
             # priced at what a query typically adds, not the room reserved for the longest one
             priced = len(prompt) + (TYPICAL_QUERY_TOKENS if turns is not None else 0)
-            d = self.admission.decide(priced, decode_in_budget, budget_ms, wait_ms, idle=sum(self._queued_ms) < 1.0)
+            d = self.admission.decide(priced, decode_in_budget, budget_ms, wait_ms, idle=sum(self._queued_ms) < 1.0,
+                                      kind=kind)
             if not d.admitted:
                 raise Refused(d.retry_after_s, d.estimate_ms, budget_ms)
             full = self.admission.estimate_ms(priced, max_tokens + (decode_in_budget - 1))
             job = Job(kind, list(prompt), max_tokens, budget_ms, deadline_kind, JobHandle(loop, on_event),
-                      estimate_ms=full, temperature=temperature, top_p=top_p, seed=seed, turns=turns)
-            try:
-                self._queue.put_nowait((prio, self._seq, job))
-                self._seq += 1
-            except queue.Full:
+                      estimate_ms=full, temperature=temperature, top_p=top_p, seed=seed, turns=turns,
+                      model_ms=d.model_ms, seq=self._seq)
+            if self._queue.qsize() >= self.queue_size:
                 self.admission.admitted -= 1   # not admitted after all: the queue refused it
                 self.admission.refused += 1
-                raise QueueFull(max(1.0, ahead_ms / 1000.0)) from None
+                raise QueueFull(max(1.0, ahead_ms / 1000.0))
+            self._queue.put_nowait((prio, self._seq, job))
+            self._seq += 1
+            self._waiting[prio] += 1
             self._queued_ms[prio] += full
         self._wake.set()
         return job.handle
+
+    def _preemptible(self, job: Job) -> bool:
+        return job.kind == "explain" and job.preemptions < MAX_PREEMPTIONS
+
+    def _running_below_ms(self, prio: int) -> float:
+        """What a running job of lower priority than `prio` still costs a new job (under _est_lock)."""
+        if self._running is None or PRIORITY.get(self._running[0].kind, len(self._queued_ms) - 1) <= prio:
+            return 0.0
+        job, since = self._running
+        assert self.admission is not None
+        if self._preemptible(job):   # it stops at its next token or prompt chunk, then rolls back
+            return max(self.admission.decode_ms_per_tok, PREFILL_CHECK_TOKENS * self.admission.prefill_ms_per_tok)
+        return max(0.0, job.estimate_ms - (time.monotonic() - since) * 1000)
+
+    def _outranked(self, job: Job) -> bool:
+        """A job of higher priority waits, and this one may be stopped for it."""
+        prio = PRIORITY.get(job.kind, len(self._queued_ms) - 1)
+        return self._preemptible(job) and any(self._waiting[:prio])
 
     # --- the engine thread ---------------------------------------------------------------------
     def _run(self) -> None:
@@ -196,11 +225,18 @@ class EngineThread:
         while not self._stop.is_set():
             self.heartbeat()
             try:
-                job = self._queue.get_nowait()[2]
+                prio, _, job = self._queue.get_nowait()
             except queue.Empty:
                 job = None
             if job is not None:
-                self._serve(job)
+                with self._est_lock:
+                    self._waiting[prio] -= 1
+                    self._running = (job, time.monotonic())
+                try:
+                    self._serve(job)
+                finally:
+                    with self._est_lock:
+                        self._running = None
                 continue
             if time.monotonic() - last_tick >= TICK_S:
                 self.feed.tick()
@@ -266,6 +302,15 @@ class EngineThread:
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         stop_ids = self.tokenizer.stop_ids
         hold = job.turns is not None and self.query_tool is not None   # a query's answer is checked first
+        preempted: list[bool] = []
+
+        def keep_going() -> bool:
+            if job.handle.cancelled:
+                return False
+            if self._outranked(job):
+                preempted.append(True)
+                return False
+            return True
 
         def on_token(tid: int) -> bool:
             if not first_at:
@@ -276,14 +321,24 @@ class EngineThread:
             text = decoder.decode(self.tokenizer.token_bytes(tid))
             if not hold:
                 job.handle._emit({"type": "token", "id": tid, "text": text})
-            return not job.handle.cancelled
+            return keep_going()
 
         try:
-            res = self._generate_query(job, on_token) if job.turns is not None else self._generate(job, on_token)
+            res = (self._generate_query(job, on_token) if job.turns is not None
+                   else self._generate(job, on_token, keep_going))
         except Exception as exc:
             log.exception("job failed")
             job.handle._emit({"type": "error", "message": f"engine error: {exc}"})
             self._job_finished(job)
+            return
+        if preempted and not job.handle.cancelled:   # rolled back already: it goes first among its equals
+            job.preemptions += 1
+            self.jobs_preempted += 1
+            job.handle._emit({"type": "restart"})
+            prio = PRIORITY.get(job.kind, len(self._queued_ms) - 1)
+            with self._est_lock:
+                self._queue.put_nowait((prio, job.seq, job))
+                self._waiting[prio] += 1
             return
         finish = "length"
         if job.handle.cancelled:
@@ -295,6 +350,8 @@ class EngineThread:
         due = first_at[0] if (job.deadline_kind == TTFT and first_at) else end
         late = due > job.deadline
         self.admission.finished(late)
+        if not job.handle.cancelled:
+            self.admission.observe_outcome(job.kind, job.model_ms, (due - job.submitted) * 1000)
         # A cut (max_tokens, cancel) inside a character leaves its first bytes pending: they are
         # dropped, never sent as U+FFFD.
         cut = len(decoder.getstate()[0])
@@ -320,13 +377,15 @@ class EngineThread:
         self._job_finished(job)
         job.handle._emit({"type": "done", "result": result})
 
-    def _generate(self, job: Job, on_token: Callable[[int], bool]) -> GenerateResult:
+    def _generate(self, job: Job, on_token: Callable[[int], bool],
+                  keep_going: Callable[[], bool] | None = None) -> GenerateResult:
         """The job through the one decode loop, with the drafter when there is one (greedy output is
         the target's own, token for token); its timings go to admission control."""
         res = speculative_generate(self.engine, self.drafter, job.prompt, job.max_tokens,
                                    SamplingParams(temperature=job.temperature, top_p=job.top_p), job.seed,
                                    stop_tokens=sorted(self.tokenizer.stop_ids), on_token=on_token,
-                                   no_repeat_ngram=self.no_repeat_ngram, keep_going=lambda: not job.handle.cancelled)
+                                   no_repeat_ngram=self.no_repeat_ngram,
+                                   keep_going=keep_going or (lambda: not job.handle.cancelled))
         if self.drafter is not None:
             self._count_speculation(res.stats)
         self.admission.observe_prefill(res.prefill_tokens, res.prefill_ms)
@@ -404,7 +463,7 @@ class EngineThread:
         oldest = self.feed.queue.oldest_pending_ts()
         d: dict[str, Any] = {"ready": self.ready, "error": self.error, "model": self.model_path.name,
                              "queue_depth": self._queue.qsize(), "jobs_done": self.jobs_done,
-                             "jobs_cancelled": self.jobs_cancelled,
+                             "jobs_cancelled": self.jobs_cancelled, "jobs_preempted": self.jobs_preempted,
                              "prefill_calls": self.prefill_calls, "ring": self.feed.stats(),
                              "lag_s": max(0.0, time.time() - oldest) if oldest is not None else 0.0,
                              "lag_tokens": self.feed.queue.backlog_tokens()}

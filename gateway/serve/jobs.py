@@ -48,7 +48,8 @@ class NotReady(RuntimeError):
 
 class JobHandle:
     """A submitted job's output. Events: {"type": "token", "id", "text"} ... then
-    {"type": "done", "result": {...}} or {"type": "error", "message"}.
+    {"type": "done", "result": {...}} or {"type": "error", "message"}. An explanation stopped for an
+    operator's question sends {"type": "restart"}: its tokens so far are void, it runs again later.
     Thread use: `for ev in handle.events()`; asyncio: submit with loop=..., then `async for ev in handle`.
     `result()` waits for the end; `cancel()` stops generation at the next token."""
 
@@ -128,6 +129,9 @@ class Job:
     seed: int | None = None           # sampling seed (reproducible answers); None: fresh entropy
     turns: list | None = None         # chat with a store query: the conversation (the engine thread plans the call)
     submitted: float = field(default_factory=time.monotonic)
+    model_ms: float = 0.0             # admission's uncorrected estimate to the deadline point (its outcome feedback)
+    preemptions: int = 0              # times an operator's question stopped it to go first (explanations only)
+    seq: int = 0                      # FIFO order within its priority (kept when it is put back after a preemption)
 
     @property
     def deadline(self) -> float:

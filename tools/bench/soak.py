@@ -229,6 +229,7 @@ class Soak:
         self.http = self.client()
         self.alert_ids: set[int] = set()
         self.chat_s: list[float] = []
+        self.chat_refusals: list[dict] = []
         self.samples: list[dict] = []
         self.storm_sent = 0
 
@@ -306,6 +307,10 @@ class Soak:
                     "messages": [{"role": "user", "content": QUESTIONS[q_i % len(QUESTIONS)]}], "max_tokens": 48})
                 if r is not None and r.status_code == 200:
                     self.chat_s.append(time.monotonic() - tq)
+                elif r is not None and len(self.chat_refusals) < 50:   # why: kept for the report
+                    self.chat_refusals.append({"t_s": round(tq - t0, 1), "code": r.status_code,
+                                               "detail": r.json().get("detail") if r.headers.get(
+                                                   "content-type", "").startswith("application/json") else r.text[:200]})
                 q_i += 1
                 next_q = time.monotonic() + a.question_s
             time.sleep(0.2)
@@ -369,6 +374,8 @@ def report(run: Soak, senders: list[Sender], final: dict, rss_end: float, drain_
         "rss_growth_pct": round(100 * (rss_end - rss_start) / rss_start, 2) if rss_start else None,
         "http_5xx": sum(n for c, n in run.codes.items() if c >= 500), "http_codes": run.codes,
         "http_transport_errors": run.transport_errors, "drain_s": round(drain_s, 1),
+        "chat_refused": len(run.chat_refusals), "chat_refusals": run.chat_refusals[:10],
+        "admission": final.get("admission"),
         "ring_dropped_entries": (final.get("ring") or {}).get("dropped_entries"),
         "samples": str(run.out / "soak-samples.csv"),
     }
