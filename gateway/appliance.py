@@ -381,9 +381,9 @@ def _build_sources(app: Appliance) -> list[Any]:
     out: list[Any] = []
     if s.demo.enabled:
         out.append(DemoSource(DemoLine.from_settings(s.demo), app.ingest, app.counters))
-    if s.syslog.udp_port or s.syslog.tcp_port:
+    if s.syslog.udp_port or s.syslog.tcp_port or s.syslog.relp_port:
         out.append(SyslogServer(app.ingest, app.counters, bind=s.syslog.bind, udp_port=s.syslog.udp_port,
-                                tcp_port=s.syslog.tcp_port))
+                                tcp_port=s.syslog.tcp_port, relp_port=s.syslog.relp_port))
     if s.tail.files:
         for path in s.tail.files:
             out.append(TailSource(path, app.settings.data_dir / "tail", app.ingest, app.counters, poll_s=s.tail.poll_s))

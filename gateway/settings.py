@@ -117,6 +117,7 @@ class SyslogSettings(_Section):
     bind: str = "127.0.0.1"
     udp_port: int | None = Field(None, ge=1, le=65535)   # None: off
     tcp_port: int | None = Field(None, ge=1, le=65535)
+    relp_port: int | None = Field(None, ge=1, le=65535)   # RELP (rsyslog omrelp): acknowledged after the commit
 
 
 class TailSettings(_Section):

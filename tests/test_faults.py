@@ -1,10 +1,11 @@
 """Fault test with real processes: `linegate serve` is killed -9 at random moments while MQTT (a
-real mosquitto), HTTP NDJSON and a tailed file stream into it, and restarted each time. Every line
-a transport acknowledged (MQTT: PUBACK from the broker; HTTP: 200; tail: written to the file) is
-in the store at the end, and MQTT lines are stored once.
+real mosquitto), syslog over RELP (a real rsyslogd relaying with omrelp), HTTP NDJSON and a tailed
+file stream into it, and restarted each time. Every line a transport acknowledged (MQTT: PUBACK from
+the broker; RELP: handed to rsyslog, which keeps it until linegate answers; HTTP: 200; tail: written
+to the file) is in the store at the end, and MQTT lines are stored once.
 
-Syslog is not here: syslog (UDP, and TCP without RELP) acknowledges nothing, so a kill loses what
-the kernel and the batch queue held; that is counted, not promised (docs/delivery.md).
+Plain syslog (UDP, and TCP without RELP) acknowledges nothing, so a kill loses what the kernel and
+the batch queue held; that is counted, not promised (docs/delivery.md).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import importlib.util
 import json
 import os
 import random
+import re
 import signal
 import socket
 import sqlite3
@@ -28,6 +30,9 @@ import pytest
 _spec = importlib.util.spec_from_file_location("mqtt_broker", Path(__file__).parent / "mqtt_broker.py")
 broker = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(broker)
+_spec = importlib.util.spec_from_file_location("rsyslog_relay", Path(__file__).parent / "rsyslog_relay.py")
+relay = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(relay)
 
 N_KILLS = int(os.environ.get("LINEGATE_FAULT_KILLS", "5"))   # the issue's 20: LINEGATE_FAULT_KILLS=20
 RATE_PER_S = 200                                               # per transport
@@ -35,22 +40,24 @@ ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
 
 
 class _Streams:
-    """Three transports streaming numbered lines until stopped; records what each acknowledged."""
+    """Four transports streaming numbered lines until stopped; records what each acknowledged."""
 
-    def __init__(self, api_port: int, mqtt_port: int, key: str, tail: Path) -> None:
+    def __init__(self, api_port: int, mqtt_port: int, key: str, tail: Path, relay_sock: socket.socket) -> None:
         import paho.mqtt.client as mqtt
         self.api = f"http://127.0.0.1:{api_port}"
-        self.key, self.tail = key, tail
+        self.key, self.tail, self.relay_sock = key, tail, relay_sock
         self.http_acked: set[int] = set()
         self.mqtt_infos: list = []
         self.tail_written = 0
+        self.relp_sent = 0
         self.pub = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="t-fault-pub")
         self.pub.max_inflight_messages_set(1000)
         self.pub.max_queued_messages_set(0)
         self.pub.connect("127.0.0.1", mqtt_port)
         self.pub.loop_start()
         self.stop = threading.Event()
-        self.threads = [threading.Thread(target=f, daemon=True) for f in (self._http, self._mqtt, self._tail)]
+        self.threads = [threading.Thread(target=f, daemon=True)
+                        for f in (self._http, self._mqtt, self._tail, self._relp)]
         for t in self.threads:
             t.start()
 
@@ -90,6 +97,13 @@ class _Streams:
                 self.tail_written = ns[-1] + 1
             self._paced(send)
 
+    def _relp(self) -> None:
+        def send(ns):
+            self.relay_sock.sendall("".join(f"<134>Dec  2 10:00:00 cell1 plc: fault relp seq={n}\n"
+                                            for n in ns).encode())
+            self.relp_sent = ns[-1] + 1
+        self._paced(send)
+
     def finish(self) -> None:
         self.stop.set()
         for t in self.threads:
@@ -115,11 +129,11 @@ def _serve(cfg: Path, data: Path, port: int) -> subprocess.Popen:
 
 
 def _stored(db: Path) -> dict[str, list[int]]:
-    out: dict[str, list[int]] = {"http": [], "mqtt": [], "tail": []}
+    out: dict[str, list[int]] = {"http": [], "mqtt": [], "tail": [], "relp": []}
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    for (text,) in con.execute("SELECT text FROM logs WHERE text LIKE 'fault %'"):
-        kind, seq = text.split()[1], int(text.rsplit("=", 1)[1])
-        out[kind].append(seq)
+    for (text,) in con.execute("SELECT text FROM logs WHERE text LIKE '%fault %'"):
+        m = re.search(r"fault (\w+) seq=(\d+)", text)
+        out[m.group(1)].append(int(m.group(2)))
     con.close()
     return out
 
@@ -132,15 +146,18 @@ def test_kill_9_at_random_moments_loses_no_acknowledged_line(tmp_path):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         api_port = s.getsockname()[1]
-    with broker.mosquitto(tmp_path, extra="max_queued_messages 1000000\n") as mqtt_port:
+    relp_port = relay.free_port()
+    with broker.mosquitto(tmp_path, extra="max_queued_messages 1000000\n") as mqtt_port, \
+            relay.rsyslog_relay(tmp_path, relp_port) as relay_sock:
         cfg = tmp_path / "linegate.toml"
         cfg.write_text(f'[engine]\nenabled = false\n[ingest.demo]\nenabled = false\n'
                        f'[ingest.tail]\nfiles = ["{tail}"]\npoll_s = 0.05\n'
+                       f'[ingest.syslog]\nrelp_port = {relp_port}\n'
                        f'[ingest.mqtt]\nenabled = true\nport = {mqtt_port}\ntopics = ["factory/+/logs"]\n')
         key = subprocess.run([sys.executable, "-m", "gateway", "keys", "create", "--data-dir", str(data)],
                              capture_output=True, text=True, check=True, env=ENV).stdout.strip()
         proc = _serve(cfg, data, api_port)
-        streams = _Streams(api_port, mqtt_port, key, tail)
+        streams = _Streams(api_port, mqtt_port, key, tail, relay_sock)
         try:
             for _ in range(N_KILLS):
                 time.sleep(rng.uniform(0.3, 2.5))
@@ -154,15 +171,17 @@ def test_kill_9_at_random_moments_loses_no_acknowledged_line(tmp_path):
             deadline = time.monotonic() + 120
             while time.monotonic() < deadline:          # the broker's backlog and the file's end drain in
                 got = _stored(data / "logs.db")
-                if len(set(got["mqtt"])) >= n_mqtt and len(set(got["tail"])) >= streams.tail_written:
+                if (len(set(got["mqtt"])) >= n_mqtt and len(set(got["tail"])) >= streams.tail_written
+                        and len(set(got["relp"])) >= streams.relp_sent):
                     break
                 time.sleep(0.5)
         finally:
             proc.send_signal(signal.SIGTERM)
             proc.wait(30)
     got = _stored(data / "logs.db")
-    assert streams.http_acked and n_mqtt and streams.tail_written
+    assert streams.http_acked and n_mqtt and streams.tail_written and streams.relp_sent
     assert streams.http_acked <= set(got["http"]), sorted(streams.http_acked - set(got["http"]))[:10]
     assert set(got["mqtt"]) == set(range(n_mqtt))
     assert len(got["mqtt"]) == n_mqtt                   # stored once each
     assert set(got["tail"]) == set(range(streams.tail_written))
+    assert set(got["relp"]) == set(range(streams.relp_sent))   # at least once: a resent line may repeat

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # System packages, installed only when missing (needs root or passwordless sudo then).
-# Default (make test): the tests' real peers: mosquitto (MQTT broker), chromium (browser) with CJK glyphs;
+# Default (make test): the tests' real peers: mosquitto (MQTT broker), chromium (browser) with CJK glyphs,
+# rsyslog with omrelp (a RELP sender);
 # the aarch64 cross compiler + qemu-user that run the NEON kernels' bit-identity tests as Armv8.0/A76/max CPUs.
 # --package (make deb / image / boot-test): the cross compiler, mmdebstrap (arm64 sysroot and image),
 # qemu-system-aarch64 (the emulated box), the image's partitioning and file-system tools.
@@ -21,6 +22,8 @@ elif [ "${1:-}" = "--package" ]; then
 else
     command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ] || need+=(mosquitto)
     command -v chromium >/dev/null 2>&1 || need+=(chromium)
+    command -v rsyslogd >/dev/null 2>&1 || [ -x /usr/sbin/rsyslogd ] || need+=(rsyslog)
+    ls /usr/lib/*/rsyslog/omrelp.so >/dev/null 2>&1 || need+=(rsyslog-relp)
     command -v qemu-aarch64 >/dev/null 2>&1 || need+=(qemu-user)
     [ -e /usr/share/fonts/truetype/wqy/wqy-microhei.ttc ] || need+=(fonts-wqy-microhei)
 fi

@@ -1,5 +1,6 @@
-"""Syslog over UDP and TCP: RFC 5424 and RFC 3164 (BSD) messages; TCP frames by octet counting
-(RFC 6587 §3.4.1) or by newline. parse_syslog never raises: what it cannot read it counts.
+"""Syslog over UDP, TCP and RELP (gateway/ingest/relp.py): RFC 5424 and RFC 3164 (BSD) messages; TCP
+frames by octet counting (RFC 6587 §3.4.1) or by newline. parse_syslog never raises: what it cannot
+read it counts.
 
 Knows nothing about what happens to records after the Batcher takes them.
 """
@@ -17,7 +18,8 @@ import time
 from datetime import datetime
 from typing import Callable
 
-from gateway.ingest.batch import MAX_PENDING, Batcher
+from gateway.ingest.batch import MAX_PENDING, Batcher, Done
+from gateway.ingest.relp import RelpSession
 from gateway.ingest.record import (FRAME_CUT_MARKER, FRAME_END_MARKER, MAX_HOST_CHARS, MAX_LINE_BYTES, LogRecord, Severity, SourceCounters,
                                    clean_field, decode_line, severity_from_text)
 
@@ -187,24 +189,26 @@ class TcpFramer:
 
 
 class SyslogServer:
-    """UDP and/or TCP listeners feeding `sink` through a Batcher. Port 0 picks a free port
-    (see .udp_port / .tcp_port after start()).
+    """UDP, TCP and/or RELP listeners feeding `sink` through a Batcher. Port 0 picks a free port
+    (see .udp_port / .tcp_port / .relp_port after start()).
 
-    When the batch queue is full, a TCP connection stops being read (the sender's window closes:
-    back-pressure, nothing dropped); a UDP datagram is dropped and counted (overflow), as are the
-    datagrams the kernel dropped before they were read (udp_dropped_kernel)."""
+    When the batch queue is full, a TCP or RELP connection stops being read (the sender's window
+    closes: back-pressure, nothing dropped); a UDP datagram is dropped and counted (overflow), as are
+    the datagrams the kernel dropped before they were read (udp_dropped_kernel). RELP answers each
+    message after its commit."""
 
     def __init__(self, sink: Callable[[list[LogRecord]], list[int]], counters: SourceCounters, *,
                  bind: str = "127.0.0.1", udp_port: int | None = None, tcp_port: int | None = None,
-                 max_pending: int = MAX_PENDING) -> None:
+                 relp_port: int | None = None, max_pending: int = MAX_PENDING) -> None:
         self.counters = counters
         self.batcher = Batcher(sink, counters, SOURCE, max_pending=max_pending)
         self.udp_kernel_dropped = 0
-        self.bind, self.udp_port, self.tcp_port = bind, udp_port, tcp_port
+        self.bind, self.udp_port, self.tcp_port, self.relp_port = bind, udp_port, tcp_port, relp_port
         self._servers: list[socketserver.BaseServer] = []
         self._threads: list[threading.Thread] = []
 
-    def _accept(self, data: bytes, peer: str, extra: dict[str, int] | None = None, block: bool = False) -> None:
+    def _accept(self, data: bytes, peer: str, extra: dict[str, int] | None = None, block: bool = False,
+                done: Done | None = None) -> None:
         try:
             rec, problems = parse_syslog(data, peer)
         except Exception as exc:   # parse_syslog is fuzzed not to raise; belt and braces for the source
@@ -218,7 +222,7 @@ class SyslogServer:
             elif extra.get("truncated_frame"):
                 rec.text += FRAME_END_MARKER
         self.counters.add_problems(SOURCE, problems)
-        self.batcher.put(rec, block=block)
+        self.batcher.put(rec, block=block, done=done)
 
     def _kernel_drops(self, total: int) -> None:
         """The socket's cumulative kernel drop count, as the latest datagram reported it."""
@@ -255,6 +259,14 @@ class SyslogServer:
                 for frame, probs in framer.close():
                     outer._accept(frame, peer, probs, block=True)
 
+        class Relp(socketserver.BaseRequestHandler):
+            def handle(self) -> None:
+                sock: socket.socket = self.request
+                sock.settimeout(None)
+                peer = self.client_address[0]
+                RelpSession(sock, lambda data, done: outer._accept(data, peer, block=True, done=done),
+                            lambda what: outer.counters.add(SOURCE, what), TCP_READ).serve()
+
         class UdpServer(socketserver.UDPServer):
             max_packet_size = UDP_MAX_DATAGRAM
             allow_reuse_address = True
@@ -283,6 +295,10 @@ class SyslogServer:
         if self.tcp_port is not None:
             srv = TcpServer((self.bind, self.tcp_port), Tcp)
             self.tcp_port = srv.server_address[1]
+            self._servers.append(srv)
+        if self.relp_port is not None:
+            srv = TcpServer((self.bind, self.relp_port), Relp)
+            self.relp_port = srv.server_address[1]
             self._servers.append(srv)
         for srv in self._servers:
             t = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.2},
