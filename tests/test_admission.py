@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.serve.admission import EMA_ALPHA, STALE_S, Admission
+from gateway.serve.admission import BIAS_HALF_LIFE_S, EMA_ALPHA, STALE_S, Admission
 
 
 def test_ema_alpha_02():
@@ -55,19 +55,40 @@ def test_stale_figures_on_an_idle_engine_admit_a_probe():
 def test_outcomes_correct_a_cost_model_that_overestimates():
     """Jobs that finish well inside what the model said make later estimates smaller, per kind of job;
     jobs slower than the model make them larger. The uncorrected figure is kept for the feedback."""
-    a = Admission(prefill_ms_per_tok=2.0, decode_ms_per_tok=20.0)
+    now = [0.0]
+    a = Admission(prefill_ms_per_tok=2.0, decode_ms_per_tok=20.0, clock=lambda: now[0])
     ask = dict(prompt_tokens=500, decode_tokens=30, budget_ms=1500)    # model: 1000 + 600 = 1600 ms
     d = a.decide(**ask, kind="chat")
     assert not d.admitted and d.model_ms == pytest.approx(1600) and d.estimate_ms == pytest.approx(1600)
-    for _ in range(5):
+    a.observe_outcome("chat", 1600, 800)          # one outcome moves the ratio from 1 by EMA_ALPHA only
+    assert a.bias("chat") == pytest.approx(1.0 + EMA_ALPHA * (0.5 - 1.0))
+    for _ in range(30):
         a.observe_outcome("chat", 1600, 800)      # each took half the modelled time
-    assert a.bias("chat") == pytest.approx(0.5)
+    assert a.bias("chat") == pytest.approx(0.5, abs=1e-3)
     d = a.decide(**ask, kind="chat")
-    assert d.admitted and d.estimate_ms == pytest.approx(800) and d.model_ms == pytest.approx(1600)
+    assert d.admitted and d.estimate_ms == pytest.approx(800, rel=1e-3) and d.model_ms == pytest.approx(1600)
     assert not a.decide(**ask, kind="explain").admitted     # another kind keeps its own record
-    for _ in range(20):
+    for _ in range(30):
         a.observe_outcome("chat", 1600, 3200)     # now twice as slow: refused again
-    assert a.bias("chat") > 1.9 and not a.decide(**ask, kind="chat").admitted
+    assert a.bias("chat") > 1.95 and not a.decide(**ask, kind="chat").admitted
     a.observe_outcome("chat", 0, 3200)             # nothing modelled: ignored
-    a.observe_outcome("explain", 10, 1e9)          # a wild outcome is clamped
-    assert a.bias("explain") == pytest.approx(4.0) and a.stats()["bias"]["explain"] == pytest.approx(4.0)
+    for _ in range(60):
+        a.observe_outcome("explain", 10, 1e9)      # a wild outcome is clamped
+    assert a.bias("explain") == pytest.approx(4.0, abs=1e-3)
+    assert a.stats()["bias"]["explain"] == pytest.approx(4.0, abs=1e-3)
+
+
+def test_an_old_correction_fades_so_a_refused_kind_is_not_refused_for_good():
+    """A refused kind gets no new outcomes: its correction fades back to 1 with its age."""
+    now = [0.0]
+    a = Admission(prefill_ms_per_tok=2.0, decode_ms_per_tok=20.0, clock=lambda: now[0])
+    ask = dict(prompt_tokens=100, decode_tokens=40, budget_ms=1500, kind="explain")   # model: 1000 ms
+    for _ in range(40):
+        a.observe_outcome("explain", 1000, 3000)
+    assert a.bias("explain") == pytest.approx(3.0, abs=1e-3) and not a.decide(**ask).admitted
+    now[0] += BIAS_HALF_LIFE_S
+    assert a.bias("explain") == pytest.approx(2.0, abs=1e-3)
+    now[0] += 3 * BIAS_HALF_LIFE_S
+    assert a.bias("explain") == pytest.approx(1.125, abs=1e-3) and a.decide(**ask).admitted
+    a.observe_outcome("explain", 1000, 1000)       # a new outcome starts from what was left
+    assert a.bias("explain") == pytest.approx(1.125 + EMA_ALPHA * (1.0 - 1.125), abs=1e-3)

@@ -17,6 +17,9 @@ __all__ = ["Admission", "Decision", "EMA_ALPHA"]
 MIN_RETRY_AFTER_S = 1.0
 STALE_S = 5.0   # figures older than this, on an idle engine, no longer refuse a job (see decide)
 BIAS_LIMITS = (0.25, 4.0)   # how far outcomes may scale the cost model (a runaway guard, not a tuning)
+# A kind's correction fades back to none as its last outcome ages: a kind that is refused gets no new
+# outcomes, so an old bad one must not refuse it for good (the probe's reason, for the correction).
+BIAS_HALF_LIFE_S = 300.0
 
 
 @dataclass(frozen=True)
@@ -45,8 +48,9 @@ class Admission:
     The cost model is only a model: it prices a query by a typical size, and its figures follow the
     stream's small prefill calls under whatever else shares the cores. Each finished job reports how
     long it really took to its deadline point against what the model said (observe_outcome); the
-    running ratio, per kind of job, scales later estimates. A model that overestimates stops refusing
-    jobs that would have made it; one that underestimates (missed deadlines) refuses sooner.
+    running ratio, per kind of job (starting at 1, fading back to 1 as it ages), scales later
+    estimates. A model that overestimates stops refusing jobs that would have made it; one that
+    underestimates (missed deadlines) refuses sooner.
     """
 
     def __init__(self, prefill_ms_per_tok: float, decode_ms_per_tok: float, alpha: float = EMA_ALPHA,
@@ -65,7 +69,7 @@ class Admission:
         self._reseed = {"prefill": False, "decode": False}   # a probe's timings replace the stale EMAs
         self._clock = clock
         self._observed = clock()
-        self._bias: dict[str, MsPerToken] = {}   # kind -> EMA of actual / modelled ms to the deadline point
+        self._bias: dict[str, tuple[MsPerToken, float]] = {}   # kind -> (EMA of actual / modelled ms, when)
 
     @property
     def prefill_ms_per_tok(self) -> float:
@@ -82,8 +86,14 @@ class Admission:
 
     def bias(self, kind: str) -> float:
         with self._lock:
-            b = self._bias.get(kind)
-            return 1.0 if b is None or b.value is None else b.value
+            return self._bias_now(kind)
+
+    def _bias_now(self, kind: str) -> float:
+        if kind not in self._bias:
+            return 1.0
+        ema, when = self._bias[kind]
+        fade = 0.5 ** ((self._clock() - when) / BIAS_HALF_LIFE_S)
+        return 1.0 + (ema.value - 1.0) * fade   # type: ignore[operator]  (seeded: never None)
 
     def decide(self, prompt_tokens: int, decode_tokens: int, budget_ms: float,
                queue_wait_ms: float = 0.0, idle: bool = False, kind: str = "") -> Decision:
@@ -111,8 +121,9 @@ class Admission:
             return
         lo, hi = BIAS_LIMITS
         with self._lock:
-            b = self._bias.setdefault(kind, MsPerToken(None, self.alpha))
-            b.observe(1, min(hi, max(lo, actual_ms / model_ms)))
+            ema = MsPerToken(self._bias_now(kind), self.alpha)   # what is left of the last, faded
+            ema.observe(1, min(hi, max(lo, actual_ms / model_ms)))
+            self._bias[kind] = (ema, self._clock())
 
     def observe_prefill(self, n_tokens: int, ms: float) -> None:
         with self._lock:
@@ -143,4 +154,4 @@ class Admission:
             return {"admitted": self.admitted, "refused": self.refused, "missed": self.missed,
                     "on_time": self.on_time, "probes": self.probes, "prefill_ms_per_tok": self.prefill_ms_per_tok,
                     "decode_ms_per_tok": self.decode_ms_per_tok,
-                    "bias": {k: round(b.value, 3) for k, b in self._bias.items() if b.value is not None}}
+                    "bias": {k: round(self._bias_now(k), 3) for k in self._bias}}

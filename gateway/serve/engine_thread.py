@@ -350,7 +350,7 @@ class EngineThread:
         due = first_at[0] if (job.deadline_kind == TTFT and first_at) else end
         late = due > job.deadline
         self.admission.finished(late)
-        if not job.handle.cancelled:
+        if not job.handle.cancelled and not job.preemptions:   # a stopped job's time includes the question's
             self.admission.observe_outcome(job.kind, job.model_ms, (due - job.submitted) * 1000)
         # A cut (max_tokens, cancel) inside a character leaves its first bytes pending: they are
         # dropped, never sent as U+FFFD.
