@@ -173,7 +173,9 @@ class EngineSettings(_Section):
     # 3/4 of the ring); "semantic" the older block of the most similar adjacent pair; "fifo" the oldest
     # with no sink (a baseline only). Why sink_ring is the default: docs/perf/2026-12-02-long-stream.md.
     kv_policy: Literal["sink_ring", "novelty", "semantic", "fifo"] = "sink_ring"
-    kv_block: int = Field(32, ge=4, le=1024)   # semantic: tokens per block; n_ring must be a multiple
+    # novelty / semantic: tokens per block (n_ring must be a multiple); smaller blocks waste less of
+    # the ring on the neighbours of a kept line (docs/perf/2026-12-02-long-stream.md)
+    kv_block: int = Field(16, ge=4, le=1024)
     # ngram: prompt lookup over the stream, near free and exact; "model" (0.5B draft) pays only off
     # the CPU (NPU, GPU); see docs/perf/2026-11-30-drafter-defaults.md. "model:rknn": the 0.5B on the
     # RK3588 NPU; "auto": model:rknn where the NPU, rknnlite and the converted graph are present, else ngram.

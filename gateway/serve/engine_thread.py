@@ -50,7 +50,7 @@ class EngineThread:
     def __init__(self, model: str | Path, feed: ContextFeed, *, prompts: Prompts | None = None,
                  n_sink: int = 0, n_ring: int = 2048, n_scratch: int = 512, n_threads: int | None = None,
                  prefill_chunk: int = 32, queue_size: int = 8, drafter: str = "none", drafter_fallback: str = "ngram",
-                 kv_policy: str = "sink_ring", kv_block: int = 32,
+                 kv_policy: str = "sink_ring", kv_block: int = 16,
                  query_tool: QueryTool | None = None, no_repeat_ngram: int = 0,
                  heartbeat: Callable[[], None] | None = None, kernel_plan_dir: Path | None = None,
                  kernel_calibration: str = "off") -> None:

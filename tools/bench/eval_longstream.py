@@ -374,6 +374,87 @@ def retention_grid(prompts: Prompts, args) -> list[dict]:
     return out
 
 
+def replay_kept(stream: np.ndarray, imp: np.ndarray, sink: np.ndarray, policy: str, stops: list[int], args) -> dict:
+    """The stream indices (sink included) a policy keeps at each stop, from a replay on a random-weight
+    GGUF (token ids mod its vocabulary): sink_ring and novelty decide without the model (retention_grid)."""
+    import tempfile
+
+    from gateway import _native
+    from tools.convert import random_gguf
+
+    kw = {"sem_block": args.block, "sem_keep": args.keep} if policy == "novelty" else {}
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = str(random_gguf.write_tiny(Path(tmp) / "t.gguf", "qwen2", n_ctx=8192))
+        v = random_gguf.TINY_VOCAB
+        e = _native.Engine(path, n_sink=sink.size, n_ring=args.n_ring, n_scratch=64, policy=policy,
+                           n_threads=args.threads, **kw)
+        e.prefill_stream(sink % v)
+        pos = 0
+        for stop in stops:
+            while pos < stop:
+                n = min(args.prefill_chunk, stop - pos)
+                if policy == "novelty":
+                    change = np.flatnonzero(imp[pos:pos + n] != imp[pos])
+                    n = int(change[0]) if change.size else n
+                    e.set_stream_importance(float(imp[pos]))
+                e.prefill_stream(stream[pos:pos + n] % v)
+                pos += n
+            out[stop] = e.kept_stream_index().copy()
+    return out
+
+
+def replay_ask(prompts: Prompts, args) -> dict:
+    """Recall of --model for what sink_ring and novelty keep, without streaming --model: the kept tokens
+    come from replay_kept, and a fresh engine of --model prefilled with exactly them (no eviction) is
+    asked. A cache after evictions attends like a fresh window of its kept tokens
+    (tests/native/test_semantic_cache.py), so this equals the streamed run up to rounding; the
+    streamed 0.5B run checks it. Cost: one cache-sized prefill per policy and checkpoint."""
+    sink = np.asarray(prompts.sink_tokens, np.int32)
+    capacity = sink.size + args.n_ring
+    stream, imp, events = build_stream(prompts, capacity, args.events, args)
+    stops = [int(c * capacity) for c in args.cps]
+    full = np.concatenate([sink, stream])
+    out: dict = {"recall": {}, "retained": {}, "answers": {}}
+    for pol in args.policies.split(","):
+        kept = replay_kept(stream, imp, sink, pol, stops, args)
+        answers = []
+        for c, stop in zip(args.cps, stops):
+            ring = kept[stop][kept[stop] >= sink.size]
+            eng = Engine(args.model, n_sink=sink.size, n_ring=args.n_ring, n_scratch=args.n_scratch,
+                         n_threads=args.threads, tokenizer=prompts.tokenizer)
+            eng.prefill_stream(sink)
+            for i in range(0, ring.size, args.prefill_chunk):
+                eng.prefill_stream(full[ring[i:i + args.prefill_chunk]])
+            held = set(kept[stop].tolist())
+            for ev in events:
+                if ev["end"] > stop:
+                    continue
+                a = ask(eng, prompts, ev, args.max_tokens)
+                a.update(checkpoint=c, code=ev["code"], depth=(stop - ev["start"]) / capacity,
+                         retained=all(sink.size + i in held for i in range(ev["start"], ev["end"])))
+                answers.append(a)
+            sel = [a for a in answers if a["checkpoint"] == c]
+            print(f"  {pol} @{c}x: recall {np.mean([a['correct'] for a in sel]):.2f} "
+                  f"retained {np.mean([a['retained'] for a in sel]):.2f}", flush=True)
+        out["recall"][pol] = {f"{c}x": round(float(np.mean([a["correct"] for a in answers if a["checkpoint"] == c])), 3)
+                              for c in args.cps}
+        out["retained"][pol] = {f"{c}x": round(float(np.mean([a["retained"] for a in answers if a["checkpoint"] == c])), 3)
+                                for c in args.cps}
+        out["answers"][pol] = answers
+    return out
+
+
+def _write_partial(results: dict, places: list[int], capacity: int, args) -> None:
+    """The policies done so far (no dense baseline yet) to <stem>-partial.json: a long run that is
+    stopped early keeps its finished policies."""
+    part = summarize(results, [], places, capacity, args)
+    part["answers"] = {pol: [{k: a[k] for k in ("checkpoint", "depth", "correct", "retained", "code", "answer")}
+                             for a in r["answers"]] for pol, r in results.items()}
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    (args.out_dir / f"{args.stem}-partial.json").write_text(json.dumps(part, indent=1))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", default="qwen2.5-coder-0.5b-instruct")
@@ -397,6 +478,8 @@ def main() -> None:
     ap.add_argument("--probe", action="store_true", help="only the block-similarity probe of each layer")
     ap.add_argument("--probe-tokens", type=int, default=2048)
     ap.add_argument("--retention", action="store_true", help="only the novelty retention grid (model-free replay)")
+    ap.add_argument("--replay-ask", action="store_true",
+                    help="recall of --model for the tokens sink_ring/novelty keep (replayed), without streaming it")
     args = ap.parse_args()
     args.cps = tuple(int(c) for c in args.checkpoints.split(","))
 
@@ -404,6 +487,15 @@ def main() -> None:
     prompts = Prompts.for_model(args.model)
     if args.retention:
         print(json.dumps({"model_tokenizer": args.model, "grid": retention_grid(prompts, args)}))
+        return
+    if args.replay_ask:
+        t0 = time.time()
+        res = replay_ask(prompts, args)
+        args.out_dir.mkdir(parents=True, exist_ok=True)
+        (args.out_dir / f"{args.stem}.json").write_text(json.dumps(res, indent=1))
+        del res["answers"]
+        print(json.dumps({"model": args.model, "n_ring": args.n_ring, "block": args.block, "keep": args.keep,
+                          **res, "cpu": cpu_here(), "seconds": round(time.time() - t0)}))
         return
     if args.probe:
         print(json.dumps({"model": args.model, "block": args.block, **probe_similarity(prompts, args)}))
@@ -419,6 +511,7 @@ def main() -> None:
         t0 = time.time()
         results[pol] = run_policy(pol, stream, imp, events, prompts, capacity, places, args)
         print(f"{pol}: {time.time() - t0:.0f} s", flush=True)
+        _write_partial(results, places, capacity, args)
     dense = window_ppl(dense_nll(stream, prompts, places, args), places, args.ppl_window)
     summary = summarize(results, dense, places, capacity, args)
     summary["ppl_window"] = args.ppl_window

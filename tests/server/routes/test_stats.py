@@ -63,6 +63,9 @@ def test_semantic_policy_needs_whole_blocks():
     with pytest.raises(ValidationError, match="kv_policy"):
         Settings(engine={"kv_policy": "lru"})
     assert Settings(engine={"n_ring": 128, "kv_policy": "semantic", "kv_block": 32}).engine.kv_policy == "semantic"
+    # switching to novelty alone: the default ring holds whole blocks of the default (measured) size
+    e = Settings(engine={"kv_policy": "novelty"}).engine
+    assert e.kv_block == 16 and e.n_ring % e.kv_block == 0
 
 
 @pytest.mark.models
