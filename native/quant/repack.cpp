@@ -5,6 +5,11 @@
 //   Q4_0  blocks of 72 bytes: d of rows 0-3 (4 x fp16), then 4 chunks c of 16 bytes: rows 0-3 x qs[4c..4c+4),
 //         each byte XOR 0x88 (a nibble n then reads (n - 8) * 16 as int8 after a shift or a mask);
 //   Q8_0  blocks of 136 bytes: d of rows 0-3, then 8 chunks c: rows 0-3 x qs[4c..4c+4);
+//   Q5_0  blocks of 88 bytes: d x 4, 16 bytes of inverted fifth bits (byte 4r + k, bit c: element 4c + k of
+//         row r; bit 4 + c: element 16 + 4c + k), then qs in 4 chunks as Q4_0 (not XORed);
+//   Q6_K  blocks of 840 bytes: d x 4, the int8 scales of (sub-block 8h + 2s + u, row r) at 16 (2h + u) + 4s + r,
+//         ql in 32 chunks (rows 0-3 x ql[4c..4c+4)), qh in 16 chunks, each byte XOR 0xAA (the top bit
+//         of each 2-bit field flipped: q - 32 is then a 6-bit two's complement value);
 //   Q4_K  blocks of 576 bytes: d x 4, dmin x 4, the 6-bit scales and mins of (sub-block j, row r), entry
 //         i = 4j + r, as 16 bytes of low nibbles of sc (i and i + 16), 16 of mn, 16 of high bits
 //         (bits 0-1: sc_i, 2-3: sc_i+16, 4-5: mn_i, 6-7: mn_i+16), then qs: for p in 0..3, chunk c in 0..7,
@@ -27,7 +32,58 @@ namespace lg {
 
 namespace {
 
-int64_t packed_block_bytes(GGMLType wt) { return PACK_ROWS * (wt == GGMLType::Q4_K ? 144 : ggml_bytes_per_block32(wt)); }
+int64_t packed_block_bytes(GGMLType wt) {
+    return PACK_ROWS * (wt == GGMLType::Q4_K ? 144 : wt == GGMLType::Q6_K ? 210 : ggml_bytes_per_block32(wt));
+}
+
+// 4-byte chunks: n chunks of src (a row's field, stride 1) to rows' interleaved chunks at dst (16-byte stride).
+void chunks(uint8_t* row_field, uint8_t* pk, int r, int n, uint8_t x, bool to_gguf) {
+    for (int c = 0; c < n; ++c)
+        for (int k = 0; k < 4; ++k) {
+            uint8_t& p = pk[16 * c + 4 * r + k];
+            if (to_gguf) row_field[4 * c + k] = p ^ x;
+            else p = row_field[4 * c + k] ^ x;
+        }
+}
+
+void q5_0_block(uint8_t* gguf, int64_t rb, uint8_t* pk, bool to_gguf) {
+    for (int r = 0; r < PACK_ROWS; ++r) {
+        uint8_t* g = gguf + r * rb;  // d, qh (u32 LE), qs[16]
+        if (to_gguf) std::memcpy(g, pk + 2 * r, 2);
+        else std::memcpy(pk + 2 * r, g, 2);
+        uint32_t qh = 0;
+        if (!to_gguf) std::memcpy(&qh, g + 2, 4);
+        for (int k = 0; k < 4; ++k) {
+            uint8_t& h = pk[8 + 4 * r + k];
+            if (!to_gguf) h = 0;
+            for (int c = 0; c < 8; ++c) {  // bit c < 4: element 4c + k; bit c >= 4: element 16 + 4(c - 4) + k
+                const int e = c < 4 ? 4 * c + k : 16 + 4 * (c - 4) + k;
+                if (to_gguf) qh |= static_cast<uint32_t>(((h >> c) & 1) ^ 1) << e;
+                else h = static_cast<uint8_t>(h | (((qh >> e) & 1) ^ 1) << c);
+            }
+        }
+        if (to_gguf) std::memcpy(g + 2, &qh, 4);
+        chunks(g + 6, pk + 24, r, 4, 0, to_gguf);
+    }
+}
+
+void q6k_block(uint8_t* gguf, int64_t rb, uint8_t* pk, bool to_gguf) {
+    for (int r = 0; r < PACK_ROWS; ++r) {
+        BlockQ6K* b = reinterpret_cast<BlockQ6K*>(gguf + r * rb);
+        if (to_gguf) std::memcpy(&b->d, pk + 2 * r, 2);
+        else std::memcpy(pk + 2 * r, &b->d, 2);
+        for (int h = 0; h < 2; ++h)
+            for (int u = 0; u < 2; ++u)
+                for (int s = 0; s < 4; ++s) {
+                    uint8_t* p = pk + 8 + 16 * (2 * h + u) + 4 * s + r;
+                    int8_t& sc = b->scales[8 * h + 2 * s + u];
+                    if (to_gguf) std::memcpy(&sc, p, 1);
+                    else std::memcpy(p, &sc, 1);
+                }
+        chunks(b->ql, pk + 72, r, 32, 0, to_gguf);
+        chunks(b->qh, pk + 584, r, 16, 0xaa, to_gguf);
+    }
+}
 
 // Position of block b among a legacy group's lane-major blocks.
 int64_t lane_major_pos(int64_t nb, int64_t b) {
@@ -101,6 +157,8 @@ void convert_group(GGMLType wt, int64_t K, uint8_t* gguf, uint8_t* packed, bool 
     const int64_t bb = rb / nb;
     for (int64_t b = 0; b < nb; ++b) {
         if (wt == GGMLType::Q4_K) q4k_block(gguf + b * bb, rb, packed + b * pb, to_gguf);
+        else if (wt == GGMLType::Q6_K) q6k_block(gguf + b * bb, rb, packed + b * pb, to_gguf);
+        else if (wt == GGMLType::Q5_0) q5_0_block(gguf + b * bb, rb, packed + lane_major_pos(nb, b) * pb, to_gguf);
         else legacy_block(wt, gguf + b * bb, rb, packed + lane_major_pos(nb, b) * pb, to_gguf);
     }
 }
@@ -114,7 +172,10 @@ void check_packable(GGMLType wt, int64_t rows, int64_t K, const char* what) {
 
 }  // namespace
 
-bool pack_type(GGMLType wt) { return wt == GGMLType::Q4_0 || wt == GGMLType::Q8_0 || wt == GGMLType::Q4_K; }
+bool pack_type(GGMLType wt) {
+    return wt == GGMLType::Q4_0 || wt == GGMLType::Q8_0 || wt == GGMLType::Q5_0 || wt == GGMLType::Q4_K ||
+           wt == GGMLType::Q6_K;
+}
 
 bool packed_kernels() {
 #if LG_SIMD_NEON

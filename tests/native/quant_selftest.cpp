@@ -12,6 +12,7 @@
 
 #include "quant.h"
 #include "quant/blocks.h"
+#include "quant/kernels.h"
 
 using lg::GGMLType;
 
@@ -76,7 +77,7 @@ int check_variants(std::mt19937& rng) {
     return failures;
 }
 
-// Packed weights (pack_weights, matmul_packed) against the scalar path on the unpacked matrix: Q4_0, Q8_0, Q4_K,
+// Packed weights (pack_weights, matmul_packed) against the scalar path on the unpacked matrix: every packed type,
 // K with whole and part-filled lane groups, 1-9 vectors as one- and two-term records, whole groups and row
 // ranges that cut groups; and unpacking gives back the GGUF bytes. Returns the number of failures.
 int check_packed(std::mt19937& rng) {
@@ -85,9 +86,11 @@ int check_packed(std::mt19937& rng) {
     const int64_t n_rows = 12;
     struct Case { GGMLType t; int64_t K; int bb; std::vector<int> offs; };
     const Case cases[] = {{GGMLType::Q4_0, 864, 18, {0}}, {GGMLType::Q4_0, 1536, 18, {0}}, {GGMLType::Q8_0, 864, 34, {0}},
-                          {GGMLType::Q8_0, 256, 34, {0}}, {GGMLType::Q4_K, 768, 144, {0, 2}}, {GGMLType::Q4_K, 1536, 144, {0, 2}}};
+                          {GGMLType::Q8_0, 256, 34, {0}}, {GGMLType::Q5_0, 864, 22, {0}}, {GGMLType::Q5_0, 896, 22, {0}},
+                          {GGMLType::Q4_K, 768, 144, {0, 2}}, {GGMLType::Q4_K, 1536, 144, {0, 2}},
+                          {GGMLType::Q6_K, 768, 210, {208}}, {GGMLType::Q6_K, 1536, 210, {208}}};
     for (const Case& c : cases) {
-        const int64_t be = c.t == GGMLType::Q4_K ? 256 : 32;
+        const int64_t be = lg::quant_block_elems(c.t);
         const auto W = random_weights(rng, c.t, n_rows * c.K / be * c.bb, c.bb, c.offs);
         auto P = W;
         lg::pack_weights(c.t, P.data(), n_rows, c.K);

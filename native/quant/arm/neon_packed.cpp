@@ -1,4 +1,4 @@
-// aarch64 NEON kernels over packed weights (Q4_0, Q8_0, Q4_K; layouts in quant/repack.cpp): four rows of a
+// aarch64 NEON kernels over packed weights (Q4_0, Q5_0, Q8_0, Q4_K, Q6_K; layouts in quant/repack.cpp): four rows of a
 // group in the four int32/float lanes of one vector. Each 16-byte weight load holds four bytes of each row,
 // so one by-element sdot (vdotq_laneq_s32) against four activation bytes adds the four rows' partial dots
 // lane by lane: no per-row folds, and the rows' scales come as one vector. A decoded block serves a tile of
@@ -58,13 +58,13 @@ inline float32x4_t h2f4(const uint8_t* p) {
     return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(reinterpret_cast<const uint16_t*>(p))));
 }
 
-// Q4_0 / Q8_0, one group against records [t0, t0 + NT): out[t][r] for row r. The group's blocks come lane-major,
+// Q4_0 / Q5_0 / Q8_0, one group against records [t0, t0 + NT): out[t][r] for row r. The group's blocks come lane-major,
 // so canonical lane l is one pass over contiguous blocks with one accumulator per record.
 // Not inlined: one symbol per type and tile, whose block loop tools/bench/bench_arm.py models.
 template <GGMLType WT, int NT>
 __attribute__((noinline)) void packed_legacy(const uint8_t* G, int64_t nb, const uint8_t* acts, int t0, float (*out)[4]) {
-    constexpr bool q4 = WT == GGMLType::Q4_0;
-    constexpr int64_t PB = q4 ? 72 : 136;
+    constexpr bool q4 = WT == GGMLType::Q4_0, q5 = WT == GGMLType::Q5_0;
+    constexpr int64_t PB = q4 ? 72 : q5 ? 88 : 136;
     const ActLayout L = act_layout(WT, nb * QK32);
     const int8_t* qx[NT];
     const float* dx[NT];
@@ -87,6 +87,16 @@ __attribute__((noinline)) void packed_legacy(const uint8_t* G, int64_t nb, const
                     const int8x16_t q = vld1q_s8(reinterpret_cast<const int8_t*>(blk + 8 + 16 * c));
                     w[c] = vshlq_n_s8(q, 4);
                     w[4 + c] = vreinterpretq_s8_u8(vandq_u8(vreinterpretq_u8_s8(q), vdupq_n_u8(0xf0)));
+                }
+            } else if constexpr (q5) {  // n | fifth bit << 4, minus 16: n, with 0xf0 where the (inverted) bit is set
+                const uint8x16_t hb = vld1q_u8(blk + 8);
+                #pragma GCC unroll 4
+                for (int c = 0; c < 4; ++c) {
+                    const uint8x16_t q = vld1q_u8(blk + 24 + 16 * c);
+                    const uint8x16_t lo = vtstq_u8(hb, vdupq_n_u8(static_cast<uint8_t>(1 << c)));
+                    const uint8x16_t hi = vtstq_u8(hb, vdupq_n_u8(static_cast<uint8_t>(16 << c)));
+                    w[c] = vreinterpretq_s8_u8(vsliq_n_u8(q, lo, 4));
+                    w[4 + c] = vreinterpretq_s8_u8(vsliq_n_u8(vshrq_n_u8(q, 4), hi, 4));
                 }
             } else {
                 #pragma GCC unroll 8
@@ -184,11 +194,75 @@ __attribute__((noinline)) void packed_q4k(const uint8_t* G, int64_t nb, const ui
     for (int t = 0; t < NT; ++t) vst1q_f32(out[t], acc[t]);
 }
 
+// Q6_K, one group against records [t0, t0 + NT). Per block and half u of each 128 values h: 16 chunk vectors
+// decoded (4 loads of qh, 8 of ql: the chunks of the 4 sub-blocks 8h + 2s + u), then per record 4 lane dots
+// into each sub-block's sum and i1 += sc x sum. q - 32 is built as a 6-bit two's complement value: the low
+// nibble of ql with the sign-extended 2-bit field of qh (its top bit flipped at packing) inserted above it.
+template <int NT>
+__attribute__((noinline)) void packed_q6k(const uint8_t* G, int64_t nb, const uint8_t* acts, int t0, float (*out)[4]) {
+    const ActLayout L = act_layout(GGMLType::Q6_K, nb * QK_K);
+    const int8_t* qx[NT];
+    const float* dx[NT];
+    float32x4_t acc[NT];
+    for (int t = 0; t < NT; ++t) {
+        const uint8_t* rec = acts + static_cast<int64_t>(t0 + t) * L.stride;
+        qx[t] = reinterpret_cast<const int8_t*>(rec);
+        dx[t] = reinterpret_cast<const float*>(rec + L.d_off);
+        acc[t] = vdupq_n_f32(0.0f);
+    }
+    for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* blk = G + b * 840;
+        const float32x4_t dw = h2f4(blk);
+        int32x4_t i1[NT];
+        for (int t = 0; t < NT; ++t) i1[t] = vdupq_n_s32(0);
+        #pragma GCC unroll 2
+        for (int hu = 0; hu < 4; ++hu) {  // h = hu / 2, u = hu % 2
+            const int h = hu / 2, u = hu % 2;
+            int8x16_t w[4][4];  // [s][j]: elements 128h + 32s + 16u + 4j + (0..3) of the four rows
+            #pragma GCC unroll 4
+            for (int j = 0; j < 4; ++j) {
+                const int8x16_t qh = vld1q_s8(reinterpret_cast<const int8_t*>(blk + 584 + 16 * (8 * h + 4 * u + j)));
+                const uint8x16_t qa = vld1q_u8(blk + 72 + 16 * (16 * h + 4 * u + j));  // ql bytes 64h + 16u + 4j
+                const uint8x16_t qb = vld1q_u8(blk + 72 + 16 * (16 * h + 4 * u + j + 8));  // ... + 32
+                const uint8x16_t y0 = vreinterpretq_u8_s8(vshrq_n_s8(vshlq_n_s8(qh, 6), 6));
+                const uint8x16_t y1 = vreinterpretq_u8_s8(vshrq_n_s8(vshlq_n_s8(qh, 4), 6));
+                const uint8x16_t y2 = vreinterpretq_u8_s8(vshrq_n_s8(vshlq_n_s8(qh, 2), 6));
+                const uint8x16_t y3 = vreinterpretq_u8_s8(vshrq_n_s8(qh, 6));
+                w[0][j] = vreinterpretq_s8_u8(vsliq_n_u8(qa, y0, 4));
+                w[1][j] = vreinterpretq_s8_u8(vsliq_n_u8(qb, y1, 4));
+                w[2][j] = vreinterpretq_s8_u8(vsliq_n_u8(vshrq_n_u8(qa, 4), y2, 4));
+                w[3][j] = vreinterpretq_s8_u8(vsliq_n_u8(vshrq_n_u8(qb, 4), y3, 4));
+            }
+            const int8x16_t sc8 = vld1q_s8(reinterpret_cast<const int8_t*>(blk + 8 + 16 * hu));  // [s][r]
+            const int16x8_t sc01 = vmovl_s8(vget_low_s8(sc8)), sc23 = vmovl_high_s8(sc8);
+            const int32x4_t sc[4] = {vmovl_s16(vget_low_s16(sc01)), vmovl_high_s16(sc01), vmovl_s16(vget_low_s16(sc23)),
+                                     vmovl_high_s16(sc23)};
+            #pragma GCC unroll 4
+            for (int t = 0; t < NT; ++t) {
+                #pragma GCC unroll 4
+                for (int s = 0; s < 4; ++s) {
+                    const int8x16_t x = vld1q_s8(qx[t] + b * QK_K + 16 * (8 * h + 2 * s + u));
+                    int32x4_t d = dot_lane<0>(vdupq_n_s32(0), w[s][0], x);
+                    d = dot_lane<1>(d, w[s][1], x);
+                    d = dot_lane<2>(d, w[s][2], x);
+                    d = dot_lane<3>(d, w[s][3], x);
+                    i1[t] = vmlaq_s32(i1[t], d, sc[s]);  // |i1| <= 16 * 128 * 16 * 32 * 127 < 2^31
+                }
+            }
+        }
+        #pragma GCC unroll 4
+        for (int t = 0; t < NT; ++t) acc[t] = vfmaq_f32(acc[t], vmulq_n_f32(dw, dx[t][b]), vcvtq_f32_s32(i1[t]));
+    }
+    for (int t = 0; t < NT; ++t) vst1q_f32(out[t], acc[t]);
+}
+
 template <int NT>
 void packed_group(GGMLType wt, const uint8_t* G, int64_t nb, const uint8_t* acts, int t0, float (*out)[4]) {
     if (wt == GGMLType::Q4_0) packed_legacy<GGMLType::Q4_0, NT>(G, nb, acts, t0, out);
+    else if (wt == GGMLType::Q5_0) packed_legacy<GGMLType::Q5_0, NT>(G, nb, acts, t0, out);
     else if (wt == GGMLType::Q8_0) packed_legacy<GGMLType::Q8_0, NT>(G, nb, acts, t0, out);
-    else packed_q4k<NT>(G, nb, acts, t0, out);
+    else if (wt == GGMLType::Q4_K) packed_q4k<NT>(G, nb, acts, t0, out);
+    else packed_q6k<NT>(G, nb, acts, t0, out);
 }
 
 }  // namespace
