@@ -28,30 +28,18 @@ inline int32x4_t dot_lane(int32x4_t acc, int8x16_t w, int8x16_t x) {
 #endif
 }
 
-// The four rows' dots with 32 values x0 (16), x1 (16): chunks w[0..3] against x0, w[4..7] against x1.
-// NCH independent chains (one record alone is latency-bound on one chain).
-template <int NCH>
+// The four rows' dots with 32 values x0 (16), x1 (16): chunks w[0..3] against x0, w[4..7] against x1. One
+// chain: in the Cortex-A76 model two chains and an add cost more than the chain's latency, which the next
+// block's independent chain hides.
 inline int32x4_t dot32(const int8x16_t* w, int8x16_t x0, int8x16_t x1) {
-    const int32x4_t z = vdupq_n_s32(0);
-    if constexpr (NCH == 2) {
-        int32x4_t a = dot_lane<0>(z, w[0], x0), c = dot_lane<0>(z, w[4], x1);
-        a = dot_lane<1>(a, w[1], x0);
-        c = dot_lane<1>(c, w[5], x1);
-        a = dot_lane<2>(a, w[2], x0);
-        c = dot_lane<2>(c, w[6], x1);
-        a = dot_lane<3>(a, w[3], x0);
-        c = dot_lane<3>(c, w[7], x1);
-        return vaddq_s32(a, c);
-    } else {
-        int32x4_t a = dot_lane<0>(z, w[0], x0);
-        a = dot_lane<1>(a, w[1], x0);
-        a = dot_lane<2>(a, w[2], x0);
-        a = dot_lane<3>(a, w[3], x0);
-        a = dot_lane<0>(a, w[4], x1);
-        a = dot_lane<1>(a, w[5], x1);
-        a = dot_lane<2>(a, w[6], x1);
-        return dot_lane<3>(a, w[7], x1);
-    }
+    int32x4_t a = dot_lane<0>(vdupq_n_s32(0), w[0], x0);
+    a = dot_lane<1>(a, w[1], x0);
+    a = dot_lane<2>(a, w[2], x0);
+    a = dot_lane<3>(a, w[3], x0);
+    a = dot_lane<0>(a, w[4], x1);
+    a = dot_lane<1>(a, w[5], x1);
+    a = dot_lane<2>(a, w[6], x1);
+    return dot_lane<3>(a, w[7], x1);
 }
 
 inline float32x4_t h2f4(const uint8_t* p) {
@@ -105,7 +93,7 @@ __attribute__((noinline)) void packed_legacy(const uint8_t* G, int64_t nb, const
             #pragma GCC unroll 4
             for (int t = 0; t < NT; ++t) {
                 const int8_t* x = qx[t] + b * QK32;
-                const int32x4_t s = dot32<NT == 1 ? 2 : 1>(w, vld1q_s8(x), vld1q_s8(x + 16));
+                const int32x4_t s = dot32(w, vld1q_s8(x), vld1q_s8(x + 16));
                 // Q4_0: s = 16 i1 exactly; the fixed-point convert divides by 16 exactly (|i1| < 2^24)
                 const float32x4_t f = q4 ? vcvtq_n_f32_s32(s, 4) : vcvtq_f32_s32(s);
                 acc[t] = vfmaq_f32(acc[t], vmulq_n_f32(dw, dx[t][b]), f);
@@ -180,8 +168,8 @@ __attribute__((noinline)) void packed_q4k(const uint8_t* G, int64_t nb, const ui
             #pragma GCC unroll 4
             for (int t = 0; t < NT; ++t) {
                 const int8_t* x = qx[t] + b * QK_K + 64 * p;
-                const int32x4_t d0 = dot32<NT == 1 ? 2 : 1>(lo, vld1q_s8(x), vld1q_s8(x + 16));
-                const int32x4_t d1 = dot32<NT == 1 ? 2 : 1>(hi, vld1q_s8(x + 32), vld1q_s8(x + 48));
+                const int32x4_t d0 = dot32(lo, vld1q_s8(x), vld1q_s8(x + 16));
+                const int32x4_t d1 = dot32(hi, vld1q_s8(x + 32), vld1q_s8(x + 48));
                 i1[t] = vmlaq_s32(vmlaq_s32(i1[t], d0, sj0), d1, sj1);  // |i1| <= 8 * 63 * 32 * 15 * 127 < 2^31
             }
         }
@@ -215,7 +203,7 @@ __attribute__((noinline)) void packed_q6k(const uint8_t* G, int64_t nb, const ui
         const float32x4_t dw = h2f4(blk);
         int32x4_t i1[NT];
         for (int t = 0; t < NT; ++t) i1[t] = vdupq_n_s32(0);
-        #pragma GCC unroll 2
+        #pragma GCC unroll 4
         for (int hu = 0; hu < 4; ++hu) {  // h = hu / 2, u = hu % 2
             const int h = hu / 2, u = hu % 2;
             int8x16_t w[4][4];  // [s][j]: elements 128h + 32s + 16u + 4j + (0..3) of the four rows
