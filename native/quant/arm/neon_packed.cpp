@@ -182,9 +182,8 @@ __attribute__((noinline)) void packed_q4k(const uint8_t* G, int64_t nb, const ui
     for (int t = 0; t < NT; ++t) vst1q_f32(out[t], acc[t]);
 }
 
-// Q6_K, one group against records [t0, t0 + NT). Per block and half u of each 128 values h: 16 chunk vectors
-// decoded (4 loads of qh, 8 of ql: the chunks of the 4 sub-blocks 8h + 2s + u), then per record 4 lane dots
-// into each sub-block's sum and i1 += sc x sum. q - 32 is built as a 6-bit two's complement value: the low
+// Q6_K, one group against records [t0, t0 + NT). Per block and sub-block 8h + 2s + u: 4 chunk vectors decoded
+// (from 4 chunks of qh and 4 of ql), then per record 4 lane dots into the sub-block's sum and i1 += sc x sum. q - 32 is built as a 6-bit two's complement value: the low
 // nibble of ql with the sign-extended 2-bit field of qh (its top bit flipped at packing) inserted above it.
 template <int NT>
 __attribute__((noinline)) void packed_q6k(const uint8_t* G, int64_t nb, const uint8_t* acts, int t0, float (*out)[4]) {
@@ -206,35 +205,30 @@ __attribute__((noinline)) void packed_q6k(const uint8_t* G, int64_t nb, const ui
         #pragma GCC unroll 4
         for (int hu = 0; hu < 4; ++hu) {  // h = hu / 2, u = hu % 2
             const int h = hu / 2, u = hu % 2;
-            int8x16_t w[4][4];  // [s][j]: elements 128h + 32s + 16u + 4j + (0..3) of the four rows
-            #pragma GCC unroll 4
-            for (int j = 0; j < 4; ++j) {
-                const int8x16_t qh = vld1q_s8(reinterpret_cast<const int8_t*>(blk + 584 + 16 * (8 * h + 4 * u + j)));
-                const uint8x16_t qa = vld1q_u8(blk + 72 + 16 * (16 * h + 4 * u + j));  // ql bytes 64h + 16u + 4j
-                const uint8x16_t qb = vld1q_u8(blk + 72 + 16 * (16 * h + 4 * u + j + 8));  // ... + 32
-                const uint8x16_t y0 = vreinterpretq_u8_s8(vshrq_n_s8(vshlq_n_s8(qh, 6), 6));
-                const uint8x16_t y1 = vreinterpretq_u8_s8(vshrq_n_s8(vshlq_n_s8(qh, 4), 6));
-                const uint8x16_t y2 = vreinterpretq_u8_s8(vshrq_n_s8(vshlq_n_s8(qh, 2), 6));
-                const uint8x16_t y3 = vreinterpretq_u8_s8(vshrq_n_s8(qh, 6));
-                w[0][j] = vreinterpretq_s8_u8(vsliq_n_u8(qa, y0, 4));
-                w[1][j] = vreinterpretq_s8_u8(vsliq_n_u8(qb, y1, 4));
-                w[2][j] = vreinterpretq_s8_u8(vsliq_n_u8(vshrq_n_u8(qa, 4), y2, 4));
-                w[3][j] = vreinterpretq_s8_u8(vsliq_n_u8(vshrq_n_u8(qb, 4), y3, 4));
-            }
             const int8x16_t sc8 = vld1q_s8(reinterpret_cast<const int8_t*>(blk + 8 + 16 * hu));  // [s][r]
             const int16x8_t sc01 = vmovl_s8(vget_low_s8(sc8)), sc23 = vmovl_high_s8(sc8);
-            const int32x4_t sc[4] = {vmovl_s16(vget_low_s16(sc01)), vmovl_high_s16(sc01), vmovl_s16(vget_low_s16(sc23)),
-                                     vmovl_high_s16(sc23)};
             #pragma GCC unroll 4
-            for (int t = 0; t < NT; ++t) {
+            for (int s = 0; s < 4; ++s) {  // sub-block 8h + 2s + u: 4 decoded vectors live at a time
+                int8x16_t w[4];  // [j]: elements 128h + 32s + 16u + 4j + (0..3) of the four rows
                 #pragma GCC unroll 4
-                for (int s = 0; s < 4; ++s) {
+                for (int j = 0; j < 4; ++j) {
+                    const int8x16_t qh = vld1q_s8(reinterpret_cast<const int8_t*>(blk + 584 + 16 * (8 * h + 4 * u + j)));
+                    // ql bytes 64h + 16u + 4j (s = 0, 2: low, high nibble) or 32 further (s = 1, 3)
+                    const uint8x16_t ql = vld1q_u8(blk + 72 + 16 * (16 * h + 4 * u + j + 8 * (s % 2)));
+                    // field s of qh, sign-extended over the byte (its top bit was flipped at packing)
+                    const int8x16_t f = s == 3 ? vshrq_n_s8(qh, 6) : vshrq_n_s8(vshlq_n_s8(qh, 6 - 2 * s), 6);
+                    w[j] = vreinterpretq_s8_u8(vsliq_n_u8(s < 2 ? ql : vshrq_n_u8(ql, 4), vreinterpretq_u8_s8(f), 4));
+                }
+                const int16x8_t sc16 = s < 2 ? sc01 : sc23;
+                const int32x4_t sc = s % 2 ? vmovl_high_s16(sc16) : vmovl_s16(vget_low_s16(sc16));
+                #pragma GCC unroll 4
+                for (int t = 0; t < NT; ++t) {
                     const int8x16_t x = vld1q_s8(qx[t] + b * QK_K + 16 * (8 * h + 2 * s + u));
-                    int32x4_t d = dot_lane<0>(vdupq_n_s32(0), w[s][0], x);
-                    d = dot_lane<1>(d, w[s][1], x);
-                    d = dot_lane<2>(d, w[s][2], x);
-                    d = dot_lane<3>(d, w[s][3], x);
-                    i1[t] = vmlaq_s32(i1[t], d, sc[s]);  // |i1| <= 16 * 128 * 16 * 32 * 127 < 2^31
+                    int32x4_t d = dot_lane<0>(vdupq_n_s32(0), w[0], x);
+                    d = dot_lane<1>(d, w[1], x);
+                    d = dot_lane<2>(d, w[2], x);
+                    d = dot_lane<3>(d, w[3], x);
+                    i1[t] = vmlaq_s32(i1[t], d, sc);  // |i1| <= 16 * 128 * 16 * 32 * 127 < 2^31
                 }
             }
         }
