@@ -31,8 +31,8 @@ inline int32x4_t dot_lane(int32x4_t acc, int8x16_t w, int8x16_t x) {
 // The four rows' dots with 32 values x0 (16), x1 (16): chunks w[0..3] against x0, w[4..7] against x1. One
 // chain: in the Cortex-A76 model two chains and an add cost more than the chain's latency, which the next
 // block's independent chain hides.
-inline int32x4_t dot32(const int8x16_t* w, int8x16_t x0, int8x16_t x1) {
-    int32x4_t a = dot_lane<0>(vdupq_n_s32(0), w[0], x0);
+inline int32x4_t dot32(int32x4_t a, const int8x16_t* w, int8x16_t x0, int8x16_t x1) {
+    a = dot_lane<0>(a, w[0], x0);
     a = dot_lane<1>(a, w[1], x0);
     a = dot_lane<2>(a, w[2], x0);
     a = dot_lane<3>(a, w[3], x0);
@@ -40,6 +40,17 @@ inline int32x4_t dot32(const int8x16_t* w, int8x16_t x0, int8x16_t x1) {
     a = dot_lane<1>(a, w[5], x1);
     a = dot_lane<2>(a, w[6], x1);
     return dot_lane<3>(a, w[7], x1);
+}
+
+// Telescoped scales. With C_m the running dot sum after the m-th sub-block of a block (never reset inside
+// the block), sum_m sc_m (C_m - C_m-1) = sum_m (sc_m - sc_m+1) C_m (sc past the last = 0): one multiply-add per
+// sub-block and no zeroed accumulator (used from 2 records on: for one record the unbroken chain of sdots is
+// slower than zeroing). The terms may wrap int32; the total is the exact i1, which fits.
+// v[k]: the scales of sub-blocks 2k, 2k + 1 (lanes: 4 rows each); returns their differences, same shape.
+template <int N>
+inline void scale_steps(int16x8_t* v) {
+    #pragma GCC unroll 8
+    for (int k = 0; k < N; ++k) v[k] = vsubq_s16(v[k], vextq_s16(v[k], k + 1 < N ? v[k + 1] : vdupq_n_s16(0), 4));
 }
 
 inline float32x4_t h2f4(const uint8_t* p) {
@@ -93,7 +104,7 @@ __attribute__((noinline)) void packed_legacy(const uint8_t* G, int64_t nb, const
             #pragma GCC unroll 4
             for (int t = 0; t < NT; ++t) {
                 const int8_t* x = qx[t] + b * QK32;
-                const int32x4_t s = dot32(w, vld1q_s8(x), vld1q_s8(x + 16));
+                const int32x4_t s = dot32(vdupq_n_s32(0), w, vld1q_s8(x), vld1q_s8(x + 16));
                 // Q4_0: s = 16 i1 exactly; the fixed-point convert divides by 16 exactly (|i1| < 2^24)
                 const float32x4_t f = q4 ? vcvtq_n_f32_s32(s, 4) : vcvtq_f32_s32(s);
                 acc[t] = vfmaq_f32(acc[t], vmulq_n_f32(dw, dx[t][b]), f);
@@ -137,9 +148,10 @@ __attribute__((noinline)) void packed_q4k(const uint8_t* G, int64_t nb, const ui
         const uint8x16_t mn1 = vsliq_n_u8(vshrq_n_u8(ms, 4), vshrq_n_u8(hs, 6), 4);
         const int16x8_t mn[4] = {vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(mn0))), vreinterpretq_s16_u16(vmovl_high_u8(mn0)),
                                  vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(mn1))), vreinterpretq_s16_u16(vmovl_high_u8(mn1))};
-        const uint16x8_t sw[4] = {vmovl_u8(vget_low_u8(sc0)), vmovl_high_u8(sc0), vmovl_u8(vget_low_u8(sc1)),
-                                  vmovl_high_u8(sc1)};
-        int32x4_t i1[NT], i2[NT];
+        int16x8_t sw[4] = {vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(sc0))), vreinterpretq_s16_u16(vmovl_high_u8(sc0)),
+                           vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(sc1))), vreinterpretq_s16_u16(vmovl_high_u8(sc1))};
+        if constexpr (NT > 1) scale_steps<4>(sw);  // one record: zeroed sums (the running one is a long chain)
+        int32x4_t i1[NT], i2[NT], run[NT];
         #pragma GCC unroll 4
         for (int t = 0; t < NT; ++t) {  // lane j of s: the record's sum over sub-block j
             const int16x8_t s = vpaddq_s16(vld1q_s16(xs[t] + 16 * b), vld1q_s16(xs[t] + 16 * b + 8));
@@ -152,6 +164,7 @@ __attribute__((noinline)) void packed_q4k(const uint8_t* G, int64_t nb, const ui
             v = vmlal_laneq_s16(v, vget_low_s16(mn[3]), s, 6);
             i2[t] = vmlal_high_laneq_s16(v, mn[3], s, 7);
             i1[t] = vdupq_n_s32(0);
+            run[t] = vdupq_n_s32(0);
         }
         #pragma GCC unroll 4
         for (int p = 0; p < 4; ++p) {
@@ -162,15 +175,18 @@ __attribute__((noinline)) void packed_q4k(const uint8_t* G, int64_t nb, const ui
                 lo[c] = vreinterpretq_s8_u8(vandq_u8(q, m4));
                 hi[c] = vreinterpretq_s8_u8(vshrq_n_u8(q, 4));
             }
-            // sw[p]: sub-block 2p in its low half (lanes = rows), 2p + 1 in its high half
-            const int32x4_t sj0 = vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(sw[p])));
-            const int32x4_t sj1 = vreinterpretq_s32_u32(vmovl_high_u16(sw[p]));
+            // sw[p]: the steps of sub-block 2p in its low half (lanes = rows), of 2p + 1 in its high half
+            const int32x4_t sj0 = vmovl_s16(vget_low_s16(sw[p])), sj1 = vmovl_high_s16(sw[p]);
             #pragma GCC unroll 4
             for (int t = 0; t < NT; ++t) {
                 const int8_t* x = qx[t] + b * QK_K + 64 * p;
-                const int32x4_t d0 = dot32(lo, vld1q_s8(x), vld1q_s8(x + 16));
-                const int32x4_t d1 = dot32(hi, vld1q_s8(x + 32), vld1q_s8(x + 48));
-                i1[t] = vmlaq_s32(vmlaq_s32(i1[t], d0, sj0), d1, sj1);  // |i1| <= 8 * 63 * 32 * 15 * 127 < 2^31
+                // scale_steps: i1 = sum of (sc_j - sc_j+1) x the running sum; |i1| <= 8 * 63 * 32 * 15 * 127 < 2^31
+                if constexpr (NT == 1) run[t] = vdupq_n_s32(0);
+                run[t] = dot32(run[t], lo, vld1q_s8(x), vld1q_s8(x + 16));
+                i1[t] = vmlaq_s32(i1[t], run[t], sj0);
+                if constexpr (NT == 1) run[t] = vdupq_n_s32(0);
+                run[t] = dot32(run[t], hi, vld1q_s8(x + 32), vld1q_s8(x + 48));
+                i1[t] = vmlaq_s32(i1[t], run[t], sj1);
             }
         }
         #pragma GCC unroll 4
@@ -200,13 +216,19 @@ __attribute__((noinline)) void packed_q6k(const uint8_t* G, int64_t nb, const ui
     for (int64_t b = 0; b < nb; ++b) {
         const uint8_t* blk = G + b * 840;
         const float32x4_t dw = h2f4(blk);
-        int32x4_t i1[NT];
-        for (int t = 0; t < NT; ++t) i1[t] = vdupq_n_s32(0);
+        int32x4_t i1[NT], run[NT];
+        for (int t = 0; t < NT; ++t) i1[t] = run[t] = vdupq_n_s32(0);
+        int16x8_t steps[8];  // scale_steps over the sub-blocks in the order they run: (hu, s) = 4 hu + s
+        #pragma GCC unroll 4
+        for (int hu = 0; hu < 4; ++hu) {
+            const int8x16_t sc8 = vld1q_s8(reinterpret_cast<const int8_t*>(blk + 8 + 16 * hu));  // [s][r]
+            steps[2 * hu] = vmovl_s8(vget_low_s8(sc8));
+            steps[2 * hu + 1] = vmovl_high_s8(sc8);
+        }
+        if constexpr (NT > 1) scale_steps<8>(steps);  // one record: zeroed sums, as packed_q4k
         #pragma GCC unroll 4
         for (int hu = 0; hu < 4; ++hu) {  // h = hu / 2, u = hu % 2
             const int h = hu / 2, u = hu % 2;
-            const int8x16_t sc8 = vld1q_s8(reinterpret_cast<const int8_t*>(blk + 8 + 16 * hu));  // [s][r]
-            const int16x8_t sc01 = vmovl_s8(vget_low_s8(sc8)), sc23 = vmovl_high_s8(sc8);
             #pragma GCC unroll 4
             for (int s = 0; s < 4; ++s) {  // sub-block 8h + 2s + u: 4 decoded vectors live at a time
                 int8x16_t w[4];  // [j]: elements 128h + 32s + 16u + 4j + (0..3) of the four rows
@@ -219,16 +241,16 @@ __attribute__((noinline)) void packed_q6k(const uint8_t* G, int64_t nb, const ui
                     const int8x16_t f = s == 3 ? vshrq_n_s8(qh, 6) : vshrq_n_s8(vshlq_n_s8(qh, 6 - 2 * s), 6);
                     w[j] = vreinterpretq_s8_u8(vsliq_n_u8(s < 2 ? ql : vshrq_n_u8(ql, 4), vreinterpretq_u8_s8(f), 4));
                 }
-                const int16x8_t sc16 = s < 2 ? sc01 : sc23;
-                const int32x4_t sc = s % 2 ? vmovl_high_s16(sc16) : vmovl_s16(vget_low_s16(sc16));
+                const int16x8_t st = steps[2 * hu + s / 2];
+                const int32x4_t sc = s % 2 ? vmovl_high_s16(st) : vmovl_s16(vget_low_s16(st));
                 #pragma GCC unroll 4
                 for (int t = 0; t < NT; ++t) {
                     const int8x16_t x = vld1q_s8(qx[t] + b * QK_K + 16 * (8 * h + 2 * s + u));
-                    int32x4_t d = dot_lane<0>(vdupq_n_s32(0), w[0], x);
+                    int32x4_t d = dot_lane<0>(NT == 1 ? vdupq_n_s32(0) : run[t], w[0], x);
                     d = dot_lane<1>(d, w[1], x);
                     d = dot_lane<2>(d, w[2], x);
-                    d = dot_lane<3>(d, w[3], x);
-                    i1[t] = vmlaq_s32(i1[t], d, sc);  // |i1| <= 16 * 128 * 16 * 32 * 127 < 2^31
+                    run[t] = dot_lane<3>(d, w[3], x);
+                    i1[t] = vmlaq_s32(i1[t], run[t], sc);  // scale_steps; |i1| <= 16 * 128 * 16 * 32 * 127 < 2^31
                 }
             }
         }
