@@ -5,7 +5,8 @@ an A76. Three parts, each labelled in the output:
 1. Cycles per weight block (per row and per record) of each kernel's block loop, from llvm-mca
    (LLVM 19, -mcpu=neoverse-n1: LLVM's -mcpu=cortex-a76 applies the Cortex-A57 model, checked below;
    the N1 is the A76's server sibling with the same core pipeline). Ours: native/quant/arm compiled as
-   CMakeLists.txt builds it (GCC 12 -O3, the dotprod variant). llama.cpp: ggml-cpu's arch/arm quants.c
+   CMakeLists.txt builds it (GCC 12 -O3, the dotprod variant); the packed kernels (neon_packed.cpp) for the
+   types the engine packs at load, the row-lane and reducing kernels for the others. llama.cpp: ggml-cpu's arch/arm quants.c
    (ggml_vec_dot_*) and repack.cpp (gemv/gemm on repacked weights, what it runs on a dotprod core for
    Q4_0, Q8_0, Q4_K, Q5_K, Q6_K) from the llama-cpp-python sdist the engine benchmark uses, compiled with
    -O3 -mcpu=cortex-a76 (a GGML_NATIVE build on the board).
