@@ -3,7 +3,9 @@
 #include "engine.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <stdexcept>
+#include <string>
 #include <thread>
 
 namespace lg {
@@ -51,7 +53,13 @@ Engine::Engine(const std::string& path, const EngineOptions& o)
       cache_(model_.config().n_layer, model_.config().n_head_kv, model_.config().head_dim,
              o.n_sink, o.n_ring, o.n_scratch, o.policy, &sem_),
       pool_(pick_threads(o.n_threads)),
-      rs_(model_.config(), model_.weights(), cache_.capacity(), o.max_chunk, pool_.size(), o.act_precision) {}
+      rs_(model_.config(), model_.weights(), cache_.capacity(), o.max_chunk, pool_.size(), o.act_precision) {
+    // Packed weights where this build has kernels for them (aarch64); LINEGATE_PACK_WEIGHTS=0 or 1 decides by
+    // hand (A/B runs; 1 on other targets runs the packed layout through the GGUF kernels, for tests).
+    const char* env = std::getenv("LINEGATE_PACK_WEIGHTS");
+    const bool pack = env && *env ? std::string(env) != "0" : packed_kernels();
+    if (pack) model_.pack_matrices();
+}
 
 void Engine::check_tokens(const int32_t* tokens, int n) const {
     if (n < 1) throw std::invalid_argument("need at least one token");

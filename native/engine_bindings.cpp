@@ -59,5 +59,7 @@ void register_engine(py::module_& m) {
         .def_property_readonly("kv_bytes", [](const PyEngine& e) { return e.cache().bytes(); })
         .def_property_readonly("state_bytes", [](const PyEngine& e) { return e.state_bytes(); })
         .def_property_readonly("bytes_per_token", [](const PyEngine& e) { return e.model().bytes_per_token(); })
+        .def_property_readonly("packed_matrices", [](const PyEngine& e) { return e.model().packed_matrices(); },
+                               "weight matrices packed at load (quant.h: pack_weights; aarch64, or LINEGATE_PACK_WEIGHTS=1)")
         .def_property_readonly("simd", [](const PyEngine&) { return std::string(lg::quant_simd_name()); });
 }

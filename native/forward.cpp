@@ -69,7 +69,15 @@ size_t RunState::bytes() const {
 // ---------------------------------------------------------------------------- matmuls
 
 // Row splits are rounded to this many rows (kernels like whole row groups; any split is exact).
-static constexpr int64_t ROW_ALIGN = 16;
+static constexpr int64_t ROW_ALIGN = 16;  // a multiple of PACK_ROWS: row splits never cut a packed group
+static_assert(ROW_ALIGN % PACK_ROWS == 0, "row splits must keep packed groups whole");
+
+// y rows [r0, r1) of W times the prepared activations, through the kernels of W's layout.
+static void mm(const Matrix& W, int64_t K, int64_t r0, int64_t r1, const uint8_t* act, const float* x, int T, float* y,
+               int64_t ldy) {
+    if (W.packed) matmul_packed(W.type, W.data, K, r0, r1, act, x, T, y, ldy);
+    else matmul(W.type, W.data, K, r0, r1, act, x, T, y, ldy);
+}
 // One pool chunk per thread for matmuls (row ranges): their kernels transpose the activations once
 // per call (docs/perf/2026-12-02-forward-notes.md).
 static constexpr int MATMUL_CHUNKS_PER_THREAD = 1;
@@ -126,7 +134,7 @@ struct Pass {
                 int64_t r0 = b - off < 0 ? 0 : b - off, r1 = e - off > Wm.rows ? Wm.rows : e - off;
                 off += Wm.rows;
                 if (r0 >= r1) continue;
-                matmul(Wm.type, Wm.data, K, r0, r1, rs.act[act_of[m]].data(), xb, T, y[m], Wm.rows);
+                mm(Wm, K, r0, r1, rs.act[act_of[m]].data(), xb, T, y[m], Wm.rows);
                 if (bias[m])
                     for (int t = 0; t < T; t++)
                         for (int64_t r = r0; r < r1; r++) y[m][t * Wm.rows + r] += bias[m][r];
@@ -148,13 +156,13 @@ struct Pass {
             int64_t r0, r1;
             split_range(R, ci, nc, ROW_ALIGN, &r0, &r1);
             if (r0 >= r1) return;
-            matmul(W.type, W.data, K, r0, r1, rs.act[0].data(), in, T, p, R);
+            mm(W, K, r0, r1, rs.act[0].data(), in, T, p, R);
             if (epi == Epi::Add) {
                 for (int t = 0; t < T; t++)
                     for (int64_t r = r0; r < r1; r++) y[t * R + r] += p[t * R + r];
             } else if (epi == Epi::SwiGLU) {
                 float* u = rs.hb2.data();
-                matmul(up->type, up->data, K, r0, r1, rs.act[same_act ? 0 : 1].data(), in, T, u, R);
+                mm(*up, K, r0, r1, rs.act[same_act ? 0 : 1].data(), in, T, u, R);
                 for (int t = 0; t < T; t++) silu_mul(y + t * R + r0, u + t * R + r0, r1 - r0);
             }
         };

@@ -2,6 +2,13 @@
 // that name the key or tensor. Knows nothing about the forward pass or the KV cache.
 #include "model.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+
 #include "quant.h"
 
 namespace lg {
@@ -140,6 +147,29 @@ int64_t Model::bytes_per_token() const {
         total += bytes(L.wq) + bytes(L.wk) + bytes(L.wv) + bytes(L.wo) + bytes(L.w_gate) +
                  bytes(L.w_up) + bytes(L.w_down);
     return total;
+}
+
+int Model::pack_matrices() {
+    int n = 0;
+    const long page = sysconf(_SC_PAGESIZE);
+    auto pack = [&](Matrix& m) {
+        if (m.packed || !pack_type(m.type) || m.rows % PACK_ROWS != 0) return;
+        uint8_t* p = const_cast<uint8_t*>(m.data);  // the file's MAP_PRIVATE mapping: writes stay in this process
+        const int64_t bytes = m.rows * m.row_bytes;
+        const uintptr_t lo = reinterpret_cast<uintptr_t>(p) / page * page;
+        const uintptr_t hi = (reinterpret_cast<uintptr_t>(p) + bytes + page - 1) / page * page;
+        if (mprotect(reinterpret_cast<void*>(lo), hi - lo, PROT_READ | PROT_WRITE) != 0)
+            throw ModelError(file_->path() + ": cannot make the weights writable to pack them: " + std::strerror(errno));
+        pack_weights(m.type, p, m.rows, m.cols);
+        mprotect(reinterpret_cast<void*>(lo), hi - lo, PROT_READ);  // read-only again; a failure only loses a guard
+        m.packed = true;
+        ++n;
+    };
+    for (LayerWeights& L : w_.layers)
+        for (Matrix* m : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) pack(*m);
+    if (!cfg_.tied_embeddings) pack(w_.output);
+    packed_ += n;
+    return n;
 }
 
 }  // namespace lg

@@ -45,6 +45,7 @@ struct Matrix {
     int64_t rows = 0;
     int64_t cols = 0;
     int64_t row_bytes = 0;
+    bool packed = false;  // rows in groups of PACK_ROWS, interleaved (quant.h: pack_weights): matmul_packed
 };
 
 struct LayerWeights {
@@ -78,11 +79,18 @@ public:
     const GGUFFile& file() const { return *file_; }
     // Bytes of weights one decode step reads (all matrices + one embedding row).
     int64_t bytes_per_token() const;
+    // Packs in place (quant.h: pack_weights) every matrix whose type and row count have a packed layout:
+    // the pages become private copies of the file's, so the weights stay one copy. token_embd (a row
+    // lookup) and an output matrix tied to it stay as they are. Before any forward pass; returns the
+    // number of matrices packed (0 on a second call).
+    int pack_matrices();
+    int packed_matrices() const { return packed_; }
 
 private:
     std::unique_ptr<GGUFFile> file_;
     Config cfg_;
     Weights w_;
+    int packed_ = 0;
 };
 
 }  // namespace lg

@@ -85,3 +85,14 @@ def test_mca_reads_cycles_and_bottleneck():
     r = A.mca(body, "neoverse-n1", iterations=100)
     assert 3.9 <= r["cycles"] <= 4.5 and r["insns"] == 8
     assert r["bottleneck"].startswith("N1UnitV") and 3.9 <= r["bottleneck_cycles"] <= 4.5
+
+
+def test_packed_types_cost_tiles_of_four_two_one():
+    """bench_arm.ours_cost routes a packed type's records as neon_packed.cpp's matmul_packed does: tiles of 4,
+    then 2, then 1 (per-record figures times the tile's records)."""
+    from tools.bench import bench_arm as B
+    ours = {("Q4_K", f"pk{n}"): {"cycles": c, "insns": 0.0} for n, c in ((1, 100.0), (2, 10.0), (4, 1.0))}
+    assert B.ours_cost(ours, "Q4_K", 1) == 100.0
+    assert B.ours_cost(ours, "Q4_K", 2) == 20.0
+    assert B.ours_cost(ours, "Q4_K", 7) == 4.0 + 20.0 + 100.0
+    assert B.ours_cost(ours, "Q4_K", 16) == 16.0

@@ -48,6 +48,10 @@ int64_t ggml_bytes_per_block32(GGMLType wt);        // legacy 32-element block b
 // (high, residual) pairs that sum into one output (see store_out).
 bool matmul_simd(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1,
                  const uint8_t* acts, const float* x, int n_rec, float* y, int64_t ldy, int pair);
+// The SIMD kernels over packed weights (quant.h, pack_weights), rows [r0, r1) multiples of PACK_ROWS; false
+// when this path has none for wt. Only aarch64 defines it (arm/dispatch.cpp).
+bool matmul_packed_simd(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts,
+                        int n_rec, float* y, int64_t ldy, int pair);
 void matmul_scalar_records(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts,
                            const float* x, int n_rec, float* y, int64_t ldy, int pair);
 const char* simd_name();

@@ -3,9 +3,11 @@
 // Knows nothing about models or threads.
 #include "quant/quant.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "quant/blocks.h"
 #include "quant/kernels.h"
@@ -290,6 +292,48 @@ void matmul_scalar(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t
     int n_rec, pair;
     const uint8_t* acts = open_acts(wt, K, T, act_buf, &n_rec, &pair);
     matmul_scalar_records(wt, W, K, r0, r1, acts, x, n_rec, y, ldy, pair);
+}
+
+namespace {
+
+// Rows [r0, r1) of packed group g through the GGUF kernels, on the group unpacked.
+void matmul_unpacked_group(GGMLType wt, const uint8_t* W, int64_t K, int64_t g, int64_t r0, int64_t r1,
+                           const uint8_t* acts, const float* x, int n_rec, float* y, int64_t ldy, int pair) {
+    thread_local std::vector<uint8_t> tmp;  // one group; the engine's row splits never need it
+    tmp.resize(static_cast<size_t>(PACK_ROWS * quant_row_bytes(wt, K)));
+    unpack_weight_rows(wt, W, K, g, g + 1, tmp.data());
+    const int64_t base = g * PACK_ROWS;
+    float* yg = y + base;  // row r of the group lands at y[t * ldy + base + r]
+    if (!matmul_simd(wt, tmp.data(), K, r0 - base, r1 - base, acts, x, n_rec, yg, ldy, pair))
+        matmul_scalar_records(wt, tmp.data(), K, r0 - base, r1 - base, acts, x, n_rec, yg, ldy, pair);
+}
+
+}  // namespace
+
+void matmul_packed(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* act_buf,
+                   const float* x, int T, float* y, int64_t ldy) {
+    quant_check(wt, K, "matmul_packed");
+    if (!pack_type(wt)) throw std::invalid_argument(std::string("matmul_packed: no packed layout for ") + ggml_type_name(wt));
+    if (r1 <= r0 || T <= 0) return;
+    int n_rec, pair;
+    const uint8_t* acts = open_acts(wt, K, T, act_buf, &n_rec, &pair);
+    const int64_t a = (r0 + PACK_ROWS - 1) / PACK_ROWS * PACK_ROWS, e = r1 / PACK_ROWS * PACK_ROWS;
+    if (a >= e) {  // inside one group, or across one group boundary
+        for (int64_t g = r0 / PACK_ROWS; g * PACK_ROWS < r1; ++g)
+            matmul_unpacked_group(wt, W, K, g, std::max(r0, g * PACK_ROWS), std::min(r1, (g + 1) * PACK_ROWS), acts,
+                                  x, n_rec, y, ldy, pair);
+        return;
+    }
+    if (r0 < a) matmul_unpacked_group(wt, W, K, r0 / PACK_ROWS, r0, a, acts, x, n_rec, y, ldy, pair);
+#if LG_SIMD_NEON
+    const bool done = matmul_packed_simd(wt, W, K, a, e, acts, n_rec, y, ldy, pair);
+#else
+    const bool done = false;
+#endif
+    if (!done)
+        for (int64_t g = a / PACK_ROWS; g < e / PACK_ROWS; ++g)
+            matmul_unpacked_group(wt, W, K, g, g * PACK_ROWS, (g + 1) * PACK_ROWS, acts, x, n_rec, y, ldy, pair);
+    if (e < r1) matmul_unpacked_group(wt, W, K, e / PACK_ROWS, e, r1, acts, x, n_rec, y, ldy, pair);
 }
 
 const char* quant_simd_name() { return simd_name(); }

@@ -68,6 +68,20 @@ void matmul_scalar(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t
 // (quant/kernels.h); all are bit-identical to the scalar path. Name of the one compiled in ("avx512", "avx2", "neon", "scalar").
 const char* quant_simd_name();
 
+// ---- packed weights (row-interleaved groups of PACK_ROWS rows; layouts in quant/repack.cpp) ------------
+// On aarch64 the engine packs Q4_0, Q5_0, Q8_0, Q4_K and Q6_K matrices in place at load, so that the NEON
+// kernels run four rows per by-element sdot; the bytes of a matrix stay its bytes (no second copy). Results equal
+// matmul on the unpacked matrix bit for bit (BATCH INVARIANCE as above), for any [r0, r1).
+constexpr int PACK_ROWS = 4;
+bool pack_type(GGMLType wt);  // a packed layout exists for wt
+bool packed_kernels();        // this build has SIMD kernels over packed layouts (else matmul_packed unpacks)
+// rows % PACK_ROWS == 0; throws std::invalid_argument otherwise or for a type without a packed layout.
+void pack_weights(GGMLType wt, uint8_t* W, int64_t rows, int64_t K);
+// Groups [g0, g1) of a packed matrix back to GGUF rows 4 g0 .. 4 g1 at out.
+void unpack_weight_rows(GGMLType wt, const uint8_t* W, int64_t K, int64_t g0, int64_t g1, uint8_t* out);
+void matmul_packed(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1,
+                   const uint8_t* act_buf, const float* x, int T, float* y, int64_t ldy);
+
 // ---- kernel variants (the calibrated plan, quant/variants.cpp) -------------------------------
 // Every kernel variant that can run a (weight type, K, records) shape gives the same bits, so which one
 // runs is a speed choice. Variant 0, "static", is the compiled-in plan (x86/plan.h); the others are

@@ -7,10 +7,12 @@
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "quant.h"
 #include "quant/blocks.h"
+#include "quant/kernels.h"
 
 using lg::GGMLType;
 
@@ -72,6 +74,58 @@ int check_variants(std::mt19937& rng) {
                 }
         }
     std::printf("variants: %d checked, %s\n", checked, failures ? "MISMATCH" : "ok");
+    return failures;
+}
+
+// Packed weights (pack_weights, matmul_packed) against the scalar path on the unpacked matrix: every packed type,
+// K with whole and part-filled lane groups, 1-9 vectors as one- and two-term records, whole groups and row
+// ranges that cut groups; and unpacking gives back the GGUF bytes. Returns the number of failures.
+int check_packed(std::mt19937& rng) {
+    std::normal_distribution<float> normal;
+    int failures = 0, checked = 0;
+    const int64_t n_rows = 12;
+    struct Case { GGMLType t; int64_t K; int bb; std::vector<int> offs; };
+    const Case cases[] = {{GGMLType::Q4_0, 864, 18, {0}}, {GGMLType::Q4_0, 1536, 18, {0}}, {GGMLType::Q8_0, 864, 34, {0}},
+                          {GGMLType::Q8_0, 256, 34, {0}}, {GGMLType::Q5_0, 864, 22, {0}}, {GGMLType::Q5_0, 896, 22, {0}},
+                          {GGMLType::Q4_K, 768, 144, {0, 2}}, {GGMLType::Q4_K, 1536, 144, {0, 2}},
+                          {GGMLType::Q6_K, 768, 210, {208}}, {GGMLType::Q6_K, 1536, 210, {208}}};
+    for (const Case& c : cases) {
+        const int64_t be = lg::quant_block_elems(c.t);
+        const auto W = random_weights(rng, c.t, n_rows * c.K / be * c.bb, c.bb, c.offs);
+        auto P = W;
+        lg::pack_weights(c.t, P.data(), n_rows, c.K);
+        std::vector<uint8_t> U(W.size());
+        lg::unpack_weight_rows(c.t, P.data(), c.K, 0, n_rows / lg::PACK_ROWS, U.data());
+        if (U != W || P == W) {
+            std::printf("%-5s K=%lld packed round trip MISMATCH\n", lg::ggml_type_name(c.t), static_cast<long long>(c.K));
+            ++failures;
+        }
+        for (auto prec : {lg::ActPrecision::Q8, lg::ActPrecision::Q8X2})
+            for (int T : {1, 2, 3, 5, 9}) {
+                std::vector<float> x(static_cast<size_t>(T * c.K));
+                for (auto& v : x) v = normal(rng);
+                std::vector<uint8_t> acts(lg::act_buffer_bytes(c.t, c.K, T, prec));
+                lg::prepare_acts(c.t, x.data(), c.K, T, acts.data(), prec);
+                std::vector<float> ys(static_cast<size_t>(T * n_rows)), yp(ys.size());
+                lg::matmul_scalar(c.t, W.data(), c.K, 0, n_rows, acts.data(), x.data(), T, ys.data(), n_rows);
+                for (auto [r0, r1] : {std::pair<int64_t, int64_t>{0, 12}, {1, 11}, {2, 3}, {3, 5}, {4, 8}}) {
+                    std::fill(yp.begin(), yp.end(), -1.0f);
+                    lg::matmul_packed(c.t, P.data(), c.K, r0, r1, acts.data(), x.data(), T, yp.data(), n_rows);
+                    int bad = 0;
+                    for (int t = 0; t < T; ++t)
+                        for (int64_t r = 0; r < n_rows; ++r) {
+                            const float want = r >= r0 && r < r1 ? ys[t * n_rows + r] : -1.0f;
+                            bad += std::memcmp(&want, &yp[t * n_rows + r], 4) != 0;
+                        }
+                    if (bad) std::printf("%-5s K=%lld T=%d %s rows [%lld, %lld) packed MISMATCH (%d)\n", lg::ggml_type_name(c.t),
+                                         static_cast<long long>(c.K), T, lg::act_precision_name(prec),
+                                         static_cast<long long>(r0), static_cast<long long>(r1), bad);
+                    failures += bad != 0;
+                    ++checked;
+                }
+            }
+    }
+    std::printf("packed: %d checked, %s\n", checked, failures ? "MISMATCH" : "ok");
     return failures;
 }
 
@@ -145,5 +199,6 @@ int main() {
         failures += bad != 0;
     }
     failures += check_variants(rng);
+    failures += check_packed(rng);
     return failures ? 1 : 0;
 }

@@ -2,7 +2,8 @@
 the paths this machine's own build does not select: quant_selftest.cpp is compiled for AVX2
 (-march=x86-64-v3), for no SIMD (-march=x86-64), and once for aarch64 (baseline Armv8-A, as the package
 builds it), then run under qemu-user as CPUs with and without dotprod, so that the run-time choice from
-HWCAP and every NEON variant are checked (g++-aarch64-linux-gnu and qemu-user: tools/setup_system.sh)."""
+HWCAP and every NEON variant are checked (g++-aarch64-linux-gnu and qemu-user: tools/setup_system.sh); and the
+aarch64 engine with packed weights against itself unpacked (engine_pack_selftest.cpp)."""
 
 from __future__ import annotations
 
@@ -48,6 +49,7 @@ def test_x86_paths_match_scalar(tmp_path, march, extra, cpu_flags, simd):
             pytest.skip(f"CPU without {flag}")
     out = build_and_run(tmp_path, ["g++"], march, [], extra)
     assert out.startswith(f"simd: {simd}\n"), out
+    assert "packed: 500 checked, ok\n" in out, out   # packed weights through the GGUF kernels, group by group
 
 
 needs_cross = pytest.mark.skipif(not (shutil.which(CROSS) and shutil.which(QEMU) and shutil.which(OBJDUMP)),
@@ -84,6 +86,8 @@ def test_neon_variants_match_scalar_under_qemu(aarch64_selftest, cpu, forced, ex
     assert run.stdout.startswith(f"simd: {expected}\n"), run.stdout
     # K = 768: 8 types x 2 precisions; K = 864: the 5 legacy types x 2 precisions; each checked
     assert run.stdout.count(" ok ") == 26, run.stdout
+    # packed weights: 10 (type, K) x 2 precisions x 5 counts x 5 row ranges, against the scalar path
+    assert "packed: 500 checked, ok\n" in run.stdout, run.stdout
 
 
 @needs_cross
@@ -109,3 +113,31 @@ def test_dotprod_instructions_only_in_the_dotprod_variant(aarch64_selftest):
             users.add(fn)
     assert users, "no sdot at all: the dotprod variant was not compiled with dotprod"
     assert all("neon_dotprod::" in u for u in users), sorted(users)
+
+
+ENGINE_SOURCES = ["tests/native/engine_pack_selftest.cpp",
+                  *(f"native/{n}.cpp" for n in ("alloc_counter", "attention", "engine", "forward", "gguf", "kv_cache",
+                                                "kv_semantic", "model", "ops", "threadpool")),
+                  *sorted(str(p.relative_to(REPO)) for p in (REPO / "native/quant").rglob("*.cpp"))]
+
+
+@pytest.fixture(scope="module")
+def aarch64_engine_selftest(tmp_path_factory) -> tuple[Path, Path]:
+    """One static aarch64 build of engine_pack_selftest.cpp and the tiny qwen2 model it runs."""
+    from tools.convert import random_gguf
+    d = tmp_path_factory.mktemp("aarch64_engine")
+    model, exe = random_gguf.write_tiny(d / "tiny.gguf", "qwen2"), d / "engine_pack_selftest"
+    subprocess.run([CROSS, "-static", "-std=c++17", "-O2", "-Inative", "-march=armv8-a", "-pthread", *ENGINE_SOURCES,
+                    "-o", str(exe)], cwd=REPO, check=True, capture_output=True, text=True)
+    return exe, model
+
+
+@needs_cross
+@pytest.mark.parametrize("cpu,expected", [("cortex-a76", "neon+dotprod"), ("max", "neon+dotprod")])
+def test_engine_with_packed_weights_matches_unpacked_under_qemu(aarch64_engine_selftest, cpu, expected):
+    """The whole aarch64 engine (forward passes, row splits over threads) with the tiny qwen2 model's Q8_0/Q5_0
+    matrices packed at load gives the logits of the same engine unpacked, bit for bit."""
+    exe, model = aarch64_engine_selftest
+    run = subprocess.run([QEMU, "-cpu", cpu, str(exe), str(model)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.startswith(f"simd: {expected}, matrices packed: 13, logits identical"), run.stdout

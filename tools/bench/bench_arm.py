@@ -5,7 +5,8 @@ an A76. Three parts, each labelled in the output:
 1. Cycles per weight block (per row and per record) of each kernel's block loop, from llvm-mca
    (LLVM 19, -mcpu=neoverse-n1: LLVM's -mcpu=cortex-a76 applies the Cortex-A57 model, checked below;
    the N1 is the A76's server sibling with the same core pipeline). Ours: native/quant/arm compiled as
-   CMakeLists.txt builds it (GCC 12 -O3, the dotprod variant). llama.cpp: ggml-cpu's arch/arm quants.c
+   CMakeLists.txt builds it (GCC 12 -O3, the dotprod variant); the packed kernels (neon_packed.cpp) for the
+   types the engine packs at load, the row-lane and reducing kernels for the others. llama.cpp: ggml-cpu's arch/arm quants.c
    (ggml_vec_dot_*) and repack.cpp (gemv/gemm on repacked weights, what it runs on a dotprod core for
    Q4_0, Q8_0, Q4_K, Q5_K, Q6_K) from the llama-cpp-python sdist the engine benchmark uses, compiled with
    -O3 -mcpu=cortex-a76 (a GGML_NATIVE build on the board).
@@ -53,6 +54,10 @@ BLOCK = {"Q4_0": (32, 18), "Q4_1": (32, 20), "Q5_0": (32, 22), "Q5_1": (32, 24),
          "Q4_K": (256, 144), "Q5_K": (256, 176), "Q6_K": (256, 210)}   # elements, bytes
 GGML_ID = {"Q4_0": 2, "Q4_1": 3, "Q5_0": 6, "Q5_1": 7, "Q8_0": 8}
 NS = "lg::quant::neon_dotprod::"
+# The types the engine packs at load on aarch64 (quant/repack.cpp), their kernel templates and record tiles.
+PACKED = {"Q4_0": "packed_legacy<(lg::GGMLType)2, ", "Q5_0": "packed_legacy<(lg::GGMLType)6, ",
+          "Q8_0": "packed_legacy<(lg::GGMLType)8, ", "Q4_K": "packed_q4k<", "Q6_K": "packed_q6k<"}
+PACKED_TILES = (1, 2, 4)
 OUR_FLAGS = ["-std=c++17", "-O3", "-fno-math-errno", "-march=armv8-a", "-Inative"]
 
 
@@ -62,7 +67,8 @@ def sdot_per(qk: int) -> int:
 
 def our_kernels() -> dict:
     """(type, kind) -> (function, nest trips, sdot per iteration, block x row x record units per iteration).
-    kind 'rl1'/'rl2': row-lane, 1/2 records; 'red': the reducing kernel's block loop and record loop."""
+    kind 'rl1'/'rl2': row-lane, 1/2 records; 'red': the reducing kernel's block loop and record loop; 'pk1'/'pk2'/
+    'pk4': packed 4-row groups, 1/2/4 records."""
     k = {}
     for t, gid in GGML_ID.items():
         for nt in (1, 2):
@@ -72,6 +78,10 @@ def our_kernels() -> dict:
         k[t, "rl1"] = (f"{NS}rowlane_kquant<lg::{blk}, 1>", [1], 64, 4)
     for t, blk in (("Q4_K", "BlockQ4K"), ("Q5_K", "BlockQ5K"), ("Q6_K", "BlockQ6K")):
         k[t, "red"] = (f"{NS}(anonymous namespace)::reduce_kquant<lg::{blk}>", [1, 1], 16, 1)
+    # packed weights (native/quant/arm/neon_packed.cpp): one block of a 4-row group against a tile of nt records
+    for t, fn in PACKED.items():
+        for nt in PACKED_TILES:
+            k[t, f"pk{nt}"] = (f"{NS}(anonymous namespace)::{fn}{nt}>", [1], 4 * sdot_per(BLOCK[t][0]) * nt, 4 * nt)
     return k
 
 
@@ -156,7 +166,14 @@ def analyse(asm: dict) -> tuple[dict, dict]:
 
 
 def ours_cost(ours: dict, t: str, n: int, key: str = "cycles") -> float:
-    """Our cycles (or instructions) per block and row for a call of n records, as plan.h routes it."""
+    """Our cycles (or instructions) per block and row for a call of n records, as plan.h routes it (packed types:
+    tiles of 4, 2, 1 records, as neon_packed.cpp's matmul_packed)."""
+    if t in PACKED:
+        full, rest = divmod(n, 4)
+        c = full * 4 * ours[t, "pk4"][key]
+        if rest >= 2:
+            c, rest = c + 2 * ours[t, "pk2"][key], rest - 2
+        return c + rest * ours[t, "pk1"][key]
     if BLOCK[t][0] == 32:   # row-lane, tiles of 2 records then 1
         return (n // 2) * 2 * ours[t, "rl2"][key] + (n % 2) * ours[t, "rl1"][key]
     if n == 1 and (t, "rl1") in ours:

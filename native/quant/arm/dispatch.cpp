@@ -33,13 +33,15 @@ struct Variant {
     bool (*matmul)(GGMLType, const uint8_t*, int64_t, int64_t, int64_t, const uint8_t*, const float*, int, float*,
                    int64_t, int);
     bool (*quantize)(const float*, int64_t, int, int8_t*, float*);
+    bool (*matmul_packed)(GGMLType, const uint8_t*, int64_t, int64_t, int64_t, const uint8_t*, int, float*, int64_t, int);
 };
 
 // Best first: the first variant whose needs the CPU meets runs. (An i8mm/smmla variant would go first; none
 // is written yet, so a CPU with i8mm runs neon+dotprod.)
 constexpr Variant VARIANTS[] = {
-    {"neon+dotprod", HWCAP_DOTPROD, quant::neon_dotprod::matmul, quant::neon_dotprod::quantize_blocks},
-    {"neon", 0, quant::neon::matmul, quant::neon::quantize_blocks},
+    {"neon+dotprod", HWCAP_DOTPROD, quant::neon_dotprod::matmul, quant::neon_dotprod::quantize_blocks,
+     quant::neon_dotprod::matmul_packed},
+    {"neon", 0, quant::neon::matmul, quant::neon::quantize_blocks, quant::neon::matmul_packed},
 };
 
 const Variant& choose() {
@@ -71,6 +73,11 @@ const Variant& variant() {
 bool matmul_simd(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts,
                  const float* x, int n_rec, float* y, int64_t ldy, int pair) {
     return variant().matmul(wt, W, K, r0, r1, acts, x, n_rec, y, ldy, pair);
+}
+
+bool matmul_packed_simd(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts,
+                        int n_rec, float* y, int64_t ldy, int pair) {
+    return variant().matmul_packed(wt, W, K, r0, r1, acts, n_rec, y, ldy, pair);
 }
 
 bool quantize_blocks_simd(const float* x, int64_t n_blocks, int ablk, int8_t* qs, float* d) {

@@ -1,5 +1,5 @@
 // Internal to the aarch64 NEON kernels (neon.cpp: the reducing K-quant kernel; neon_rowlane.cpp: the K-quant
-// row-lane kernel; neon_legacy.cpp: legacy 32-blocks): the helpers they share and the entries of one variant.
+// row-lane kernel; neon_legacy.cpp: legacy 32-blocks; neon_packed.cpp: packed weights): the helpers they share and the entries of one variant.
 // neon_dotprod.cpp compiles them all again in namespace neon_dotprod with sdot; arm/dispatch.cpp picks the variant from HWCAP at run time.
 #pragma once
 #include "quant/arm/plan.h"
@@ -89,6 +89,9 @@ inline Scales8 q4k_scales(const uint8_t* s) {
 bool matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts,
             const float* x, int n_rec, float* y, int64_t ldy, int pair);
 bool quantize_blocks(const float* x, int64_t n_blocks, int ablk, int8_t* qs, float* d);
+// Over packed weights (neon_packed.cpp), the contract of matmul_packed_simd (kernels.h).
+bool matmul_packed(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec,
+                   float* y, int64_t ldy, int pair);
 
 }  // namespace lg::quant::LG_NEON_NS
 
@@ -97,6 +100,8 @@ namespace lg::quant::neon_dotprod {
 bool matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts,
             const float* x, int n_rec, float* y, int64_t ldy, int pair);
 bool quantize_blocks(const float* x, int64_t n_blocks, int ablk, int8_t* qs, float* d);
+bool matmul_packed(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec,
+                   float* y, int64_t ldy, int pair);
 }  // namespace lg::quant::neon_dotprod
 
 #endif

@@ -1,4 +1,4 @@
-// The NEON kernels of neon.cpp, neon_legacy.cpp and neon_rowlane.cpp again, compiled for Armv8.2-A + dotprod (sdot) in
+// The NEON kernels of neon.cpp, neon_legacy.cpp, neon_rowlane.cpp and neon_packed.cpp again, compiled for Armv8.2-A + dotprod (sdot) in
 // namespace neon_dotprod; arm/dispatch.cpp runs them only on a CPU whose HWCAP says it has dotprod.
 // The shared headers come first, outside the target pragma, so their inline functions stay plain Armv8-A.
 #include <cmath>
@@ -22,6 +22,7 @@
 #include "quant/arm/neon.cpp"
 #include "quant/arm/neon_legacy.cpp"
 #include "quant/arm/neon_rowlane.cpp"
+#include "quant/arm/neon_packed.cpp"
 #if defined(__clang__)
 #pragma clang attribute pop
 #endif

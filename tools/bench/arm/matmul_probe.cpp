@@ -1,6 +1,7 @@
 // One matmul call shape for tools/bench/bench_arm.py, run under qemu-aarch64 with qemu_insn.c to count the
 // instructions the engine's kernels execute: random blocks of one weight type (rows x K), T tokens of
-// activations at a precision (q8: one record a token, q8x2: two), then `calls` calls of lg::matmul. Two runs
+// activations at a precision (q8: one record a token, q8x2: two), then `calls` calls of lg::matmul (of
+// lg::matmul_packed on the weights packed, for the types the engine packs). Two runs
 // differing only in `calls` give the instructions of one call, setup excluded.
 //   matmul_probe TYPE K ROWS TOKENS q8|q8x2 CALLS
 #include <cstdio>
@@ -47,7 +48,13 @@ int main(int argc, char** argv) {
     std::vector<uint8_t> acts(lg::act_buffer_bytes(t, K, T, prec));
     lg::prepare_acts(t, x.data(), K, T, acts.data(), prec);
     std::vector<float> y(static_cast<size_t>(T * rows));
-    for (int c = 0; c < calls; ++c) lg::matmul(t, W.data(), K, 0, rows, acts.data(), x.data(), T, y.data(), rows);
+    // as the engine loads it: packed where the type has a packed layout (pack_weights, before any call)
+    const bool packed = lg::packed_kernels() && lg::pack_type(t) && rows % lg::PACK_ROWS == 0;
+    if (packed) lg::pack_weights(t, W.data(), rows, K);
+    for (int c = 0; c < calls; ++c) {
+        if (packed) lg::matmul_packed(t, W.data(), K, 0, rows, acts.data(), x.data(), T, y.data(), rows);
+        else lg::matmul(t, W.data(), K, 0, rows, acts.data(), x.data(), T, y.data(), rows);
+    }
     std::printf("%s y0 %g\n", lg::quant_simd_name(), y[0]);
     return 0;
 }

@@ -1,0 +1,205 @@
+// Row-interleaved ("packed") weight layouts and their matmul entry (quant.h: pack_weights, matmul_packed).
+// A packed matrix keeps its size and its groups of PACK_ROWS rows in place: group g occupies the bytes
+// rows 4g..4g+3 had, re-ordered so that one 16-byte load holds four bytes of each of the four rows (one
+// by-element sdot then gives the four rows' partial dots in four lanes). Layout of one group, per type:
+//   Q4_0  blocks of 72 bytes: d of rows 0-3 (4 x fp16), then 4 chunks c of 16 bytes: rows 0-3 x qs[4c..4c+4),
+//         each byte XOR 0x88 (a nibble n then reads (n - 8) * 16 as int8 after a shift or a mask);
+//   Q8_0  blocks of 136 bytes: d of rows 0-3, then 8 chunks c: rows 0-3 x qs[4c..4c+4);
+//   Q5_0  blocks of 88 bytes: d x 4, 16 bytes of inverted fifth bits (byte 4r + k, bit c: element 4c + k of
+//         row r; bit 4 + c: element 16 + 4c + k), then qs in 4 chunks as Q4_0 (not XORed);
+//   Q6_K  blocks of 840 bytes: d x 4, the int8 scales of (sub-block 8h + 2s + u, row r) at 16 (2h + u) + 4s + r,
+//         ql in 32 chunks (rows 0-3 x ql[4c..4c+4)), qh in 16 chunks, each byte XOR 0xAA (the top bit
+//         of each 2-bit field flipped: q - 32 is then a 6-bit two's complement value);
+//   Q4_K  blocks of 576 bytes: d x 4, dmin x 4, the 6-bit scales and mins of (sub-block j, row r), entry
+//         i = 4j + r, as 16 bytes of low nibbles of sc (i and i + 16), 16 of mn, 16 of high bits
+//         (bits 0-1: sc_i, 2-3: sc_i+16, 4-5: mn_i, 6-7: mn_i+16), then qs: for p in 0..3, chunk c in 0..7,
+//         rows 0-3 x qs[32p + 4c .. +4).
+// Legacy types store their blocks lane-major: the blocks of canonical lane l (b % L_LANES == l, blocks.h)
+// together in order, lane 0 first, so a kernel runs one lane's accumulation at a time over contiguous
+// memory. Unpacking restores the GGUF bytes exactly (tested), so any path can run a packed group through
+// its GGUF kernel; results are bit-identical either way.
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "quant/blocks.h"
+#include "quant/kernels.h"
+#include "quant/quant.h"
+
+namespace lg {
+
+namespace {
+
+int64_t packed_block_bytes(GGMLType wt) {
+    return PACK_ROWS * (wt == GGMLType::Q4_K ? 144 : wt == GGMLType::Q6_K ? 210 : ggml_bytes_per_block32(wt));
+}
+
+// 4-byte chunks: n chunks of src (a row's field, stride 1) to rows' interleaved chunks at dst (16-byte stride).
+void chunks(uint8_t* row_field, uint8_t* pk, int r, int n, uint8_t x, bool to_gguf) {
+    for (int c = 0; c < n; ++c)
+        for (int k = 0; k < 4; ++k) {
+            uint8_t& p = pk[16 * c + 4 * r + k];
+            if (to_gguf) row_field[4 * c + k] = p ^ x;
+            else p = row_field[4 * c + k] ^ x;
+        }
+}
+
+void q5_0_block(uint8_t* gguf, int64_t rb, uint8_t* pk, bool to_gguf) {
+    for (int r = 0; r < PACK_ROWS; ++r) {
+        uint8_t* g = gguf + r * rb;  // d, qh (u32 LE), qs[16]
+        if (to_gguf) std::memcpy(g, pk + 2 * r, 2);
+        else std::memcpy(pk + 2 * r, g, 2);
+        uint32_t qh = 0;
+        if (!to_gguf) std::memcpy(&qh, g + 2, 4);
+        for (int k = 0; k < 4; ++k) {
+            uint8_t& h = pk[8 + 4 * r + k];
+            if (!to_gguf) h = 0;
+            for (int c = 0; c < 8; ++c) {  // bit c < 4: element 4c + k; bit c >= 4: element 16 + 4(c - 4) + k
+                const int e = c < 4 ? 4 * c + k : 16 + 4 * (c - 4) + k;
+                if (to_gguf) qh |= static_cast<uint32_t>(((h >> c) & 1) ^ 1) << e;
+                else h = static_cast<uint8_t>(h | (((qh >> e) & 1) ^ 1) << c);
+            }
+        }
+        if (to_gguf) std::memcpy(g + 2, &qh, 4);
+        chunks(g + 6, pk + 24, r, 4, 0, to_gguf);
+    }
+}
+
+void q6k_block(uint8_t* gguf, int64_t rb, uint8_t* pk, bool to_gguf) {
+    for (int r = 0; r < PACK_ROWS; ++r) {
+        BlockQ6K* b = reinterpret_cast<BlockQ6K*>(gguf + r * rb);
+        if (to_gguf) std::memcpy(&b->d, pk + 2 * r, 2);
+        else std::memcpy(pk + 2 * r, &b->d, 2);
+        for (int h = 0; h < 2; ++h)
+            for (int u = 0; u < 2; ++u)
+                for (int s = 0; s < 4; ++s) {
+                    uint8_t* p = pk + 8 + 16 * (2 * h + u) + 4 * s + r;
+                    int8_t& sc = b->scales[8 * h + 2 * s + u];
+                    if (to_gguf) std::memcpy(&sc, p, 1);
+                    else std::memcpy(p, &sc, 1);
+                }
+        chunks(b->ql, pk + 72, r, 32, 0, to_gguf);
+        chunks(b->qh, pk + 584, r, 16, 0xaa, to_gguf);
+    }
+}
+
+// Position of block b among a legacy group's lane-major blocks.
+int64_t lane_major_pos(int64_t nb, int64_t b) {
+    const int64_t l = b % L_LANES;
+    int64_t start = 0;
+    for (int64_t k = 0; k < l; ++k) start += (nb - k + L_LANES - 1) / L_LANES;
+    return start + b / L_LANES;
+}
+
+// Row r's GGUF block b (src: 4 rows, row stride rb) into packed block slot dst, and back (to_gguf).
+void legacy_block(GGMLType wt, uint8_t* gguf, int64_t rb, uint8_t* pk, bool to_gguf) {
+    const int bb = static_cast<int>(ggml_bytes_per_block32(wt));
+    const int chunks = (bb - 2) / 4;  // Q4_0: 4, Q8_0: 8
+    const uint8_t x = wt == GGMLType::Q4_0 ? 0x88 : 0x00;
+    for (int r = 0; r < PACK_ROWS; ++r) {
+        uint8_t* g = gguf + r * rb;
+        if (to_gguf) std::memcpy(g, pk + 2 * r, 2);
+        else std::memcpy(pk + 2 * r, g, 2);
+        for (int c = 0; c < chunks; ++c)
+            for (int k = 0; k < 4; ++k) {
+                uint8_t& p = pk[8 + 16 * c + 4 * r + k];
+                if (to_gguf) g[2 + 4 * c + k] = p ^ x;
+                else p = g[2 + 4 * c + k] ^ x;
+            }
+    }
+}
+
+void q4k_block(uint8_t* gguf, int64_t rb, uint8_t* pk, bool to_gguf) {
+    int sc[32], mn[32];
+    if (!to_gguf) {
+        for (int r = 0; r < PACK_ROWS; ++r) {
+            const BlockQ4K* b = reinterpret_cast<const BlockQ4K*>(gguf + r * rb);
+            std::memcpy(pk + 2 * r, &b->d, 2);
+            std::memcpy(pk + 8 + 2 * r, &b->dmin, 2);
+            for (int j = 0; j < 8; ++j) q4k_scale_min(b->scales, j, &sc[4 * j + r], &mn[4 * j + r]);
+            for (int p = 0; p < 4; ++p)
+                for (int c = 0; c < 8; ++c) std::memcpy(pk + 64 + 128 * p + 16 * c + 4 * r, b->qs + 32 * p + 4 * c, 4);
+        }
+        for (int k = 0; k < 16; ++k) {
+            pk[16 + k] = static_cast<uint8_t>((sc[k] & 15) | (sc[16 + k] & 15) << 4);
+            pk[32 + k] = static_cast<uint8_t>((mn[k] & 15) | (mn[16 + k] & 15) << 4);
+            pk[48 + k] = static_cast<uint8_t>(sc[k] >> 4 | (sc[16 + k] >> 4) << 2 | (mn[k] >> 4) << 4 | (mn[16 + k] >> 4) << 6);
+        }
+        return;
+    }
+    for (int k = 0; k < 16; ++k) {
+        const int h = pk[48 + k];
+        sc[k] = (pk[16 + k] & 15) | (h & 3) << 4;
+        sc[16 + k] = pk[16 + k] >> 4 | (h >> 2 & 3) << 4;
+        mn[k] = (pk[32 + k] & 15) | (h >> 4 & 3) << 4;
+        mn[16 + k] = pk[32 + k] >> 4 | (h >> 6) << 4;
+    }
+    for (int r = 0; r < PACK_ROWS; ++r) {
+        BlockQ4K* b = reinterpret_cast<BlockQ4K*>(gguf + r * rb);
+        std::memcpy(&b->d, pk + 2 * r, 2);
+        std::memcpy(&b->dmin, pk + 8 + 2 * r, 2);
+        for (int j = 0; j < 4; ++j) {  // the inverse of q4k_scale_min
+            const int s0 = sc[4 * j + r], m0 = mn[4 * j + r], s1 = sc[4 * (j + 4) + r], m1 = mn[4 * (j + 4) + r];
+            b->scales[j] = static_cast<uint8_t>(s0 | (s1 >> 4) << 6);
+            b->scales[j + 4] = static_cast<uint8_t>(m0 | (m1 >> 4) << 6);
+            b->scales[j + 8] = static_cast<uint8_t>((s1 & 15) | (m1 & 15) << 4);
+        }
+        for (int p = 0; p < 4; ++p)
+            for (int c = 0; c < 8; ++c) std::memcpy(b->qs + 32 * p + 4 * c, pk + 64 + 128 * p + 16 * c + 4 * r, 4);
+    }
+}
+
+// One group between its GGUF bytes (gguf: PACK_ROWS rows of rb bytes) and its packed bytes.
+void convert_group(GGMLType wt, int64_t K, uint8_t* gguf, uint8_t* packed, bool to_gguf) {
+    const int64_t rb = quant_row_bytes(wt, K), nb = K / quant_block_elems(wt), pb = packed_block_bytes(wt);
+    const int64_t bb = rb / nb;
+    for (int64_t b = 0; b < nb; ++b) {
+        if (wt == GGMLType::Q4_K) q4k_block(gguf + b * bb, rb, packed + b * pb, to_gguf);
+        else if (wt == GGMLType::Q6_K) q6k_block(gguf + b * bb, rb, packed + b * pb, to_gguf);
+        else if (wt == GGMLType::Q5_0) q5_0_block(gguf + b * bb, rb, packed + lane_major_pos(nb, b) * pb, to_gguf);
+        else legacy_block(wt, gguf + b * bb, rb, packed + lane_major_pos(nb, b) * pb, to_gguf);
+    }
+}
+
+void check_packable(GGMLType wt, int64_t rows, int64_t K, const char* what) {
+    quant_check(wt, K, what);
+    if (!pack_type(wt) || rows % PACK_ROWS != 0 || K <= 0)
+        throw std::invalid_argument(std::string(what) + ": no packed layout for " + ggml_type_name(wt) + " with " +
+                                    std::to_string(rows) + " rows");
+}
+
+}  // namespace
+
+bool pack_type(GGMLType wt) {
+    return wt == GGMLType::Q4_0 || wt == GGMLType::Q8_0 || wt == GGMLType::Q5_0 || wt == GGMLType::Q4_K ||
+           wt == GGMLType::Q6_K;
+}
+
+bool packed_kernels() {
+#if LG_SIMD_NEON
+    return true;
+#else
+    return false;
+#endif
+}
+
+void pack_weights(GGMLType wt, uint8_t* W, int64_t rows, int64_t K) {
+    check_packable(wt, rows, K, "pack_weights");
+    const int64_t gb = PACK_ROWS * quant_row_bytes(wt, K);
+    std::vector<uint8_t> tmp(static_cast<size_t>(gb));  // one group: the matrix is converted in place
+    for (int64_t g = 0; g < rows / PACK_ROWS; ++g) {
+        convert_group(wt, K, W + g * gb, tmp.data(), false);
+        std::memcpy(W + g * gb, tmp.data(), static_cast<size_t>(gb));
+    }
+}
+
+void unpack_weight_rows(GGMLType wt, const uint8_t* W, int64_t K, int64_t g0, int64_t g1, uint8_t* out) {
+    check_packable(wt, (g1 - g0) * PACK_ROWS, K, "unpack_weight_rows");
+    const int64_t gb = PACK_ROWS * quant_row_bytes(wt, K);
+    for (int64_t g = g0; g < g1; ++g)
+        convert_group(wt, K, out + (g - g0) * gb, const_cast<uint8_t*>(W + g * gb), true);
+}
+
+}  // namespace lg
