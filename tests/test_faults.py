@@ -33,6 +33,9 @@ _spec.loader.exec_module(broker)
 _spec = importlib.util.spec_from_file_location("rsyslog_relay", Path(__file__).parent / "rsyslog_relay.py")
 relay = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(relay)
+_spec = importlib.util.spec_from_file_location("serve_proc", Path(__file__).parent / "serve_proc.py")
+serve_proc = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(serve_proc)
 
 N_KILLS = int(os.environ.get("LINEGATE_FAULT_KILLS", "5"))   # the 20: LINEGATE_FAULT_KILLS=20
 RATE_PER_S = 200                                               # per transport
@@ -114,18 +117,7 @@ class _Streams:
         self.pub.disconnect()
 
 
-def _serve(cfg: Path, data: Path, port: int) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-m", "gateway", "serve", "--config", str(cfg), "--port", str(port),
-                             "--data-dir", str(data)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
-                return proc
-        except httpx.TransportError:
-            pass
-        assert proc.poll() is None and time.monotonic() < deadline, "linegate serve did not start"
-        time.sleep(0.05)
+_serve = serve_proc.serve
 
 
 def _stored(db: Path) -> dict[str, list[int]]:

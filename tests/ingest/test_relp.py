@@ -9,13 +9,10 @@ import re
 import signal
 import socket
 import sqlite3
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
-import httpx
 import pytest
 
 from gateway.ingest.record import SourceCounters
@@ -25,7 +22,9 @@ from gateway.ingest.syslog import SyslogServer
 _spec = importlib.util.spec_from_file_location("rsyslog_relay", Path(__file__).parents[1] / "rsyslog_relay.py")
 relay = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(relay)
-ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
+_spec = importlib.util.spec_from_file_location("serve_proc", Path(__file__).parent.parent / "serve_proc.py")
+serve_proc = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(serve_proc)
 
 
 def test_frames_are_taken_whole_and_only_whole():
@@ -127,18 +126,7 @@ def test_broken_input_ends_only_its_session(relp_server):
     assert snap["relp_bad_frame"] == 2 and snap["relp_unknown_command"] == 1
 
 
-def _serve(cfg: Path, data: Path, port: int) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-m", "gateway", "serve", "--config", str(cfg), "--port", str(port),
-                             "--data-dir", str(data)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
-                return proc
-        except httpx.TransportError:
-            pass
-        assert proc.poll() is None and time.monotonic() < deadline, "linegate serve did not start"
-        time.sleep(0.05)
+_serve = serve_proc.serve
 
 
 def _stored_seqs(db: Path) -> list[int]:
