@@ -168,11 +168,12 @@ class EngineSettings(_Section):
     n_ring: int = Field(2048, ge=64, le=MAX_N_RING)
     n_scratch: int = Field(1024, ge=64, le=MAX_N_SCRATCH)   # a store query's call and result need ~360
     n_threads: int | None = Field(None, ge=1, le=1024)
-    # What leaves the KV ring when it is full (native/kv_cache.h): "sink_ring" the oldest tokens;
-    # "novelty" the oldest kv_block-token block holding no line the triage alerted on (those keep up to
-    # 3/4 of the ring); "semantic" the older block of the most similar adjacent pair; "fifo" the oldest
-    # with no sink (a baseline only). Why sink_ring is the default: docs/perf/2026-12-02-long-stream.md.
-    kv_policy: Literal["sink_ring", "novelty", "semantic", "fifo"] = "sink_ring"
+    # What leaves the KV ring when it is full (native/kv_cache.h): "novelty" the oldest kv_block-token
+    # block holding no line the triage alerted on (those keep up to 3/4 of the ring); "sink_ring" the
+    # oldest tokens; "semantic" the older block of the most similar adjacent pair; "fifo" the oldest
+    # with no sink (a baseline only). The CUDA engine runs the block policies as sink_ring. Why novelty
+    # is the default: docs/perf/2026-12-02-long-stream.md.
+    kv_policy: Literal["sink_ring", "novelty", "semantic", "fifo"] = "novelty"
     # novelty / semantic: tokens per block (n_ring must be a multiple); smaller blocks waste less of
     # the ring on the neighbours of a kept line (docs/perf/2026-12-02-long-stream.md)
     kv_block: int = Field(16, ge=4, le=1024)

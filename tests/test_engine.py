@@ -184,3 +184,27 @@ def test_backend_selection_falls_back_to_cpu_without_a_device():
     assert select_backend("cpu") == "cpu"
     with pytest.raises(ValueError, match="expected one of"):
         select_backend("tpu")
+
+
+def test_block_policy_runs_as_sink_ring_on_the_cuda_engine(smollm_path, monkeypatch):
+    """The CUDA engine has no block compaction: the default policy (novelty) must not stop a CUDA box
+    from starting. Here a CPU engine stands in for CudaEngine (same constructor): what the wrapper asks
+    it for, and what stats() says."""
+    from gateway import _native
+    from gateway.llm import engine as engine_mod
+
+    asked: dict = {}
+
+    def fake_cuda(path, **kw):
+        asked.update(kw)
+        return _native.Engine(path, **kw)
+
+    monkeypatch.setattr(engine_mod, "select_backend", lambda backend="auto": "cuda" if backend == "auto" else backend)
+    monkeypatch.setattr(_native, "CudaEngine", fake_cuda, raising=False)
+    e = Engine(smollm_path, n_sink=4, n_ring=64, n_scratch=64, policy="novelty", sem_block=16)
+    assert asked["policy"] == "sink_ring" and "sem_block" not in asked
+    st = e.stats()
+    assert e.policy == st["policy"] == "sink_ring" and st["policy_requested"] == "novelty"
+    # on the CPU the same request runs novelty
+    c = Engine(smollm_path, n_sink=4, n_ring=64, n_scratch=64, policy="novelty", sem_block=16, backend="cpu")
+    assert c.policy == c.stats()["policy"] == "novelty"

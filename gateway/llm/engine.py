@@ -6,6 +6,7 @@ not thread-safe. Knows nothing about where tokens come from (ring, HTTP) or abou
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from typing import Callable, Sequence
@@ -21,7 +22,12 @@ from gateway.llm.speculative import GenerateResult, speculative_generate
 from gateway.llm.timing import MsPerToken
 from gateway.llm.tokenizer import Tokenizer
 
-__all__ = ["Engine", "GenerateResult", "select_backend", "BACKENDS", "ACT_PRECISIONS"]
+__all__ = ["Engine", "GenerateResult", "select_backend", "BACKENDS", "ACT_PRECISIONS", "BLOCK_POLICIES"]
+
+log = logging.getLogger(__name__)
+
+# KV policies that keep the ring in blocks and compact it (native/kv_semantic.cpp): CPU engine only
+BLOCK_POLICIES = ("semantic", "novelty")
 
 
 def _tokens(tokens: Sequence[int] | np.ndarray) -> np.ndarray:
@@ -65,12 +71,18 @@ class Engine:
         if act_precision not in ACT_PRECISIONS:
             raise ValueError(f"act_precision must be one of {', '.join(ACT_PRECISIONS)}, got {act_precision!r}")
         kwargs = {} if max_chunk is None else {"max_chunk": int(max_chunk)}
-        # policies "semantic" / "novelty" (native/kv_semantic.cpp): block size, pooled layer, similarity
-        # threshold, share of blocks kept for important lines
-        for key, val in (("sem_block", sem_block), ("sem_layer", sem_layer), ("sem_threshold", sem_threshold),
-                         ("sem_keep", sem_keep)):
-            if val is not None:
-                kwargs[key] = val
+        # The CUDA engine has no block compaction: a block policy (the appliance's default is novelty)
+        # runs as sink_ring there, said in the log and in stats() (policy_requested), not refused.
+        self.policy_requested = policy
+        if self.backend == "cuda" and policy in BLOCK_POLICIES:
+            log.warning("kv policy %s is CPU-only: the CUDA engine runs sink_ring", policy)
+            policy = "sink_ring"
+        if policy in BLOCK_POLICIES:
+            # block size, pooled layer, similarity threshold, share of blocks kept for important lines
+            for key, val in (("sem_block", sem_block), ("sem_layer", sem_layer), ("sem_threshold", sem_threshold),
+                             ("sem_keep", sem_keep)):
+                if val is not None:
+                    kwargs[key] = val
         cls = _native.CudaEngine if self.backend == "cuda" else _native.Engine
         self._e = cls(str(self.path), n_sink=n_sink, n_ring=n_ring, n_scratch=n_scratch,
                       policy=policy, n_threads=int(n_threads or default_threads()),
@@ -171,6 +183,11 @@ class Engine:
                                     detokenize=lambda ids: self.tokenizer.decode(ids, skip_special=True),
                                     logits_processor=logits_processor, no_repeat_ngram=no_repeat_ngram)
 
+    @property
+    def policy(self) -> str:
+        """The KV eviction policy the cache runs (policy_requested: what was asked for)."""
+        return self._e.policy
+
     def set_stream_importance(self, value: float) -> None:
         """Policy novelty: the importance of the stream tokens prefilled from now on (native/kv_cache.h)."""
         self._e.set_stream_importance(float(value))
@@ -182,7 +199,7 @@ class Engine:
         return {
             "n_sink": e.n_sink, "n_ring": e.n_ring, "n_scratch": e.n_scratch,
             "sink_used": e.sink_used, "ring_used": e.ring_used, "scratch_used": e.scratch_used,
-            "stream_total": e.stream_total, "policy": e.policy,
+            "stream_total": e.stream_total, "policy": e.policy, "policy_requested": self.policy_requested,
             "prefill_ms_per_tok_ema": self._prefill_ms.value, "decode_ms_per_tok_ema": self._decode_ms.value,
             "n_threads": e.n_threads, "simd": e.simd, "kv_bytes": e.kv_bytes, "act_precision": self.act_precision,
             "kernel_plan": kernel_plan.active()["plan"],

@@ -50,7 +50,7 @@ class EngineThread:
     def __init__(self, model: str | Path, feed: ContextFeed, *, prompts: Prompts | None = None,
                  n_sink: int = 0, n_ring: int = 2048, n_scratch: int = 512, n_threads: int | None = None,
                  prefill_chunk: int = 32, queue_size: int = 8, drafter: str = "none", drafter_fallback: str = "ngram",
-                 kv_policy: str = "sink_ring", kv_block: int = 16,
+                 kv_policy: str = "novelty", kv_block: int = 16,
                  query_tool: QueryTool | None = None, no_repeat_ngram: int = 0,
                  heartbeat: Callable[[], None] | None = None, kernel_plan_dir: Path | None = None,
                  kernel_calibration: str = "off") -> None:
@@ -256,7 +256,7 @@ class EngineThread:
             return False
         ids = toks.tolist()
         t0 = time.perf_counter()
-        if self.kv_policy == "novelty":   # lines the triage alerted on are kept longer
+        if self.engine.policy == "novelty":   # lines the triage alerted on are kept longer
             self.engine.set_stream_importance(self.feed.queue.popped_importance)
         self.engine.prefill_stream(ids)
         ms = (time.perf_counter() - t0) * 1000   # the target's own cost (admission's EMA)
@@ -272,10 +272,9 @@ class EngineThread:
             self.kernel_plan = kernel_plan.prepare(self.model_path, self.n_threads or default_threads(),
                                                    self.kernel_plan_dir, self.kernel_calibration, heartbeat=self.heartbeat)
         t0 = time.perf_counter()
-        sem = {"sem_block": self.kv_block} if self.kv_policy in ("semantic", "novelty") else {}
         self.engine = Engine(str(self.model_path), n_sink=self.n_sink, n_ring=self.n_ring,
                              n_scratch=self.n_scratch, n_threads=self.n_threads, tokenizer=self.tokenizer,
-                             policy=self.kv_policy, **sem)
+                             policy=self.kv_policy, sem_block=self.kv_block)
         t1 = time.perf_counter()
         self.engine.prefill_stream(self.sink_tokens)
         prefill_ms = (time.perf_counter() - t1) * 1000 / len(self.sink_tokens)

@@ -61,6 +61,8 @@ def ui_stats(s: dict[str, Any]) -> UiStats:
         facts["model"] = str(eng["model"])
     if eng.get("policy"):
         facts["kv_policy"] = str(eng["policy"])
+        if eng.get("policy_requested") not in (None, eng["policy"]):   # a block policy on the CUDA engine
+            facts["kv_policy"] += f" ({eng['policy_requested']} is CPU-only)"
     if "stream_total" in eng:
         facts["stream_tokens"] = str(eng["stream_total"])
     if ring.get("lag_s") is not None:
