@@ -377,6 +377,9 @@ def report(run: Soak, senders: list[Sender], final: dict, rss_end: float, drain_
         "chat_refused": len(run.chat_refusals), "chat_refusals": run.chat_refusals[:10],
         "admission": final.get("admission"),
         "ring_dropped_entries": (final.get("ring") or {}).get("dropped_entries"),
+        "kv": {k: (final.get("engine") or {}).get(k) for k in
+               ("policy", "n_ring", "stream_total", "evicted_oldest", "evicted_important", "shifted_keys",
+                "evict_seconds", "prefill_ms_per_tok_ema")},
         "samples": str(run.out / "soak-samples.csv"),
     }
 
