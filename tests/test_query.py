@@ -99,6 +99,14 @@ def test_text_relaxed_when_all_words_match_nothing(q):
     assert r["count"] == 1 and r["text_relaxed_to"] == "E-STOP pressed"
 
 
+def test_text_relaxed_drops_the_words_no_line_holds(q):
+    """A word naming the host, not the text ("press-2 zone"): dropped wherever it stands."""
+    r = q.run({"op": "count", "text": "press-2 zone", "host": "press-2"})
+    assert r["count"] == 1 and r["text_relaxed_to"] == "zone"
+    r = q.run({"op": "stats", "text": "heater over-temperature", "of": "C", "component": "heater"})
+    assert r["count"] == 1 and r["text_relaxed_to"] == "over-temperature"
+
+
 def test_no_match_is_explicit(q):
     r = q.run({"op": "count", "text": "conveyor jam"})
     assert r == {"call": {"op": "count", "text": "conveyor jam"}, "count": 0, "no_match": True}

@@ -26,8 +26,8 @@ written in a log or a question: "Jun 30 22:16:32", "2026-12-01 08:05", "08:05" (
 a year-less time takes the newest line's year; "until" a time without fractions includes that whole
 second), "last_minutes" (the window ending at the newest line's own time). 
 No match is an explicit result: {"count": 0, "no_match": true, ...}. Bad calls -> {"error": ...}.
-When several words match nothing together, trailing words are dropped until some line matches; the
-result then names the words used ("text_relaxed_to").
+When several words match nothing together, the words that match nothing alone are dropped, else
+trailing words, until some line matches; the result then names the words used ("text_relaxed_to").
 
 Limits: a separate connection opened read-only (`mode=ro`, `PRAGMA query_only`), an SQLite authorizer
 that allows only SELECT and reads of this store's tables (no INSERT/UPDATE/DELETE, ATTACH, PRAGMA,
@@ -170,13 +170,19 @@ class QuerySurface:
             words = str(call.get("text") or "").split()
             if PLACEHOLDER.search(str(call.get("text") or "")):
                 words = []                                    # a pattern is meant exactly
-            while out.get("count") == 0 and len(words) > 1:    # "failed password attempts": the
-                words.pop()                                   # lines say "Failed password for ..."
-                relaxed = {**call, "text": " ".join(words)}
-                where, args = self._filters(relaxed)
-                found = getattr(self, "_" + op)(relaxed, where, args)
-                if found.get("count"):
-                    out.update(found, text_relaxed_to=relaxed["text"])
+            if out.get("count") == 0 and len(words) > 1:
+                # First without the words that match no line on their own under the other filters
+                # ("capper torque" with host line3/capper: the lines say "torque 2.02 Nm"), then
+                # dropping trailing words ("failed password attempts": "Failed password for ...").
+                alive = [w for w in words if self._count(*self._with_text(call, w))["count"]]
+                tries = [alive] if 0 < len(alive) < len(words) else []
+                tries += [words[:n] for n in range(len(words) - 1, 0, -1) if words[:n] != alive]
+                for ws in tries:
+                    relaxed, where, args = self._with_text(call, " ".join(ws))
+                    found = getattr(self, "_" + op)(relaxed, where, args)
+                    if found.get("count"):
+                        out.update(found, text_relaxed_to=relaxed["text"])
+                        break
             _add_captures(out, str(call.get("text") or ""))
         except (QueryError, QueryInterrupted, sqlite3.DatabaseError) as exc:
             out["error"] = str(exc)
@@ -185,6 +191,10 @@ class QuerySurface:
         if out.get("count") == 0 and "error" not in out:
             out["no_match"] = True
         return out
+
+    def _with_text(self, call: dict[str, Any], text: str) -> tuple[dict[str, Any], str, list]:
+        relaxed = {**call, "text": text}
+        return (relaxed, *self._filters(relaxed))
 
     def _run_pattern(self, call: dict[str, Any], op: str) -> dict[str, Any]:
         """The op's result; a text pattern ("lines of the form ...") is first matched as the end of the

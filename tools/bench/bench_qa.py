@@ -204,6 +204,7 @@ def run_system(system: str, qs: list[dict], a: argparse.Namespace, log, recs: li
     import openai
 
     extra = f"[ring]\nn_tokens = {a.ring_tokens}\n" if a.ring_tokens else ""
+    extra += f"[engine]\nkv_policy = \"{a.kv_policy}\"\n" if a.kv_policy else ""
     extra += "" if a.explain else "[alerts]\nexplain = []\n"
     if a.ttft_budget_ms:
         extra += f"[alerts]\nttft_budget_ms = {a.ttft_budget_ms}\n" if a.explain else \
@@ -258,7 +259,8 @@ def summary(recs: list[dict], a: argparse.Namespace) -> dict:
             "n": len(recs), "errors": sum(r["error"] is not None for r in recs),
             "refused": sum(r.get("refused", 0) for r in recs),
             "model": ",".join(models) or None, "cpu": cpu_model(), "commit": git_commit(repo),
-            "bench_commit": git_commit(Path(__file__).resolve().parent), "max_tokens": a.max_tokens}
+            "bench_commit": git_commit(Path(__file__).resolve().parent), "max_tokens": a.max_tokens,
+            "kv_policy": getattr(a, "kv_policy", None) or "appliance default", "ring_tokens": getattr(a, "ring_tokens", None)}
 
 
 def _terminate(signum, frame) -> None:
@@ -282,6 +284,8 @@ def main(argv: list[str] | None = None) -> int:
                          "engine's window is n_ring = 2048 tokens, so 2048 leaves its final context unchanged while "
                          "the engine reads 2k tokens, not all ~40-60k of a 2k-line burst (many minutes on 2 cores). "
                          "0: the appliance's default")
+    ap.add_argument("--kv-policy", choices=("novelty", "sink_ring", "semantic"),
+                    help="[engine] kv_policy of the appliance (default: its own)")
     ap.add_argument("--explain", action="store_true",
                     help="keep the appliance's alert explanations on: a 2k-line burst then queues explanation "
                          "jobs the bench must wait out (they run in scratch and leave the context as it was)")
