@@ -87,7 +87,9 @@ int check_packed(std::mt19937& rng) {
     struct Case { GGMLType t; int64_t K; int bb; std::vector<int> offs; };
     const Case cases[] = {{GGMLType::Q4_0, 864, 18, {0}}, {GGMLType::Q4_0, 1536, 18, {0}}, {GGMLType::Q8_0, 864, 34, {0}},
                           {GGMLType::Q8_0, 256, 34, {0}}, {GGMLType::Q5_0, 864, 22, {0}}, {GGMLType::Q5_0, 896, 22, {0}},
+                          {GGMLType::Q4_1, 864, 20, {0, 2}}, {GGMLType::Q5_1, 896, 24, {0, 2}},
                           {GGMLType::Q4_K, 768, 144, {0, 2}}, {GGMLType::Q4_K, 1536, 144, {0, 2}},
+                          {GGMLType::Q5_K, 768, 176, {0, 2}},
                           {GGMLType::Q6_K, 768, 210, {208}}, {GGMLType::Q6_K, 1536, 210, {208}}};
     for (const Case& c : cases) {
         const int64_t be = lg::quant_block_elems(c.t);
