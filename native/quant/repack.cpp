@@ -9,9 +9,8 @@
 //   Q5_0  blocks of 88 bytes: d x 4, 16 bytes of inverted fifth bits (byte 4r + k, bit c: element 4c + k of
 //         row r; bit 4 + c: element 16 + 4c + k), then qs in 4 chunks as Q4_0 (not XORed);
 //   Q5_1  blocks of 96 bytes: d x 4, m x 4, then the fifth bits and chunks of Q5_0 (bits inverted as there);
-//   Q6_K  blocks of 840 bytes: d x 4, the int8 scales of (sub-block 8h + 2s + u, row r) at 16 (2h + u) + 4s + r,
-//         ql in 32 chunks (rows 0-3 x ql[4c..4c+4)), qh in 16 chunks, each byte XOR 0xAA (the top bit
-//         of each 2-bit field flipped: q - 32 is then a 6-bit two's complement value);
+//   Q6_K  blocks of 840 bytes: d x 4, the int8 scales of (sub-block k, row r) at 8 + 4k + r, then per sub-block
+//         k its 4 chunks (rows 0-3 x 4 values each) as 6-bit fields packed in 3 vectors (q6k_block);
 //   Q4_K  blocks of 576 bytes: d x 4, dmin x 4, the 6-bit scales and mins of (sub-block j, row r), entry
 //         i = 4j + r, as 16 bytes of low nibbles of sc (i and i + 16), 16 of mn, 16 of high bits
 //         (bits 0-1: sc_i, 2-3: sc_i+16, 4-5: mn_i, 6-7: mn_i+16), then qs: for p in 0..3, chunk c in 0..7,
@@ -78,21 +77,48 @@ void q5_block(GGMLType wt, uint8_t* gguf, int64_t rb, uint8_t* pk, bool to_gguf)
     }
 }
 
+// Q6_K: for sub-block k, chunk c (elements 16k + 4c .. +4) of row r, v_c = q ^ 32 (q - 32 as a 6-bit two's
+// complement value); the 4 chunks of sub-block k in 3 vectors P, Q, R at 72 + 48k, byte 4r + i:
+// P = v_0 << 2 | bits 0-1 of v_2, Q = v_1 << 2 | bits 2-3 of v_2, R = v_3 << 2 | bits 4-5 of v_2.
 void q6k_block(uint8_t* gguf, int64_t rb, uint8_t* pk, bool to_gguf) {
     for (int r = 0; r < PACK_ROWS; ++r) {
         BlockQ6K* b = reinterpret_cast<BlockQ6K*>(gguf + r * rb);
-        if (to_gguf) std::memcpy(&b->d, pk + 2 * r, 2);
-        else std::memcpy(pk + 2 * r, &b->d, 2);
-        for (int h = 0; h < 2; ++h)
-            for (int u = 0; u < 2; ++u)
-                for (int s = 0; s < 4; ++s) {
-                    uint8_t* p = pk + 8 + 16 * (2 * h + u) + 4 * s + r;
-                    int8_t& sc = b->scales[8 * h + 2 * s + u];
-                    if (to_gguf) std::memcpy(&sc, p, 1);
-                    else std::memcpy(p, &sc, 1);
+        if (to_gguf) {
+            std::memcpy(&b->d, pk + 2 * r, 2);
+            std::memset(b->ql, 0, sizeof b->ql);
+            std::memset(b->qh, 0, sizeof b->qh);
+        } else {
+            std::memcpy(pk + 2 * r, &b->d, 2);
+        }
+        for (int k = 0; k < 16; ++k) {
+            if (to_gguf) std::memcpy(&b->scales[k], pk + 8 + 4 * k + r, 1);
+            else std::memcpy(pk + 8 + 4 * k + r, &b->scales[k], 1);
+            uint8_t* t = pk + 72 + 48 * k + 4 * r;  // P; Q at t + 16, R at t + 32
+            for (int i = 0; i < 4; ++i) {
+                int v[4];
+                if (!to_gguf) {
+                    for (int c = 0; c < 4; ++c) {
+                        const int e = 16 * k + 4 * c + i, h = e / 128, w = e % 128;
+                        const int q = ((b->ql[64 * h + w % 64] >> (4 * (w / 64))) & 0xf) |
+                                      ((b->qh[32 * h + w % 32] >> (2 * (w / 32))) & 3) << 4;
+                        v[c] = q ^ 32;
+                    }
+                    t[i] = static_cast<uint8_t>(v[0] << 2 | (v[2] & 3));
+                    t[16 + i] = static_cast<uint8_t>(v[1] << 2 | (v[2] >> 2 & 3));
+                    t[32 + i] = static_cast<uint8_t>(v[3] << 2 | (v[2] >> 4 & 3));
+                } else {
+                    v[0] = t[i] >> 2;
+                    v[1] = t[16 + i] >> 2;
+                    v[3] = t[32 + i] >> 2;
+                    v[2] = (t[i] & 3) | (t[16 + i] & 3) << 2 | (t[32 + i] & 3) << 4;
+                    for (int c = 0; c < 4; ++c) {
+                        const int e = 16 * k + 4 * c + i, h = e / 128, w = e % 128, q = v[c] ^ 32;
+                        b->ql[64 * h + w % 64] = static_cast<uint8_t>(b->ql[64 * h + w % 64] | (q & 0xf) << (4 * (w / 64)));
+                        b->qh[32 * h + w % 32] = static_cast<uint8_t>(b->qh[32 * h + w % 32] | (q >> 4) << (2 * (w / 32)));
+                    }
                 }
-        chunks(b->ql, pk + 72, r, 32, 0, to_gguf);
-        chunks(b->qh, pk + 584, r, 16, 0xaa, to_gguf);
+            }
+        }
     }
 }
 

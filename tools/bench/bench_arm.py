@@ -84,8 +84,8 @@ def our_kernels() -> dict:
     # packed weights (native/quant/arm/neon_packed.cpp): one block of a 4-row group against a tile of nt records
     for t, fn in PACKED.items():
         for nt in PACKED_TILES[t]:
-            # Q4_K/Q5_K: the block loop and its loop over sub-block pairs (4 trips)
-            trips = [1, 4] if t in ("Q4_K", "Q5_K") else [1]
+            # K-quants: the block loop and its loop over sub-block pairs (Q4_K/Q5_K: 4 trips) or sub-blocks (Q6_K: 16)
+            trips = [1, 4] if t in ("Q4_K", "Q5_K") else [1, 16] if t == "Q6_K" else [1]
             k[t, f"pk{nt}"] = (f"{NS}(anonymous namespace)::{fn}{nt}>", trips, 4 * sdot_per(BLOCK[t][0]) * nt, 4 * nt)
     return k
 

@@ -61,12 +61,6 @@ inline int32x4_t dot32(int32x4_t a, const int8x16_t* w, int8x16_t x0, int8x16_t 
 // the block), sum_m sc_m (C_m - C_m-1) = sum_m (sc_m - sc_m+1) C_m (sc past the last = 0): one multiply-add per
 // sub-block and no zeroed accumulator (used from 2 records on: for one record the unbroken chain of sdots is
 // slower than zeroing). The terms may wrap int32; the total is the exact i1, which fits.
-// v[k]: the scales of sub-blocks 2k, 2k + 1 (lanes: 4 rows each); returns their differences, same shape.
-template <int N>
-inline void scale_steps(int16x8_t* v) {
-    #pragma GCC unroll 8
-    for (int k = 0; k < N; ++k) v[k] = vsubq_s16(v[k], vextq_s16(v[k], k + 1 < N ? v[k + 1] : vdupq_n_s16(0), 4));
-}
 
 // v in every lane, moved from a general register: DUP (general) runs on the M pipe of the A76 / Neoverse N1
 // pipeline, not on the two vector pipes the sdot chains fill. (Without the barrier GCC keeps a constant in a
@@ -307,65 +301,60 @@ __attribute__((noinline)) void packed_q45k(const uint8_t* G, int64_t nb, const u
     for (int t = 0; t < NT; ++t) vst1q_f32(out[t], acc[t]);
 }
 
-// Q6_K, one group against records [t0, t0 + NT). Per block and sub-block 8h + 2s + u: 4 chunk vectors decoded
-// (from 4 chunks of qh and 4 of ql), then per record 4 lane dots into the sub-block's sum and i1 += sc x sum. q - 32 is built as a 6-bit two's complement value: the low
-// nibble of ql with the sign-extended 2-bit field of qh (its top bit flipped at packing) inserted above it.
+// Q6_K, one group against records [t0, t0 + NT). Per block and sub-block k: 3 loads give the 4 chunk vectors of
+// the four rows (layout: quant/repack.cpp), decoded with 7 shifts and inserts (v_0, v_1, v_3: one arithmetic
+// shift of their byte; v_2 gathered from three 2-bit pieces), then per record 4 lane dots into the running
+// sum and i1 += (the scale steps) x the sum (scale_steps from 2 records on; one record: each sub-block's own
+// sum). The loop over sub-blocks stays rolled, as packed_q45k's.
 template <int NT>
 __attribute__((noinline)) void packed_q6k(const uint8_t* G, int64_t nb, const uint8_t* acts, int t0, const float* side,
                                           float (*out)[4]) {
+    constexpr int NV = (NT + 3) / 4;
     const ActLayout L = act_layout(GGMLType::Q6_K, nb * QK_K);
-    const int8_t* qx[NT];
-    const float* dx[NT];
+    const int8_t* qx = reinterpret_cast<const int8_t*>(acts + static_cast<int64_t>(t0) * L.stride);
+    const int64_t xs = L.stride;
     float32x4_t acc[NT];
-    for (int t = 0; t < NT; ++t) {
-        const uint8_t* rec = acts + static_cast<int64_t>(t0 + t) * L.stride;
-        qx[t] = reinterpret_cast<const int8_t*>(rec);
-        dx[t] = reinterpret_cast<const float*>(rec + L.d_off);
-        acc[t] = vdupq_n_f32(0.0f);
-    }
+    for (int t = 0; t < NT; ++t) acc[t] = vdupq_n_f32(0.0f);
     for (int64_t b = 0; b < nb; ++b) {
         const uint8_t* blk = G + b * 840;
-        const float32x4_t dw = h2f4(blk);
+        int8_t sc[72];  // the 64 scales (sub-block k, row r at 4k + r), then zeros: sc_16 = 0 for the last step
+        #pragma GCC unroll 4
+        for (int v = 0; v < 4; ++v) vst1q_s8(sc + 16 * v, vld1q_s8(reinterpret_cast<const int8_t*>(blk + 8 + 16 * v)));
+        vst1_s8(sc + 64, vdup_n_s8(0));
         int32x4_t i1[NT], run[NT];
         for (int t = 0; t < NT; ++t) i1[t] = run[t] = vdupq_n_s32(0);
-        int16x8_t steps[8];  // scale_steps over the sub-blocks in the order they run: (hu, s) = 4 hu + s
-        #pragma GCC unroll 4
-        for (int hu = 0; hu < 4; ++hu) {
-            const int8x16_t sc8 = vld1q_s8(reinterpret_cast<const int8_t*>(blk + 8 + 16 * hu));  // [s][r]
-            steps[2 * hu] = vmovl_s8(vget_low_s8(sc8));
-            steps[2 * hu + 1] = vmovl_high_s8(sc8);
+        const int8_t* xk = qx + b * QK_K;
+        #pragma GCC unroll 1
+        for (int k = 0; k < 16; ++k) {
+            const uint8_t* tk = blk + 72 + 48 * k;
+            const int8x16_t P = vld1q_s8(reinterpret_cast<const int8_t*>(tk));
+            const int8x16_t Q = vld1q_s8(reinterpret_cast<const int8_t*>(tk + 16));
+            const int8x16_t R = vld1q_s8(reinterpret_cast<const int8_t*>(tk + 32));
+            int8x16_t w[4];
+            w[0] = vshrq_n_s8(P, 2);
+            w[1] = vshrq_n_s8(Q, 2);
+            w[3] = vshrq_n_s8(R, 2);
+            const int8x16_t v2 = vsliq_n_s8(vsliq_n_s8(P, Q, 2), R, 4);  // bits 0-5: the pieces of v_2
+            w[2] = vshrq_n_s8(vshlq_n_s8(v2, 2), 2);
+            const int16x8_t s2 = vmovl_s8(vld1_s8(sc + 4 * k));  // sc_k (low half), sc_k+1 (high half), 4 rows each
+            const int32x4_t sj = NT > 1 ? vmovl_s16(vsub_s16(vget_low_s16(s2), vget_high_s16(s2))) : vmovl_s16(vget_low_s16(s2));
+            static_for<NT>([&](auto tc) {
+                constexpr int t = tc;
+                const int8x16_t x = vld1q_s8(xk + t * xs + 16 * k);
+                int32x4_t d = dot_lane<0>(NT == 1 ? vdupq_n_s32(0) : run[t], w[0], x);
+                d = dot_lane<1>(d, w[1], x);
+                d = dot_lane<2>(d, w[2], x);
+                run[t] = dot_lane<3>(d, w[3], x);
+                i1[t] = vmlaq_s32(i1[t], run[t], sj);  // |i1| <= 16 * 128 * 16 * 32 * 127 < 2^31 (telescoped terms may wrap)
+            });
         }
-        if constexpr (NT > 1) scale_steps<8>(steps);  // one record: zeroed sums, as packed_q4k
-        #pragma GCC unroll 4
-        for (int hu = 0; hu < 4; ++hu) {  // h = hu / 2, u = hu % 2
-            const int h = hu / 2, u = hu % 2;
-            #pragma GCC unroll 4
-            for (int s = 0; s < 4; ++s) {  // sub-block 8h + 2s + u: 4 decoded vectors live at a time
-                int8x16_t w[4];  // [j]: elements 128h + 32s + 16u + 4j + (0..3) of the four rows
-                #pragma GCC unroll 4
-                for (int j = 0; j < 4; ++j) {
-                    const int8x16_t qh = vld1q_s8(reinterpret_cast<const int8_t*>(blk + 584 + 16 * (8 * h + 4 * u + j)));
-                    // ql bytes 64h + 16u + 4j (s = 0, 2: low, high nibble) or 32 further (s = 1, 3)
-                    const uint8x16_t ql = vld1q_u8(blk + 72 + 16 * (16 * h + 4 * u + j + 8 * (s % 2)));
-                    // field s of qh, sign-extended over the byte (its top bit was flipped at packing)
-                    const int8x16_t f = s == 3 ? vshrq_n_s8(qh, 6) : vshrq_n_s8(vshlq_n_s8(qh, 6 - 2 * s), 6);
-                    w[j] = vreinterpretq_s8_u8(vsliq_n_u8(s < 2 ? ql : vshrq_n_u8(ql, 4), vreinterpretq_u8_s8(f), 4));
-                }
-                const int16x8_t st = steps[2 * hu + s / 2];
-                const int32x4_t sc = s % 2 ? vmovl_high_s16(st) : vmovl_s16(vget_low_s16(st));
-                #pragma GCC unroll 4
-                for (int t = 0; t < NT; ++t) {
-                    const int8x16_t x = vld1q_s8(qx[t] + b * QK_K + 16 * (8 * h + 2 * s + u));
-                    int32x4_t d = dot_lane<0>(NT == 1 ? vdupq_n_s32(0) : run[t], w[0], x);
-                    d = dot_lane<1>(d, w[1], x);
-                    d = dot_lane<2>(d, w[2], x);
-                    run[t] = dot_lane<3>(d, w[3], x);
-                    i1[t] = vmlaq_s32(i1[t], run[t], sc);  // scale_steps; |i1| <= 16 * 128 * 16 * 32 * 127 < 2^31
-                }
-            }
-        }
-        #pragma GCC unroll 4
-        for (int t = 0; t < NT; ++t) acc[t] = vfmaq_f32(acc[t], vmulq_n_f32(dw, dx[t][b]), vcvtq_f32_s32(i1[t]));
+        const float32x4_t dw = h2f4(blk);
+        float32x4_t dx[NV];
+        for (int v = 0; v < NV; ++v) dx[v] = vld1q_f32(side + b * NT + 4 * v);  // padded: a tile under 4 reads past
+        static_for<NT>([&](auto tc) {
+            constexpr int t = tc;
+            acc[t] = vfmaq_f32(acc[t], vmulq_laneq_f32(dw, dx[t / 4], t % 4), vcvtq_f32_s32(i1[t]));
+        });
     }
     for (int t = 0; t < NT; ++t) vst1q_f32(out[t], acc[t]);
 }
