@@ -86,7 +86,10 @@ def our_kernels() -> dict:
         for nt in PACKED_TILES[t]:
             # K-quants: the block loop and its loop over sub-block pairs (Q4_K/Q5_K: 4 trips) or sub-blocks (Q6_K: 16)
             trips = [1, 4] if t in ("Q4_K", "Q5_K") else [1, 16] if t == "Q6_K" else [1]
-            k[t, f"pk{nt}"] = (f"{NS}(anonymous namespace)::{fn}{nt}>", trips, 4 * sdot_per(BLOCK[t][0]) * nt, 4 * nt)
+            # Q4_K/Q5_K: 4 (8) more sdot a record for the mins (and Q5_K's offset correction)
+            extra = {"Q4_K": 4, "Q5_K": 8}.get(t, 0)
+            k[t, f"pk{nt}"] = (f"{NS}(anonymous namespace)::{fn}{nt}>", trips, (4 * sdot_per(BLOCK[t][0]) + extra) * nt,
+                               4 * nt)
     return k
 
 

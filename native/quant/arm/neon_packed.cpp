@@ -84,9 +84,12 @@ inline float32x4_t h2f4(const uint8_t* p) {
 
 // Per-call side table of a tile of NT records (built once per call by matmul_packed, read by every group):
 // per weight block b, SIDE_F(WT) rows of NT values: the records' dx, then (Q4_1, Q5_1) the block sums as
-// floats, then (Q4_1, Q5_1) the int32 start of the sdot sum (below). One pointer and vector loads replace NT
-// record pointers.
-constexpr int side_rows(GGMLType wt) { return wt == GGMLType::Q4_1 || wt == GGMLType::Q5_1 ? 3 : 1; }
+// floats, then (Q4_1, Q5_1) the int32 start of the sdot sum (below); (Q4_K, Q5_K) dx, then per record 16 bytes:
+// the 8 sub-block sums S_j (of 32) split as S_j = 32 a_j + b_j, a_j = S_j >> 5 in [-127, 127], b_j in [0, 31],
+// as a_0..a_7, b_0..b_7 (int8). One pointer and vector loads replace NT record pointers.
+constexpr int side_rows(GGMLType wt) {
+    return wt == GGMLType::Q4_1 || wt == GGMLType::Q5_1 ? 3 : wt == GGMLType::Q4_K || wt == GGMLType::Q5_K ? 5 : 1;
+}
 
 // Legacy sums converted without scvtf: the sdot chain starts at the bit pattern of MAGIC = 1.5 * 2^(23 - FB),
 // so it ends at the pattern of MAGIC + i1 (an integer s added to the mantissa of a float in [2^(23 - FB),
@@ -191,8 +194,7 @@ __attribute__((noinline)) void packed_q45k(const uint8_t* G, int64_t nb, const u
     constexpr int NV = (NT + 3) / 4;
     const ActLayout L = act_layout(GGMLType::Q4_K, nb * QK_K);
     const int8_t* qx = reinterpret_cast<const int8_t*>(acts + static_cast<int64_t>(t0) * L.stride);
-    const int16_t* qs16 = reinterpret_cast<const int16_t*>(acts + static_cast<int64_t>(t0) * L.stride + L.sums_off);
-    const int64_t xs = L.stride, xs16 = L.stride / 2;
+    const int64_t xs = L.stride;
     float32x4_t acc[NT];
     for (int t = 0; t < NT; ++t) acc[t] = vdupq_n_f32(0.0f);
     const uint8x16_t m4 = vdupq_n_u8(0x0f), m3 = vdupq_n_u8(3);
@@ -246,53 +248,38 @@ __attribute__((noinline)) void packed_q45k(const uint8_t* G, int64_t nb, const u
                 });
             }
         }
-        // the mins (and Q5_K's 16 sc_j), widened to int16: lanes 4k + r = sub-block 2m + k, row r in v[m]
-        int16x8_t mn[4], sc16[4];
+        // i2 = sum_j mn_j S_j (and Q5_K's sum_j sc_j S_j) as lane dots: S_j = 32 a_j + b_j with int8 a_j, b_j (the
+        // side table), the mins (scales) transposed to rows x 4 sub-blocks; exact in int32
+        int8x16_t mt0, mt1, st0t, st1t;
         {
+            const uint8x16_t tr = {0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15};  // (j, r) -> (r, j)
             const uint8x16_t ms = vld1q_u8(blk + 32), hs = vld1q_u8(blk + 48);
-            const uint8x16_t mn0 = vsliq_n_u8(ms, vandq_u8(vshrq_n_u8(hs, 4), m3), 4);
-            const uint8x16_t mn1 = vsliq_n_u8(vshrq_n_u8(ms, 4), vshrq_n_u8(hs, 6), 4);
-            mn[0] = vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(mn0)));
-            mn[1] = vreinterpretq_s16_u16(vmovl_high_u8(mn0));
-            mn[2] = vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(mn1)));
-            mn[3] = vreinterpretq_s16_u16(vmovl_high_u8(mn1));
+            mt0 = vreinterpretq_s8_u8(vqtbl1q_u8(vsliq_n_u8(ms, vandq_u8(vshrq_n_u8(hs, 4), m3), 4), tr));
+            mt1 = vreinterpretq_s8_u8(vqtbl1q_u8(vsliq_n_u8(vshrq_n_u8(ms, 4), vshrq_n_u8(hs, 6), 4), tr));
             if constexpr (Q5) {
                 const uint8x16_t ls = vld1q_u8(blk + 16);
-                const uint8x16_t sc0 = vsliq_n_u8(ls, vandq_u8(hs, m3), 4);
-                const uint8x16_t sc1 = vsliq_n_u8(vshrq_n_u8(ls, 4), vandq_u8(vshrq_n_u8(hs, 2), m3), 4);
-                sc16[0] = vreinterpretq_s16_u16(vshll_n_u8(vget_low_u8(sc0), 4));
-                sc16[1] = vreinterpretq_s16_u16(vshll_high_n_u8(sc0, 4));
-                sc16[2] = vreinterpretq_s16_u16(vshll_n_u8(vget_low_u8(sc1), 4));
-                sc16[3] = vreinterpretq_s16_u16(vshll_high_n_u8(sc1, 4));
+                st0t = vreinterpretq_s8_u8(vqtbl1q_u8(vsliq_n_u8(ls, vandq_u8(hs, m3), 4), tr));
+                st1t = vreinterpretq_s8_u8(vqtbl1q_u8(vsliq_n_u8(vshrq_n_u8(ls, 4), vandq_u8(vshrq_n_u8(hs, 2), m3), 4), tr));
             }
         }
         const uint16x8_t hd = vld1q_u16(reinterpret_cast<const uint16_t*>(blk));
         const float32x4_t dw = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(hd)));
         const float32x4_t dm = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(hd)));
+        const float* sd = side + b * 5 * NT;
         float32x4_t dx[NV];
-        for (int v = 0; v < NV; ++v) dx[v] = vld1q_f32(side + b * NT + 4 * v);  // padded: a tile under 4 reads past
+        for (int v = 0; v < NV; ++v) dx[v] = vld1q_f32(sd + 4 * v);  // padded: a tile under 4 reads past
         static_for<NT>([&](auto tc) {
             constexpr int t = tc;
-            const int16_t* s16 = qs16 + t * xs16 + 16 * b;
-            const int16x8_t s = vpaddq_s16(vld1q_s16(s16), vld1q_s16(s16 + 8));  // lane j: the sum over sub-block j
-            if constexpr (Q5) {
-                i1[t] = vmlal_laneq_s16(i1[t], vget_low_s16(sc16[0]), s, 0);
-                i1[t] = vmlal_high_laneq_s16(i1[t], sc16[0], s, 1);
-                i1[t] = vmlal_laneq_s16(i1[t], vget_low_s16(sc16[1]), s, 2);
-                i1[t] = vmlal_high_laneq_s16(i1[t], sc16[1], s, 3);
-                i1[t] = vmlal_laneq_s16(i1[t], vget_low_s16(sc16[2]), s, 4);
-                i1[t] = vmlal_high_laneq_s16(i1[t], sc16[2], s, 5);
-                i1[t] = vmlal_laneq_s16(i1[t], vget_low_s16(sc16[3]), s, 6);
-                i1[t] = vmlal_high_laneq_s16(i1[t], sc16[3], s, 7);
+            const int8x16_t ab = vld1q_s8(reinterpret_cast<const int8_t*>(sd + NT + 4 * t));  // a_0..7, b_0..7
+            int32x4_t i2 = dot_lane<0>(dup_gpr(0), mt0, ab);
+            i2 = vshlq_n_s32(dot_lane<1>(i2, mt1, ab), 5);
+            i2 = dot_lane<3>(dot_lane<2>(i2, mt0, ab), mt1, ab);
+            if constexpr (Q5) {  // + 16 sum_j sc_j S_j
+                int32x4_t c = dot_lane<0>(dup_gpr(0), st0t, ab);
+                c = vshlq_n_s32(dot_lane<1>(c, st1t, ab), 5);
+                c = dot_lane<3>(dot_lane<2>(c, st0t, ab), st1t, ab);
+                i1[t] = vaddq_s32(i1[t], vshlq_n_s32(c, 4));
             }
-            int32x4_t i2 = vmull_laneq_s16(vget_low_s16(mn[0]), s, 0);
-            i2 = vmlal_high_laneq_s16(i2, mn[0], s, 1);
-            i2 = vmlal_laneq_s16(i2, vget_low_s16(mn[1]), s, 2);
-            i2 = vmlal_high_laneq_s16(i2, mn[1], s, 3);
-            i2 = vmlal_laneq_s16(i2, vget_low_s16(mn[2]), s, 4);
-            i2 = vmlal_high_laneq_s16(i2, mn[2], s, 5);
-            i2 = vmlal_laneq_s16(i2, vget_low_s16(mn[3]), s, 6);
-            i2 = vmlal_high_laneq_s16(i2, mn[3], s, 7);
             const float dxt = vgetq_lane_f32(dx[t / 4], t % 4);
             acc[t] = vfmaq_f32(acc[t], vmulq_n_f32(dw, dxt), vcvtq_f32_s32(i1[t]));
             acc[t] = vfmsq_f32(acc[t], vmulq_n_f32(dm, dxt), vcvtq_f32_s32(i2));  // fmaf(-(dm dx), i2, acc)
@@ -393,6 +380,14 @@ void fill_side(GGMLType wt, int64_t nb, const uint8_t* acts, int t0, int nt, flo
                 const int32_t start = (wt == GGMLType::Q4_1 ? LegacyPk<GGMLType::Q4_1>::MAGIC + 128 * sums[b]
                                                             : LegacyPk<GGMLType::Q5_1>::MAGIC + 16 * sums[b]);
                 std::memcpy(sd + 2 * nt, &start, 4);
+            } else if (SR == 5) {  // Q4_K / Q5_K: the split sub-block sums (record t's 16 bytes at row 1 + 4t - t)
+                int8_t ab[16];
+                for (int j = 0; j < 8; ++j) {
+                    const int S = sums[16 * b + 2 * j] + sums[16 * b + 2 * j + 1];  // |S| <= 32 * 127
+                    ab[j] = static_cast<int8_t>(S >> 5);  // arithmetic shift (C++20; GCC and Clang always)
+                    ab[8 + j] = static_cast<int8_t>(S & 31);
+                }
+                std::memcpy(sd - t + nt + 4 * t, ab, 16);
             }
         }
     }
