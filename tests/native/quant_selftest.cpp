@@ -127,6 +127,36 @@ int check_packed(std::mt19937& rng) {
                 }
             }
     }
+    // Extremes: every weight byte 0x00, 0xff, 0x80 or 0x7f (by row; scales too, the fp16 fields stay small), every
+    // activation +-1 (all int8 values +-127, block sums +-32 * 127): the largest sums the kernels' exactness
+    // arguments allow for (magic-number converts, split sub-block sums, wrapping scale steps).
+    for (const Case& c : cases) {
+        const int64_t be = lg::quant_block_elems(c.t), nbr = c.K / be, T = 9;
+        auto W = random_weights(rng, c.t, n_rows * nbr * c.bb, c.bb, c.offs);
+        for (size_t i = 0; i < W.size(); ++i) {
+            const int64_t blk = static_cast<int64_t>(i) / c.bb, at = static_cast<int64_t>(i) % c.bb;
+            bool scale = false;
+            for (int off : c.offs) scale = scale || (at >= off && at < off + 2);
+            const uint8_t fill[4] = {0x00, 0xff, 0x80, 0x7f};
+            if (!scale) W[i] = fill[(blk / nbr) % 4];
+        }
+        auto P = W;
+        lg::pack_weights(c.t, P.data(), n_rows, c.K);
+        for (auto prec : {lg::ActPrecision::Q8, lg::ActPrecision::Q8X2}) {
+            std::vector<float> x(static_cast<size_t>(T * c.K));
+            for (int64_t i = 0; i < T * c.K; ++i) x[i] = (i / c.K) % 2 ? -1.0f : 1.0f;
+            std::vector<uint8_t> acts(lg::act_buffer_bytes(c.t, c.K, T, prec));
+            lg::prepare_acts(c.t, x.data(), c.K, T, acts.data(), prec);
+            std::vector<float> ys(static_cast<size_t>(T * n_rows)), yp(ys.size(), -1.0f);
+            lg::matmul_scalar(c.t, W.data(), c.K, 0, n_rows, acts.data(), x.data(), T, ys.data(), n_rows);
+            lg::matmul_packed(c.t, P.data(), c.K, 0, n_rows, acts.data(), x.data(), T, yp.data(), n_rows);
+            const int bad = std::memcmp(ys.data(), yp.data(), ys.size() * 4) != 0;
+            if (bad) std::printf("%-5s K=%lld %s extremes packed MISMATCH\n", lg::ggml_type_name(c.t),
+                                 static_cast<long long>(c.K), lg::act_precision_name(prec));
+            failures += bad;
+            ++checked;
+        }
+    }
     std::printf("packed: %d checked, %s\n", checked, failures ? "MISMATCH" : "ok");
     return failures;
 }

@@ -49,7 +49,7 @@ def test_x86_paths_match_scalar(tmp_path, march, extra, cpu_flags, simd):
             pytest.skip(f"CPU without {flag}")
     out = build_and_run(tmp_path, ["g++"], march, [], extra)
     assert out.startswith(f"simd: {simd}\n"), out
-    assert "packed: 500 checked, ok\n" in out, out   # packed weights through the GGUF kernels, group by group
+    assert "packed: 676 checked, ok\n" in out, out   # packed weights through the GGUF kernels, group by group
 
 
 needs_cross = pytest.mark.skipif(not (shutil.which(CROSS) and shutil.which(QEMU) and shutil.which(OBJDUMP)),
@@ -86,8 +86,9 @@ def test_neon_variants_match_scalar_under_qemu(aarch64_selftest, cpu, forced, ex
     assert run.stdout.startswith(f"simd: {expected}\n"), run.stdout
     # K = 768: 8 types x 2 precisions; K = 864: the 5 legacy types x 2 precisions; each checked
     assert run.stdout.count(" ok ") == 26, run.stdout
-    # packed weights: 10 (type, K) x 2 precisions x 5 counts x 5 row ranges, against the scalar path
-    assert "packed: 500 checked, ok\n" in run.stdout, run.stdout
+    # packed weights, against the scalar path: 13 (type, K) x 2 precisions x 5 counts x 5 row ranges, and the
+    # 13 (type, K) x 2 precisions at extreme values
+    assert "packed: 676 checked, ok\n" in run.stdout, run.stdout
 
 
 @needs_cross
