@@ -60,7 +60,7 @@ PACKED = {"Q4_0": "packed_legacy<(lg::GGMLType)2, ", "Q4_1": "packed_legacy<(lg:
           "Q5_0": "packed_legacy<(lg::GGMLType)6, ", "Q5_1": "packed_legacy<(lg::GGMLType)7, ",
           "Q8_0": "packed_legacy<(lg::GGMLType)8, ", "Q4_K": "packed_q45k<false, ", "Q5_K": "packed_q45k<true, ",
           "Q6_K": "packed_q6k<"}
-PACKED_TILES = {t: (1, 2, 4, 8) if BLOCK[t][0] == 32 else (1, 2, 4) for t in PACKED}
+PACKED_TILES = {t: (1, 2, 4, 8) for t in PACKED}
 OUR_FLAGS = ["-std=c++17", "-O3", "-fno-math-errno", "-march=armv8-a", "-Inative"]
 
 

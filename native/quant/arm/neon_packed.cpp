@@ -1,8 +1,8 @@
-// aarch64 NEON kernels over packed weights (Q4_0, Q5_0, Q8_0, Q4_K, Q6_K; layouts in quant/repack.cpp): four rows of a
+// aarch64 NEON kernels over packed weights (every quantized type; layouts in quant/repack.cpp): four rows of a
 // group in the four int32/float lanes of one vector. Each 16-byte weight load holds four bytes of each row,
 // so one by-element sdot (vdotq_laneq_s32) against four activation bytes adds the four rows' partial dots
 // lane by lane: no per-row folds, and the rows' scales come as one vector. A decoded block serves a tile of
-// up to four records. Integer sums are exact and the float steps follow blocks.h lane by lane, so results
+// up to 8 records. Integer sums are exact and the float steps follow blocks.h lane by lane, so results
 // are bit-identical to scalar.cpp. The plain Armv8-A variant forms the same lane sums with widening
 // multiplies. Empty on other targets.
 #include <cstring>
@@ -17,8 +17,8 @@ namespace lg::quant::LG_NEON_NS {
 
 namespace {
 
-constexpr int PK_TILE = 8;  // the most records a decoded block serves (legacy types; K-quants: PK_TILE_K)
-constexpr int PK_TILE_K = 4;
+constexpr int PK_TILE = 8;    // the most records a decoded block serves
+constexpr int PK_TILE_K = 8;  // K-quants: 8 as well (the rolled sub-block loops keep 8 records' sums in registers)
 
 // f(std::integral_constant<int, i>) for i = 0..N-1: lane indices stay compile-time constants.
 template <typename F, int... I>
@@ -393,7 +393,7 @@ void fill_side(GGMLType wt, int64_t nb, const uint8_t* acts, int t0, int nt, flo
     }
 }
 
-int tile_of(GGMLType wt, int left) {  // tiles of 8 (legacy), 4, 2, 1 records: a pair (q8x2) stays in one tile
+int tile_of(GGMLType wt, int left) {  // tiles of 8, 4, 2, 1 records: a pair (q8x2) stays in one tile
     const int most = is_legacy(wt) ? PK_TILE : PK_TILE_K;
     int nt = 1;
     while (nt * 2 <= most && nt * 2 <= left) nt *= 2;
