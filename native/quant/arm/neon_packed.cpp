@@ -83,7 +83,7 @@ inline float32x4_t h2f4(const uint8_t* p) {
 }
 
 // Per-call side table of a tile of NT records (built once per call by matmul_packed, read by every group):
-// per weight block b, SIDE_F(WT) rows of NT values: the records' dx, then (Q4_1, Q5_1) the block sums as
+// per weight block b, side_rows(WT) rows of NT values: the records' dx, then (Q4_1, Q5_1) the block sums as
 // floats, then (Q4_1, Q5_1) the int32 start of the sdot sum (below); (Q4_K, Q5_K) dx, then per record 16 bytes:
 // the 8 sub-block sums S_j (of 32) split as S_j = 32 a_j + b_j, a_j = S_j >> 5 in [-127, 127], b_j in [0, 31],
 // as a_0..a_7, b_0..b_7 (int8). One pointer and vector loads replace NT record pointers.
@@ -181,11 +181,11 @@ __attribute__((noinline)) void packed_legacy(const uint8_t* G, int64_t nb, const
 
 // Q4_K / Q5_K (Q5), one group against records [t0, t0 + NT). Per block and half sub-block pair (p, half): 8 chunk
 // loads give the 8 decoded vectors of sub-block 2p + half, which every record of the tile uses; the records'
-// sums, scaled (scale_steps from 2 records on), go to i1. The mins' i2 (and Q5_K's correction below) come at
-// the block's end, from the scales re-read, so that only w, the records' run / i1 / acc and the steps stay
-// live: no spills at 4 records. Q5_K values v = n + 16 b are decoded as v - 16 (the fifth bits are stored
-// inverted: one cmtst and one sli / sri insert 0xf0 where b = 0), so i1 = (the sdot total) + sum_j 16 sc_j S_j,
-// S_j the record's sum over sub-block j: that term starts the block's min chain's twin (exact int32: |i1|
+// sums, scaled (the telescoped steps above from 2 records on), go to i1. The mins' i2 (and Q5_K's correction)
+// come at the block's end, from the scales re-read, so that only w, the records' run / i1 and the steps stay
+// live in the sub-block loop: no spills at 8 records. Q5_K values v = n + 16 b are decoded as v - 16 (the fifth
+// bits are stored inverted: one cmtst and one sli / sri insert 0xf0 where b = 0), so i1 = (the sdot total) +
+// 16 sum_j sc_j S_j, S_j the record's sum over sub-block j, formed as the mins' i2 is (exact int32: |i1|
 // <= 8 * 63 * 32 * 31 * 127 < 2^31; the telescoped terms may wrap, the total is exact).
 template <bool Q5, int NT>
 __attribute__((noinline)) void packed_q45k(const uint8_t* G, int64_t nb, const uint8_t* acts, int t0, const float* side,
