@@ -57,6 +57,23 @@ inline int32x4_t dot32(int32x4_t a, const int8x16_t* w, int8x16_t x0, int8x16_t 
     return dot_lane<3>(a, w[7], x1);
 }
 
+// dot32 for the K-quant sub-block loops: there, written as intrinsics, GCC moves the partial sum between
+// registers halfway through the chain (a vector-pipe MOV per chain, record and sub-block); one asm statement
+// keeps the chain in one register. (The legacy loops schedule better with the intrinsics.)
+inline int32x4_t dot32_chain(int32x4_t a, const int8x16_t* w, int8x16_t x0, int8x16_t x1) {
+#if LG_NEON_DOTPROD
+    asm("sdot %0.4s, %1.16b, %9.4b[0]\n\tsdot %0.4s, %2.16b, %9.4b[1]\n\t"
+        "sdot %0.4s, %3.16b, %9.4b[2]\n\tsdot %0.4s, %4.16b, %9.4b[3]\n\t"
+        "sdot %0.4s, %5.16b, %10.4b[0]\n\tsdot %0.4s, %6.16b, %10.4b[1]\n\t"
+        "sdot %0.4s, %7.16b, %10.4b[2]\n\tsdot %0.4s, %8.16b, %10.4b[3]"
+        : "+w"(a)
+        : "w"(w[0]), "w"(w[1]), "w"(w[2]), "w"(w[3]), "w"(w[4]), "w"(w[5]), "w"(w[6]), "w"(w[7]), "w"(x0), "w"(x1));
+    return a;
+#else
+    return dot32(a, w, x0, x1);
+#endif
+}
+
 // Telescoped scales. With C_m the running dot sum after the m-th sub-block of a block (never reset inside
 // the block), sum_m sc_m (C_m - C_m-1) = sum_m (sc_m - sc_m+1) C_m (sc past the last = 0): one multiply-add per
 // sub-block and no zeroed accumulator (used from 2 records on: for one record the unbroken chain of sdots is
@@ -243,7 +260,7 @@ __attribute__((noinline)) void packed_q45k(const uint8_t* G, int64_t nb, const u
                     constexpr int t = tc;
                     const int8_t* x = qx + t * xs + b * QK_K + 64 * p + 32 * half;
                     // scale_steps: i1 = sum of (sc_j - sc_j+1) x the running sum (one record: each sub-block's own)
-                    run[t] = dot32(NT == 1 ? vdupq_n_s32(0) : run[t], w, vld1q_s8(x), vld1q_s8(x + 16));
+                    run[t] = dot32_chain(NT == 1 ? vdupq_n_s32(0) : run[t], w, vld1q_s8(x), vld1q_s8(x + 16));
                     i1[t] = vmlaq_s32(i1[t], run[t], sj);
                 });
             }
