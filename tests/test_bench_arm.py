@@ -87,12 +87,22 @@ def test_mca_reads_cycles_and_bottleneck():
     assert r["bottleneck"].startswith("N1UnitV") and 3.9 <= r["bottleneck_cycles"] <= 4.5
 
 
-def test_packed_types_cost_tiles_of_four_two_one():
-    """bench_arm.ours_cost routes a packed type's records as neon_packed.cpp's matmul_packed does: tiles of 4,
-    then 2, then 1 (per-record figures times the tile's records)."""
+def test_packed_types_cost_tiles_as_matmul_packed():
+    """bench_arm.ours_cost routes a packed type's records as neon_packed.cpp's tile_of does: the largest tile
+    first (8, 4, 2, 1), per-record figures times the tile's records."""
     from tools.bench import bench_arm as B
-    ours = {("Q4_K", f"pk{n}"): {"cycles": c, "insns": 0.0} for n, c in ((1, 100.0), (2, 10.0), (4, 1.0))}
-    assert B.ours_cost(ours, "Q4_K", 1) == 100.0
-    assert B.ours_cost(ours, "Q4_K", 2) == 20.0
-    assert B.ours_cost(ours, "Q4_K", 7) == 4.0 + 20.0 + 100.0
-    assert B.ours_cost(ours, "Q4_K", 16) == 16.0
+    for t in ("Q4_K", "Q8_0"):
+        ours = {(t, f"pk{n}"): {"cycles": c, "insns": 0.0} for n, c in ((1, 1000.0), (2, 100.0), (4, 10.0), (8, 1.0))}
+        assert B.ours_cost(ours, t, 1) == 1000.0
+        assert B.ours_cost(ours, t, 2) == 200.0
+        assert B.ours_cost(ours, t, 7) == 40.0 + 200.0 + 1000.0
+    ours = {("Q8_0", f"pk{n}"): {"cycles": c, "insns": 0.0} for n, c in ((1, 1000.0), (2, 100.0), (4, 10.0), (8, 1.0))}
+    assert B.ours_cost(ours, "Q8_0", 15) == 8.0 + 40.0 + 200.0 + 1000.0
+    assert B.ours_cost(ours, "Q8_0", 16) == 16.0
+
+
+def test_gnu_byte_immediates_reach_llvm_mca_as_bytes():
+    # GCC writes a negative byte immediate sign-extended to 64 bits, which LLVM's assembler refuses
+    assert A.instruction("\tmovi\tv2.16b, 0xfffffffffffffff0") == "movi\tv2.16b, 0xf0"
+    assert A.instruction("\tmovi\tv2.16b, 0xf") == "movi\tv2.16b, 0xf"
+    assert A.instruction("\tmovi\tv2.4s, 0xff, lsl 8") == "movi\tv2.4s, 0xff, lsl 8"

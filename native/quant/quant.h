@@ -69,7 +69,7 @@ void matmul_scalar(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t
 const char* quant_simd_name();
 
 // ---- packed weights (row-interleaved groups of PACK_ROWS rows; layouts in quant/repack.cpp) ------------
-// On aarch64 the engine packs Q4_0, Q5_0, Q8_0, Q4_K and Q6_K matrices in place at load, so that the NEON
+// On aarch64 the engine packs every quantized matrix (Q4_0 .. Q8_0, Q4_K, Q5_K, Q6_K) in place at load, so that the NEON
 // kernels run four rows per by-element sdot; the bytes of a matrix stay its bytes (no second copy). Results equal
 // matmul on the unpacked matrix bit for bit (BATCH INVARIANCE as above), for any [r0, r1).
 constexpr int PACK_ROWS = 4;

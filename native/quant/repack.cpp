@@ -4,16 +4,19 @@
 // by-element sdot then gives the four rows' partial dots in four lanes). Layout of one group, per type:
 //   Q4_0  blocks of 72 bytes: d of rows 0-3 (4 x fp16), then 4 chunks c of 16 bytes: rows 0-3 x qs[4c..4c+4),
 //         each byte XOR 0x88 (a nibble n then reads (n - 8) * 16 as int8 after a shift or a mask);
+//   Q4_1  blocks of 80 bytes: d x 4, m x 4, then the 4 chunks of Q4_0 (XOR 0x88 as there);
 //   Q8_0  blocks of 136 bytes: d of rows 0-3, then 8 chunks c: rows 0-3 x qs[4c..4c+4);
 //   Q5_0  blocks of 88 bytes: d x 4, 16 bytes of inverted fifth bits (byte 4r + k, bit c: element 4c + k of
 //         row r; bit 4 + c: element 16 + 4c + k), then qs in 4 chunks as Q4_0 (not XORed);
-//   Q6_K  blocks of 840 bytes: d x 4, the int8 scales of (sub-block 8h + 2s + u, row r) at 16 (2h + u) + 4s + r,
-//         ql in 32 chunks (rows 0-3 x ql[4c..4c+4)), qh in 16 chunks, each byte XOR 0xAA (the top bit
-//         of each 2-bit field flipped: q - 32 is then a 6-bit two's complement value);
+//   Q5_1  blocks of 96 bytes: d x 4, m x 4, then the fifth bits and chunks of Q5_0 (bits inverted as there);
+//   Q6_K  blocks of 840 bytes: d x 4, the int8 scales of (sub-block k, row r) at 8 + 4k + r, then per sub-block
+//         k its 4 chunks (rows 0-3 x 4 values each) as 6-bit fields packed in 3 vectors (q6k_block);
 //   Q4_K  blocks of 576 bytes: d x 4, dmin x 4, the 6-bit scales and mins of (sub-block j, row r), entry
 //         i = 4j + r, as 16 bytes of low nibbles of sc (i and i + 16), 16 of mn, 16 of high bits
 //         (bits 0-1: sc_i, 2-3: sc_i+16, 4-5: mn_i, 6-7: mn_i+16), then qs: for p in 0..3, chunk c in 0..7,
 //         rows 0-3 x qs[32p + 4c .. +4).
+//   Q5_K  blocks of 704 bytes: the 576 of Q4_K, then qh in 8 chunks (rows 0-3 x qh[4c..4c+4)), each byte
+//         inverted (a kernel decodes v - 16: 0xf0 inserted above the nibble where the fifth bit is 0).
 // Legacy types store their blocks lane-major: the blocks of canonical lane l (b % L_LANES == l, blocks.h)
 // together in order, lane 0 first, so a kernel runs one lane's accumulation at a time over contiguous
 // memory. Unpacking restores the GGUF bytes exactly (tested), so any path can run a packed group through
@@ -22,6 +25,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "quant/blocks.h"
@@ -33,7 +37,8 @@ namespace lg {
 namespace {
 
 int64_t packed_block_bytes(GGMLType wt) {
-    return PACK_ROWS * (wt == GGMLType::Q4_K ? 144 : wt == GGMLType::Q6_K ? 210 : ggml_bytes_per_block32(wt));
+    return PACK_ROWS * (wt == GGMLType::Q4_K ? 144 : wt == GGMLType::Q5_K ? 176 : wt == GGMLType::Q6_K ? 210
+                                                                                         : ggml_bytes_per_block32(wt));
 }
 
 // 4-byte chunks: n chunks of src (a row's field, stride 1) to rows' interleaved chunks at dst (16-byte stride).
@@ -46,15 +51,20 @@ void chunks(uint8_t* row_field, uint8_t* pk, int r, int n, uint8_t x, bool to_gg
         }
 }
 
-void q5_0_block(uint8_t* gguf, int64_t rb, uint8_t* pk, bool to_gguf) {
+// Q5_0 and Q5_1 (m: the Q5_1 min, stored after the d of the four rows).
+void q5_block(GGMLType wt, uint8_t* gguf, int64_t rb, uint8_t* pk, bool to_gguf) {
+    const bool m = wt == GGMLType::Q5_1;
+    const int ho = m ? 4 : 2, po = m ? 16 : 8;  // qh in the GGUF block; the fifth bits in the packed one
     for (int r = 0; r < PACK_ROWS; ++r) {
-        uint8_t* g = gguf + r * rb;  // d, qh (u32 LE), qs[16]
+        uint8_t* g = gguf + r * rb;  // d, [m,] qh (u32 LE), qs[16]
         if (to_gguf) std::memcpy(g, pk + 2 * r, 2);
         else std::memcpy(pk + 2 * r, g, 2);
+        if (m && to_gguf) std::memcpy(g + 2, pk + 8 + 2 * r, 2);
+        else if (m) std::memcpy(pk + 8 + 2 * r, g + 2, 2);
         uint32_t qh = 0;
-        if (!to_gguf) std::memcpy(&qh, g + 2, 4);
+        if (!to_gguf) std::memcpy(&qh, g + ho, 4);
         for (int k = 0; k < 4; ++k) {
-            uint8_t& h = pk[8 + 4 * r + k];
+            uint8_t& h = pk[po + 4 * r + k];
             if (!to_gguf) h = 0;
             for (int c = 0; c < 8; ++c) {  // bit c < 4: element 4c + k; bit c >= 4: element 16 + 4(c - 4) + k
                 const int e = c < 4 ? 4 * c + k : 16 + 4 * (c - 4) + k;
@@ -62,26 +72,53 @@ void q5_0_block(uint8_t* gguf, int64_t rb, uint8_t* pk, bool to_gguf) {
                 else h = static_cast<uint8_t>(h | (((qh >> e) & 1) ^ 1) << c);
             }
         }
-        if (to_gguf) std::memcpy(g + 2, &qh, 4);
-        chunks(g + 6, pk + 24, r, 4, 0, to_gguf);
+        if (to_gguf) std::memcpy(g + ho, &qh, 4);
+        chunks(g + ho + 4, pk + po + 16, r, 4, 0, to_gguf);
     }
 }
 
+// Q6_K: for sub-block k, chunk c (elements 16k + 4c .. +4) of row r, v_c = q ^ 32 (q - 32 as a 6-bit two's
+// complement value); the 4 chunks of sub-block k in 3 vectors P, Q, R at 72 + 48k, byte 4r + i:
+// P = v_0 << 2 | bits 0-1 of v_2, Q = v_1 << 2 | bits 2-3 of v_2, R = v_3 << 2 | bits 4-5 of v_2.
 void q6k_block(uint8_t* gguf, int64_t rb, uint8_t* pk, bool to_gguf) {
     for (int r = 0; r < PACK_ROWS; ++r) {
         BlockQ6K* b = reinterpret_cast<BlockQ6K*>(gguf + r * rb);
-        if (to_gguf) std::memcpy(&b->d, pk + 2 * r, 2);
-        else std::memcpy(pk + 2 * r, &b->d, 2);
-        for (int h = 0; h < 2; ++h)
-            for (int u = 0; u < 2; ++u)
-                for (int s = 0; s < 4; ++s) {
-                    uint8_t* p = pk + 8 + 16 * (2 * h + u) + 4 * s + r;
-                    int8_t& sc = b->scales[8 * h + 2 * s + u];
-                    if (to_gguf) std::memcpy(&sc, p, 1);
-                    else std::memcpy(p, &sc, 1);
+        if (to_gguf) {
+            std::memcpy(&b->d, pk + 2 * r, 2);
+            std::memset(b->ql, 0, sizeof b->ql);
+            std::memset(b->qh, 0, sizeof b->qh);
+        } else {
+            std::memcpy(pk + 2 * r, &b->d, 2);
+        }
+        for (int k = 0; k < 16; ++k) {
+            if (to_gguf) std::memcpy(&b->scales[k], pk + 8 + 4 * k + r, 1);
+            else std::memcpy(pk + 8 + 4 * k + r, &b->scales[k], 1);
+            uint8_t* t = pk + 72 + 48 * k + 4 * r;  // P; Q at t + 16, R at t + 32
+            for (int i = 0; i < 4; ++i) {
+                int v[4];
+                if (!to_gguf) {
+                    for (int c = 0; c < 4; ++c) {
+                        const int e = 16 * k + 4 * c + i, h = e / 128, w = e % 128;
+                        const int q = ((b->ql[64 * h + w % 64] >> (4 * (w / 64))) & 0xf) |
+                                      ((b->qh[32 * h + w % 32] >> (2 * (w / 32))) & 3) << 4;
+                        v[c] = q ^ 32;
+                    }
+                    t[i] = static_cast<uint8_t>(v[0] << 2 | (v[2] & 3));
+                    t[16 + i] = static_cast<uint8_t>(v[1] << 2 | (v[2] >> 2 & 3));
+                    t[32 + i] = static_cast<uint8_t>(v[3] << 2 | (v[2] >> 4 & 3));
+                } else {
+                    v[0] = t[i] >> 2;
+                    v[1] = t[16 + i] >> 2;
+                    v[3] = t[32 + i] >> 2;
+                    v[2] = (t[i] & 3) | (t[16 + i] & 3) << 2 | (t[32 + i] & 3) << 4;
+                    for (int c = 0; c < 4; ++c) {
+                        const int e = 16 * k + 4 * c + i, h = e / 128, w = e % 128, q = v[c] ^ 32;
+                        b->ql[64 * h + w % 64] = static_cast<uint8_t>(b->ql[64 * h + w % 64] | (q & 0xf) << (4 * (w / 64)));
+                        b->qh[32 * h + w % 32] = static_cast<uint8_t>(b->qh[32 * h + w % 32] | (q >> 4) << (2 * (w / 32)));
+                    }
                 }
-        chunks(b->ql, pk + 72, r, 32, 0, to_gguf);
-        chunks(b->qh, pk + 584, r, 16, 0xaa, to_gguf);
+            }
+        }
     }
 }
 
@@ -93,34 +130,35 @@ int64_t lane_major_pos(int64_t nb, int64_t b) {
     return start + b / L_LANES;
 }
 
-// Row r's GGUF block b (src: 4 rows, row stride rb) into packed block slot dst, and back (to_gguf).
+// The GGUF blocks of a group's 4 rows (src: row stride rb) into one packed block at pk, and back (to_gguf):
+// Q4_0, Q4_1, Q8_0 (Q4_1: m after the d of the four rows).
 void legacy_block(GGMLType wt, uint8_t* gguf, int64_t rb, uint8_t* pk, bool to_gguf) {
-    const int bb = static_cast<int>(ggml_bytes_per_block32(wt));
-    const int chunks = (bb - 2) / 4;  // Q4_0: 4, Q8_0: 8
-    const uint8_t x = wt == GGMLType::Q4_0 ? 0x88 : 0x00;
+    const bool m = wt == GGMLType::Q4_1;
+    const int n_chunks = wt == GGMLType::Q8_0 ? 8 : 4, go = m ? 4 : 2, po = m ? 16 : 8;
+    const uint8_t x = wt == GGMLType::Q8_0 ? 0x00 : 0x88;
     for (int r = 0; r < PACK_ROWS; ++r) {
         uint8_t* g = gguf + r * rb;
         if (to_gguf) std::memcpy(g, pk + 2 * r, 2);
         else std::memcpy(pk + 2 * r, g, 2);
-        for (int c = 0; c < chunks; ++c)
-            for (int k = 0; k < 4; ++k) {
-                uint8_t& p = pk[8 + 16 * c + 4 * r + k];
-                if (to_gguf) g[2 + 4 * c + k] = p ^ x;
-                else p = g[2 + 4 * c + k] ^ x;
-            }
+        if (m && to_gguf) std::memcpy(g + 2, pk + 8 + 2 * r, 2);
+        else if (m) std::memcpy(pk + 8 + 2 * r, g + 2, 2);
+        chunks(g + go, pk + po, r, n_chunks, x, to_gguf);
     }
 }
 
-void q4k_block(uint8_t* gguf, int64_t rb, uint8_t* pk, bool to_gguf) {
+template <typename Block>  // BlockQ4K or BlockQ5K
+void q45k_block(uint8_t* gguf, int64_t rb, uint8_t* pk, bool to_gguf) {
+    constexpr bool q5 = std::is_same<Block, BlockQ5K>::value;
     int sc[32], mn[32];
     if (!to_gguf) {
         for (int r = 0; r < PACK_ROWS; ++r) {
-            const BlockQ4K* b = reinterpret_cast<const BlockQ4K*>(gguf + r * rb);
+            const Block* b = reinterpret_cast<const Block*>(gguf + r * rb);
             std::memcpy(pk + 2 * r, &b->d, 2);
             std::memcpy(pk + 8 + 2 * r, &b->dmin, 2);
             for (int j = 0; j < 8; ++j) q4k_scale_min(b->scales, j, &sc[4 * j + r], &mn[4 * j + r]);
             for (int p = 0; p < 4; ++p)
                 for (int c = 0; c < 8; ++c) std::memcpy(pk + 64 + 128 * p + 16 * c + 4 * r, b->qs + 32 * p + 4 * c, 4);
+            if constexpr (q5) chunks(const_cast<uint8_t*>(b->qh), pk + 576, r, 8, 0xff, false);
         }
         for (int k = 0; k < 16; ++k) {
             pk[16 + k] = static_cast<uint8_t>((sc[k] & 15) | (sc[16 + k] & 15) << 4);
@@ -137,7 +175,7 @@ void q4k_block(uint8_t* gguf, int64_t rb, uint8_t* pk, bool to_gguf) {
         mn[16 + k] = pk[32 + k] >> 4 | (h >> 6) << 4;
     }
     for (int r = 0; r < PACK_ROWS; ++r) {
-        BlockQ4K* b = reinterpret_cast<BlockQ4K*>(gguf + r * rb);
+        Block* b = reinterpret_cast<Block*>(gguf + r * rb);
         std::memcpy(&b->d, pk + 2 * r, 2);
         std::memcpy(&b->dmin, pk + 8 + 2 * r, 2);
         for (int j = 0; j < 4; ++j) {  // the inverse of q4k_scale_min
@@ -148,6 +186,7 @@ void q4k_block(uint8_t* gguf, int64_t rb, uint8_t* pk, bool to_gguf) {
         }
         for (int p = 0; p < 4; ++p)
             for (int c = 0; c < 8; ++c) std::memcpy(b->qs + 32 * p + 4 * c, pk + 64 + 128 * p + 16 * c + 4 * r, 4);
+        if constexpr (q5) chunks(b->qh, pk + 576, r, 8, 0xff, true);
     }
 }
 
@@ -156,9 +195,11 @@ void convert_group(GGMLType wt, int64_t K, uint8_t* gguf, uint8_t* packed, bool 
     const int64_t rb = quant_row_bytes(wt, K), nb = K / quant_block_elems(wt), pb = packed_block_bytes(wt);
     const int64_t bb = rb / nb;
     for (int64_t b = 0; b < nb; ++b) {
-        if (wt == GGMLType::Q4_K) q4k_block(gguf + b * bb, rb, packed + b * pb, to_gguf);
+        if (wt == GGMLType::Q4_K) q45k_block<BlockQ4K>(gguf + b * bb, rb, packed + b * pb, to_gguf);
+        else if (wt == GGMLType::Q5_K) q45k_block<BlockQ5K>(gguf + b * bb, rb, packed + b * pb, to_gguf);
         else if (wt == GGMLType::Q6_K) q6k_block(gguf + b * bb, rb, packed + b * pb, to_gguf);
-        else if (wt == GGMLType::Q5_0) q5_0_block(gguf + b * bb, rb, packed + lane_major_pos(nb, b) * pb, to_gguf);
+        else if (wt == GGMLType::Q5_0 || wt == GGMLType::Q5_1)
+            q5_block(wt, gguf + b * bb, rb, packed + lane_major_pos(nb, b) * pb, to_gguf);
         else legacy_block(wt, gguf + b * bb, rb, packed + lane_major_pos(nb, b) * pb, to_gguf);
     }
 }
@@ -173,8 +214,7 @@ void check_packable(GGMLType wt, int64_t rows, int64_t K, const char* what) {
 }  // namespace
 
 bool pack_type(GGMLType wt) {
-    return wt == GGMLType::Q4_0 || wt == GGMLType::Q8_0 || wt == GGMLType::Q5_0 || wt == GGMLType::Q4_K ||
-           wt == GGMLType::Q6_K;
+    return act_kind(wt) != ActKind::None;  // every quantized type the kernels take
 }
 
 bool packed_kernels() {

@@ -87,7 +87,9 @@ int check_packed(std::mt19937& rng) {
     struct Case { GGMLType t; int64_t K; int bb; std::vector<int> offs; };
     const Case cases[] = {{GGMLType::Q4_0, 864, 18, {0}}, {GGMLType::Q4_0, 1536, 18, {0}}, {GGMLType::Q8_0, 864, 34, {0}},
                           {GGMLType::Q8_0, 256, 34, {0}}, {GGMLType::Q5_0, 864, 22, {0}}, {GGMLType::Q5_0, 896, 22, {0}},
+                          {GGMLType::Q4_1, 864, 20, {0, 2}}, {GGMLType::Q5_1, 896, 24, {0, 2}},
                           {GGMLType::Q4_K, 768, 144, {0, 2}}, {GGMLType::Q4_K, 1536, 144, {0, 2}},
+                          {GGMLType::Q5_K, 768, 176, {0, 2}},
                           {GGMLType::Q6_K, 768, 210, {208}}, {GGMLType::Q6_K, 1536, 210, {208}}};
     for (const Case& c : cases) {
         const int64_t be = lg::quant_block_elems(c.t);
@@ -124,6 +126,36 @@ int check_packed(std::mt19937& rng) {
                     ++checked;
                 }
             }
+    }
+    // Extremes: every weight byte 0x00, 0xff, 0x80 or 0x7f (by row; scales too, the fp16 fields stay small), every
+    // activation +-1 (all int8 values +-127, block sums +-32 * 127): the largest sums the kernels' exactness
+    // arguments allow for (magic-number converts, split sub-block sums, wrapping scale steps).
+    for (const Case& c : cases) {
+        const int64_t be = lg::quant_block_elems(c.t), nbr = c.K / be, T = 9;
+        auto W = random_weights(rng, c.t, n_rows * nbr * c.bb, c.bb, c.offs);
+        for (size_t i = 0; i < W.size(); ++i) {
+            const int64_t blk = static_cast<int64_t>(i) / c.bb, at = static_cast<int64_t>(i) % c.bb;
+            bool scale = false;
+            for (int off : c.offs) scale = scale || (at >= off && at < off + 2);
+            const uint8_t fill[4] = {0x00, 0xff, 0x80, 0x7f};
+            if (!scale) W[i] = fill[(blk / nbr) % 4];
+        }
+        auto P = W;
+        lg::pack_weights(c.t, P.data(), n_rows, c.K);
+        for (auto prec : {lg::ActPrecision::Q8, lg::ActPrecision::Q8X2}) {
+            std::vector<float> x(static_cast<size_t>(T * c.K));
+            for (int64_t i = 0; i < T * c.K; ++i) x[i] = (i / c.K) % 2 ? -1.0f : 1.0f;
+            std::vector<uint8_t> acts(lg::act_buffer_bytes(c.t, c.K, T, prec));
+            lg::prepare_acts(c.t, x.data(), c.K, T, acts.data(), prec);
+            std::vector<float> ys(static_cast<size_t>(T * n_rows)), yp(ys.size(), -1.0f);
+            lg::matmul_scalar(c.t, W.data(), c.K, 0, n_rows, acts.data(), x.data(), T, ys.data(), n_rows);
+            lg::matmul_packed(c.t, P.data(), c.K, 0, n_rows, acts.data(), x.data(), T, yp.data(), n_rows);
+            const int bad = std::memcmp(ys.data(), yp.data(), ys.size() * 4) != 0;
+            if (bad) std::printf("%-5s K=%lld %s extremes packed MISMATCH\n", lg::ggml_type_name(c.t),
+                                 static_cast<long long>(c.K), lg::act_precision_name(prec));
+            failures += bad;
+            ++checked;
+        }
     }
     std::printf("packed: %d checked, %s\n", checked, failures ? "MISMATCH" : "ok");
     return failures;

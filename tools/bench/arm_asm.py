@@ -75,6 +75,9 @@ def instruction(line: str) -> str | None:
     if s.startswith(".inst") and "//" in s:
         s = s.split("//", 1)[1].strip()
     s = s.split("//")[0].strip()
+    # GNU as takes a byte immediate sign-extended to 64 bits (GCC writes `movi v0.16b, 0xfffffffffffffff0` for a
+    # negative int8); LLVM's assembler wants the byte
+    s = re.sub(r"^(movi\s+v\d+\.(?:8|16)b,\s*)0xf{14}([0-9a-f]{2})$", r"\g<1>0x\2", s)
     return None if not s or s.startswith((".", "#")) else s
 
 

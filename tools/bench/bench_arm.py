@@ -54,10 +54,13 @@ BLOCK = {"Q4_0": (32, 18), "Q4_1": (32, 20), "Q5_0": (32, 22), "Q5_1": (32, 24),
          "Q4_K": (256, 144), "Q5_K": (256, 176), "Q6_K": (256, 210)}   # elements, bytes
 GGML_ID = {"Q4_0": 2, "Q4_1": 3, "Q5_0": 6, "Q5_1": 7, "Q8_0": 8}
 NS = "lg::quant::neon_dotprod::"
-# The types the engine packs at load on aarch64 (quant/repack.cpp), their kernel templates and record tiles.
-PACKED = {"Q4_0": "packed_legacy<(lg::GGMLType)2, ", "Q5_0": "packed_legacy<(lg::GGMLType)6, ",
-          "Q8_0": "packed_legacy<(lg::GGMLType)8, ", "Q4_K": "packed_q4k<", "Q6_K": "packed_q6k<"}
-PACKED_TILES = (1, 2, 4)
+# The types the engine packs at load on aarch64 (quant/repack.cpp: every quantized type), their kernel templates
+# and record tiles (neon_packed.cpp: tile_of).
+PACKED = {"Q4_0": "packed_legacy<(lg::GGMLType)2, ", "Q4_1": "packed_legacy<(lg::GGMLType)3, ",
+          "Q5_0": "packed_legacy<(lg::GGMLType)6, ", "Q5_1": "packed_legacy<(lg::GGMLType)7, ",
+          "Q8_0": "packed_legacy<(lg::GGMLType)8, ", "Q4_K": "packed_q45k<false, ", "Q5_K": "packed_q45k<true, ",
+          "Q6_K": "packed_q6k<"}
+PACKED_TILES = {t: (1, 2, 4, 8) for t in PACKED}
 OUR_FLAGS = ["-std=c++17", "-O3", "-fno-math-errno", "-march=armv8-a", "-Inative"]
 
 
@@ -68,7 +71,7 @@ def sdot_per(qk: int) -> int:
 def our_kernels() -> dict:
     """(type, kind) -> (function, nest trips, sdot per iteration, block x row x record units per iteration).
     kind 'rl1'/'rl2': row-lane, 1/2 records; 'red': the reducing kernel's block loop and record loop; 'pk1'/'pk2'/
-    'pk4': packed 4-row groups, 1/2/4 records."""
+    'pk4'/'pk8': packed 4-row groups, 1/2/4/8 records."""
     k = {}
     for t, gid in GGML_ID.items():
         for nt in (1, 2):
@@ -80,8 +83,13 @@ def our_kernels() -> dict:
         k[t, "red"] = (f"{NS}(anonymous namespace)::reduce_kquant<lg::{blk}>", [1, 1], 16, 1)
     # packed weights (native/quant/arm/neon_packed.cpp): one block of a 4-row group against a tile of nt records
     for t, fn in PACKED.items():
-        for nt in PACKED_TILES:
-            k[t, f"pk{nt}"] = (f"{NS}(anonymous namespace)::{fn}{nt}>", [1], 4 * sdot_per(BLOCK[t][0]) * nt, 4 * nt)
+        for nt in PACKED_TILES[t]:
+            # K-quants: the block loop and its loop over sub-block pairs (Q4_K/Q5_K: 4 trips) or sub-blocks (Q6_K: 16)
+            trips = [1, 4] if t in ("Q4_K", "Q5_K") else [1, 16] if t == "Q6_K" else [1]
+            # Q4_K/Q5_K: 4 (8) more sdot a record for the mins (and Q5_K's offset correction)
+            extra = {"Q4_K": 4, "Q5_K": 8}.get(t, 0)
+            k[t, f"pk{nt}"] = (f"{NS}(anonymous namespace)::{fn}{nt}>", trips, (4 * sdot_per(BLOCK[t][0]) + extra) * nt,
+                               4 * nt)
     return k
 
 
@@ -155,8 +163,9 @@ def analyse(asm: dict) -> tuple[dict, dict]:
                              "insns_decode": nest[0]["insns"], "insns_record": nest[1]["insns"],
                              "bottleneck": nest[1]["bottleneck"]}
         else:
-            ours[t, kind] = {"cycles": sum(n["cycles"] for n in nest) / units,
-                             "insns": sum(n["insns"] for n in nest) / units, "bottleneck": nest[0]["bottleneck"]}
+            ours[t, kind] = {"cycles": sum(n["trips"] * n["cycles"] for n in nest) / units,
+                             "insns": sum(n["trips"] * n["insns"] for n in nest) / units,
+                             "bottleneck": max(nest, key=lambda n: n["trips"] * n["cycles"])["bottleneck"]}
     for (t, kind), (src, fn, trips, sdot, units) in llama_kernels().items():
         nest = model_nest(asm[src], fn, trips, sdot)
         llama[t, kind] = {"cycles": sum(n["trips"] * n["cycles"] for n in nest) / units,
@@ -166,14 +175,14 @@ def analyse(asm: dict) -> tuple[dict, dict]:
 
 
 def ours_cost(ours: dict, t: str, n: int, key: str = "cycles") -> float:
-    """Our cycles (or instructions) per block and row for a call of n records, as plan.h routes it (packed types:
-    tiles of 4, 2, 1 records, as neon_packed.cpp's matmul_packed)."""
+    """Our cycles (or instructions) per block and row for a call of n records: packed types (all, on aarch64) in the
+    tiles of neon_packed.cpp's tile_of (the largest first); else as plan.h routes it."""
     if t in PACKED:
-        full, rest = divmod(n, 4)
-        c = full * 4 * ours[t, "pk4"][key]
-        if rest >= 2:
-            c, rest = c + 2 * ours[t, "pk2"][key], rest - 2
-        return c + rest * ours[t, "pk1"][key]
+        c = 0.0
+        while n:
+            nt = max(k for k in PACKED_TILES[t] if k <= n)
+            c, n = c + nt * ours[t, f"pk{nt}"][key], n - nt
+        return c
     if BLOCK[t][0] == 32:   # row-lane, tiles of 2 records then 1
         return (n // 2) * 2 * ours[t, "rl2"][key] + (n % 2) * ours[t, "rl1"][key]
     if n == 1 and (t, "rl1") in ours:

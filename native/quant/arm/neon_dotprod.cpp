@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstring>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "quant/arm/plan.h"
 #include "quant/blocks.h"
