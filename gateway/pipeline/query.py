@@ -171,14 +171,13 @@ class QuerySurface:
             if PLACEHOLDER.search(str(call.get("text") or "")):
                 words = []                                    # a pattern is meant exactly
             if out.get("count") == 0 and len(words) > 1:
-                # First without the words that match no line on their own under the other filters
-                # ("capper torque" with host line3/capper: the lines say "torque 2.02 Nm"), then
-                # dropping trailing words ("failed password attempts": "Failed password for ...").
+                # A word that matches no line on its own under the other filters ("capper" with host
+                # line3/capper: the lines say "torque 2.02 Nm") fails every text holding it, so only the
+                # other words are tried, dropping trailing ones ("failed password attempts": "Failed
+                # password for ...").
                 alive = [w for w in words if self._count(*self._with_text(call, w))["count"]]
-                tries = [alive] if 0 < len(alive) < len(words) else []
-                tries += [words[:n] for n in range(len(words) - 1, 0, -1) if words[:n] != alive]
-                for ws in tries:
-                    relaxed, where, args = self._with_text(call, " ".join(ws))
+                for n in range(min(len(alive), len(words) - 1), 0, -1):
+                    relaxed, where, args = self._with_text(call, " ".join(alive[:n]))
                     found = getattr(self, "_" + op)(relaxed, where, args)
                     if found.get("count"):
                         out.update(found, text_relaxed_to=relaxed["text"])

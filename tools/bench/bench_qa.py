@@ -260,7 +260,7 @@ def summary(recs: list[dict], a: argparse.Namespace) -> dict:
             "refused": sum(r.get("refused", 0) for r in recs),
             "model": ",".join(models) or None, "cpu": cpu_model(), "commit": git_commit(repo),
             "bench_commit": git_commit(Path(__file__).resolve().parent), "max_tokens": a.max_tokens,
-            "kv_policy": getattr(a, "kv_policy", None) or "appliance default", "ring_tokens": getattr(a, "ring_tokens", None)}
+            "kv_policy": a.kv_policy or "appliance default", "ring_tokens": a.ring_tokens}
 
 
 def _terminate(signum, frame) -> None:
