@@ -134,7 +134,7 @@ class Appliance:
         self.engine_thread = EngineThread(
             s.engine.model, self.feed, prompts=prompts, n_sink=s.engine.n_sink, n_ring=s.engine.n_ring,
             n_scratch=s.engine.n_scratch, n_threads=s.engine.n_threads, prefill_chunk=s.engine.prefill_chunk,
-            kv_policy=s.engine.kv_policy, kv_block=s.engine.kv_block,
+            kv_policy=s.engine.kv_policy, kv_block=s.engine.kv_block, act_precision=s.engine.act_precision,
             queue_size=s.engine.queue_size, drafter=s.engine.drafter, drafter_fallback=s.engine.drafter_fallback,
             no_repeat_ngram=s.engine.no_repeat_ngram, heartbeat=self.watchdog.pet,
             kernel_plan_dir=s.cache_dir, kernel_calibration=s.engine.kernel_calibration,

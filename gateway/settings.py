@@ -177,6 +177,10 @@ class EngineSettings(_Section):
     # novelty / semantic: tokens per block (n_ring must be a multiple); smaller blocks waste less of
     # the ring on the neighbours of a kept line (docs/perf/2026-12-02-long-stream.md)
     kv_block: int = Field(16, ge=4, le=1024)
+    # Activations as two int8 terms ("q8x2": what the correctness gate holds) or one ("q8": llama.cpp's
+    # scheme, half the integer work of a batch). "auto": q8 on aarch64 CPUs, where batches are compute-bound,
+    # q8x2 elsewhere (docs/perf/2026-12-03-act-precision.md).
+    act_precision: Literal["auto", "q8x2", "q8"] = "auto"
     # ngram: prompt lookup over the stream, near free and exact; "model" (0.5B draft) pays only off
     # the CPU (NPU, GPU); see docs/perf/2026-11-30-drafter-defaults.md. "model:rknn": the 0.5B on the
     # RK3588 NPU; "auto": model:rknn where the NPU, rknnlite and the converted graph are present, else ngram.

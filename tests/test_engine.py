@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gateway.llm.engine import Engine, GenerateResult
+from gateway.llm.engine import Engine, GenerateResult, resolve_act_precision
 
 REPO = Path(__file__).resolve().parents[1]
 STREAM_SYSTEMS = ("HDFS", "Apache", "OpenSSH", "Linux", "Zookeeper")
@@ -91,6 +91,22 @@ def test_q8_activations_are_batch_invariant_and_near_q8x2(eng_pair, T):
     assert not np.array_equal(batched, ref)
     cos = (batched * ref).sum(-1) / np.linalg.norm(batched, axis=-1) / np.linalg.norm(ref, axis=-1)
     assert cos.min() > 0.99, cos
+
+
+@pytest.mark.parametrize("machine,backend,want", [("aarch64", "cpu", "q8"), ("arm64", "cpu", "q8"),
+                                                   ("x86_64", "cpu", "q8x2"), ("aarch64", "cuda", "q8x2")])
+def test_auto_act_precision_is_q8_on_arm_cpus_only(monkeypatch, machine, backend, want):
+    import platform
+    monkeypatch.setattr(platform, "machine", lambda: machine)
+    assert resolve_act_precision("auto", backend) == want
+    assert resolve_act_precision("q8x2", backend) == "q8x2" and resolve_act_precision("q8", backend) == "q8"
+
+
+def test_auto_act_precision_reaches_the_engine(smollm_path):
+    import platform
+    e = Engine(smollm_path, n_ring=64, n_scratch=32, n_threads=1, act_precision="auto")
+    want = "q8" if platform.machine() in ("aarch64", "arm64") else "q8x2"
+    assert e.act_precision == e.stats()["act_precision"] == want
 
 
 def test_unknown_act_precision_is_named(smollm_path):

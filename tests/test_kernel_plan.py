@@ -26,6 +26,7 @@ def static_plan():
 
 def plan_doc(choices: list[dict], **over) -> dict:
     doc = {"format": kernel_plan.FORMAT, "cpu_model": kernel_plan.cpu_model(), "build_id": kernel_plan.build_id(),
+           "precision": "q8x2",
            "choices": choices}
     doc.update(over)
     return doc
@@ -50,6 +51,11 @@ def test_this_machines_plan_is_loaded(tmp_path, caplog):
     assert kernel_plan.active() == {"plan": "calibrated", "path": str(tmp_path / kernel_plan.PLAN_FILE)}
 
 
+def test_a_plan_timed_at_the_engines_precision_is_loaded(tmp_path):
+    write(tmp_path, plan_doc([a_choice(n_rec=1)], precision="q8"))
+    assert kernel_plan.load(tmp_path, "q8") == "calibrated"
+
+
 def test_no_plan_file_is_the_static_plan(tmp_path, caplog):
     with caplog.at_level(logging.WARNING, logger="gateway.llm.kernel_plan"):
         assert kernel_plan.load(tmp_path) == "static"
@@ -64,6 +70,7 @@ def test_no_plan_file_is_the_static_plan(tmp_path, caplog):
     ("BUILD", "made for build 'avx512-0000000000000000'"),
     ("VARIANT", "no variant 'warp_drive'"),
     ("MALFORMED", "choices are malformed"),
+    ("PRECISION", "timed at activation precision 'q8x2', the engine runs 'q8'"),
 ])
 def test_corrupt_or_foreign_plan_is_ignored_with_one_line(tmp_path, caplog, content, reason):
     path = tmp_path / kernel_plan.PLAN_FILE
@@ -74,6 +81,8 @@ def test_corrupt_or_foreign_plan_is_ignored_with_one_line(tmp_path, caplog, cont
         write(tmp_path, plan_doc(good, build_id="avx512-0000000000000000"))
     elif content == "VARIANT":  # the first choice is fine and must not stay in force
         write(tmp_path, plan_doc(good + [{"type_id": Q6_K, "K": 4864, "n_rec": 2, "variant": "warp_drive"}]))
+    elif content == "PRECISION":  # record counts of another precision: loading asks for q8 below
+        write(tmp_path, plan_doc(good, precision="q8x2"))
     elif content == "MALFORMED":
         write(tmp_path, plan_doc([{"type_id": "Q4_K", "K": 4864, "n_rec": 2, "variant": "static"}]))
     elif isinstance(content, bytes):
@@ -81,7 +90,7 @@ def test_corrupt_or_foreign_plan_is_ignored_with_one_line(tmp_path, caplog, cont
     else:
         write(tmp_path, content)
     with caplog.at_level(logging.DEBUG, logger="gateway.llm.kernel_plan"):
-        assert kernel_plan.load(tmp_path) == "static"
+        assert kernel_plan.load(tmp_path, "q8" if content == "PRECISION" else None) == "static"
     assert len(caplog.records) == 1, [r.getMessage() for r in caplog.records]
     msg = caplog.records[0].getMessage()
     assert caplog.records[0].levelno == logging.WARNING and "ignored" in msg and reason in msg, msg

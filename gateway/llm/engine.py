@@ -22,7 +22,8 @@ from gateway.llm.speculative import GenerateResult, speculative_generate
 from gateway.llm.timing import MsPerToken
 from gateway.llm.tokenizer import Tokenizer
 
-__all__ = ["Engine", "GenerateResult", "select_backend", "BACKENDS", "ACT_PRECISIONS", "BLOCK_POLICIES"]
+__all__ = ["Engine", "GenerateResult", "select_backend", "BACKENDS", "ACT_PRECISIONS", "BLOCK_POLICIES",
+           "resolve_act_precision"]
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +40,20 @@ def _tokens(tokens: Sequence[int] | np.ndarray) -> np.ndarray:
 
 BACKENDS = ("auto", "cpu", "cuda")
 ACT_PRECISIONS = ("q8x2", "q8")  # native/quant.h ActPrecision
+
+
+def resolve_act_precision(act_precision: str, backend: str = "cpu") -> str:
+    """"auto" -> "q8" for the CPU engine on aarch64, else "q8x2"; "q8x2" / "q8" pass through.
+    On the Arm cores the appliance ships on (dotprod, no i8mm), a batch at q8x2 is compute-bound at
+    twice q8's integer work: verification and prefill cost about twice as much
+    (docs/perf/2026-12-02-arm-kernels.md). Why the answers allow q8 there: docs/perf/2026-12-03-act-precision.md."""
+    if act_precision == "auto":
+        import platform
+        arm = platform.machine().lower() in ("aarch64", "arm64")
+        return "q8" if arm and backend == "cpu" else "q8x2"
+    if act_precision not in ACT_PRECISIONS:
+        raise ValueError(f"act_precision must be one of auto, {', '.join(ACT_PRECISIONS)}, got {act_precision!r}")
+    return act_precision
 
 
 def select_backend(backend: str = "auto") -> str:
@@ -63,13 +78,12 @@ class Engine:
                  sem_threshold: float | None = None, sem_keep: float | None = None):
         """tokenizer: the caller's Tokenizer for this GGUF, if it has one (else loaded on first use).
         n_threads: default one per performance core this process may use (gateway/llm/cpus.py).
-        act_precision: "q8x2" (default: the precision the correctness gate holds) or "q8" (one int8
-        term per activation, llama.cpp's scheme: about half the integer work of a batch, for a draft
-        model, whose precision changes only how many drafts are accepted). Both backends take it."""
+        act_precision: "q8x2" (default: the precision the correctness gate holds), "q8" (one int8
+        term per activation, llama.cpp's scheme: about half the integer work of a batch; a draft model's
+        setting) or "auto" (resolve_act_precision: q8 on aarch64 CPUs). Both backends take it."""
         self.path = resolve_model(path_or_model_name)
         self.backend = select_backend(backend)
-        if act_precision not in ACT_PRECISIONS:
-            raise ValueError(f"act_precision must be one of {', '.join(ACT_PRECISIONS)}, got {act_precision!r}")
+        act_precision = resolve_act_precision(act_precision, self.backend)
         kwargs = {} if max_chunk is None else {"max_chunk": int(max_chunk)}
         # The CUDA engine has no block compaction: a block policy (the appliance's default is novelty)
         # runs as sink_ring there, said in the log and in stats() (policy_requested), not refused.

@@ -88,10 +88,13 @@ def reset() -> None:
 
 # ---- loading --------------------------------------------------------------------------------------
 
-def _check(doc: object, cpu: str, build: str) -> str | None:
+def _check(doc: object, cpu: str, build: str, precision: str | None = None) -> str | None:
     """Why `doc` cannot be this machine's plan, or None when it can."""
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         return f"not a format-{FORMAT} kernel plan"
+    if precision is not None and doc.get("precision") != precision:
+        # its record counts are another precision's (a token is RECORDS_PER_VECTOR records)
+        return f"timed at activation precision {doc.get('precision')!r}, the engine runs {precision!r}"
     if doc.get("cpu_model") != cpu:
         return f"made for CPU {doc.get('cpu_model')!r}, this is {cpu!r}"
     if doc.get("build_id") != build:
@@ -104,9 +107,9 @@ def _check(doc: object, cpu: str, build: str) -> str | None:
     return None
 
 
-def load(cache_dir: str | os.PathLike) -> str:
-    """Run the plan in cache_dir if it is this CPU's and build's: "calibrated"; else "static" (a file
-    that is there but unusable is ignored with one warning)."""
+def load(cache_dir: str | os.PathLike, precision: str | None = None) -> str:
+    """Run the plan in cache_dir if it is this CPU's and build's (and, given, timed at this activation
+    precision): "calibrated"; else "static" (a file that is there but unusable is ignored with one warning)."""
     path = plan_path(cache_dir)
     reset()
     if not path.exists():
@@ -116,7 +119,7 @@ def load(cache_dir: str | os.PathLike) -> str:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         log.warning("kernel plan %s ignored (unreadable: %s); the static plan runs", path, exc)
         return "static"
-    why = _check(doc, cpu_model(), build_id())
+    why = _check(doc, cpu_model(), build_id(), precision)
     if why is None:
         try:
             for c in doc["choices"]:
@@ -284,7 +287,7 @@ def prepare(model_path: str | os.PathLike, n_threads: int, cache_dir: str | os.P
     ("auto": not under pytest; "on": always; "off": never). Returns "calibrated" or "static"."""
     if mode not in ("auto", "on", "off"):
         raise ValueError(f"kernel calibration mode must be auto, on or off, got {mode!r}")
-    if load(cache_dir) == "calibrated":
+    if load(cache_dir, precision) == "calibrated":
         return "calibrated"
     if mode == "off" or (mode == "auto" and under_test()):
         return "static"
@@ -292,4 +295,4 @@ def prepare(model_path: str | os.PathLike, n_threads: int, cache_dir: str | os.P
     path = save(doc, cache_dir)
     log.info("kernel plan calibrated in %.1f s (%d shapes, complete: %s): %s", doc["seconds"], len(doc["choices"]),
              doc["complete"], path)
-    return load(cache_dir)
+    return load(cache_dir, precision)

@@ -18,7 +18,7 @@ from typing import Any, Callable, Mapping, Sequence
 from gateway.llm import kernel_plan
 from gateway.llm.cpus import default_threads
 from gateway.llm.drafters import make_drafter, resolve_draft_spec
-from gateway.llm.engine import Engine
+from gateway.llm.engine import Engine, resolve_act_precision, select_backend
 from gateway.llm.models import resolve_model
 from gateway.llm.sampling import SamplingParams
 from gateway.llm.speculative import PREFILL_CHECK_TOKENS, GenerateResult, SpecStats, speculative_generate
@@ -50,7 +50,7 @@ class EngineThread:
     def __init__(self, model: str | Path, feed: ContextFeed, *, prompts: Prompts | None = None,
                  n_sink: int = 0, n_ring: int = 2048, n_scratch: int = 512, n_threads: int | None = None,
                  prefill_chunk: int = 32, queue_size: int = 8, drafter: str = "none", drafter_fallback: str = "ngram",
-                 kv_policy: str = "novelty", kv_block: int = 16,
+                 kv_policy: str = "novelty", kv_block: int = 16, act_precision: str = "q8x2",
                  query_tool: QueryTool | None = None, no_repeat_ngram: int = 0,
                  heartbeat: Callable[[], None] | None = None, kernel_plan_dir: Path | None = None,
                  kernel_calibration: str = "off") -> None:
@@ -63,6 +63,7 @@ class EngineThread:
         self.n_sink = n_sink or len(self.sink_tokens)
         self.n_ring, self.n_scratch, self.n_threads = n_ring, n_scratch, n_threads
         self.kv_policy, self.kv_block = kv_policy, kv_block   # KV eviction (native/kv_cache.h)
+        self.act_precision = act_precision   # "auto" resolves in Engine (q8 on aarch64)
         self.prefill_chunk = prefill_chunk
         # "none" | "ngram" | "model[:backend]" (gateway.llm.drafters): what runs for the configured drafter
         # (auto, or model:rknn without an NPU, resolve here: a missing runtime with fallback "error" stops start-up)
@@ -270,11 +271,13 @@ class EngineThread:
     def _load(self) -> None:
         if self.kernel_plan_dir is not None:   # before the engine's first matmul
             self.kernel_plan = kernel_plan.prepare(self.model_path, self.n_threads or default_threads(),
-                                                   self.kernel_plan_dir, self.kernel_calibration, heartbeat=self.heartbeat)
+                                                   self.kernel_plan_dir, self.kernel_calibration,
+                                                   precision=resolve_act_precision(self.act_precision, select_backend()),
+                                                   heartbeat=self.heartbeat)
         t0 = time.perf_counter()
         self.engine = Engine(str(self.model_path), n_sink=self.n_sink, n_ring=self.n_ring,
                              n_scratch=self.n_scratch, n_threads=self.n_threads, tokenizer=self.tokenizer,
-                             policy=self.kv_policy, sem_block=self.kv_block)
+                             policy=self.kv_policy, sem_block=self.kv_block, act_precision=self.act_precision)
         t1 = time.perf_counter()
         self.engine.prefill_stream(self.sink_tokens)
         prefill_ms = (time.perf_counter() - t1) * 1000 / len(self.sink_tokens)

@@ -13,6 +13,7 @@ from pathlib import Path
 from gateway import _native
 from gateway.llm import kernel_plan
 from gateway.llm.cpus import default_threads
+from gateway.llm.engine import resolve_act_precision
 from gateway.llm.models import resolve_model
 from gateway.settings import SettingsError, load
 
@@ -25,12 +26,14 @@ def doctor(args: argparse.Namespace) -> int:
         raise SystemExit(f"linegate: {exc}") from None
     threads = args.threads or settings.engine.n_threads or default_threads()
     cache = settings.cache_dir
+    precision = resolve_act_precision(settings.engine.act_precision)   # the precision the engine will run
     print(f"cpu:     {kernel_plan.cpu_model()}")
-    print(f"kernels: {_native.quant_simd_name()} (build {kernel_plan.build_id()}), {threads} thread(s)")
+    print(f"kernels: {_native.quant_simd_name()} (build {kernel_plan.build_id()}), {threads} thread(s), "
+          f"activations {precision}")
     if args.calibrate:
         model = resolve_model(args.model or settings.engine.model)
         print(f"calibrating on {model.name} (at most {args.budget:.0f} s) ...", flush=True)
-        doc = kernel_plan.calibrate(model, threads, budget_s=args.budget)
+        doc = kernel_plan.calibrate(model, threads, precision, budget_s=args.budget)
         path = kernel_plan.save(doc, cache)
         changed = [c for c in doc["choices"] if c["variant"] != "static"]
         print(f"timed {len(doc['choices'])} shapes in {doc['seconds']:.1f} s (complete: {doc['complete']}); "
@@ -38,11 +41,12 @@ def doctor(args: argparse.Namespace) -> int:
         for c in changed:
             gain = 1 - c["ms"][c["variant"]] / c["ms"]["static"]
             print(f"  {c['type']} K={c['K']} records={c['n_rec']}: {c['variant']} ({gain:.0%} faster than static)")
-    plan = kernel_plan.load(cache)
+    plan = kernel_plan.load(cache, precision)
     print(f"plan:    {plan} ({kernel_plan.plan_path(cache)})")
     if args.json:
         print(json.dumps({"cpu_model": kernel_plan.cpu_model(), "simd": _native.quant_simd_name(),
-                          "build_id": kernel_plan.build_id(), "kernel_plan": plan, "threads": threads}))
+                          "build_id": kernel_plan.build_id(), "kernel_plan": plan, "threads": threads,
+                          "act_precision": precision}))
     return 0
 
 

@@ -204,7 +204,8 @@ def run_system(system: str, qs: list[dict], a: argparse.Namespace, log, recs: li
     import openai
 
     extra = f"[ring]\nn_tokens = {a.ring_tokens}\n" if a.ring_tokens else ""
-    extra += f"[engine]\nkv_policy = \"{a.kv_policy}\"\n" if a.kv_policy else ""
+    engine = [f'{k} = "{v}"' for k, v in (("kv_policy", a.kv_policy), ("act_precision", a.act_precision)) if v]
+    extra += "[engine]\n" + "".join(e + "\n" for e in engine) if engine else ""
     extra += "" if a.explain else "[alerts]\nexplain = []\n"
     if a.ttft_budget_ms:
         extra += f"[alerts]\nttft_budget_ms = {a.ttft_budget_ms}\n" if a.explain else \
@@ -260,7 +261,8 @@ def summary(recs: list[dict], a: argparse.Namespace) -> dict:
             "refused": sum(r.get("refused", 0) for r in recs),
             "model": ",".join(models) or None, "cpu": cpu_model(), "commit": git_commit(repo),
             "bench_commit": git_commit(Path(__file__).resolve().parent), "max_tokens": a.max_tokens,
-            "kv_policy": a.kv_policy or "appliance default", "ring_tokens": a.ring_tokens}
+            "kv_policy": a.kv_policy or "appliance default", "ring_tokens": a.ring_tokens,
+            "act_precision": a.act_precision or "appliance default"}
 
 
 def _terminate(signum, frame) -> None:
@@ -286,6 +288,8 @@ def main(argv: list[str] | None = None) -> int:
                          "0: the appliance's default")
     ap.add_argument("--kv-policy", choices=("novelty", "sink_ring", "semantic"),
                     help="[engine] kv_policy of the appliance (default: its own)")
+    ap.add_argument("--act-precision", choices=("auto", "q8x2", "q8"),
+                    help="[engine] act_precision of the appliance (default: its own)")
     ap.add_argument("--explain", action="store_true",
                     help="keep the appliance's alert explanations on: a 2k-line burst then queues explanation "
                          "jobs the bench must wait out (they run in scratch and leave the context as it was)")

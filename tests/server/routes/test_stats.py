@@ -9,6 +9,7 @@ from fastapi.testclient import TestClient
 from pydantic import ValidationError
 
 from gateway.appliance import Appliance
+from gateway.llm.engine import resolve_act_precision
 from gateway.server.app import create_app
 from gateway.server.auth import KeyStore
 from gateway.server.routes.stats import ui_stats
@@ -36,11 +37,13 @@ def test_ui_block_from_engine_figures():
 
 
 @pytest.mark.models
-@pytest.mark.parametrize("policy", ["semantic", "novelty"])
-def test_kv_policy_setting_reaches_the_engine_and_stats(tmp_path, policy):
-    """engine.kv_policy: the engine runs it and /api/stats names it (engine section and ui facts)."""
+@pytest.mark.parametrize("policy,precision", [("semantic", "q8"), ("novelty", "auto")])
+def test_kv_policy_setting_reaches_the_engine_and_stats(tmp_path, policy, precision):
+    """engine.kv_policy and engine.act_precision: the engine runs them and /api/stats names them (the
+    policy in the engine section and ui facts; "auto" as what it resolved to on this machine)."""
     s = Settings(data_dir=tmp_path, engine={"enabled": True, "model": "smollm2-135m-instruct", "n_ring": 256,
-                                            "n_scratch": 384, "kv_policy": policy, "kv_block": 32},
+                                            "n_scratch": 384, "kv_policy": policy, "kv_block": 32,
+                                            "act_precision": precision},
                  ingest={"demo": {"enabled": False}})
     a = Appliance(s).start()
     try:
@@ -53,6 +56,7 @@ def test_kv_policy_setting_reaches_the_engine_and_stats(tmp_path, policy):
         st = client.get("/api/stats", headers={"Authorization": f"Bearer {key}"}).json()
         assert st["engine"]["policy"] == policy and st["ui"]["facts"]["kv_policy"] == policy
         assert st["engine"]["evicted_similar"] == 0 and "shifted_keys" in st["engine"]
+        assert st["engine"]["act_precision"] == resolve_act_precision(precision)
     finally:
         a.stop()
 
@@ -62,6 +66,8 @@ def test_semantic_policy_needs_whole_blocks():
         Settings(engine={"n_ring": 100, "kv_policy": "semantic", "kv_block": 32})
     with pytest.raises(ValidationError, match="kv_policy"):
         Settings(engine={"kv_policy": "lru"})
+    with pytest.raises(ValidationError, match="act_precision"):
+        Settings(engine={"act_precision": "q4"})
     assert Settings(engine={"n_ring": 128, "kv_policy": "semantic", "kv_block": 32}).engine.kv_policy == "semantic"
     # switching to novelty alone: the default ring holds whole blocks of the default (measured) size
     e = Settings(engine={"kv_policy": "novelty"}).engine
