@@ -2,9 +2,9 @@
 
 -M virt -cpu cortex-a76, Debian's arm64 kernel and the initramfs the image made for itself. From the host,
 through forwarded ports: /health turns 200, a syslog line appears in /api/logs/search, a chat answer comes
-back, /api/stats names the drafter; then a power cut (system_reset from the QEMU monitor while NDJSON lines
-stream in over HTTP) and, after the reboot, every acknowledged line must be in the store. Ends with one JSON
-line. Stdlib only: it runs from any python3.
+back, /api/stats names the drafter and shows q8 activations (engine.act_precision "auto" on arm64); then a
+power cut (system_reset from the QEMU monitor while NDJSON lines stream in over HTTP) and, after the reboot,
+every acknowledged line must be in the store. Ends with one JSON line. Stdlib only: it runs from any python3.
 """
 
 from __future__ import annotations
@@ -206,7 +206,7 @@ def main() -> int:
         logf.flush()
     result = {"booted": False, "health_s": None, "chat_ok": False, "syslog_ok": False, "drafter": None,
               "acked": 0, "lost_after_reset": None, "health_after_reset_s": None, "boots": None,
-              "linegate_started": None, "units_failed": None}
+              "linegate_started": None, "units_failed": None, "simd": None, "act_precision": None}
     box = Box(args.work, args.image, (args.work / "first-key").read_text().strip(), log)
     try:
         box.start()
@@ -216,7 +216,10 @@ def main() -> int:
             result["syslog_ok"] = check_syslog(box, log)
             result["chat_ok"] = check_chat(box, log)
             status, body = box.request("/api/stats")
-            result["drafter"] = json.loads(body).get("drafter") if status == 200 else None
+            stats = json.loads(body) if status == 200 else {}
+            result["drafter"] = stats.get("drafter")
+            engine = stats.get("engine") or {}   # the kernels the box picked, and "auto" precision resolved (q8 on arm64)
+            result["simd"], result["act_precision"] = engine.get("simd"), engine.get("act_precision")
             acked, run = power_cut(box, log, args.stream_s)
             result["acked"] = len(acked)
             if box.wait_healthy(HEALTH_TIMEOUT_S) is not None:
@@ -230,6 +233,7 @@ def main() -> int:
         log(json.dumps(result))
     print(json.dumps(result))
     ok = (result["booted"] and result["chat_ok"] and result["syslog_ok"] and result["lost_after_reset"] == 0
+          and result["act_precision"] == "q8"
           and result["units_failed"] == [] and result["linegate_started"] == result["boots"])
     return 0 if ok else 1
 
