@@ -17,6 +17,10 @@
 //         rows 0-3 x qs[32p + 4c .. +4).
 //   Q5_K  blocks of 704 bytes: the 576 of Q4_K, then qh in 8 chunks (rows 0-3 x qh[4c..4c+4)), each byte
 //         inverted (a kernel decodes v - 16: 0xf0 inserted above the nibble where the fifth bit is 0).
+// Row-pair layout (kernels.h: packed_row_pairs; the aarch64 i8mm variant's, chosen once per process with the
+// variant): the same blocks, but every run of chunks above (qs, Q8_0's values, Q5's fifth bits by position,
+// Q5_K's qh, Q6_K's P/Q/R positions) holds, per 16 bytes, eight bytes of row 2i then the same eight of row
+// 2i + 1 (chunk_at below): the operand of one smmla. Sizes and the scales' places do not change.
 // Legacy types store their blocks lane-major: the blocks of canonical lane l (b % L_LANES == l, blocks.h)
 // together in order, lane 0 first, so a kernel runs one lane's accumulation at a time over contiguous
 // memory. Unpacking restores the GGUF bytes exactly (tested), so any path can run a packed group through

@@ -4,7 +4,8 @@
 // lane by lane: no per-row folds, and the rows' scales come as one vector. A decoded block serves a tile of
 // up to 8 records. Integer sums are exact and the float steps follow blocks.h lane by lane, so results
 // are bit-identical to scalar.cpp. The plain Armv8-A variant forms the same lane sums with widening
-// multiplies. Empty on other targets.
+// multiplies. The i8mm variant (neon_i8mm.cpp) runs its own smmla kernels (below, LG_NEON_I8MM) over the
+// row-pair layout instead, for every packed type. Empty on other targets.
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -391,8 +392,9 @@ void packed_group(GGMLType wt, const uint8_t* G, int64_t nb, const uint8_t* acts
 // come as [s0, s0, s1, s1] / [s2, s2, s3, s3] and the records' as [x, x', x, x'], built once per block and
 // pair, and the lanes are unscrambled (uzp) only when the tile's results are stored. The integer sums are
 // the exact ones of the dotprod kernels and every float step is the same lane by lane, so results stay
-// bit-identical. A single record (an odd record count's last tile) runs as a pair with itself: an smmla
-// then costs what a by-element sdot does, and the layout serves every record count.
+// bit-identical. A single record (an odd record count's last tile; never at q8x2, two records a token) runs
+// as a pair with itself: half of each smmla is wasted, so such a tile costs more than the dotprod kernels'
+// (docs/perf/2026-12-02-arm-kernels.md, the i8mm section); the layout leaves no by-element path for it.
 
 // Which types have smmla kernels; the others keep the default layout and the kernels above (by-element sdot).
 inline bool mm_type(GGMLType wt) { return act_kind(wt) != ActKind::None; }
