@@ -123,6 +123,7 @@ struct LegacyPk {
     static constexpr int64_t PB = 4 * (q4 ? 18 : q5 ? 22 : 34) + (min ? 8 : 0);  // packed block bytes
     static constexpr int QOFF = min ? 16 : 8;                                     // after d (and m) x 4
     static constexpr int32_t MAGIC = q4 ? 0x49400000 : 0x4B400000;               // 1.5 * 2^19, 1.5 * 2^23
+    static constexpr uint32_t MAGIC_U = static_cast<uint32_t>(MAGIC);
     static constexpr float MAGIC_F = q4 ? 786432.0f : 12582912.0f;
     static constexpr int BIAS = WT == GGMLType::Q4_1 ? 128 : WT == GGMLType::Q5_1 ? 16 : 0;
 };
@@ -392,9 +393,10 @@ void packed_group(GGMLType wt, const uint8_t* G, int64_t nb, const uint8_t* acts
 // come as [s0, s0, s1, s1] / [s2, s2, s3, s3] and the records' as [x, x', x, x'], built once per block and
 // pair, and the lanes are unscrambled (uzp) only when the tile's results are stored. The integer sums are
 // the exact ones of the dotprod kernels and every float step is the same lane by lane, so results stay
-// bit-identical. A single record (an odd record count's last tile; never at q8x2, two records a token) runs
-// as a pair with itself: half of each smmla is wasted, so such a tile costs more than the dotprod kernels'
-// (docs/perf/2026-12-02-arm-kernels.md, the i8mm section); the layout leaves no by-element path for it.
+// bit-identical. A single record (an odd record count's last tile; never at q8x2, two records a token) sits
+// in the pair buffer twice, and there a plain sdot (not smmla, which would compute every dot twice) against
+// a row-pair chunk gives [a.lo, a.hi, b.lo, b.hi], a row's dots over the first and last four of eight
+// values: the dotprod kernels' multiply work. The lanes fold to rows (addp) when a block's sums are converted.
 
 // Which types have smmla kernels; the others keep the default layout and the kernels above (by-element sdot).
 inline bool mm_type(GGMLType wt) { return act_kind(wt) != ActKind::None; }
@@ -412,20 +414,33 @@ inline float32x4_t pair_f32(const float* p) {
 inline float32x4_t rows01(float32x4_t v) { return vzip1q_f32(v, v); }  // [v0, v0, v1, v1]
 inline float32x4_t rows23(float32x4_t v) { return vzip2q_f32(v, v); }  // [v2, v2, v3, v3]
 
-// acc + the smmla products of four weight chunks w0, w2, w4, w6 (a row pair, 32 values) with four pair chunks x.
-inline int32x4_t mm32(int32x4_t acc, int8x16_t w0, int8x16_t w1, int8x16_t w2, int8x16_t w3, const int8_t* x) {
-    acc = vmmlaq_s32(acc, w0, vld1q_s8(x));
-    acc = vmmlaq_s32(acc, w1, vld1q_s8(x + 16));
-    acc = vmmlaq_s32(acc, w2, vld1q_s8(x + 32));
-    return vmmlaq_s32(acc, w3, vld1q_s8(x + 48));
+// One row-pair chunk w against a pair chunk x: smmla, or for one record (its pair chunk holds it twice) sdot.
+template <bool ONE>
+inline int32x4_t mmla(int32x4_t acc, int8x16_t w, int8x16_t x) {
+    if constexpr (ONE) return vdotq_s32(acc, w, x);
+    else return vmmlaq_s32(acc, w, x);
 }
 
-// The tile's results, pair u's two vectors (rows 0-1, rows 2-3) as out[2u] (and out[2u + 1]): one uzp each.
+// acc + the products of four weight chunks w0, w2, w4, w6 (a row pair, 32 values) with four pair chunks x.
+template <bool ONE>
+inline int32x4_t mm32(int32x4_t acc, int8x16_t w0, int8x16_t w1, int8x16_t w2, int8x16_t w3, const int8_t* x) {
+    acc = mmla<ONE>(acc, w0, vld1q_s8(x));
+    acc = mmla<ONE>(acc, w1, vld1q_s8(x + 16));
+    acc = mmla<ONE>(acc, w2, vld1q_s8(x + 32));
+    return mmla<ONE>(acc, w3, vld1q_s8(x + 48));
+}
+
+// The tile's results, pair u's two vectors (rows 0-1, rows 2-3) as out[2u] and out[2u + 1]: one uzp each;
+// one record: acc[0][0], rows in lanes.
 template <int NT>
 inline void store_pairs(const float32x4_t (*acc)[2], float (*out)[4]) {
-    for (int u = 0; u < (NT + 1) / 2; ++u) {
+    if (NT == 1) {
+        vst1q_f32(out[0], acc[0][0]);
+        return;
+    }
+    for (int u = 0; u < NT / 2; ++u) {
         vst1q_f32(out[2 * u], vuzp1q_f32(acc[u][0], acc[u][1]));
-        if (NT > 1) vst1q_f32(out[2 * u + 1], vuzp2q_f32(acc[u][0], acc[u][1]));
+        vst1q_f32(out[2 * u + 1], vuzp2q_f32(acc[u][0], acc[u][1]));
     }
 }
 
@@ -468,12 +483,22 @@ __attribute__((noinline)) void mm_legacy(const uint8_t* G, int64_t nb, const int
                 for (int c = 0; c < 8; ++c) w[c] = vld1q_s8(reinterpret_cast<const int8_t*>(blk + 8 + 16 * c));
             }
             const float* sd = side + b * SR * NT;
+            if constexpr (ONE) {  // lanes [a.lo, a.hi, b.lo, b.hi]: the start in the lo lanes, addp folds to rows
+                const int8_t* x = xp + b * 2 * QK32;
+                const int32x4_t s0 = vreinterpretq_s32_u64(
+                    vmovl_u32(vld1_dup_u32(P::min ? reinterpret_cast<const uint32_t*>(sd + 2 * NT) : &P::MAGIC_U)));
+                const int32x4_t s = vpaddq_s32(mm32<true>(s0, w[0], w[2], w[4], w[6], x), mm32<true>(s0, w[1], w[3], w[5], w[7], x));
+                const float32x4_t dx = vld1q_dup_f32(sd);
+                acc[0][0] = vfmaq_f32(acc[0][0], vmulq_f32(dw, dx), vsubq_f32(vreinterpretq_f32_s32(s), magic_f));
+                if constexpr (P::min) acc[0][0] = vfmaq_f32(acc[0][0], vmulq_f32(h2f4(blk + 8), dx), vld1q_dup_f32(sd + NT));
+                continue;
+            }
             static_for<NP>([&](auto uc) {
                 constexpr int u = uc;
                 const int8_t* x = xp + u * xs + b * 2 * QK32;
                 const int32x4_t s0 = P::min ? vreinterpretq_s32_f32(pair_f32<ONE>(sd + 2 * NT + 2 * u)) : dup_gpr(P::MAGIC);
-                const int32x4_t s01 = mm32(s0, w[0], w[2], w[4], w[6], x);
-                const int32x4_t s23 = mm32(s0, w[1], w[3], w[5], w[7], x);
+                const int32x4_t s01 = mm32<false>(s0, w[0], w[2], w[4], w[6], x);
+                const int32x4_t s23 = mm32<false>(s0, w[1], w[3], w[5], w[7], x);
                 const float32x4_t dx = pair_f32<ONE>(sd + 2 * u);
                 acc[u][0] = vfmaq_f32(acc[u][0], vmulq_f32(dw01, dx), vsubq_f32(vreinterpretq_f32_s32(s01), magic_f));
                 acc[u][1] = vfmaq_f32(acc[u][1], vmulq_f32(dw23, dx), vsubq_f32(vreinterpretq_f32_s32(s23), magic_f));
@@ -543,8 +568,8 @@ __attribute__((noinline)) void mm_q45k(const uint8_t* G, int64_t nb, const int8_
                 static_for<NP>([&](auto uc) {
                     constexpr int u = uc;
                     const int8_t* x = xp + u * xs + b * 2 * QK_K + 128 * p + 64 * half;
-                    run[u][0] = mm32(run[u][0], w[0], w[2], w[4], w[6], x);
-                    run[u][1] = mm32(run[u][1], w[1], w[3], w[5], w[7], x);
+                    run[u][0] = mm32<ONE>(run[u][0], w[0], w[2], w[4], w[6], x);
+                    run[u][1] = mm32<ONE>(run[u][1], w[1], w[3], w[5], w[7], x);
                     i1[u][0] = vmlaq_s32(i1[u][0], run[u][0], sj01);
                     i1[u][1] = vmlaq_s32(i1[u][1], run[u][1], sj23);
                 });
@@ -580,6 +605,18 @@ __attribute__((noinline)) void mm_q45k(const uint8_t* G, int64_t nb, const int8_
             const int32x4_t z = dup_gpr(0);
             const int32x4_t i2a = vmmlaq_s32(vshlq_n_s32(vmmlaq_s32(z, mn01, A), 5), mn01, B);
             const int32x4_t i2b = vmmlaq_s32(vshlq_n_s32(vmmlaq_s32(z, mn23, A), 5), mn23, B);
+            if constexpr (ONE) {  // rows in lanes: the split sums folded, the mins' duplicated lanes taken once
+                int32x4_t i1r = vpaddq_s32(i1[0][0], i1[0][1]);
+                if constexpr (Q5) {
+                    const int32x4_t ca = vmmlaq_s32(vshlq_n_s32(vmmlaq_s32(z, sc01, A), 5), sc01, B);
+                    const int32x4_t cb = vmmlaq_s32(vshlq_n_s32(vmmlaq_s32(z, sc23, A), 5), sc23, B);
+                    i1r = vaddq_s32(i1r, vshlq_n_s32(vuzp1q_s32(ca, cb), 4));
+                }
+                const float32x4_t dx = vld1q_dup_f32(sd);
+                acc[0][0] = vfmaq_f32(acc[0][0], vmulq_f32(dw, dx), vcvtq_f32_s32(i1r));
+                acc[0][0] = vfmsq_f32(acc[0][0], vmulq_f32(dm, dx), vcvtq_f32_s32(vuzp1q_s32(i2a, i2b)));
+                return;
+            }
             if constexpr (Q5) {  // + 16 sum_j sc_j S_j
                 const int32x4_t ca = vmmlaq_s32(vshlq_n_s32(vmmlaq_s32(z, sc01, A), 5), sc01, B);
                 const int32x4_t cb = vmmlaq_s32(vshlq_n_s32(vmmlaq_s32(z, sc23, A), 5), sc23, B);
@@ -629,13 +666,17 @@ __attribute__((noinline)) void mm_q6k(const uint8_t* G, int64_t nb, const int8_t
                 constexpr int u = uc;
                 const int8_t* x = xk + u * xs + 32 * k;
                 const int8x16_t x0 = vld1q_s8(x), x1 = vld1q_s8(x + 16);
-                run[u][0] = vmmlaq_s32(vmmlaq_s32(run[u][0], w0, x0), w2, x1);
-                run[u][1] = vmmlaq_s32(vmmlaq_s32(run[u][1], w1, x0), w3, x1);
+                run[u][0] = mmla<ONE>(mmla<ONE>(run[u][0], w0, x0), w2, x1);
+                run[u][1] = mmla<ONE>(mmla<ONE>(run[u][1], w1, x0), w3, x1);
                 i1[u][0] = vmlaq_s32(i1[u][0], run[u][0], sj01);
                 i1[u][1] = vmlaq_s32(i1[u][1], run[u][1], sj23);
             });
         }
         const float32x4_t dw = h2f4(blk), dw01 = rows01(dw), dw23 = rows23(dw);
+        if constexpr (ONE) {  // the split sums folded to rows
+            acc[0][0] = vfmaq_f32(acc[0][0], vmulq_f32(dw, vld1q_dup_f32(side + b)), vcvtq_f32_s32(vpaddq_s32(i1[0][0], i1[0][1])));
+            continue;
+        }
         static_for<NP>([&](auto uc) {
             constexpr int u = uc;
             const float32x4_t dx = pair_f32<ONE>(side + b * NT + 2 * u);
