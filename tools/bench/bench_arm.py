@@ -113,6 +113,10 @@ def our_i8mm_kernels() -> dict:
         for nt in PACKED_TILES[t]:
             pairs = (nt + 1) // 2
             trips = [1, 4] if t in ("Q4_K", "Q5_K") else [1, 16] if t == "Q6_K" else [1]
+            if nt == 1 and t in ("Q4_1", "Q5_1"):
+                # GCC 12 lays the lane loop's tail (once a lane, not a block) out as a loop nested under the
+                # block loop's label: it runs 0 times a block
+                trips = [1, 0]
             mm = (BLOCK[t][0] // 4 + {"Q4_K": 4, "Q5_K": 8}.get(t, 0)) * pairs
             k[t, f"mm{nt}"] = (f"{NS_I8MM}(anonymous namespace)::{fn}{nt}>", trips, mm, 4 * nt)
     return k
