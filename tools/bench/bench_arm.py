@@ -107,7 +107,7 @@ def our_kernels() -> dict:
 def our_i8mm_kernels() -> dict:
     """(type, 'mm1'/'mm2'/'mm4'/'mm8') -> (function, nest trips, smmla per iteration, units) of the i8mm variant's
     packed kernels: per block and record pair, 8 smmla a 32-value block (two row pairs x 4), Q4_K/Q5_K 4 (8)
-    more for the mins (and Q5_K's correction); one record runs as a pair with itself."""
+    more for the mins (and Q5_K's correction); one record: as many plain sdot instead."""
     k = {}
     for t, fn in MM.items():
         for nt in PACKED_TILES[t]:

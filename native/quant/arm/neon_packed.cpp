@@ -444,7 +444,7 @@ inline void store_pairs(const float32x4_t (*acc)[2], float (*out)[4]) {
     }
 }
 
-// Legacy 32-blocks, one group against the NT records of the tile (NT = 1: one pair with itself): packed_legacy's
+// Legacy 32-blocks, one group against the NT records of the tile (NT = 1: sdot, see above): packed_legacy's
 // decode, lanes and magic-number converts; xp: the tile's interleaved activations, pair u at xp + u * xs.
 template <GGMLType WT, int NT>
 __attribute__((noinline)) void mm_legacy(const uint8_t* G, int64_t nb, const int8_t* xp, int64_t xs, const float* side,
@@ -487,7 +487,8 @@ __attribute__((noinline)) void mm_legacy(const uint8_t* G, int64_t nb, const int
                 const int8_t* x = xp + b * 2 * QK32;
                 const int32x4_t s0 = vreinterpretq_s32_u64(
                     vmovl_u32(vld1_dup_u32(P::min ? reinterpret_cast<const uint32_t*>(sd + 2 * NT) : &P::MAGIC_U)));
-                const int32x4_t s = vpaddq_s32(mm32<true>(s0, w[0], w[2], w[4], w[6], x), mm32<true>(s0, w[1], w[3], w[5], w[7], x));
+                const int32x4_t s = vpaddq_s32(mm32<true>(s0, w[0], w[2], w[4], w[6], x),
+                                               mm32<true>(s0, w[1], w[3], w[5], w[7], x));
                 const float32x4_t dx = vld1q_dup_f32(sd);
                 acc[0][0] = vfmaq_f32(acc[0][0], vmulq_f32(dw, dx), vsubq_f32(vreinterpretq_f32_s32(s), magic_f));
                 if constexpr (P::min) acc[0][0] = vfmaq_f32(acc[0][0], vmulq_f32(h2f4(blk + 8), dx), vld1q_dup_f32(sd + NT));
@@ -674,7 +675,8 @@ __attribute__((noinline)) void mm_q6k(const uint8_t* G, int64_t nb, const int8_t
         }
         const float32x4_t dw = h2f4(blk), dw01 = rows01(dw), dw23 = rows23(dw);
         if constexpr (ONE) {  // the split sums folded to rows
-            acc[0][0] = vfmaq_f32(acc[0][0], vmulq_f32(dw, vld1q_dup_f32(side + b)), vcvtq_f32_s32(vpaddq_s32(i1[0][0], i1[0][1])));
+            const int32x4_t i1r = vpaddq_s32(i1[0][0], i1[0][1]);
+            acc[0][0] = vfmaq_f32(acc[0][0], vmulq_f32(dw, vld1q_dup_f32(side + b)), vcvtq_f32_s32(i1r));
             continue;
         }
         static_for<NP>([&](auto uc) {
@@ -704,7 +706,7 @@ void mm_group(GGMLType wt, const uint8_t* G, int64_t nb, const int8_t* xp, int64
 }
 
 // The records' int8 values pair by pair, each pair's two records side by side in 8-value steps (pair u at
-// xi + u * 2K: record 2u's values 8k..8k+7, then record 2u + 1's); an odd count's last record pairs with itself.
+// xi + u * 2K: record 2u's values 8k..8k+7, then record 2u + 1's); an odd count's last record is there twice.
 void interleave_pairs(GGMLType wt, int64_t K, const uint8_t* acts, int n_rec, std::vector<int8_t>& xi) {
     const int64_t xs = act_layout(wt, K).stride;
     xi.resize(static_cast<size_t>((n_rec + 1) / 2 * 2 * K));
