@@ -106,3 +106,27 @@ def test_gnu_byte_immediates_reach_llvm_mca_as_bytes():
     assert A.instruction("\tmovi\tv2.16b, 0xfffffffffffffff0") == "movi\tv2.16b, 0xf0"
     assert A.instruction("\tmovi\tv2.16b, 0xf") == "movi\tv2.16b, 0xf"
     assert A.instruction("\tmovi\tv2.4s, 0xff, lsl 8") == "movi\tv2.4s, 0xff, lsl 8"
+
+
+def test_smmla_counts_as_multiply_work_and_can_be_left_out():
+    body = ["smmla\tv0.4s, v1.16b, v2.16b", "sdot\tv3.4s, v4.16b, v5.4b[1]", "smmla\tv6.4s, v1.16b, v7.16b", "add\tx0, x0, 1"]
+    assert A.sdots(body) == 3
+    assert A.sdots(body, ("sdot",)) == 1          # a vec_dot's one-record loop, not its two-row smmla loop
+
+
+def test_i8mm_kernel_table_counts_smmla_per_pair():
+    """8 smmla per 32 values and record pair (two row pairs x 4), one record as a pair with itself; Q4_K/Q5_K's
+    mins (and Q5_K's correction) 4 (8) more a pair; the units are 4 rows x the tile's records."""
+    from tools.bench import bench_arm as B
+    k = B.our_i8mm_kernels()
+    assert {t for t, _ in k} == set(B.PACKED)
+    assert k["Q8_0", "mm1"][2:] == (8, 4) and k["Q8_0", "mm8"][2:] == (32, 32)
+    assert k["Q4_K", "mm2"][1:] == ([1, 4], 68, 8) and k["Q5_K", "mm4"][2] == 144
+    assert k["Q6_K", "mm8"][1:] == ([1, 16], 256, 32)
+
+
+@pytest.mark.skipif(not shutil.which(A.MCA), reason=f"needs {A.MCA}: tools/setup_system.sh --bench-arm")
+def test_neoverse_n2_model_schedules_smmla_on_its_vector_pipes():
+    assert "N2UnitV" in A.n2_units()
+    r = A.mca([f"smmla v{i}.4s, v20.16b, v21.16b" for i in range(8)], "neoverse-n2", iterations=100)
+    assert 3.9 <= r["cycles"] <= 4.5 and r["bottleneck"].startswith("N2UnitV")

@@ -52,6 +52,9 @@ bool matmul_simd(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r
 // when this path has none for wt. Only aarch64 defines it (arm/dispatch.cpp).
 bool matmul_packed_simd(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts,
                         int n_rec, float* y, int64_t ldy, int pair);
+// Whether packed matrices of wt use the row-pair layout (quant/repack.cpp: chunk_at), which the aarch64 i8mm
+// variant's smmla kernels read; decided once per process with the variant (arm/dispatch.cpp), else false.
+bool packed_row_pairs(GGMLType wt);
 void matmul_scalar_records(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts,
                            const float* x, int n_rec, float* y, int64_t ldy, int pair);
 const char* simd_name();

@@ -49,7 +49,7 @@ def test_x86_paths_match_scalar(tmp_path, march, extra, cpu_flags, simd):
             pytest.skip(f"CPU without {flag}")
     out = build_and_run(tmp_path, ["g++"], march, [], extra)
     assert out.startswith(f"simd: {simd}\n"), out
-    assert "packed: 676 checked, ok\n" in out, out   # packed weights through the GGUF kernels, group by group
+    assert "packed: 1196 checked, ok\n" in out, out   # packed weights through the GGUF kernels, group by group
 
 
 needs_cross = pytest.mark.skipif(not (shutil.which(CROSS) and shutil.which(QEMU) and shutil.which(OBJDUMP)),
@@ -73,9 +73,9 @@ def run_qemu(exe: Path, cpu: str, variant: str | None = None) -> subprocess.Comp
 
 
 # (qemu CPU, forced variant or None for the HWCAP choice, the variant that must run). cortex-a53: Armv8.0, no
-# dotprod; cortex-a76: the RK3588's big core (dotprod); max: every extension qemu has (dotprod, i8mm).
+# dotprod; cortex-a76: the RK3588's big core (dotprod, no i8mm); max: every extension qemu has (dotprod, i8mm).
 NEON_RUNS = [("cortex-a53", None, "neon"), ("cortex-a76", None, "neon+dotprod"),
-             ("cortex-a76", "neon", "neon"), ("max", None, "neon+dotprod")]
+             ("cortex-a76", "neon", "neon"), ("max", None, "neon+i8mm"), ("max", "neon+dotprod", "neon+dotprod")]
 
 
 @needs_cross
@@ -86,9 +86,9 @@ def test_neon_variants_match_scalar_under_qemu(aarch64_selftest, cpu, forced, ex
     assert run.stdout.startswith(f"simd: {expected}\n"), run.stdout
     # K = 768: 8 types x 2 precisions; K = 864: the 5 legacy types x 2 precisions; each checked
     assert run.stdout.count(" ok ") == 26, run.stdout
-    # packed weights, against the scalar path: 13 (type, K) x 2 precisions x 5 counts x 5 row ranges, and the
+    # packed weights, against the scalar path: 13 (type, K) x 2 precisions x 9 counts x 5 row ranges, and the
     # 13 (type, K) x 2 precisions at extreme values
-    assert "packed: 676 checked, ok\n" in run.stdout, run.stdout
+    assert "packed: 1196 checked, ok\n" in run.stdout, run.stdout
 
 
 @needs_cross
@@ -96,24 +96,33 @@ def test_neon_variant_the_cpu_lacks_is_refused(aarch64_selftest):
     run = run_qemu(aarch64_selftest, "cortex-a53", "neon+dotprod")
     assert run.returncode != 0
     assert "LINEGATE_NEON=neon+dotprod: this CPU lacks its instructions" in run.stderr
+    run = run_qemu(aarch64_selftest, "cortex-a76", "neon+i8mm")   # dotprod but no i8mm
+    assert run.returncode != 0
+    assert "LINEGATE_NEON=neon+i8mm: this CPU lacks its instructions" in run.stderr
     run = run_qemu(aarch64_selftest, "cortex-a76", "sve")
-    assert run.returncode != 0 and "unknown variant (neon+dotprod, neon)" in run.stderr
+    assert run.returncode != 0 and "unknown variant (neon+i8mm, neon+dotprod, neon)" in run.stderr
 
 
 @needs_cross
 def test_dotprod_instructions_only_in_the_dotprod_variant(aarch64_selftest):
-    """sdot outside neon_dotprod would be a SIGILL on an Armv8.0 core (e.g. an inline helper compiled under
-    the variant's target pragma and picked by the linker for everyone)."""
+    """sdot outside neon_dotprod / neon_i8mm would be a SIGILL on an Armv8.0 core, smmla outside neon_i8mm one on
+    an Armv8.2 core like the A76 (e.g. an inline helper compiled under a variant's target pragma and picked by
+    the linker for everyone)."""
     dis = subprocess.run([OBJDUMP, "-d", "--no-show-raw-insn", "-C", str(aarch64_selftest)],
                          capture_output=True, text=True, check=True).stdout
-    fn, users = "", set()
+    fn, users, mm_users = "", set(), set()
     for line in dis.splitlines():
         if line.endswith(">:"):
             fn = line
         elif "\tsdot\t" in line or "\tudot\t" in line:
             users.add(fn)
+        elif "\tsmmla\t" in line or "\tummla\t" in line or "\tusmmla\t" in line:
+            mm_users.add(fn)
     assert users, "no sdot at all: the dotprod variant was not compiled with dotprod"
-    assert all("neon_dotprod::" in u for u in users), sorted(users)
+    assert all("neon_dotprod::" in u or "neon_i8mm::" in u for u in users), sorted(users)
+    assert any("neon_dotprod::" in u for u in users), sorted(users)
+    assert mm_users, "no smmla at all: the i8mm variant was not compiled with i8mm"
+    assert all("neon_i8mm::" in u for u in mm_users), sorted(mm_users)
 
 
 ENGINE_SOURCES = ["tests/native/engine_pack_selftest.cpp",
@@ -134,7 +143,7 @@ def aarch64_engine_selftest(tmp_path_factory) -> tuple[Path, Path]:
 
 
 @needs_cross
-@pytest.mark.parametrize("cpu,expected", [("cortex-a76", "neon+dotprod"), ("max", "neon+dotprod")])
+@pytest.mark.parametrize("cpu,expected", [("cortex-a76", "neon+dotprod"), ("max", "neon+i8mm")])
 def test_engine_with_packed_weights_matches_unpacked_under_qemu(aarch64_engine_selftest, cpu, expected):
     """The whole aarch64 engine (forward passes, row splits over threads) with the tiny qwen2 model's Q8_0/Q5_0/Q4_1
     matrices packed at load (all but token_embd) gives the logits of the same engine unpacked, bit for bit."""

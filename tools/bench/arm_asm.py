@@ -115,11 +115,14 @@ def own_instructions(lines: list[str], lp: Loop) -> list[str]:
     return [s for s in out if s]
 
 
-def sdots(insns: list[str]) -> int:
-    return sum(1 for s in insns if s.startswith("sdot"))
+def sdots(insns: list[str], ops: tuple[str, ...] = ("sdot", "smmla")) -> int:
+    """Integer multiply-accumulate vector instructions: sdot (16 MACs), or smmla (32) in an i8mm kernel's loops;
+    a kernel's work per iteration is given in the instructions it uses (ops: which to count)."""
+    return sum(1 for s in insns if s.startswith(ops))
 
 
-def block_loop(lines: list[str], trips: list[int], sdots_per_iter: int) -> list[list[str]]:
+def block_loop(lines: list[str], trips: list[int], sdots_per_iter: int,
+               ops: tuple[str, ...] = ("sdot", "smmla")) -> list[list[str]]:
     """The instruction lists (pre-order: the block loop, then its nested loops) of the one loop whose nest has
     len(trips) loops and sum(trips_i * sdots_i) == sdots_per_iter."""
     found = []
@@ -128,7 +131,7 @@ def block_loop(lines: list[str], trips: list[int], sdots_per_iter: int) -> list[
         if len(nest) != len(trips):
             continue
         bodies = [own_instructions(lines, x) for x in nest]
-        if sum(t * sdots(b) for t, b in zip(trips, bodies)) == sdots_per_iter:
+        if sum(t * sdots(b, ops) for t, b in zip(trips, bodies)) == sdots_per_iter:
             found.append(bodies)
     if len(found) != 1:
         raise LookupError(f"{len(found)} loop nests of {len(trips)} loops with {sdots_per_iter} sdot per iteration")
@@ -145,7 +148,7 @@ def mca_input(insns: list[str]) -> str:
 def mca(insns: list[str], cpu: str, iterations: int = 200) -> dict:
     """llvm-mca over the body run `iterations` times: cycles per iteration, the busiest resource (name and its
     cycles per iteration), instructions per iteration."""
-    run = subprocess.run([MCA, "-mtriple=aarch64", f"-mcpu={cpu}", "-mattr=+dotprod,+fullfp16",
+    run = subprocess.run([MCA, "-mtriple=aarch64", f"-mcpu={cpu}", "-mattr=+dotprod,+fullfp16,+i8mm",
                           f"-iterations={iterations}", "-"], input=mca_input(insns), capture_output=True, text=True)
     if run.returncode != 0:
         raise RuntimeError(f"llvm-mca failed: {run.stderr[-2000:]}")
@@ -164,6 +167,15 @@ def mca(insns: list[str], cpu: str, iterations: int = 200) -> dict:
             "insns": len(insns)}
 
 
+def n2_units() -> str:
+    """The resource names llvm-mca -mcpu=neoverse-n2 schedules smmla on (N2Unit...: LLVM's own Neoverse N2
+    model; another model's names, or none, would mean the figures are not the N2's)."""
+    out = subprocess.run([MCA, "-mtriple=aarch64", "-mcpu=neoverse-n2", "-mattr=+i8mm", "-iterations=10", "-"],
+                         input="smmla v0.4s, v1.16b, v2.16b\n", capture_output=True, text=True, check=True).stdout
+    names = re.findall(r"^\[\d+(?:\.\d+)?\]\s+-\s+(\S+)", out, re.M)
+    return ",".join(sorted({re.sub(r"\d+$", "", n) for n in names}))
+
+
 def scheduling_model_check() -> dict:
     """Which scheduling model -mcpu=cortex-a76 really gets: its instruction table for a probe is compared with
     those of neoverse-n1 (the A76's server sibling, its own model since LLVM 17) and cortex-a57."""
@@ -177,5 +189,6 @@ def scheduling_model_check() -> dict:
 
     a76, n1, a57 = table("cortex-a76"), table("neoverse-n1"), table("cortex-a57")
     return {"cortex_a76_is_a57_model": a76 == a57, "cortex_a76_is_n1_model": a76 == n1,
+            "neoverse_n2_units": n2_units(),
             "llvm_mca": re.search(r"LLVM version (\S+)", subprocess.run([MCA, "--version"], capture_output=True,
                                                                          text=True).stdout).group(1)}

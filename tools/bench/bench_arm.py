@@ -13,7 +13,11 @@ an A76. Three parts, each labelled in the output:
 2. Instructions per token: ours counted under qemu-aarch64 -cpu cortex-a76 with a TCG plugin
    (arm/qemu_insn.c) on arm/matmul_probe.cpp, beside the static count (instructions per block loop
    times blocks) that is the only figure for llama.cpp (its kernels are not built into a program here).
-3. A roofline of the RK3588 for the 1.5B and 0.5B: each weight matrix takes max(bytes / bandwidth,
+3. The i8mm variant (neon_i8mm.cpp: smmla packed kernels, not for the RK3588, whose A76 lacks i8mm) on
+   llvm-mca -mcpu=neoverse-n2 (an Armv9 core with i8mm; LLVM 19 has its own N2 model, checked below), beside
+   our dotprod packed kernels on the same model and llama.cpp's kernels for an i8mm core (repack.cpp's
+   gemm/gemv 4x8 and 8x8, compiled with -mcpu=neoverse-n2; vec_dot for the types it does not repack).
+4. A roofline of the RK3588 for the 1.5B and 0.5B: each weight matrix takes max(bytes / bandwidth,
    cycles / (4 cores x clock)), summed over the model's matrices (attention, norms and the activation
    quantization are left out). Decode tok/s, prefill-512 tok/s, verify_cost_k4/k8 = time(K tokens) /
    time(1 token). Ours at the engine's default two-term activations (q8x2: two records a token) and at
@@ -61,6 +65,13 @@ PACKED = {"Q4_0": "packed_legacy<(lg::GGMLType)2, ", "Q4_1": "packed_legacy<(lg:
           "Q8_0": "packed_legacy<(lg::GGMLType)8, ", "Q4_K": "packed_q45k<false, ", "Q5_K": "packed_q45k<true, ",
           "Q6_K": "packed_q6k<"}
 PACKED_TILES = {t: (1, 2, 4, 8) for t in PACKED}
+# The i8mm variant's smmla kernels (neon_packed.cpp, LG_NEON_I8MM) for every packed type, same tiles; and the
+# core model they are costed on.
+CPU_I8MM = "neoverse-n2"
+NS_I8MM = "lg::quant::neon_i8mm::"
+MM = {"Q4_0": "mm_legacy<(lg::GGMLType)2, ", "Q4_1": "mm_legacy<(lg::GGMLType)3, ",
+      "Q5_0": "mm_legacy<(lg::GGMLType)6, ", "Q5_1": "mm_legacy<(lg::GGMLType)7, ",
+      "Q8_0": "mm_legacy<(lg::GGMLType)8, ", "Q4_K": "mm_q45k<false, ", "Q5_K": "mm_q45k<true, ", "Q6_K": "mm_q6k<"}
 OUR_FLAGS = ["-std=c++17", "-O3", "-fno-math-errno", "-march=armv8-a", "-Inative"]
 
 
@@ -90,6 +101,44 @@ def our_kernels() -> dict:
             extra = {"Q4_K": 4, "Q5_K": 8}.get(t, 0)
             k[t, f"pk{nt}"] = (f"{NS}(anonymous namespace)::{fn}{nt}>", trips, (4 * sdot_per(BLOCK[t][0]) + extra) * nt,
                                4 * nt)
+    return k
+
+
+def our_i8mm_kernels() -> dict:
+    """(type, 'mm1'/'mm2'/'mm4'/'mm8') -> (function, nest trips, smmla per iteration, units) of the i8mm variant's
+    packed kernels: per block and record pair, 8 smmla a 32-value block (two row pairs x 4), Q4_K/Q5_K 4 (8)
+    more for the mins (and Q5_K's correction); one record: as many plain sdot instead."""
+    k = {}
+    for t, fn in MM.items():
+        for nt in PACKED_TILES[t]:
+            pairs = (nt + 1) // 2
+            trips = [1, 4] if t in ("Q4_K", "Q5_K") else [1, 16] if t == "Q6_K" else [1]
+            if nt == 1 and t in ("Q4_1", "Q5_1"):
+                # GCC 12 lays the lane loop's tail (once a lane, not a block) out as a loop nested under the
+                # block loop's label: it runs 0 times a block
+                trips = [1, 0]
+            mm = (BLOCK[t][0] // 4 + {"Q4_K": 4, "Q5_K": 8}.get(t, 0)) * pairs
+            k[t, f"mm{nt}"] = (f"{NS_I8MM}(anonymous namespace)::{fn}{nt}>", trips, mm, 4 * nt)
+    return k
+
+
+def llama_i8mm_kernels() -> dict:
+    """llama_kernels' table for an i8mm core: what ggml-cpu's repack.cpp picks there (Q4_0, Q8_0: 4x8; Q4_K, Q5_K,
+    Q6_K: 8x8), gemm (smmla, 4 records; Q4_0 also 16) and gemv (sdot, one record); Q4_1/Q5_0/Q5_1 vec_dot (its
+    two-row smmla vec_dot for Q4_1 is not modelled). Nests from the GCC -O3 -mcpu=neoverse-n2 assembly: block
+    loop, sub-block loop, scale-decode loop."""
+    k = {t: v for t, v in llama_kernels().items() if v[0] == "quants" and t[0] in ("Q4_1", "Q5_0", "Q5_1")}
+    k["Q4_0", "gemv"] = ("repack", "ggml_gemv_q4_0_4x8_q8_0", [1], 8, 4)
+    k["Q4_0", "gemm"] = ("repack", "ggml_gemm_q4_0_4x8_q8_0", [1], 16, 16)
+    k["Q4_0", "gemm16"] = ("repack", "ggml_gemm_q4_0_4x8_q8_0", [1], 64, 64)
+    k["Q8_0", "gemv"] = ("repack", "ggml_gemv_q8_0_4x8_q8_0", [1], 8, 4)
+    k["Q8_0", "gemm"] = ("repack", "ggml_gemm_q8_0_4x8_q8_0", [1], 16, 16)
+    k["Q4_K", "gemv"] = ("repack", "ggml_gemv_q4_K_8x8_q8_K", [1, 4, 8], 128, 8)
+    k["Q5_K", "gemv"] = ("repack", "ggml_gemv_q5_K_8x8_q8_K", [1, 4, 8], 128, 8)
+    k["Q6_K", "gemv"] = ("repack", "ggml_gemv_q6_K_8x8_q8_K", [1, 8], 128, 8)
+    k["Q4_K", "gemm"] = ("repack", "ggml_gemm_q4_K_8x8_q8_K", [1, 4], 256, 32)
+    k["Q5_K", "gemm"] = ("repack", "ggml_gemm_q5_K_8x8_q8_K", [1, 4, 16], 256, 32)
+    k["Q6_K", "gemm"] = ("repack", "ggml_gemm_q6_K_8x8_q8_K", [1, 8], 256, 32)
     return k
 
 
@@ -144,12 +193,55 @@ def build_asm(sdist: Path, tmp: Path) -> dict[str, dict]:
     arm = ggml / "src/ggml-cpu/arch/arm"
     quants = A.compile_asm(A.CROSS_CC, ["-std=c11", *flags], arm / "quants.c", tmp / "quants.s", REPO)
     repack = A.compile_asm(A.CROSS_CXX, ["-std=c++17", *flags], arm / "repack.cpp", tmp / "repack.s", REPO)
-    return {"ours": A.functions(ours), "quants": A.functions(quants), "repack": A.functions(repack)}
+    # the i8mm comparison: ours as built (the variant's target pragma), llama.cpp as a native build on an N2
+    ours_mm = A.compile_asm(A.CROSS_CXX, OUR_FLAGS, Path("native/quant/arm/neon_i8mm.cpp"), tmp / "ours_i8mm.s", REPO)
+    flags_n2 = [f"-mcpu={CPU_I8MM}" if f.startswith("-mcpu=") else f for f in flags]
+    quants_n2 = A.compile_asm(A.CROSS_CC, ["-std=c11", *flags_n2], arm / "quants.c", tmp / "quants_n2.s", REPO)
+    repack_n2 = A.compile_asm(A.CROSS_CXX, ["-std=c++17", *flags_n2], arm / "repack.cpp", tmp / "repack_n2.s", REPO)
+    return {"ours": A.functions(ours), "quants": A.functions(quants), "repack": A.functions(repack),
+            "ours_i8mm": A.functions(ours_mm), "quants_n2": A.functions(quants_n2), "repack_n2": A.functions(repack_n2)}
 
 
-def model_nest(funcs: dict, fn: str, trips: list[int], sdot: int) -> list[dict]:
-    bodies = A.block_loop(A.find_function(funcs, fn), trips, sdot)
-    return [A.mca(b, CPU) | {"trips": t} for t, b in zip(trips, bodies)]
+def model_nest(funcs: dict, fn: str, trips: list[int], sdot: int, cpu: str = CPU,
+               ops: tuple[str, ...] = ("sdot", "smmla")) -> list[dict]:
+    bodies = A.block_loop(A.find_function(funcs, fn), trips, sdot, ops)
+    return [A.mca(b, cpu) | {"trips": t} for t, b in zip(trips, bodies)]
+
+
+def nest_cost(nest: list[dict], units: int) -> dict:
+    return {"cycles": sum(n["trips"] * n["cycles"] for n in nest) / units,
+            "insns": sum(n["trips"] * n["insns"] for n in nest) / units,
+            "bottleneck": max(nest, key=lambda n: n["trips"] * n["cycles"])["bottleneck"]}
+
+
+def analyse_i8mm(asm: dict) -> tuple[dict, dict, dict]:
+    """On the N2 model: our dotprod packed kernels (kinds pk*), our i8mm kernels (mm*, as pk* for ours_cost),
+    and llama.cpp's i8mm-core kernels."""
+    dot, mm, llama = {}, {}, {}
+    for (t, kind), (fn, trips, sdot, units) in our_kernels().items():
+        if kind.startswith("pk"):
+            dot[t, kind] = nest_cost(model_nest(asm["ours"], fn, trips, sdot, CPU_I8MM), units)
+    for (t, kind), (fn, trips, n_mm, units) in our_i8mm_kernels().items():
+        mm[t, "pk" + kind[2:]] = nest_cost(model_nest(asm["ours_i8mm"], fn, trips, n_mm, CPU_I8MM), units)
+    for (t, kind), (src, fn, trips, sdot, units) in llama_i8mm_kernels().items():
+        # vec_dot: its one-record sdot loop (an i8mm build also has a two-row smmla loop, not modelled)
+        ops = ("sdot",) if kind == "vec" else ("sdot", "smmla")
+        llama[t, kind] = nest_cost(model_nest(asm[src + "_n2"], fn, trips, sdot, CPU_I8MM, ops), units)
+    return dot, mm, llama
+
+
+def table_i8mm(dot: dict, mm: dict, llama: dict) -> tuple[list[dict], list[str]]:
+    rows = []
+    lines = [f"{'type':5} {'records':>7} {'dotprod':>8} {'i8mm':>8} {'llama':>8} {'i8/dot':>6} {'i8/llama':>8}  (cycles "
+             f"per block, row and record; llvm-mca -mcpu={CPU_I8MM})"]
+    for t in BLOCK:
+        for n in (1, 2, 4, 8, 16):
+            d, m, lm = ours_cost(dot, t, n) / n, ours_cost(mm, t, n) / n, llama_cost(llama, t, n) / n
+            rows.append({"type": t, "records": n, "dotprod_cycles_per_block": round(d, 2),
+                         "i8mm_cycles_per_block": round(m, 2), "llama_i8mm_cycles_per_block": round(lm, 2),
+                         "i8mm_vs_dotprod": round(m / d, 3), "i8mm_vs_llama": round(m / lm, 3)})
+            lines.append(f"{t:5} {n:7d} {d:8.2f} {m:8.2f} {lm:8.2f} {m / d:6.2f} {m / lm:8.2f}")
+    return rows, lines
 
 
 def analyse(asm: dict) -> tuple[dict, dict]:
@@ -296,14 +388,18 @@ def main(argv: list[str] | None = None) -> int:
     sched = A.scheduling_model_check()
     print(f"llvm-mca {sched['llvm_mca']}: -mcpu=cortex-a76 applies the "
           f"{'Cortex-A57' if sched['cortex_a76_is_a57_model'] else 'Neoverse N1' if sched['cortex_a76_is_n1_model'] else 'own'}"
-          f" model; the figures below use -mcpu={CPU}")
+          f" model; the figures below use -mcpu={CPU}; -mcpu={CPU_I8MM} schedules smmla on {sched['neoverse_n2_units']}")
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
-        ours, llama = analyse(build_asm(llama_sdist(args.llama_sdist), tmp))
+        asm = build_asm(llama_sdist(args.llama_sdist), tmp)
+        ours, llama = analyse(asm)
         rows, lines = table(ours, llama)
         print("\n".join(lines))
+        mm_rows, mm_lines = table_i8mm(*analyse_i8mm(asm))
+        print("\n".join(mm_lines))
         result = {"cpu_model": CPU, "scheduling": sched, "clock_ghz": CLOCK_GHZ, "cores": CORES,
-                  "bandwidth_gbs": args.bandwidth_gbs, "kernels": rows, "models": {}}
+                  "bandwidth_gbs": args.bandwidth_gbs, "kernels": rows, "models": {},
+                  "i8mm": {"cpu_model": CPU_I8MM, "kernels": mm_rows}}
         for key, name in MODELS.items():
             mats = model_matrices(name)
             pred = {"ours_q8x2": predict(mats, lambda t, n: ours_cost(ours, t, n), 2, args.bandwidth_gbs),

@@ -15,6 +15,9 @@
 #define LG_NEON_NS neon
 #define LG_NEON_DOTPROD 0
 #endif
+#ifndef LG_NEON_I8MM  // smmla packed kernels: neon_i8mm.cpp only
+#define LG_NEON_I8MM 0
+#endif
 
 namespace lg::quant::LG_NEON_NS {
 
@@ -103,5 +106,16 @@ bool quantize_blocks(const float* x, int64_t n_blocks, int ablk, int8_t* qs, flo
 bool matmul_packed(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec,
                    float* y, int64_t ldy, int pair);
 }  // namespace lg::quant::neon_dotprod
+
+// The entries of the i8mm variant (neon_i8mm.cpp), for arm/dispatch.cpp; row_pairs: the types whose packed
+// matrices take the row-pair layout that its smmla kernels read (kernels.h: packed_row_pairs).
+namespace lg::quant::neon_i8mm {
+bool matmul(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts,
+            const float* x, int n_rec, float* y, int64_t ldy, int pair);
+bool quantize_blocks(const float* x, int64_t n_blocks, int ablk, int8_t* qs, float* d);
+bool matmul_packed(GGMLType wt, const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec,
+                   float* y, int64_t ldy, int pair);
+bool row_pairs(GGMLType wt);
+}  // namespace lg::quant::neon_i8mm
 
 #endif

@@ -15,7 +15,7 @@ namespace neon {
 
 // Packed matrices (quant.h: pack_weights; the engine packs every quantized matrix at load on aarch64) never
 // come here: matmul_packed runs every call on them through neon_packed.cpp, in tiles of 8, 4, 2 and 1
-// records. In the same model those kernels cost less than the families below at every record count
+// records (the i8mm variant: its smmla kernels, a record pair at a time). In the same model those kernels cost less than the families below at every record count
 // (docs/perf/2026-12-02-arm-kernels.md#packed, 2026-12-03), so packing is decided per type at load, not
 // per call. The plan below serves matrices whose row count is not a multiple of 4 (and builds
 // with packing turned off: LINEGATE_PACK_WEIGHTS=0).
