@@ -23,7 +23,7 @@ from gateway.llm.timing import MsPerToken
 from gateway.llm.tokenizer import Tokenizer
 
 __all__ = ["Engine", "GenerateResult", "select_backend", "BACKENDS", "ACT_PRECISIONS", "BLOCK_POLICIES",
-           "resolve_act_precision"]
+           "auto_act_precision", "resolve_act_precision"]
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +42,11 @@ BACKENDS = ("auto", "cpu", "cuda")
 ACT_PRECISIONS = ("q8x2", "q8")  # native/quant.h ActPrecision
 
 
+def auto_act_precision(machine: str, backend: str = "cpu") -> str:
+    """What "auto" means on a machine (platform.machine()) and backend: q8 for the CPU engine on aarch64."""
+    return "q8" if machine.lower() in ("aarch64", "arm64") and backend == "cpu" else "q8x2"
+
+
 def resolve_act_precision(act_precision: str, backend: str = "cpu") -> str:
     """"auto" -> "q8" for the CPU engine on aarch64, else "q8x2"; "q8x2" / "q8" pass through.
     On the Arm cores the appliance ships on (dotprod, no i8mm), a batch at q8x2 is compute-bound at
@@ -49,8 +54,7 @@ def resolve_act_precision(act_precision: str, backend: str = "cpu") -> str:
     (docs/perf/2026-12-02-arm-kernels.md). Why the answers allow q8 there: docs/perf/2026-12-03-act-precision.md."""
     if act_precision == "auto":
         import platform
-        arm = platform.machine().lower() in ("aarch64", "arm64")
-        return "q8" if arm and backend == "cpu" else "q8x2"
+        return auto_act_precision(platform.machine(), backend)
     if act_precision not in ACT_PRECISIONS:
         raise ValueError(f"act_precision must be one of auto, {', '.join(ACT_PRECISIONS)}, got {act_precision!r}")
     return act_precision

@@ -20,8 +20,8 @@ an A76. Three parts, each labelled in the output:
 4. A roofline of the RK3588 for the 1.5B and 0.5B: each weight matrix takes max(bytes / bandwidth,
    cycles / (4 cores x clock)), summed over the model's matrices (attention, norms and the activation
    quantization are left out). Decode tok/s, prefill-512 tok/s, verify_cost_k4/k8 = time(K tokens) /
-   time(1 token). Ours at the engine's default two-term activations (q8x2: two records a token) and at
-   one-term q8 (llama.cpp's scheme).
+   time(1 token). Ours at one-term q8 activations (llama.cpp's scheme; the engine's default on aarch64,
+   engine.act_precision "auto") and at two-term q8x2 (two records a token; the default elsewhere).
 
     .venv/bin/python tools/bench/bench_arm.py [--llama-sdist PATH] [--bandwidth-gbs 22] [--no-qemu]
 
@@ -397,7 +397,10 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(lines))
         mm_rows, mm_lines = table_i8mm(*analyse_i8mm(asm))
         print("\n".join(mm_lines))
+        from gateway.llm.engine import auto_act_precision
+        default = f"ours_{auto_act_precision('aarch64')}"   # what the engine runs on the box
         result = {"cpu_model": CPU, "scheduling": sched, "clock_ghz": CLOCK_GHZ, "cores": CORES,
+                  "default_precision": default.removeprefix("ours_"),
                   "bandwidth_gbs": args.bandwidth_gbs, "kernels": rows, "models": {},
                   "i8mm": {"cpu_model": CPU_I8MM, "kernels": mm_rows}}
         for key, name in MODELS.items():
@@ -408,10 +411,11 @@ def main(argv: list[str] | None = None) -> int:
             if not args.no_qemu:
                 pred["instructions"] = qemu_counts(mats, tmp, ours) | {"llama_static_insns_per_token": sum(
                     llama_cost(llama, t, 1, "insns") * rows_ * K / BLOCK[t][0] for t, K, rows_ in mats)}
+            pred["ours_default"] = pred[default]
             result["models"][key] = pred
             for who in ("ours_q8x2", "ours_q8", "llama"):
                 p = pred[who]
-                print(f"{key} {who:9}: decode {p['decode_tok_s']:6.1f} tok/s (roofline {p['roofline_fraction']:.2f}), "
+                print(f"{key} {who + (' (default)' if who == default else ''):19}: decode {p['decode_tok_s']:6.1f} tok/s (roofline {p['roofline_fraction']:.2f}), "
                       f"prefill-512 {p['prefill512_tok_s']:6.1f} tok/s, verify k4 {p['verify_cost_k4']:.2f} "
                       f"k8 {p['verify_cost_k8']:.2f}")
             if "instructions" in pred:
