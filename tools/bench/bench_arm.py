@@ -65,8 +65,8 @@ PACKED = {"Q4_0": "packed_legacy<(lg::GGMLType)2, ", "Q4_1": "packed_legacy<(lg:
           "Q8_0": "packed_legacy<(lg::GGMLType)8, ", "Q4_K": "packed_q45k<false, ", "Q5_K": "packed_q45k<true, ",
           "Q6_K": "packed_q6k<"}
 PACKED_TILES = {t: (1, 2, 4, 8) for t in PACKED}
-# The i8mm variant's smmla kernels (neon_packed.cpp, LG_NEON_I8MM) for every packed type, same tiles; and the
-# core model they are costed on.
+# The i8mm variant's smmla kernels (neon_packed_mm.h, included by neon_packed.cpp under LG_NEON_I8MM) for every
+# packed type, same tiles; and the core model they are costed on.
 CPU_I8MM = "neoverse-n2"
 NS_I8MM = "lg::quant::neon_i8mm::"
 MM = {"Q4_0": "mm_legacy<(lg::GGMLType)2, ", "Q4_1": "mm_legacy<(lg::GGMLType)3, ",

@@ -1,5 +1,6 @@
 // The NEON kernels again, compiled for Armv8.2-A + dotprod + i8mm in namespace neon_i8mm: the GGUF kernels are
-// the dotprod ones; the packed kernels (neon_packed.cpp, LG_NEON_I8MM) use smmla over the row-pair layout.
+// the dotprod ones; the packed kernels (neon_packed_mm.h, in neon_packed.cpp under LG_NEON_I8MM) use smmla
+// over the row-pair layout.
 // arm/dispatch.cpp runs them only on a CPU whose HWCAP says dotprod and whose HWCAP2 says i8mm.
 // The shared headers come first, outside the target pragma, so their inline functions stay plain Armv8-A.
 #include <cmath>
