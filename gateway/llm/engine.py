@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import platform
 import time
 from typing import Callable, Sequence
 
@@ -53,7 +54,6 @@ def resolve_act_precision(act_precision: str, backend: str = "cpu") -> str:
     twice q8's integer work: verification and prefill cost about twice as much
     (docs/perf/2026-12-02-arm-kernels.md). Why the answers allow q8 there: docs/perf/2026-12-03-act-precision.md."""
     if act_precision == "auto":
-        import platform
         return auto_act_precision(platform.machine(), backend)
     if act_precision not in ACT_PRECISIONS:
         raise ValueError(f"act_precision must be one of auto, {', '.join(ACT_PRECISIONS)}, got {act_precision!r}")

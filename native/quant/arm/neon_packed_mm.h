@@ -140,8 +140,8 @@ __attribute__((noinline)) void mm_legacy(const uint8_t* G, int64_t nb, const int
     store_pairs<NT>(res, out);
 }
 
-// A packed Q4_K/Q5_K block's 32 entries 4j + r of the 6-bit mins (and, Q5, scales) gathered to rows r, r + 1 x
-// sub-blocks 0..7: the smmla operands of the block-end mins (and Q5_K's correction).
+// A packed Q4_K/Q5_K block's mins (and, Q5, scales), stored entry 4j + r for sub-block j and row r, gathered
+// into two row pairs by sub-block: the smmla operands of the block-end mins (and of Q5_K's correction).
 template <bool Q5>
 inline void q45k_gather(const uint8_t* blk, uint8x16_t m3, int8x16_t& mn01, int8x16_t& mn23, int8x16_t& sc01,
                         int8x16_t& sc23) {
