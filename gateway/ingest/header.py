@@ -31,6 +31,8 @@ import time as _time
 from collections import Counter
 from dataclasses import dataclass
 
+from gateway.ingest.structured import level_value, message_of, pairs_of, roles
+
 MAX_HEADER_TOKENS = 16           # the header is within the first tokens of a line
 LOOKAHEAD = 4                    # a word is header if a timestamp/level follows within this many
 INDUCE_LINES = 24                # lines of a source watched before its columns are decided
@@ -56,6 +58,8 @@ _TS_PATTERNS = [re.compile(p + _END) for p in (
     r"(?P<y>\d{2})(?P<m>[01]\d)(?P<d>[0-3]\d)\s+(?P<H>[012]\d)(?P<M>[0-5]\d)(?P<S>[0-5]\d)",
     r"(?P<m>[01]\d)[-.](?P<d>[0-3]\d)\s+" + _T,
     r"(?P<Y>\d{4})[-/.](?P<m>\d{1,2})[-/.](?P<d>\d{1,2}),?",
+    r"(?P<Y>\d{4})(?P<m>[01]\d)(?P<d>[0-3]\d)T?(?P<H>[012]\d)(?P<M>[0-5]\d)(?P<S>[0-5]\d)(?:[.,](?P<F>\d{1,9}))?" + _ZONE,
+    r"(?P<E>1[0-9]{9})(?P<F>\d{3}|\d{6})",
     r"(?P<E>1[0-9]{9})(?:\.(?P<F>\d{1,6}))?",
     r"(?P<H>\d{1,2}):(?P<M>\d{2}):(?P<S>\d{2})(?:[.,:](?P<F>\d{1,9}))?,?",
 )]
@@ -65,6 +69,11 @@ _LEVELS = {
     "err": "error", "error": "error", "failure": "error", "warn": "warning", "warning": "warning",
     "notice": "notice", "info": "info", "information": "info", "informational": "info",
     "debug": "debug", "trace": "debug", "verbose": "debug", "fine": "debug", "finest": "debug",
+    "alarm": "alert", "fault": "error", "dbg": "debug", "inf": "info", "wrn": "warning", "ftl": "critical",
+    # Chinese level words (as written by Chinese PLC, MES and Java logging setups)
+    "紧急": "emergency", "报警": "alert", "警报": "alert", "严重": "critical", "致命": "critical",
+    "错误": "error", "故障": "error", "告警": "warning", "警告": "warning", "注意": "notice",
+    "通知": "notice", "信息": "info", "提示": "info", "消息": "info", "调试": "debug", "跟踪": "debug",
 }
 _LETTER_LEVELS = {"V": "debug", "D": "debug", "I": "info", "W": "warning", "E": "error", "F": "critical", "A": "alert"}
 _PROG = re.compile(r"(?P<c>[A-Za-z_$(][\w.\-/$()@#~+]*?|[\w.\-/]+)(?:\[(?P<p>\d+)\])?:$")
@@ -75,6 +84,10 @@ _SEPS = {"-", "|", "--", ":", "::"}
 _PRI = re.compile(r"<\d{1,3}>")
 _RFC5424 = re.compile(r"<\d{1,3}>1 (?P<ts>\S+) (?P<host>\S+) (?P<app>\S+) (?P<pid>\S+) \S+ (?:-|(?:\[(?:[^\]\\]|\\.)*\])+) ?")
 _TOKEN = re.compile(r"\S+")
+_DATED = re.compile(r"\d{4}[-_.]\d{2}[-_.]\d{2}")
+_LOOSE_LETTERS = frozenset("VDIWEF")    # a letter after the time is a level ("A" and others are words)
+MAX_DELIMITED_FIELDS = 6
+MAX_FIELD_CHARS = 256
 _ZK_COMPONENT = re.compile(r"(?:^|[:/])(?P<c>[A-Za-z_$][\w.$]*)@\d+$")
 
 
@@ -147,7 +160,7 @@ def _level(tok: str, *, loose: bool) -> tuple[str, str] | None:
     c = _LEVELS.get(w.lower())
     if c is None:
         return None
-    if loose or w.isupper() or (w[:1].isupper() and w[1:].islower()):
+    if loose or w.isupper() or (w[:1].isupper() and w[1:].islower()) or (not w.isascii() and tok != w):
         return c, w
     return None
 
@@ -254,10 +267,14 @@ def scan(line: str, year: int | None = None) -> Header:
     start = 0
     if line.startswith("<") and _rfc5424(sc):
         return _finish(sc)
+    if line[:1] == "{" or "=" in line[:64]:
+        pairs = pairs_of(line)
+        if pairs:
+            return _structured(sc, pairs)
     pm = _PRI.match(line)
     if pm:
         start = pm.end()
-    if "|" in line[:120] and _pipe_header(sc, start):
+    if _delimited_header(sc, start):
         return _finish(sc)
     toks = _tokens(line, start)
     sc.end = start
@@ -282,7 +299,8 @@ def scan(line: str, year: int | None = None) -> Header:
                 break                                         # "... INFO [ctx] - message"
             continue
         lv = _level(tok, loose=seen_ts and sc.h.level is None and i > 0 and not tok.startswith("["))
-        if lv is None and len(tok) == 1 and tok in _LETTER_LEVELS and _PROG.match(nxt):
+        if lv is None and len(tok) == 1 and tok in _LETTER_LEVELS and (
+                _PROG.match(nxt) or (seen_ts and i > 0 and tok in _LOOSE_LETTERS and nxt[:1].isalnum())):
             lv = (_LETTER_LEVELS[tok], tok)
         if lv and sc.h.level is None and not tok.startswith("["):
             sc.h.level, sc.h.level_text = lv
@@ -317,7 +335,8 @@ def scan(line: str, year: int | None = None) -> Header:
             sc.end = toks[i + 1][1]
             break
         if _HEADERISH.search(tok) and _anchor_ahead(line, toks, i):
-            sc.words.append(tok)
+            if not _DATED.search(tok):                        # "app.log.1.2017-05-16_13:53:08": a file, not a host
+                sc.words.append(tok)
         elif (seen_ts or sc.h.level) and (_PROG.match(nxt) or (_PROG_NOCOLON.match(nxt) and i + 2 < n
                                                                 and line[toks[i + 2][0]].startswith("("))):
             sc.words.append(tok)                              # the syslog host
@@ -356,33 +375,105 @@ def _rfc5424(sc: _Scan) -> bool:
     return True
 
 
-def _pipe_header(sc: _Scan, start: int) -> bool:
-    """"ts|component|pid|message": fields split by "|" after a timestamp."""
+def _delimited_header(sc: _Scan, start: int) -> bool:
+    """"ts|level|host|component|message" and the same with tabs, " | " or (CSV) "," between fields:
+    a timestamp, then a separator, then fields up to the first with a space in it (the message).
+    Of two plain fields the first is the host and the second the component (syslog's order); one
+    alone is the component."""
     line = sc.line
     m = match_ts(line, start)
-    if not m or line[m.end():m.end() + 1] != "|":
+    if not m:
+        return False
+    end = m.end() - (1 if m.group(0).endswith(",") else 0)
+    pos = end
+    while pos < len(line) and line[pos] == " ":
+        pos += 1
+    sep = line[pos:pos + 1]
+    if sep not in ("|", "\t", ",") or line.count(sep, pos) < 2 or (sep == "," and line[pos + 1:pos + 2] == " "):
         return False
     sc.set_ts(m)
-    pos = m.end() + 1
-    for _ in range(4):
-        j = line.find("|", pos)
+    pos += 1
+    plain: list[str] = []
+    for _ in range(MAX_DELIMITED_FIELDS):
+        j = line.find(sep, pos)
         if j < 0:
             break
-        field = line[pos:j].strip()
-        if not field or " " in field:
+        field = line[pos:j].strip().strip('"')
+        if " " in field:
             break
-        lv = _level(field, loose=True)
-        if lv and sc.h.level is None:
-            sc.h.level, sc.h.level_text = lv
-        elif field.isdigit() and sc.h.pid is None:
-            sc.h.pid = int(field) if len(field) <= 10 else None
-        elif sc.h.component is None:
-            sc.h.component = field
-        else:
-            sc.words.append(field)
+        if field:
+            lv = _level(field, loose=True) if sc.h.level is None else None
+            if lv is None and len(field) == 1 and field in _LETTER_LEVELS and sc.h.level is None:
+                lv = (_LETTER_LEVELS[field], field)
+            if lv:
+                sc.h.level, sc.h.level_text = lv
+            elif field.isdigit() and sc.h.pid is None:
+                sc.h.pid = int(field) if len(field) <= 10 else None
+            else:
+                plain.append(field)
         pos = j + 1
+    if len(plain) >= 2:
+        sc.words.append(plain[0])
+        sc.h.component = plain[1]
+    elif plain:
+        sc.h.component = plain[0]
+    rest = line[pos:].strip()
+    if sep == "," and len(rest) >= 2 and rest[0] == rest[-1] == '"':
+        sc.line = line[:pos] + rest[1:-1].replace('""', '"')
     sc.end = pos
     return True
+
+
+def _structured(sc: _Scan, pairs: dict[str, object]) -> Header:
+    """A JSON or logfmt line (gateway.ingest.structured): its own keys name its fields."""
+    role = roles(pairs, lambda v: _full_ts(v) is not None, lambda v: _value_level(v) is not None)
+    h = sc.h
+    if "time" in role:
+        v = pairs[role["time"]]
+        h.ts_text = str(v)
+        h.ts = _epoch(v) if isinstance(v, (int, float)) or str(v).isdigit() else None
+        if h.ts is None:
+            m = _full_ts(str(v))
+            h.ts = parse_ts(m, sc.year) if m else None
+    if "level" in role:
+        lv = _value_level(pairs[role["level"]])
+        if lv:
+            h.level, h.level_text = lv
+    for f in ("host", "component"):
+        if f in role and pairs[role[f]] not in (None, ""):
+            setattr(h, f, str(pairs[role[f]])[:MAX_FIELD_CHARS])
+    if "pid" in role and str(pairs[role["pid"]]).isdigit() and len(str(pairs[role["pid"]])) <= 10:
+        h.pid = int(str(pairs[role["pid"]]))
+    h.message = message_of(pairs, role) or sc.line
+    return h
+
+
+def _full_ts(v: str) -> re.Match | None:
+    m = match_ts(v.strip(), 0)
+    return m if m and m.end() >= len(v.strip().rstrip(",")) - 1 else None
+
+
+def _epoch(v: object) -> float | None:
+    """Epoch seconds, milliseconds or microseconds (by magnitude)."""
+    try:
+        x = float(v)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    for scale in (1.0, 1e3, 1e6, 1e9):
+        if 1e9 <= x / scale < 1e10:
+            return x / scale
+    return None
+
+
+def _value_level(v: object) -> tuple[str, str] | None:
+    s = str(v).strip()
+    if len(s) == 1 and s in _LETTER_LEVELS:
+        return _LETTER_LEVELS[s], s
+    lv = _level(s, loose=True)
+    if lv:
+        return lv
+    p = level_value(s)
+    return (p, s) if p else None
 
 
 def _finish(sc: _Scan) -> Header:
