@@ -35,7 +35,7 @@ def test_triage_fields_on_raw_lines():
     f = out[1].fields
     assert f.component == "line3.heater" and f.level == "warn" and f.time_text == "2024-05-01 10:00:05,001"
     assert f.template == "zone <NUM> temperature <*>"
-    assert f.params == [("2", 2.0), ("92.4C", 92.4)]
+    assert f.params == [("2", 2.0, "zone"), ("92.4C", 92.4, "temperature")]
 
 
 def test_triage_without_headers_mines_the_whole_text():
@@ -43,3 +43,24 @@ def test_triage_without_headers_mines_the_whole_text():
     c = t.classify([LogRecord(0, "s", "", 6, "2024-05-01 10:00:00 INFO pump 3 started")])[0]
     assert c.fields.time is None and c.fields.component is None
     assert c.template.endswith("INFO pump <NUM> started")
+
+
+def test_parameters_are_named_by_the_template_words_and_typed_by_value():
+    from gateway.pipeline.fields import named_params, param_names
+    assert param_names("Received block <BLK> of size <NUM> from /<IP>",
+                       "Received block blk_12 of size 67108864 from /10.1.2.3") == [
+        ("block", "id"), ("size", "number"), ("address", "address")]
+    assert param_names("Failed password for invalid user <*> from <IP> port <NUM> ssh2",
+                       "Failed password for invalid user admin from 1.2.3.4 port 22 ssh2") == [
+        ("user", "word"), ("address", "address"), ("port", "number")]
+    assert param_names("logname= uid=<NUM> euid=<NUM> rhost=<IP>", "logname= uid=0 euid=0 rhost=1.2.3.4") == [
+        ("uid", "number"), ("euid", "number"), ("rhost", "address")]
+    # a number with its unit, in the token or the next one, keeps the unit as its type
+    assert param_names("stored (estimated size <NUM> KB, free <*>)", "stored (estimated size 16.0 KB, free 2.1MB)") == [
+        ("size", "size"), ("free", "size")]
+    assert param_names("took <NUM> ms to read <*>", "took 35 ms to read /var/x")[0] == ("took", "duration")
+    assert param_names("took <NUM> ms to read <*>", "took 35 ms to read /var/x")[1] == ("read", "path")
+    # the same name twice: numbered; a Chinese word names its number
+    assert [n for n, _ in param_names("<*> to <*>", "a1 to b2")] == ["id", "id_2"]
+    assert param_names("加热区<NUM> 温度 <NUM> ℃", "加热区2 温度 81.6 ℃")[0][0] == "加热区"
+    assert named_params("port <NUM>", "port 22") == [("22", 22.0, "port")]

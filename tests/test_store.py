@@ -174,7 +174,7 @@ def test_flush_queued_behind_an_append_waits_for_its_retention(tmp_path, monkeyp
 def test_fields_and_params_round_trip(tmp_path):
     from gateway.pipeline.fields import LineFields
     f = LineFields(time=1500.5, time_text="2024-05-01 10:00:05", host="plc7", component="line3.heater", pid=42,
-                   level="warning", template="zone <NUM> temperature <*>", params=[("2", 2.0), ("92.4C", 92.4)])
+                   level="warning", template="zone <NUM> temperature <*>", params=[("2", 2.0, "zone"), ("92.4C", 92.4)])
     with Store(tmp_path / "s.db") as s:
         ids = s.append([_rec("zone 2 temperature 92.4C", 2000), _rec("no fields", 2001)], template_ids=[5, None],
                        fields=[f, None])
@@ -182,7 +182,8 @@ def test_fields_and_params_round_trip(tmp_path):
         assert got == {"time": 1500.5, "time_text": "2024-05-01 10:00:05", "line_host": "plc7",
                        "component": "line3.heater", "pid": 42, "level": "warning", "template_id": 5,
                        "template": "zone <NUM> temperature <*>",
-                       "params": [{"pos": 0, "text": "2", "num": 2.0}, {"pos": 1, "text": "92.4C", "num": 92.4}]}
+                       "params": [{"pos": 0, "text": "2", "num": 2.0, "name": "zone"},
+                                  {"pos": 1, "text": "92.4C", "num": 92.4, "name": None}]}
         plain = s.fields(ids[1])
         assert plain["time"] == 2001 and plain["component"] is None and plain["params"] == []
         assert s.fields(999) is None

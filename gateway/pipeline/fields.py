@@ -39,7 +39,7 @@ class LineFields:
     pid: int | None = None
     level: str | None = None
     template: str | None = None
-    params: list[tuple[str, float | None]] = field(default_factory=list)
+    params: list[tuple] = field(default_factory=list)   # (text, number or None[, name])
 
 
 def number_of(text: str) -> float | None:
@@ -89,3 +89,97 @@ def extract_params(template: str, message: str) -> list[tuple[str, float | None]
             if len(out) >= MAX_PARAMS:
                 return out
     return out
+
+
+# --- parameter names and types -----------------------------------------------------------------
+# A template's variables are named from the template's own words: "port <*>" -> port, "rhost=<*>" ->
+# rhost, "of size <*>" -> size; after a preposition ("from <*>") the value's type names it
+# (address). Types come from the value: number, size or duration (a number with its unit, in the
+# token or the next one), address (IPv4[:port], host:port), path, id (letters and digits mixed,
+# hex), word. Names are a function of the template text (stored in the templates table), so every
+# reader derives the same names.
+
+_PREPOSITIONS = frozenset("from to by at in on for of with via into onto as is was are were be the a an and or "
+                          "than after before".split())
+_SIZE_UNITS = frozenset("b kb mb gb tb kib mib gib bytes byte".split())
+_DURATION_UNITS = frozenset("ns us µs ms s sec secs second seconds min mins minute minutes h hour hours".split())
+_ADDRESS = re.compile(r"/?\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+:\d+")
+_UNIT_SUFFIX = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)\s*([A-Za-zµ%°]+)")
+_NAME = re.compile(r"[A-Za-z\u4e00-\u9fff][\w\u4e00-\u9fff-]*")
+
+
+def value_type(text: str, next_token: str = "") -> str:
+    """number | size | duration | address | path | id | word (see above)."""
+    t = text.strip("()[]{}\"'<>,;")
+    if _ADDRESS.fullmatch(t):
+        return "address"
+    if number_of(t) is not None:
+        m = _UNIT_SUFFIX.fullmatch(t)
+        unit = (m.group(1) if m else next_token.strip(",;.()[]")).lower()
+        if unit in _SIZE_UNITS:
+            return "size"
+        if unit in _DURATION_UNITS:
+            return "duration"
+        return "number"
+    if t.startswith("/") or (len(t) > 2 and t[1:3] == ":\\"):
+        return "path"
+    if any(c.isdigit() for c in t):
+        return "id"
+    return "word"
+
+
+def _name_before(tokens: list[str], i: int, head: str) -> str | None:
+    """The word a parameter is named by: the key of "key=<*>"/"key:<*>" in its own token, else the
+    nearest constant word before it that is not a preposition."""
+    if head and not head.strip(":=/([{'\""):
+        head = ""
+    if head:
+        w = head.strip(":=/([{'\"_-").lower()
+        return w if _NAME.fullmatch(w or "-") else None
+    for j in range(i - 1, max(-1, i - 3), -1):
+        w = tokens[j].strip(":=,;()[]{}'\"").lower()
+        if "<" in tokens[j] or not _NAME.fullmatch(w or "-"):
+            return None
+        if w not in _PREPOSITIONS:
+            return w
+    return None
+
+
+@lru_cache(maxsize=4096)
+def param_slots(template: str) -> tuple[tuple[str, int], ...]:
+    """(the name's source word or "", token index) per parameter, in extract_params order."""
+    toks = template.split()
+    out: list[tuple[str, int]] = []
+    for i, t in enumerate(toks):
+        if "<" not in t:
+            continue
+        heads = _MASK.split(t)[:-1] if t != "<*>" else [""]
+        for k, head in enumerate(heads):
+            key = re.search(r"([A-Za-z_][\w.-]*)[=:]$", head)
+            name = key.group(1).lower() if key else _name_before(toks, i, head) if k == 0 else None
+            out.append((name or "", i))
+    return tuple(out)
+
+
+def param_names(template: str, message: str) -> list[tuple[str, str]]:
+    """(name, type) of each parameter of `message` under `template`, aligned with extract_params:
+    unnamed ones after a preposition or at the start take their type as the name ("address");
+    a name used twice gets _2, _3."""
+    values = extract_params(template, message)
+    toks = message.split()
+    slots = param_slots(template)
+    out: list[tuple[str, str]] = []
+    seen: dict[str, int] = {}
+    for (word, i), (text, _) in zip(slots, values):
+        nxt = toks[i + 1] if i + 1 < len(toks) else ""
+        typ = value_type(text, nxt)
+        name = word or typ
+        seen[name] = seen.get(name, 0) + 1
+        out.append((name if seen[name] == 1 else f"{name}_{seen[name]}", typ))
+    return out
+
+
+def named_params(template: str, message: str) -> list[tuple[str, float | None, str]]:
+    """extract_params with each parameter's name: [(text, number or None, name)]."""
+    names = param_names(template, message)
+    return [(t, n, name) for (t, n), (name, _) in zip(extract_params(template, message), names)]

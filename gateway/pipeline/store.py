@@ -31,6 +31,7 @@ from typing import Sequence
 
 from gateway.ingest.record import LogRecord, parse_severity_strict, severity_name
 from gateway.pipeline.fields import LineFields
+from gateway.pipeline.store_schema import create_or_migrate
 
 log = logging.getLogger(__name__)
 
@@ -51,59 +52,6 @@ READER_IDLE_S = 10.0             # pooled connections idle this long drop their 
 KEY_WINDOW = 20_000              # keyed lines a redelivery is looked up among (MQTT in-flight is far less,
                                  # and an MQTT packet id comes round only after 65,535 messages)
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS logs(
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  ts REAL NOT NULL,            -- Unix seconds, UTC
-  source TEXT NOT NULL,
-  host TEXT NOT NULL,
-  severity INTEGER NOT NULL,   -- syslog code 0 (emergency) .. 7 (debug)
-  text TEXT NOT NULL,
-  template_id INTEGER          -- Drain cluster id, NULL when triage did not classify it
-);
-CREATE INDEX IF NOT EXISTS logs_ts ON logs(ts);
-CREATE INDEX IF NOT EXISTS logs_template ON logs(template_id);
-CREATE VIRTUAL TABLE IF NOT EXISTS logs_fts USING fts5(text, content='logs', content_rowid='id');
--- The FTS index is kept by the writer, one statement per transaction (Store._insert, retention), in
--- the transaction that adds or deletes the rows. Stores written before did it by a trigger per row,
--- which costs FTS5 a savepoint per row: 2.5x the CPU (docs/perf/2026-12-02-ingest-commit.md).
-DROP TRIGGER IF EXISTS logs_ai;
-DROP TRIGGER IF EXISTS logs_ad;
-"""
-# Structured fields (added to stores written before them by ALTER TABLE; old rows keep NULLs).
-_FIELD_COLUMNS = (
-    ("time", "REAL"),          # the line's own time (its header) if parsed, else ts
-    ("time_text", "TEXT"),     # the header's time as written
-    ("line_host", "TEXT"),     # host named in the line's header (host is the transport's)
-    ("component", "TEXT"),     # program / component / logger
-    ("pid", "INTEGER"),
-    ("level", "TEXT"),         # the header's level word, canonical (error, warning, info, ...)
-)
-_FIELD_SCHEMA = """
-CREATE INDEX IF NOT EXISTS logs_component ON logs(component);
--- No index on time or line_host: every reader filters and orders by coalesce(time, ts) and
--- coalesce(line_host, host) (gateway/pipeline/query.py), which such an index cannot serve, and
--- keeping them cost a quarter of a commit's CPU. Stores written before lose them here.
-DROP INDEX IF EXISTS logs_time;
-DROP INDEX IF EXISTS logs_line_host;
-CREATE TABLE IF NOT EXISTS params(   -- the template's <*> values of a line, by position
-  line_id INTEGER NOT NULL,          -- logs.id; deleted with the line by retention
-  pos INTEGER NOT NULL,              -- 0-based among the line's parameters
-  text TEXT NOT NULL,
-  num REAL,                          -- the value as a number when the text is one (fields.number_of)
-  PRIMARY KEY(line_id, pos)          -- the index: a template's lines (logs_template) -> their params
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS ingest_keys(  -- identities of recently stored lines (an MQTT message), for dedupe
-  seq INTEGER PRIMARY KEY,
-  key TEXT NOT NULL,
-  line_id INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS ingest_keys_key ON ingest_keys(key);
-CREATE TABLE IF NOT EXISTS templates(  -- Drain template text by id, as last seen at ingest
-  id INTEGER PRIMARY KEY,
-  template TEXT NOT NULL
-);
-"""
 _COLUMNS = "id, ts, source, host, severity, text, template_id"
 
 
@@ -175,13 +123,7 @@ class Store:
         self.retention_check_rows = RETENTION_CHECK_ROWS  # per store: tests shorten it on one store only
         self._stats_lock = threading.Lock()
         db = self._connect(WRITER_CACHE_KIB)
-        db.executescript(_SCHEMA)
-        have = {r[1] for r in db.execute("PRAGMA table_info(logs)")}
-        for name, kind in _FIELD_COLUMNS:
-            if name not in have:                  # a store from before structured fields
-                db.execute(f"ALTER TABLE logs ADD COLUMN {name} {kind}")
-        db.executescript(_FIELD_SCHEMA)
-        db.commit()
+        create_or_migrate(db)
         row = db.execute("SELECT seq FROM sqlite_sequence WHERE name='logs'").fetchone()
         self._next_id = (row[0] if row else 0) + 1
         self._first_id = db.execute("SELECT min(id) FROM logs").fetchone()[0]   # kept by the writer
@@ -344,9 +286,9 @@ class Store:
                 "INSERT INTO logs(id, ts, source, host, severity, text, template_id, time, time_text,"
                 " line_host, component, pid, level) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [(i, *row) for i, row in zip(new_ids, rows)])
-            db.executemany("INSERT INTO params(line_id, pos, text, num) VALUES (?,?,?,?)",
-                           [(i, k, text, num) for i, ps in zip(new_ids, params) if ps
-                            for k, (text, num) in enumerate(ps)])
+            db.executemany("INSERT INTO params(line_id, pos, text, num, name) VALUES (?,?,?,?,?)",
+                           [(i, k, *p[:2], p[2] if len(p) > 2 else None) for i, ps in zip(new_ids, params) if ps
+                            for k, p in enumerate(ps)])
             templates.update(job.templates)
             next_id += len(rows)
         db.execute("INSERT INTO logs_fts(rowid, text) SELECT id, text FROM logs WHERE id >= ? AND id < ?",
@@ -448,7 +390,7 @@ class Store:
 
     def fields(self, line_id: int) -> dict | None:
         """A line's structured fields: time (its own, else ts), time_text, line_host, component,
-        pid, level, template_id, template, params [{pos, text, num}]; None if no such line."""
+        pid, level, template_id, template, params [{pos, text, num, name}]; None if no such line."""
         with self._reader() as db:
             return self._fields(db, line_id)
 
@@ -458,10 +400,11 @@ class Store:
                        (int(line_id),)).fetchone()
         if r is None:
             return None
-        ps = db.execute("SELECT pos, text, num FROM params WHERE line_id=? ORDER BY pos", (int(line_id),)).fetchall()
+        ps = db.execute("SELECT pos, text, num, name FROM params WHERE line_id=? ORDER BY pos",
+                        (int(line_id),)).fetchall()
         return {"time": r[1] if r[1] is not None else r[0], "time_text": r[2], "line_host": r[3], "component": r[4],
                 "pid": r[5], "level": r[6], "template_id": r[7], "template": r[8],
-                "params": [{"pos": p, "text": t, "num": n} for p, t, n in ps]}
+                "params": [{"pos": p, "text": t, "num": n, "name": nm} for p, t, n, nm in ps]}
 
     def get(self, line_id: int) -> dict | None:
         with self._reader() as db:

@@ -37,7 +37,7 @@ from drain3.template_miner_config import TemplateMinerConfig
 
 from gateway.ingest.header import Header, SourceHeaders, stored_level
 from gateway.pipeline.alerts import Alert, MAX_ALERT_LINES
-from gateway.pipeline.fields import LineFields, extract_params
+from gateway.pipeline.fields import LineFields, named_params
 from gateway.pipeline.templates import CREATED, OVERFLOW, BoundedMiner
 from gateway.ingest.record import LogRecord, Severity, parse_severity_strict, severity_name
 
@@ -306,7 +306,7 @@ class Triage:
             with self._lock:
                 m = self.miner.mine(tokens, rec.source)
             created |= m.kind == CREATED
-            params = extract_params(m.template, h.message) if m.kind != OVERFLOW else []
+            params = named_params(m.template, h.message) if m.kind != OVERFLOW else []
             f = LineFields(time=h.ts, time_text=h.ts_text, host=h.host, component=h.component, pid=h.pid,
                            level=stored_level(h), template=m.template, params=params)
             out.append(Classified(m.cluster_id, m.template, m.kind == CREATED, f, m.kind == OVERFLOW, m.overflow_new))
