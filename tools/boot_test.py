@@ -14,6 +14,7 @@ import json
 import re
 import socket
 import subprocess
+import sys
 import threading
 import time
 import urllib.error
@@ -21,16 +22,13 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # run as a file: the tools package
+from tools.bench.harness import free_port, print_result  # noqa: E402
+
 HEALTH_TIMEOUT_S = 2400      # TCG emulation: the first boot, the engine load and its probe generate
 REQUEST_TIMEOUT_S = 600
 STREAM_TIMEOUT_S = 20        # an ingest request during the power cut: the box may be gone
 PART_OFFSET = 16 * 1024 * 1024   # the root partition (tools/build_image.sh)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Box:
@@ -231,7 +229,7 @@ def main() -> int:
         log("console:\n" + console[-20000:])
         result.update(journal_units(args.image, args.work, log))
         log(json.dumps(result))
-    print(json.dumps(result))
+    print_result(result)
     ok = (result["booted"] and result["chat_ok"] and result["syslog_ok"] and result["lost_after_reset"] == 0
           and result["act_precision"] == "q8"
           and result["units_failed"] == [] and result["linegate_started"] == result["boots"])

@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))   # the tools package, run as a file
-from tools.bench.host import cpu_here  # noqa: E402
+from tools.bench.harness import cpu_here, print_result  # noqa: E402
 
 WORKER = r"""
 import json, sys, time, os
@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
            "a": med["a"], "b": med["b"], "range": spread,
            "ratio_decode": med["b"]["decode"] / med["a"]["decode"],
            "ratio_prefill": med["b"]["prefill"] / med["a"]["prefill"]}
-    print(json.dumps(out))
+    print_result(out)
     return 0
 
 

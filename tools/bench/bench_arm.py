@@ -42,6 +42,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))   # the tools package, run as a file
 from tools.bench import arm_asm as A  # noqa: E402
+from tools.bench.harness import print_result  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 SRC_CACHE = REPO / "build" / "bench-llama-src"
@@ -420,7 +421,7 @@ def main(argv: list[str] | None = None) -> int:
                       f"k8 {p['verify_cost_k8']:.2f}")
             if "instructions" in pred:
                 print(f"{key} instructions per token: {json.dumps(pred['instructions'])}")
-    print(json.dumps(result))
+    print_result(result)
     return 0
 
 

@@ -15,7 +15,6 @@ Last line: one JSON object.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sqlite3
 import statistics
@@ -27,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from gateway.datasets import loghub_dir  # noqa: E402
-from tools.bench.host import cpu_identity  # noqa: E402
+from tools.bench.harness import cpu_model, print_result  # noqa: E402
 
 STATIONS = ["灌装机", "封盖机", "贴标机", "装箱机", "输送带", "工位3"]
 FAULTS = ["卡瓶", "急停", "过温", "缺料", "断电", "扭矩偏低", "传感器故障", "光电开关"]
@@ -93,8 +92,8 @@ def main(argv: list[str] | None = None) -> int:
         out[f"words_{kind}"] = {"n": len(rows), "like_ms_p50": round(statistics.median(r[0] for r in rows), 2),
                                 "trigram_ms_p50": round(statistics.median(r[1] for r in rows), 2),
                                 "trigram_recall": round(statistics.mean(r[2] for r in rows), 3)}
-    out["cpu"] = cpu_identity(Path("/proc/cpuinfo").read_text()).get("model_name")
-    print(json.dumps(out, ensure_ascii=False))
+    out["cpu"] = cpu_model()
+    print_result(out, ensure_ascii=False)
     return 0
 
 

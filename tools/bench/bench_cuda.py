@@ -8,7 +8,6 @@ Needs a CUDA device; knows nothing about the kernels.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -20,6 +19,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 from gateway import _native  # noqa: E402
 
+from tools.bench.harness import print_result  # noqa: E402
 from tools.convert import random_gguf  # noqa: E402
 
 DECODE_STEPS = 256
@@ -250,7 +250,7 @@ def main() -> None:
 
     hf = float("nan") if args.skip_hf else hf_decode_tok_s(spec)
     print(f"HF transformers bf16 eager decode: {hf:.1f} tok/s", flush=True)
-    print(json.dumps({
+    print_result({
         "decode_tok_s": round(decode, 1), "decode_nograph_tok_s": round(decode_nograph, 1),
         "decode_unfused_tok_s": round(decode_unfused, 1), "decode_q8_tok_s": round(decode_q8, 1),
         "decode_nopdl_tok_s": round(decode_nopdl, 1), "prefill512_dp4a_tok_s": round(prefill_dp4a, 1),
@@ -263,7 +263,7 @@ def main() -> None:
         "parity_ok": bool(ok), "parity_logits_cos": round(cos, 6),
         "chunk_p50_ms": round(pct(lat, 50), 3), "chunk_p99_ms": round(pct(lat, 99), 3),
         "chunk_prefill_p50_ms": round(pct(lat_prefill, 50), 3),
-    }))
+    })
 
 
 if __name__ == "__main__":

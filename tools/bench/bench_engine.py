@@ -42,8 +42,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))   # the tools package, run as a file
 from gateway.datasets import loghub_dir  # noqa: E402
-from tools.bench.host import (CPU_FLAGS_OF_INTEREST, cpu_identity, cpu_ticks, current_rss_mb,  # noqa: F401
-                              peak_rss_mb, read_text, steal_pct)  # noqa: E402
+from tools.bench.harness import (CPU_FLAGS_OF_INTEREST, cpu_identity, cpu_ticks, peak_rss_mb,  # noqa: F401
+                                 print_result, read_text, rss_mb, steal_pct)  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 ISA_DIRS = {"avx2": (REPO / "build" / "bench-avx2", REPO / "build" / "bench-llama-avx2")}
@@ -329,12 +329,12 @@ def worker_drift(model: str, threads: int, toks: list[int]) -> dict:
     n_tokens = len(toks)
     eng = Engine(model, n_sink=N_SINK, n_ring=STREAM_RING, n_scratch=64, n_threads=threads)
     eng.prefill_stream(toks[:STREAM_RING])               # the ring is full from here on
-    before = current_rss_mb()
+    before = rss_mb()
     t = time.perf_counter()
     for i in range(STREAM_RING, n_tokens, 256):
         eng.prefill_stream(toks[i:i + 256])
     dt = time.perf_counter() - t
-    after = current_rss_mb()
+    after = rss_mb()
     return {"rss_before_mb": before, "rss_after_mb": after, "rss_drift_pct": 100.0 * (after - before) / before,
             "stream_tok_s": (n_tokens - STREAM_RING) / dt, "stream_total": eng.stream_total}
 
@@ -570,7 +570,7 @@ def main(argv: list[str] | None = None) -> int:
     # Steal time over the whole run: on a VM whose host runs others, both engines lose it alike (their timed
     # steps alternate), but absolute figures shrink with it.
     summary["steal_pct"] = steal_pct(ticks0, cpu_ticks(stat1)) if ticks0 and stat1 else None
-    print(json.dumps({k: (round(v, 4) if isinstance(v, float) else v) for k, v in summary.items()}))
+    print_result({k: (round(v, 4) if isinstance(v, float) else v) for k, v in summary.items()})
     return 0
 
 

@@ -24,7 +24,6 @@ import random
 import signal
 import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -36,7 +35,7 @@ import httpx
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from tools.bench.host import cpu_identity   # noqa: E402
+from tools.bench.harness import Served, cpu_here, print_result   # noqa: E402
 
 HOSTILE_LINES = 100_000
 PROBE_PERIOD_S = 0.05
@@ -46,45 +45,22 @@ LONG_CHAT = {"messages": [{"role": "user", "content": "Write a long report on ev
              "max_tokens": 487, "temperature": 0}
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def hostile_body(n: int, seed: int) -> bytes:
     rng = random.Random(seed)
     return "\n".join(json.dumps({"text": f"u{rng.randrange(10**6)} v{rng.randrange(10**6)} k{rng.randrange(10**6)}"})
                      for _ in range(n)).encode()
 
 
-class Server:
-    """`python -m gateway serve` from `repo` on a free port, with its own data dir and one key."""
+class Server(Served):
+    """The appliance under the probe's loads: `python -m gateway serve` from `repo`, SmolLM2, the demo line
+    on, one key, a rate limit the loads do not reach."""
 
-    def __init__(self, repo: Path, python: str, data_dir: Path) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        cfg = data_dir / "linegate.toml"
-        cfg.write_text(f'data_dir = "{data_dir}"\n[server]\nport = {self.port}\nrate_limit_per_s = 1000.0\n'
-                       f"rate_limit_burst = 1000\n"
-                       f'[engine]\nmodel = "smollm2-135m-instruct"\n[ingest.demo]\nenabled = true\n'
-                       f'[alerts]\nttft_budget_ms = 60000\n')   # latency is measured here, not admission
-        self.key = subprocess.run([python, "-m", "gateway", "keys", "create", "--config", str(cfg)], cwd=repo,
-                                  check=True, capture_output=True, text=True).stdout.strip().splitlines()[0]
-        self.log = open(data_dir / "server.log", "w")
-        self.proc = subprocess.Popen([python, "-m", "gateway", "serve", "--config", str(cfg)], cwd=repo,
-                                     stdout=self.log, stderr=subprocess.STDOUT)
-        self.auth = {"Authorization": f"Bearer {self.key}"}
-        end = time.monotonic() + 300
-        while time.monotonic() < end:
-            try:
-                if httpx.get(self.url + "/health", timeout=2).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            assert self.proc.poll() is None, f"server exited: see {data_dir / 'server.log'}"
-            time.sleep(0.5)
-        raise RuntimeError("server not ready in 300 s")
+    CONFIG = ('[server]\nrate_limit_per_s = 1000.0\nrate_limit_burst = 1000\n'
+              '[engine]\nmodel = "smollm2-135m-instruct"\n[ingest.demo]\nenabled = true\n'
+              '[alerts]\nttft_budget_ms = 60000\n')   # latency is measured here, not admission
+
+    def __init__(self, repo: Path, python: str, workdir: Path) -> None:
+        super().__init__(workdir, self.CONFIG, python=python, cwd=repo, ready_timeout_s=300)
 
     def proc_figures(self) -> dict:
         pid = self.proc.pid
@@ -98,18 +74,6 @@ class Server:
                 pass
         return {"fds": len(targets), "threads": int(field["Threads"]), "rss_mb": int(field["VmRSS"].split()[0]) / 1024,
                 "db_handles": sum(t.endswith("logs.db") for t in targets)}
-
-    def stop(self) -> float | None:
-        """SIGTERM; seconds until the process is gone (None: killed after 30 s)."""
-        t0 = time.monotonic()
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(30)
-            return time.monotonic() - t0
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-            return None
 
 
 class Prober(threading.Thread):
@@ -319,7 +283,7 @@ def main() -> None:
     ap.add_argument("--skip", default="", help="comma-separated phases to skip")
     args = ap.parse_args()
     skip = set(filter(None, args.skip.split(",")))
-    out: dict = {"bench": "hostile", "repo": str(args.repo), "cpu": cpu_identity(Path("/proc/cpuinfo").read_text()),
+    out: dict = {"bench": "hostile", "repo": str(args.repo), "cpu": cpu_here(),
                  "nproc": os.cpu_count(), "loadavg_start": os.getloadavg(), "nice": os.nice(0)}
     with tempfile.TemporaryDirectory(prefix="bench_hostile_") as tmp:
         srv = Server(args.repo.resolve(), args.python, Path(tmp))
@@ -337,9 +301,7 @@ def main() -> None:
                     out[name] = {"error": repr(exc)[:300]}
                 print(name, json.dumps(out[name]), f"({time.perf_counter() - t0:.1f} s)", flush=True)
         finally:
-            if srv.proc.poll() is None:
-                srv.proc.kill()
-                srv.proc.wait()
+            srv.stop(signal.SIGKILL)
     out["loadavg_end"] = os.getloadavg()
     i, a, c, lk = (out.get(k) if "error" not in out.get(k, {}) else {} for k in ("ingest", "abandon", "chat", "leaks"))
     i, a, c, lk = i or {}, a or {}, c or {}, lk or {}
@@ -358,7 +320,7 @@ def main() -> None:
                        and lk["after"]["fds"] <= lk["peak"]["fds"]) if lk else None,
         "sigterm_5s": (out["sigterm"].get("seconds") or 99) <= 5.0 if "sigterm" in out else None,
     }
-    print(json.dumps(out))
+    print_result(out)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,6 @@ and the CPU model.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -30,6 +29,7 @@ from gguf import GGUFReader
 
 from gateway import _native as nat
 from gateway.llm import kernel_plan
+from tools.bench.harness import print_result
 
 DEFAULT_MODEL = Path(os.environ.get("LINEGATE_MODEL_DIR", Path.home() / ".cache/linegate/models")) / \
     "qwen2.5-coder-1.5b-instruct.gguf"
@@ -129,7 +129,7 @@ def main() -> None:
               f"({gbs / copy_gbs:.2f}x copy)  " + "  ".join(f"T={T}: {ratios[T]:.2f}x" for T in T_VALUES[1:]))
         result[kind] = {"type": qt_name, "gbs_t1": round(gbs, 2),
                         **{f"cost_t{T}": round(ratios[T], 3) for T in T_VALUES[1:]}}
-    print(json.dumps(result))
+    print_result(result)
 
 
 if __name__ == "__main__":

@@ -27,19 +27,12 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from gateway import _native  # noqa: E402
-from tools.bench.host import cpu_here  # noqa: E402
+from tools.bench.harness import cpu_here, print_result, rss_mb  # noqa: E402
 from tools.convert import random_gguf  # noqa: E402
 
 PROBE_TOKENS = 64
 REF_CHUNKS = 16        # reference prefill calls per sample
 NOVEL_SHARE = 0.04     # novelty: share of 32-token lines marked important (the eval's stream: ~0.036)
-
-
-def rss_mb() -> float:
-    for ln in Path("/proc/self/status").read_text().splitlines():
-        if ln.startswith("VmRSS:"):
-            return int(ln.split()[1]) / 1024
-    return float("nan")
 
 
 def probe_ms(e, one, out, vocab: int, pos: int) -> float:
@@ -133,10 +126,10 @@ def main() -> None:
             r["seconds"] = round(time.time() - t0, 1)
             print(json.dumps({k: v for k, v in r.items() if k != "samples"}), flush=True)
             res.append(r)
-    print(json.dumps({"model": args.model or "random-weight qwen2 (2 layers)", "tokens": args.tokens,
-                      "n_sink": args.n_sink, "n_ring": args.n_ring, "cpu": cpu_here(),
-                      "results": [{k: v for k, v in r.items() if k != "samples"} for r in res],
-                      "samples": {r["policy"]: r["samples"] for r in res}}))
+    print_result({"model": args.model or "random-weight qwen2 (2 layers)", "tokens": args.tokens,
+                  "n_sink": args.n_sink, "n_ring": args.n_ring, "cpu": cpu_here(),
+                  "results": [{k: v for k, v in r.items() if k != "samples"} for r in res],
+                  "samples": {r["policy"]: r["samples"] for r in res}})
 
 
 if __name__ == "__main__":

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import json
 import sys
 import tempfile
 import time
@@ -22,7 +21,7 @@ sys.path.insert(0, str(REPO))
 from gateway.ingest.mqtt import MqttSource            # noqa: E402
 from gateway.ingest.record import SourceCounters       # noqa: E402
 from gateway.pipeline.store import Store               # noqa: E402
-from tools.bench.host import cpu_here                  # noqa: E402
+from tools.bench.harness import cpu_here, print_result  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location("mqtt_broker", REPO / "tests" / "mqtt_broker.py")
 broker = importlib.util.module_from_spec(_spec)
@@ -86,9 +85,9 @@ def main() -> None:
     with broker.mosquitto(tmp, extra="max_queued_messages 1000000\n") as port:
         peer_s = run_peer(port, args.messages)
         src_s = run_source(port, tmp, args.messages)
-    print(json.dumps({"bench": "mqtt_in", "cpu": cpu_here()["model_name"], "messages": args.messages,
-                      "stored_msgs_per_s": round(args.messages / src_s), "peer_received_msgs_per_s":
-                      round(args.messages / peer_s), "ratio_to_peer": round(peer_s / src_s, 3)}))
+    print_result({"bench": "mqtt_in", "cpu": cpu_here()["model_name"], "messages": args.messages,
+                  "stored_msgs_per_s": round(args.messages / src_s), "peer_received_msgs_per_s":
+                  round(args.messages / peer_s), "ratio_to_peer": round(peer_s / src_s, 3)})
 
 
 if __name__ == "__main__":

@@ -8,7 +8,6 @@ Greedy, N new tokens. Prints a table, a cost model's predictions, and as its las
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import sys
@@ -22,6 +21,7 @@ sys.path.insert(0, str(REPO))
 from gateway.datasets import loghub_dir  # noqa: E402
 
 from tools.bench.bench_engine import interleaved_medians  # noqa: E402
+from tools.bench.harness import print_result  # noqa: E402
 
 LOGHUB = loghub_dir()
 N_LINES = 40
@@ -248,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
                         "ngram_on_cpu_in_series": True},
         "tasks": per_task,
     }
-    print(json.dumps(summary))
+    print_result(summary)
     return 0
 
 

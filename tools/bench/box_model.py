@@ -29,6 +29,7 @@ sys.path.insert(0, str(REPO))
 
 from tools.bench.bench_arm import (BANDWIDTH_GBS, BLOCK, CLOCK_GHZ, CORES, MODELS,  # noqa: E402
                                    forward_seconds, model_matrices)
+from tools.bench.harness import print_result  # noqa: E402
 
 # --- inputs, each with its source ------------------------------------------------------------
 
@@ -276,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
               f"ngram {row['ngram']['speedup']:.2f}x; NPU serial {npu['serial']['speedup']:.2f}x, deferred "
               f"{npu['deferred']['speedup']:.2f}x, shared DRAM {npu['shared']['speedup']:.2f}x, our graph "
               f"{npu['shared_our_graph']['speedup']:.2f}x", file=sys.stderr)
-    print(json.dumps(r))
+    print_result(r)
     return 0
 
 

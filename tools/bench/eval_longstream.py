@@ -43,7 +43,7 @@ from gateway.llm.sampling import SamplingParams  # noqa: E402
 from gateway.llm.speculative import speculative_generate  # noqa: E402
 from gateway.pipeline.token_queue import context_line  # noqa: E402
 from gateway.serve.prompts import Prompts  # noqa: E402
-from tools.bench.host import cpu_here  # noqa: E402
+from tools.bench.harness import cpu_here, print_result, rss_mb  # noqa: E402
 
 POLICIES = ("fifo", "sink_ring", "semantic", "novelty")
 ANSWER_HINT = " Answer with the number only."
@@ -215,7 +215,7 @@ def run_policy(policy: str, stream: np.ndarray, imp: np.ndarray, events: list[di
                 a.update(checkpoint=asks[pos], code=ev["code"], depth=(pos - ev["start"]) / capacity,
                          retained=all(base + i in kept for i in range(ev["start"], ev["end"])))
                 answers.append(a)
-            rss.append(_rss_mb())
+            rss.append(rss_mb())
             print(f"  {policy} @{asks[pos]}x: recall {np.mean([a['correct'] for a in answers if a['checkpoint'] == asks[pos]]):.2f}",
                   flush=True)
     st = eng.stats()
@@ -239,13 +239,6 @@ def dense_nll(stream: np.ndarray, prompts: Prompts, places: list[int], args) -> 
         logits = eng.prefill_stream(piece, all_logits=True)
         out[p + 1:p + piece.size] = nll_of(logits[:-1], piece[1:])
     return out
-
-
-def _rss_mb() -> float:
-    for ln in Path("/proc/self/status").read_text().splitlines():
-        if ln.startswith("VmRSS:"):
-            return int(ln.split()[1]) / 1024
-    return float("nan")
 
 
 def window_ppl(nll: np.ndarray, places: list[int], window: int) -> list[float]:
@@ -281,6 +274,15 @@ def plot(summary: dict, out_dir: Path, stem: str) -> list[str]:
     import matplotlib.pyplot as plt
 
     paths = []
+
+    def save(fig, ax, title: str, name: str) -> None:
+        ax.legend()
+        ax.set_title(title)
+        fig.tight_layout()
+        p = out_dir / f"{stem}-{name}.png"
+        fig.savefig(p, dpi=110)
+        paths.append(str(p))
+
     fig, ax = plt.subplots(figsize=(7, 4))
     labels = list(next(iter(summary["recall_by_depth"].values())).keys())
     for pol, bins in summary["recall_by_depth"].items():
@@ -289,12 +291,7 @@ def plot(summary: dict, out_dir: Path, stem: str) -> list[str]:
     ax.set_xlabel("depth of the event at question time (x cache stream capacity)")
     ax.set_ylabel("recall (answer holds the code)")
     ax.set_ylim(-0.05, 1.05)
-    ax.legend()
-    ax.set_title("Rare-event recall by depth and KV policy")
-    fig.tight_layout()
-    p = out_dir / f"{stem}-recall.png"
-    fig.savefig(p, dpi=110)
-    paths.append(str(p))
+    save(fig, ax, "Rare-event recall by depth and KV policy", "recall")
     fig, ax = plt.subplots(figsize=(7, 4))
     xs = summary["ppl_places_x"]
     for pol, v in summary["ppl"].items():
@@ -302,12 +299,7 @@ def plot(summary: dict, out_dir: Path, stem: str) -> list[str]:
     ax.set_yscale("log")
     ax.set_xlabel("stream position (x cache stream capacity)")
     ax.set_ylabel(f"perplexity of a {summary['ppl_window']}-token window")
-    ax.legend()
-    ax.set_title("Perplexity along the stream")
-    fig.tight_layout()
-    p = out_dir / f"{stem}-ppl.png"
-    fig.savefig(p, dpi=110)
-    paths.append(str(p))
+    save(fig, ax, "Perplexity along the stream", "ppl")
     plt.close("all")
     return paths
 
@@ -486,7 +478,7 @@ def main() -> None:
     t_start = time.time()
     prompts = Prompts.for_model(args.model)
     if args.retention:
-        print(json.dumps({"model_tokenizer": args.model, "grid": retention_grid(prompts, args)}))
+        print_result({"model_tokenizer": args.model, "grid": retention_grid(prompts, args)})
         return
     if args.replay_ask:
         t0 = time.time()
@@ -494,11 +486,11 @@ def main() -> None:
         args.out_dir.mkdir(parents=True, exist_ok=True)
         (args.out_dir / f"{args.stem}.json").write_text(json.dumps(res, indent=1))
         del res["answers"]
-        print(json.dumps({"model": args.model, "n_ring": args.n_ring, "block": args.block, "keep": args.keep,
-                          **res, "cpu": cpu_here(), "seconds": round(time.time() - t0)}))
+        print_result({"model": args.model, "n_ring": args.n_ring, "block": args.block, "keep": args.keep,
+                      **res, "cpu": cpu_here(), "seconds": round(time.time() - t0)})
         return
     if args.probe:
-        print(json.dumps({"model": args.model, "block": args.block, **probe_similarity(prompts, args)}))
+        print_result({"model": args.model, "block": args.block, **probe_similarity(prompts, args)})
         return
     capacity = len(prompts.sink_tokens) + args.n_ring
     stream, imp, events = build_stream(prompts, capacity, args.events, args)
@@ -525,7 +517,7 @@ def main() -> None:
                    events=len(events), events_novel=sum(e["novel"] for e in events),
                    novel_token_share=round(float(imp.mean()), 4), keep=args.keep, block=args.block, sem_layer=args.sem_layer, cpu=cpu_here(),
                    seconds=round(time.time() - t_start))
-    print(json.dumps(summary))
+    print_result(summary)
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ from gateway.appliance import Appliance  # noqa: E402
 from gateway.ingest.ndjson import parse_ndjson  # noqa: E402
 from gateway.settings import Settings  # noqa: E402
 from tools.bench.bench_hostile import HOSTILE_LINES, hostile_body  # noqa: E402
-from tools.bench.host import cpu_here  # noqa: E402
+from tools.bench.harness import cpu_here, print_result  # noqa: E402
 
 
 def once(body: bytes, profile: cProfile.Profile | None = None) -> dict:
@@ -85,9 +85,9 @@ def main() -> None:
         once(body, prof)
         pstats.Stats(prof).sort_stats("tottime").print_stats(a.profile)
     med = {k: statistics.median(r[k] for r in runs) for k in ("total_s", "parse_s", "store_wait_s", "triage_and_rest_s")}
-    print(json.dumps({"bench": "hostile_ingest", "cpu": cpu_here()["model_name"], "nproc": os.cpu_count(),
-                      "load_avg": [round(x, 2) for x in os.getloadavg()], "lines": a.lines,
-                      "body_bytes": len(body), "median": med, "runs": runs}))
+    print_result({"bench": "hostile_ingest", "cpu": cpu_here()["model_name"], "nproc": os.cpu_count(),
+                  "load_avg": [round(x, 2) for x in os.getloadavg()], "lines": a.lines,
+                  "body_bytes": len(body), "median": med, "runs": runs})
 
 
 if __name__ == "__main__":

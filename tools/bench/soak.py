@@ -14,7 +14,6 @@ import argparse
 import json
 import os
 import re
-import signal
 import socket
 import sqlite3
 import statistics
@@ -30,7 +29,7 @@ import httpx
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from tools.bench.host import cpu_here  # noqa: E402
+from tools.bench.harness import Served, cpu_here, free_port, print_result, rss_mb  # noqa: E402
 
 TRANSPORTS = ("tcp", "udp", "mqtt", "http", "tail")
 TICK_S = 0.05
@@ -43,12 +42,6 @@ STORM_LINES = 200
 STORM_KINDS = ("servo overcurrent", "vacuum loss", "encoder drift", "gripper timeout", "coolant low",
                "spindle stall", "label misfeed", "fieldbus dropout", "door interlock open", "torque limit")
 LINE = re.compile(r"soak (tcp|udp|mqtt|http|tail) seq=(\d+) ")
-
-
-def free_port(kind=socket.SOCK_STREAM) -> int:
-    with socket.socket(socket.AF_INET, kind) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def text(transport: str, n: int) -> str:
@@ -155,14 +148,6 @@ def start_broker(tmp: Path) -> tuple[subprocess.Popen, int]:
     raise SystemExit("soak: mosquitto did not start")
 
 
-def rss_mb(pid: int) -> float:
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024.0
-    return 0.0
-
-
 def svg_plot(rows: list[dict], path: Path) -> None:
     """RSS (MB) and engine lag (s) against time, two panels, plain SVG (no plotting library)."""
     w, h, pad = 720, 200, 40
@@ -208,21 +193,15 @@ class Soak:
         self.broker, self.mqtt_port = start_broker(self.tmp)
         self.data, self.tail = self.tmp / "data", self.tmp / "line.log"
         self.tail.write_text("")
-        self.tcp_port, self.udp_port, self.api_port = free_port(), free_port(socket.SOCK_DGRAM), free_port()
+        self.tcp_port, self.udp_port = free_port(), free_port(socket.SOCK_DGRAM)
         engine = ('[engine]\nenabled = false\n' if args.model == "none" else
                   f'[engine]\nmodel = "{args.model}"\n' + (f"n_threads = {args.threads}\n" if args.threads else ""))
-        cfg = self.tmp / "linegate.toml"
-        cfg.write_text(engine + f'[ingest.demo]\nenabled = false\n[ingest.syslog]\ntcp_port = {self.tcp_port}\n'
-                       f'udp_port = {self.udp_port}\n[ingest.tail]\nfiles = ["{self.tail}"]\npoll_s = 0.1\n'
-                       f'[ingest.mqtt]\nenabled = true\nport = {self.mqtt_port}\ntopics = ["factory/+/logs"]\n'
-                       f'[alerts]\nmqtt_publish = true\nmqtt_port = {self.mqtt_port}\n')
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        self.key = subprocess.run([sys.executable, "-m", "gateway", "keys", "create", "--data-dir", str(self.data)],
-                                  capture_output=True, text=True, check=True, env=env).stdout.strip()
-        self.server = subprocess.Popen([sys.executable, "-m", "gateway", "serve", "--config", str(cfg), "--port",
-                                        str(self.api_port), "--data-dir", str(self.data)],
-                                       stdout=open(self.tmp / "server.log", "w"), stderr=subprocess.STDOUT, env=env,
-                                       cwd=REPO)
+        cfg = (engine + f'[ingest.demo]\nenabled = false\n[ingest.syslog]\ntcp_port = {self.tcp_port}\n'
+               f'udp_port = {self.udp_port}\n[ingest.tail]\nfiles = ["{self.tail}"]\npoll_s = 0.1\n'
+               f'[ingest.mqtt]\nenabled = true\nport = {self.mqtt_port}\ntopics = ["factory/+/logs"]\n'
+               f'[alerts]\nmqtt_publish = true\nmqtt_port = {self.mqtt_port}\n')
+        self.server = Served(self.tmp, cfg, data_dir=self.data, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        self.api_port, self.key = self.server.port, self.server.key
         self.codes: dict[int, int] = {}
         self.transport_errors: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -262,7 +241,7 @@ class Soak:
                     return
             except httpx.TransportError:
                 pass
-            if self.server.poll() is not None or time.monotonic() - t0 > 600:
+            if not self.server.alive() or time.monotonic() - t0 > 600:
                 raise SystemExit(f"soak: server did not become ready; see {self.tmp / 'server.log'}")
             time.sleep(0.5)
 
@@ -334,8 +313,7 @@ class Soak:
         return time.monotonic() - t0
 
     def stop(self) -> None:
-        self.server.send_signal(signal.SIGTERM)
-        self.server.wait(120)
+        self.server.stop(timeout_s=120)
         self.broker.terminate()
         self.broker.wait(10)
 
@@ -407,7 +385,7 @@ def main() -> None:
     run.stop()
     sub.loop_stop()
     sub.disconnect()
-    print(json.dumps(report(run, senders, final, rss_end, drain_s)))
+    print_result(report(run, senders, final, rss_end, drain_s))
 
 
 if __name__ == "__main__":

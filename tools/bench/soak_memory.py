@@ -28,18 +28,10 @@ sys.path.insert(0, str(REPO))
 from gateway.appliance import Appliance  # noqa: E402
 from gateway.ingest.record import LogRecord, Severity  # noqa: E402
 from gateway.settings import Settings  # noqa: E402
-from tools.bench.host import cpu_here  # noqa: E402
+from tools.bench.harness import cpu_here, print_result, rss_mb  # noqa: E402
 from tools.bench.soak import STORM_KINDS, STORM_LINES, TRANSPORTS, text  # noqa: E402
 
 TICK_S = 0.1
-
-
-def rss_mb() -> float:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024.0
-    return 0.0
 
 
 def sqlite_heap():
@@ -121,7 +113,7 @@ def main() -> None:
     app.stop()
     warm = [x for x in samples if x["t_s"] >= a.warm_s] or samples
     first, last = warm[0], warm[-1]
-    print(json.dumps({
+    print_result({
         "bench": "soak_memory", "cpu": cpu_here()["model_name"], "nproc": os.cpu_count(),
         "process_cpu_s": round(time.process_time(), 1),
         "load_avg": os.getloadavg(), "minutes": a.minutes, "rate": a.rate, "lines_sent": sent,
@@ -130,7 +122,7 @@ def main() -> None:
         "rss_growth_pct": round(100 * (last["rss_mb"] - first["rss_mb"]) / first["rss_mb"], 2),
         "sqlite_warm_mb": first["sqlite_mb"], "sqlite_end_mb": last["sqlite_mb"],
         "warm_from_s": first["t_s"], "end_s": last["t_s"], "store_file_mb": round(stats["store"]["file_bytes"] / 2 ** 20, 1),
-        "templates": stats.get("triage", {}).get("templates"), "samples": samples}))
+        "templates": stats.get("triage", {}).get("templates"), "samples": samples})
 
 
 if __name__ == "__main__":

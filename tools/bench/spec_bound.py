@@ -20,7 +20,6 @@ Prints a table and, as its last line, one JSON object.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Callable, Sequence
@@ -32,6 +31,7 @@ sys.path.insert(0, str(REPO))
 
 from gateway.llm import speculative as spec  # noqa: E402
 from gateway.llm.drafters.ngram import lookup  # noqa: E402
+from tools.bench.harness import print_result  # noqa: E402
 
 
 def cost_fn(costs: dict[int, float]) -> Callable[[int], float]:
@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
                "tasks": [r for r, _, _, _ in rows]}
     print(f"all tasks: ngram adaptive {adaptive:.3f}x, oracle length {oracle:.3f}x; any drafter at this verify "
           f"cost at most {bound:.3f}x (T = {best_t})", file=sys.stderr)
-    print(json.dumps(summary))
+    print_result(summary)
     return 0
 
 
