@@ -295,3 +295,33 @@ def test_known_words_hold_words_inside_template_parameters(q):
     words = known_words(q)
     assert "operator" in words and "previous" in words      # only ever a <*> value ("E-STOP pressed by <*>")
     assert "zone" in words and "<*>" not in words
+
+
+def test_stats_gives_the_sum_and_text_filters_match_whole_tokens(tmp_path):
+    rows = [_line(i, t, template=9, tmpl="x") for i, t in enumerate(
+        ["请求 req-2001 状态 200 用时 5 ms", "请求 req-2002 状态 200 用时 7 ms", "请求 req-2003 状态 500 用时 9 ms"])]
+    s = Store(tmp_path / "w.db")
+    s.append([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
+    q = QuerySurface(s.path)
+    assert q.run({"op": "count", "text": "状态 200"})["count"] == 2      # not every line with "2001" in an id
+    assert q.run({"op": "count", "text": "200"})["count"] == 2
+    r = q.run({"op": "stats", "text": "请求", "of": "用时"})
+    assert (r["n"], r["sum"], r["min"], r["max"]) == (3, 21.0, 5.0, 9.0)
+    s.close()
+
+
+def test_stats_of_a_named_parameter_never_reads_an_address(tmp_path):
+    from gateway.pipeline.fields import named_params
+    tmpl = "Failed password for <*> from <IP> port <NUM> ssh2"
+    texts = ["Failed password for root from 191.210.223.172 port 31473 ssh2",
+             "Failed password for root from 10.0.0.9 port 2200 ssh2"]
+    rows = [(LogRecord(T0 + i, "t", "h", 6, t), 7, LineFields(template=tmpl, params=named_params(tmpl, t)))
+            for i, t in enumerate(texts)]
+    s = Store(tmp_path / "n.db")
+    s.append([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
+    q = QuerySurface(s.path)
+    r = q.run({"op": "stats", "text": "root", "of": "port"})
+    assert (r["of_param"], r["min"], r["max"], r["sum"]) == ("port", 2200.0, 31473.0, 33673.0)
+    r = q.run({"op": "stats", "text": "root", "of": "from"})      # no parameter so named: the word's number
+    assert r.get("n", 0) == 0                                      # an address is no number
+    s.close()

@@ -63,7 +63,8 @@ def test_question_goes_through_one_query(thread, question):
     assert "".join(e["text"] for e in events if e["type"] == "token") == res["text"]
     assert q["check"]["action"] in ("kept", "replaced", "cited")
     allowed = supported_figures(question, render_result(q["result"], which_end(question)),
-                                json.dumps(q["result"], ensure_ascii=False))
+                                json.dumps(q["result"], ensure_ascii=False),
+                                json.dumps(q.get("evidence") or {}, ensure_ascii=False))   # the lines it read
     assert unsupported_figures(res["text"], allowed) == [], (res["text"], q)
     assert t.engine.scratch_len == 0
 

@@ -8,7 +8,7 @@ result. Operations:
               by: host | component | level | template | ip (IPv4 addresses in the lines) | value (the
               non-numeric template parameters) | param (with "param": position, 0-based) | any other
               word: the value written after it in the lines ("operator" -> "O-117"); "k" values
-  stats       min / max / avg of a number in the lines            -> {"n", "min", "max", "avg", "min_line", "max_line"}
+  stats       min / max / avg / sum of a number in the lines      -> {"n", "min", "max", "avg", "sum", "min_line", "max_line"}
               the number is: the "<N>" of a text pattern; else the first number after the word "of"
               ("temperature" in "temperature: 81.5 C"), or right before it ("2.12 Nm"); without "of", the
               same for the text's last word; else template parameter "param" (position); else the
@@ -71,7 +71,7 @@ _LEVEL = ("coalesce(l.level, CASE l.severity WHEN 0 THEN 'emergency' WHEN 1 THEN
 _HOST = "coalesce(l.line_host, l.host)"
 _TIME = "coalesce(l.time, l.ts)"
 PLACEHOLDER = re.compile(r"<[A-Za-z*]{1,8}>")      # <*>, <N>, <X>: "any text here" in a text pattern
-NUMBER = r"([-+]?\d+(?:\.\d+)?)"
+NUMBER = r"(?<![\d.])([-+]?\d+(?:\.\d+)?)(?![\d]|\.\d)"      # not a piece of an address or version
 IPV4 = re.compile(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.])")
 
 
@@ -228,6 +228,9 @@ class QuerySurface:
                 for word in text.split() or [text]:
                     where.append("l.text LIKE ? ESCAPE '\\'")
                     args.append("%" + _like(word) + "%")
+                    if word.isascii() and re.search(r"\w", word):   # a Latin word or number: whole tokens only
+                        where.append("l.text REGEXP ?")           # ("200" is not inside "req-2001")
+                        args.append(r"(?<![\w])" + re.escape(word) + r"(?![\w])")
         for key, expr in (("host", _HOST), ("component", "l.component")):
             if call.get(key):
                 where.append(f"{expr} = ?"); args.append(str(call[key]))
@@ -328,6 +331,11 @@ class QuerySurface:
                 "top": [{"value": v, "count": n} for v, n in top], "truncated": truncated}
 
     def _stats(self, call, where, args) -> dict:
+        of = str(call.get("of") or "").strip().lower()
+        if of and "<" not in str(call.get("text") or ""):      # a named parameter first (fields.param_names)
+            named = self._stats_named(call, of, where, args)
+            if named is not None:
+                return named
         rx = _number_regex(call)
         if rx is not None:
             out = self._stats_by_regex(rx, where, args)
@@ -344,15 +352,31 @@ class QuerySurface:
         pos = int(pos)
         join = f" FROM logs l JOIN params p ON p.line_id = l.id AND p.pos = {pos}{where}"
         cond = f"{' AND' if where else ' WHERE'} p.num IS NOT NULL"
-        rows, _ = self.execute(f"SELECT count(*), min(p.num), max(p.num), avg(p.num){join}{cond}", args)
-        n, lo, hi, avg = rows[0]
+        rows, _ = self.execute(f"SELECT count(*), min(p.num), max(p.num), avg(p.num), sum(p.num){join}{cond}", args)
+        n, lo, hi, avg, total = rows[0]
         out: dict[str, Any] = {"param": pos, "n": n, "count": self._count(call, where, args)["count"]}
         if n:
-            out.update(min=lo, max=hi, avg=round(avg, 4))
+            out.update(min=lo, max=hi, avg=round(avg, 4), sum=total)
             for name, order in (("min_line", "ASC"), ("max_line", "DESC")):
                 r, _ = self.execute(f"SELECT l.id, {_TIME}, l.time_text, l.text{join}{cond} ORDER BY p.num {order}, "
                                     "l.id LIMIT 1", args)
                 out[name] = _line(r[0][:2] + (None, None, None, r[0][2], r[0][3]))
+        return out
+
+    def _stats_named(self, call, name: str, where: str, args: list) -> dict | None:
+        """min/max/avg/sum of the numeric parameter called `name` in the matching lines; None when
+        none of them has one."""
+        join = f" FROM logs l JOIN params p ON p.line_id = l.id AND p.name = ? AND p.num IS NOT NULL{where}"
+        rows, _ = self.execute(f"SELECT count(*), min(p.num), max(p.num), avg(p.num), sum(p.num){join}", [name, *args])
+        n, lo, hi, avg, total = rows[0]
+        if not n:
+            return None
+        out: dict[str, Any] = {"of_param": name, "n": n, "count": self._count(call, where, args)["count"],
+                               "min": lo, "max": hi, "avg": round(avg, 4), "sum": total}
+        for key, order in (("min_line", "ASC"), ("max_line", "DESC")):
+            r, _ = self.execute(f"SELECT l.id, {_TIME}, l.time_text, l.text{join} ORDER BY p.num {order}, l.id LIMIT 1",
+                                [name, *args])
+            out[key] = _line(r[0][:2] + (None, None, None, r[0][2], r[0][3]))
         return out
 
     def _stats_by_regex(self, rx: list[re.Pattern], where: str, args: list) -> dict:
@@ -370,7 +394,8 @@ class QuerySurface:
             return out
         lo = min(vals, key=lambda v: v[0])
         hi = max(vals, key=lambda v: v[0])
-        out.update(min=lo[0], max=hi[0], avg=round(sum(v for v, _ in vals) / len(vals), 4))
+        total = sum(v for v, _ in vals)
+        out.update(min=lo[0], max=hi[0], avg=round(total / len(vals), 4), sum=total)
         for name, (_, r) in (("min_line", lo), ("max_line", hi)):
             out[name] = _line((r[0], r[1], None, None, None, r[2], r[3]))
         return out

@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from gateway.serve import evidence
 from gateway.serve.prompts import is_chinese
 
 FIGURE = re.compile(r"\d+(?:[:.\-/]\d+)*")
@@ -111,7 +112,7 @@ def asked_figures(result: Mapping[str, Any], question: str, end: str | None, sho
         captured = [[str(v) for v in line["captured"].values()] for line in ends if line.get("captured")]
         return captured or ([_time_figure(line, shown_time) for line in ends] if _WHEN.search(question) else [])
     if op == "stats" and result.get("n"):
-        return [[num(result[k]) for k in ("max", "min", "avg") if result.get(k) is not None]]
+        return [[num(result[k]) for k in ("max", "min", "avg", "sum") if result.get(k) is not None]]
     return []
 
 
@@ -159,9 +160,11 @@ def plain_answer(result: Mapping[str, Any], question: str, end: str | None, show
                     f"All {result['n']} values are {mx}, e.g. at {where(result['max_line'])}.")
         if zh:
             return (f"最大值 {mx}，在 {where(result['max_line'])}。最小值 {mn}，在 {where(result['min_line'])}。"
-                    f"平均值 {avg}（{result['n']} 个数值）。")
+                    f"平均值 {avg}（{result['n']} 个数值）。" + (f"总和 {num(result['sum'])}。" if result.get("sum") is not None
+                                                           else ""))
+        total = f" The sum is {num(result['sum'])}." if result.get("sum") is not None else ""
         return (f"The maximum is {mx}, at {where(result['max_line'])}. The minimum is {mn}, at "
-                f"{where(result['min_line'])}. The average is {avg} ({result['n']} values).")
+                f"{where(result['min_line'])}. The average is {avg} ({result['n']} values).{total}")
     if op == "first_last":
         ends = [end] if end in ("first", "last") else ["first", "last"]
         if len(ends) == 2 and result["first"].get("id") == result["last"].get("id"):
@@ -179,6 +182,11 @@ def plain_answer(result: Mapping[str, Any], question: str, end: str | None, show
     shown = "\n".join(f"- {where(x)}" for x in lines)
     return (f"共 {n} 行符合，最新的 {len(lines)} 行：\n{shown}" if zh else
             f"{n} lines match; the newest {len(lines)}:\n{shown}")
+
+
+def _quote_lines(ev: evidence.Evidence, question: str) -> str:
+    head = "含有这些标识的日志行：" if is_chinese(question) else "Lines that hold what the question names:"
+    return head + "\n" + "\n".join(f"- {x['text']}" for x in ev.lines)
 
 
 def _top_asked(result: Mapping[str, Any], question: str) -> list[Mapping[str, Any]]:
@@ -211,18 +219,27 @@ def citation(result: Mapping[str, Any], question: str) -> str:
 
 
 def check(answer: str, question: str, result: Mapping[str, Any], rendered: str, end: str | None,
-          shown_time, num) -> Checked:
+          shown_time, num, ev: evidence.Evidence | None = None) -> Checked:
     """The answer as shown: kept, cited, or replaced by plain_answer (see the module's doc).
     `rendered` is the result as the answer's prompt gave it; shown_time/num format a line's time and a
-    number as the render does."""
+    number as the render does. `ev`: the lines the question's rare tokens point at; an answer that
+    quotes one of them reads the line (a lookup) and keeps it without the query's figure, which is
+    added after it."""
     allowed = supported_figures(question, rendered, json.dumps(result, ensure_ascii=False))
     bad = unsupported_figures(answer, allowed)
     said = _with_prefixes(figures(answer))
     missing = list(dict.fromkeys(
         alts[0] for alts in asked_figures(result, question, end, shown_time, num)
         if alts and not any(a in said or (not FIGURE.fullmatch(a) and _norm(a) in _norm(answer)) for a in alts)))
+    reads = ev is not None and bool(ev.lines) and evidence.quoted(answer, ev, question)
+    if missing and not bad and reads:
+        return Checked(answer.rstrip() + "\n" + plain_answer(result, question, end, shown_time, num), "cited", [],
+                       missing)
     if bad or missing or not answer.strip():
-        return Checked(plain_answer(result, question, end, shown_time, num), "replaced", bad, missing)
+        plain = plain_answer(result, question, end, shown_time, num)
+        if ev is not None and ev.lines and str((result.get("call") or {}).get("op")) != "lines":
+            plain += "\n" + _quote_lines(ev, question)         # the fallback quotes the line, never a bare count
+        return Checked(plain, "replaced", bad, missing)
     op = str((result.get("call") or {}).get("op"))
     unnamed = _unnamed(answer, result, question) if op == "top_k" and not result.get("error") else []
     if unnamed:

@@ -30,7 +30,7 @@ from typing import Any, Mapping, Sequence
 from gateway.llm.constrained import Chars, Constraint, Grammar, LogitsMask, Vocabulary, any_of, one_of, opt, seq
 from gateway.ingest.header import match_ts
 from gateway.pipeline.query import OPS, QuerySurface, known_values, known_words
-from gateway.serve import answer_check
+from gateway.serve import answer_check, evidence
 from gateway.serve.prompts import ANSWER_IN_CHINESE, is_chinese
 from gateway.serve.question import JSON_SAFE, Grounding, ground, which_end
 
@@ -55,7 +55,7 @@ TOOL_HELP = (
     "op: count = how many lines; top_k = the most frequent values, by host (machine, station), component, "
     "level, template (kind of message), ip, value (a name or id in the lines) or a word of the lines (the "
     "value written after it), k = how many; stats = "
-    "min/max/avg of a number (of = the word before the number, or the <N> of a quoted pattern); first_last = "
+    "min/max/avg/sum of a number (of = the word before the number, or the <N> of a quoted pattern); first_last = "
     "when something first and last appeared; buckets = lines over time; lines = show matching lines.\n"
     "text = what the lines say: a quoted phrase exactly as quoted, else one to four English words of the "
     "log; leave out every filter the question does not ask for.\n"
@@ -67,6 +67,11 @@ TOOL_HELP = (
     'What was the highest oil pressure? {"op": "stats", "text": "oil pressure", "of": "pressure"}\n'
     'When did "disk full" last appear? {"op": "first_last", "text": "disk full"}\n'
     'Which user failed to log in most often? {"op": "top_k", "by": "user", "text": "failed"}\n'
+    'What state is valve V-17 in? {"op": "lines", "text": "V-17"}\n'
+    'Which port did user bob connect from? {"op": "lines", "text": "bob"}\n'
+    'How many times did 10.0.0.7 time out? {"op": "count", "text": "10.0.0.7 timeout"}\n'
+    'What is the lowest port of failed logins from 10.0.0.7? {"op": "stats", "text": "failed 10.0.0.7", "of": "port"}\n'
+    'How many bytes did node-3 send in total? {"op": "stats", "text": "node-3 sent", "of": "bytes"}\n'
     'Why did the press stop so often? {"op": "top_k", "by": "template", "text": "stop"}\n'
     '最近十分钟有哪些告警？ {"op": "lines", "level": "warning", "last_minutes": 10}\n'
     '泵跳闸了多少次？ {"op": "count", "text": "pump trip"}')
@@ -242,7 +247,8 @@ def _describe_stats(r: Mapping[str, Any]) -> str:
     if not r.get("n"):
         return f"{r.get('count', 0)} lines match, but none of them holds that number."
     return (f"{r['n']} numbers in {r.get('count', 0)} matching lines. Maximum {_num(r['max'])} "
-            f"({_where(r['max_line'])}). Minimum {_num(r['min'])} ({_where(r['min_line'])}). Average {_num(r['avg'])}.")
+            f"({_where(r['max_line'])}). Minimum {_num(r['min'])} ({_where(r['min_line'])}). Average {_num(r['avg'])}."
+            + (f" Sum {_num(r['sum'])}." if r.get("sum") is not None else ""))
 
 
 def _describe_first_last(r: Mapping[str, Any], end: str | None = None) -> str:
@@ -287,6 +293,7 @@ class QueryPlan:
     result: dict[str, Any] = field(default_factory=dict)
     call_text: str = ""
     rendered: str = ""                   # the result as the answer's prompt quoted it (finish)
+    evidence: evidence.Evidence = field(default_factory=evidence.Evidence)   # lines of its rare tokens
 
     def finish(self, call_text: str) -> list[dict[str, str]]:
         """Parse and run the call; -> the messages for the answer (the call and its result in them)."""
@@ -297,6 +304,8 @@ class QueryPlan:
         except ValueError as exc:
             self.result = {"call": {"text": CALL_PREFIX + call_text}, "error": f"the call did not parse: {exc}"}
         self.rendered = render_result(self.result, which_end(self.question))
+        if self.evidence.lines:          # the lines the question's rare tokens point at: a lookup reads them
+            self.rendered += "\n\n" + evidence.render(self.evidence)
         answer = ANSWER_INSTRUCTION.format(result=self.rendered)
         if is_chinese(self.question):
             answer += ANSWER_IN_CHINESE + COPY_IN_CHINESE
@@ -304,12 +313,15 @@ class QueryPlan:
         return [*self.turns, {"role": "assistant", "content": shown}, {"role": "user", "content": answer}]
 
     def source(self) -> dict[str, Any]:
-        return {"call": self.call or {"text": CALL_PREFIX + self.call_text}, "result": self.result}
+        out = {"call": self.call or {"text": CALL_PREFIX + self.call_text}, "result": self.result}
+        if self.evidence.lines:
+            out["evidence"] = {"tokens": self.evidence.tokens, "lines": self.evidence.lines}
+        return out
 
     def check(self, answer: str) -> answer_check.Checked:
         """The answer as the operator sees it: its figures checked against this query (answer_check)."""
         return answer_check.check(answer, self.question, self.result, self.rendered, which_end(self.question),
-                                  _shown_time, _num)
+                                  _shown_time, _num, self.evidence)
 
 
 class QueryTool:
@@ -354,5 +366,9 @@ class QueryTool:
         question = turns[-1]["content"]
         turns[-1]["content"] = question + "\n\n" + CALL_INSTRUCTION
         prefix = self.tokenizer.encode(CALL_PREFIX, parse_special=False)
-        c = self.constraint(self.grounding(question))
-        return QueryPlan(self, turns, question, LogitsMask(c, MAX_CALL_TOKENS), prefix)
+        ev = evidence.find(self.surface, question)
+        g = self.grounding(question)
+        # the question's rare tokens (an id, a user, an address) are filters the lines hold as they are
+        g.words = [*ev.tokens, *(w for w in g.words if w not in ev.tokens)]
+        c = self.constraint(g)
+        return QueryPlan(self, turns, question, LogitsMask(c, MAX_CALL_TOKENS), prefix, evidence=ev)

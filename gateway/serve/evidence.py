@@ -1,0 +1,105 @@
+"""The lines a question points at by its rare tokens: an id, a user name, an address, a number the
+question writes that few stored lines hold as a whole token. A lookup ("what happened to block X",
+"which port did user Y use") is answered by reading such a line, not by counting lines, so the answer
+prompt shows them beside the query's result, and the answer check accepts a lookup answer only when
+it quotes one of them. Knows nothing about the model or the call grammar.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from gateway.pipeline.query import _HOST, _LEVEL, _TIME, QueryError, QueryInterrupted, QuerySurface, _line
+from gateway.pipeline.store import fts_query
+
+RARE_MAX_LINES = 40           # a token held by at most this many lines identifies them
+SCAN_LINES = 400              # candidate lines read per token (FTS phrase hits, then whole-token checked)
+MAX_TOKENS = 4                # question tokens tried
+MAX_EVIDENCE = 3              # lines shown
+_TOKEN = re.compile(r"[A-Za-z0-9_/][\w.:/@$\-]*[A-Za-z0-9_]|\d")
+# Words a question is written in: never an identifier (kept short; the store decides the rest by
+# how many lines hold a token).
+_COMMON = frozenset("""a an the of in on at to for from by with and or is was were are be been did do does how many
+much what which when where who why whose there this that it its any all not no yes log logs line lines
+time times number""".split())
+
+
+@dataclass
+class Evidence:
+    tokens: list[str] = field(default_factory=list)          # the rare tokens found, rarest first
+    lines: list[dict[str, Any]] = field(default_factory=list)  # lines holding them (query.py's line dicts)
+
+
+def _whole(token: str) -> re.Pattern:
+    return re.compile(r"(?<![\w.\-])" + re.escape(token) + r"(?![\w\-]|\.\w)")
+
+
+def candidates(question: str) -> list[str]:
+    """Tokens of the question that could identify lines: with a digit, or a word outside _COMMON with a
+    capital or digit or underscore inside, or any other word of 3+ letters (the store decides)."""
+    seen: list[str] = []
+    for t in _TOKEN.findall(question):
+        t = t.rstrip(".:")
+        if len(t) < 2 and not t.isdigit() or t.lower() in _COMMON or t in seen:
+            continue
+        seen.append(t)
+    # identifiers first: digits, then mixed case / underscores, then plain words
+    return sorted(seen, key=lambda t: (not any(c.isdigit() for c in t),
+                                       not (any(c.isupper() for c in t[1:]) or "_" in t), -len(t)))
+
+
+def find(surface: QuerySurface, question: str) -> Evidence:
+    """The question's rare tokens and up to MAX_EVIDENCE of the lines holding the most of them (whole
+    tokens), oldest first."""
+    out = Evidence()
+    hits: dict[int, tuple] = {}
+    score: dict[int, int] = {}
+    tried = 0
+    for tok in candidates(question):
+        if tried >= MAX_TOKENS * 2 or len(out.tokens) >= MAX_TOKENS:
+            break
+        q = fts_query(tok) if tok.isascii() else None
+        if q is None:
+            continue
+        tried += 1
+        try:
+            rows, _ = surface.execute(
+                f"SELECT l.id, {_TIME}, {_HOST}, l.component, {_LEVEL}, l.time_text, l.text FROM logs l WHERE l.id IN "
+                "(SELECT rowid FROM logs_fts WHERE logs_fts MATCH ? LIMIT ?)", (q, SCAN_LINES))
+        except (QueryError, QueryInterrupted, Exception):     # a token FTS cannot read is no evidence
+            continue
+        rx = _whole(tok)
+        rows = [r for r in rows if rx.search(r[6])]
+        if not rows or len(rows) > RARE_MAX_LINES:
+            continue
+        out.tokens.append(tok)
+        for r in rows:
+            hits[r[0]] = r
+            score[r[0]] = score.get(r[0], 0) + 1
+    top = max(score.values(), default=0)         # the lines holding the most of the tokens, only
+    best = sorted((i for i in hits if score[i] == top), key=lambda i: (hits[i][1] or 0, i))[:MAX_EVIDENCE]
+    out.lines = [_line(hits[i]) for i in sorted(best, key=lambda i: (hits[i][1] or 0, i))]
+    return out
+
+
+def render(ev: Evidence) -> str:
+    """The lines for the answer's prompt."""
+    if not ev.lines:
+        return ""
+    toks = ", ".join(f'"{t}"' for t in ev.tokens)
+    shown = "\n".join(f"- {x.get('time_text') or ''} {x['text']}".replace("  ", " ") for x in ev.lines)
+    return f"Stored lines that hold {toks} (read them for what the question asks):\n{shown}"
+
+
+def quoted(answer: str, ev: Evidence, question: str) -> bool:
+    """The answer quotes one of the evidence lines: some word of 3+ characters (or a number) that the
+    line holds and the question does not."""
+    asked = {w.lower() for w in _TOKEN.findall(question)}
+    said = {w.lower() for w in _TOKEN.findall(answer)} - asked
+    for line in ev.lines:
+        words = {w.lower() for w in _TOKEN.findall(line["text"])}
+        if any((len(w) >= 3 or w.isdigit()) and w in words for w in said):
+            return True
+    return False
