@@ -21,3 +21,19 @@ def test_metrics_parse_and_count(client, auth, appliance):
     client.get("/no/such/path/123", headers=auth)
     r = client.get("/metrics", headers=auth)
     assert "/no/such/path/123" not in r.text
+
+
+def test_alert_families_label_each_kind_and_explanation_status(client, auth, appliance):
+    from gateway.pipeline import alerts as bus
+
+    for kind in ("new_template", "severity", "rule", "rule"):
+        alert = appliance.alerts.publish(bus.Alert(kind=kind, severity="error", host="h", source="test",
+                                                   template_id=None, template="t", lines=["x"]))
+    appliance.alerts.update(alert.id, status=bus.FAILED)
+    appliance.alerts.update(alert.id, explanation="a jam", status=bus.DONE)
+    families = {f.name: f for f in text_string_to_metric_families(client.get("/metrics", headers=auth).text)}
+
+    def totals(name: str, label: str) -> dict:
+        return {s.labels[label]: s.value for s in families[name].samples if s.name.endswith("_total")}
+    assert totals("linegate_alerts", "kind") == {"new_template": 1, "severity": 1, "rule": 2}
+    assert totals("linegate_alert_explanations", "status") == {"failed": 1, "done": 1}
