@@ -4,7 +4,8 @@
 through forwarded ports: /health turns 200, a syslog line appears in /api/logs/search, a chat answer comes
 back, /api/stats names the drafter and shows q8 activations (engine.act_precision "auto" on arm64); then a
 power cut (system_reset from the QEMU monitor while NDJSON lines stream in over HTTP) and, after the reboot,
-every acknowledged line must be in the store. Ends with one JSON line. Stdlib only: it runs from any python3.
+every acknowledged line must be in the store. Ends with one JSON line (`failed_checks` names what failed;
+the exit status is 0 when nothing did). Stdlib only: it runs from any python3.
 """
 
 from __future__ import annotations
@@ -189,6 +190,25 @@ def journal_units(image: Path, work: Path, log) -> dict:
     return {"boots": boots, "linegate_started": started, "units_failed": failed}
 
 
+def failed_checks(result: dict) -> list[str]:
+    """The checks a run failed; none: it passed. Each boot is judged by what survives a power cut: /health
+    answering is the proof that linegate.service started, in the first boot and in the one after the reset.
+    The image's journal counts where it speaks (a unit that failed fails the run; an unreadable journal too),
+    not by what it lacks: the boot cut by system_reset loses the journal's unflushed tail (journald syncs
+    every few minutes), so its "Started linegate.service" may be gone although the service answered.
+    `linegate_started` and `boots` stay in the JSON as information."""
+    checks = {
+        "booted": result["booted"],
+        "syslog_ok": result["syslog_ok"],
+        "chat_ok": result["chat_ok"],
+        "act_precision_q8": result["act_precision"] == "q8",
+        "healthy_after_reset": result["health_after_reset_s"] is not None,
+        "none_lost_after_reset": result["lost_after_reset"] == 0,
+        "no_failed_units": result["units_failed"] == [],
+    }
+    return [name for name, ok in checks.items() if not ok]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--image", type=Path, required=True)
@@ -228,12 +248,10 @@ def main() -> int:
         console = (args.work / "console.log").read_text(errors="replace") if (args.work / "console.log").exists() else ""
         log("console:\n" + console[-20000:])
         result.update(journal_units(args.image, args.work, log))
+        result["failed_checks"] = failed_checks(result)
         log(json.dumps(result))
     print_result(result)
-    ok = (result["booted"] and result["chat_ok"] and result["syslog_ok"] and result["lost_after_reset"] == 0
-          and result["act_precision"] == "q8"
-          and result["units_failed"] == [] and result["linegate_started"] == result["boots"])
-    return 0 if ok else 1
+    return 1 if result["failed_checks"] else 0
 
 
 if __name__ == "__main__":
