@@ -117,8 +117,8 @@ __attribute__((noinline)) void rowlane_kquant(const uint8_t* W, int64_t K, int64
 
 // Rows [r0, r1) in groups of neon::ROWLANE_ROWS (r1 - r0 a multiple of it), one record at a time: the plan
 // sends only one-record calls here (tiles of 2 and 4 records spilled registers and lost to the reducing
-// kernel in the Cortex-A76 model: docs/perf/2026-12-02-arm-kernels.md#plan). A Q6_K row-lane kernel lost
-// even at one record (78 against 77 cycles per block and row) and is not kept.
+// kernel in the Cortex-A76 model: docs/perf/2026-12-02-arm-kernels.md#the-plan-planh-from-the-same-model).
+// A Q6_K row-lane kernel lost even at one record (78 against 77 cycles per block and row) and is not kept.
 template <typename Block>
 void rowlane_kquant_rows(const uint8_t* W, int64_t K, int64_t r0, int64_t r1, const uint8_t* acts, int n_rec,
                          float* y, int64_t ldy, GGMLType wt, int pair) {

@@ -15,14 +15,15 @@ namespace neon {
 
 // Packed matrices (quant.h: pack_weights; the engine packs every quantized matrix at load on aarch64) never
 // come here: matmul_packed runs every call on them through neon_packed.cpp, in tiles of 8, 4, 2 and 1
-// records (the i8mm variant: its smmla kernels, a record pair at a time). In the same model those kernels cost less than the families below at every record count
-// (docs/perf/2026-12-02-arm-kernels.md#packed, 2026-12-03), so packing is decided per type at load, not
-// per call. The plan below serves matrices whose row count is not a multiple of 4 (and builds
-// with packing turned off: LINEGATE_PACK_WEIGHTS=0).
+// records (the i8mm variant: its smmla kernels, a record pair at a time). In the same model those kernels
+// cost less than the families below at every record count, so packing is decided per type at load, not per
+// call (docs/perf/2026-12-02-arm-kernels.md#2026-12-03-every-type-packed-tiles-of-8-records-fewer-vector-pipe-operations-per-record).
+// The plan below serves matrices whose row count is not a multiple of 4 (and builds with packing turned off:
+// LINEGATE_PACK_WEIGHTS=0).
 constexpr int ROWLANE_ROWS = 4;  // rows per row-lane group: one int32/float lane of a 128-bit vector each
 // Which calls take the row-lane kernels, from the llvm-mca model of the Cortex-A76 (cycles per block, row and
-// record; docs/perf/2026-12-02-arm-kernels.md#plan). Legacy 32-blocks: every call (row-lane 3-10 against the
-// type-generic reducing kernel's 7-41). Q4_K/Q5_K: one-record calls (46 vs 51, 73 vs 85); from two records on
+// record; docs/perf/2026-12-02-arm-kernels.md#the-plan-planh-from-the-same-model). Legacy 32-blocks: every
+// call (row-lane 3-10 against the type-generic reducing kernel's 7-41). Q4_K/Q5_K: one-record calls (46 vs 51, 73 vs 85); from two records on
 // the reducing kernel decodes a block once for up to R_TILE records and wins. Q6_K: never (78 vs 77).
 constexpr int ROWLANE_KQUANT_MAX_RECORDS = 1;
 

@@ -17,7 +17,8 @@ namespace lg::quant::avx512 {
 namespace {
 
 // Software prefetch distance in bytes of the row sweep (rows are contiguous, so it runs on into the
-// next rows). tuned: docs/perf/2026-12-02-zen4-one-token.md#reduce-one-token
+// next rows). Tuned in the kernel probe of
+// docs/perf/2026-12-02-zen4-one-token.md#fifth-session-reduce_one_token-a-reducing-kernel-for-one-tokens-records
 constexpr int64_t REDUCE1_PREFETCH_BYTES = 3456;
 
 struct Reduce1Tile {
