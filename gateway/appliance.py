@@ -97,7 +97,8 @@ class Appliance:
             rules = load_rules(s.triage.rules_file) if s.triage.rules_file else []
             self.triage = Triage(s.data_dir, rules, new_template_alerts=s.triage.new_template_alerts,
                                  min_alert_severity=s.triage.min_alert_severity, dedup_s=s.triage.dedup_s,
-                                 warmup_lines=s.triage.warmup_lines)
+                                 baseline_lines=s.triage.baseline_lines,
+                                 baseline_s=s.triage.baseline_s)
             outbox = AlertOutbox(s.data_dir / "alerts.db")      # history and undelivered alerts
             self.alerts.use_outbox(outbox)
             if s.alerts.mqtt_publish:

@@ -152,7 +152,23 @@ class TriageSettings(_Section):
     new_template_alerts: bool = True
     min_alert_severity: str = "warning"        # lines at least this severe raise an alert
     dedup_s: float = Field(60.0, ge=0)         # one alert per template per this many seconds
-    warmup_lines: int = Field(0, ge=0)         # no new-template alerts for the first N lines
+    # Each source's baseline: no new-template alerts for its first baseline_lines lines and baseline_s
+    # seconds, whichever ends later (gateway/pipeline/baseline.py says why); 0 and 0: none.
+    baseline_lines: int = Field(2_000, ge=0)
+    baseline_s: float = Field(600.0, ge=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _warmup_lines(cls, data: Any) -> Any:
+        # warmup_lines (one count for all sources) is read as baseline_lines for one release
+        if isinstance(data, dict) and "warmup_lines" in data:
+            import logging
+            data = dict(data)
+            n = data.pop("warmup_lines")
+            data.setdefault("baseline_lines", n)
+            logging.getLogger(__name__).warning("[triage] warmup_lines is deprecated: use baseline_lines "
+                                                "(and baseline_s), per source")
+        return data
 
     @field_validator("min_alert_severity")
     @classmethod

@@ -57,7 +57,8 @@ def test_demo_jam_alert_reaches_mqtt(tmp_path):
 
 
 def test_ingest_stores_classifies_and_searches(tmp_path):
-    with Appliance(_no_engine(tmp_path, ingest={"demo": {"enabled": False}})) as app:
+    with Appliance(_no_engine(tmp_path, ingest={"demo": {"enabled": False}},
+                              triage={"baseline_lines": 0, "baseline_s": 0})) as app:   # no baseline to learn
         ids = app.ingest([LogRecord(1.0, "t", "line3/plc", 3, "ERROR pump 3 tripped"),
                           LogRecord(2.0, "t", "line3/plc", 6, "INFO conveyor pump 4 started")])
         rows = app.store.search("pump")

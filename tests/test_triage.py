@@ -54,7 +54,7 @@ def test_templates_persist_across_restart(tmp_path):
 
 
 def test_new_template_and_severity_alerts_with_dedup(tmp_path):
-    t = Triage(tmp_path, dedup_s=60)
+    t = Triage(tmp_path, dedup_s=60, baseline_lines=0, baseline_s=0)     # no baseline: the first line is new
     alerts = _run(t, _recs(["cycle 1 complete", "cycle 2 complete"]))
     assert [a.kind for a in alerts] == ["new_template"]
     errs = _recs([f"JAM detected at PE-{i}" for i in range(5)], t0=2000, sev=3)

@@ -154,6 +154,12 @@ const Alerts = {
     head.append(el("span", "sev sev-" + a.severity, a.severity), el("span", "alert-kind", a.rule || I18N.t("kind." + a.kind)),
       el("span", "muted", `${fmtTime(a.ts)} · ${a.host}${a.count > 1 ? " · ×" + a.count : ""}`));
     li.append(head, el("div", "alert-text", (a.lines && a.lines[0]) || a.template));
+    if (a.kind === "new_template" && a.count > 1) {   // several new kinds folded into one: their templates
+      const d = el("details", "alert-kinds");
+      d.append(el("summary", null, I18N.t("alerts.kinds", { n: a.count })), el("pre", null, a.template));
+      d.onclick = (ev) => ev.stopPropagation();
+      li.append(d);
+    }
     if (a.explanation) li.append(el("div", "alert-expl", a.explanation));
     else if (a.explanation_status === "pending") li.append(el("div", "alert-expl pending", I18N.t("alerts.explaining")));
     else if (a.explanation_status === "refused" || a.explanation_status === "missed") li.append(el("div", "alert-expl pending", I18N.t("alerts.no_expl")));
@@ -265,7 +271,16 @@ const Status = {
     this.charts.ing.push([ingest]); $("v-ing").textContent = fmtNum(ingest, 0);
     const facts = $("status-facts"); facts.replaceChildren();
     for (const [k, v] of Object.entries(u.facts || {})) facts.append(el("dt", null, I18N.t("fact." + k)), el("dd", null, v));
+    this.learning(u.learning || []);
     this.prev = s;
+  },
+  // "learning" beside the alerts' title while a source learns its baseline (no new-kind alerts from it yet)
+  learning(list) {
+    const b = $("alerts-learning");
+    b.hidden = !list.length;
+    b.textContent = I18N.t("alerts.learning", { n: list.length });
+    b.title = [I18N.t("alerts.learning_help"), ...list.map((x) => I18N.t("alerts.learning_source",
+      { source: x.source, lines: x.lines_left, s: Math.ceil(x.s_left) }))].join("\n");
   },
 };
 
@@ -299,7 +314,7 @@ document.addEventListener("DOMContentLoaded", () => {
   $("chat-input").addEventListener("keydown", (ev) => { if (ev.key === "Enter" && !ev.shiftKey) { ev.preventDefault(); $("chat-form").requestSubmit(); } });
   $("search-form").addEventListener("submit", (ev) => Logs.search(ev));
   $("search-live").addEventListener("click", () => Logs.live());
-  document.addEventListener("langchange", () => { if (Logs.mode === "live") Logs.setMode("live"); Alerts.rerender(); });
+  document.addEventListener("langchange", () => { if (Logs.mode === "live") Logs.setMode("live"); Alerts.rerender(); if (Status.prev) Status.learning((Status.prev.ui || {}).learning || []); });
   pollHealth();
   if (API.key) App.start(); else Key.show(false);
 });

@@ -1,6 +1,7 @@
 """Triage: Drain3 template mining (state persisted in the data dir), per-template counts, and the
-alert decisions (never-seen template, severity >= a threshold, configured rules with
-de-duplication and flap suppression). Knows nothing about the store, the bus or the model.
+alert decisions (a template new against its source's baseline, grouped: gateway/pipeline/baseline.py;
+severity >= a threshold, the header's level counted; configured rules with de-duplication and flap
+suppression). Knows nothing about the store, the bus or the model.
 
 Rules file (TOML), one table per rule:
 
@@ -37,9 +38,10 @@ from drain3.template_miner_config import TemplateMinerConfig
 
 from gateway.ingest.header import Header, SourceHeaders, stored_level
 from gateway.pipeline.alerts import Alert, MAX_ALERT_LINES
+from gateway.pipeline.baseline import BASELINE_FILE, BASELINE_LINES, BASELINE_S, Baselines, NewKind
 from gateway.pipeline.fields import LineFields, named_params
 from gateway.pipeline.templates import CREATED, OVERFLOW, BoundedMiner
-from gateway.ingest.record import LogRecord, Severity, parse_severity_strict, severity_name
+from gateway.ingest.record import LogRecord, Severity, parse_severity, parse_severity_strict, severity_name
 
 log = logging.getLogger(__name__)
 
@@ -139,6 +141,18 @@ def _load_columns(path: Path) -> dict[str, list[str]]:
     return {}
 
 
+def line_severity(rec: LogRecord, cl: "Classified") -> int:
+    """A line's severity for alerts: the source's, raised to the header's level when the source gave
+    the default (INFO, also LogRecord.make's when the text names no level), so that `<ALARM>`,
+    "lvl": "F" or 警告 alert as ERROR does."""
+    if rec.severity != Severity.INFO:
+        return rec.severity
+    lvl = cl.level
+    if lvl is None and cl.fields is not None and cl.fields.level:
+        lvl = parse_severity(cl.fields.level, None)
+    return min(rec.severity, lvl) if lvl is not None else rec.severity
+
+
 class TriageClosed(RuntimeError):
     pass
 
@@ -163,8 +177,8 @@ class Rule:
     last_fired: float = float("-inf")
     suppressed: int = 0
 
-    def matches(self, rec: LogRecord, template_id: int | None) -> bool:
-        if rec.severity > self.min_severity:
+    def matches(self, rec: LogRecord, template_id: int | None, severity: int | None = None) -> bool:
+        if (rec.severity if severity is None else severity) > self.min_severity:
             return False
         if self.host is not None and not self.host.search(rec.host):
             return False
@@ -239,19 +253,23 @@ class Classified:
     fields: LineFields | None = None
     overflow: bool = False          # the line joined its source's overflow template (not mined)
     overflow_new: bool = False      # ... and opened it: one template_overflow alert
+    level: int | None = None        # the header's level as a Severity (None: the line has none)
 
 
 class Triage:
     """classify(records) -> [Classified]  (finds each line's header, mines templates on the message
                                           and extracts the template's parameters; call before
                                           storing: ids and fields go with the rows)
-    evaluate(records, ids, classified) -> [Alert]  (alerts to publish; stateful: dedup, windows, flaps)
-    templates(limit), template(id), stats() (a snapshot), save(), close().   Thread-safe: one
+    evaluate(records, ids, classified) -> [Alert]  (alerts to publish; stateful: dedup, windows, flaps,
+                                                  each source's baseline and new-kind groups)
+    new_kind_alerts(now) (grouped new-kind alerts still held), templates(limit), template(id),
+    stats() (a snapshot, with the sources still learning), save(), close().   Thread-safe: one
     lock held for one line's tree update, another for the alert state."""
 
     def __init__(self, data_dir: str | Path | None, rules: Sequence[Rule] = (), *,
                  new_template_alerts: bool = True, min_alert_severity: int | str = Severity.WARNING,
-                 dedup_s: float = 60.0, warmup_lines: int = 0, find_headers: bool = True) -> None:
+                 dedup_s: float = 60.0, baseline_lines: int = BASELINE_LINES,
+                 baseline_s: float = BASELINE_S, find_headers: bool = True) -> None:
         self._lock = threading.Lock()          # the miner: held for one line's tree update
         self._alert_lock = threading.Lock()    # the alert state (evaluate)
         self._closing = False
@@ -269,7 +287,10 @@ class Triage:
         self.new_template_alerts = new_template_alerts
         self.min_alert_severity = parse_severity_strict(min_alert_severity)
         self.dedup_s = dedup_s
-        self.warmup_lines = warmup_lines
+        # each source's baseline (no new-kind alerts while it learns) and the new-kind grouping
+        self.baselines = Baselines(_AtomicFile(Path(data_dir) / BASELINE_FILE) if data_dir is not None else None,
+                                   baseline_lines, baseline_s)
+        self._baseline_figures = self.baselines.figures()   # (made under the alert lock; read by stats)
         self._dirty = False
         self._last_save = float("-inf")
         self._sev_last: dict[tuple[int, str], float] = {}        # (template, host) -> last alert ts
@@ -309,7 +330,8 @@ class Triage:
             params = named_params(m.template, h.message) if m.kind != OVERFLOW else []
             f = LineFields(time=h.ts, time_text=h.ts_text, host=h.host, component=h.component, pid=h.pid,
                            level=stored_level(h), template=m.template, params=params)
-            out.append(Classified(m.cluster_id, m.template, m.kind == CREATED, f, m.kind == OVERFLOW, m.overflow_new))
+            out.append(Classified(m.cluster_id, m.template, m.kind == CREATED, f, m.kind == OVERFLOW, m.overflow_new,
+                                  parse_severity(h.level, None) if h.level else None))
         spent = time.monotonic() - t_start
         with self._lock:
             self._budget_s -= spent
@@ -345,6 +367,7 @@ class Triage:
         d["templates"] = len(self.miner.drain.id_to_cluster)
         d["rules"] = len(self.rules)
         d.update(self.miner.overflow_figures())
+        d.update(self._baseline_figures)
         self._snapshot = d
 
     def _save_locked(self) -> None:
@@ -359,6 +382,8 @@ class Triage:
         with self._lock:
             if self._persist is not None and self._dirty:
                 self._save_locked()
+        with self._alert_lock:
+            self.baselines.save(force=True)
 
     def close(self) -> None:
         """Stops classification (a call in progress ends at its next line check) and saves."""
@@ -382,25 +407,56 @@ class Triage:
                  classified: Sequence[Classified]) -> list[Alert]:
         alerts: list[Alert] = []
         with self._alert_lock:
+            now = float("-inf")              # the newest record time: closes new-kind groups
             for rec, line_id, cl in zip(records, ids, classified):
                 self._acounts["seen"] += 1
                 if cl.overflow_new:
                     alerts.append(self._alert("template_overflow", rec, line_id, cl, Severity.WARNING))
-                severe = rec.severity <= self.min_alert_severity
-                if severe:
-                    a = self._severity_alert(rec, line_id, cl)
+                now = max(now, rec.ts)
+                sev = line_severity(rec, cl)
+                new_kind = not cl.overflow and self.baselines.see(rec.source, rec.ts, cl.template_id, cl.is_new)
+                if sev <= self.min_alert_severity:
+                    a = self._severity_alert(rec, line_id, cl, sev)
                     if a is not None:
                         alerts.append(a)
-                elif cl.is_new and self.new_template_alerts and self._acounts["seen"] > self.warmup_lines:
-                    alerts.append(self._alert("new_template", rec, line_id, cl, rec.severity))
+                elif new_kind and self.new_template_alerts:
+                    kind = NewKind(cl.template_id, cl.template, rec.text, line_id, rec.ts, rec.host, sev)
+                    alerts += [self._new_kind_alert(*g) for g in self.baselines.group(rec.source, kind)]
                 for rule in self.rules:
-                    if rule.matches(rec, cl.template_id):
+                    if rule.matches(rec, cl.template_id, sev):
                         a = self._rule_hit(rule, rec, line_id, cl)
                         if a is not None:
                             alerts.append(a)
+            alerts += self._due_locked(now)
         with self._lock:
             self._publish_locked()
         return alerts
+
+    def new_kind_alerts(self, now: float = float("inf")) -> list[Alert]:
+        """The grouped new-kind alerts whose window has ended by record time `now` (default: all held).
+        evaluate() releases them as lines arrive; this is for a quiet stream's end (a replay, a test)."""
+        with self._alert_lock:
+            alerts = self._due_locked(now)
+        with self._lock:
+            self._publish_locked()
+        return alerts
+
+    def _due_locked(self, now: float) -> list[Alert]:
+        alerts = [self._new_kind_alert(*g) for g in self.baselines.due(now)]
+        self.baselines.save()
+        self._baseline_figures = self.baselines.figures()
+        return alerts
+
+    def _new_kind_alert(self, source: str, kinds: list[NewKind], more: int) -> Alert:
+        """One alert for one new kind, or for several of one source: listed (templates, one line
+        each), the rest counted."""
+        self._acounts["alert_new_template"] += 1
+        k0 = kinds[0]
+        listed = "\n".join(k.template for k in kinds) + (f"\n+{more}" if more else "")
+        return Alert(kind="new_template", severity=severity_name(min(k.severity for k in kinds)), host=k0.host,
+                     source=source, template_id=k0.template_id, template=listed, ts=kinds[-1].ts,
+                     lines=[k.text for k in kinds[:MAX_ALERT_LINES]],
+                     line_ids=[k.line_id for k in kinds[:MAX_ALERT_LINES]], count=len(kinds) + more)
 
     def _alert(self, kind: str, rec: LogRecord, line_id: int, cl: Classified, sev: int, **kw) -> Alert:
         self._acounts[f"alert_{kind}"] += 1
@@ -409,7 +465,7 @@ class Triage:
         return Alert(kind=kind, severity=severity_name(sev), host=rec.host, source=rec.source,
                      template_id=cl.template_id, template=cl.template, ts=rec.ts, **kw)
 
-    def _severity_alert(self, rec: LogRecord, line_id: int, cl: Classified) -> Alert | None:
+    def _severity_alert(self, rec: LogRecord, line_id: int, cl: Classified, sev: int) -> Alert | None:
         """One alert per (template, host) per dedup_s; the next one carries the suppressed count."""
         key = (cl.template_id, rec.host)
         last = self._sev_last.get(key)
@@ -419,7 +475,7 @@ class Triage:
             return None
         self._sev_last[key] = rec.ts
         count = 1 + self._sev_pending.pop(key, 0)
-        return self._alert("severity", rec, line_id, cl, rec.severity, count=count)
+        return self._alert("severity", rec, line_id, cl, sev, count=count)
 
     def _rule_hit(self, rule: Rule, rec: LogRecord, line_id: int, cl: Classified) -> Alert | None:
         t = rec.ts

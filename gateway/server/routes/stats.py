@@ -1,5 +1,6 @@
-"""GET /api/stats: the appliance's figures (engine, ring, cache, admission, ingest) as one JSON object,
-plus a `ui` block: the few figures the status panel charts, under fixed names.
+"""GET /api/stats: the appliance's figures (engine, ring, cache, admission, ingest, triage) as one JSON
+object, plus a `ui` block: the few figures the status panel charts, and the sources still learning
+their baseline (triage's `sources_learning`), under fixed names.
 
 Knows the shape of Appliance.stats() only here, so the web UI does not depend on it.
 """
@@ -24,6 +25,14 @@ class KvOccupancy(BaseModel):
     capacity: int = 0      # n_sink + n_ring + n_scratch
 
 
+class LearningSource(BaseModel):
+    """A source still learning its baseline: no new-kind alerts for it yet (gateway/pipeline/baseline.py)."""
+    source: str
+    lines: int                 # lines learned from
+    lines_left: int            # lines still to learn
+    s_left: float              # seconds of its record time still to learn
+
+
 class UiStats(BaseModel):
     decode_tok_s: float | None = None          # from the admission EMA of decode ms/token
     prefill_tok_s: float | None = None
@@ -34,6 +43,7 @@ class UiStats(BaseModel):
     refused_total: int | None = None
     ingest_lines_total: int | None = None
     facts: dict[str, str] = {}                 # fact id (model, stored_lines, ...) -> value, shown as text
+    learning: list[LearningSource] = []        # sources learning their baseline (the UI's "learning" badge)
 
 
 class Stats(BaseModel):
@@ -73,8 +83,11 @@ def ui_stats(s: dict[str, Any]) -> UiStats:
         facts["jobs"] = f"{adm.get('admitted', 0)} / {adm.get('refused', 0)}"
     if s.get("uptime_s") is not None:
         facts["uptime"] = f"{s['uptime_s'] / 60:.0f} min"
+    learning = [LearningSource(source=k, lines=v.get("lines", 0), lines_left=v.get("lines_left", 0),
+                               s_left=v.get("s_left", 0.0))
+                for k, v in sorted(((s.get("triage") or {}).get("sources_learning") or {}).items())]
     return UiStats(decode_tok_s=_rate(adm.get("decode_ms_per_tok")), prefill_tok_s=_rate(adm.get("prefill_ms_per_tok")),
-                   acceptance_rate=acc, kv=kv, ring_drops_total=ring.get("dropped_entries"),
+                   learning=learning, acceptance_rate=acc, kv=kv, ring_drops_total=ring.get("dropped_entries"),
                    deadline_misses_total=adm.get("missed"), refused_total=adm.get("refused"),
                    ingest_lines_total=(s.get("ingest") or {}).get("lines"), facts=facts)
 

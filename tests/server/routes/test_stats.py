@@ -24,6 +24,13 @@ def test_stats_sections_and_ui_block(client, auth, appliance):
     assert s["ui"]["ingest_lines_total"] == 3 and s["ui"]["facts"]["stored_lines"] == "3"
 
 
+def test_stats_name_the_sources_learning_their_baseline(client, auth, appliance):
+    add_lines(appliance, "pump 3 started", "valve 2 closed")
+    s = client.get("/api/stats", headers=auth).json()
+    assert s["triage"]["sources_learning"]["test"]["lines"] == 2
+    assert s["ui"]["learning"] == [{"source": "test", "lines": 2, "lines_left": 1998, "s_left": 599.0}]
+
+
 def test_ui_block_from_engine_figures():
     s = {"engine": {"n_sink": 40, "n_ring": 2048, "n_scratch": 512, "sink_used": 40, "ring_used": 1000,
                     "scratch_used": 0, "model": "m.gguf"},
