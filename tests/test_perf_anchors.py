@@ -1,6 +1,8 @@
 """Every write-up the code points at (a path under docs/perf ending in .md, with or without a #anchor, in
 gateway/, native/, tools/ or tests/) exists, and every anchor names one of its headings as GitHub slugs
-them. A heading renamed in a write-up fails here instead of leaving a dangling pointer in a comment."""
+them; the same for the relative links between the write-ups (docs/perf/README.md, the index, and the notes
+that mark a write-up superseded). A heading renamed in a write-up fails here instead of leaving a dangling
+pointer in a comment or the index."""
 
 from __future__ import annotations
 
@@ -78,3 +80,41 @@ def test_each_reference_resolves(where, doc, anchor):
     if anchor is not None:
         assert anchor in anchors(path.read_text(encoding="utf-8")), \
             f"{where}: docs/perf/{doc} has no heading #{anchor}"
+
+
+def write_up_links() -> list[tuple[str, str, str | None]]:
+    """(where, target, anchor or None) for each relative Markdown link in docs/perf/*.md (the index and the
+    notes that mark a write-up superseded point at files and headings the same way the code does)."""
+    link = re.compile(r"\]\(([^)\s#]*)(?:#([^)\s]+))?\)")
+    found = []
+    for path in sorted((REPO / "docs" / "perf").glob("*.md")):
+        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            for m in link.finditer(line):
+                if "://" not in m.group(1):
+                    found.append((f"{path.relative_to(REPO)}:{i}", m.group(1) or path.name, m.group(2)))
+    return found
+
+
+@pytest.mark.parametrize("where, target, anchor", write_up_links())
+def test_each_link_between_write_ups_resolves(where, target, anchor):
+    path = REPO / "docs" / "perf" / target
+    assert path.exists(), f"{where}: {target} does not exist"
+    if anchor is not None:
+        assert path.suffix == ".md" and anchor in anchors(path.read_text(encoding="utf-8")), \
+            f"{where}: {target} has no heading #{anchor}"
+
+
+# A machine's own folders (the checkout's, a worktree's, a home directory). /home/curi/ is not one: it is a path
+# inside the Loghub Zookeeper lines that the QA records quote.
+MACHINE_PATH = re.compile(r"/work/|/root/|/Users/|/home/(?!curi/)")
+
+
+def test_no_machine_paths_in_docs_perf():
+    hits = []
+    for path in sorted((REPO / "docs" / "perf").rglob("*")):
+        if not path.is_file() or path.suffix in {".png", ".svg"}:
+            continue
+        for i, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+            if MACHINE_PATH.search(line):
+                hits.append(f"{path.relative_to(REPO)}:{i}")
+    assert not hits, f"absolute paths of a machine (write them relative to the checkout): {hits[:10]}"

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Alternating static / calibrated bench_kernels runs (loaded host: compare within a pair).
-cd /work/wt-calib
+cd ../wt-calib
 nice -n 10 .venv/bin/linegate doctor --data-dir /tmp/calib/dd --calibrate --json > /tmp/calib/doctor.txt 2>&1
 cp /tmp/calib/dd/cache/kernel_plan.json /tmp/calib/plan_final.json
 for round in 1 2; do

@@ -1,7 +1,7 @@
 #!/bin/bash
 # quiet2.sh CMD...: run CMD with the CPU lock held and every process niced to 5 or more stopped
 # (qemu's emulation at 10, helpers' heavy steps at 15) — also those started meanwhile — then resumed.
-exec 9>/work/scratch/cpu.lock; flock 9
+exec 9>$SCRATCH/cpu.lock; flock 9
 LIST=$(mktemp)
 stopper() {
     while :; do

@@ -1,6 +1,6 @@
 #!/bin/bash
 # calibration, bench_kernels (static, calibrated), bench_engine (llama.cpp, ours calibrated and static) -> $1
-F=$1; cd /work/main; mkdir -p $F
+F=$1; cd "$(git rev-parse --show-toplevel)"; mkdir -p $F
 echo "== $(date -u) start $(git rev-parse --short HEAD); uptime: $(uptime)" | tee $F/log.txt
 rm -rf $F/dd; .venv/bin/linegate doctor --data-dir $F/dd --calibrate --json > $F/doctor.txt 2>&1
 cp $F/dd/cache/kernel_plan.json $F/kernel_plan.json

@@ -1,7 +1,7 @@
 #!/bin/bash
-# Under flock /work/scratch/cpu.lock: calibration, bench_kernels static and calibrated, bench_engine (llama.cpp,
-# calibrated and static engines in the same rounds). Worktree /work/wt-zen4 at the commit named in the doc.
-cd /work/wt-zen4
+# Under flock $SCRATCH/cpu.lock: calibration, bench_kernels static and calibrated, bench_engine (llama.cpp,
+# calibrated and static engines in the same rounds). Worktree ../wt-zen4 at the commit named in the doc.
+cd ../wt-zen4
 F=/tmp/zen4/final
 echo "== $(date -u) start; uptime: $(uptime)"
 .venv/bin/linegate doctor --data-dir $F/dd --calibrate --json > $F/doctor.txt 2>&1

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Under the CPU lock: the variant probe, then bench_kernels static / doctor --calibrate / bench_kernels calibrated.
-cd /work/wt-zen4
+cd ../wt-zen4
 echo "== $(date -u) uptime: $(uptime)"
 .venv/bin/python /tmp/zen4/probe.py 5 > /tmp/zen4/probe1.txt 2>&1
 echo "== $(date -u) probe done"

@@ -3,7 +3,7 @@ argmax between) and as verify-k1 steps (forward at position 32, rollback), alter
 plan in argv[1] (if given)."""
 import os, sys, time, json
 import numpy as np
-sys.path.insert(0, "/work/wt-zen4")
+sys.path.insert(0, "../wt-zen4")
 from gateway.llm.engine import Engine
 from gateway.llm import kernel_plan
 from tools.bench.bench_engine import loghub_tokens
