@@ -98,7 +98,7 @@ class Appliance:
             self.triage = Triage(s.data_dir, rules, new_template_alerts=s.triage.new_template_alerts,
                                  min_alert_severity=s.triage.min_alert_severity, dedup_s=s.triage.dedup_s,
                                  baseline_lines=s.triage.baseline_lines,
-                                 baseline_s=s.triage.baseline_s)
+                                 baseline_s=s.triage.baseline_s, header_patterns=s.ingest.header_patterns)
             outbox = AlertOutbox(s.data_dir / "alerts.db")      # history and undelivered alerts
             self.alerts.use_outbox(outbox)
             if s.alerts.mqtt_publish:

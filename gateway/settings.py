@@ -140,6 +140,20 @@ class IngestSettings(_Section):
     syslog: SyslogSettings = Field(default_factory=SyslogSettings)
     tail: TailSettings = Field(default_factory=TailSettings)
     mqtt: MqttInSettings = Field(default_factory=MqttInSettings)
+    # source -> a header pattern (regex; named groups among ts, level, host, component, pid, message) that
+    # overrides the learned format of that source while it matches (gateway.ingest.source_format)
+    header_patterns: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("header_patterns")
+    @classmethod
+    def _patterns(cls, v: dict[str, str]) -> dict[str, str]:
+        from gateway.ingest.source_format import HeaderPattern
+        for source, text in v.items():
+            try:
+                HeaderPattern(text)
+            except ValueError as exc:
+                raise ValueError(f"[ingest.header_patterns] {source!r}: {exc}") from None
+        return v
 
 
 class StoreSettings(_Section):

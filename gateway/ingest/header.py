@@ -13,10 +13,10 @@ Two steps, both general (no format is named after a product):
    (within a few tokens; the word must look like an identifier: digits, dots, dashes, capitals),
    a program token right after it (the syslog host), "-" after it (a program before its
    message), or, right after a level, an identifier followed by a column gap or a bracket.
-2. Induction per source (SourceHeaders): the first INDUCE_LINES lines of a source are watched;
-   leading columns of their messages that keep one token *shape* (letters -> a/A, digits -> 9)
-   with a digit or capitals in it, in nearly every line, are header columns of that source
-   (ids, hosts, unit tags, counters); once learned they are cut from that source's messages.
+2. Per source (gateway.ingest.source_format): columns learned from the source's first lines, and
+   an operator's header pattern from the config.
+3. Lines that name their own fields (JSON, logfmt: gateway.ingest.structured), and delimited
+   headers ("ts|level|host|component|message", tabs, CSV).
 
 Times without a zone are read as UTC; a syslog time without a year takes the year of the
 line's arrival. The original text of the time is kept (ts_text).
@@ -26,19 +26,13 @@ from __future__ import annotations
 
 import calendar
 import re
-import threading
 import time as _time
-from collections import Counter
 from dataclasses import dataclass
 
-from gateway.ingest.structured import level_value, message_of, pairs_of, roles
+from gateway.ingest.structured import SYSLOG_SEVERITIES, level_value, message_of, pairs_of, roles
 
 MAX_HEADER_TOKENS = 16           # the header is within the first tokens of a line
 LOOKAHEAD = 4                    # a word is header if a timestamp/level follows within this many
-INDUCE_LINES = 24                # lines of a source watched before its columns are decided
-INDUCE_MIN_SHARE = 0.9           # share of lines a column must keep its shape in
-MAX_INDUCED_COLUMNS = 4
-MAX_SOURCES = 1024               # induction state is kept for at most this many sources
 
 _MONTHS = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug",
                                         "sep", "oct", "nov", "dec"), 1)}
@@ -46,10 +40,11 @@ _MON = r"(?i:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*"
 _DOW = r"(?i:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*"
 _T = r"(?P<H>\d{1,2})[:.](?P<M>\d{2})[:.](?P<S>\d{2})(?:[.,:](?P<F>\d{1,9}))?"
 _ZONE = r"(?P<Z>Z|[+-]\d{2}:?\d{2})?"
-_END = r"(?=[\s\],|]|$)"
+_END = r"(?=[\s\],|;]|$)"
 # (regex, fields): named groups Y/y (4/2-digit year), m (month number), b (month name), d, H, M, S, F, Z, E (epoch)
 _TS_PATTERNS = [re.compile(p + _END) for p in (
-    r"(?P<Y>\d{4})[-/.](?P<m>\d{1,2})[-/.](?P<d>\d{1,2})(?:[T\s_-]+|-)" + _T + _ZONE + ",?",
+    r"(?P<Y>\d{4})[-/.](?P<m>\d{1,2})[-/.](?P<d>\d{1,2})(?:[T\s_-]+|-|[;,|]\s*)" + _T + _ZONE + ",?",
+    r"(?P<d>\d{1,2})\.(?P<m>\d{1,2})\.(?P<Y>\d{4})(?:[T\s]+|[;,|]\s*)" + _T,
     r"(?P<Y>\d{4})(?P<m>\d{2})(?P<d>\d{2})[-T]" + _T,
     r"(?:" + _DOW + r"\s+)?(?P<b>" + _MON + r")\s+(?P<d>\d{1,2})\s+" + _T + r"(?:\s+(?P<Y>\d{4}))?",
     r"(?P<d>\d{1,2})[-/ ](?P<b>" + _MON + r")[-/ ](?P<Y>\d{4})[:\s]" + _T + r"(?:\s*" + _ZONE + ")?",
@@ -69,7 +64,8 @@ _LEVELS = {
     "err": "error", "error": "error", "failure": "error", "warn": "warning", "warning": "warning",
     "notice": "notice", "info": "info", "information": "info", "informational": "info",
     "debug": "debug", "trace": "debug", "verbose": "debug", "fine": "debug", "finest": "debug",
-    "alarm": "alert", "fault": "error", "dbg": "debug", "inf": "info", "wrn": "warning", "ftl": "critical",
+    "alarm": "alert", "dbg": "debug", "inf": "info", "ntc": "notice", "wrn": "warning", "crt": "critical",
+    "ftl": "critical", "emr": "emergency",
     # Chinese level words (as written by Chinese PLC, MES and Java logging setups)
     "紧急": "emergency", "报警": "alert", "警报": "alert", "严重": "critical", "致命": "critical",
     "错误": "error", "故障": "error", "告警": "warning", "警告": "warning", "注意": "notice",
@@ -85,8 +81,10 @@ _PRI = re.compile(r"<\d{1,3}>")
 _RFC5424 = re.compile(r"<\d{1,3}>1 (?P<ts>\S+) (?P<host>\S+) (?P<app>\S+) (?P<pid>\S+) \S+ (?:-|(?:\[(?:[^\]\\]|\\.)*\])+) ?")
 _TOKEN = re.compile(r"\S+")
 _DATED = re.compile(r"\d{4}[-_.]\d{2}[-_.]\d{2}")
+_RECORD_NO = re.compile(r"#?\d+")
 _LOOSE_LETTERS = frozenset("VDIWEF")    # a letter after the time is a level ("A" and others are words)
-MAX_DELIMITED_FIELDS = 6
+MAX_DELIMITED_FIELDS = 8
+_DELIMITERS = ("|", "\t", ",", ";")
 MAX_FIELD_CHARS = 256
 _ZK_COMPONENT = re.compile(r"(?:^|[:/])(?P<c>[A-Za-z_$][\w.$]*)@\d+$")
 
@@ -202,6 +200,7 @@ class _Scan:
         self.ctx: list[str] = []
         self.end = 0                    # character offset where the message starts
         self.ts_rank = 0
+        self.pri_level: str | None = None  # the syslog PRI's severity ("<34>": 34 % 8 = critical)
 
     def set_ts(self, m: re.Match) -> None:
         """The header's time: the first one, except that a written date and time replaces an epoch or
@@ -261,8 +260,9 @@ def _take_prog(sc: _Scan, m: re.Match) -> None:
         sc.h.pid = int(m.group("p"))
 
 
-def scan(line: str, year: int | None = None) -> Header:
-    """Header fields of `line` by the general rules (no per-source state)."""
+def scan(line: str, year: int | None = None, delimited: int | None = None) -> Header:
+    """Header fields of `line` by the general rules; `delimited`: the number of fields a delimited
+    source's lines carry after their time (learned per source: gateway.ingest.source_format)."""
     sc = _Scan(line, year)
     start = 0
     if line.startswith("<") and _rfc5424(sc):
@@ -274,8 +274,15 @@ def scan(line: str, year: int | None = None) -> Header:
     pm = _PRI.match(line)
     if pm:
         start = pm.end()
-    if _delimited_header(sc, start):
-        return _finish(sc)
+        sc.pri_level = SYSLOG_SEVERITIES[int(pm.group(0)[1:-1]) % 8]
+    if not _delimited_header(sc, start, delimited):
+        _scan_tokens(sc, start)
+    return _finish(sc)
+
+
+def _scan_tokens(sc: _Scan, start: int) -> None:
+    """The left-to-right token scan of a text header (module doc, step 1)."""
+    line = sc.line
     toks = _tokens(line, start)
     sc.end = start
     i, n = 0, len(toks)
@@ -325,6 +332,8 @@ def scan(line: str, year: int | None = None) -> Header:
             sc.end = e
             continue
         pm = _PROG.match(tok)
+        if pm and sc.h.component is not None and sc.ctx == [] and i > 0 and line[toks[i - 1][1]:s].startswith("  "):
+            break                                             # "Info   CBS    Session: ...": the message's word
         if pm and (seen_ts or sc.h.level or i == 0 or sc.words) and not tok.startswith("http"):
             _take_prog(sc, pm)
             sc.end = e
@@ -334,8 +343,15 @@ def scan(line: str, year: int | None = None) -> Header:
             _take_prog(sc, pm)
             sc.end = toks[i + 1][1]
             break
+        if (sc.h.level and not sc.h.component and not sc.words and _IDENT.match(tok) and i + 1 < n
+                and line[e:e + 2] == "  "):
+            sc.h.component = tok                              # "Info   CBS    Session: ...": a column
+            i += 1
+            sc.end = e
+            continue
         if _HEADERISH.search(tok) and _anchor_ahead(line, toks, i):
-            if not _DATED.search(tok):                        # "app.log.1.2017-05-16_13:53:08": a file, not a host
+            if not _DATED.search(tok) and not _RECORD_NO.fullmatch(tok):   # a file name or a record number:
+                                                                            # not a host
                 sc.words.append(tok)
         elif (seen_ts or sc.h.level) and (_PROG.match(nxt) or (_PROG_NOCOLON.match(nxt) and i + 2 < n
                                                                 and line[toks[i + 2][0]].startswith("("))):
@@ -352,7 +368,6 @@ def scan(line: str, year: int | None = None) -> Header:
             break
         i += 1
         sc.end = e
-    return _finish(sc)
 
 
 def _rfc5424(sc: _Scan) -> bool:
@@ -360,6 +375,7 @@ def _rfc5424(sc: _Scan) -> bool:
     m = _RFC5424.match(sc.line)
     if not m:
         return False
+    sc.pri_level = SYSLOG_SEVERITIES[int(sc.line[1:sc.line.index(">")]) % 8]
     tm = match_ts(m.group("ts"), 0)
     if tm:
         sc.set_ts(tm)
@@ -375,53 +391,85 @@ def _rfc5424(sc: _Scan) -> bool:
     return True
 
 
-def _delimited_header(sc: _Scan, start: int) -> bool:
-    """"ts|level|host|component|message" and the same with tabs, " | " or (CSV) "," between fields:
-    a timestamp, then a separator, then fields up to the first with a space in it (the message).
-    Of two plain fields the first is the host and the second the component (syslog's order); one
-    alone is the component."""
+def delimited_shape(line: str) -> tuple[str, int] | None:
+    """(separator, fields after the time) of a delimited header line; None for other lines."""
+    m = match_ts(line, _PRI.match(line).end() if _PRI.match(line) else 0)
+    if not m:
+        return None
+    pos = m.end() - (1 if m.group(0).endswith(",") else 0)
+    while pos < len(line) and line[pos] == " ":
+        pos += 1
+    sep = line[pos:pos + 1]
+    if sep not in _DELIMITERS or line.count(sep, pos) < 2 or (sep == "," and line[pos + 1:pos + 2] == " "):
+        return None
+    return sep, line.count(sep, pos)
+
+
+def _delimited_header(sc: _Scan, start: int, n_fields: int | None = None) -> bool:
+    """"ts|level|host|component|message" and the same with tabs, ";", " | " or (CSV, quotes kept
+    whole) "," between fields: a timestamp, a separator, then fields; the last of `n_fields` (the
+    source's count, else this line's) is the message, so a message may hold the separator once the
+    source's count is known. Of the plain fields the first is the host and the last the component
+    (syslog's order; a location between them is neither); one alone is the component."""
     line = sc.line
     m = match_ts(line, start)
     if not m:
         return False
-    end = m.end() - (1 if m.group(0).endswith(",") else 0)
-    pos = end
+    pos = m.end() - (1 if m.group(0).endswith(",") else 0)
     while pos < len(line) and line[pos] == " ":
         pos += 1
     sep = line[pos:pos + 1]
-    if sep not in ("|", "\t", ",") or line.count(sep, pos) < 2 or (sep == "," and line[pos + 1:pos + 2] == " "):
+    if sep not in _DELIMITERS or line.count(sep, pos) < 2 or (sep == "," and line[pos + 1:pos + 2] == " "):
         return False
     sc.set_ts(m)
-    pos += 1
+    fields, starts = _split_fields(line, pos + 1, sep)
+    n = min(n_fields or len(fields), len(fields), MAX_DELIMITED_FIELDS)
     plain: list[str] = []
-    for _ in range(MAX_DELIMITED_FIELDS):
-        j = line.find(sep, pos)
-        if j < 0:
-            break
-        field = line[pos:j].strip().strip('"')
-        if " " in field:
-            break
-        if field:
-            lv = _level(field, loose=True) if sc.h.level is None else None
-            if lv is None and len(field) == 1 and field in _LETTER_LEVELS and sc.h.level is None:
-                lv = (_LETTER_LEVELS[field], field)
-            if lv:
-                sc.h.level, sc.h.level_text = lv
-            elif field.isdigit() and sc.h.pid is None:
-                sc.h.pid = int(field) if len(field) <= 10 else None
-            else:
-                plain.append(field)
-        pos = j + 1
+    for field in fields[:n - 1]:
+        field = field.strip()
+        if not field:
+            continue
+        lv = _level(field, loose=True) if sc.h.level is None else None
+        if lv is None and len(field) == 1 and field in _LETTER_LEVELS and sc.h.level is None:
+            lv = (_LETTER_LEVELS[field], field)
+        if lv:
+            sc.h.level, sc.h.level_text = lv
+        elif field.isdigit() and sc.h.pid is None:
+            sc.h.pid = int(field) if len(field) <= 10 else None
+        else:
+            plain.append(field[:MAX_FIELD_CHARS])
     if len(plain) >= 2:
         sc.words.append(plain[0])
-        sc.h.component = plain[1]
+        sc.h.component = plain[-1]
     elif plain:
         sc.h.component = plain[0]
-    rest = line[pos:].strip()
-    if sep == "," and len(rest) >= 2 and rest[0] == rest[-1] == '"':
-        sc.line = line[:pos] + rest[1:-1].replace('""', '"')
-    sc.end = pos
+    sc.end = starts[n - 1]
+    rest = line[sc.end:].strip()
+    if sep == "," and n == len(fields) and len(rest) >= 2 and rest[0] == rest[-1] == '"':
+        sc.line = line[:sc.end] + rest[1:-1].replace('""', '"')
     return True
+
+
+def _split_fields(line: str, pos: int, sep: str) -> tuple[list[str], list[int]]:
+    """The fields from `pos` on and where each starts; a CSV field in double quotes is one field."""
+    fields, starts = [], []
+    while True:
+        starts.append(pos)
+        if sep == "," and line[pos:pos + 1] == '"':
+            j = pos + 1
+            while True:
+                j = line.find('"', j)
+                if j < 0 or line[j + 1:j + 2] != '"':
+                    break
+                j += 2
+            j = line.find(sep, j) if j >= 0 else -1
+        else:
+            j = line.find(sep, pos)
+        if j < 0:
+            fields.append(line[pos:].strip('"'))
+            return fields, starts
+        fields.append(line[pos:j].strip('"'))
+        pos = j + 1
 
 
 def _structured(sc: _Scan, pairs: dict[str, object]) -> Header:
@@ -478,6 +526,8 @@ def _value_level(v: object) -> tuple[str, str] | None:
 
 def _finish(sc: _Scan) -> Header:
     h = sc.h
+    if h.level is None and sc.pri_level is not None:
+        h.level = h.level_text = sc.pri_level
     words = [w for w in sc.words if w not in _SEPS]
     if words:
         h.host = words[0]
@@ -495,92 +545,3 @@ def _finish(sc: _Scan) -> Header:
         msg = sc.line[sc.end:].strip()
         h.message = msg if msg else sc.line
     return h
-
-
-# --- induction ----------------------------------------------------------------------------------
-
-def shape(tok: str) -> str:
-    """Letters -> a/A, digits -> 9, runs collapsed: "node-246" -> "a-9", "R02-M1" -> "A9-A9"."""
-    out = []
-    for ch in tok:
-        c = "9" if ch.isdigit() else "A" if ch.isupper() else "a" if ch.isalpha() else ch
-        if not out or out[-1] != c or c not in "9Aa":
-            out.append(c)
-    return "".join(out)
-
-
-def induce_columns(messages: list[str]) -> list[str]:
-    """Shapes of the leading columns that are header in (nearly) every message: a shape with a
-    digit or two capitals, kept by >= INDUCE_MIN_SHARE of the lines, with a message left after."""
-    split = [m.split() for m in messages]
-    cols: list[str] = []
-    for c in range(MAX_INDUCED_COLUMNS):
-        shapes = Counter(shape(t[c]) for t in split if len(t) > c + 1)
-        if not shapes:
-            break
-        sh, k = shapes.most_common(1)[0]
-        if k < INDUCE_MIN_SHARE * len(split) or not (re.search(r"9", sh) or re.match(r"A[^a]*$", sh)):
-            break
-        values = Counter(t[c] for t in split if len(t) > c + 1)
-        if len(values) == 1 and "9" not in sh and len(split) > 1 and sh == "A":
-            break                                    # one constant capitalised word: a message word
-        cols.append(sh)
-    return cols
-
-
-class SourceHeaders:
-    """Header parsing with per-source induction. parse(line, source, year) -> Header. Thread-safe."""
-
-    def __init__(self, induce_lines: int = INDUCE_LINES) -> None:
-        self.induce_lines = induce_lines
-        self._lock = threading.Lock()
-        self._samples: dict[str, list[str]] = {}
-        self._columns: dict[str, list[str]] = {}
-
-    def parse(self, line: str, source: str = "", year: int | None = None) -> Header:
-        h = scan(line, year)
-        cols = self._columns.get(source)
-        if cols is None:
-            cols = self._learn(source, h.message)
-        if cols:
-            _apply_columns(h, cols)
-        return h
-
-    def _learn(self, source: str, message: str) -> list[str] | None:
-        with self._lock:
-            if source in self._columns:
-                return self._columns[source]
-            sample = self._samples.setdefault(source, [])
-            sample.append(message)
-            if len(sample) < self.induce_lines:
-                return None
-            del self._samples[source]
-            if len(self._columns) >= MAX_SOURCES:
-                self._columns.pop(next(iter(self._columns)))
-            cols = self._columns[source] = induce_columns(sample)
-            return cols
-
-    def columns(self) -> dict[str, list[str]]:
-        with self._lock:
-            return {k: list(v) for k, v in self._columns.items()}
-
-    def set_columns(self, columns: dict[str, list[str]]) -> None:
-        with self._lock:
-            self._columns.update({k: list(v) for k, v in columns.items()})
-
-
-def _apply_columns(h: Header, cols: list[str]) -> None:
-    parts = h.message.split(None, len(cols))
-    if len(parts) <= len(cols):
-        return
-    for sh, tok in zip(cols, parts):
-        if shape(tok) != sh:
-            return                                    # this line does not have the source's columns
-    for tok in parts[:len(cols)]:
-        if tok.isdigit() and h.pid is None and len(tok) <= 10:
-            h.pid = int(tok)
-        elif h.host is None and re.search(r"\d", tok):
-            h.host = tok
-        elif h.component is None:
-            h.component = tok
-    h.message = parts[len(cols)]

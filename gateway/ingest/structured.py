@@ -4,7 +4,8 @@ names (the names log libraries use), and a key outside it by the type of its val
 level word). Knows nothing about text headers (gateway.ingest.header) or sources.
 
 The message is the message key's value, followed by the remaining scalar pairs as "key=value"
-tokens, so that the template miner sees them as named parameters (`duration=<*>`).
+tokens, so that the template miner sees them as named parameters (`duration=<*>`); keys starting
+with "_" or "@" are the shipper's metadata (journald's __CURSOR, _BOOT_ID; @version) and left out.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ COMPONENT_KEYS = ("component", "logger", "loggername", "module", "mod", "source"
                   "service", "program", "syslogidentifier", "ident", "tag", "name", "caller", "unitname",
                   "subsystem", "category", "class")
 PID_KEYS = ("pid", "processid", "process", "syslogpid")
-_SYSLOG_PRIORITY = ("emergency", "alert", "critical", "error", "warning", "notice", "info", "debug")
+SYSLOG_SEVERITIES = ("emergency", "alert", "critical", "error", "warning", "notice", "info", "debug")
 _KV = re.compile(r'([A-Za-z_@][\w.@\-]*)=("(?:[^"\\]|\\.)*"|\S*)')
 
 
@@ -123,7 +124,7 @@ def level_value(v: object) -> str | None:
     """A numeric level as syslog's priority (journald's PRIORITY "3" -> error); None otherwise."""
     s = str(v).strip()
     if s.isdigit() and len(s) == 1:
-        return _SYSLOG_PRIORITY[int(s)]
+        return SYSLOG_SEVERITIES[int(s)]
     return None
 
 
@@ -131,7 +132,8 @@ def message_of(pairs: dict[str, object], role: dict[str, str]) -> str:
     """The message value, then every other scalar pair outside the header fields as key=value."""
     head = {role[f] for f in ("time", "level", "host", "component", "pid", "message") if f in role}
     msg = str(pairs.get(role["message"], "")) if "message" in role else ""
-    rest = [f"{k}={_scalar(v)}" for k, v in pairs.items() if k not in head and v is not None and v != ""]
+    rest = [f"{k}={_scalar(v)}" for k, v in pairs.items()
+            if k not in head and v is not None and v != "" and not k.startswith(("_", "@"))]   # "_", "@": metadata
     return " ".join(p for p in [msg, *rest] if p)
 
 

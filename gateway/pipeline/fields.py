@@ -108,12 +108,13 @@ _UNIT_SUFFIX = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)\s*([A-Za-zµ%°]+)")
 _NAME = re.compile(r"[A-Za-z\u4e00-\u9fff][\w\u4e00-\u9fff-]*")
 
 
-def value_type(text: str, next_token: str = "") -> str:
-    """number | size | duration | address | path | id | word (see above)."""
+def value_type(text: str, next_token: str = "", num: float | None = 0.0) -> str:
+    """number | size | duration | address | path | id | word (see above); `num`: number_of(text)
+    when the caller has it (0.0: not known)."""
     t = text.strip("()[]{}\"'<>,;")
     if _ADDRESS.fullmatch(t):
         return "address"
-    if number_of(t) is not None:
+    if (number_of(t) if num == 0.0 else num) is not None:
         m = _UNIT_SUFFIX.fullmatch(t)
         unit = (m.group(1) if m else next_token.strip(",;.()[]")).lower()
         if unit in _SIZE_UNITS:
@@ -161,18 +162,19 @@ def param_slots(template: str) -> tuple[tuple[str, int], ...]:
     return tuple(out)
 
 
-def param_names(template: str, message: str) -> list[tuple[str, str]]:
-    """(name, type) of each parameter of `message` under `template`, aligned with extract_params:
-    unnamed ones after a preposition or at the start take their type as the name ("address");
-    a name used twice gets _2, _3."""
-    values = extract_params(template, message)
+def param_names(template: str, message: str,
+                values: list[tuple[str, float | None]] | None = None) -> list[tuple[str, str]]:
+    """(name, type) of each parameter of `message` under `template`, aligned with extract_params
+    (`values`: its result, when the caller has it): unnamed ones after a preposition or at the start
+    take their type as the name ("address"); a name used twice gets _2, _3."""
+    values = extract_params(template, message) if values is None else values
     toks = message.split()
     slots = param_slots(template)
     out: list[tuple[str, str]] = []
     seen: dict[str, int] = {}
-    for (word, i), (text, _) in zip(slots, values):
+    for (word, i), (text, num) in zip(slots, values):
         nxt = toks[i + 1] if i + 1 < len(toks) else ""
-        typ = value_type(text, nxt)
+        typ = value_type(text, nxt, num)
         name = word or typ
         seen[name] = seen.get(name, 0) + 1
         out.append((name if seen[name] == 1 else f"{name}_{seen[name]}", typ))
@@ -181,5 +183,6 @@ def param_names(template: str, message: str) -> list[tuple[str, str]]:
 
 def named_params(template: str, message: str) -> list[tuple[str, float | None, str]]:
     """extract_params with each parameter's name: [(text, number or None, name)]."""
-    names = param_names(template, message)
-    return [(t, n, name) for (t, n), (name, _) in zip(extract_params(template, message), names)]
+    values = extract_params(template, message)
+    names = param_names(template, message, values)
+    return [(t, n, name) for (t, n), (name, _) in zip(values, names)]

@@ -36,7 +36,8 @@ from drain3.masking import MaskingInstruction
 from drain3.persistence_handler import PersistenceHandler
 from drain3.template_miner_config import TemplateMinerConfig
 
-from gateway.ingest.header import Header, SourceHeaders, stored_level
+from gateway.ingest.header import Header, stored_level
+from gateway.ingest.source_format import SourceFormats
 from gateway.pipeline.alerts import Alert, MAX_ALERT_LINES
 from gateway.pipeline.baseline import BASELINE_FILE, BASELINE_LINES, BASELINE_S, Baselines, NewKind
 from gateway.pipeline.fields import LineFields, named_params
@@ -47,7 +48,7 @@ log = logging.getLogger(__name__)
 
 STATE_FILE = "drain3_state.bin"
 CLOCK_BACK_S = 5.0                     # a line this much older than the rule's newest: the clock went back
-HEADERS_FILE = "header_columns.json"   # each source's induced header columns (kept across restarts)
+HEADERS_FILE = "header_columns.json"   # each source's learned format (kept across restarts)
 SNAPSHOT_INTERVAL_S = 30.0      # template *changes* are saved at most this often
 SAVE_MIN_INTERVAL_S = 1.0       # new templates: saved at once, at most this often (ids are reserved ahead)
 CALL_BUDGET_S = 2.0             # mining seconds one classify() call may spend (issue 30: bounded work)
@@ -125,20 +126,25 @@ class _AtomicFile(PersistenceHandler):
             return None
 
 
-def _load_columns(path: Path) -> dict[str, list[str]]:
-    """The saved induced header columns; {} (and one log line) when the file is unreadable."""
+def _load_columns(path: Path) -> dict[str, dict | list]:
+    """The saved source formats (gateway.ingest.source_format; a list: induced columns alone, as
+    earlier versions saved them); {} (and one log line) when the file is unreadable."""
     raw = _AtomicFile(path).load_state()
     if raw is None:
         return {}
     try:
         d = json.loads(raw)
-        if isinstance(d, dict) and all(isinstance(k, str) and isinstance(v, list) and all(isinstance(x, str) for x in v)
-                                       for k, v in d.items()):
+        if isinstance(d, dict) and all(isinstance(k, str) and _format_ok(v) for k, v in d.items()):
             return d
     except ValueError:
         pass
     log.warning("ignoring unreadable header columns in %s", path)
     return {}
+
+
+def _format_ok(v: object) -> bool:
+    cols = v.get("columns", []) if isinstance(v, dict) else v
+    return isinstance(cols, list) and all(isinstance(x, str) for x in cols)
 
 
 def line_severity(rec: LogRecord, cl: "Classified") -> int:
@@ -269,7 +275,8 @@ class Triage:
     def __init__(self, data_dir: str | Path | None, rules: Sequence[Rule] = (), *,
                  new_template_alerts: bool = True, min_alert_severity: int | str = Severity.WARNING,
                  dedup_s: float = 60.0, baseline_lines: int = BASELINE_LINES,
-                 baseline_s: float = BASELINE_S, find_headers: bool = True) -> None:
+                 baseline_s: float = BASELINE_S, find_headers: bool = True,
+                 header_patterns: dict[str, str] | None = None) -> None:
         self._lock = threading.Lock()          # the miner: held for one line's tree update
         self._alert_lock = threading.Lock()    # the alert state (evaluate)
         self._closing = False
@@ -278,11 +285,11 @@ class Triage:
         if self._persist is not None:
             self._persist.path.parent.mkdir(parents=True, exist_ok=True)
         self.miner = BoundedMiner(self._persist, miner_config())   # loads the saved state, if any
-        self.headers = SourceHeaders() if find_headers else None   # None: mine the whole text
+        self.headers = SourceFormats(header_patterns) if find_headers else None   # None: mine the whole text
         self._saved_columns: dict = {}
         if self.headers is not None and self._persist is not None:
             self._saved_columns = _load_columns(self._persist.path.with_name(HEADERS_FILE))
-            self.headers.set_columns(self._saved_columns)
+            self.headers.set_formats(self._saved_columns)
         self.rules = list(rules)
         self.new_template_alerts = new_template_alerts
         self.min_alert_severity = parse_severity_strict(min_alert_severity)
@@ -372,7 +379,7 @@ class Triage:
 
     def _save_locked(self) -> None:
         self.miner.save_state("triage")
-        if self.headers is not None and (cols := self.headers.columns()) != self._saved_columns:
+        if self.headers is not None and (cols := self.headers.formats()) != self._saved_columns:
             _AtomicFile(self._persist.path.with_name(HEADERS_FILE)).save_state(json.dumps(cols).encode())
             self._saved_columns = cols
         self._dirty = False

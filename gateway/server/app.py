@@ -24,7 +24,7 @@ from gateway.server.auth import KeyStore, RateLimiter
 from gateway.server.deps import KEYED_RESPONSES
 from gateway.server.limits import BodyLimitMiddleware
 from gateway.server.metrics import MetricsMiddleware, ServerMetrics
-from gateway.server.routes import alerts, chat, health, ingest, logs, metrics, stats
+from gateway.server.routes import alerts, chat, health, ingest, logs, metrics, sources, stats
 from gateway.server.settings import ServerSettings
 from gateway.server.static import MemoryStatic
 
@@ -100,7 +100,7 @@ def create_app(appliance: Any, settings: Any, *, manage_appliance: bool = False)
     app.state.started = time.time()
 
     app.include_router(health.router)
-    for module in (chat, alerts, logs, stats, ingest, metrics):
+    for module in (chat, alerts, logs, sources, stats, ingest, metrics):
         app.include_router(module.router, responses=KEYED_RESPONSES)
 
     web_dir = Path(server.web_dir) if server.web_dir else WEB_DIR

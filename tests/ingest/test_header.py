@@ -7,7 +7,8 @@ import calendar
 
 import pytest
 
-from gateway.ingest.header import INDUCE_LINES, SourceHeaders, induce_columns, scan, shape
+from gateway.ingest.header import scan
+from gateway.ingest.source_format import INDUCE_LINES, SourceFormats, induce_columns, shape
 
 # (line, expected fields; "message" is the rest of the line)
 SHAPES = {
@@ -93,7 +94,7 @@ def test_induction_on_an_unseen_shape():
     msgs = ["Pressure nominal at 3.2 bar", "valve opened", "Filter change due in 12 h", "pump stopped by operator"]
     lines = [f"{units[i % 3]} {100 + i} {msgs[i % 4]}" for i in range(INDUCE_LINES + 5)]
     assert scan(lines[0]).message == lines[0]                       # no general rule applies
-    sh = SourceHeaders()
+    sh = SourceFormats()
     hs = [sh.parse(x, "plant") for x in lines]
     assert sh.columns()["plant"] == ["A-9", "9"]
     last = hs[-1]
@@ -107,3 +108,92 @@ def test_induction_keeps_message_words():
     # first words vary in shape, or are one constant word: nothing is cut
     assert induce_columns(["Received block blk_1", "PacketResponder 1 for", "Verification succeeded"] * 10) == []
     assert induce_columns(["Temperature is 81.5", "Temperature is 80.1"] * 12) == []
+
+
+@pytest.mark.parametrize("line, want", [
+    # (ts_text, level, host, component, message)
+    ("2026-12-04 10:15:29.606 | WARN | line3-plc | io | input 7 stuck high",
+     ("2026-12-04 10:15:29.606", "warning", "line3-plc", "io", "input 7 stuck high")),
+    ("2026-12-04 10:01:02.123|警告|工位3|温控模块|加热区2 温度 81.6 ℃",
+     ("2026-12-04 10:01:02.123", "warning", "工位3", "温控模块", "加热区2 温度 81.6 ℃")),
+    ('2026-12-04 10:01:02,ERROR,robot-2,servo,"axis 3 following error 0.52 mm"',
+     ("2026-12-04 10:01:02", "error", "robot-2", "servo", "axis 3 following error 0.52 mm")),
+    ("2026-12-04 10:01:02 <ALARM> cell2 robot: gripper pressure low 3.1 bar",
+     ("2026-12-04 10:01:02", "alert", "cell2", "robot", "gripper pressure low 3.1 bar")),
+    ("2026-12-04 10:01:02.123 [警告] 工位3 温控模块: 加热区2 温度 81.6 ℃",
+     ("2026-12-04 10:01:02.123", "warning", "工位3", "温控模块", "加热区2 温度 81.6 ℃")),
+    ('{"time": "2026-12-04T10:01:02Z", "lvl": "F", "unit": "press-07", "mod": "hydraulics", "text": "drop 12 bar"}',
+     ("2026-12-04T10:01:02Z", "critical", "press-07", "hydraulics", "drop 12 bar")),
+    ('{"__REALTIME_TIMESTAMP": "1733306462123456", "PRIORITY": "3", "_HOSTNAME": "box", "SYSLOG_IDENTIFIER": "sshd", '
+     '"MESSAGE": "Failed password", "_PID": "42"}',
+     ("1733306462123456", "error", "box", "sshd", "Failed password")),
+    ('time=2026-12-04T10:01:02Z level=warn host=line3 component=conveyor msg="belt slow" speed=1.2',
+     ("2026-12-04T10:01:02Z", "warning", "line3", "conveyor", "belt slow speed=1.2")),
+    ("20261204T100102 W line3 belt slow", ("20261204T100102", "warning", None, None, "line3 belt slow")),
+    ("app.log.1.2026-12-04_13:53:08 2026-12-04 00:00:00.008 25746 INFO x.api.server [req-1] GET /v2 status: 200",
+     ("2026-12-04 00:00:00.008", "info", None, "x.api.server", "GET /v2 status: 200")),
+])
+def test_fields_of_shapes_the_scanner_was_not_written_for(line, want):
+    h = scan(line, 2026)
+    ts, level, host, component, message = want
+    assert (h.ts_text, h.level, h.host, h.component) == (ts, level, host, component)
+    assert h.message.endswith(message) and h.ts is not None
+
+
+def test_self_describing_lines_keep_their_own_time():
+    h = scan('{"ts": 1733306462.5, "level": "error", "msg": "x"}')
+    assert h.ts == 1733306462.5
+    assert scan("1733306462123 INFO belt slow").ts == pytest.approx(1733306462.123)
+    assert scan('{"a": 1}').message == "a=1"                          # no message key: the pairs
+    assert scan("{not json").message == "{not json"
+
+
+def test_a_header_pattern_parses_its_lines_and_falls_back():
+    from gateway.ingest.source_format import HeaderPattern
+    fm = SourceFormats({"odd": r"(?P<host>\S+) @ (?P<ts>\S+ \S+) (?P<level>\w+) >> (?P<message>.*)"})
+    h = fm.parse("cell-1 @ 2026-12-04 10:00:01 ALARM >> gripper slip", "odd")
+    assert (h.host, h.level, h.message) == ("cell-1", "alert", "gripper slip")
+    h = fm.parse("2026-12-04 10:00:02 WARN other shape", "odd")      # not the pattern's: the general rules
+    assert h.level == "warning" and h.message == "other shape"
+    with pytest.raises(ValueError, match="named groups"):
+        HeaderPattern(r"(?P<msg>.*)")
+
+
+def test_a_source_whose_lines_drift_learns_its_format_again():
+    from gateway.ingest import source_format as sf
+    fm = SourceFormats()
+    for i in range(INDUCE_LINES):
+        fm.parse(f"ZX-{i % 3} {100 + i} pressure nominal", "p")
+    assert fm.columns()["p"] == ["A-9", "9"]
+    for i in range(sf.DRIFT_WINDOW):                                  # the unit now logs another shape
+        fm.parse(f"2026-12-04 10:00:00 INFO other {i}", "p")
+    assert fm.relearned == 1
+    for i in range(INDUCE_LINES):
+        fm.parse(f"2026-12-04 10:00:00 INFO other {i}", "p")
+    assert fm.columns()["p"] == [] and fm.formats()["p"]["fields"]["level"] == 1.0
+
+
+def test_syslog_priority_gives_the_level_and_record_numbers_are_no_hosts():
+    assert scan("<34>1 2026-12-04T10:01:02.003Z gw-01 sshd 42 - - Failed password").level == "critical"
+    assert scan("<13>Dec  4 10:01:02 gw-01 cron[7]: job done", 2026).level == "notice"
+    h = scan("#082929 20261204T105551.167 press-11 <ALARM> SAFE: guard door 3 opened", 2026)
+    assert (h.host, h.level, h.component) == ("press-11", "alert", "SAFE")
+
+
+def test_a_delimited_source_learns_its_field_count():
+    # a location column with spaces, and a message that holds the separator itself
+    lines = [f"1796379341{i:03d}\tWRN\tcnc-0{i % 3}\tHall B / Bay {i % 4}\ttoolmgr\ttool {i}"
+             + ("\tlife low" if i % 13 == 0 else "") for i in range(40)]
+    fm = SourceFormats()
+    hs = [fm.parse(x, "cnc") for x in lines]
+    assert fm.formats()["cnc"]["delimited"] == 5
+    h = hs[-1]
+    assert (h.level, h.host, h.component, h.message) == ("warning", "cnc-0" + str(39 % 3), "toolmgr", "tool 39\tlife low")
+    assert hs[-2].message == "tool 38"
+    h = scan('04.12.2026;10:06:33;EM-03;A;Heizung;Vorlauftemperatur 32,3 °C, Kessel 1 aus')
+    assert (h.ts_text, h.host, h.component) == ("04.12.2026;10:06:33", "EM-03", "Heizung")
+
+
+def test_shipper_metadata_keys_stay_out_of_the_message():
+    h = scan('{"MESSAGE": "Started nginx", "__CURSOR": "s=ab;i=2", "_BOOT_ID": "x1", "@version": "1", "unit": "a"}')
+    assert h.message == "Started nginx" and h.host == "a"
