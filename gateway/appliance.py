@@ -303,6 +303,14 @@ class Appliance:
         return d
 
 
+# stats()["alerts"] counters -> the label value of their metric family. Named here rather than cut from the
+# key, so that a key added to the bus's counts is exported once it is listed, under the label written here.
+ALERT_KIND_LABELS = {"kind_new_template": "new_template", "kind_severity": "severity", "kind_rule": "rule"}
+EXPLANATION_STATUS_LABELS = {"explanation_pending": "pending", "explanation_done": "done",
+                             "explanation_refused": "refused", "explanation_missed": "missed",
+                             "explanation_failed": "failed", "explanation_none": "none"}
+
+
 class _Collector:
     """Prometheus view of stats(), computed at scrape time."""
 
@@ -347,16 +355,10 @@ class _Collector:
             for name, n in t.get("overflow_lines", {}).items():
                 o.add_metric([name], n)
             yield o
-        a = CounterMetricFamily("linegate_alerts", "Alerts published, by kind", labels=["kind"])
-        for k, v in s["alerts"].items():
-            if k.startswith("kind_"):
-                a.add_metric([k[5:]], v)
-        yield a
-        e = CounterMetricFamily("linegate_alert_explanations", "Alert explanations by outcome", labels=["status"])
-        for k, v in s["alerts"].items():
-            if k.startswith("explanation_"):
-                e.add_metric([k[12:]], v)
-        yield e
+        yield _labelled(CounterMetricFamily("linegate_alerts", "Alerts published, by kind", labels=["kind"]),
+                        s["alerts"], ALERT_KIND_LABELS)
+        yield _labelled(CounterMetricFamily("linegate_alert_explanations", "Alert explanations by outcome",
+                                            labels=["status"]), s["alerts"], EXPLANATION_STATUS_LABELS)
         if "ring" in s:
             ring = s["ring"]
             d = CounterMetricFamily("linegate_ring_dropped_entries", "Context lines dropped because the engine lagged")
@@ -374,6 +376,14 @@ class _Collector:
                 g = GaugeMetricFamily(f"linegate_{k}", f"EMA (alpha 0.2) of measured {k.replace('_', ' ')}")
                 g.add_metric([], s["admission"][k])
                 yield g
+
+
+def _labelled(family, counts: dict, labels: dict[str, str]):
+    """`family` with one sample per key of `labels` present in `counts`, labelled as `labels` names it."""
+    for key, label in labels.items():
+        if key in counts:
+            family.add_metric([label], counts[key])
+    return family
 
 
 def _build_sources(app: Appliance) -> list[Any]:

@@ -37,3 +37,14 @@ def test_alert_families_label_each_kind_and_explanation_status(client, auth, app
         return {s.labels[label]: s.value for s in families[name].samples if s.name.endswith("_total")}
     assert totals("linegate_alerts", "kind") == {"new_template": 1, "severity": 1, "rule": 2}
     assert totals("linegate_alert_explanations", "status") == {"failed": 1, "done": 1}
+
+
+def test_alert_label_tables_cover_every_kind_and_status():
+    from gateway.appliance import ALERT_KIND_LABELS, EXPLANATION_STATUS_LABELS
+    from gateway.pipeline import alerts as bus
+
+    assert set(ALERT_KIND_LABELS.values()) == {"new_template", "severity", "rule"}
+    assert set(EXPLANATION_STATUS_LABELS.values()) == {bus.PENDING, bus.DONE, bus.REFUSED, bus.MISSED, bus.FAILED,
+                                                       bus.NONE}
+    assert all(k == f"kind_{v}" for k, v in ALERT_KIND_LABELS.items())
+    assert all(k == f"explanation_{v}" for k, v in EXPLANATION_STATUS_LABELS.items())
