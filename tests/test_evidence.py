@@ -41,3 +41,14 @@ def test_a_lookup_answer_must_read_its_line(tmp_path):
     guess = answer_check.check("The user chen is fine.", question, result, "2 lines match.", None, *fmt, ev)
     assert guess.action == "replaced" and LINES[60] in guess.text                 # the fallback quotes the line
     s.close()
+
+
+def test_the_word_before_a_token_and_id_prefixes(tmp_path):
+    s = Store(tmp_path / "p.db")
+    lines = ["Running task 0.0 in stage 21.0 (TID 853)", "Finished task 21.0 in stage 7.0 (TID 1221). 2128 bytes",
+             "Block rdd_26_0 stored, free 400.0 KB", "Block rdd_26_1 stored, free 380.2 KB", "Block rdd_260_1 stored"]
+    s.append([LogRecord(1_700_000_000.0 + i, "t", "h", 6, x) for i, x in enumerate(lines)])
+    q = QuerySurface(s.path)
+    assert [x["text"] for x in evidence.find(q, "How many bytes did task 21.0 send?").lines] == [lines[1]]
+    assert [x["text"] for x in evidence.find(q, "How much is free of rdd_26?").lines] == lines[2:4]
+    s.close()

@@ -186,7 +186,7 @@ def plain_answer(result: Mapping[str, Any], question: str, end: str | None, show
 
 def _quote_lines(ev: evidence.Evidence, question: str) -> str:
     head = "含有这些标识的日志行：" if is_chinese(question) else "Lines that hold what the question names:"
-    return head + "\n" + "\n".join(f"- {x['text']}" for x in ev.lines)
+    return head + "\n- " + ev.lines[0]["text"]          # the best line (more would read as a loop)
 
 
 def _top_asked(result: Mapping[str, Any], question: str) -> list[Mapping[str, Any]]:

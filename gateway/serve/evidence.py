@@ -33,7 +33,9 @@ class Evidence:
 
 
 def _whole(token: str) -> re.Pattern:
-    return re.compile(r"(?<![\w.\-])" + re.escape(token) + r"(?![\w\-]|\.\w)")
+    """The token as a whole token, or as the prefix of an id ("rdd_26" of "rdd_26_0"; not "2001" for
+    "200")."""
+    return re.compile(r"(?<![A-Za-z0-9_.\-])" + re.escape(token) + r"(?![A-Za-z0-9]|\.\d)")
 
 
 def candidates(question: str) -> list[str]:
@@ -57,6 +59,7 @@ def find(surface: QuerySurface, question: str) -> Evidence:
     hits: dict[int, tuple] = {}
     score: dict[int, int] = {}
     tried = 0
+    before = _words_before(question)
     for tok in candidates(question):
         if tried >= MAX_TOKENS * 2 or len(out.tokens) >= MAX_TOKENS:
             break
@@ -75,13 +78,23 @@ def find(surface: QuerySurface, question: str) -> Evidence:
         if not rows or len(rows) > RARE_MAX_LINES:
             continue
         out.tokens.append(tok)
+        # the word the question writes before the token, before it in the line too ("task 21.0", not
+        # "stage 21.0"), counts as one more match
+        near = re.compile(r"(?<![\w])" + re.escape(before[tok]) + r"\W{1,3}" + re.escape(tok), re.I) \
+            if before.get(tok) else None
         for r in rows:
             hits[r[0]] = r
-            score[r[0]] = score.get(r[0], 0) + 1
+            score[r[0]] = score.get(r[0], 0) + 1 + (1 if near is not None and near.search(r[6]) else 0)
     top = max(score.values(), default=0)         # the lines holding the most of the tokens, only
     best = sorted((i for i in hits if score[i] == top), key=lambda i: (hits[i][1] or 0, i))[:MAX_EVIDENCE]
     out.lines = [_line(hits[i]) for i in sorted(best, key=lambda i: (hits[i][1] or 0, i))]
     return out
+
+
+def _words_before(question: str) -> dict[str, str]:
+    """token -> the word right before it in the question (function words skipped over: none)."""
+    toks = [t.rstrip(".:") for t in _TOKEN.findall(question)]
+    return {b: a for a, b in zip(toks, toks[1:]) if a.lower() not in _COMMON and not any(c.isdigit() for c in a)}
 
 
 def render(ev: Evidence) -> str:
