@@ -52,3 +52,19 @@ def test_the_word_before_a_token_and_id_prefixes(tmp_path):
     assert [x["text"] for x in evidence.find(q, "How many bytes did task 21.0 send?").lines] == [lines[1]]
     assert [x["text"] for x in evidence.find(q, "How much is free of rdd_26?").lines] == lines[2:4]
     s.close()
+
+
+def test_a_call_that_drops_the_question_s_ids_gets_them_back(tmp_path):
+    from types import SimpleNamespace
+
+    from gateway.serve.query_call import QueryPlan
+    s, q = _surface(tmp_path)
+    question = "What is the lowest port of failed passwords from 10.0.0.3 for user u13?"
+    plan = QueryPlan(SimpleNamespace(surface=q), [], question, None, [], evidence=evidence.find(q, question))
+    call, result = plan._run_grounded({"op": "count", "text": "Failed password"})
+    assert call["text"] == "10.0.0.3 u13 Failed password" and result["count"] == 1
+    # a token that would leave nothing to count is not forced: the model's call stands
+    plan.evidence = evidence.Evidence(["chen"], [])
+    call, result = plan._run_grounded({"op": "count", "text": "Failed password"})
+    assert call["text"] == "Failed password" and result["count"] == 60
+    s.close()

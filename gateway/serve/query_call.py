@@ -301,7 +301,7 @@ class QueryPlan:
         self.call_text = call_text
         try:
             self.call = _tidy(parse_call(call_text))
-            self.result = self.tool.surface.run(self.call)
+            self.call, self.result = self._run_grounded(self.call)
         except ValueError as exc:
             self.result = {"call": {"text": CALL_PREFIX + call_text}, "error": f"the call did not parse: {exc}"}
         self.rendered = render_result(self.result, which_end(self.question))
@@ -314,6 +314,26 @@ class QueryPlan:
             answer += ANSWER_IN_CHINESE + COPY_IN_CHINESE
         shown = json.dumps(self.call, ensure_ascii=False) if self.call else CALL_PREFIX + call_text
         return [*self.turns, {"role": "assistant", "content": shown}, {"role": "user", "content": answer}]
+
+    def _run_grounded(self, call: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Runs the call with the question's rare tokens (evidence) in its text filter: an id, a user
+        or an address the question names and few lines hold is what it asks about, and a 1.5B model
+        drops such conditions. Rare plain words go first when the filter then matches nothing, then
+        the ids; the model's own call is the last resort."""
+        text = str(call.get("text") or "")
+        have = {w.lower() for w in text.split()}
+        missing = [t for t in self.evidence.tokens if t.lower() not in have and t.lower() not in text.lower()]
+        if not missing or "<" in text or call.get("op") not in OPS:
+            return call, self.tool.surface.run(call)
+        ids = [t for t in missing if any(c.isdigit() or c in "_.-" for c in t) or t[1:].lower() != t[1:]]
+        for extra in dict.fromkeys((tuple(missing), tuple(ids))):
+            if not extra:
+                continue
+            grounded = {**call, "text": " ".join([*extra, text]).strip()}
+            result = self.tool.surface.run(grounded)
+            if result.get("count") and not result.get("text_relaxed_to"):
+                return grounded, result
+        return call, self.tool.surface.run(call)
 
     def source(self) -> dict[str, Any]:
         out = {"call": self.call or {"text": CALL_PREFIX + self.call_text}, "result": self.result}
