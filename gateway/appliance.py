@@ -36,6 +36,7 @@ log = logging.getLogger(__name__)
 
 INGEST_CHUNK = 1_000     # lines classified and committed together (bounds how long another caller waits)
 INGEST_MINING_S = 2.0    # template mining one ingest call may spend; later lines are stored unmined
+NEW_KINDS_RELEASE_S = 5.0  # how often grouped new-kind alerts whose window ended are released on a quiet line
 
 
 class ApplianceStopped(RuntimeError):
@@ -118,6 +119,7 @@ class Appliance:
             for src in self.sources:
                 src.start()
             self._started = True
+            threading.Thread(target=self._release_new_kinds, name="new-kinds", daemon=True).start()
             if self.watchdog.period_s is not None:
                 threading.Thread(target=self._watchdog_until_engine_runs, name="watchdog", daemon=True).start()
         log.info("appliance started: data_dir=%s, sources=%s, engine=%s", s.data_dir,
@@ -141,6 +143,15 @@ class Appliance:
             kernel_plan_dir=s.cache_dir, kernel_calibration=s.engine.kernel_calibration,
             query_tool=QueryTool(QuerySurface(self.store.path), prompts.tokenizer) if s.engine.query else None)
 
+    def _release_new_kinds(self) -> None:
+        """Grouped new-kind alerts go out when their window ends even if no further line arrives (a
+        quiet line would otherwise hold them)."""
+        while not self._stopping.wait(NEW_KINDS_RELEASE_S):
+            t = self.triage
+            if t is not None:
+                for alert in t.new_kind_alerts(time.time()):
+                    self.publish_alert(alert)
+
     def _watchdog_until_engine_runs(self) -> None:
         while not self._stopping.wait(self.watchdog.period_s / 4):
             e = self.engine_thread
@@ -155,6 +166,8 @@ class Appliance:
     def stop(self) -> None:
         self._stopping.set()           # an ingest in progress ends at its next chunk
         if self.triage is not None:
+            for alert in self.triage.new_kind_alerts():   # held groups go out before the line stops
+                self.alerts.publish(alert)
             self.triage.close()        # ... or at its next line (saves the templates)
         with self._lock:
             if not self._started:

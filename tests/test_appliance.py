@@ -190,3 +190,27 @@ def test_batch_queues_and_udp_drops_are_exported(tmp_path):
     assert 'linegate_ingest_queue_depth{source="syslog"} 0.0' in text
     assert 'linegate_ingest_queue_dropped_total{source="syslog"} 7.0' in text
     assert 'linegate_source_events_total{kind="udp_dropped_kernel",source="syslog"} 3.0' in text
+
+
+def test_a_held_new_kind_alert_goes_out_on_a_quiet_line(tmp_path, monkeypatch):
+    import gateway.appliance as ap
+    from gateway.appliance import Appliance
+    from gateway.ingest.record import LogRecord
+    from gateway.settings import Settings
+    monkeypatch.setattr(ap, "NEW_KINDS_RELEASE_S", 0.05)
+    s = Settings(data_dir=tmp_path, engine={"enabled": False}, ingest={"demo": {"enabled": False}},
+                 triage={"baseline_lines": 3, "baseline_s": 0})
+    a = Appliance(s).start()
+    try:
+        t0 = time.time() - 120                      # the group's window (60 s of record time) is over
+        a.ingest([LogRecord.make(f"valve {i} opened", source="p", host="h", ts=t0 + i) for i in range(3)])
+        a.ingest([LogRecord.make("pump 7 seized", source="p", host="h", ts=t0 + 10),
+                  LogRecord.make("belt 2 torn apart", source="p", host="h", ts=t0 + 11)])
+        deadline = time.time() + 10
+        new = lambda: [x for x in a.alerts.recent() if x["kind"] == "new_template"]
+        assert len(new()) == 1                      # the first new kind at once, the next one held (grouped)
+        while time.time() < deadline and len(new()) < 2:
+            time.sleep(0.05)
+        assert len(new()) == 2                      # released with no further line
+    finally:
+        a.stop()
