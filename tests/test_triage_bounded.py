@@ -36,7 +36,7 @@ def _count_comparisons(monkeypatch) -> list[int]:
 
 
 def test_matching_work_does_not_grow_with_templates(monkeypatch):
-    """Comparisons per line stay under the leaf cap however many templates exist; a line sharing no
+    """Comparisons per line stay under MAX_COMPARED however many templates exist; a line sharing no
     token position with any template costs none (a few share one by chance: Drain compared each of
     these 2,000 lines with every template of the leaf)."""
     calls = _count_comparisons(monkeypatch)
@@ -45,16 +45,18 @@ def test_matching_work_does_not_grow_with_templates(monkeypatch):
     calls[0] = 0
     t.classify(_hostile(2000, seed=2))
     assert calls[0] < 50
-    # lines of a shape with shared tokens: each compared with at most one leaf's templates
+    # lines of a shape with shared tokens: each compared with at most MAX_COMPARED templates
     recs = [LogRecord(0, "plc", "", 6, f"station {i} motor m{i} fault code c{i * 7}") for i in range(3000)]
     calls[0] = 0
     t.classify(recs)
-    assert calls[0] <= len(recs) * templates.MAX_LEAF_TEMPLATES
+    assert calls[0] <= len(recs) * templates.MAX_COMPARED
 
 
 @pytest.mark.parametrize("system", ["HDFS", "OpenSSH", "Linux"])
-def test_indexed_match_is_drains_own(loghub_dir, system):
-    """Below the caps, the indexed leaf search gives Drain3's templates, line for line."""
+def test_indexed_match_is_drains_own(loghub_dir, system, monkeypatch):
+    """Below the caps, the indexed leaf search gives Drain3's templates, line for line (with the
+    proven-word rule, which is ours, off)."""
+    monkeypatch.setattr(templates, "PROVEN_SIZE", 10**9)
     with open(loghub_dir / system / f"{system}_2k.log_structured.csv", encoding="utf-8") as f:
         lines = [r["Content"] for r in csv.DictReader(f)]
     plain = TemplateMiner(None, miner_config())
@@ -128,3 +130,13 @@ def test_ids_are_never_reused_after_a_lost_snapshot(tmp_path):
     t2 = Triage(tmp_path)                                     # "crash": the second template is lost
     third = t2.classify([LogRecord(0, "s", "", 6, "heater zone failure")])[0]
     assert third.is_new and third.template_id > second.template_id
+
+
+def test_a_value_first_token_joins_and_a_proven_event_word_does_not():
+    t = Triage(None, find_headers=False)
+    users = ["admin", "alice", "bob", "carol"]
+    got = t.classify([LogRecord(0, "p", "", 6, f"{u} acknowledged alarm {i}") for i, u in enumerate(users)])
+    assert len({c.template_id for c in got}) == 1                  # the first token is a value
+    fails = t.classify([LogRecord(0, "s", "", 6, f"Failed password for u{i} port {i}") for i in range(12)])
+    ok = t.classify([LogRecord(0, "s", "", 6, "Accepted password for u1 port 7")])
+    assert ok[0].template_id != fails[0].template_id              # "Failed" held in 12 lines: the event's word

@@ -3,14 +3,16 @@ most MAX_LEAF_TEMPLATES templates under one leaf and MAX_SOURCE_TEMPLATES per so
 need a new template past either cap joins its source's overflow template (counted). Not thread-safe
 (Triage holds its lock around one mine() call); knows nothing about headers, alerts or the store.
 
-Why the caps: Drain compares a line with every template under its leaf, and lines whose first token holds
-a digit all share the wildcard leaf, so unbounded, one source logging a fresh id per line makes every
-line cost O(templates) (issue 30). With the cap a line costs at most MAX_LEAF_TEMPLATES comparisons.
+Why the caps: Drain compares a line with every template under its leaf (here: every template of its token
+count), so unbounded, one source logging a fresh id per line makes every line cost O(templates) (issue 30).
+A line is compared with at most MAX_COMPARED templates, those sharing the most (position, token) pairs
+with it, and a leaf holds at most MAX_LEAF_TEMPLATES.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,12 +21,14 @@ from drain3.drain import Drain, LogCluster, Node
 from drain3.persistence_handler import PersistenceHandler
 from drain3.template_miner_config import TemplateMinerConfig
 
-MAX_LEAF_TEMPLATES = 64         # templates compared with one line (one prefix-tree leaf)
+MAX_LEAF_TEMPLATES = 1_024      # templates under one leaf (one token count)
+MAX_COMPARED = 64               # templates compared with one line: those sharing the most tokens with it
 MAX_SOURCE_TEMPLATES = 2_000    # templates one source may create; then its lines join its overflow
 MAX_SOURCES = 256               # sources counted by name; further ones share OTHER_SOURCES
 OTHER_SOURCES = "*"
 OVERFLOW_TEMPLATE = "<overflow>"   # the template text of every source's overflow template
 ID_BLOCK = 1_024                # template ids reserved on disk at a time (never reused after a crash)
+PROVEN_SIZE = 10                # lines after which a template's plain words are its own (fast_match)
 
 CREATED, CHANGED, NONE, OVERFLOW = "cluster_created", "cluster_template_changed", "none", "overflow"
 
@@ -35,6 +39,17 @@ class Mined:
     template: str
     kind: str                   # CREATED | CHANGED | NONE | OVERFLOW
     overflow_new: bool = False  # this line opened its source's overflow template
+
+
+_TIME_WORDS = frozenset("mon tue wed thu fri sat sun monday tuesday wednesday thursday friday saturday sunday jan feb "
+                        "mar apr may jun jul aug sep oct nov dec".split())   # a time written in a message: values
+
+
+def _plain_conflict(template: Sequence[str], tokens: Sequence[str]) -> bool:
+    """Some position holds a plain word in the template and another plain word in the line (names
+    of days and months are pieces of a time, not words)."""
+    return any(t != w and t.isalpha() and w.isalpha() and t.lower() not in _TIME_WORDS
+               and w.lower() not in _TIME_WORDS for t, w in zip(template, tokens))
 
 
 class _BoundedDrain(Drain):
@@ -77,14 +92,34 @@ class _BoundedDrain(Drain):
         if built is None or built[0] != len(node.cluster_ids):
             built = self._index[id(node)] = (len(node.cluster_ids), self._postings(node))
         post = built[1]
-        hits: set[int] = set()
+        shared: dict[int, int] = {}
         for i, token in enumerate(tokens):
-            ids = post.get((i, token))
-            if ids:
-                hits.update(ids)
-        if not hits:
+            for cid in post.get((i, token), ()):
+                shared[cid] = shared.get(cid, 0) + 1
+        if not shared:
             return None
-        return self.fast_match([c for c in node.cluster_ids if c in hits], tokens, sim_th, False)
+        if len(shared) > MAX_COMPARED:      # the templates sharing the most tokens: a bounded cost per line
+            shared = dict(sorted(shared.items(), key=lambda kv: -kv[1])[:MAX_COMPARED])
+        return self.fast_match([c for c in node.cluster_ids if c in shared], tokens, sim_th, False)
+
+    def fast_match(self, cluster_ids, tokens: list, sim_th: float, include_params: bool):
+        """Drain's best match, except that a template whose plain word has held in PROVEN_SIZE lines
+        does not take a line with another plain word there: that word names the event ("Failed" /
+        "Accepted" password, stored as "bytes" / "values"), while a value ("admin", "alice") differs
+        before its template has grown."""
+        if include_params:
+            return super().fast_match(cluster_ids, tokens, sim_th, include_params)
+        best, best_sim, best_params = None, -1.0, -1
+        for cid in cluster_ids:
+            c = self.id_to_cluster.get(cid)
+            if c is None:
+                continue
+            if c.size >= PROVEN_SIZE and _plain_conflict(c.log_template_tokens, tokens):
+                continue
+            sim, n_params = self.get_seq_distance(c.log_template_tokens, tokens, False)
+            if sim > best_sim or (sim == best_sim and n_params > best_params):
+                best, best_sim, best_params = c, sim, n_params
+        return best if best_sim >= sim_th else None
 
     def _postings(self, leaf: Node) -> dict:
         """(position, token) -> ids of the leaf's templates holding it. A template only ever turns

@@ -56,8 +56,11 @@ BUDGET_PER_S = 0.5              # mining seconds per second, all callers togethe
 BUDGET_BURST_S = 4.0            # ... saved up to this much
 CHECK_EVERY = 16                # lines between budget / close checks
 MAX_CLUSTERS = 20_000           # Drain's LRU bound: memory stays bounded on hostile input
-DRAIN_SIM_TH = 0.4              # Drain's similarity threshold (the paper's default; tuned below)
-DRAIN_DEPTH = 4
+# Drain keyed on token count only (depth 3: a first token that is a value, "admin acknowledged ...", no
+# longer splits a template), with templates' proven plain words kept apart (templates.PROVEN_SIZE);
+# chosen on the tune part of tools/bench/split.py (docs/perf/2026-12-04-any-format.md#the-miner).
+DRAIN_SIM_TH = 0.5
+DRAIN_DEPTH = 3
 MAX_RULES = 256
 
 # Masking applied before Drain sees a line: variable fields become <NAME> so that lines differing
