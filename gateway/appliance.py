@@ -14,6 +14,7 @@ from typing import Any, Sequence
 from prometheus_client import CollectorRegistry
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
+from gateway.ingest import header_layout
 from gateway.ingest.demo import DemoLine, DemoSource
 from gateway.ingest.mqtt import MqttSource
 from gateway.ingest.record import LogRecord, SourceCounters
@@ -36,6 +37,8 @@ log = logging.getLogger(__name__)
 
 INGEST_CHUNK = 1_000     # lines classified and committed together (bounds how long another caller waits)
 INGEST_MINING_S = 2.0    # template mining one ingest call may spend; later lines are stored unmined
+LAYOUT_CHECK_S = 30.0    # how often sources without a found header are looked for (header_layout)
+LAYOUT_JOB_S = 120.0     # the most one layout proposal may take
 NEW_KINDS_RELEASE_S = 5.0  # how often grouped new-kind alerts whose window ended are released on a quiet line
 
 
@@ -120,6 +123,8 @@ class Appliance:
                 src.start()
             self._started = True
             threading.Thread(target=self._release_new_kinds, name="new-kinds", daemon=True).start()
+            if self.engine_thread is not None:
+                threading.Thread(target=self._propose_layouts, name="layouts", daemon=True).start()
             if self.watchdog.period_s is not None:
                 threading.Thread(target=self._watchdog_until_engine_runs, name="watchdog", daemon=True).start()
         log.info("appliance started: data_dir=%s, sources=%s, engine=%s", s.data_dir,
@@ -151,6 +156,33 @@ class Appliance:
             if t is not None:
                 for alert in t.new_kind_alerts(time.time()):
                     self.publish_alert(alert)
+
+    def _propose_layouts(self) -> None:
+        while not self._stopping.wait(LAYOUT_CHECK_S):
+            self.propose_layouts()
+
+    def propose_layouts(self) -> int:
+        """Asks the model once for the header layout of each source whose format the statistics did
+        not find (gateway.ingest.header_layout); the layout is kept only if it parses the source's
+        next lines. A refused or failed job is asked again at the next check. Returns layouts kept."""
+        e, t = self.engine_thread, self.triage
+        if e is None or t is None or t.headers is None or not e.ready or e.error is not None:
+            return 0
+        kept = 0
+        for source, sample in t.headers.unsure():
+            try:
+                job = e.submit_chat([{"role": "user", "content": header_layout.prompt(sample)}], max_tokens=64,
+                                    ttft_budget_ms=self.settings.alerts.ttft_budget_ms)
+                text = job.result(timeout=LAYOUT_JOB_S)["text"]
+            except Exception as exc:                 # refused, busy, timed out: next time
+                log.info("no header layout for %s yet: %s", source, exc)
+                continue
+            if t.headers.adopt(source, header_layout.layout_from_answer(text)):
+                kept += 1
+                log.info("source %s: the model's header layout parses its lines; kept", source)
+            else:
+                log.info("source %s: the model's header layout %r did not parse its lines; not kept", source, text)
+        return kept
 
     def _watchdog_until_engine_runs(self) -> None:
         while not self._stopping.wait(self.watchdog.period_s / 4):

@@ -214,3 +214,34 @@ def test_a_held_new_kind_alert_goes_out_on_a_quiet_line(tmp_path, monkeypatch):
         assert len(new()) == 2                      # released with no further line
     finally:
         a.stop()
+
+
+def test_the_model_is_asked_once_for_a_layout_and_it_is_kept_when_it_parses(tmp_path):
+    from types import SimpleNamespace
+
+    from gateway.appliance import Appliance
+    from gateway.ingest.record import LogRecord
+    from gateway.settings import Settings
+    s = Settings(data_dir=tmp_path, engine={"enabled": False}, ingest={"demo": {"enabled": False}},
+                 alerts={"explain": []})
+    a = Appliance(s).start()
+    asked = []
+
+    def submit_chat(messages, **kw):
+        asked.append(messages[0]["content"])
+        return SimpleNamespace(result=lambda timeout: {"text": "The layout is:\n`{host} | {level} | {message}`"})
+
+    a.engine_thread = SimpleNamespace(ready=True, error=None, submit_chat=submit_chat)
+    try:
+        units = ["north-press", "south-press", "east-press"]
+        recs = [LogRecord.make(f"{units[i % 3]} | WARN | gripper slip {i} mm", source="odd", host="gw", ts=1e9 + i)
+                for i in range(60)]
+        a.ingest(recs)
+        assert a.propose_layouts() == 1 and "north-press | WARN | gripper slip 0 mm" in asked[0]
+        assert a.propose_layouts() == 0 and len(asked) == 1          # once per source
+        (line_id,) = a.ingest([LogRecord.make("east-press | ERROR | valve stuck", source="odd", host="gw", ts=2e9)])
+        f = a.store.fields(line_id)
+        assert (f["line_host"], f["level"]) == ("east-press", "error")
+    finally:
+        a.engine_thread = None
+        a.stop()

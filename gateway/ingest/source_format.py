@@ -1,6 +1,7 @@
 """A source's format, learned once from its first lines: which header fields its lines carry, the
 leading message columns that are really header (induction), and an operator's header pattern from the
-config, which wins while it parses the source's lines. What was learned is a JSON-able dict per source
+config, which wins while it parses the source's lines, or a layout the model proposed where the
+statistics found nothing (gateway.ingest.header_layout). What was learned is a JSON-able dict per source
 (persisted by gateway.pipeline.triage, shown by /api/sources). Knows nothing about storage or HTTP.
 
 Induction: the first INDUCE_LINES lines of a source are watched; leading columns of their messages
@@ -19,6 +20,7 @@ import threading
 from collections import Counter
 
 from gateway.ingest.header import Header, _level, delimited_shape, match_ts, parse_ts, scan
+from gateway.ingest.header_layout import PATTERN_FIELDS, layout_to_regex
 
 INDUCE_LINES = 24                # lines of a source watched before its columns are decided
 INDUCE_MIN_SHARE = 0.9           # share of lines a column must keep its shape in
@@ -26,8 +28,11 @@ MAX_INDUCED_COLUMNS = 4
 MAX_SOURCES = 1024               # format state is kept for at most this many sources
 DRIFT_WINDOW = 200               # lines a source's fit is judged over
 DRIFT_SHARE = 0.5                # ... and the share that may not fit before it is learned again
-PATTERN_FIELDS = ("ts", "level", "host", "component", "pid", "message")   # a header pattern's named groups
 EXAMPLE_CHARS = 200
+UNSURE_TIME_SHARE = 0.5          # fewer sample lines with a time, and no columns: ask the model for a layout
+VALIDATE_LINES = 50              # lines after the sample a proposed layout is judged on ...
+MIN_VALIDATE_LINES = 10          # ... at least these many ...
+ADOPT_SHARE = 0.9                # ... and the share it must parse
 
 
 def shape(tok: str) -> str:
@@ -123,6 +128,7 @@ class SourceFormats:
         self._formats: dict[str, dict] = {}
         self._misfit: dict[str, list[int]] = {}     # source -> [lines judged, lines not fitting] this window
         self.relearned = 0                           # formats dropped for drift (learned again)
+        self._recent: dict[str, list[str]] = {}      # unsure source -> its lines after the sample
 
     def parse(self, line: str, source: str = "", year: int | None = None) -> Header:
         pat = self._patterns.get(source)
@@ -136,6 +142,10 @@ class SourceFormats:
         if fmt is None:
             self._learn(source, line, h)
             return h
+        if fmt.get("unsure") and source not in self._patterns:
+            recent = self._recent.setdefault(source, [])
+            if len(recent) < VALIDATE_LINES:
+                recent.append(line)
         cols = fmt.get("columns") or []
         if cols:
             self._judge(source, _apply_columns(h, cols))
@@ -149,7 +159,9 @@ class SourceFormats:
             w[1] += not fits
             if w[0] < DRIFT_WINDOW:
                 return
-            if w[1] > DRIFT_SHARE * w[0] and self._formats.pop(source, None) is not None:
+            if w[1] > DRIFT_SHARE * w[0] and source in self._formats:
+                self._drop_pattern(source)
+                self._formats.pop(source)
                 self.relearned += 1
             w[0] = w[1] = 0
 
@@ -171,11 +183,16 @@ class SourceFormats:
             if seps and seps.most_common(1)[0][1] >= INDUCE_MIN_SHARE * len(sample):
                 sep = seps.most_common(1)[0][0]     # a message may hold the separator: the fewest fields
                 delimited = min(d[1] for d in shapes if d and d[0] == sep)
+            fields = _fields_present([hh for _, hh in sample])
+            columns = induce_columns([hh.message for _, hh in sample])
+            unsure = fields["time"] < UNSURE_TIME_SHARE and not columns and not delimited \
+                and source not in self._patterns
             self._formats[source] = {
+                "unsure": unsure, "sample": [x[:EXAMPLE_CHARS] for x, _ in sample[:8]] if unsure else [],
                 "delimited": delimited,
-                "columns": induce_columns([hh.message for _, hh in sample]),
+                "columns": columns,
                 "kind": kinds.most_common(1)[0][0], "lines": len(sample),
-                "fields": _fields_present([hh for _, hh in sample]),
+                "fields": fields,
                 "example": sample[0][0][:EXAMPLE_CHARS],
                 "origin": "config" if source in self._patterns else "induced"}
 
@@ -185,6 +202,43 @@ class SourceFormats:
         for s, p in self._patterns.items():
             out.setdefault(s, {"origin": "config"})["pattern"] = p.text
         return out
+
+    def _drop_pattern(self, source: str) -> None:
+        """A model's pattern the source's lines left behind (drift): gone with the learned format."""
+        fmt = self._formats.get(source)
+        if fmt is not None and fmt.get("origin") == "model":
+            self._patterns.pop(source, None)
+
+    def unsure(self) -> list[tuple[str, list[str]]]:
+        """(source, its first lines) of each source whose header the statistics did not find (no time
+        in most lines, no columns) and for which no layout was tried yet."""
+        with self._lock:
+            return [(k, list(v["sample"])) for k, v in self._formats.items()
+                    if v.get("unsure") and not v.get("proposed") and v.get("sample")]
+
+    def adopt(self, source: str, layout: str | None) -> bool:
+        """A proposed layout (gateway.ingest.header_layout) for an unsure source: kept if it parses at
+        least ADOPT_SHARE of the source's lines seen since (with a time, when it names {ts}), else
+        dropped; either way the source is not asked about again until its format is learned anew."""
+        with self._lock:
+            fmt = self._formats.get(source)
+            recent = list(self._recent.get(source, []))
+            if fmt is None:
+                return False
+            fmt["proposed"] = layout or ""
+        try:
+            pat = HeaderPattern(layout_to_regex(layout or ""))
+        except ValueError:
+            return False
+        hs = [pat.parse(x) for x in recent]
+        ok = sum(h is not None and ("(?P<ts>" not in pat.text or h.ts is not None) for h in hs)
+        if len(recent) < MIN_VALIDATE_LINES or ok < ADOPT_SHARE * len(recent):
+            return False
+        with self._lock:
+            self._patterns[source] = pat
+            fmt.update(origin="model", pattern=pat.text, unsure=False, sample=[])
+            self._recent.pop(source, None)
+        return True
 
     def learning(self) -> int:
         """Sources whose first lines are still being watched."""
@@ -196,6 +250,11 @@ class SourceFormats:
         with self._lock:
             for k, v in formats.items():
                 self._formats[k] = {"columns": list(v), "origin": "induced"} if isinstance(v, list) else dict(v)
+                if self._formats[k].get("origin") == "model" and self._formats[k].get("pattern"):
+                    try:
+                        self._patterns[k] = HeaderPattern(self._formats[k]["pattern"])
+                    except ValueError:
+                        self._formats[k]["origin"] = "induced"
 
     # The induced columns alone (what earlier versions persisted and tests read).
     def columns(self) -> dict[str, list[str]]:

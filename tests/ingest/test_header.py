@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import calendar
 
+import re
+
 import pytest
 
 from gateway.ingest.header import scan
@@ -197,3 +199,33 @@ def test_a_delimited_source_learns_its_field_count():
 def test_shipper_metadata_keys_stay_out_of_the_message():
     h = scan('{"MESSAGE": "Started nginx", "__CURSOR": "s=ab;i=2", "_BOOT_ID": "x1", "@version": "1", "unit": "a"}')
     assert h.message == "Started nginx" and h.host == "a"
+
+
+def test_a_proposed_layout_is_kept_only_if_it_parses_the_next_lines():
+    from gateway.ingest.header_layout import layout_from_answer, layout_to_regex
+    rx = layout_to_regex("{ts} [{level}] {host} - {message}")
+    assert re.match(rx, "10.30 16:49:06 [W] cell-2 - gripper slip").group("host") == "cell-2"
+    with pytest.raises(ValueError):
+        layout_to_regex("{when} {message}")                         # a field outside the fixed set
+    with pytest.raises(ValueError):
+        layout_to_regex("{message} {ts}")                           # the message is the rest of the line
+    assert layout_from_answer("Sure!\n`{ts} [{level}] {host} - {message}`") == "{ts} [{level}] {host} - {message}"
+    units, levels = ["north-press", "south-press", "east-press"], ["WARN", "INFO"]
+    lines = [f"{units[i % 3]} | {levels[i % 2]} | gripper slip {i} mm" for i in range(100)]
+    fm = SourceFormats()
+    for x in lines[:40]:
+        fm.parse(x, "odd")
+    (src, sample), = fm.unsure()                                    # no time, no columns: unsure
+    assert src == "odd" and sample[0] == lines[0]
+    assert not fm.adopt("odd", "{ts} | {level} | {message}")        # no time in these lines: dropped
+    assert fm.unsure() == []                                        # asked once
+    fm3 = SourceFormats()
+    for x in lines[:40]:
+        fm3.parse(x, "odd")
+    assert fm3.adopt("odd", "{host} | {level} | {message}")
+    h = fm3.parse(lines[60], "odd")
+    assert (h.host, h.level, h.message) == ("north-press", "warning", "gripper slip 60 mm")
+    assert fm3.formats()["odd"]["origin"] == "model"
+    fm4 = SourceFormats()
+    fm4.set_formats(fm3.formats())                                  # kept across a restart
+    assert fm4.parse(lines[61], "odd").host == "south-press"

@@ -13,13 +13,15 @@ router = APIRouter(prefix="/api/sources", tags=["sources"])
 
 class SourceFormat(BaseModel):
     source: str
-    origin: str                               # induced | config
+    origin: str                               # induced | config | model
     kind: str | None = None                   # text | json | key=value | delimited
     lines: int | None = None                  # lines the format was learned from
     fields: dict[str, float] = {}             # header field -> share of those lines that carried it
     columns: list[str] = []                   # induced message columns (token shapes) cut into the header
     pattern: str | None = None                # the operator's header pattern ([ingest.header_patterns])
     example: str | None = None
+    unsure: bool = False                      # no header found in its first lines: the model is asked for one
+    proposed: str | None = None               # the layout the model proposed ("" none), kept or not
 
 
 class SourceList(BaseModel):
@@ -35,6 +37,6 @@ def sources(appliance: ApplianceDep, _key: KeyDep) -> SourceList:
         return SourceList(sources=[], learning=0, relearned=0)
     out = [SourceFormat(source=s, origin=f.get("origin", "induced"), kind=f.get("kind"), lines=f.get("lines"),
                         fields=f.get("fields") or {}, columns=f.get("columns") or [], pattern=f.get("pattern"),
-                        example=f.get("example"))
+                        example=f.get("example"), unsure=bool(f.get("unsure")), proposed=f.get("proposed"))
            for s, f in sorted(fmts.formats().items())]
     return SourceList(sources=out, learning=fmts.learning(), relearned=fmts.relearned)
