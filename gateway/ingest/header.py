@@ -391,9 +391,9 @@ def _rfc5424(sc: _Scan) -> bool:
     return True
 
 
-def delimited_shape(line: str) -> tuple[str, int] | None:
-    """(separator, fields after the time) of a delimited header line; None for other lines."""
-    m = match_ts(line, _PRI.match(line).end() if _PRI.match(line) else 0)
+def _delimiter_after_time(line: str, start: int) -> tuple[re.Match, str, int] | None:
+    """(the time, the separator after it, where that separator is) of a delimited header line."""
+    m = match_ts(line, start)
     if not m:
         return None
     pos = m.end() - (1 if m.group(0).endswith(",") else 0)
@@ -402,7 +402,14 @@ def delimited_shape(line: str) -> tuple[str, int] | None:
     sep = line[pos:pos + 1]
     if sep not in _DELIMITERS or line.count(sep, pos) < 2 or (sep == "," and line[pos + 1:pos + 2] == " "):
         return None
-    return sep, line.count(sep, pos)
+    return m, sep, pos
+
+
+def delimited_shape(line: str) -> tuple[str, int] | None:
+    """(separator, fields after the time) of a delimited header line; None for other lines."""
+    pm = _PRI.match(line)
+    found = _delimiter_after_time(line, pm.end() if pm else 0)
+    return (found[1], line.count(found[1], found[2])) if found else None
 
 
 def _delimited_header(sc: _Scan, start: int, n_fields: int | None = None) -> bool:
@@ -412,15 +419,10 @@ def _delimited_header(sc: _Scan, start: int, n_fields: int | None = None) -> boo
     source's count is known. Of the plain fields the first is the host and the last the component
     (syslog's order; a location between them is neither); one alone is the component."""
     line = sc.line
-    m = match_ts(line, start)
-    if not m:
+    found = _delimiter_after_time(line, start)
+    if found is None:
         return False
-    pos = m.end() - (1 if m.group(0).endswith(",") else 0)
-    while pos < len(line) and line[pos] == " ":
-        pos += 1
-    sep = line[pos:pos + 1]
-    if sep not in _DELIMITERS or line.count(sep, pos) < 2 or (sep == "," and line[pos + 1:pos + 2] == " "):
-        return False
+    m, sep, pos = found
     sc.set_ts(m)
     fields, starts = _split_fields(line, pos + 1, sep)
     n = min(n_fields or len(fields), len(fields), MAX_DELIMITED_FIELDS)
