@@ -279,7 +279,7 @@ def target_only_greedy(engine, prompt: list[int], n: int) -> list[int]:
 @pytest.fixture(scope="module")
 def smol_onnx(smollm_path, artifacts_dir) -> Path:
     exporter = load_tool("export_draft_onnx")
-    return exporter.ensure_exported(smollm_path, artifacts_dir / "smollm2.draft.onnx", chunk=16, n_cache=640)
+    return exporter.ensure_exported(smollm_path, artifacts_dir / "smollm2.draft.onnx", chunk=16, n_cache=1024)
 
 
 DRAFT_KINDS = ("ngram", "model:native", "model:onnx", "model:native+deferred")

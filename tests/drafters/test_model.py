@@ -24,7 +24,7 @@ def load_tool(name: str):
 @pytest.fixture(scope="module")
 def smol_onnx(smollm_path, artifacts_dir) -> Path:
     return load_tool("export_draft_onnx").ensure_exported(smollm_path, artifacts_dir / "smollm2.draft.onnx",
-                                                          chunk=16, n_cache=640)
+                                                          chunk=16, n_cache=1024)
 
 
 @pytest.mark.parametrize("backend", ["native", "onnx"])

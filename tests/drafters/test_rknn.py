@@ -106,7 +106,7 @@ def smol_graphs(smollm_path, tmp_path_factory) -> Path:
     """The draft's files as the box has them: GGUF, exported ONNX graph, converted .rknn side by side."""
     d = tmp_path_factory.mktemp("npu-draft")
     export = importlib.import_module(TOOL_MODULES["export_draft_onnx"])
-    onnx = export.ensure_exported(smollm_path, d / "smol.draft.onnx", chunk=16, n_cache=640)
+    onnx = export.ensure_exported(smollm_path, d / "smol.draft.onnx", chunk=16, n_cache=1024)
     (d / "smol.gguf").symlink_to(smollm_path)
     (d / "smol.draft.rknn").write_text(str(onnx))   # the fake runtime's stand-in for a converted graph
     return d / "smol.gguf"

@@ -64,18 +64,18 @@ def tiny_qwen2(tmp_path_factory) -> Path:
 
 
 def test_graph_is_static_and_names_its_io(smollm_path, artifacts_dir):
-    path = exporter.ensure_exported(smollm_path, artifacts_dir / "smollm2.draft.onnx", chunk=CHUNK, n_cache=640)
+    path = exporter.ensure_exported(smollm_path, artifacts_dir / "smollm2.draft.onnx", chunk=CHUNK, n_cache=1024)
     model = onnx.load(str(path), load_external_data=False)
     ios = {v.name: [d.dim_value if d.HasField("dim_value") else None for d in v.type.tensor_type.shape.dim]
            for v in list(model.graph.input) + list(model.graph.output)}
-    assert ios == {"tokens": [CHUNK], "positions": [CHUNK], "cache_positions": [640], "mask": [CHUNK, 640 + CHUNK],
-                   "k_cache": [30, 3, 640, 64], "v_cache": [30, 3, 640, 64],
+    assert ios == {"tokens": [CHUNK], "positions": [CHUNK], "cache_positions": [1024], "mask": [CHUNK, 1024 + CHUNK],
+                   "k_cache": [30, 3, 1024, 64], "v_cache": [30, 3, 1024, 64],
                    "logits": [CHUNK, 49152], "k_new": [30, 3, CHUNK, 64], "v_new": [30, 3, CHUNK, 64]}
     assert model.opset_import[0].version == exporter.OPSET
 
 
 def test_smollm2_logits_match_native_engine(smollm_path, artifacts_dir, loghub_dir):
-    path = exporter.ensure_exported(smollm_path, artifacts_dir / "smollm2.draft.onnx", chunk=CHUNK, n_cache=640)
+    path = exporter.ensure_exported(smollm_path, artifacts_dir / "smollm2.draft.onnx", chunk=CHUNK, n_cache=1024)
     toks = log_tokens(smollm_path, loghub_dir, 124)
     # 100 stream tokens (sink + ring, no eviction), then a 24-token job over two chunks
     cos = check_parity(smollm_path, path, 4, 128, 64, toks[:100], toks[100:])
@@ -86,7 +86,7 @@ def test_smollm2_ring_eviction_tracks_native_engine(smollm_path, artifacts_dir, 
     """100 tokens through a 32-slot ring: evictions and positions by age as native/kv_cache.h says.
     The native engine keeps K/V in fp16 and quantizes activations to 8 bits; on the windowed context
     single tokens wobble more (min ~0.994 measured), so the bar is on the mean, with a floor."""
-    path = exporter.ensure_exported(smollm_path, artifacts_dir / "smollm2.draft.onnx", chunk=CHUNK, n_cache=640)
+    path = exporter.ensure_exported(smollm_path, artifacts_dir / "smollm2.draft.onnx", chunk=CHUNK, n_cache=1024)
     toks = log_tokens(smollm_path, loghub_dir, 124)
     cos = check_parity(smollm_path, path, 4, 32, 64, toks[:100], toks[100:])
     assert cos.mean() >= MIN_COSINE and cos.min() >= 0.99, f"cosine mean {cos.mean():.6f} min {cos.min():.6f}"
@@ -96,7 +96,7 @@ def test_smollm2_ring_eviction_tracks_native_engine(smollm_path, artifacts_dir, 
 def test_smollm2_logits_match_transformers(smollm_path, artifacts_dir, loghub_dir):
     """Against the independent fp32 reference (HF transformers on the same GGUF), no ring."""
     reference = load_tool("reference")
-    path = exporter.ensure_exported(smollm_path, artifacts_dir / "smollm2.draft.onnx", chunk=CHUNK, n_cache=640)
+    path = exporter.ensure_exported(smollm_path, artifacts_dir / "smollm2.draft.onnx", chunk=CHUNK, n_cache=1024)
     toks = log_tokens(smollm_path, loghub_dir, 40)
     ref = np.asarray(reference.reference_forward(smollm_path, toks)["logits"])
     got = OnnxDraftEngine(path, 4, 32, 64, n_threads=2).forward_scratch(toks, all_logits=True)
@@ -115,14 +115,14 @@ def test_bad_inputs_name_the_problem(tmp_path, smollm_path, artifacts_dir):
         exporter.export(tmp_path / "missing.gguf", tmp_path / "x.onnx")
     with pytest.raises(ValueError, match="chunk"):
         exporter.export(smollm_path, tmp_path / "x.onnx", chunk=0)
-    path = exporter.ensure_exported(smollm_path, artifacts_dir / "smollm2.draft.onnx", chunk=CHUNK, n_cache=640)
-    with pytest.raises(ValueError, match="exceeds the graph's 640 cache slots"):
-        OnnxDraftEngine(path, 4, 600, 100)
+    path = exporter.ensure_exported(smollm_path, artifacts_dir / "smollm2.draft.onnx", chunk=CHUNK, n_cache=1024)
+    with pytest.raises(ValueError, match="exceeds the graph's 1024 cache slots"):
+        OnnxDraftEngine(path, 4, 960, 100)
 
 
 @pytest.mark.slow
 def test_qwen05_draft_logits_match_native_engine(qwen05_path, artifacts_dir, loghub_dir):
-    path = exporter.ensure_exported(qwen05_path, artifacts_dir / "qwen05.draft.onnx", chunk=CHUNK, n_cache=640)
+    path = exporter.ensure_exported(qwen05_path, artifacts_dir / "qwen05.draft.onnx", chunk=CHUNK, n_cache=1024)
     toks = log_tokens(qwen05_path, loghub_dir, 124)
     cos = check_parity(qwen05_path, path, 4, 128, 64, toks[:100], toks[100:])
     assert cos.min() >= MIN_COSINE, f"cosine {cos.min():.6f}"

@@ -21,7 +21,7 @@ INPUTS = ("tokens", "positions", "cache_positions", "mask", "k_cache", "v_cache"
 @pytest.fixture(scope="module")
 def smollm_graph(smollm_path, artifacts_dir):
     # the graph test_export_onnx.py exports (same path and shape: exported once)
-    return exporter.ensure_exported(smollm_path, artifacts_dir / "smollm2.draft.onnx", chunk=16, n_cache=640)
+    return exporter.ensure_exported(smollm_path, artifacts_dir / "smollm2.draft.onnx", chunk=16, n_cache=1024)
 
 
 @pytest.fixture(scope="module")
