@@ -68,3 +68,22 @@ def test_a_call_that_drops_the_question_s_ids_gets_them_back(tmp_path):
     call, result = plan._run_grounded({"op": "count", "text": "Failed password"})
     assert call["text"] == "Failed password" and result["count"] == 60
     s.close()
+
+
+def test_identifiers_are_conditions_however_common_and_counts_are_not(tmp_path):
+    from types import SimpleNamespace
+
+    from gateway.serve.query_call import QueryPlan
+    s = Store(tmp_path / "i.db")
+    lines = [f"Progress of TaskAttempt attempt_{i % 2}_m_000001_0 is : 0.{i}" for i in range(120)]
+    s.append([LogRecord(1_700_000_000.0 + i, "t", "h", 6, x) for i, x in enumerate(lines)])
+    q = QuerySurface(s.path)
+    question = 'How many "Progress of TaskAttempt" lines mention attempt_1_m_000001_0 in the top 3?'
+    ev = evidence.find(q, question)
+    assert ev.ids == ["attempt_1_m_000001_0"] and ev.lines == []          # 60 lines: no evidence, a condition
+    plan = QueryPlan(SimpleNamespace(surface=q), [], question, None, [], evidence=ev)
+    call, result = plan._run_grounded({"op": "count", "text": "Progress of TaskAttempt"})
+    assert result["count"] == 60
+    assert [evidence.is_id(t) for t in ("3", "10:01", "2026-12-04", "1566", "blk_-12", "r1.2", "org.x.Y")] == [
+        False, False, False, True, True, True, True]
+    s.close()

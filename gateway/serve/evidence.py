@@ -30,6 +30,8 @@ time times number""".split())
 class Evidence:
     tokens: list[str] = field(default_factory=list)          # the rare tokens found, rarest first
     lines: list[dict[str, Any]] = field(default_factory=list)  # lines holding them (query.py's line dicts)
+    ids: list[str] = field(default_factory=list)    # identifiers the question names that the store holds
+                                                    # (an id, a dotted name, a number of 3+ digits), rare or not
 
 
 def _whole(token: str) -> re.Pattern:
@@ -61,7 +63,7 @@ def find(surface: QuerySurface, question: str) -> Evidence:
     tried = 0
     before = _words_before(question)
     for tok in candidates(question):
-        if tried >= MAX_TOKENS * 2 or len(out.tokens) >= MAX_TOKENS:
+        if tried >= MAX_TOKENS * 2:
             break
         q = fts_query(tok) if tok.isascii() else None
         if q is None:
@@ -75,6 +77,8 @@ def find(surface: QuerySurface, question: str) -> Evidence:
             continue
         rx = _whole(tok)
         rows = [r for r in rows if rx.search(r[6])]
+        if rows and is_id(tok):
+            out.ids.append(tok)                  # a condition however many lines hold it
         if not rows or len(rows) > RARE_MAX_LINES:
             continue
         out.tokens.append(tok)
@@ -89,6 +93,20 @@ def find(surface: QuerySurface, question: str) -> Evidence:
     best = sorted((i for i in hits if score[i] == top), key=lambda i: (hits[i][1] or 0, i))[:MAX_EVIDENCE]
     out.lines = [_line(hits[i]) for i in sorted(best, key=lambda i: (hits[i][1] or 0, i))]
     return out
+
+
+_CLOCK = re.compile(r"\d{1,2}:\d{2}(:\d{2})?|\d{4}-\d{2}-\d{2}")
+
+
+def is_id(token: str) -> bool:
+    """An identifier: letters with digits, "_" or "." inside, or a number of 3+ digits; not a time,
+    a date or a small number (a count or a window: "top 3", "last 10 minutes")."""
+    if _CLOCK.fullmatch(token):
+        return False
+    if token.isdigit():
+        return len(token) >= 3
+    return any(c.isdigit() or c in "_." for c in token[1:-1]) and any(c.isalpha() for c in token) \
+        or bool(re.fullmatch(r"\d+(\.\d+){1,3}", token))
 
 
 def _words_before(question: str) -> dict[str, str]:

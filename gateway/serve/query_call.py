@@ -322,7 +322,8 @@ class QueryPlan:
         the ids; the model's own call is the last resort."""
         text = str(call.get("text") or "")
         have = {w.lower() for w in text.split()}
-        missing = [t for t in self.evidence.tokens if t.lower() not in have and t.lower() not in text.lower()]
+        wanted = list(dict.fromkeys([*self.evidence.tokens, *self.evidence.ids]))[:evidence.MAX_TOKENS]
+        missing = [t for t in wanted if t.lower() not in have and t.lower() not in text.lower()]
         if not missing or "<" in text or call.get("op") not in OPS:
             return call, self.tool.surface.run(call)
         ids = [t for t in missing if any(c.isdigit() or c in "_.-" for c in t) or t[1:].lower() != t[1:]]
@@ -392,6 +393,7 @@ class QueryTool:
         ev = evidence.find(self.surface, question)
         g = self.grounding(question)
         # the question's rare tokens (an id, a user, an address) are filters the lines hold as they are
-        g.words = [*ev.tokens, *(w for w in g.words if w not in ev.tokens)]
+        named = list(dict.fromkeys([*ev.tokens, *ev.ids]))
+        g.words = [*named, *(w for w in g.words if w not in named)]
         c = self.constraint(g)
         return QueryPlan(self, turns, question, LogitsMask(c, MAX_CALL_TOKENS), prefix, evidence=ev)
