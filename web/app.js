@@ -1,9 +1,9 @@
-// linegate UI: key, chat (streamed), alerts (SSE), logs (live tail + search), status charts.
+// linegate UI: key, chat (streamed), alerts (SSE), logs (live tail + search), status charts, source formats.
 // Every piece of log or model text goes into the page through textContent, never as HTML.
 "use strict";
 const $ = (id) => document.getElementById(id);
 const MAX_AUTO_RETRIES = 3, MAX_AUTO_RETRY_S = 30;
-const POLL_STATS_MS = 2000, POLL_LOGS_MS = 1000, TAIL_ROWS = 300, TAIL_BATCH = 500, ALERTS_REPLAY = 100;
+const POLL_STATS_MS = 2000, POLL_SOURCES_MS = 5000, POLL_LOGS_MS = 1000, TAIL_ROWS = 300, TAIL_BATCH = 500, ALERTS_REPLAY = 100;
 
 function el(tag, cls, text) {
   const e = document.createElement(tag);
@@ -284,6 +284,71 @@ const Status = {
   },
 };
 
+// ---- sources ---------------------------------------------------------------------------
+// Each source's learned format (/api/sources): kind, origin, header fields found and in what share,
+// a pattern (the operator's or the model's), an example line. Formats change rarely: a slower poll.
+const SOURCE_FIELDS = ["time", "level", "host", "component", "pid"];
+const Sources = {
+  timer: null, data: null, shown: "",
+  async poll() {
+    clearTimeout(this.timer);
+    try { this.show(await API.json("/api/sources")); } catch (e) { /* health pill shows it */ }
+    this.timer = setTimeout(() => this.poll(), POLL_SOURCES_MS);
+  },
+  show(d, force) {
+    const key = JSON.stringify(d);
+    this.data = d;
+    if (!force && key === this.shown) return;   // unchanged: keep the rows (and any open tooltip)
+    this.shown = key;
+    const list = d.sources || [];
+    $("source-list").replaceChildren(...list.map((s) => this.row(s)));
+    $("sources-count").textContent = String(list.length);
+    $("sources-empty").hidden = list.length > 0;
+    this.badge($("sources-learning"), d.learning, "sources.learning");
+    this.badge($("sources-relearned"), d.relearned, "sources.relearned");
+  },
+  badge(b, n, key) {
+    b.hidden = !n; b.textContent = I18N.t(key, { n }); b.title = I18N.t(key + "_help");
+  },
+  row(s) {
+    const li = el("li", "src-row");
+    li.dataset.source = s.source; li.dataset.kind = s.kind || ""; li.dataset.origin = s.origin;
+    const head = el("div", "src-head");
+    const name = el("span", "src-name", s.source || I18N.t("sources.unnamed"));
+    if (s.lines) name.title = I18N.t("sources.lines", { n: s.lines });
+    head.append(name);
+    if (s.kind) head.append(el("span", "tag src-kind", I18N.t("srckind." + s.kind)));
+    head.append(el("span", "tag src-origin origin-" + s.origin, I18N.t("origin." + s.origin)));
+    if (s.unsure) {
+      const u = el("span", "tag src-unsure", I18N.t("sources.unsure")); u.title = I18N.t("sources.unsure_help"); head.append(u);
+    }
+    const fields = s.fields || {};
+    if (Object.keys(fields).length) {
+      const box = el("span", "src-fields");
+      for (const f of SOURCE_FIELDS) {
+        const share = Number(fields[f]) || 0, pct = Math.round(share * 100) + "%";
+        const b = el("span", "field" + (share > 0 ? "" : " missing"), I18N.t("field." + f) + (share > 0 ? " " + pct : ""));
+        b.dataset.field = f; b.dataset.share = String(share);
+        b.title = share > 0 ? I18N.t("sources.found", { share: pct }) : I18N.t("sources.missing");
+        box.append(b);
+      }
+      head.append(box);
+    }
+    li.append(head);
+    if (s.pattern) li.append(this.line("src-pattern", "sources.pattern", s.pattern));
+    else if (s.proposed) li.append(this.line("src-proposed", "sources.proposed", s.proposed));
+    if (s.columns && s.columns.length) li.append(this.line("src-columns", "sources.columns", s.columns.join("  ")));
+    if (s.example) li.append(this.line("src-example", "sources.example", s.example));
+    return li;
+  },
+  line(cls, label, text) {   // one labelled line of code, cut to the width; the full text on hover
+    const div = el("div", "src-line " + cls), code = el("code", null, text);
+    code.title = text;
+    div.append(el("span", "src-label", I18N.t(label)), code);
+    return div;
+  },
+};
+
 // ---- health ----------------------------------------------------------------------------
 async function pollHealth() {
   let state = "down";
@@ -299,7 +364,7 @@ const App = {
   start() {
     if (this.started) return;
     this.started = true;
-    Alerts.start(); Logs.live(); Status.poll();
+    Alerts.start(); Logs.live(); Status.poll(); Sources.poll();
   },
 };
 
@@ -314,7 +379,8 @@ document.addEventListener("DOMContentLoaded", () => {
   $("chat-input").addEventListener("keydown", (ev) => { if (ev.key === "Enter" && !ev.shiftKey) { ev.preventDefault(); $("chat-form").requestSubmit(); } });
   $("search-form").addEventListener("submit", (ev) => Logs.search(ev));
   $("search-live").addEventListener("click", () => Logs.live());
-  document.addEventListener("langchange", () => { if (Logs.mode === "live") Logs.setMode("live"); Alerts.rerender(); if (Status.prev) Status.learning((Status.prev.ui || {}).learning || []); });
+  document.addEventListener("langchange", () => { if (Logs.mode === "live") Logs.setMode("live"); Alerts.rerender(); if (Status.prev) Status.learning((Status.prev.ui || {}).learning || []);
+    if (Sources.data) Sources.show(Sources.data, true); });
   pollHealth();
   if (API.key) App.start(); else Key.show(false);
 });
