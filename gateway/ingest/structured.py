@@ -56,7 +56,7 @@ def pairs_of(line: str) -> dict[str, object] | None:
         if isinstance(obj, dict):
             return _flatten(obj)
         return None
-    if "=" not in s[:64]:
+    if "=" not in s[:64] or not _KV.match(s):       # logfmt starts with its first pair
         return None
     found = list(_KV.finditer(s))
     if len(found) < 3 or found[0].start() != 0:

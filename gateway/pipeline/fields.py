@@ -108,13 +108,12 @@ _UNIT_SUFFIX = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)\s*([A-Za-zµ%°]+)")
 _NAME = re.compile(r"[A-Za-z\u4e00-\u9fff][\w\u4e00-\u9fff-]*")
 
 
-def value_type(text: str, next_token: str = "", num: float | None = 0.0) -> str:
-    """number | size | duration | address | path | id | word (see above); `num`: number_of(text)
-    when the caller has it (0.0: not known)."""
+def value_type(text: str, next_token: str, num: float | None) -> str:
+    """number | size | duration | address | path | id | word (see above); `num` is number_of(text)."""
     t = text.strip("()[]{}\"'<>,;")
     if _ADDRESS.fullmatch(t):
         return "address"
-    if (number_of(t) if num == 0.0 else num) is not None:
+    if num is not None:
         m = _UNIT_SUFFIX.fullmatch(t)
         unit = (m.group(1) if m else next_token.strip(",;.()[]")).lower()
         if unit in _SIZE_UNITS:

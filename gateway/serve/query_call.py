@@ -305,8 +305,8 @@ class QueryPlan:
         except ValueError as exc:
             self.result = {"call": {"text": CALL_PREFIX + call_text}, "error": f"the call did not parse: {exc}"}
         self.rendered = render_result(self.result, which_end(self.question))
-        shown = {x.get("id") for x in self.result.get("lines") or []}
-        extra = evidence.Evidence(self.evidence.tokens, [x for x in self.evidence.lines if x.get("id") not in shown])
+        in_result = {x.get("id") for x in self.result.get("lines") or []}
+        extra = evidence.Evidence(self.evidence.tokens, [x for x in self.evidence.lines if x.get("id") not in in_result])
         if extra.lines:                  # the lines the question's rare tokens point at: a lookup reads them
             self.rendered += "\n\n" + evidence.render(extra)
         answer = ANSWER_INSTRUCTION.format(result=self.rendered)
@@ -326,7 +326,7 @@ class QueryPlan:
         missing = [t for t in wanted if t.lower() not in have and t.lower() not in text.lower()]
         if not missing or "<" in text or call.get("op") not in OPS:
             return call, self.tool.surface.run(call)
-        ids = [t for t in missing if any(c.isdigit() or c in "_.-" for c in t) or t[1:].lower() != t[1:]]
+        ids = [t for t in missing if t in self.evidence.ids]
         for extra in dict.fromkeys((tuple(missing), tuple(ids))):
             if not extra:
                 continue
