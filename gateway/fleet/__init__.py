@@ -1,0 +1,1 @@
+"""Fleet: boxes ship their lines to ClickHouse; a fleet node reads them (docs/fleet.md)."""

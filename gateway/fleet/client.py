@@ -1,0 +1,127 @@
+"""ClickHouse over its HTTP interface: a statement (with a body, for INSERT ... FORMAT JSONEachRow) to one
+of several URLs, settings as URL parameters. Only what ClickHouse 18.16 (Debian 12) and current releases
+share. Knows nothing about the tables.
+"""
+
+from __future__ import annotations
+
+import base64
+import http.client
+import json
+import threading
+import urllib.parse
+from typing import Any, Iterable
+
+MAX_ERROR_CHARS = 2_000       # of a server's error text kept in an exception
+
+
+class ClickHouseError(RuntimeError):
+    """The server answered with an error (it was reachable): `code` is ClickHouse's, when given."""
+
+    def __init__(self, message: str, status: int, code: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+
+
+class Unreachable(ConnectionError):
+    """No URL answered (refused, reset, timed out): worth retrying later."""
+
+
+class ClickHouseHttp:
+    """query(sql, body=None, settings=None) -> text. URLs are tried in order from the last one that
+    answered; one persistent connection per URL and thread."""
+
+    def __init__(self, urls: Iterable[str], user: str = "default", password: str = "",
+                 timeout_s: float = 30.0, database: str | None = None) -> None:
+        self.urls = [u.rstrip("/") for u in urls]
+        if not self.urls:
+            raise ValueError("ClickHouseHttp: no URL")
+        token = base64.b64encode(f"{user}:{password}".encode()).decode()
+        self._headers = {"Authorization": f"Basic {token}"}
+        self.timeout_s = float(timeout_s)
+        self.database = database
+        self._preferred = 0
+        self._local = threading.local()
+
+    def _conn(self, url: str) -> http.client.HTTPConnection:
+        conns = self._local.__dict__.setdefault("conns", {})
+        conn = conns.get(url)
+        if conn is None:
+            u = urllib.parse.urlsplit(url)
+            cls = http.client.HTTPSConnection if u.scheme == "https" else http.client.HTTPConnection
+            conn = conns[url] = cls(u.hostname, u.port or (8443 if u.scheme == "https" else 8123),
+                                    timeout=self.timeout_s)
+        return conn
+
+    def _drop(self, url: str) -> None:
+        conn = self._local.__dict__.get("conns", {}).pop(url, None)
+        if conn is not None:
+            conn.close()
+
+    def query(self, sql: str, body: bytes | None = None, settings: dict[str, Any] | None = None) -> str:
+        """The response text of one statement. With `body`, the statement goes in the URL and the body is
+        its data (INSERT ... FORMAT ...). Raises ClickHouseError (an answer) or Unreachable (none)."""
+        params = {k: str(int(v) if isinstance(v, bool) else v) for k, v in (settings or {}).items()}
+        if self.database:
+            params["database"] = self.database
+        if body is None:
+            data = sql.encode()
+        else:
+            params["query"] = sql
+            data = body
+        path = "/?" + urllib.parse.urlencode(params)
+        errors = []
+        n = len(self.urls)
+        for k in range(n):
+            i = (self._preferred + k) % n
+            url = self.urls[i]
+            try:
+                status, text = self._post(url, path, data)
+            except (OSError, http.client.HTTPException) as exc:
+                self._drop(url)
+                errors.append(f"{url}: {exc.__class__.__name__}: {exc}")
+                continue
+            self._preferred = i
+            if status != 200:
+                raise ClickHouseError(f"{url}: HTTP {status}: {text[:MAX_ERROR_CHARS].strip()}", status,
+                                      _code(text))
+            return text
+        raise Unreachable("no ClickHouse URL answered: " + "; ".join(errors))
+
+    def _post(self, url: str, path: str, data: bytes) -> tuple[int, str]:
+        for attempt in (0, 1):      # a kept-alive connection the server closed meanwhile: once more, fresh
+            conn = self._conn(url)
+            try:
+                conn.request("POST", path, body=data, headers=self._headers)
+                resp = conn.getresponse()
+                text = resp.read().decode("utf-8", "replace")
+                if resp.getheader("Connection", "").lower() == "close":
+                    self._drop(url)
+                return resp.status, text
+            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
+                self._drop(url)
+                if attempt:
+                    raise
+        raise AssertionError("unreachable")
+
+    def rows(self, sql: str, settings: dict[str, Any] | None = None) -> list[dict]:
+        """A SELECT's rows as dicts (JSONEachRow; 64-bit integers as numbers)."""
+        text = self.query(sql + " FORMAT JSONEachRow",
+                          settings={"output_format_json_quote_64bit_integers": 0, **(settings or {})})
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+    def insert_json(self, table: str, lines: bytes, settings: dict[str, Any] | None = None) -> None:
+        """INSERT `lines` (JSONEachRow: one JSON object per line) into `table`."""
+        self.query(f"INSERT INTO {table} FORMAT JSONEachRow", body=lines, settings=settings)
+
+    def close(self) -> None:
+        for url in list(self._local.__dict__.get("conns", {})):
+            self._drop(url)
+
+
+def _code(text: str) -> int | None:
+    if text.startswith("Code: "):
+        head = text[6:].split(",", 1)[0]
+        return int(head) if head.isdigit() else None
+    return None
