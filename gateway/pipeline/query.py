@@ -6,8 +6,9 @@ result. Operations:
   count       how many lines match                                -> {"count"}
   top_k       the most frequent values of a field among them      -> {"top": [{"value", "count"}], "distinct"}
               by: host | component | level | template | ip (IPv4 addresses in the lines) | value (the
-              non-numeric template parameters) | param (with "param": position, 0-based) | any other
-              word: the value written after it in the lines ("operator" -> "O-117"); "k" values
+              non-numeric template parameters) | param (with "param": position, 0-based) | the
+              name of a template parameter (fields.param_names): its values; any other word: the value
+              written after it in the lines ("operator" -> "O-117"); "k" values
   stats       min / max / avg / sum of a number in the lines      -> {"n", "min", "max", "avg", "sum", "min_line", "max_line"}
               the number is: the "<N>" of a text pattern; else the first number after the word "of"
               ("temperature" in "temperature: 81.5 C"), or right before it ("2.12 Nm"); without "of", the
@@ -39,7 +40,6 @@ the result says so). Knows nothing about the model.
 from __future__ import annotations
 
 import calendar
-import functools
 import math
 import re
 import sqlite3
@@ -50,6 +50,7 @@ from collections import Counter
 from typing import Any
 
 from gateway.ingest.header import match_ts, parse_ts
+from gateway.pipeline.query_text import PLACEHOLDER, _add_captures, _like, _line_end_regex, _number_regex, _regexp
 from gateway.pipeline.store import fts_query
 
 OPS = ("count", "top_k", "stats", "first_last", "buckets", "lines")
@@ -70,8 +71,6 @@ _LEVEL = ("coalesce(l.level, CASE l.severity WHEN 0 THEN 'emergency' WHEN 1 THEN
           " WHEN 3 THEN 'error' WHEN 4 THEN 'warning' WHEN 5 THEN 'notice' WHEN 6 THEN 'info' ELSE 'debug' END)")
 _HOST = "coalesce(l.line_host, l.host)"
 _TIME = "coalesce(l.time, l.ts)"
-PLACEHOLDER = re.compile(r"<[A-Za-z*]{1,8}>")      # <*>, <N>, <X>: "any text here" in a text pattern
-NUMBER = r"(?<![\d.])([-+]?\d+(?:\.\d+)?)(?![\d]|\.\d)"      # not a piece of an address or version
 IPV4 = re.compile(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.])")
 
 
@@ -295,7 +294,8 @@ class QuerySurface:
         by = call.get("by") or "template"
         k = min(max(_int(call, "k", 5), 1), TOP_K_MAX)
         if by not in BY_FIELDS:
-            return self._top_after(str(by), k, where, args)
+            named = self._top_named(str(by).lower(), k, where, args)
+            return named if named is not None else self._top_after(str(by), k, where, args)
         if by == "ip":
             rows, truncated = self._matching_texts(where, args)
             seen = Counter(ip for r in rows for ip in set(IPV4.findall(r[3])))
@@ -318,6 +318,16 @@ class QuerySurface:
         rows, _ = self.execute(sql, [*args, k])
         total = self._count(call, where, args)["count"]
         return {"by": by, "count": total, "top": [{"value": v, "count": n} for v, n in rows]}
+
+    def _top_named(self, name: str, k: int, where: str, args: list) -> dict | None:
+        """top_k by the values of the template parameter called `name` (fields.param_names) in the
+        matching lines; None when none of them has one."""
+        rows, _ = self.execute(f"SELECT p.text, count(*) FROM logs l JOIN params p ON p.line_id = l.id AND p.name = ?"
+                               f"{where} GROUP BY p.text ORDER BY count(*) DESC, p.text LIMIT ?", [name, *args, k])
+        if not rows:
+            return None
+        return {"by": name, "of_param": name, "count": self._count({}, where, args)["count"],
+                "top": [{"value": v, "count": n} for v, n in rows]}
 
     def _top_after(self, word: str, k: int, where: str, args: list) -> dict:
         """top_k by the value written after `word` in the matching lines ("operator O-117 cleared")."""
@@ -425,96 +435,6 @@ class QuerySurface:
                                f"{where} ORDER BY {_TIME} DESC, l.id DESC LIMIT ?", [*args, limit])
         total = self._count(call, where, args)["count"]
         return {"count": total, "lines": [_line(r) for r in rows], "truncated": total > len(rows)}
-
-
-def _line_end_regex(pattern: str) -> str:
-    """A text pattern as a regex for the end of a line: words with any spacing, <*>/<N>/<X> any text
-    (a trailing one: one whitespace-free value)."""
-    parts = [p for p in re.split(r"(<[A-Za-z*]{1,8}>)", pattern) if p.strip()]
-    rx = ""
-    for i, p in enumerate(parts):
-        if PLACEHOLDER.fullmatch(p):
-            rx += r"\s*\S+" if i == len(parts) - 1 else r".*?"
-        else:
-            rx += (r"\s*" if p[0].isspace() else "") + r"\s+".join(map(re.escape, p.split())) + \
-                  (r"\s*" if p[-1].isspace() else "")
-    return rx + r"\s*$"
-
-
-@functools.lru_cache(maxsize=64)
-def _compiled(rx: str) -> re.Pattern:
-    return re.compile(rx)
-
-
-def _regexp(rx: str, text: str | None) -> bool:
-    return text is not None and _compiled(rx).search(text) is not None
-
-
-def _capture_regex(pattern: str) -> re.Pattern | None:
-    """A regex whose named groups are a text pattern's named placeholders (<X>, <N>: "what is X in that
-    line"), each one whitespace-free value; None when the pattern names none."""
-    parts = re.split(r"(<[A-Za-z*]{1,8}>)", pattern)
-    if not any(PLACEHOLDER.fullmatch(p) and p != "<*>" for p in parts):
-        return None
-    rx, names = "", set()
-    for i, p in enumerate(parts):
-        if PLACEHOLDER.fullmatch(p):
-            name = p[1:-1]
-            glued = i + 1 < len(parts) and parts[i + 1][:1] not in ("", " ")
-            value = r"\S+?" if glued else r"\S+"
-            if name == "*" or name in names:
-                rx += value
-            else:
-                names.add(name)
-                rx += f"(?P<{name}>{value})"
-        elif p.strip():
-            rx += (r"\s*" if p[0].isspace() else "") + r"\s+".join(map(re.escape, p.split())) + (r"\s*" if p[-1].isspace() else "")
-    return re.compile(rx)
-
-
-def _add_captures(out: dict[str, Any], pattern: str) -> None:
-    """Each result line of a pattern's call gets `captured`: its named placeholders' values."""
-    rx = _capture_regex(pattern) if PLACEHOLDER.search(pattern) else None
-    if rx is None:
-        return
-    for line in [*out.get("lines", []), *(out[k] for k in ("first", "last", "min_line", "max_line") if k in out)]:
-        text = str(line.get("text", "")) if isinstance(line, dict) else ""
-        if text and (m := _compiled(rx.pattern + r"\s*$").search(text) or rx.search(text)):
-            line["captured"] = {k: v for k, v in m.groupdict().items() if v is not None}
-
-
-def _like(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
-def _number_regex(call: dict[str, Any]) -> list[re.Pattern] | None:
-    """The number a stats call asks for, as regexes over a line tried in order (group 1 the number): the
-    <N> of a text pattern; or the number after the word "of" or right before it (a unit), the nearer; without
-    "of" nor "param", the same for the text's last word. None: by template parameter."""
-    text = str(call.get("text") or "")
-    if "<N>" in text or "<n>" in text:
-        parts = re.split(r"(<[A-Za-z*]{1,8}>)", text)
-        rx = ""
-        for p in parts:
-            if p.lower() == "<n>":
-                rx += NUMBER if NUMBER not in rx else r".*?"
-            elif PLACEHOLDER.fullmatch(p):
-                rx += r".*?"
-            elif p.strip():
-                rx += ((r"\s*" if p[0].isspace() else "") + r"\s+".join(re.escape(w) for w in p.split())
-                       + (r"\s*" if p[-1].isspace() else ""))
-            else:
-                rx += r"\s*"
-        return [re.compile(rx, re.IGNORECASE)]
-    of = str(call.get("of") or "").strip()
-    if not of and call.get("param") is None and text.split():
-        of = text.split()[-1]                 # "heater temperature": the number after "temperature"
-    if not of:
-        return None
-    w = re.escape(of)
-    return [re.compile(rf"(?<![\w]){w}(?![\w])[^\d\n+-]{{0,24}}?{NUMBER}", re.IGNORECASE),   # "torque 2.12"
-            re.compile(rf"{NUMBER}\s*{w}(?![\w])", re.IGNORECASE)]                            # "2.12 Nm"
-    # (_stats_by_regex takes the nearer of the two in a line: "2.12 Nm, caps applied 24" -> 2.12)
 
 
 def _line(r: tuple) -> dict:

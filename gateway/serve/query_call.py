@@ -20,7 +20,6 @@ later user turn; the answer is written from it in the question's language. Knows
 from __future__ import annotations
 
 import json
-import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -30,7 +29,7 @@ from typing import Any, Mapping, Sequence
 from gateway.llm.constrained import Chars, Constraint, Grammar, LogitsMask, Vocabulary, any_of, one_of, opt, seq
 from gateway.ingest.header import match_ts
 from gateway.pipeline.query import OPS, QuerySurface, known_values, known_words
-from gateway.serve import answer_check, evidence
+from gateway.serve import answer_check, evidence, grounding
 from gateway.serve.prompts import ANSWER_IN_CHINESE, is_chinese
 from gateway.serve.question import JSON_SAFE, Grounding, ground, which_end
 
@@ -59,6 +58,8 @@ TOOL_HELP = (
     "when something first and last appeared; buckets = lines over time; lines = show matching lines.\n"
     "text = what the lines say: a quoted phrase exactly as quoted, else one to four English words of the "
     "log; leave out every filter the question does not ask for.\n"
+    "template = the number of a kind of line listed with the question (T17 -> 17) when the question is about "
+    "that kind; of and by may name one of its <parameters>.\n"
     "Examples:\n"
     'How many times did the pump trip? {"op": "count", "text": "pump trip"}\n'
     'Which station logged the most errors? {"op": "top_k", "by": "host", "level": "error"}\n'
@@ -73,6 +74,8 @@ TOOL_HELP = (
     'What is the lowest port of failed logins from 10.0.0.7? {"op": "stats", "text": "failed 10.0.0.7", "of": "port"}\n'
     'How many bytes did node-3 send in total? {"op": "stats", "text": "node-3 sent", "of": "bytes"}\n'
     'Why did the press stop so often? {"op": "top_k", "by": "template", "text": "stop"}\n'
+    'How many tasks ran in stage 4.0? (T17: Running task <task> in stage <stage>) {"op": "count", "template": 17, "text": "4.0"}\n'
+    'Largest size sent by stage 2.0? (T25: Sent <size> bytes in stage <stage>) {"op": "stats", "template": 25, "text": "2.0", "of": "size"}\n'
     '最近十分钟有哪些告警？ {"op": "lines", "level": "warning", "last_minutes": 10}\n'
     '泵跳闸了多少次？ {"op": "count", "text": "pump trip"}')
 COPY_IN_CHINESE = "结果里的日志消息、名称、数字和时间请原样照抄。"   # a Chinese answer otherwise paraphrases the
@@ -88,7 +91,8 @@ ANSWER_INSTRUCTION = (
 def call_grammar(hosts: Sequence[str] = (), components: Sequence[str] = (), levels: Sequence[str] = (),
                  words: Sequence[str] | None = None, phrases: Sequence[str] = (), times: Sequence[str] = (),
                  recent: bool = True, ops: Sequence[str] = (), by: Sequence[str] = (),
-                 of_words: Sequence[str] | None = None, by_words: Sequence[str] = (), named: bool = False):
+                 of_words: Sequence[str] | None = None, by_words: Sequence[str] = (), named: bool = False,
+                 templates: Sequence[str] = (), params: Sequence[str] = ()):
     """The grammar of a call's text after CALL_PREFIX (module doc). words: log words a text filter or
     `of` is made of (None: text is any short string; empty: no text filter); phrases: phrases quoted
     in the question: when there are some, the text filter is one of them (the operator named the
@@ -97,7 +101,9 @@ def call_grammar(hosts: Sequence[str] = (), components: Sequence[str] = (), leve
     stats' `of` may name (None: `words`); by_words: log words top_k may count the value after (given,
     top_k counts by them and the fields in `by` only); named: the values are what the question named,
     so a level it names is required, and two times it names are since and until. Levels:
-    one of them, or when the question named several, all of them as a list ("errors and warnings")."""
+    one of them, or when the question named several, all of them as a list ("errors and warnings").
+    templates: ids of the kinds of line shown with the question (one may be the call's `template`);
+    params: their parameters' names (stats' `of` and top_k's `by` may name one)."""
     def quoted(values: Sequence[str]):
         ok = [v for v in values if v and JSON_SAFE.match(v)]
         return one_of(ok) if ok else None
@@ -116,11 +122,13 @@ def call_grammar(hosts: Sequence[str] = (), components: Sequence[str] = (), leve
             after = [w for w in by_words if JSON_SAFE.match(w)]     # "which operator": by that word only
             fields = [f for f in ("host", "component", "level", "template", "ip", "value")
                       if (not by and not after) or f in by]
-            fields += [w for w in after if w not in fields]
+            fields += [w for w in [*after, *params] if w not in fields and JSON_SAFE.match(w)]
             head.append(seq(', "by": "', one_of(fields), '"'))
             head.append(opt(seq(', "k": ', one_of([str(i) for i in range(1, 21)]))))
         heads.append(seq(*head))
     filters = []
+    if (kind := quoted([str(t) for t in templates])) is not None:
+        filters.append(opt(seq(', "template": ', kind)))
     if text is not None:
         part = seq(', "text": "', text, '"')
         filters.append(part if phrase is not None else opt(part))
@@ -141,8 +149,11 @@ def call_grammar(hosts: Sequence[str] = (), components: Sequence[str] = (), leve
         filters.append(opt(seq(', "last_minutes": ', Chars(1, 1, allow=b"123456789"), Chars(0, 4, allow=b"0123456789"))))
     # stats alone may name the word its number follows ("of"), after its text; not with a <N> pattern
     of_word = word if of_words is None or words is None else quoted(of_words)
+    if params:                                       # a kind's parameter by its name
+        named_of = quoted([x for x in params if x not in (of_words or ())])
+        of_word = named_of if of_word is None else any_of(of_word, named_of) if named_of is not None else of_word
     of = seq(', "of": "', of_word, '"') if of_word is not None and not any("<N>" in p for p in phrases) else None
-    n_text = 1 if text is not None else 0
+    n_text = (1 if text is not None else 0) + (1 if templates and kind is not None else 0)
     allowed = [op for op in OPS if not ops or op in ops]
     # a numbered name in the question ("zone 2"): `of` is required, else the number after the text's
     # last word ("zone") is read, which is the name's own number
@@ -295,6 +306,7 @@ class QueryPlan:
     call_text: str = ""
     rendered: str = ""                   # the result as the answer's prompt quoted it (finish)
     evidence: evidence.Evidence = field(default_factory=evidence.Evidence)   # lines of its rare tokens
+    kinds: list[grounding.Kind] = field(default_factory=list)               # shown with the question
 
     def finish(self, call_text: str) -> list[dict[str, str]]:
         """Parse and run the call; -> the messages for the answer (the call and its result in them)."""
@@ -305,6 +317,8 @@ class QueryPlan:
         except ValueError as exc:
             self.result = {"call": {"text": CALL_PREFIX + call_text}, "error": f"the call did not parse: {exc}"}
         self.rendered = render_result(self.result, which_end(self.question))
+        if self.call and not self.result.get("error"):     # what was counted, in words
+            self.rendered = f"The query read {grounding.shown_call(self.call, self.kinds)}. {self.rendered}"
         in_result = {x.get("id") for x in self.result.get("lines") or []}
         extra = evidence.Evidence(self.evidence.tokens, [x for x in self.evidence.lines if x.get("id") not in in_result])
         if extra.lines:                  # the lines the question's rare tokens point at: a lookup reads them
@@ -320,6 +334,9 @@ class QueryPlan:
         or an address the question names and few lines hold is what it asks about, and a 1.5B model
         drops such conditions. Rare plain words go first when the filter then matches nothing, then
         the ids; the model's own call is the last resort."""
+        if self.kinds and not any(call.get(k) for k in _CONDITIONS):
+            call = {**call, "template": self.kinds[0].id}   # a question about something, asked of every line: its
+                                                            # best kind (a count of all lines is rarely meant)
         text = str(call.get("text") or "")
         have = {w.lower() for w in text.split()}
         wanted = list(dict.fromkeys([*self.evidence.tokens, *self.evidence.ids]))[:evidence.MAX_TOKENS]
@@ -348,6 +365,9 @@ class QueryPlan:
                                   _shown_time, _num, self.evidence)
 
 
+_CONDITIONS = ("text", "template", "host", "component", "level", "since", "until", "last_minutes")
+
+
 class QueryTool:
     """The store's query surface and the call grammar over one tokenizer. plan(turns) -> QueryPlan.
     Thread-safe. The store's known values and words are re-read at most every GRAMMAR_TTL_S; each
@@ -361,6 +381,7 @@ class QueryTool:
         self._read = -GRAMMAR_TTL_S
         self._constraints: dict[tuple, Constraint] = {}
         self._lock = threading.Lock()
+        self.kinds = grounding.Kinds(surface)
 
     def grounding(self, question: str) -> Grounding:
         with self._lock:
@@ -380,7 +401,8 @@ class QueryTool:
                 while len(self._constraints) >= 8:
                     self._constraints.pop(next(iter(self._constraints)))
                 c = Constraint(Grammar(call_grammar(g.hosts, g.components, g.levels, g.words, g.phrases, g.times,
-                                                    g.recent, g.ops, g.by, g.of_words, g.by_words, named=True)),
+                                                    g.recent, g.ops, g.by, g.of_words, g.by_words, named=True,
+                                                    templates=g.templates, params=g.params)),
                                self._vocab)
                 self._constraints[key] = c
             return c
@@ -388,12 +410,15 @@ class QueryTool:
     def plan(self, turns: Sequence[Mapping[str, str]]) -> QueryPlan:
         turns = [dict(t) for t in turns]
         question = turns[-1]["content"]
-        turns[-1]["content"] = question + "\n\n" + CALL_INSTRUCTION
         prefix = self.tokenizer.encode(CALL_PREFIX, parse_special=False)
         ev = evidence.find(self.surface, question)
         g = self.grounding(question)
         # the question's rare tokens (an id, a user, an address) are filters the lines hold as they are
         named = list(dict.fromkeys([*ev.tokens, *ev.ids]))
         g.words = [*named, *(w for w in g.words if w not in named)]
+        kinds = self.kinds.kinds(g.content, named)
+        g.templates, g.params = [str(k.id) for k in kinds], grounding.params_of(kinds)
+        shown = grounding.render(kinds)
+        turns[-1]["content"] = question + "\n\n" + (shown + "\n" if shown else "") + CALL_INSTRUCTION
         c = self.constraint(g)
-        return QueryPlan(self, turns, question, LogitsMask(c, MAX_CALL_TOKENS), prefix, evidence=ev)
+        return QueryPlan(self, turns, question, LogitsMask(c, MAX_CALL_TOKENS), prefix, evidence=ev, kinds=kinds)

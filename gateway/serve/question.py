@@ -125,11 +125,15 @@ class Grounding:
     by: list[str] = field(default_factory=list)      # top_k's fields (empty: any)
     of_words: list[str] = field(default_factory=list)  # stats' "of" (words not naming a unit: "zone 2")
     by_words: list[str] = field(default_factory=list)  # top_k by the value after one of these ("which user")
+    content: list[str] = field(default_factory=list)   # the question's content words (lower case, glossary's
+                                                       # English for Chinese ones), in its order
+    templates: list[str] = field(default_factory=list)   # ids of the kinds of line shown (serve.grounding)
+    params: list[str] = field(default_factory=list)      # their parameters' names
 
     def key(self) -> tuple:
         return tuple(tuple(x) if isinstance(x, list) else x for x in
                      (self.phrases, self.times, self.words, self.hosts, self.components, self.levels, self.recent,
-                      self.ops, self.by, self.of_words, self.by_words))
+                      self.ops, self.by, self.of_words, self.by_words, self.templates, self.params))
 
 
 def _near(a: str, b: str) -> bool:
@@ -234,6 +238,7 @@ def ground(question: str, hosts: Sequence[str], components: Sequence[str], level
     gloss = english_terms(question)            # a Chinese question's words, in the log's language
     qwords = latin | set(gloss)
     content = {w for w in qwords if w not in _NOT_CONTENT and w not in level_words}
+    g.content = [w for w in dict.fromkeys([*(m.lower() for m in _WORD.findall(question)), *gloss]) if w in content]
     if _by_cues(question):                     # "which station": a field to count by, not a text
         content -= _FIELD_WORDS
     if level_words:                            # "ERROR level lines": "level" names no text either

@@ -1,0 +1,103 @@
+"""Text patterns of the query surface (gateway.pipeline.query): a text filter with placeholders (<*>,
+<N>, <X>) as a regex for the end of a line, its named placeholders as captures, and the regexes that
+find the number a stats call asks for. Pure functions over strings; knows nothing about the store.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any
+
+PLACEHOLDER = re.compile(r"<[A-Za-z*]{1,8}>")      # <*>, <N>, <X>: "any text here" in a text pattern
+NUMBER = r"(?<![\d.])([-+]?\d+(?:\.\d+)?)(?![\d]|\.\d)"      # not a piece of an address or version
+
+
+def _line_end_regex(pattern: str) -> str:
+    """A text pattern as a regex for the end of a line: words with any spacing, <*>/<N>/<X> any text
+    (a trailing one: one whitespace-free value)."""
+    parts = [p for p in re.split(r"(<[A-Za-z*]{1,8}>)", pattern) if p.strip()]
+    rx = ""
+    for i, p in enumerate(parts):
+        if PLACEHOLDER.fullmatch(p):
+            rx += r"\s*\S+" if i == len(parts) - 1 else r".*?"
+        else:
+            rx += (r"\s*" if p[0].isspace() else "") + r"\s+".join(map(re.escape, p.split())) + \
+                  (r"\s*" if p[-1].isspace() else "")
+    return rx + r"\s*$"
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled(rx: str) -> re.Pattern:
+    return re.compile(rx)
+
+
+def _regexp(rx: str, text: str | None) -> bool:
+    return text is not None and _compiled(rx).search(text) is not None
+
+
+def _capture_regex(pattern: str) -> re.Pattern | None:
+    """A regex whose named groups are a text pattern's named placeholders (<X>, <N>: "what is X in that
+    line"), each one whitespace-free value; None when the pattern names none."""
+    parts = re.split(r"(<[A-Za-z*]{1,8}>)", pattern)
+    if not any(PLACEHOLDER.fullmatch(p) and p != "<*>" for p in parts):
+        return None
+    rx, names = "", set()
+    for i, p in enumerate(parts):
+        if PLACEHOLDER.fullmatch(p):
+            name = p[1:-1]
+            glued = i + 1 < len(parts) and parts[i + 1][:1] not in ("", " ")
+            value = r"\S+?" if glued else r"\S+"
+            if name == "*" or name in names:
+                rx += value
+            else:
+                names.add(name)
+                rx += f"(?P<{name}>{value})"
+        elif p.strip():
+            rx += (r"\s*" if p[0].isspace() else "") + r"\s+".join(map(re.escape, p.split())) + (r"\s*" if p[-1].isspace() else "")
+    return re.compile(rx)
+
+
+def _add_captures(out: dict[str, Any], pattern: str) -> None:
+    """Each result line of a pattern's call gets `captured`: its named placeholders' values."""
+    rx = _capture_regex(pattern) if PLACEHOLDER.search(pattern) else None
+    if rx is None:
+        return
+    for line in [*out.get("lines", []), *(out[k] for k in ("first", "last", "min_line", "max_line") if k in out)]:
+        text = str(line.get("text", "")) if isinstance(line, dict) else ""
+        if text and (m := _compiled(rx.pattern + r"\s*$").search(text) or rx.search(text)):
+            line["captured"] = {k: v for k, v in m.groupdict().items() if v is not None}
+
+
+def _like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _number_regex(call: dict[str, Any]) -> list[re.Pattern] | None:
+    """The number a stats call asks for, as regexes over a line tried in order (group 1 the number): the
+    <N> of a text pattern; or the number after the word "of" or right before it (a unit), the nearer; without
+    "of" nor "param", the same for the text's last word. None: by template parameter."""
+    text = str(call.get("text") or "")
+    if "<N>" in text or "<n>" in text:
+        parts = re.split(r"(<[A-Za-z*]{1,8}>)", text)
+        rx = ""
+        for p in parts:
+            if p.lower() == "<n>":
+                rx += NUMBER if NUMBER not in rx else r".*?"
+            elif PLACEHOLDER.fullmatch(p):
+                rx += r".*?"
+            elif p.strip():
+                rx += ((r"\s*" if p[0].isspace() else "") + r"\s+".join(re.escape(w) for w in p.split())
+                       + (r"\s*" if p[-1].isspace() else ""))
+            else:
+                rx += r"\s*"
+        return [re.compile(rx, re.IGNORECASE)]
+    of = str(call.get("of") or "").strip()
+    if not of and call.get("param") is None and text.split():
+        of = text.split()[-1]                 # "heater temperature": the number after "temperature"
+    if not of:
+        return None
+    w = re.escape(of)
+    return [re.compile(rf"(?<![\w]){w}(?![\w])[^\d\n+-]{{0,24}}?{NUMBER}", re.IGNORECASE),   # "torque 2.12"
+            re.compile(rf"{NUMBER}\s*{w}(?![\w])", re.IGNORECASE)]                            # "2.12 Nm"
+    # (_stats_by_regex takes the nearer of the two in a line: "2.12 Nm, caps applied 24" -> 2.12)

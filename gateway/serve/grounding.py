@@ -1,0 +1,162 @@
+"""The kinds of line a question is about, found from the data: the store's templates ranked by the
+question's words (a word few templates hold weighs more) and by its identifiers (the templates of the
+lines that hold them), each shown with its parameters by name ("Finished task <task> in stage <stage>
+... <size> bytes") and an example value of each. The call's prompt lists them and the call grammar
+lets the model pick one as a filter and a parameter by name (stats' `of`, top_k's `by`), so a count,
+a sum or a lookup is made over the right kind of line and the right value, whatever the log's format.
+Knows nothing about the model or the grammar.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from gateway.pipeline.query import QueryError, QueryInterrupted, QuerySurface
+from gateway.pipeline.store import fts_query
+
+MAX_KINDS = 3                 # kinds shown with a question
+KEEP_SHARE = 0.6              # a kind scoring under this share of the best one is not shown
+MAX_TEMPLATES = 5000          # templates read (the most frequent)
+TTL_S = 30.0                  # the templates are re-read at most this often
+EXAMPLE_LINES = 20            # a kind's newest lines read for its parameters' names and examples
+MAX_SHOWN_PARAMS = 4          # parameters given an example value
+PREFIX = 4                    # letters two words share to be one word ("failures" ~ "failed")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]+|[\u4e00-\u9fff]+")
+_MASK = re.compile(r"<[A-Z*]+>|<\*>")
+
+
+@dataclass
+class Kind:
+    """One template as the call's prompt shows it."""
+    id: int
+    template: str                          # with each parameter written <name>
+    count: int                             # lines of it in the store
+    params: list[str] = field(default_factory=list)          # its parameter names, in order
+    examples: dict[str, str] = field(default_factory=dict)   # name -> a value from its newest line
+
+    def shown(self) -> str:
+        ex = ", ".join(f"{k}={v}" for k, v in list(self.examples.items())[:MAX_SHOWN_PARAMS])
+        return f"T{self.id} ({self.count} lines): {self.template}" + (f"  (e.g. {ex})" if ex else "")
+
+
+def render(kinds: Sequence[Kind]) -> str:
+    if not kinds:
+        return ""
+    return "Kinds of stored lines the question may be about:\n" + "\n".join(k.shown() for k in kinds)
+
+
+def _near(a: str, b: str) -> bool:
+    return a == b or (len(a) >= PREFIX and len(b) >= PREFIX and a[:PREFIX] == b[:PREFIX]
+                      and (a.startswith(b) or b.startswith(a) or a[:PREFIX + 1] == b[:PREFIX + 1]))
+
+
+class Kinds:
+    """kinds(words, tokens) over one store; thread-safe; the templates cached for TTL_S."""
+
+    def __init__(self, surface: QuerySurface) -> None:
+        self.surface = surface
+        self._lock = threading.Lock()
+        self._read = -TTL_S
+        self._templates: list[tuple[int, str, int, frozenset[str]]] = []
+
+    def _load(self) -> list[tuple[int, str, int, frozenset[str]]]:
+        with self._lock:
+            if time.monotonic() - self._read > TTL_S:
+                try:
+                    rows, _ = self.surface.execute(
+                        "SELECT l.template_id, t.template, count(*) FROM logs l JOIN templates t ON t.id = l.template_id"
+                        " GROUP BY l.template_id ORDER BY count(*) DESC LIMIT ?", [MAX_TEMPLATES])
+                except (QueryError, QueryInterrupted, sqlite3.DatabaseError):
+                    rows = []
+                self._templates = [(int(i), str(t), int(n), frozenset(w.lower() for w in _WORD.findall(_MASK.sub(" ", t))))
+                                   for i, t, n in rows]
+                self._read = time.monotonic()
+            return self._templates
+
+    def kinds(self, words: Sequence[str], tokens: Sequence[str] = ()) -> list[Kind]:
+        """The kinds the question's content words (lower case) and identifiers point at, best first."""
+        templates = self._load()
+        if not templates or not (words or tokens):
+            return []
+        n = len(templates)
+        score: dict[int, float] = {}
+        for q in dict.fromkeys(w.lower() for w in words):
+            hit = [t for t in templates if any(_near(q, w) for w in t[3])]
+            if hit and len(hit) < n:                  # a word every kind holds tells none apart
+                weight = math.log((n + 1) / len(hit))
+                for t in hit:
+                    score[t[0]] = score.get(t[0], 0.0) + weight
+        for tok in tokens:
+            for tid in self._holding(tok):
+                score[tid] = score.get(tid, 0.0) + math.log(n + 1)
+        if not score:
+            return []
+        best = max(score.values())
+        by_id = {t[0]: t for t in templates}
+        ranked = sorted((i for i in score if score[i] >= KEEP_SHARE * best and i in by_id),
+                        key=lambda i: (-score[i], -by_id[i][2]))[:MAX_KINDS]
+        return [self._kind(by_id[i]) for i in ranked]
+
+    def _holding(self, token: str) -> list[int]:
+        q = fts_query(token) if token.isascii() else None
+        if q is None:
+            return []
+        try:
+            rows, _ = self.surface.execute(
+                "SELECT DISTINCT l.template_id FROM logs l WHERE l.template_id IS NOT NULL AND l.id IN "
+                "(SELECT rowid FROM logs_fts WHERE logs_fts MATCH ? LIMIT 400)", [q])
+        except (QueryError, QueryInterrupted, sqlite3.DatabaseError):
+            return []
+        return [int(r[0]) for r in rows]
+
+    def _kind(self, t: tuple[int, str, int, frozenset[str]]) -> Kind:
+        tid, template, count, _ = t
+        try:
+            rows, _ = self.surface.execute(
+                "SELECT p.line_id, p.pos, p.name, p.text FROM params p WHERE p.line_id IN (SELECT l.id FROM logs l "
+                "WHERE l.template_id = ? ORDER BY l.id DESC LIMIT ?) ORDER BY p.line_id DESC, p.pos", [tid, EXAMPLE_LINES])
+        except (QueryError, QueryInterrupted, sqlite3.DatabaseError):
+            rows = []
+        newest = rows[0][0] if rows else None
+        names = [str(r[2] or f"p{r[1]}") for r in rows if r[0] == newest]
+        examples: dict[str, str] = {}
+        for _, pos, name, text in rows:
+            key = str(name or f"p{pos}")
+            if key not in examples and text:
+                examples[key] = str(text)[:24]
+        slots = iter(names)
+        named = _MASK.sub(lambda m: f"<{next(slots, '*')}>", template)
+        return Kind(tid, named, count, names, {k: examples[k] for k in names if k in examples})
+
+
+def params_of(kinds: Sequence[Kind]) -> list[str]:
+    """The parameter names of the kinds shown, first seen first."""
+    return list(dict.fromkeys(p for k in kinds for p in k.params))
+
+
+def shown_call(call: dict[str, Any], kinds: Sequence[Kind]) -> str:
+    """What a call counted, in words: "lines of kind T25 (Finished task <task> ...) holding "3.0"", for
+    the answer's prompt (say what was counted)."""
+    parts = []
+    if call.get("template") is not None:
+        k = next((k for k in kinds if str(k.id) == str(call["template"])), None)
+        parts.append(f"lines of kind T{call['template']}" + (f" ({k.template})" if k else ""))
+    else:
+        parts.append("lines")
+    if call.get("text"):
+        parts.append(f'holding "{call["text"]}"')
+    for key in ("host", "component", "level"):
+        if call.get(key):
+            parts.append(f"{key} {call[key]}")
+    if call.get("last_minutes"):
+        parts.append(f"in the last {call['last_minutes']} minutes")
+    for key in ("since", "until"):
+        if call.get(key):
+            parts.append(f"{key} {call[key]}")
+    return " ".join(parts)

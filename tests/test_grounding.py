@@ -1,0 +1,96 @@
+"""The kinds of line a question is about (gateway/serve/grounding.py), found from the data: ranked by
+the question's words and identifiers, shown with named parameters; the call grammar takes a kind as
+`template` and a parameter name as `of` / `by`; a call with no condition gets the best kind; the
+query surface's top_k by a named parameter."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gateway.ingest.record import LogRecord
+from gateway.llm.constrained import Grammar
+from gateway.pipeline.fields import LineFields, named_params
+from gateway.pipeline.query import QuerySurface
+from gateway.pipeline.store import Store
+from gateway.serve import grounding
+from gateway.serve.query_call import QueryPlan, call_grammar
+
+RUN = "Running task <NUM> in stage <NUM> (TID <NUM>)"
+DONE = "Finished task <NUM> in stage <NUM> (TID <NUM>). <NUM> bytes result sent to driver"
+FAIL = "Failed password for <*> from <IP> port <NUM> ssh2"
+
+
+def _rows():
+    out = []
+    for i in range(6):
+        out.append((f"Running task {i}.0 in stage 3.0 (TID {10 + i})", 1, RUN))
+        out.append((f"Finished task {i}.0 in stage 3.0 (TID {10 + i}). {1000 + i} bytes result sent to driver", 2, DONE))
+    out.append(("Running task 0.0 in stage 4.0 (TID 20)", 1, RUN))
+    for user, port in (("root", 22), ("admin", 2200), ("root", 4000)):
+        out.append((f"Failed password for {user} from 10.0.0.7 port {port} ssh2", 3, FAIL))
+    return out
+
+
+@pytest.fixture()
+def surface(tmp_path):
+    rows = _rows()
+    recs = [LogRecord(ts=1.7e9 + i, source="t", host="h", severity=6, text=t) for i, (t, _, _) in enumerate(rows)]
+    fields = [LineFields(template=tmpl, params=named_params(tmpl, text)) for text, _, tmpl in rows]
+    store = Store(tmp_path / "s.db")
+    store.append(recs, [tid for _, tid, _ in rows], fields)
+    s = QuerySurface(store.path)
+    yield s
+    s.close()
+    store.close()
+
+
+def test_kinds_ranked_by_words_and_shown_with_names(surface):
+    kinds = grounding.Kinds(surface).kinds(["finished", "task", "stage"], ["3.0"])
+    assert [k.id for k in kinds][:2] == [2, 1]          # "finished" is held by one kind only
+    done = kinds[0]
+    assert done.count == 6 and done.params == ["task", "stage", "tid", "size"]
+    assert done.template.startswith("Finished task <task> in stage <stage> (TID <tid>)")
+    assert "T2 (6 lines)" in grounding.render(kinds) and "size=1005" in done.shown()
+    assert grounding.Kinds(surface).kinds([], []) == []
+    assert grounding.Kinds(surface).kinds(["valve"], []) == []     # nothing the store holds
+
+
+def test_kinds_by_identifier_alone(surface):
+    kinds = grounding.Kinds(surface).kinds([], ["10.0.0.7"])
+    assert [k.id for k in kinds] == [3]
+
+
+def test_grammar_takes_a_kind_and_a_parameter_name():
+    g = Grammar(call_grammar(words=["task", "stage", "3.0"], templates=["2", "1"], params=["task", "size"],
+                             named=True))
+    for call in ('count", "template": 2, "text": "3.0"}', 'stats", "template": 2, "of": "size"}',
+                 'top_k", "by": "size", "template": 1}'):
+        assert g.matches(call), call
+    assert not g.matches('count", "template": 9}')     # a kind not shown
+    assert not g.matches('stats", "of": "bytes2"}')
+
+
+def test_query_by_named_parameter(surface):
+    top = surface.run({"op": "top_k", "by": "task", "template": 1, "k": 2})
+    assert top["of_param"] == "task" and top["count"] == 7 and top["top"][0] == {"value": "0.0", "count": 2}
+    stats = surface.run({"op": "stats", "template": 2, "text": "3.0", "of": "size"})
+    assert (stats["n"], stats["min"], stats["max"], stats["sum"]) == (6, 1000, 1005, 6015)
+    assert surface.run({"op": "stats", "template": 3, "text": "root", "of": "port"})["max"] == 4000
+
+
+class _Tool:
+    def __init__(self, surface):
+        self.surface = surface
+
+
+def test_call_without_condition_reads_the_best_kind(surface):
+    kinds = grounding.Kinds(surface).kinds(["running", "task"], [])
+    plan = QueryPlan(_Tool(surface), [{"role": "user", "content": "q"}], "How many running tasks?", None, [],
+                     kinds=kinds)
+    call, result = plan._run_grounded({"op": "count"})
+    assert call["template"] == 1 and result["count"] == 7
+    msgs = plan.finish('count"}')
+    assert "The query read lines of kind T1 (Running task <task>" in msgs[-1]["content"]
+    assert json.loads(msgs[-2]["content"])["template"] == 1
