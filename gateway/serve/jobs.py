@@ -11,7 +11,7 @@ import queue
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Literal, TypedDict, Union
 
 log = logging.getLogger(__name__)
 
@@ -46,10 +46,42 @@ class NotReady(RuntimeError):
     """The model is still loading, or failed to load."""
 
 
+class TokenEvent(TypedDict):
+    type: Literal["token"]
+    id: int | None                    # None: a checked answer sent whole
+    text: str
+
+
+class QueryEvent(TypedDict, total=False):   # a chat's store query ran (before its answer's tokens)
+    type: Literal["query"]
+    call: dict
+    result: dict
+    evidence: dict
+
+
+class RestartEvent(TypedDict):        # the job was stopped for a higher one: its tokens so far are void
+    type: Literal["restart"]
+
+
+class DoneEvent(TypedDict):
+    type: Literal["done"]
+    result: dict
+
+
+class ErrorEvent(TypedDict):
+    type: Literal["error"]
+    message: str
+
+
+JobEvent = Union[TokenEvent, QueryEvent, RestartEvent, DoneEvent, ErrorEvent]
+EVENT_TYPES = frozenset({"token", "query", "restart", "done", "error"})
+FINAL_TYPES = frozenset({"done", "error"})
+
+
 class JobHandle:
-    """A submitted job's output. Events: {"type": "token", "id", "text"} ... then
-    {"type": "done", "result": {...}} or {"type": "error", "message"}. An explanation stopped for an
-    operator's question sends {"type": "restart"}: its tokens so far are void, it runs again later.
+    """A submitted job's output: JobEvents. Tokens ... then done (with the result) or error. A chat
+    with a store query sends a query event before its answer. An explanation stopped for an
+    operator's question sends restart: its tokens so far are void, it runs again later.
     Thread use: `for ev in handle.events()`; asyncio: submit with loop=..., then `async for ev in handle`.
     `result()` waits for the end; `cancel()` stops generation at the next token."""
 
@@ -64,7 +96,9 @@ class JobHandle:
         self._error: str | None = None
         self.cancelled = False
 
-    def _emit(self, ev: dict) -> None:
+    def _emit(self, ev: JobEvent) -> None:
+        if ev["type"] not in EVENT_TYPES:
+            raise ValueError(f"not a job event: {ev!r}")
         if ev["type"] == "done":
             self._result = ev["result"]
         elif ev["type"] == "error":
@@ -81,14 +115,14 @@ class JobHandle:
                 self.cancelled = True   # the consumer's loop is gone
         else:
             self._q.put(ev)
-        if ev["type"] in ("done", "error"):
+        if ev["type"] in FINAL_TYPES:
             self._done.set()
 
     def events(self, timeout: float | None = None):
         while True:
             ev = self._q.get(timeout=timeout)
             yield ev
-            if ev["type"] in ("done", "error"):
+            if ev["type"] in FINAL_TYPES:
                 return
 
     def __aiter__(self):
@@ -100,7 +134,7 @@ class JobHandle:
         while True:
             ev = await self._aq.get()
             yield ev
-            if ev["type"] in ("done", "error"):
+            if ev["type"] in FINAL_TYPES:
                 return
 
     def result(self, timeout: float | None = None) -> dict:

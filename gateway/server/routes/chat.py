@@ -225,6 +225,7 @@ async def chat_completions(req: ChatRequest, request: Request, appliance: Applia
 
     if not req.stream:
         pieces: list[str] = []
+        result: dict = {}
         # Nothing reads a plain response until it is complete, so a client that goes away is only
         # noticed by waiting for its disconnect: then the job is cancelled like an abandoned stream.
         watcher = asyncio.create_task(_cancel_on_disconnect(request, handle))
@@ -234,8 +235,10 @@ async def chat_completions(req: ChatRequest, request: Request, appliance: Applia
                     pieces.append(ev["text"])
                 elif ev["type"] == "error":
                     raise HTTPException(500, ev["message"])
-                else:
-                    result = ev["result"]
+                elif ev["type"] == "restart":
+                    pieces.clear()                 # its tokens so far are void: it runs again
+                elif ev["type"] == "done":
+                    result = ev["result"]          # (a query event's result is the query's, not the job's)
         finally:
             watcher.cancel()
             handle.cancel()   # no-op once done; stops the engine if this request was abandoned
@@ -261,7 +264,7 @@ async def chat_completions(req: ChatRequest, request: Request, appliance: Applia
                 elif ev["type"] == "error":
                     yield "data: " + json.dumps({"error": {"message": ev["message"], "type": "engine_error"}}) + "\n\n"
                     return
-                else:
+                elif ev["type"] == "done":
                     result = ev["result"]
             _count(metrics, result)
             # The last chunk carries the finish reason and the sources (an extra field OpenAI clients keep).
