@@ -84,3 +84,17 @@ def test_abandoned_question_stops_before_its_query(thread):
     assert res["finish_reason"] == "cancelled" and "query" not in res and res["completion_tokens"] == 0
     assert not [e for e in events if e["type"] in ("query", "token")]
     assert t.engine.scratch_len == 0
+
+
+def test_two_asks_get_two_calls(thread):
+    """A question with two asks (question.asks) runs a call for each; each answer is checked against its
+    own query and the answers are joined (issue 41: compound questions)."""
+    t, _ = thread
+    events = []
+    h = t.submit_chat([{"role": "user", "content": "过去几分钟里急停按了几次？哪个区的温度最高？"}], max_tokens=24,
+                      ttft_budget_ms=GENEROUS_MS, query=True, on_event=events.append)
+    res = h.result(timeout=300)
+    assert len(res["queries"]) == 2 and all(q["call"].get("op") in OPS for q in res["queries"])
+    assert len([e for e in events if e["type"] == "query"]) == 2
+    assert "".join(e["text"] for e in events if e["type"] == "token") == res["text"]
+    assert t.engine.scratch_len == 0

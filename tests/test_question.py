@@ -3,7 +3,9 @@ grammar offers for it."""
 
 from __future__ import annotations
 
-from gateway.serve.question import ground
+import pytest
+
+from gateway.serve.question import asks, ground
 
 WORDS = ["Failed", "password", "authentication", "failure", "fault", "cleared", "operator", "torque", "JAM", "E-STOP"]
 HOSTS = ["LabSZ", "line3/capper", "line3/filler"]
@@ -178,3 +180,15 @@ def test_problem_words_take_every_level_of_their_kind():
 def test_a_named_host_is_not_what_stats_measures():
     x = ground("What was the lowest capper torque logged, in Nm?", ["line3/capper"], [], LEVELS, ["capper", "torque", "Nm"])
     assert x.hosts == ["line3/capper"] and x.of_words == ["torque", "Nm"]
+
+
+@pytest.mark.parametrize("question, parts", [
+    ("过去几分钟里急停按了几次？哪个区的温度最高？", ["过去几分钟里急停按了几次？", "哪个区的温度最高？"]),
+    ("How many E-STOPs? Which zone was hottest", ["How many E-STOPs?", "Which zone was hottest"]),
+    ("When did it stop? (in UTC)", ["When did it stop? (in UTC)"]),
+    ('What does "ready? go" mean?', ['What does "ready? go" mean?']),
+    ("How many errors?", ["How many errors?"]),
+    ("a? b? c? d?", ["a?", "b?", "c? d?"]),
+])
+def test_asks(question, parts):
+    assert asks(question) == parts

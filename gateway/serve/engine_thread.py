@@ -29,7 +29,7 @@ from gateway.serve.jobs import (COMPLETE, PRIORITY, TTFT, Job, JobHandle, NotRea
 from gateway.serve.prompts import Prompts
 from gateway.serve.query_call import (MAX_CALL_TOKENS, QUERY_PROMPT_TOKENS, TYPICAL_CALL_TOKENS, TYPICAL_QUERY_TOKENS,
                                       QueryTool)
-from gateway.serve.question import Grounding
+from gateway.serve.question import Grounding, asks
 
 log = logging.getLogger(__name__)
 
@@ -362,7 +362,7 @@ class EngineThread:
             text = text[:-1]
         checked = res.extra.get("plan").check(text) if hold and "plan" in res.extra else None
         if checked is not None:
-            text = checked.text
+            text = res.extra.get("checked", checked.text)      # several asks: checked one by one
             if not job.handle.cancelled:
                 job.handle._emit({"type": "token", "id": None, "text": text})
         result = {"kind": job.kind, "tokens": out, "text": text, "finish_reason": finish,
@@ -374,8 +374,10 @@ class EngineThread:
         if "query" in res.extra:
             result["query"] = res.extra["query"]
             result["prompt_tokens"] = res.prompt_tokens
-            if checked is not None:
+            if checked is not None and "checked" not in res.extra:
                 result["query"]["check"] = checked.summary()
+            if "queries" in res.extra:
+                result["queries"] = res.extra["queries"]
         self._job_finished(job)
         job.handle._emit({"type": "done", "result": result})
 
@@ -395,10 +397,37 @@ class EngineThread:
         return res
 
     def _generate_query(self, job: Job, on_token: Callable[[int], bool]) -> GenerateResult:
+        """Each ask of the question (question.asks) through its own call and answer, each answer checked
+        against its own query; the answers joined (extra["checked"]). One ask: _query_answer alone."""
+        assert job.turns is not None
+        parts = asks(job.turns[-1]["content"])
+        if len(parts) == 1:
+            return self._query_answer(job, job.turns, on_token)
+        stops = self.tokenizer.stop_ids
+        done: list[tuple[GenerateResult, str]] = []
+        for part in parts:
+            toks: list[int] = []
+
+            def on_ask_token(tid: int) -> bool:
+                if tid not in stops:
+                    toks.append(tid)
+                return on_token(tid)
+
+            res = self._query_answer(job, [*job.turns[:-1], {"role": "user", "content": part}], on_ask_token)
+            if job.handle.cancelled or "plan" not in res.extra:
+                return res
+            done.append((res, res.extra["plan"].check(self.tokenizer.decode(toks)).text))
+        last = done[-1][0]
+        last.extra["checked"] = "\n".join(text for _, text in done)
+        last.extra["queries"] = [r.extra["query"] for r, _ in done]
+        last.tokens = [t for r, _ in done for t in r.tokens]
+        return last
+
+    def _query_answer(self, job: Job, turns: list, on_token: Callable[[int], bool]) -> GenerateResult:
         """Question -> call (greedy, under the call grammar) -> the query -> answer from its result. The
         conversation is prefilled once: the answer's prompt shares its prefix with the call's."""
-        assert self.query_tool is not None and job.turns is not None
-        plan = self.query_tool.plan(job.turns)
+        assert self.query_tool is not None
+        plan = self.query_tool.plan(turns)
         prompt = self.prompts.chat_tokens(plan.turns, language_hint=False) + plan.prefix_tokens
         stops = sorted(self.tokenizer.stop_ids)
         base = self.engine.scratch_len

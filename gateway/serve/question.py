@@ -81,6 +81,31 @@ _NOT_CONTENT = {"the", "a", "an", "of", "in", "on", "at", "to", "and", "or", "fo
                 "aug", "sep", "oct", "nov", "dec"}   # question words, and the words of times it writes
 
 
+_ASK_END = re.compile(r"[?？]+")
+MAX_ASKS = 3
+
+
+def asks(question: str) -> list[str]:
+    """The question's asks: sentences ended by a question mark ("How many E-STOPs? Which zone was
+    hottest?", "急停按了几次？哪个区的温度最高？"), each answered by its own call; a question mark inside
+    quotes ends nothing; text after the last one belongs to it. At most MAX_ASKS (the rest joins the last)."""
+    masked = _QUOTED.sub(lambda m: "x" * len(m.group(0)), question)
+    ends = [m.end() for m in _ASK_END.finditer(masked)]
+    cuts = [e for e in ends if _an_ask(masked[e:next((x for x in ends if x > e), len(masked))])]
+    parts = [question[a:b].strip() for a, b in zip([0, *cuts], [*cuts, len(question)])]
+    parts = [x for x in parts if x]
+    if len(parts) > MAX_ASKS:
+        parts = [*parts[:MAX_ASKS - 1], " ".join(parts[MAX_ASKS - 1:])]
+    return parts or [question]
+
+
+def _an_ask(part: str) -> bool:
+    """A part after a question mark is an ask of its own when it ends with one, or is a sentence (3+
+    words, 4+ Han characters) rather than a remark ("(in UTC)")."""
+    return bool(_WORD.search(part) or re.search(r"[\u4e00-\u9fff]", part)) and (
+        bool(_ASK_END.search(part)) or len(_WORD.findall(part)) >= 3 or len(re.findall(r"[\u4e00-\u9fff]", part)) >= 4)
+
+
 def question_phrases(question: str) -> list[str]:
     """Phrases quoted in the question, as written (whitespace collapsed)."""
     out = []

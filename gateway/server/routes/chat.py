@@ -155,8 +155,9 @@ def _sources(prompt: Prompt) -> list[Source]:
 
 
 def _query_source(result: dict) -> list[QuerySource]:
-    q = result.get("query")
-    return [QuerySource(call=q.get("call") or {}, result=q.get("result") or {}, check=q.get("check"))] if q else []
+    """The answer's store queries: one per ask of the question (result["queries"]), else its one."""
+    qs = result.get("queries") or ([result["query"]] if result.get("query") else [])
+    return [QuerySource(call=q.get("call") or {}, result=q.get("result") or {}, check=q.get("check")) for q in qs]
 
 
 def _submit(appliance: Any, prompt: Prompt, req: ChatRequest, max_tokens: int, budget_ms: float,
