@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # System packages, installed only when missing (needs root or passwordless sudo then).
 # Default (make test): the tests' real peers: mosquitto (MQTT broker), chromium (browser) with CJK glyphs,
-# rsyslog with omrelp (a RELP sender);
+# rsyslog with omrelp (a RELP sender); clickhouse-server (Debian's: the fleet's column store, tests/fleet/ run
+# two as shards on free ports; its packaged service is stopped);
 # the aarch64 cross compiler + qemu-user that run the NEON kernels' bit-identity tests as Armv8.0/A76/max CPUs.
 # --package (make deb / image / boot-test): the cross compiler, mmdebstrap (arm64 sysroot and image),
 # qemu-system-aarch64 (the emulated box), the image's partitioning and file-system tools.
@@ -26,6 +27,8 @@ else
     ls /usr/lib/*/rsyslog/omrelp.so >/dev/null 2>&1 || need+=(rsyslog-relp)
     command -v qemu-aarch64 >/dev/null 2>&1 || need+=(qemu-user)
     [ -e /usr/share/fonts/truetype/wqy/wqy-microhei.ttc ] || need+=(fonts-wqy-microhei)
+    command -v clickhouse-server >/dev/null 2>&1 || [ -x /usr/sbin/clickhouse-server ] \
+        || command -v clickhouse >/dev/null 2>&1 || need+=(clickhouse-server)
 fi
 if [ ${#need[@]} -eq 0 ]; then exit 0; fi
 SUDO=""
@@ -33,3 +36,7 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+# The tests start their own ClickHouse servers on free ports; the packaged service would only hold 8123/9000.
+if [[ " ${need[*]} " == *" clickhouse-server "* ]] && command -v systemctl >/dev/null 2>&1; then
+    $SUDO systemctl disable --now clickhouse-server >/dev/null 2>&1 || true
+fi

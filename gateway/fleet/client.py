@@ -43,6 +43,8 @@ class ClickHouseHttp:
         self.database = database
         self._preferred = 0
         self._local = threading.local()
+        self._open: set[http.client.HTTPConnection] = set()    # every thread's, for close()
+        self._open_lock = threading.Lock()
 
     def _conn(self, url: str) -> http.client.HTTPConnection:
         conns = self._local.__dict__.setdefault("conns", {})
@@ -52,12 +54,16 @@ class ClickHouseHttp:
             cls = http.client.HTTPSConnection if u.scheme == "https" else http.client.HTTPConnection
             conn = conns[url] = cls(u.hostname, u.port or (8443 if u.scheme == "https" else 8123),
                                     timeout=self.timeout_s)
+            with self._open_lock:
+                self._open.add(conn)
         return conn
 
     def _drop(self, url: str) -> None:
         conn = self._local.__dict__.get("conns", {}).pop(url, None)
         if conn is not None:
             conn.close()
+            with self._open_lock:
+                self._open.discard(conn)
 
     def query(self, sql: str, body: bytes | None = None, settings: dict[str, Any] | None = None) -> str:
         """The response text of one statement. With `body`, the statement goes in the URL and the body is
@@ -116,8 +122,18 @@ class ClickHouseHttp:
         self.query(f"INSERT INTO {table} FORMAT JSONEachRow", body=lines, settings=settings)
 
     def close(self) -> None:
-        for url in list(self._local.__dict__.get("conns", {})):
-            self._drop(url)
+        """Closes the connections of every thread (call it when no thread uses the client any more)."""
+        with self._open_lock:
+            conns, self._open = self._open, set()
+        for conn in conns:
+            conn.close()
+        self._local = threading.local()
+
+    def __enter__(self) -> "ClickHouseHttp":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 def _code(text: str) -> int | None:

@@ -181,10 +181,10 @@ class Shipper:
 
     # --- what the store and the figures ask --------------------------------------------------
     def keep_from(self, last_id: int) -> int:
-        """The lowest line id the store's retention must keep: the first unshipped one, unless more than
-        max_unshipped_lines wait (then only the newest max_unshipped_lines). Cheap: the store's writer
-        thread calls it."""
-        return max(1, min(self.cursor.line_id + 1, last_id - self.settings.max_unshipped_lines + 1))
+        """The lowest line id the store's retention must keep, its newest being `last_id`: the first unshipped
+        one, or, when more than max_unshipped_lines wait, the first of the newest max_unshipped_lines (those
+        before it are lost: counted in dropped_unshipped at the next pass). Cheap: the store's writer calls it."""
+        return max(self.cursor.line_id + 1, last_id - self.settings.max_unshipped_lines + 1)
 
     def figures(self) -> dict[str, Any]:
         """shipped, pending, oldest_unshipped_s, last_error and the rest, for /api/stats and /metrics."""
