@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.serve.question import asks, ground
+from gateway.serve.question import asks, ground, span_s
 
 WORDS = ["Failed", "password", "authentication", "failure", "fault", "cleared", "operator", "torque", "JAM", "E-STOP"]
 HOSTS = ["LabSZ", "line3/capper", "line3/filler"]
@@ -192,3 +192,23 @@ def test_a_named_host_is_not_what_stats_measures():
 ])
 def test_asks(question, parts):
     assert asks(question) == parts
+
+
+@pytest.mark.parametrize("question, seconds", [
+    ("How many alarms in the last 10 minutes?", 600), ("最近十分钟有哪些告警？", 600), ("过去2小时报错几次", 7200),
+    ("errors in the past 30s", 30), ("最近二十五分钟", 1500), ("过去几分钟里急停按了几次？", None),
+    ('what does "last 5 minutes" mean', None), ("When was the last error?", None)])
+def test_span(question, seconds):
+    assert span_s(question) == seconds
+
+
+def test_written_window_is_the_calls():
+    from gateway.llm.constrained import Grammar
+    from gateway.serve.query_call import call_grammar
+    g = ground("How many errors in the last 10 minutes?", [], [], ["error"], ["pump"])
+    assert g.minutes == 10
+    gr = Grammar(call_grammar(levels=g.levels, words=g.words, recent=g.recent, ops=g.ops, minutes=g.minutes,
+                              named=True))
+    assert gr.matches('count", "level": "error", "last_minutes": 10}')
+    assert not gr.matches('count", "level": "error", "last_minutes": 5}')
+    assert not gr.matches('count", "level": "error"}')

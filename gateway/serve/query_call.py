@@ -92,7 +92,7 @@ def call_grammar(hosts: Sequence[str] = (), components: Sequence[str] = (), leve
                  words: Sequence[str] | None = None, phrases: Sequence[str] = (), times: Sequence[str] = (),
                  recent: bool = True, ops: Sequence[str] = (), by: Sequence[str] = (),
                  of_words: Sequence[str] | None = None, by_words: Sequence[str] = (), named: bool = False,
-                 templates: Sequence[str] = (), params: Sequence[str] = ()):
+                 templates: Sequence[str] = (), params: Sequence[str] = (), minutes: int | None = None):
     """The grammar of a call's text after CALL_PREFIX (module doc). words: log words a text filter or
     `of` is made of (None: text is any short string; empty: no text filter); phrases: phrases quoted
     in the question: when there are some, the text filter is one of them (the operator named the
@@ -103,7 +103,8 @@ def call_grammar(hosts: Sequence[str] = (), components: Sequence[str] = (), leve
     so a level it names is required, and two times it names are since and until. Levels:
     one of them, or when the question named several, all of them as a list ("errors and warnings").
     templates: ids of the kinds of line shown with the question (one may be the call's `template`);
-    params: their parameters' names (stats' `of` and top_k's `by` may name one)."""
+    params: their parameters' names (stats' `of` and top_k's `by` may name one); minutes: the window
+    the question writes ("in the last 10 minutes"): the call's last_minutes, required."""
     def quoted(values: Sequence[str]):
         ok = [v for v in values if v and JSON_SAFE.match(v)]
         return one_of(ok) if ok else None
@@ -145,7 +146,9 @@ def call_grammar(hosts: Sequence[str] = (), components: Sequence[str] = (), leve
         filters += [seq(', "since": "', times[0], '"'), seq(', "until": "', times[1], '"')]
     elif (when := quoted(times)) is not None:
         filters += [opt(seq(', "since": "', when, '"')), opt(seq(', "until": "', when, '"'))]
-    if recent:
+    if minutes is not None:
+        filters.append(seq(', "last_minutes": ', str(int(minutes))))
+    elif recent:
         filters.append(opt(seq(', "last_minutes": ', Chars(1, 1, allow=b"123456789"), Chars(0, 4, allow=b"0123456789"))))
     # stats alone may name the word its number follows ("of"), after its text; not with a <N> pattern
     of_word = word if of_words is None or words is None else quoted(of_words)
@@ -402,7 +405,7 @@ class QueryTool:
                     self._constraints.pop(next(iter(self._constraints)))
                 c = Constraint(Grammar(call_grammar(g.hosts, g.components, g.levels, g.words, g.phrases, g.times,
                                                     g.recent, g.ops, g.by, g.of_words, g.by_words, named=True,
-                                                    templates=g.templates, params=g.params)),
+                                                    templates=g.templates, params=g.params, minutes=g.minutes)),
                                self._vocab)
                 self._constraints[key] = c
             return c

@@ -19,6 +19,7 @@ Grounding rules (general, not per log format):
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Sequence
@@ -31,6 +32,7 @@ PREFIX = 4                       # letters two words share to count as one ("fau
 JSON_SAFE = re.compile(r'^[^"\\\x00-\x1f]+$')
 _QUOTED = re.compile(r'"([^"\n]{2,200})"|\u201c([^\u201d\n]{2,200})\u201d|\u300c([^\u300d\n]{2,200})\u300d')
 _CLOCK = re.compile(r"(?<![\d:])(\d{1,2}:\d{2}(?::\d{2})?)(?![\d:])")
+CLOCK_TEXT = _CLOCK                # a clock time as text (retrieval drops it from search words)
 _DATE = re.compile(r"(?<!\d)(\d{4}-\d{2}-\d{2})(?!\d)")
 _WORD = re.compile(r"[A-Za-z][\w.'/-]*[A-Za-z0-9]|[A-Za-z]")
 _ZH_LEVELS = {"错误": "error", "报错": "error", "告警": "warning", "警告": "warning", "报警": "warning",
@@ -79,6 +81,13 @@ _NOT_CONTENT = {"the", "a", "an", "of", "in", "on", "at", "to", "and", "or", "fo
                 "number", "kind", "kinds", "type", "message", "messages", "common", "frequent", "has", "have", "had",
                 "contain", "contains", "containing", "one", "utc", "gmt", "jan", "feb", "mar", "apr", "may", "jun", "jul",
                 "aug", "sep", "oct", "nov", "dec"}   # question words, and the words of times it writes
+# ... and the words of asking itself: with the above, what says nothing about which lines to read
+# (server/retrieval's search words leave them out too)
+STOP_WORDS = frozenset(_NOT_CONTENT | set("""
+about ago all as been but can could going happening hour hours i if me minute minutes my no not our
+please recent recently second seconds show tell their them then these they those today up we will
+would you your 为什么 什么 怎么 问题
+""".split()))
 
 
 _ASK_END = re.compile(r"[?？]+")
@@ -104,6 +113,47 @@ def _an_ask(part: str) -> bool:
     words, 4+ Han characters) rather than a remark ("(in UTC)")."""
     return bool(_WORD.search(part) or re.search(r"[\u4e00-\u9fff]", part)) and (
         bool(_ASK_END.search(part)) or len(_WORD.findall(part)) >= 3 or len(re.findall(r"[\u4e00-\u9fff]", part)) >= 4)
+
+
+_SPAN = re.compile(r"(?:\b(?:last|past|previous)\s+|最近\s*|过去\s*)(\d{1,4}|[一二两三四五六七八九十]{1,3})\s*"
+                   r"(seconds?|secs?|s|minutes?|mins?|m|hours?|h|days?|秒钟?|分钟|分|小时|个小时|天)(?![A-Za-z])", re.I)
+_SPAN_UNIT_S = {"s": 1, "sec": 1, "second": 1, "秒": 1, "m": 60, "min": 60, "minute": 60, "分钟": 60, "分": 60,
+                "h": 3600, "hour": 3600, "小时": 3600, "个小时": 3600, "day": 86400, "天": 86400}
+_HAN_DIGITS = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+
+
+def _han_number(text: str) -> int | None:
+    """一..九十九 ("十" 10, "二十" 20, "十五" 15); None for anything else."""
+    if text.isdigit():
+        return int(text)
+    if "十" not in text:
+        return _HAN_DIGITS.get(text) if len(text) == 1 else None
+    tens, _, ones = text.partition("十")
+    t = _HAN_DIGITS.get(tens, 0 if tens else 1) if len(tens) <= 1 else None
+    o = _HAN_DIGITS.get(ones, 0 if not ones else -1) if len(ones) <= 1 else -1
+    return None if t is None or o is None or o < 0 else 10 * t + o
+
+
+def span_s(question: str) -> float | None:
+    """The recent window the question writes, in seconds ("in the last 10 minutes", "最近十分钟",
+    "past 2 hours"); None when it writes none with a number ("过去几分钟": the model picks one)."""
+    m = _SPAN.search(_QUOTED.sub(" ", question))
+    if not m:
+        return None
+    n = _han_number(m.group(1))
+    unit = m.group(2).lower()
+    unit = (unit[:-1] if len(unit) > 1 and unit.endswith("s") else unit) if unit.isascii() else unit.rstrip("钟")
+    unit = {"sec": "s"}.get(unit, unit)
+    return float(n * _SPAN_UNIT_S[unit]) if n and unit in _SPAN_UNIT_S else None
+
+
+def clock(question: str) -> tuple[int, int, int] | None:
+    """The first clock time the question writes ("at 14:05", "14:05:30"): (hour, minute, second)."""
+    m = _CLOCK.search(question)
+    if not m:
+        return None
+    parts = [int(x) for x in m.group(1).split(":")] + [0]
+    return (parts[0], parts[1], parts[2]) if parts[0] < 24 and parts[1] < 60 and parts[2] < 60 else None
 
 
 def question_phrases(question: str) -> list[str]:
@@ -154,11 +204,12 @@ class Grounding:
                                                        # English for Chinese ones), in its order
     templates: list[str] = field(default_factory=list)   # ids of the kinds of line shown (serve.grounding)
     params: list[str] = field(default_factory=list)      # their parameters' names
+    minutes: int | None = None        # the window the question writes ("last 10 minutes"): the call's
 
     def key(self) -> tuple:
         return tuple(tuple(x) if isinstance(x, list) else x for x in
                      (self.phrases, self.times, self.words, self.hosts, self.components, self.levels, self.recent,
-                      self.ops, self.by, self.of_words, self.by_words, self.templates, self.params))
+                      self.ops, self.by, self.of_words, self.by_words, self.templates, self.params, self.minutes))
 
 
 def _near(a: str, b: str) -> bool:
@@ -281,6 +332,8 @@ def ground(question: str, hosts: Sequence[str], components: Sequence[str], level
     names = {p for v in (*g.hosts, *g.components) for p in _parts(v)}
     g.of_words = [w for w in g.of_words if w.lower() not in names]   # "capper torque": the station, not a measure
     g.recent = bool(_RECENT.search(question))
+    if (span := span_s(question)) is not None:
+        g.minutes = max(1, math.ceil(span / 60))
     g.ops = sorted({op for rx, ops in _OP_CUES if rx.search(question) for op in ops})
     g.by = _by_cues(question)
     if _WHY.search(question) and not _TOP.search(question):

@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from typing import Any, Callable
 
 from gateway.serve.jobs import PromptTooLong
+from gateway.serve.question import CLOCK_TEXT, STOP_WORDS, clock, span_s
 from gateway.serve.prompts import MAX_QUESTION_CHARS, QUOTE_HEADER, job_turns, with_sources
 
 __all__ = ["MAX_SOURCES", "MIN_ANSWER_TOKENS", "MAX_QUESTION_CHARS", "QUOTE_HEADER", "PromptTooLong", "Hints",
@@ -26,20 +27,7 @@ PER_TERM = 4                 # lines kept per term
 KNOWN_HOSTS_SCAN = 1000      # recent lines scanned for host names the question may mention
 TIME_WINDOW_S = 120          # "at 14:05" -> lines within +-2 minutes
 
-# Words that say nothing about which lines to fetch (en; zh questions rarely contain ASCII words at all).
-_STOP = frozenset("""
-a an and are as at be been but by can could did do does for from had has have how i if in is it its last
-me minute minutes my no not of on or our please recent recently second seconds show so tell than that the
-their them then there these they this those to today up was we were what when where which who why will
-with would you your hour hours ago happened happen happening going line lines log logs any all about
-问题 什么 为什么 怎么
-""".split())
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.\-]{2,}|\d{3,}")
-_CLOCK = re.compile(r"(?<!\d)([01]?\d|2[0-3]):([0-5]\d)(?::([0-5]\d))?(?!\d)")
-_LAST = re.compile(r"(?:last|past|最近|过去)\s*(\d{1,4})\s*(s|sec|second|seconds|m|min|mins|minute|minutes|h|hour|hours|秒|分钟|分|小时)",
-                   re.IGNORECASE)
-_UNIT_S = {"s": 1, "sec": 1, "second": 1, "seconds": 1, "秒": 1, "m": 60, "min": 60, "mins": 60, "minute": 60,
-           "minutes": 60, "分钟": 60, "分": 60, "h": 3600, "hour": 3600, "hours": 3600, "小时": 3600}
 
 
 @dataclass
@@ -74,18 +62,18 @@ def extract_hints(question: str, hosts: list[str], now: float | None = None) -> 
         parts = [h] + [p for p in h.split("/") if len(p) >= 3]
         if any(re.search(r"(?<![\w/])" + re.escape(p.lower()) + r"(?![\w])", low) for p in parts):
             hints.hosts.append(h)
-    if m := _LAST.search(question):
-        hints.since = now - int(m.group(1)) * _UNIT_S[m.group(2).lower()]
-    elif m := _CLOCK.search(question):
+    if (span := span_s(question)) is not None:
+        hints.since = now - span
+    elif (hms := clock(question)) is not None:
         local_now = datetime.fromtimestamp(now)
-        t = local_now.replace(hour=int(m.group(1)), minute=int(m.group(2)), second=int(m.group(3) or 0), microsecond=0)
+        t = local_now.replace(hour=hms[0], minute=hms[1], second=hms[2], microsecond=0)
         if t > local_now + timedelta(minutes=5):   # "at 23:50" asked just after midnight: yesterday
             t -= timedelta(days=1)
         hints.since, hints.until = t.timestamp() - TIME_WINDOW_S, t.timestamp() + TIME_WINDOW_S
     host_words = {p.lower() for h in hints.hosts for p in [h, *h.split("/")]}
-    for w in _WORD.findall(_CLOCK.sub(" ", question)):
+    for w in _WORD.findall(CLOCK_TEXT.sub(" ", question)):
         lw = w.lower().strip(".-")
-        if (lw in _STOP or lw in host_words or not 3 <= len(lw) <= MAX_TERM_CHARS
+        if (lw in STOP_WORDS or lw in host_words or not 3 <= len(lw) <= MAX_TERM_CHARS
                 or lw in (t.lower() for t in hints.terms)):
             continue
         hints.terms.append(w.strip(".-"))
