@@ -56,10 +56,20 @@ def test_count_must_be_the_stored_one():
     r = {"call": {"op": "count", "text": "E-STOP"}, "count": 1}
     q = "How many times was the E-STOP pressed?"
     c = run("The E-STOP was pressed 4 times.", q, r)
-    assert c.action == "replaced" and c.unsupported == ["4"] and c.text == "1 lines match."
+    assert c.action == "replaced" and c.unsupported == ["4"]
+    assert c.text == '1 lines match (query: {"op": "count", "text": "E-STOP"}).'    # what was counted
     assert run("The E-STOP was pressed 1 time.", q, r).action == "kept"
     c = run("急停被按下了很多次。", "急停按了几次？", r)             # no figure at all: the count is missing
-    assert c.action == "replaced" and c.missing == ["1"] and c.text == "共有 1 行日志符合查询。"
+    assert c.action == "replaced" and c.missing == ["1"]
+    assert c.text == '共有 1 行日志符合查询（查询：{"op": "count", "text": "E-STOP"}）。'
+
+
+def test_count_of_every_line_is_noted():
+    r = {"call": {"op": "count", "host": "press-1"}, "count": 7, "of_all": 7}
+    c = run("There were 7 errors on press-1.", "How many errors were on press-1?", r)
+    assert c.action == "noted" and c.text.startswith("There were 7 errors") and "every stored line, 7" in c.text
+    assert run("7 lines.", "press-1 有几个错误？", r).text.endswith("没有筛掉任何一行。）")
+    assert run("There were 6 errors.", "How many errors?", {**r, "count": 6}).action == "kept"
 
 
 def test_no_match_answer_cannot_invent_a_figure():

@@ -42,7 +42,7 @@ _LABEL = {"template": ("kind of message", "消息"), "ip": ("IP address", "IP �
 @dataclass
 class Checked:
     text: str                                  # what the operator is shown
-    action: str = "kept"                       # kept | replaced | cited
+    action: str = "kept"                       # kept | replaced | cited | noted (a count of every line)
     unsupported: list[str] = field(default_factory=list)   # figures no source holds
     missing: list[str] = field(default_factory=list)       # asked-for figures or values left out
 
@@ -135,8 +135,8 @@ def plain_answer(result: Mapping[str, Any], question: str, end: str | None, show
         named = " (" + ", ".join(who) + ")" if who else ""
         return f"{shown_time(line)}{named}: {text}"
 
-    if op == "count":
-        return f"共有 {n} 行日志符合查询。" if zh else f"{n} lines match."
+    if op == "count":          # what was counted: the call
+        return f"共有 {n} 行日志符合查询（查询：{call}）。" if zh else f"{n} lines match (query: {call})."
     if op == "top_k":
         label, label_zh = _LABEL.get(str(result.get("by")), (f'value after "{result.get("by")}"',
                                                              f"“{result.get('by')}”后的值"))
@@ -244,4 +244,14 @@ def check(answer: str, question: str, result: Mapping[str, Any], rendered: str, 
     unnamed = _unnamed(answer, result, question) if op == "top_k" and not result.get("error") else []
     if unnamed:
         return Checked(answer.rstrip() + citation(result, question), "cited", [], unnamed)
+    if op == "count" and result.get("count") and result.get("count") == result.get("of_all"):
+        return Checked(answer.rstrip() + "\n" + _every_line(result, question), "noted")
     return Checked(answer)
+
+
+def _every_line(result: Mapping[str, Any], question: str) -> str:
+    """A count equal to every stored line is suspect: rarely what a question about something means."""
+    call = json.dumps(result.get("call") or {}, ensure_ascii=False)
+    if is_chinese(question):
+        return f"（注意：这是存储中全部 {result['count']} 行的数目；查询 {call} 没有筛掉任何一行。）"
+    return f"(Note: that is every stored line, {result['count']}; the query {call} filtered none out.)"

@@ -319,6 +319,8 @@ class QueryPlan:
             self.call, self.result = self._run_grounded(self.call)
         except ValueError as exc:
             self.result = {"call": {"text": CALL_PREFIX + call_text}, "error": f"the call did not parse: {exc}"}
+        if self.call and self.call.get("op") == "count" and self.result.get("count"):
+            self.result["of_all"] = self.tool.surface.run({"op": "count"}).get("count")   # a count of every line
         self.rendered = render_result(self.result, which_end(self.question))
         if self.call and not self.result.get("error"):     # what was counted, in words
             self.rendered = f"The query read {grounding.shown_call(self.call, self.kinds)}. {self.rendered}"
