@@ -11,10 +11,23 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-_LINES = ("SELECT l.id, l.ts, coalesce(l.time, l.ts), l.time_text, l.source, l.host, l.line_host, l.component,"
-          " l.pid, l.severity, l.level, l.text, l.template_id, t.template FROM logs l"
-          " LEFT JOIN templates t ON t.id = l.template_id WHERE l.id > ? ORDER BY l.id LIMIT ?")
-_PARAMS = "SELECT line_id, text, num, name FROM params WHERE line_id > ? AND line_id <= ? ORDER BY line_id, pos"
+_NAME = "coalesce(name, '')"
+
+
+def _params(col: str) -> str:
+    return f"(SELECT json_group_array({col}) FROM (SELECT * FROM params p WHERE p.line_id = l.id ORDER BY p.pos))"
+
+
+# A line as its JSONEachRow object, made by SQLite (3x the rate of json.dumps per row). SQLite writes a REAL
+# with 15 significant digits: a Unix time keeps 10 microseconds. pid is stored only when it is an integer.
+_LINES = ("SELECT l.id, l.ts, json_object('box', ?1, 'id', l.id, 'ts', l.ts, 'time', coalesce(l.time, l.ts),"
+          " 'time_text', l.time_text, 'source', l.source, 'host', l.host, 'line_host', l.line_host,"
+          " 'component', l.component, 'pid', CASE WHEN typeof(l.pid) = 'integer' THEN l.pid END,"
+          " 'severity', l.severity, 'level', l.level, 'text', l.text, 'template_id', l.template_id,"
+          " 'template', coalesce(t.template, ''),"
+          f" 'param_text', {_params('text')}, 'param_num', {_params('num')},"
+          f" 'param_name', {_params(_NAME)})"
+          " FROM logs l LEFT JOIN templates t ON t.id = l.template_id WHERE l.id > ?2 ORDER BY l.id LIMIT ?3")
 
 
 @dataclass
@@ -60,32 +73,12 @@ class StoreSource:
         return r[0] if r else None
 
     def lines_after(self, cursor: int, limit: int) -> Batch | None:
-        """The first `limit` lines after id `cursor`, read in one snapshot with their parameters."""
-        db = self._conn()
-        db.execute("BEGIN")
-        try:
-            rows = db.execute(_LINES, (cursor, limit)).fetchall()
-            if not rows:
-                return None
-            params: dict[int, list[tuple]] = {}
-            for line_id, text, num, name in db.execute(_PARAMS, (cursor, rows[-1][0])):
-                params.setdefault(line_id, []).append((text, num, name))
-        finally:
-            db.execute("COMMIT")
-        box = self.box_id
-        out = []
-        dumps = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
-        for (lid, ts, t, time_text, source, host, line_host, comp, pid, sev, level, text, tid, template) in rows:
-            ps = params.get(lid, ())
-            out.append(dumps({
-                "box": box, "id": lid, "ts": ts, "time": t, "time_text": time_text, "source": source,
-                "host": host, "line_host": line_host, "component": comp,
-                "pid": pid if isinstance(pid, int) else None, "severity": sev, "level": level, "text": text,
-                "template_id": tid, "template": template or "",
-                "param_text": [p[0] for p in ps], "param_num": [p[1] for p in ps],
-                "param_name": [p[2] or "" for p in ps]}))
-        out.append("")
-        return Batch("\n".join(out).encode("utf-8"), len(rows), rows[-1][0], rows[0][1])
+        """The first `limit` lines after id `cursor`, with their parameters (one statement: one snapshot)."""
+        rows = self._conn().execute(_LINES, (self.box_id, cursor, limit)).fetchall()
+        if not rows:
+            return None
+        body = "\n".join(r[2] for r in rows) + "\n"
+        return Batch(body.encode("utf-8"), len(rows), rows[-1][0], rows[0][1])
 
     def close(self) -> None:
         if self._db is not None:

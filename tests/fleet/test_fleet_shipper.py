@@ -61,6 +61,36 @@ def test_lines_arrive_with_fields_template_and_named_params(fleet, ch, data, tmp
     assert sum(per_shard) == 5_000 and min(per_shard) > 1_000
 
 
+def test_any_text_arrives_as_it_was_stored(fleet, ch, tmp_path):
+    """Quotes, backslashes, control characters, Chinese, emoji, a parameter without a name, a missing
+    template, a pid that is not a number: the JSON SQLite writes is what ClickHouse reads back."""
+    from gateway.ingest.record import LogRecord
+    from gateway.pipeline.fields import LineFields
+
+    init_schema(fleet)
+    odd = ['say "hi" \\ back\\slash', "tab\there\x01\x1f end", "温度过高 🔥 ok", "x" * 5_000, "'; DROP TABLE x; --"]
+    recs = [LogRecord(ts=1.79e9 + i, source="s", host="h", severity=4, text=t) for i, t in enumerate(odd)]
+    fields = [LineFields(time=1.79e9 + i + 0.125, time_text="Jun 30 22:16:32", host="h\"1", component="c",
+                         pid=7, level="warning", template="say <*>", params=[(t[:20], None), ("2.5", 2.5, "v")])
+              for i, t in enumerate(odd)]
+    fields[1] = None
+    with Store(tmp_path / "logs.db") as store:
+        store.append(recs, [1, None, 1, 1, 1], fields)
+        with sqlite3.connect(store.path) as db:
+            db.execute("UPDATE logs SET pid = 'abc' WHERE id = 3")
+        shipper = Shipper(fleet, store.path)
+        assert shipper.ship_once() == 5
+        shipper.stop()
+    rows = ch.rows(f"SELECT box, id, text, time, line_host, pid, template, param_text, param_num, param_name"
+                   f" FROM {fleet.database}.lines FINAL ORDER BY id")
+    assert [r["text"] for r in rows] == odd
+    assert rows[0]["time"] == 1.79e9 + 0.125 and rows[0]["line_host"] == 'h"1' and rows[0]["pid"] == 7
+    assert rows[1]["template"] == "" and rows[1]["param_text"] == [] and rows[1]["line_host"] is None
+    assert rows[2]["pid"] is None
+    assert rows[0]["param_text"] == [odd[0][:20], "2.5"] and rows[0]["param_num"] == [None, 2.5]
+    assert rows[0]["param_name"] == ["", "v"]
+
+
 def store_text(i: int) -> str:
     return f"heater zone {i % 5} temperature {70 + (i % 23) * 0.5} C 温度 seq={i}"
 
