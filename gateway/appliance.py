@@ -57,9 +57,8 @@ class Appliance:
       alerts: AlertBus          recent(limit), subscribe(loop=...), get(id)
       engine_thread: EngineThread | None
                                 submit_chat(...), prompts, admission, n_scratch; None without an engine
-                                (`worker` is the same object, under its older name)
       triage: Triage            templates(limit), template(id)
-      stats() -> dict           engine, ring, admission, ingest, store, alerts figures
+      stats() -> dict           engine, token_queue, admission, ingest, store, alerts figures
       registry                  prometheus_client CollectorRegistry of the appliance's metrics
       counters: SourceCounters  per-source line/malformed counters (sources and the HTTP route add to it)
     """
@@ -137,8 +136,8 @@ class Appliance:
         engine thread that drains it."""
         s = self.settings
         prompts = Prompts.for_model(s.engine.model, s.ui.language, TOOL_HELP if s.engine.query else "")
-        self.token_queue = TokenQueue(s.ring.n_tokens, s.ring.n_entries)
-        self.feed = ContextFeed(self.token_queue, prompts.log_tokens, s.ring.collapse_window_s)
+        self.token_queue = TokenQueue(s.token_queue.n_tokens, s.token_queue.n_entries)
+        self.feed = ContextFeed(self.token_queue, prompts.log_tokens, s.token_queue.collapse_window_s)
         self.engine_thread = EngineThread(
             s.engine.model, self.feed, prompts=prompts, n_sink=s.engine.n_sink, n_ring=s.engine.n_ring,
             n_scratch=s.engine.n_scratch, n_threads=s.engine.n_threads, prefill_chunk=s.engine.prefill_chunk,
@@ -189,11 +188,6 @@ class Appliance:
             e = self.engine_thread
             if e is None or not e.ready or e.error is not None:
                 self.watchdog.pet()
-
-    @property
-    def worker(self) -> EngineThread | None:
-        """The engine thread (its name before issue 22; tests and scripts still say worker)."""
-        return self.engine_thread
 
     def stop(self) -> None:
         self._stopping.set()           # an ingest in progress ends at its next chunk
@@ -337,15 +331,24 @@ class Appliance:
         if self.engine_thread is not None:
             w = self.engine_thread.stats()
             d["engine"] = w.pop("engine", {}) | {"model": w.get("model"), "error": w.get("error")}
-            d["ring"] = w.pop("ring", {}) | {"lag_s": w.get("lag_s"), "lag_tokens": w.get("lag_tokens")}
+            queue = w.pop("token_queue", None) or w.pop("ring", {})   # "ring": the engine thread's older key
+            d["token_queue"] = queue | {"lag_s": w.get("lag_s"), "lag_tokens": w.get("lag_tokens")}
             d["admission"] = w.pop("admission", {})
             d["drafter"] = w.pop("drafter")    # which drafter runs and why (auto, an NPU fallback)
             if "speculative" in w:             # drafter figures: acceptance, tokens per target forward
                 d["speculative"] = w.pop("speculative")
-            d["worker"] = w
+            d["engine_thread"] = w
         elif self.feed is not None:
-            d["ring"] = self.feed.stats()
+            d["token_queue"] = self.feed.stats()
+        for old, new in RENAMED_STATS.items():
+            if new in d:
+                d[old] = d[new]
         return d
+
+
+# Older names of stats() sections, kept for one release for the scripts that read them
+# (tools/bench/bench_qa.py reads "ring" and "worker").
+RENAMED_STATS = {"ring": "token_queue", "worker": "engine_thread"}
 
 
 # stats()["alerts"] counters -> the label value of their metric family. Named here rather than cut from the
@@ -354,6 +357,13 @@ ALERT_KIND_LABELS = {"kind_new_template": "new_template", "kind_severity": "seve
 EXPLANATION_STATUS_LABELS = {"explanation_pending": "pending", "explanation_done": "done",
                              "explanation_refused": "refused", "explanation_missed": "missed",
                              "explanation_failed": "failed", "explanation_none": "none"}
+
+
+# The token queue's drops under its name, and under the name it had before (one release, for dashboards).
+DROPPED_ENTRIES_METRICS = {
+    "linegate_token_queue_dropped_entries": "",
+    "linegate_ring_dropped_entries": " (deprecated: use linegate_token_queue_dropped_entries)",
+}
 
 
 class _Collector:
@@ -404,13 +414,14 @@ class _Collector:
                         s["alerts"], ALERT_KIND_LABELS)
         yield _labelled(CounterMetricFamily("linegate_alert_explanations", "Alert explanations by outcome",
                                             labels=["status"]), s["alerts"], EXPLANATION_STATUS_LABELS)
-        if "ring" in s:
-            ring = s["ring"]
-            d = CounterMetricFamily("linegate_ring_dropped_entries", "Context lines dropped because the engine lagged")
-            d.add_metric([], ring.get("dropped_entries", 0))
-            yield d
+        if "token_queue" in s:
+            q = s["token_queue"]
+            for name, why in DROPPED_ENTRIES_METRICS.items():
+                d = CounterMetricFamily(name, f"Context lines dropped from the token queue because the engine lagged{why}")
+                d.add_metric([], q.get("dropped_entries", 0))
+                yield d
             lag = GaugeMetricFamily("linegate_engine_lag_seconds", "Age of the oldest line not yet prefilled")
-            lag.add_metric([], ring.get("lag_s") or 0.0)
+            lag.add_metric([], q.get("lag_s") or 0.0)
             yield lag
         if s.get("admission"):
             adm = CounterMetricFamily("linegate_admission_jobs", "Jobs by admission outcome", labels=["outcome"])

@@ -7,6 +7,7 @@ Knows nothing about how the parts use them; unsafe values are refused here, nami
 from __future__ import annotations
 
 import ipaddress
+import logging
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
@@ -19,7 +20,7 @@ from gateway.pipeline.store import DEFAULT_MAX_BYTES, MIN_STORE_BYTES
 
 MAX_N_RING = 1 << 17          # positions must stay within the model's trained context anyway
 MAX_N_SCRATCH = 1 << 14
-MAX_RING_TOKENS = 1 << 22     # the token queue's preallocated capacity ([ring] section)
+MAX_QUEUE_TOKENS = 1 << 22    # the token queue's preallocated capacity ([token_queue] section)
 MAX_BUDGET_MS = 600_000
 
 
@@ -36,7 +37,6 @@ RATE_LIMIT_BURST = 60                     # per key, bucket size
 FAILED_KEY_PER_S = 1.0                    # wrong keys per client address: refill ...
 FAILED_KEY_BURST = 10                     # ... and bucket size; past it 429 without checking the key
 MAX_CHAT_TOKENS = 512                     # ceiling on max_tokens a client may ask for
-MAX_SEARCH_LIMIT = 500
 
 
 def is_loopback(host: str) -> bool:
@@ -176,7 +176,6 @@ class TriageSettings(_Section):
     def _warmup_lines(cls, data: Any) -> Any:
         # warmup_lines (one count for all sources) is read as baseline_lines for one release
         if isinstance(data, dict) and "warmup_lines" in data:
-            import logging
             data = dict(data)
             n = data.pop("warmup_lines")
             data.setdefault("baseline_lines", n)
@@ -238,8 +237,10 @@ class EngineSettings(_Section):
         return v
 
 
-class RingSettings(_Section):
-    n_tokens: int = Field(65536, ge=1024, le=MAX_RING_TOKENS)
+class TokenQueueSettings(_Section):
+    """The `[token_queue]` section: the queue of tokenized lines between triage and the engine thread
+    (gateway/pipeline/token_queue.py). Not the KV ring (`[engine] n_ring`)."""
+    n_tokens: int = Field(65536, ge=1024, le=MAX_QUEUE_TOKENS)
     n_entries: int = Field(8192, ge=64, le=1 << 20)
     collapse_window_s: float = Field(5.0, ge=0, le=3600)
 
@@ -278,10 +279,24 @@ class Settings(BaseSettings):
     store: StoreSettings = Field(default_factory=StoreSettings)
     triage: TriageSettings = Field(default_factory=TriageSettings)
     engine: EngineSettings = Field(default_factory=EngineSettings)
-    ring: RingSettings = Field(default_factory=RingSettings)
+    token_queue: TokenQueueSettings = Field(default_factory=TokenQueueSettings)
     alerts: AlertSettings = Field(default_factory=AlertSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
     ui: UiSettings = Field(default_factory=UiSettings)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed_sections(cls, data: Any) -> Any:
+        # [ring] is read as [token_queue] for one release ("ring" now means only the KV ring)
+        if isinstance(data, dict) and "ring" in data:
+            data = dict(data)
+            old = data.pop("ring")
+            if "token_queue" in data:
+                raise ValueError("[ring] and [token_queue] are the same section: keep only [token_queue]")
+            data["token_queue"] = old
+            logging.getLogger(__name__).warning("settings: the [ring] section is deprecated: name it "
+                                                "[token_queue] (LINEGATE_TOKEN_QUEUE__*)")
+        return data
 
     @model_validator(mode="after")
     def _refuse_unsafe(self) -> "Settings":

@@ -161,8 +161,8 @@ def test_demo_jam_alert_then_explanation_with_smollm(tmp_path, smollm_path):
         app = Appliance(s)
         try:
             app.start()
-            broker.wait_for(lambda: app.ready or app.worker.error, 300, "model loaded")
-            assert app.worker.error is None, app.worker.error
+            broker.wait_for(lambda: app.ready or app.engine_thread.error, 300, "model loaded")
+            assert app.engine_thread.error is None, app.engine_thread.error
             broker.wait_for(lambda: any(json.loads(p).get("event") == "update" for _, p in sub.messages),
                             600, "explanation update")
         finally:

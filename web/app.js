@@ -260,13 +260,13 @@ const Status = {
     const rate = (k) => (p && u[k] != null && p.ui[k] != null && now > p.server_time) ? Math.max(0, (u[k] - p.ui[k]) / (now - p.server_time)) : null;
     const kv = u.kv || {};
     const cap = kv.capacity || 1;
-    const drops = rate("ring_drops_total"), ingest = rate("ingest_lines_total");
+    const drops = rate("token_queue_drops_total"), ingest = rate("ingest_lines_total");
     this.charts.tok.push([u.decode_tok_s]); $("v-tok").textContent = fmtNum(u.decode_tok_s);
     this.charts.acc.push([u.acceptance_rate]);
     $("v-acc").textContent = u.acceptance_rate == null ? "–" : Math.round(u.acceptance_rate * 100) + "%";
     this.charts.kv.push([(kv.sink || 0) / cap, (kv.ring || 0) / cap, (kv.scratch || 0) / cap]);
     $("v-kv").textContent = kv.capacity ? Math.round(100 * ((kv.sink || 0) + (kv.ring || 0) + (kv.scratch || 0)) / cap) + "%" : "–";
-    this.charts.drop.push([drops]); $("v-drop").textContent = u.ring_drops_total == null ? "–" : String(u.ring_drops_total);
+    this.charts.drop.push([drops]); $("v-drop").textContent = u.token_queue_drops_total == null ? "–" : String(u.token_queue_drops_total);
     this.charts.miss.push([u.deadline_misses_total]); $("v-miss").textContent = u.deadline_misses_total == null ? "–" : String(u.deadline_misses_total);
     this.charts.ing.push([ingest]); $("v-ing").textContent = fmtNum(ingest, 0);
     const facts = $("status-facts"); facts.replaceChildren();

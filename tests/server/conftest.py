@@ -108,7 +108,7 @@ def model_server(tmp_path_factory):
     with serve_in_thread(create_app(appliance, settings, manage_appliance=True)) as url:
         end = time.monotonic() + MODEL_READY_S
         while not appliance.ready and time.monotonic() < end:
-            assert not (appliance.worker and appliance.worker.error), appliance.worker.error
+            assert not (appliance.engine_thread and appliance.engine_thread.error), appliance.engine_thread.error
             time.sleep(0.2)
         assert appliance.ready, f"model not ready after {MODEL_READY_S} s"
         yield url, key, appliance

@@ -29,7 +29,7 @@ def busy_server(tmp_path_factory):
     key = KeyStore(settings.server.key_path(settings.data_dir)).create()
     appliance = Appliance(settings)
     with serve_in_thread(create_app(appliance, settings, manage_appliance=True)) as url:
-        assert appliance.worker.wait_ready(MODEL_READY_S)
+        assert appliance.engine_thread.wait_ready(MODEL_READY_S)
         yield url, {"Authorization": f"Bearer {key}"}, appliance
 
 
@@ -48,7 +48,7 @@ def test_full_queue_429_with_retry_after(busy_server):
             holding.set()
             release.wait(60)
 
-    held = appliance.worker.submit_chat([{"role": "user", "content": "hi"}], max_tokens=2,
+    held = appliance.engine_thread.submit_chat([{"role": "user", "content": "hi"}], max_tokens=2,
                                         ttft_budget_ms=300_000, on_event=hold)
     assert holding.wait(60)
     queued = threading.Event()
@@ -95,13 +95,13 @@ def test_admission_refusal_503_with_retry_after(busy_server):
 def test_client_disconnect_stops_the_engine(busy_server, monkeypatch):
     url, auth, appliance = busy_server
     handles = []
-    submit = appliance.worker.submit_chat
+    submit = appliance.engine_thread.submit_chat
 
     def recording_submit(*args, **kwargs):   # the real submit; keeps the handle to look at the end
         handles.append(submit(*args, **kwargs))
         return handles[-1]
 
-    monkeypatch.setattr(appliance.worker, "submit_chat", recording_submit)
+    monkeypatch.setattr(appliance.engine_thread, "submit_chat", recording_submit)
     long_answer = {**QUESTION, "max_tokens": 300,
                    "messages": [{"role": "user", "content": "Count from 1 to 500, separated by commas."}]}
     with httpx.stream("POST", url + "/v1/chat/completions", json=long_answer, headers=auth, timeout=120) as r:

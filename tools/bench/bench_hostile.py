@@ -218,7 +218,7 @@ def phase_chat(srv: Server, n: int) -> dict:
         idle.append(chat_once(srv, CHAT))
         abandon_chat(srv, 0.4)
         after.append(chat_once(srv, CHAT))
-    cancelled = httpx.get(srv.url + "/api/stats", headers=srv.auth, timeout=30).json().get("worker", {}).get("jobs_cancelled")
+    cancelled = httpx.get(srv.url + "/api/stats", headers=srv.auth, timeout=30).json().get("engine_thread", {}).get("jobs_cancelled")
     mi, ma = statistics.median(idle), statistics.median(after)
     return {"idle_s": round(mi, 3), "after_abandoned_s": round(ma, 3), "ratio": round(ma / mi, 2),
             "idle_all": [round(x, 3) for x in idle], "after_all": [round(x, 3) for x in after],

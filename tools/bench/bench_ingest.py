@@ -135,7 +135,7 @@ def bench_load(lines: list[str], tmp: Path, rate: float, minutes: float, engine:
     try:
         if engine:
             deadline = time.monotonic() + 600
-            while not app.ready and not (app.worker and app.worker.error) and time.monotonic() < deadline:
+            while not app.ready and not (app.engine_thread and app.engine_thread.error) and time.monotonic() < deadline:
                 time.sleep(0.5)
         rss0 = rss_mb()
         t0 = time.time()
@@ -145,12 +145,13 @@ def bench_load(lines: list[str], tmp: Path, rate: float, minutes: float, engine:
         stored = app.store.count()
     finally:
         app.stop()
-    ring = stats.get("ring", {})
+    queue = stats.get("token_queue", {})
     return {"load_rate_target": rate, "load_minutes": minutes, "load_sent": res["sent"],
             "load_acknowledged": res["acknowledged"], "load_rate_achieved": round(res["rate"], 1),
             "load_lines_missing": res["sent"] - stored, "rss_mb_start": round(rss0, 1), "rss_mb_end": round(rss1, 1),
-            "ring_dropped_entries": ring.get("dropped_entries"), "ring_collapsed_lines": ring.get("collapsed_lines"),
-            "engine_lag_s": ring.get("lag_s"), "engine_lag_tokens": ring.get("lag_tokens"),
+            "token_queue_dropped_entries": queue.get("dropped_entries"),
+            "token_queue_collapsed_lines": queue.get("collapsed_lines"),
+            "engine_lag_s": queue.get("lag_s"), "engine_lag_tokens": queue.get("lag_tokens"),
             "engine": engine or "off", "alerts": stats["alerts"].get("published", 0),
             "load_wall_s": round(time.time() - t0, 1)}
 

@@ -271,7 +271,7 @@ class Soak:
                 if r is not None and r.status_code == 200:
                     st = r.json()
                     self.samples.append({"t_s": round(now - t0, 1), "rss_mb": round(rss_mb(self.server.pid), 1),
-                                         "lag_s": round((st.get("ring") or {}).get("lag_s") or 0.0, 2),
+                                         "lag_s": round((st.get("token_queue") or {}).get("lag_s") or 0.0, 2),
                                          "backlog_lines": sum(s.acked for s in senders) - st["ingest"]["lines"]})
                 next_sample += a.sample_s
             if now >= next_storm:
@@ -354,9 +354,9 @@ def report(run: Soak, senders: list[Sender], final: dict, rss_end: float, drain_
         "http_transport_errors": run.transport_errors, "drain_s": round(drain_s, 1),
         "chat_refused": len(run.chat_refusals), "chat_refusals": run.chat_refusals[:10],
         "admission": final.get("admission"),
-        "ring_dropped_entries": (final.get("ring") or {}).get("dropped_entries"),
+        "token_queue_dropped_entries": (final.get("token_queue") or {}).get("dropped_entries"),
         "kv": {k: (final.get("engine") or {}).get(k) for k in
-               ("policy", "n_ring", "stream_total", "evicted_oldest", "evicted_important", "shifted_keys",
+               ("kv_policy", "n_ring", "stream_total", "evicted_oldest", "evicted_important", "shifted_keys",
                 "evict_seconds", "prefill_ms_per_tok_ema")},
         "samples": str(run.out / "soak-samples.csv"),
     }

@@ -1,4 +1,4 @@
-"""GET /api/stats: the appliance's figures (engine, ring, cache, admission, ingest, triage) as one JSON
+"""GET /api/stats: the appliance's figures (engine, token queue, KV cache, admission, ingest, triage) as one JSON
 object, plus a `ui` block: the few figures the status panel charts, and the sources still learning
 their baseline (triage's `sources_learning`), under fixed names.
 
@@ -38,7 +38,7 @@ class UiStats(BaseModel):
     prefill_tok_s: float | None = None
     acceptance_rate: float | None = None       # speculative drafts accepted / proposed (when a drafter runs)
     kv: KvOccupancy = KvOccupancy()
-    ring_drops_total: int | None = None        # context lines dropped because the engine lagged
+    token_queue_drops_total: int | None = None # context lines dropped from the token queue (the engine lagged)
     deadline_misses_total: int | None = None
     refused_total: int | None = None
     ingest_lines_total: int | None = None
@@ -58,7 +58,7 @@ def _rate(ms_per_tok: Any) -> float | None:
 
 
 def ui_stats(s: dict[str, Any]) -> UiStats:
-    eng, adm, ring = s.get("engine") or {}, s.get("admission") or {}, s.get("ring") or {}
+    eng, adm, queue = s.get("engine") or {}, s.get("admission") or {}, s.get("token_queue") or {}
     spec = s.get("speculative") or eng.get("speculative") or {}
     proposed, accepted = spec.get("proposed"), spec.get("accepted")
     acc = spec.get("acceptance_rate")
@@ -69,14 +69,14 @@ def ui_stats(s: dict[str, Any]) -> UiStats:
     facts = {}
     if eng.get("model"):
         facts["model"] = str(eng["model"])
-    if eng.get("policy"):
-        facts["kv_policy"] = str(eng["policy"])
-        if eng.get("policy_requested") not in (None, eng["policy"]):   # a block policy on the CUDA engine
-            facts["kv_policy"] += f" ({eng['policy_requested']} is CPU-only)"
+    if eng.get("kv_policy"):
+        facts["kv_policy"] = str(eng["kv_policy"])
+        if eng.get("kv_policy_requested") not in (None, eng["kv_policy"]):   # a block policy on the CUDA engine
+            facts["kv_policy"] += f" ({eng['kv_policy_requested']} is CPU-only)"
     if "stream_total" in eng:
         facts["stream_tokens"] = str(eng["stream_total"])
-    if ring.get("lag_s") is not None:
-        facts["engine_lag"] = f"{ring['lag_s']:.1f} s"
+    if queue.get("lag_s") is not None:
+        facts["engine_lag"] = f"{queue['lag_s']:.1f} s"
     if "store" in s:
         facts["stored_lines"] = str(s["store"].get("rows", 0))
     if adm:
@@ -87,7 +87,7 @@ def ui_stats(s: dict[str, Any]) -> UiStats:
                                s_left=v.get("s_left", 0.0))
                 for k, v in sorted(((s.get("triage") or {}).get("sources_learning") or {}).items())]
     return UiStats(decode_tok_s=_rate(adm.get("decode_ms_per_tok")), prefill_tok_s=_rate(adm.get("prefill_ms_per_tok")),
-                   learning=learning, acceptance_rate=acc, kv=kv, ring_drops_total=ring.get("dropped_entries"),
+                   learning=learning, acceptance_rate=acc, kv=kv, token_queue_drops_total=queue.get("dropped_entries"),
                    deadline_misses_total=adm.get("missed"), refused_total=adm.get("refused"),
                    ingest_lines_total=(s.get("ingest") or {}).get("lines"), facts=facts)
 

@@ -35,12 +35,12 @@ def test_ui_block_from_engine_figures():
     s = {"engine": {"n_sink": 40, "n_ring": 2048, "n_scratch": 512, "sink_used": 40, "ring_used": 1000,
                     "scratch_used": 0, "model": "m.gguf"},
          "admission": {"decode_ms_per_tok": 50.0, "prefill_ms_per_tok": 5.0, "missed": 2, "admitted": 9, "refused": 1},
-         "ring": {"dropped_entries": 7, "lag_s": 0.25}, "ingest": {"lines": 100},
+         "token_queue": {"dropped_entries": 7, "lag_s": 0.25}, "ingest": {"lines": 100},
          "speculative": {"proposed": 40, "accepted": 30}}
     u = ui_stats(s)
     assert u.decode_tok_s == 20.0 and u.prefill_tok_s == 200.0 and u.acceptance_rate == 0.75
     assert (u.kv.sink, u.kv.ring, u.kv.scratch, u.kv.capacity) == (40, 1000, 0, 2600)
-    assert (u.ring_drops_total, u.deadline_misses_total, u.ingest_lines_total) == (7, 2, 100)
+    assert (u.token_queue_drops_total, u.deadline_misses_total, u.ingest_lines_total) == (7, 2, 100)
 
 
 @pytest.mark.models
@@ -61,7 +61,7 @@ def test_kv_policy_setting_reaches_the_engine_and_stats(tmp_path, policy, precis
         key = KeyStore(s.server.key_path(s.data_dir)).create(name="test")
         client = TestClient(create_app(a, s))
         st = client.get("/api/stats", headers={"Authorization": f"Bearer {key}"}).json()
-        assert st["engine"]["policy"] == policy and st["ui"]["facts"]["kv_policy"] == policy
+        assert st["engine"]["kv_policy"] == policy and st["ui"]["facts"]["kv_policy"] == policy
         assert st["engine"]["evicted_similar"] == 0 and "shifted_keys" in st["engine"]
         assert st["engine"]["act_precision"] == resolve_act_precision(precision)
     finally:
@@ -87,7 +87,7 @@ def test_novelty_keeps_the_line_the_triage_alerted_on(tmp_path):
     kv_policy = novelty the ERROR line's tokens are still in the cache long after the ring wrapped."""
     s = Settings(data_dir=tmp_path, engine={"enabled": True, "model": "smollm2-135m-instruct", "n_ring": 128,
                                             "n_scratch": 384, "kv_policy": "novelty", "kv_block": 16},
-                 ring={"collapse_window_s": 0}, ingest={"demo": {"enabled": False}})
+                 token_queue={"collapse_window_s": 0}, ingest={"demo": {"enabled": False}})
     a = Appliance(s).start()
     try:
         end = time.monotonic() + 300

@@ -1,4 +1,4 @@
-"""Token ring (SPSC, producer never blocks, drops counted) and the repeat-collapsing compactor."""
+"""Token queue (SPSC, producer never blocks, drops counted) and the repeat-collapsing compactor."""
 
 from __future__ import annotations
 
@@ -7,12 +7,11 @@ import time
 
 import numpy as np
 
-from gateway.pipeline.token_queue import Compactor, ContextFeed, context_line
-from gateway.pipeline.token_queue import TokenQueue as TokenRing
+from gateway.pipeline.token_queue import Compactor, ContextFeed, TokenQueue, context_line
 
 
 def test_fifo_and_whole_entries():
-    r = TokenRing(n_tokens=64, n_entries=8)
+    r = TokenQueue(n_tokens=64, n_entries=8)
     r.push([1, 2, 3], 0)
     r.push([4, 5], 0)
     r.push([6, 7, 8, 9], 0)
@@ -25,14 +24,14 @@ def test_fifo_and_whole_entries():
 
 
 def test_lagging_consumer_loses_oldest_and_counts():
-    r = TokenRing(n_tokens=64, n_entries=8)
+    r = TokenQueue(n_tokens=64, n_entries=8)
     for i in range(20):
         r.push([i] * 5, i)
     toks, n = r.pop(1000)
     assert n == 8 and toks.tolist() == [v for i in range(12, 20) for v in [i] * 5]
     assert r.stats()["dropped_entries"] == 12
     # token-capacity overrun (entries fit, tokens do not)
-    r = TokenRing(n_tokens=32, n_entries=64)
+    r = TokenQueue(n_tokens=32, n_entries=64)
     for i in range(10):
         r.push([i] * 4, i)                   # 40 tokens into 32
     toks, n = r.pop(1000)
@@ -41,7 +40,7 @@ def test_lagging_consumer_loses_oldest_and_counts():
 
 
 def test_wraparound_keeps_content():
-    r = TokenRing(n_tokens=25, n_entries=4)      # 25: wraps at a different place every lap
+    r = TokenQueue(n_tokens=25, n_entries=4)      # 25: wraps at a different place every lap
     out = []
     for i in range(50):
         r.push([i, i + 1000, i + 2000], i)
@@ -51,7 +50,7 @@ def test_wraparound_keeps_content():
 
 
 def test_concurrent_producer_consumer_sees_only_whole_entries():
-    r = TokenRing(n_tokens=4096, n_entries=256)
+    r = TokenQueue(n_tokens=4096, n_entries=256)
     n_push = 20000
     seen = []
     done = threading.Event()
@@ -97,7 +96,7 @@ def test_context_line_shape():
 
 
 def test_feed_producer_never_blocks_on_a_stalled_consumer():
-    r = TokenRing(n_tokens=1024, n_entries=64)
+    r = TokenQueue(n_tokens=1024, n_entries=64)
     feed = ContextFeed(r, lambda s: [ord(ch) for ch in s], window_s=0)
     t0 = time.perf_counter()
     for i in range(5000):
@@ -108,7 +107,7 @@ def test_feed_producer_never_blocks_on_a_stalled_consumer():
 
 
 def test_pop_stops_where_the_importance_changes():
-    r = TokenRing(n_tokens=64, n_entries=8)
+    r = TokenQueue(n_tokens=64, n_entries=8)
     r.push([1, 2], 0)
     r.push([3], 0, importance=1.0)
     r.push([4, 5], 0, importance=1.0)
@@ -119,7 +118,7 @@ def test_pop_stops_where_the_importance_changes():
 
 
 def test_feed_marks_the_alerted_line_not_the_repeats_closed_with_it():
-    r = TokenRing(n_tokens=256, n_entries=16)
+    r = TokenQueue(n_tokens=256, n_entries=16)
     feed = ContextFeed(r, lambda s: [len(s)], window_s=5)
     feed.add(0, "h", 1, "pump ok")
     feed.add(1, "h", 1, "pump ok")                       # collapsed into the window
