@@ -44,10 +44,11 @@ void register_engine(py::module_& m) {
                  py::gil_scoped_release nogil;
                  return new PyEngine(path, o);
              }),
-             py::arg("path"), py::arg("n_sink") = 4, py::arg("n_ring") = 2048, py::arg("n_scratch") = 512,
-             py::arg("policy") = "sink_ring", py::arg("n_threads") = 0,
-             py::arg("max_chunk") = lg::DEFAULT_MAX_CHUNK, py::arg("act_precision") = "q8x2",
-             py::arg("sem_block") = 32, py::arg("sem_layer") = -1, py::arg("sem_threshold") = 0.0f,
+             // layout, policy and precision: given by the caller (gateway/settings.py holds the appliance's)
+             py::arg("path"), py::arg("n_sink"), py::arg("n_ring"), py::arg("n_scratch"),
+             py::arg("policy"), py::arg("n_threads") = 0,
+             py::arg("max_chunk") = lg::DEFAULT_MAX_CHUNK, py::arg("act_precision"),
+             py::arg("sem_block") = 0, py::arg("sem_layer") = -1, py::arg("sem_threshold") = 0.0f,
              py::arg("sem_keep") = 0.75f);
     lg::py_util::def_engine_common(cls);
     cls

@@ -54,7 +54,7 @@ enum class EvictPolicy { SinkRing, Fifo, Semantic, Novelty };
 // What the semantic policy needs beyond the layout: block size, the layer whose hidden state is
 // pooled, the similarity threshold and the model's RoPE (to re-rotate kept keys).
 struct SemanticSpec {
-    int block = 32;          // C: tokens per block; n_ring must be a multiple, >= 2 blocks
+    int block = 0;           // C: tokens per block (the caller's); n_ring must be a multiple, >= 2 blocks
     int layer = -1;          // hidden state after this many layers (0 = embeddings .. n_layer)
     float threshold = 0.0f;  // evict the most similar pair's older block when cos >= threshold
     float keep = 0.75f;      // novelty: the share of blocks important blocks may hold

@@ -104,17 +104,18 @@ def test_auto_act_precision_is_q8_on_arm_cpus_only(monkeypatch, machine, backend
 
 def test_auto_act_precision_reaches_the_engine(smollm_path):
     import platform
-    e = Engine(smollm_path, n_ring=64, n_scratch=32, n_threads=1, act_precision="auto")
+    e = Engine(smollm_path, n_sink=4, n_ring=64, n_scratch=32, n_threads=1, act_precision="auto")
     want = "q8" if platform.machine() in ("aarch64", "arm64") else "q8x2"
     assert e.act_precision == e.stats()["act_precision"] == want
 
 
 def test_unknown_act_precision_is_named(smollm_path):
     with pytest.raises(ValueError, match="q8x2, q8.*'q4'"):
-        Engine(smollm_path, n_ring=64, n_scratch=32, n_threads=1, act_precision="q4")
+        Engine(smollm_path, n_sink=4, n_ring=64, n_scratch=32, n_threads=1, act_precision="q4")
     from gateway import _native
     with pytest.raises(ValueError, match="unknown activation precision 'fp8' \\(q8x2, q8\\)"):
-        _native.Engine(str(smollm_path), n_ring=64, n_scratch=32, n_threads=1, act_precision="fp8")
+        _native.Engine(str(smollm_path), n_sink=4, n_ring=64, n_scratch=32, policy="sink_ring", n_threads=1,
+                       act_precision="fp8")
 
 
 def test_seeded_sampling_reproducible(eng):
@@ -170,7 +171,7 @@ def test_long_stream_sink_ring_stays_sane_fifo_does_not(smollm_path, loghub_dir)
     """10x the cache capacity of Loghub lines through a 4 + 256 + 16 cache."""
     result = {}
     for policy in ("sink_ring", "fifo"):
-        eng = Engine(smollm_path, n_sink=4, n_ring=256, n_scratch=16, policy=policy, n_threads=2)
+        eng = Engine(smollm_path, n_sink=4, n_ring=256, n_scratch=16, kv_policy=policy, n_threads=2)
         toks = _stream_tokens(eng, loghub_dir, 10 * eng.native.capacity)
         ppl = _chunk_ppl(eng.prefill_stream(toks, all_logits=True), toks)
         assert eng.stream_total == toks.size and eng.stream_len == eng.native.n_sink + 256
@@ -217,10 +218,23 @@ def test_block_policy_runs_as_sink_ring_on_the_cuda_engine(smollm_path, monkeypa
 
     monkeypatch.setattr(engine_mod, "select_backend", lambda backend="auto": "cuda" if backend == "auto" else backend)
     monkeypatch.setattr(_native, "CudaEngine", fake_cuda, raising=False)
-    e = Engine(smollm_path, n_sink=4, n_ring=64, n_scratch=64, policy="novelty", sem_block=16)
+    e = Engine(smollm_path, n_sink=4, n_ring=64, n_scratch=64, kv_policy="novelty", kv_block=16)
     assert asked["policy"] == "sink_ring" and "sem_block" not in asked
     st = e.stats()
-    assert e.policy == st["policy"] == "sink_ring" and st["policy_requested"] == "novelty"
+    assert e.kv_policy == st["kv_policy"] == "sink_ring" and st["kv_policy_requested"] == "novelty"
     # on the CPU the same request runs novelty
-    c = Engine(smollm_path, n_sink=4, n_ring=64, n_scratch=64, policy="novelty", sem_block=16, backend="cpu")
-    assert c.policy == c.stats()["policy"] == "novelty"
+    c = Engine(smollm_path, n_sink=4, n_ring=64, n_scratch=64, kv_policy="novelty", kv_block=16, backend="cpu")
+    assert c.kv_policy == c.stats()["kv_policy"] == "novelty"
+
+
+def test_older_argument_names_still_reach_the_engine(smollm_path):
+    """policy / sem_block are kv_policy / kv_block under their older names (one release)."""
+    e = Engine(smollm_path, n_sink=4, n_ring=64, n_scratch=32, n_threads=1, policy="novelty", sem_block=16)
+    assert e.kv_policy == e.policy == "novelty"
+    with pytest.raises(ValueError, match="disagree"):
+        Engine(smollm_path, n_sink=4, n_ring=64, n_scratch=32, kv_policy="semantic", policy="novelty", kv_block=16)
+
+
+def test_a_block_policy_needs_its_block_size(smollm_path):
+    with pytest.raises(ValueError, match="kv_block"):
+        Engine(smollm_path, n_sink=4, n_ring=64, n_scratch=32, n_threads=1, kv_policy="novelty")

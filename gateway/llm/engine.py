@@ -24,7 +24,7 @@ from gateway.llm.timing import MsPerToken
 from gateway.llm.tokenizer import Tokenizer
 
 __all__ = ["Engine", "GenerateResult", "select_backend", "BACKENDS", "ACT_PRECISIONS", "BLOCK_POLICIES",
-           "auto_act_precision", "resolve_act_precision"]
+           "PLAIN_KV_POLICY", "EXACT_ACT_PRECISION", "auto_act_precision", "resolve_act_precision"]
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +41,20 @@ def _tokens(tokens: Sequence[int] | np.ndarray) -> np.ndarray:
 
 BACKENDS = ("auto", "cpu", "cuda")
 ACT_PRECISIONS = ("q8x2", "q8")  # native/quant.h ActPrecision
+# What an Engine built outside the appliance runs when its caller names no policy or precision (tests,
+# tools, the draft model): the plain ring, and the precision the correctness gate holds. Not defaults of
+# the appliance: those are in gateway/settings.py (engine.kv_policy, engine.act_precision).
+PLAIN_KV_POLICY = "sink_ring"
+EXACT_ACT_PRECISION = "q8x2"
+
+
+def _renamed(value: str, old: str | None, unset: str) -> str:
+    """kv_policy, or the value given under its older name `policy` (one release)."""
+    if old is None:
+        return value
+    if value != unset and value != old:
+        raise ValueError(f"kv_policy={value!r} and policy={old!r} (its older name) disagree: give kv_policy only")
+    return old
 
 
 def auto_act_precision(machine: str, backend: str = "cpu") -> str:
@@ -75,35 +89,42 @@ def select_backend(backend: str = "auto") -> str:
 
 
 class Engine:
-    def __init__(self, path_or_model_name: str | os.PathLike, n_sink: int = 4, n_ring: int = 2048,
-                 n_scratch: int = 512, policy: str = "sink_ring", n_threads: int | None = None,
-                 max_chunk: int | None = None, backend: str = "auto", tokenizer=None,
-                 act_precision: str = "q8x2", sem_block: int | None = None, sem_layer: int | None = None,
-                 sem_threshold: float | None = None, sem_keep: float | None = None):
-        """tokenizer: the caller's Tokenizer for this GGUF, if it has one (else loaded on first use).
+    def __init__(self, path_or_model_name: str | os.PathLike, *, n_sink: int, n_ring: int, n_scratch: int,
+                 kv_policy: str = PLAIN_KV_POLICY, kv_block: int | None = None, act_precision: str = EXACT_ACT_PRECISION,
+                 n_threads: int | None = None, max_chunk: int | None = None, backend: str = "auto", tokenizer=None,
+                 sem_layer: int | None = None, sem_threshold: float | None = None, sem_keep: float | None = None,
+                 policy: str | None = None, sem_block: int | None = None):
+        """The cache layout (n_sink | n_ring | n_scratch) is the caller's; the appliance's, and its
+        kv_policy, kv_block and act_precision, come from gateway/settings.py (engine.*).
+        kv_policy: what leaves the KV ring when full (native/kv_cache.h); kv_block: tokens per block,
+        required by the block policies (novelty, semantic). act_precision: "q8x2" (the precision the
+        correctness gate holds), "q8" (one int8 term per activation, llama.cpp's scheme: about half the
+        integer work of a batch) or "auto" (resolve_act_precision: q8 on aarch64 CPUs); both backends.
+        tokenizer: the caller's Tokenizer for this GGUF, if it has one (else loaded on first use).
         n_threads: default one per performance core this process may use (gateway/llm/cpus.py).
-        act_precision: "q8x2" (default: the precision the correctness gate holds), "q8" (one int8
-        term per activation, llama.cpp's scheme: about half the integer work of a batch; a draft model's
-        setting) or "auto" (resolve_act_precision: q8 on aarch64 CPUs). Both backends take it."""
+        policy, sem_block: the older names of kv_policy, kv_block (one release)."""
+        kv_policy, kv_block = _renamed(kv_policy, policy, PLAIN_KV_POLICY), kv_block if sem_block is None else sem_block
         self.path = resolve_model(path_or_model_name)
         self.backend = select_backend(backend)
         act_precision = resolve_act_precision(act_precision, self.backend)
         kwargs = {} if max_chunk is None else {"max_chunk": int(max_chunk)}
         # The CUDA engine has no block compaction: a block policy (the appliance's default is novelty)
-        # runs as sink_ring there, said in the log and in stats() (policy_requested), not refused.
-        self.policy_requested = policy
-        if self.backend == "cuda" and policy in BLOCK_POLICIES:
-            log.warning("kv policy %s is CPU-only: the CUDA engine runs sink_ring", policy)
-            policy = "sink_ring"
-        if policy in BLOCK_POLICIES:
+        # runs as sink_ring there, said in the log and in stats() (kv_policy_requested), not refused.
+        self.kv_policy_requested = kv_policy
+        if self.backend == "cuda" and kv_policy in BLOCK_POLICIES:
+            log.warning("kv policy %s is CPU-only: the CUDA engine runs sink_ring", kv_policy)
+            kv_policy = "sink_ring"
+        if kv_policy in BLOCK_POLICIES:
+            if kv_block is None:
+                raise ValueError(f"kv_policy {kv_policy!r} keeps the ring in blocks: give kv_block (engine.kv_block)")
             # block size, pooled layer, similarity threshold, share of blocks kept for important lines
-            for key, val in (("sem_block", sem_block), ("sem_layer", sem_layer), ("sem_threshold", sem_threshold),
+            for key, val in (("sem_block", kv_block), ("sem_layer", sem_layer), ("sem_threshold", sem_threshold),
                              ("sem_keep", sem_keep)):
                 if val is not None:
                     kwargs[key] = val
         cls = _native.CudaEngine if self.backend == "cuda" else _native.Engine
         self._e = cls(str(self.path), n_sink=n_sink, n_ring=n_ring, n_scratch=n_scratch,
-                      policy=policy, n_threads=int(n_threads or default_threads()),
+                      policy=kv_policy, n_threads=int(n_threads or default_threads()),
                       act_precision=act_precision, **kwargs)
         self.n_vocab: int = self._e.n_vocab
         self.n_ctx_train: int = self._e.n_ctx_train
@@ -202,9 +223,14 @@ class Engine:
                                     logits_processor=logits_processor, no_repeat_ngram=no_repeat_ngram)
 
     @property
-    def policy(self) -> str:
-        """The KV eviction policy the cache runs (policy_requested: what was asked for)."""
+    def kv_policy(self) -> str:
+        """The KV eviction policy the cache runs (kv_policy_requested: what was asked for)."""
         return self._e.policy
+
+    @property
+    def policy(self) -> str:
+        """kv_policy under its older name (serve/engine_thread.py still reads it)."""
+        return self.kv_policy
 
     def set_stream_importance(self, value: float) -> None:
         """Policy novelty: the importance of the stream tokens prefilled from now on (native/kv_cache.h)."""
@@ -217,7 +243,7 @@ class Engine:
         return {
             "n_sink": e.n_sink, "n_ring": e.n_ring, "n_scratch": e.n_scratch,
             "sink_used": e.sink_used, "ring_used": e.ring_used, "scratch_used": e.scratch_used,
-            "stream_total": e.stream_total, "policy": e.policy, "policy_requested": self.policy_requested,
+            "stream_total": e.stream_total, "kv_policy": e.policy, "kv_policy_requested": self.kv_policy_requested,
             "prefill_ms_per_tok_ema": self._prefill_ms.value, "decode_ms_per_tok_ema": self._decode_ms.value,
             "n_threads": e.n_threads, "simd": e.simd, "kv_bytes": e.kv_bytes, "act_precision": self.act_precision,
             "kernel_plan": kernel_plan.active()["plan"],

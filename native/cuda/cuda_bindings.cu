@@ -45,9 +45,10 @@ void register_cuda(py::module_& m) {
                  py::gil_scoped_release nogil;
                  return new PyCudaEngine(path, o, device);
              }),
-             py::arg("path"), py::arg("n_sink") = 4, py::arg("n_ring") = 2048, py::arg("n_scratch") = 512,
-             py::arg("policy") = "sink_ring", py::arg("n_threads") = 0, py::arg("max_chunk") = lg::DEFAULT_MAX_CHUNK,
-             py::arg("device") = 0, py::arg("act_precision") = "q8x2");
+             // layout, policy and precision: given by the caller (gateway/settings.py holds the appliance's)
+             py::arg("path"), py::arg("n_sink"), py::arg("n_ring"), py::arg("n_scratch"),
+             py::arg("policy"), py::arg("n_threads") = 0, py::arg("max_chunk") = lg::DEFAULT_MAX_CHUNK,
+             py::arg("device") = 0, py::arg("act_precision"));
     lg::py_util::def_engine_common(cls);
     cls
         .def("forward_scratch_next",

@@ -21,7 +21,7 @@ def tiny_path(request, tmp_path_factory) -> Path:
 
 
 def make(path, **kw):
-    opts = dict(n_sink=4, n_ring=32, n_scratch=24, n_threads=2)
+    opts = dict(n_sink=4, n_ring=32, n_scratch=24, n_threads=2, policy="sink_ring", act_precision="q8x2")
     opts.update(kw)
     return _native.Engine(str(path), **opts)
 
@@ -168,7 +168,8 @@ def test_evicted_stream_attends_like_a_fresh_window(tmp_path, arch, policy):
 SMALL_STACK_RUN = """
 import sys, threading, numpy as np
 from gateway import _native
-e = _native.Engine(sys.argv[1], n_sink=4, n_ring=32, n_scratch=24, n_threads=2)
+e = _native.Engine(sys.argv[1], n_sink=4, n_ring=32, n_scratch=24, policy="sink_ring", act_precision="q8x2",
+                   n_threads=2)
 toks = np.random.default_rng(1).integers(0, int(sys.argv[2]), 20).astype(np.int32)
 ref = np.empty((20, e.n_vocab), np.float32); e.forward_scratch(toks, ref, True); e.rollback(0)
 out = np.empty_like(ref)
@@ -203,7 +204,8 @@ def test_errors_name_the_limit(tiny_path):
     with pytest.raises(ValueError, match="expected"):
         e.forward_scratch(tokens(2), np.empty(3, np.float32))
     with pytest.raises(_native.GGUFError, match="not-a-file"):
-        _native.Engine("/nonexistent/not-a-file.gguf")
+        _native.Engine("/nonexistent/not-a-file.gguf", n_sink=4, n_ring=32, n_scratch=24, policy="sink_ring",
+                       act_precision="q8x2")
 
 
 def test_positions_stay_inside_the_cache_over_a_long_stream(tiny_path):

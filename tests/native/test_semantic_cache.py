@@ -20,7 +20,7 @@ def tiny_path(request, tmp_path_factory):
 
 
 def make(path, **kw):
-    opts = dict(n_sink=4, n_ring=32, n_scratch=24, n_threads=2, policy="semantic", sem_block=BLOCK)
+    opts = dict(n_sink=4, n_ring=32, n_scratch=24, n_threads=2, policy="semantic", sem_block=BLOCK, act_precision="q8x2")
     opts.update(kw)
     return _native.Engine(str(path), **opts)
 
@@ -219,13 +219,13 @@ def test_novelty_kept_blocks_attend_like_a_fresh_window(tmp_path, arch):
 @pytest.mark.models
 def test_smollm_semantic_stream_rollback_and_batch_invariance(smollm_path):
     from gateway.llm.engine import Engine
-    eng = Engine(smollm_path, n_sink=4, n_ring=128, n_scratch=32, policy="semantic", n_threads=2)
+    eng = Engine(smollm_path, n_sink=4, n_ring=128, n_scratch=32, kv_policy="semantic", kv_block=32, n_threads=2)
     line = "Nov 29 12:00:{:02d} plc-3 cycle_counter={} state=RUN\n"
     text = "".join(line.format(i % 60, 1000 + i) for i in range(40))
     text += "Nov 29 12:01:00 plc-3 ERROR E-STOP jam at conveyor 7\n" + "".join(line.format(i % 60, 2000 + i) for i in range(60))
     eng.prefill_stream(eng.tokenizer.encode(text))
     s = eng.stats()
-    assert s["policy"] == "semantic" and s["evicted_similar"] + s["evicted_oldest"] > 0
+    assert s["kv_policy"] == "semantic" and s["evicted_similar"] + s["evicted_oldest"] > 0
     before = (eng.stream_checksum(), eng.stream_len, eng.stream_total)
     toks = eng.tokenizer.encode(" ERROR E-STOP")[:4]
     batched = eng.forward_scratch(toks, all_logits=True)

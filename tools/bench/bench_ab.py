@@ -29,7 +29,8 @@ import numpy as np
 from gateway import _native
 model, threads = sys.argv[1], int(sys.argv[2])
 path = os.path.join(os.path.expanduser("~/.cache/linegate/models"), model + ".gguf")
-e = _native.Engine(path, n_sink=4, n_ring=2048, n_scratch=600, policy="sink_ring", n_threads=threads)
+e = _native.Engine(path, n_sink=4, n_ring=2048, n_scratch=600, policy="sink_ring", act_precision="q8x2",
+                   n_threads=threads)
 rng = np.random.default_rng(0)
 stream = rng.integers(100, 20000, 256).astype(np.int32)
 e.prefill_stream(stream)

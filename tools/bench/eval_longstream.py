@@ -175,13 +175,13 @@ def ask(eng: Engine, prompts: Prompts, ev: dict, max_tokens: int) -> dict:
 def run_policy(policy: str, stream: np.ndarray, imp: np.ndarray, events: list[dict], prompts: Prompts,
                capacity: int, places: list[int], args) -> dict:
     """Stream through one policy: window NLLs, answers at the checkpoints, timings."""
-    kw = {"sem_block": args.block} if policy in ("semantic", "novelty") else {}
+    kw = {"kv_block": args.block} if policy in ("semantic", "novelty") else {}
     if policy == "novelty":
         kw["sem_keep"] = args.keep
     if policy == "semantic" and args.sem_layer is not None:
         kw["sem_layer"] = args.sem_layer
     sink = prompts.sink_tokens
-    eng = Engine(args.model, n_sink=len(sink), n_ring=args.n_ring, n_scratch=args.n_scratch, policy=policy,
+    eng = Engine(args.model, n_sink=len(sink), n_ring=args.n_ring, n_scratch=args.n_scratch, kv_policy=policy,
                  n_threads=args.threads, tokenizer=prompts.tokenizer, **kw)
     eng.prefill_stream(sink)
     base = len(sink)                      # stream index of stream[0]
@@ -347,7 +347,7 @@ def retention_grid(prompts: Prompts, args) -> list[dict]:
             stream, imp, events = build_stream(prompts, cap, args.events, args)
             for block, keep in ((32, 0.75), (16, 0.75), (16, 0.5), (16, 0.875), (8, 0.75)):
                 e = _native.Engine(path, n_sink=sink.size, n_ring=n_ring, n_scratch=64, policy="novelty",
-                                   sem_block=block, sem_keep=keep, n_threads=args.threads)
+                                   sem_block=block, sem_keep=keep, act_precision="q8x2", n_threads=args.threads)
                 e.prefill_stream(sink)
                 pos, kept_share = 0, {}
                 for c in args.cps:
@@ -380,7 +380,7 @@ def replay_kept(stream: np.ndarray, imp: np.ndarray, sink: np.ndarray, policy: s
         path = str(random_gguf.write_tiny(Path(tmp) / "t.gguf", "qwen2", n_ctx=8192))
         v = random_gguf.TINY_VOCAB
         e = _native.Engine(path, n_sink=sink.size, n_ring=args.n_ring, n_scratch=64, policy=policy,
-                           n_threads=args.threads, **kw)
+                           act_precision="q8x2", n_threads=args.threads, **kw)
         e.prefill_stream(sink % v)
         pos = 0
         for stop in stops:
