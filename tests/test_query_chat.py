@@ -98,3 +98,17 @@ def test_two_asks_get_two_calls(thread):
     assert len([e for e in events if e["type"] == "query"]) == 2
     assert "".join(e["text"] for e in events if e["type"] == "token") == res["text"]
     assert t.engine.scratch_len == 0
+
+
+def test_answer_under_a_grammar_is_a_sentence_of_it(thread):
+    """A header layout asked of the model (gateway.ingest.header_layout) is decoded under its grammar:
+    whatever the model, the answer reads as a layout of the fixed fields ending with {message}."""
+    from gateway.ingest.header_layout import layout_grammar, prompt
+    from gateway.llm.constrained import Grammar
+    t, _ = thread
+    lines = ["2024-05-01 10:00:00 | WARN | press-2 | hydraulic pressure low", "2024-05-01 10:00:01 | INFO | press-2 | ok"]
+    h = t.submit_chat([{"role": "user", "content": prompt(lines)}], max_tokens=48, ttft_budget_ms=GENEROUS_MS,
+                      grammar=layout_grammar())
+    text = h.result(timeout=300)["text"]
+    assert Grammar(layout_grammar()).matches(text), text
+    assert text.endswith("{message}") and t.engine.scratch_len == 0

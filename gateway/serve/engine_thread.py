@@ -18,6 +18,7 @@ from typing import Any, Callable, Mapping, Sequence
 from gateway.llm import kernel_plan
 from gateway.llm.cpus import default_threads
 from gateway.llm.drafters import make_drafter, resolve_draft_spec
+from gateway.llm.constrained import Constraint, Grammar, LogitsMask, Vocabulary
 from gateway.llm.engine import Engine, resolve_act_precision, select_backend
 from gateway.llm.models import resolve_model
 from gateway.llm.sampling import SamplingParams
@@ -86,6 +87,7 @@ class EngineThread:
         self._queue: queue.PriorityQueue[tuple[int, int, Job]] = queue.PriorityQueue()
         self.queue_size = queue_size
         self._seq = 0                    # FIFO tie-break within a priority
+        self._vocab: Vocabulary | None = None   # grammars' byte vocabulary (_vocabulary)
         self._queued_ms = [0.0, 0.0]     # estimates of queued + running jobs, by priority
         self._waiting = [0, 0]           # jobs queued and not running, by priority
         self._running: tuple[Job, float] | None = None   # the job being served, since (monotonic)
@@ -136,17 +138,18 @@ class EngineThread:
     def submit_chat(self, messages: Sequence[Mapping[str, str]], *, max_tokens: int, ttft_budget_ms: float,
                     temperature: float = 0.0, top_p: float = 1.0, seed: int | None = None,
                     loop: asyncio.AbstractEventLoop | None = None, query: bool = False,
-                    on_event: Callable[[dict], None] | None = None) -> JobHandle:
+                    on_event: Callable[[dict], None] | None = None, grammar: Any = None) -> JobHandle:
         """An operator's answer. query=True (with a query_tool): the model first writes one store query
         under the call grammar, the query runs, and the answer is written from its result; the call's
-        decode and the result's prefill count toward the first-token budget."""
+        decode and the result's prefill count toward the first-token budget. grammar: the answer is
+        decoded under it (gateway.llm.constrained) and ends once it is a whole sentence of it."""
         if query and self.query_tool is not None:
             return self.submit("chat", self.prompts.chat_tokens(messages), max_tokens=max_tokens,
                                budget_ms=ttft_budget_ms, deadline_kind=TTFT, temperature=temperature, top_p=top_p,
                                seed=seed, loop=loop, on_event=on_event, turns=[dict(m) for m in messages])
         return self.submit("chat", self.prompts.chat_tokens(messages), max_tokens=max_tokens,
                            budget_ms=ttft_budget_ms, deadline_kind=TTFT, temperature=temperature, top_p=top_p,
-                           seed=seed, loop=loop, on_event=on_event)
+                           seed=seed, loop=loop, on_event=on_event, grammar=grammar)
 
     def submit_explain(self, alert: Mapping[str, Any], *, max_tokens: int, budget_ms: float,
                        on_event: Callable[[dict], None] | None = None) -> JobHandle:
@@ -156,7 +159,8 @@ class EngineThread:
     def submit(self, kind: str, prompt: list[int], *, max_tokens: int, budget_ms: float, deadline_kind: str,
                temperature: float = 0.0, top_p: float = 1.0, seed: int | None = None,
                loop: asyncio.AbstractEventLoop | None = None,
-               on_event: Callable[[dict], None] | None = None, turns: list | None = None) -> JobHandle:
+               on_event: Callable[[dict], None] | None = None, turns: list | None = None,
+               grammar: Any = None) -> JobHandle:
         if not self.ready or self.admission is None:
             raise NotReady(self.error or "the model is still loading")
         if max_tokens < 1:
@@ -183,7 +187,7 @@ class EngineThread:
             full = self.admission.estimate_ms(priced, max_tokens + (decode_in_budget - 1))
             job = Job(kind, list(prompt), max_tokens, budget_ms, deadline_kind, JobHandle(loop, on_event),
                       estimate_ms=full, temperature=temperature, top_p=top_p, seed=seed, turns=turns,
-                      model_ms=d.model_ms, seq=self._seq)
+                      model_ms=d.model_ms, seq=self._seq, grammar=grammar)
             if self._queue.qsize() >= self.queue_size:
                 self.admission.admitted -= 1   # not admitted after all: the queue refused it
                 self.admission.refused += 1
@@ -385,10 +389,20 @@ class EngineThread:
                   keep_going: Callable[[], bool] | None = None) -> GenerateResult:
         """The job through the one decode loop, with the drafter when there is one (greedy output is
         the target's own, token for token); its timings go to admission control."""
+        mask = None
+        if job.grammar is not None:          # a whole sentence of the grammar ends the answer
+            mask = LogitsMask(Constraint(Grammar(job.grammar), self._vocabulary()), job.max_tokens)
+            made: list[int] = []
+            inner = on_token
+
+            def on_token(tid: int) -> bool:
+                made.append(tid)
+                return inner(tid) and not mask.complete(made)
         res = speculative_generate(self.engine, self.drafter, job.prompt, job.max_tokens,
                                    SamplingParams(temperature=job.temperature, top_p=job.top_p), job.seed,
                                    stop_tokens=sorted(self.tokenizer.stop_ids), on_token=on_token,
-                                   no_repeat_ngram=self.no_repeat_ngram,
+                                   no_repeat_ngram=self.no_repeat_ngram if mask is None else 0,
+                                   logits_processor=mask,
                                    keep_going=keep_going or (lambda: not job.handle.cancelled))
         if self.drafter is not None:
             self._count_speculation(res.stats)
@@ -475,6 +489,13 @@ class EngineThread:
         out.extra["plan"] = plan
         out.prompt_tokens = len(answer)
         return out
+
+    def _vocabulary(self) -> Vocabulary:
+        """The tokenizer's byte vocabulary for grammars, built once (the query tool's when it has one)."""
+        if self._vocab is None:
+            tool = self.query_tool
+            self._vocab = tool.vocabulary() if tool is not None else Vocabulary.of(self.tokenizer)
+        return self._vocab
 
     def _count_speculation(self, st: SpecStats) -> None:
         t = self._spec_totals

@@ -11,7 +11,7 @@ import queue
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Literal, TypedDict, Union
+from typing import Any, Callable, Literal, TypedDict, Union
 
 log = logging.getLogger(__name__)
 
@@ -162,6 +162,7 @@ class Job:
     top_p: float = 1.0
     seed: int | None = None           # sampling seed (reproducible answers); None: fresh entropy
     turns: list | None = None         # chat with a store query: the conversation (the engine thread plans the call)
+    grammar: Any = None               # the answer decoded under this grammar (gateway.llm.constrained), if any
     submitted: float = field(default_factory=time.monotonic)
     model_ms: float = 0.0             # admission's uncorrected estimate to the deadline point (its outcome feedback)
     preemptions: int = 0              # times an operator's question stopped it to go first (explanations only)

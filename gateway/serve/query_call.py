@@ -396,10 +396,16 @@ class QueryTool:
                 self._read = time.monotonic()
             return ground(question, *self._values)
 
-    def constraint(self, g: Grounding) -> Constraint:
+    def vocabulary(self) -> Vocabulary:
         with self._lock:
             if self._vocab is None:
                 self._vocab = Vocabulary.of(self.tokenizer)
+            return self._vocab
+
+    def constraint(self, g: Grounding) -> Constraint:
+        vocab = self.vocabulary()
+        with self._lock:
+            self._vocab = vocab
             key = g.key()
             c = self._constraints.get(key)
             if c is None:
