@@ -142,12 +142,22 @@ def parse_ts(m: re.Match, year: int | None = None) -> float | None:
         return None
 
 
+# By the first character (a timestamp is looked for at most tokens of every line): only the named-month
+# pattern starts with a letter (of a weekday or month name), the others with a digit. Same order.
+_NAMED_TS = _TS_PATTERNS[3]
+_DIGIT_TS = tuple(p for p in _TS_PATTERNS if p is not _NAMED_TS)
+_NAME_INITIALS = frozenset("mtwfsjaondMTWFSJAOND")
+
+
 def match_ts(text: str, pos: int) -> re.Match | None:
-    for p in _TS_PATTERNS:
-        m = p.match(text, pos)
-        if m:
-            return m
-    return None
+    c = text[pos:pos + 1]
+    if c.isdigit():
+        for p in _DIGIT_TS:
+            m = p.match(text, pos)
+            if m:
+                return m
+        return None
+    return _NAMED_TS.match(text, pos) if c in _NAME_INITIALS else None
 
 
 def _level(tok: str, *, loose: bool) -> tuple[str, str] | None:

@@ -229,3 +229,23 @@ def test_a_proposed_layout_is_kept_only_if_it_parses_the_next_lines():
     fm4 = SourceFormats()
     fm4.set_formats(fm3.formats())                                  # kept across a restart
     assert fm4.parse(lines[61], "odd").host == "south-press"
+
+
+def test_match_ts_by_first_character_is_the_ordered_search():
+    """match_ts tries only the patterns a token's first character can start (a speed-up): the same
+    match as trying every pattern in order, on every position of varied lines."""
+    from gateway.ingest.header import _TS_PATTERNS, match_ts
+
+    def every(text, pos):
+        return next((m for p in _TS_PATTERNS if (m := p.match(text, pos))), None)
+
+    lines = ["2015-10-18 18:01:47,978 INFO [main] x", "Jun 14 15:16:01 combo sshd(pam_unix)[19939]: y",
+             "Mon Dec 05 2005 04:01:37 z", "sat jun 4 12:00:01 2005 q", "17/06/09 20:10:40 INFO a", "1117838570 b",
+             "1117838570123 c", "20171223-22:15:29:606|Step_LSC|30002312|onStandStepChanged 3579",
+             "[10.30 16:49:06] chrome.exe - proxy.cse.cuhk.edu.hk:5070", "081109 203615 148 INFO d",
+             "03-17 16:13:38.811  1702  2395 D WindowManager", "12/25/2026 10:00:00 e", "30.11.2026 08:00:01 f",
+             "09 Dec 2026 10:00:00 +0800 g", "2026-12-04T08:00:00Z h", "20261204T080000 i", "²3 ٣٤ k", "Août x"]
+    for line in lines:
+        for pos in range(len(line)):
+            a, b = match_ts(line, pos), every(line, pos)
+            assert (a and (a.re.pattern, a.span())) == (b and (b.re.pattern, b.span())), (line, pos)
