@@ -11,7 +11,8 @@ import time
 import pytest
 
 from gateway.ingest.record import LogRecord
-from gateway.pipeline.store import Store, fts_query
+from gateway.pipeline.store import Store
+from gateway.pipeline.store_read import fts_query
 
 
 def _rec(text, ts=1000.0, host="line3/plc", sev=6, source="t"):
@@ -53,8 +54,8 @@ def test_append_search_filters(tmp_path):
         assert [r["id"] for r in s.search(template_id=9)] == [3]
         assert [r["id"] for r in s.search(after_id=2, limit=5)] == [3, 4]         # paging forward
         assert [r["id"] for r in s.search(before_id=3, limit=1)] == [2]
-        assert s.get(1) == {"id": 1, "ts": 1000.0, "source": "t", "host": "line3/plc", "severity": "critical",
-                            "text": "E-STOP pressed at station 4", "template_id": 7}
+        assert s.get(1) == {"id": 1, "ts": 1000.0, "source": "t", "host": "line3/plc", "peer": "line3/plc",
+                            "severity": "critical", "text": "E-STOP pressed at station 4", "template_id": 7}
         with pytest.raises(ValueError, match="limit=0"):
             s.search(limit=0)
         with pytest.raises(ValueError, match="unknown severity"):
@@ -188,7 +189,11 @@ def test_fields_and_params_round_trip(tmp_path):
         assert plain["time"] == 2001 and plain["component"] is None and plain["params"] == []
         assert s.fields(999) is None
         assert s.get(ids[0])["text"] == "zone 2 temperature 92.4C"
-        with s._reader() as db:
+        # one meaning of host for every reader: the line's own (its header's), the transport's kept as peer
+        assert (s.get(ids[0])["host"], s.get(ids[0])["peer"]) == ("plc7", "line3/plc")
+        assert [r["id"] for r in s.search(host="plc7")] == [ids[0]]
+        assert [r["id"] for r in s.search(host="line3/plc")] == [ids[1]]
+        with s.reader.connection() as db:
             assert db.execute("SELECT max(num) FROM params p JOIN logs l ON l.id = p.line_id "
                               "WHERE l.template_id = 5 AND p.pos = 1").fetchone()[0] == 92.4
         with pytest.raises(ValueError, match="fields"):
@@ -207,7 +212,7 @@ def test_retention_deletes_params(tmp_path):
         s.flush()
         lo = s.id_range()[0]
         assert s.stats()["retention_deleted"] > 0 and lo > 1 and s.stats()["first_id"] == lo
-        with s._reader() as db:
+        with s.reader.connection() as db:
             assert db.execute("SELECT count(*) FROM params WHERE line_id < ?", (lo,)).fetchone()[0] == 0
             assert db.execute("SELECT count(*) FROM params").fetchone()[0] == 2 * s.count()
 
@@ -252,7 +257,7 @@ def test_readers_are_pooled_across_threads(tmp_path):
     instead), so the process's fds stay as they were at start; close() closes them all (issue 30)."""
     import math
     import threading
-    import gateway.pipeline.store as store_mod
+    import gateway.pipeline.store_read as store_mod
     s = Store(tmp_path / "s.db")
 
     def db_fds():                         # this store's files (db, -wal, -shm) among the process's fds
@@ -272,7 +277,7 @@ def test_readers_are_pooled_across_threads(tmp_path):
     together = threading.Barrier(3)
 
     def hold():
-        with s._reader() as db:
+        with s.reader.connection() as db:
             together.wait(10)             # three readers at once: three pooled connections
             db.execute("SELECT 1")
 
@@ -281,13 +286,13 @@ def test_readers_are_pooled_across_threads(tmp_path):
         t.start()
     for t in ts:
         t.join()
-    assert len(s._idle) == s.stats()["read_connections"] == store_mod.MAX_READERS
+    assert len(s.reader._idle) == s.stats()["read_connections"] == store_mod.MAX_READERS
     assert db_fds() == fds
     # after a quiet spell the next reader drops the idle connections' caches and keeps them open
-    s._idle = type(s._idle)((db, t - store_mod.READER_IDLE_S - 1) for db, t in s._idle)
+    s.reader._idle = type(s.reader._idle)((db, t - store_mod.READER_IDLE_S - 1) for db, t in s.reader._idle)
     s.search("line", limit=1)
     assert s.stats()["read_connections"] == store_mod.MAX_READERS
-    assert sum(t == math.inf for _, t in s._idle) >= store_mod.MAX_READERS - 1
+    assert sum(t == math.inf for _, t in s.reader._idle) >= store_mod.MAX_READERS - 1
     s.close()
     assert s.stats()["read_connections"] == 0
 

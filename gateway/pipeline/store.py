@@ -8,36 +8,31 @@ every append waiting when a transaction starts joins it, so N concurrent produce
 fsync, and `append()` returns only after the COMMIT holding its rows has been synced. A line
 whose append() returned survives kill -9 and power loss (as far as the disk honours fsync).
 
-Thread-safety: one writer connection, owned by the writer thread; readers borrow one of at most
-MAX_READERS pooled connections (WAL lets them read while the writer writes), so server threads that
-come and go never leave connections behind (issue 30). Any thread may call any method.
+Thread-safety: one writer connection, owned by the writer thread; reads go through the pooled
+StoreReader (gateway/pipeline/store_read.py). Any thread may call any method.
 """
 
 from __future__ import annotations
 
 import logging
-import math
 import os
 import queue
-import re
 import sqlite3
 import threading
-import time
-from collections import deque
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from gateway.ingest.record import LogRecord, parse_severity_strict, severity_name
+from gateway.ingest.record import LogRecord
 from gateway.pipeline.fields import LineFields
+from gateway.pipeline.store_read import StoreClosed, StoreReader, fts_query
 from gateway.pipeline.store_schema import create_or_migrate
+
+__all__ = ["Store", "StoreFull", "StoreClosed", "fts_query", "DEFAULT_MAX_BYTES", "MIN_STORE_BYTES"]
 
 log = logging.getLogger(__name__)
 
 MAX_BATCH_ROWS = 20_000          # rows per group commit (bounds one transaction's latency)
-MAX_SEARCH_LIMIT = 1_000         # rows one search may return
-MAX_QUERY_CHARS = 512            # longer search text is refused (cheap FTS queries only)
 MIN_STORE_BYTES = 1 << 20        # smaller max_bytes would thrash retention
 RETENTION_CHECK_ROWS = 10_000    # check the size after about this many new rows
 RETENTION_TARGET = 0.9           # retention deletes down to this fraction of max_bytes
@@ -46,17 +41,8 @@ CACHE_KIB = 65_536               # page cache of a read connection
 WRITER_CACHE_KIB = 8_192         # the writer's: 64 MiB wrote no faster (into a 1M-row store) and took
                                  # minutes to fill, RSS growing all the while (issue 29)
 WAL_CHECKPOINT_PAGES = 8_192     # checkpoint less often than the default 1000 pages (fewer fsyncs)
-MAX_READERS = 4                  # pooled read connections; a reader beyond them waits for one
-READER_WAIT_S = 30.0
-READER_IDLE_S = 10.0             # pooled connections idle this long drop their page cache
 KEY_WINDOW = 20_000              # keyed lines a redelivery is looked up among (MQTT in-flight is far less,
                                  # and an MQTT packet id comes round only after 65,535 messages)
-
-_COLUMNS = "id, ts, source, host, severity, text, template_id"
-
-
-class StoreClosed(RuntimeError):
-    pass
 
 
 class StoreFull(RuntimeError):
@@ -75,27 +61,13 @@ class _Append:
     error: BaseException | None = None
 
 
-def fts_query(text: str) -> str | None:
-    """User text -> a safe FTS5 query: every whitespace-separated word becomes a quoted phrase
-    (quotes doubled), all ANDed; a trailing * keeps prefix search. FTS operators in user text
-    (AND, NEAR, column:, ^, parentheses) are thus literal. None when no word is left."""
-    parts = []
-    for chunk in text.split():
-        prefix = chunk.endswith("*")
-        chunk = chunk.rstrip("*")
-        if not re.search(r"\w", chunk):
-            continue
-        parts.append('"' + chunk.replace('"', '""') + '"' + ("*" if prefix else ""))
-    return " ".join(parts) if parts else None
-
-
 class Store:
     """Append-only log store with size-bounded retention and search.
 
     append(records, template_ids, fields) -> ids   durable (fsynced) before it returns
-    search(...) -> [dict]                   dicts: id, ts, source, host, severity (name), text, template_id
-    fields(id) -> dict | None               time, host, component, pid, level, template, params of a line
-    get(id) -> dict | None; count(); stats(); flush(); close()
+    search(...), get(id), fields(id), count(), id_range()   the StoreReader's (`reader`): host is the
+                                            line's, peer the transport's
+    stats(); flush(); close()
 
     Retention runs on the writer thread after a commit is acknowledged, so an append never waits
     for a delete; flush() waits until everything appended before it, retention included, is done.
@@ -107,9 +79,6 @@ class Store:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.max_bytes = int(max_bytes)
-        self._idle: deque[tuple[sqlite3.Connection, float]] = deque()   # (connection, idle since), newest last
-        self._n_readers = 0                                               # open: idle + in use
-        self._readers_cv = threading.Condition()
         self._queue: queue.Queue[_Append | None] = queue.Queue()
         self._closed = False
         self._lines_written = 0
@@ -128,10 +97,7 @@ class Store:
         self._next_id = (row[0] if row else 0) + 1
         self._first_id = db.execute("SELECT min(id) FROM logs").fetchone()[0]   # kept by the writer
         self._writer_db = db
-        # The read pool, whole: in WAL mode SQLite keeps a closed connection's fd while the writer
-        # holds its lock, so a pool that grew and shrank would keep its peak in fds anyway (issue 30).
-        self._idle.extend((self._connect(query_only=True), time.monotonic()) for _ in range(MAX_READERS))
-        self._n_readers = MAX_READERS
+        self.reader = StoreReader(self.path, lambda: self._connect(query_only=True))
         self._writer = threading.Thread(target=self._write_loop, name="store-writer", daemon=True)
         self._writer.start()
 
@@ -354,120 +320,22 @@ class Store:
             self._retention_deleted += n_delete
         log.info("store retention: deleted %d oldest rows (used %d > max %d bytes)", n_delete, used, self.max_bytes)
 
-    # --- reading -------------------------------------------------------------------------
-    @contextmanager
-    def _reader(self):
-        """A pooled read-only connection for the duration of a `with` block."""
-        if self._closed:
-            raise StoreClosed(f"store {self.path} is closed")
-        db = None
-        with self._readers_cv:
-            now = time.monotonic()
-            for i, (idle, since) in enumerate(self._idle):   # a burst is over: its caches go, not the fds
-                if now - since > READER_IDLE_S:
-                    idle.execute("PRAGMA shrink_memory")
-                    self._idle[i] = (idle, math.inf)          # shrunk; idle until used again
-            while db is None:
-                if self._idle:
-                    db = self._idle.pop()[0]
-                elif not self._readers_cv.wait(READER_WAIT_S):
-                    raise StoreClosed(f"store {self.path}: no read connection free in {READER_WAIT_S:g} s")
-        try:
-            yield db
-        finally:
-            with self._readers_cv:
-                if self._closed:
-                    db.close()
-                    self._n_readers -= 1
-                else:
-                    self._idle.append((db, time.monotonic()))
-                    self._readers_cv.notify()
-
-    @staticmethod
-    def _row(r: tuple) -> dict:
-        return {"id": r[0], "ts": r[1], "source": r[2], "host": r[3],
-                "severity": severity_name(r[4]), "text": r[5], "template_id": r[6]}
-
-    def fields(self, line_id: int) -> dict | None:
-        """A line's structured fields: time (its own, else ts), time_text, line_host, component,
-        pid, level, template_id, template, params [{pos, text, num, name}]; None if no such line."""
-        with self._reader() as db:
-            return self._fields(db, line_id)
-
-    def _fields(self, db: sqlite3.Connection, line_id: int) -> dict | None:
-        r = db.execute("SELECT l.ts, l.time, l.time_text, l.line_host, l.component, l.pid, l.level, l.template_id,"
-                       " t.template FROM logs l LEFT JOIN templates t ON t.id = l.template_id WHERE l.id=?",
-                       (int(line_id),)).fetchone()
-        if r is None:
-            return None
-        ps = db.execute("SELECT pos, text, num, name FROM params WHERE line_id=? ORDER BY pos",
-                        (int(line_id),)).fetchall()
-        return {"time": r[1] if r[1] is not None else r[0], "time_text": r[2], "line_host": r[3], "component": r[4],
-                "pid": r[5], "level": r[6], "template_id": r[7], "template": r[8],
-                "params": [{"pos": p, "text": t, "num": n, "name": nm} for p, t, n, nm in ps]}
+    # --- reading: the StoreReader's, here for the store's callers -----------------------------
+    def search(self, text: str | None = None, **filters) -> list[dict]:
+        """Lines by words and filters, `host` the line's (StoreReader.search)."""
+        return self.reader.search(text, **filters)
 
     def get(self, line_id: int) -> dict | None:
-        with self._reader() as db:
-            r = db.execute(f"SELECT {_COLUMNS} FROM logs WHERE id=?", (int(line_id),)).fetchone()
-        return self._row(r) if r else None
+        return self.reader.get(line_id)
 
-    def search(self, text: str | None = None, *, since: float | None = None, until: float | None = None,
-               host: str | None = None, severity: int | str | None = None, template_id: int | None = None,
-               source: str | None = None, before_id: int | None = None, after_id: int | None = None,
-               limit: int = 100) -> list[dict]:
-        """Lines matching every given filter, newest first (oldest first when `after_id` is given).
-
-        text: words (all must occur; `word*` is a prefix; FTS syntax is taken literally);
-        since/until: Unix seconds, inclusive; severity: at least this severe (name or 0..7);
-        before_id/after_id: paging cursors. Raises ValueError (naming the parameter) on bad input.
-        """
-        if not 1 <= int(limit) <= MAX_SEARCH_LIMIT:
-            raise ValueError(f"limit={limit} must be within 1..{MAX_SEARCH_LIMIT}")
-        where, args = [], []
-        join = ""
-        if text is not None and text.strip():
-            if len(text) > MAX_QUERY_CHARS:
-                raise ValueError(f"search text is {len(text)} characters; the limit is {MAX_QUERY_CHARS}")
-            q = fts_query(text)
-            if q is None:
-                return []
-            join = "JOIN logs_fts f ON f.rowid = l.id"
-            where.append("logs_fts MATCH ?")
-            args.append(q)
-        if since is not None:
-            where.append("l.ts >= ?"); args.append(float(since))
-        if until is not None:
-            where.append("l.ts <= ?"); args.append(float(until))
-        if host:
-            where.append("l.host = ?"); args.append(host)
-        if source:
-            where.append("l.source = ?"); args.append(source)
-        if severity is not None:
-            where.append("l.severity <= ?"); args.append(int(parse_severity_strict(severity)))
-        if template_id is not None:
-            where.append("l.template_id = ?"); args.append(int(template_id))
-        if before_id is not None:
-            where.append("l.id < ?"); args.append(int(before_id))
-        if after_id is not None:
-            where.append("l.id > ?"); args.append(int(after_id))
-        order = "ASC" if after_id is not None else "DESC"
-        sql = (f"SELECT l.id, l.ts, l.source, l.host, l.severity, l.text, l.template_id FROM logs l {join}"
-               + (" WHERE " + " AND ".join(where) if where else "") + f" ORDER BY l.id {order} LIMIT ?")
-        args.append(int(limit))
-        try:
-            with self._reader() as db:
-                rows = db.execute(sql, args).fetchall()
-        except sqlite3.OperationalError as exc:   # should not happen with fts_query; never a 5xx
-            raise ValueError(f"search text {text!r} could not be searched: {exc}") from exc
-        return [self._row(r) for r in rows]
+    def fields(self, line_id: int) -> dict | None:
+        return self.reader.fields(line_id)
 
     def count(self) -> int:
-        with self._reader() as db:
-            return db.execute("SELECT count(*) FROM logs").fetchone()[0]
+        return self.reader.count()
 
     def id_range(self) -> tuple[int | None, int | None]:
-        with self._reader() as db:
-            return tuple(db.execute("SELECT min(id), max(id) FROM logs").fetchone())  # type: ignore[return-value]
+        return self.reader.id_range()
 
     def stats(self) -> dict:
         """Figures kept by the writer: no query, so stats never wait for a read connection."""
@@ -480,7 +348,7 @@ class Store:
                     "commits": self._commits, "commit_retries": self._commit_retries,
                     "commit_failures": self._commit_failures, "repeats_skipped": self._repeats_skipped,
                     "retention_deleted": self._retention_deleted,
-                    "queued": self._queue.qsize(), "read_connections": self._n_readers}
+                    "queued": self._queue.qsize(), "read_connections": self.reader.n_open}
 
     def close(self) -> None:
         if self._closed:
@@ -488,10 +356,7 @@ class Store:
         self._closed = True
         self._queue.put(None)
         self._writer.join()
-        with self._readers_cv:     # connections in use are closed as they come back
-            while self._idle:
-                self._idle.pop()[0].close()
-                self._n_readers -= 1
+        self.reader.close()
 
     def __enter__(self) -> "Store":
         return self

@@ -1,6 +1,7 @@
 """GET /api/logs/search (text + filters, JSON `results`) and GET /api/logs/{id}/around (a line in context).
 
-Searches the appliance's store (the system of record); knows nothing about triage or the model.
+Searches the appliance's store (the system of record) through its one reader (gateway/pipeline/store_read.py):
+"host" is the line's, as in the chat's store queries. Knows nothing about triage or the model.
 """
 
 from __future__ import annotations
@@ -12,11 +13,10 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, HTTPException, Path, Query
 from pydantic import BaseModel
 
+from gateway.pipeline.store_read import MAX_QUERY_CHARS, MAX_SEARCH_LIMIT
 from gateway.server.deps import ApplianceDep, ErrorDetail, KeyDep
 
 router = APIRouter(prefix="/api/logs", tags=["logs"])
-MAX_LIMIT = 1000          # gateway.pipeline.store.MAX_SEARCH_LIMIT
-MAX_QUERY_CHARS = 512     # gateway.pipeline.store.MAX_QUERY_CHARS
 MAX_AROUND = 50
 MAX_LINE_ID = 2**53 - 1   # SQLite INTEGER, capped where a JSON number stays exact (see chat.py's seed)
 # Stored text never holds control characters (sources escape them as \xNN), and a NUL breaks an
@@ -28,7 +28,8 @@ class LogLine(BaseModel):
     id: int
     ts: float
     source: str
-    host: str
+    host: str               # the line's own host (its header's), else the sender's: what the chat's queries mean
+    peer: str               # the host the line came from (the transport's sender)
     severity: str
     text: str
     template_id: int | None = None
@@ -53,8 +54,8 @@ def unix(t: datetime | None) -> float | None:
 @router.get("/search", response_model=SearchResults)
 def search(appliance: ApplianceDep, _key: KeyDep,
            q: Annotated[str | None, Query(max_length=MAX_QUERY_CHARS, description="words, all must occur; word* = prefix")] = None,
-           limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = 100,
-           host: Annotated[str | None, Query(max_length=255)] = None,
+           limit: Annotated[int, Query(ge=1, le=MAX_SEARCH_LIMIT)] = 100,
+           host: Annotated[str | None, Query(max_length=255, description="the line's host (else the sender's)")] = None,
            severity: Annotated[Severity | None, Query(description="at least this severe: 0..7 or a name")] = None,
            since: Annotated[datetime | None, Query(description="ISO 8601 (naive = UTC) or Unix seconds")] = None,
            until: Annotated[datetime | None, Query(description="ISO 8601 (naive = UTC) or Unix seconds")] = None,
