@@ -1,0 +1,107 @@
+"""The fleet node's store reader: the read side of gateway.pipeline.store.Store (search, get, fields, count,
+id_range, stats) over the plant's ClickHouse, what the API's log routes call. A line is (box, id): a line id
+alone names a line only with its box. Knows nothing about writing or about HTTP routes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gateway.fleet.node import sql
+from gateway.fleet.node.surface import Rows
+from gateway.fleet.schema import LINES
+from gateway.ingest.record import parse_severity_strict, severity_name
+
+try:    # the store's read side is moving to store_read.py; drop the fallback once that is committed
+    from gateway.pipeline.store_read import MAX_QUERY_CHARS, MAX_SEARCH_LIMIT
+except ImportError:
+    from gateway.pipeline.store import MAX_QUERY_CHARS, MAX_SEARCH_LIMIT
+
+_COLUMNS = "box, id, ts, source, host, severity, text, template_id"
+
+
+class FleetStoreReader:
+    """search(...) -> [dict] (Store.search's keys plus box); get(id, box); fields(id, box); count(); stats()."""
+
+    def __init__(self, rows: Rows, database: str = "linegate", caps: dict[str, Any] | None = None) -> None:
+        self._rows = rows
+        self.table = f"{database}.{LINES}"
+        self.caps = dict(caps or {})
+
+    def _q(self, statement: str) -> list[dict]:
+        return self._rows(statement, self.caps)
+
+    @staticmethod
+    def _row(r: dict) -> dict:
+        return {"box": r["box"], "id": r["id"], "ts": r["ts"], "source": r["source"], "host": r["host"],
+                "severity": severity_name(int(r["severity"])), "text": r["text"], "template_id": r["template_id"]}
+
+    def search(self, text: str | None = None, *, since: float | None = None, until: float | None = None,
+               host: str | None = None, severity: int | str | None = None, template_id: int | None = None,
+               source: str | None = None, box: str | None = None, before_id: int | None = None,
+               after_id: int | None = None, limit: int = 100) -> list[dict]:
+        """Lines matching every filter, newest first (oldest first with `after_id`), as Store.search; the
+        paging cursors need `box` (ids are a box's own). Raises ValueError naming the parameter."""
+        if not 1 <= int(limit) <= MAX_SEARCH_LIMIT:
+            raise ValueError(f"limit={limit} must be within 1..{MAX_SEARCH_LIMIT}")
+        if (before_id is not None or after_id is not None) and not box:
+            raise ValueError("before_id/after_id page within one box: give box")
+        w = sql.Where()
+        if text is not None and text.strip():
+            if len(text) > MAX_QUERY_CHARS:
+                raise ValueError(f"search text is {len(text)} characters; the limit is {MAX_QUERY_CHARS}")
+            w.conds += sql.text_conditions(text, max_chars=MAX_QUERY_CHARS)
+        for col, value in (("host", host), ("source", source), ("box", box)):
+            if value:
+                w.conds.append(f"{col} = {sql.lit(value)}")
+        if since is not None:
+            w.conds.append(f"ts >= {sql.num(since)}")
+        if until is not None:
+            w.conds.append(f"ts <= {sql.num(until)}")
+        if severity is not None:
+            w.conds.append(f"severity <= {int(parse_severity_strict(severity))}")
+        if template_id is not None:
+            w.conds.append(f"template_id = {int(template_id)}")
+        if before_id is not None:
+            w.conds.append(f"id < {int(before_id)}")
+        if after_id is not None:
+            w.conds.append(f"id > {int(after_id)}")
+        order = "ASC" if after_id is not None else "DESC"
+        rows = self._q(f"SELECT {_COLUMNS} FROM {self.table} FINAL{w.sql()}"
+                       f" ORDER BY ts {order}, box {order}, id {order} LIMIT {int(limit)}")
+        return [self._row(r) for r in rows]
+
+    def get(self, line_id: int, box: str) -> dict | None:
+        rows = self._q(f"SELECT {_COLUMNS} FROM {self.table} FINAL WHERE box = {sql.lit(box)} AND id = {int(line_id)}")
+        return self._row(rows[0]) if rows else None
+
+    def fields(self, line_id: int, box: str) -> dict | None:
+        """As Store.fields: time, time_text, line_host, component, pid, level, template_id, template, params."""
+        rows = self._q(f"SELECT box, id, time, time_text, line_host, component, pid, level, template_id, template,"
+                       f" param_text, param_num, param_name FROM {self.table} FINAL"
+                       f" WHERE box = {sql.lit(box)} AND id = {int(line_id)}")
+        if not rows:
+            return None
+        r = rows[0]
+        params = [{"pos": i, "text": t, "num": n, "name": nm or None}
+                  for i, (t, n, nm) in enumerate(zip(r["param_text"], r["param_num"], r["param_name"]))]
+        return {"time": r["time"], "time_text": r["time_text"], "line_host": r["line_host"],
+                "component": r["component"], "pid": r["pid"], "level": r["level"], "template_id": r["template_id"],
+                "template": r["template"] or None, "params": params}
+
+    def count(self, box: str | None = None) -> int:
+        w = sql.Where()
+        if box:
+            w.conds.append(f"box = {sql.lit(box)}")
+        return int(self._q(f"SELECT count() AS n FROM {self.table} FINAL{w.sql()}")[0]["n"])
+
+    def id_range(self, box: str) -> tuple[int | None, int | None]:
+        r = self._q(f"SELECT min(id) AS lo, max(id) AS hi, count() AS n FROM {self.table}"
+                    f" WHERE box = {sql.lit(box)}")[0]
+        return (r["lo"], r["hi"]) if r["n"] else (None, None)
+
+    def stats(self) -> dict:
+        """Per box: lines (after FINAL), first and last id, newest arrival."""
+        rows = self._q(f"SELECT box, count() AS lines, min(id) AS first_id, max(id) AS last_id, max(ts) AS newest_ts"
+                       f" FROM {self.table} FINAL WHERE box != '' GROUP BY box ORDER BY box")
+        return {"table": self.table, "boxes": rows, "lines": sum(int(r["lines"]) for r in rows)}
