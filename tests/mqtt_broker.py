@@ -1,4 +1,4 @@
-"""A real mosquitto broker on a free port, for tests (helper module, loaded by path; not a test)."""
+"""A real mosquitto broker on a free port, for tests (helper module, imported as tests.mqtt_broker; not a test)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,10 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from tests.helpers import free_port
+
 MOSQUITTO = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
 START_TIMEOUT_S = 10.0
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @contextmanager

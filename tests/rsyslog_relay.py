@@ -1,5 +1,5 @@
 """A real rsyslogd relaying what it receives on TCP to linegate over RELP (omrelp), for tests (helper
-module, loaded by path; not a test). Its action queue keeps what linegate has not answered and sends
+module, imported as tests.rsyslog_relay; not a test). Its action queue keeps what linegate has not answered and sends
 it again, as a relay on a line would."""
 
 from __future__ import annotations
@@ -12,14 +12,10 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from tests.helpers import free_port
+
 RSYSLOGD = shutil.which("rsyslogd") or "/usr/sbin/rsyslogd"
 START_TIMEOUT_S = 30.0
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @contextmanager

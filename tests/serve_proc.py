@@ -1,8 +1,7 @@
-"""`linegate serve` as a real process for tests (helper module, loaded by path; not a test)."""
+"""`linegate serve` as a real process for tests (helper module, imported as tests.serve_proc; not a test)."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
@@ -10,7 +9,8 @@ from pathlib import Path
 
 import httpx
 
-ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
+from tests.helpers import ENV
+
 START_TIMEOUT_S = 60.0
 
 

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
-from pathlib import Path
 
 from gateway.pipeline.alerts import DONE, Alert, AlertBus, MqttPublisher, topic_for
 
-_spec = importlib.util.spec_from_file_location("mqtt_broker", Path(__file__).parent / "mqtt_broker.py")
-broker = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(broker)
+from tests import mqtt_broker as broker
+from tests.helpers import free_port
 
 
 def _alert(**kw):
@@ -95,7 +92,7 @@ class _Subscriber:
 
 def test_alerts_raised_while_the_broker_is_down_are_delivered_after_it_returns(tmp_path):
     from gateway.pipeline.outbox import AlertOutbox
-    port = broker.free_port()
+    port = free_port()
     conf = f"persistence true\npersistence_location {tmp_path}/\n"
     with broker.mosquitto(tmp_path, port=port, extra=conf):
         sub = _Subscriber(port)
@@ -123,7 +120,7 @@ def test_alerts_raised_while_the_broker_is_down_are_delivered_after_it_returns(t
 
 def test_alert_history_and_undelivered_alerts_survive_a_restart(tmp_path):
     from gateway.pipeline.outbox import AlertOutbox
-    port = broker.free_port()              # no broker yet: the first run cannot deliver
+    port = free_port()              # no broker yet: the first run cannot deliver
     outbox = AlertOutbox(tmp_path / "alerts.db")
     bus = AlertBus(MqttPublisher("127.0.0.1", port, outbox=outbox), outbox)
     a = bus.publish(_alert(template="first run"))

@@ -3,7 +3,6 @@ loses no acknowledged line and the file tail resumes at its offset; settings ref
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import signal
@@ -11,7 +10,6 @@ import subprocess
 import sys
 import textwrap
 import time
-from pathlib import Path
 
 import pytest
 
@@ -19,9 +17,8 @@ from gateway.appliance import Appliance
 from gateway.ingest.record import LogRecord
 from gateway.settings import SettingsError, load
 
-_spec = importlib.util.spec_from_file_location("mqtt_broker", Path(__file__).parent / "mqtt_broker.py")
-broker = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(broker)
+from tests import mqtt_broker as broker
+from tests.helpers import free_port
 
 ALERT_BUDGET_S = 5.0       # demo cycle 0.2 s: the jam is in the first cycle
 
@@ -180,7 +177,7 @@ def test_batch_queues_and_udp_drops_are_exported(tmp_path):
     """The syslog and MQTT batch queues' depth and drops, and the kernel's UDP drops, are in
     stats() (served as /api/stats) and in the Prometheus registry (served as /metrics)."""
     from prometheus_client import generate_latest
-    port = broker.free_port()
+    port = free_port()
     with Appliance(_no_engine(tmp_path, ingest={"demo": {"enabled": False}, "syslog": {"udp_port": port}})) as app:
         app.sources[0].counters.add("syslog", "udp_dropped_kernel", 3)
         app.sources[0].batcher.dropped = 7

@@ -6,9 +6,7 @@ ingest must work again without a restart. Needs root (mount); skipped where moun
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -17,9 +15,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-_spec = importlib.util.spec_from_file_location("faults", Path(__file__).parent / "test_faults.py")
-faults = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(faults)
+from tests.helpers import ENV, free_port
+from tests.serve_proc import serve
 
 SMALL, LARGE = "6m", "64m"
 BATCH = 200
@@ -54,11 +51,9 @@ def test_full_disk_refuses_with_507_loses_nothing_and_recovers(tmp_path, small_d
     cfg = tmp_path / "linegate.toml"
     cfg.write_text("[engine]\nenabled = false\n[ingest.demo]\nenabled = false\n")
     key = subprocess.run([sys.executable, "-m", "gateway", "keys", "create", "--data-dir", str(data)],
-                         capture_output=True, text=True, check=True, env=faults.ENV).stdout.strip()
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = faults._serve(cfg, data, port)
+                         capture_output=True, text=True, check=True, env=ENV).stdout.strip()
+    port = free_port()
+    proc = serve(cfg, data, port)
     acked: set[int] = set()
     refusals: list[httpx.Response] = []
     try:

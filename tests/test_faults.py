@@ -10,7 +10,6 @@ the batch queue held; that is counted, not promised (docs/delivery.md).
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import random
@@ -27,19 +26,13 @@ from pathlib import Path
 import httpx
 import pytest
 
-_spec = importlib.util.spec_from_file_location("mqtt_broker", Path(__file__).parent / "mqtt_broker.py")
-broker = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(broker)
-_spec = importlib.util.spec_from_file_location("rsyslog_relay", Path(__file__).parent / "rsyslog_relay.py")
-relay = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(relay)
-_spec = importlib.util.spec_from_file_location("serve_proc", Path(__file__).parent / "serve_proc.py")
-serve_proc = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(serve_proc)
+from tests import mqtt_broker as broker
+from tests import rsyslog_relay as relay
+from tests import serve_proc
+from tests.helpers import ENV, free_port
 
 N_KILLS = int(os.environ.get("LINEGATE_FAULT_KILLS", "5"))   # the 20: LINEGATE_FAULT_KILLS=20
 RATE_PER_S = 200                                               # per transport
-ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
 
 
 class _Streams:
@@ -117,7 +110,6 @@ class _Streams:
         self.pub.disconnect()
 
 
-_serve = serve_proc.serve
 
 
 def _stored(db: Path) -> dict[str, list[int]]:
@@ -135,10 +127,7 @@ def test_kill_9_at_random_moments_loses_no_acknowledged_line(tmp_path):
     rng = random.Random(29)
     data, tail = tmp_path / "data", tmp_path / "line.log"
     tail.write_text("")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        api_port = s.getsockname()[1]
-    relp_port = relay.free_port()
+    api_port, relp_port = free_port(), free_port()
     with broker.mosquitto(tmp_path, extra="max_queued_messages 1000000\n") as mqtt_port, \
             relay.rsyslog_relay(tmp_path, relp_port) as relay_sock:
         cfg = tmp_path / "linegate.toml"
@@ -148,7 +137,7 @@ def test_kill_9_at_random_moments_loses_no_acknowledged_line(tmp_path):
                        f'[ingest.mqtt]\nenabled = true\nport = {mqtt_port}\ntopics = ["factory/+/logs"]\n')
         key = subprocess.run([sys.executable, "-m", "gateway", "keys", "create", "--data-dir", str(data)],
                              capture_output=True, text=True, check=True, env=ENV).stdout.strip()
-        proc = _serve(cfg, data, api_port)
+        proc = serve_proc.serve(cfg, data, api_port)
         streams = _Streams(api_port, mqtt_port, key, tail, relay_sock)
         try:
             for _ in range(N_KILLS):
@@ -156,7 +145,7 @@ def test_kill_9_at_random_moments_loses_no_acknowledged_line(tmp_path):
                 os.kill(proc.pid, signal.SIGKILL)
                 proc.wait(10)
                 time.sleep(rng.uniform(0.0, 1.0))       # down for a while: the streams go on
-                proc = _serve(cfg, data, api_port)
+                proc = serve_proc.serve(cfg, data, api_port)
             time.sleep(1.0)
             streams.finish()
             n_mqtt = len(streams.mqtt_infos)

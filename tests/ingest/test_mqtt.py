@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
 from gateway.ingest.mqtt import MqttSource
 from gateway.ingest.record import SourceCounters
 
-_spec = importlib.util.spec_from_file_location("mqtt_broker", Path(__file__).parents[1] / "mqtt_broker.py")
-broker = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(broker)
+from tests import mqtt_broker as broker
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ broker and not stored twice."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import signal
 import subprocess
@@ -17,9 +16,7 @@ from gateway.ingest.mqtt import MqttSource
 from gateway.ingest.record import SourceCounters
 from gateway.pipeline.store import Store
 
-_spec = importlib.util.spec_from_file_location("mqtt_broker", Path(__file__).parents[1] / "mqtt_broker.py")
-broker = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(broker)
+from tests import mqtt_broker as broker
 
 # mosquitto queues at most 1000 messages for an offline session by default; the test publishes
 # more than that while the appliance is down, as a line would.

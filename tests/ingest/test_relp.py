@@ -3,7 +3,6 @@ input ending the session alone; and rsyslog's own omrelp sending through a kill 
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import signal
@@ -19,12 +18,9 @@ from gateway.ingest.record import SourceCounters
 from gateway.ingest.relp import MAX_DATA, RelpError, frame, take_frame
 from gateway.ingest.syslog import SyslogServer
 
-_spec = importlib.util.spec_from_file_location("rsyslog_relay", Path(__file__).parents[1] / "rsyslog_relay.py")
-relay = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(relay)
-_spec = importlib.util.spec_from_file_location("serve_proc", Path(__file__).parent.parent / "serve_proc.py")
-serve_proc = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(serve_proc)
+from tests import rsyslog_relay as relay
+from tests import serve_proc
+from tests.helpers import free_port
 
 
 def test_frames_are_taken_whole_and_only_whole():
@@ -144,7 +140,7 @@ def _stored_seqs(db: Path) -> list[int]:
 def test_rsyslog_omrelp_loses_nothing_across_a_kill_9(tmp_path):
     """rsyslog (imtcp in, omrelp out to linegate) keeps what linegate has not answered and sends it
     again after linegate is killed -9 and restarted: every line reaches the store."""
-    n_lines, relp_port, api_port = 3000, relay.free_port(), relay.free_port()
+    n_lines, relp_port, api_port = 3000, free_port(), free_port()
     data = tmp_path / "data"
     cfg = tmp_path / "linegate.toml"
     cfg.write_text(f'[engine]\nenabled = false\n[ingest.demo]\nenabled = false\n'

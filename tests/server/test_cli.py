@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -14,20 +12,14 @@ import time
 import httpx
 
 from gateway.server.auth import hash_key
+from tests.helpers import ENV, free_port
 
-ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
 NO_ENGINE = '[engine]\nenabled = false\n[ingest.demo]\ncycle_s = 0.2\n'
 
 
 def linegate(*args: str, **kw) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "gateway", *args], capture_output=True, text=True, env=ENV,
                           timeout=60, **kw)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_keys_create_prints_key_stores_hash(tmp_path):

@@ -4,10 +4,8 @@ URL, the API served over TLS by `linegate serve` (a subprocess, a real port); ba
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import signal
-import socket
 import ssl
 import stat
 import subprocess
@@ -19,15 +17,9 @@ import pytest
 
 from gateway.server.settings import ServerSettings
 from gateway.server.tls import TlsError, cert_files, fingerprint
+from tests.helpers import ENV, free_port
 
-ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
 NO_ENGINE = '[engine]\nenabled = false\n[ingest.demo]\ncycle_s = 0.2\n'
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_self_signed_made_once_and_reused(tmp_path):
