@@ -463,7 +463,7 @@ class WorkerProc:
         self.err.close()
 
 
-def main(argv: list[str] | None = None) -> int:
+def _args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--models", default="1.5b,0.5b")
@@ -477,24 +477,32 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--kernel-plan", help="ours runs the calibrated kernel plan in this folder (default: static); "
                     "a second engine with the static plan runs alongside, its rounds alternating with the others")
     ap.add_argument("--no-llama", action="store_true", help="leave llama.cpp out (not installed, or crashing here)")
-    args = ap.parse_args(argv)
+    return ap.parse_args(argv)
 
-    if args.worker:
-        use_isa(args.worker, args.isa)
-        if args.kernel_plan and args.worker != "llama":   # a plan for another build is ignored (one log line)
-            from gateway.llm import kernel_plan
-            kernel_plan.load(args.kernel_plan)
-        toks = json.loads(Path(args.tokens_file).read_text())
-        if args.worker == "drift":
-            print(json.dumps(worker_drift(args.model, args.threads, toks)))
-            return 0
-        session = SESSIONS[args.worker](args.model, args.threads, toks)
-        def write(obj):
-            sys.stdout.write(json.dumps(obj) + "\n")
-            sys.stdout.flush()
-        serve(session, sys.stdin, write)
+
+def _run_worker(args: argparse.Namespace) -> int:
+    """One engine in its own process (--worker): timed steps asked for on stdin, answered on stdout."""
+    use_isa(args.worker, args.isa)
+    if args.kernel_plan and args.worker != "llama":   # a plan for another build is ignored (one log line)
+        from gateway.llm import kernel_plan
+        kernel_plan.load(args.kernel_plan)
+    toks = json.loads(Path(args.tokens_file).read_text())
+    if args.worker == "drift":
+        print(json.dumps(worker_drift(args.model, args.threads, toks)))
         return 0
+    session = SESSIONS[args.worker](args.model, args.threads, toks)
 
+    def write(obj):
+        sys.stdout.write(json.dumps(obj) + "\n")
+        sys.stdout.flush()
+    serve(session, sys.stdin, write)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _args(argv)
+    if args.worker:
+        return _run_worker(args)
     from gateway.llm.models import resolve_model
     from gateway.llm.tokenizer import Tokenizer
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import os
 import shutil
 import sqlite3
@@ -30,6 +29,7 @@ from gateway.ingest.replay import paced, record_sender                  # noqa: 
 from gateway.settings import load                                       # noqa: E402
 from gateway.pipeline.store import Store                                # noqa: E402
 from gateway.pipeline.triage import Triage, grouping_accuracy           # noqa: E402
+from tools.bench.harness import cpu_model, print_result, rss_mb         # noqa: E402
 
 LOGHUB = loghub_dir()
 SYSTEMS = ("Apache", "BGL", "HDFS", "Hadoop", "Linux", "OpenSSH", "Spark", "Zookeeper")
@@ -114,19 +114,6 @@ def bench_accuracy() -> dict:
             "triage_lines_per_s_headers": round(sum(speed["raw_headers"]) / len(SYSTEMS))}
 
 
-def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            return next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), "?")
-    except OSError:
-        return "?"
-
-
-def rss_mb() -> float:
-    import psutil
-    return psutil.Process().memory_info().rss / 2**20
-
-
 def bench_load(lines: list[str], tmp: Path, rate: float, minutes: float, engine: str | None) -> dict:
     eng = {"enabled": False} if not engine else {"model": engine, "n_ring": 1024, "n_scratch": 256}
     s = load(None, data_dir=tmp / "data", ingest={"demo": {"enabled": False}}, engine=eng,
@@ -177,11 +164,11 @@ def main() -> int:
               f"{out['grouping_accuracy_raw_headers_avg']:>8}", file=sys.stderr)
         out.update(bench_load(lines, tmp, args.rate, args.minutes, args.engine))
         out["lost_lines"] = out["store_lost_lines"] + out["store_fields_lost_lines"] + out["load_lines_missing"]
-        out["cpu_model"] = _cpu_model()
+        out["cpu_model"] = cpu_model()
         out["cpu_count"] = os.cpu_count()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print(json.dumps(out))
+    print_result(out)
     return 0 if out["lost_lines"] == 0 else 1
 
 
