@@ -98,6 +98,17 @@ class SettingsError(ValueError):
     """Bad settings: the message names the key and, when there is one, the file."""
 
 
+def read_old_name(data: Any, old: str, new: str, warning: str) -> Any:
+    """Raw settings `data` with the key `old` read as `new` (which wins where both are given), and
+    `warning` logged: how a renamed key keeps working for one release."""
+    if not isinstance(data, dict) or old not in data:
+        return data
+    data = dict(data)
+    data.setdefault(new, data.pop(old))
+    logging.getLogger(__name__).warning(warning)
+    return data
+
+
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -175,13 +186,8 @@ class TriageSettings(_Section):
     @classmethod
     def _warmup_lines(cls, data: Any) -> Any:
         # warmup_lines (one count for all sources) is read as baseline_lines for one release
-        if isinstance(data, dict) and "warmup_lines" in data:
-            data = dict(data)
-            n = data.pop("warmup_lines")
-            data.setdefault("baseline_lines", n)
-            logging.getLogger(__name__).warning("[triage] warmup_lines is deprecated: use baseline_lines "
-                                                "(and baseline_s), per source")
-        return data
+        return read_old_name(data, "warmup_lines", "baseline_lines",
+                             "[triage] warmup_lines is deprecated: use baseline_lines (and baseline_s), per source")
 
     @field_validator("min_alert_severity")
     @classmethod
@@ -288,15 +294,8 @@ class Settings(BaseSettings):
     @classmethod
     def _renamed_sections(cls, data: Any) -> Any:
         # [ring] is read as [token_queue] for one release ("ring" now means only the KV ring)
-        if isinstance(data, dict) and "ring" in data:
-            data = dict(data)
-            old = data.pop("ring")
-            if "token_queue" in data:
-                raise ValueError("[ring] and [token_queue] are the same section: keep only [token_queue]")
-            data["token_queue"] = old
-            logging.getLogger(__name__).warning("settings: the [ring] section is deprecated: name it "
-                                                "[token_queue] (LINEGATE_TOKEN_QUEUE__*)")
-        return data
+        return read_old_name(data, "ring", "token_queue", "settings: the [ring] section is deprecated: name it "
+                             "[token_queue] (LINEGATE_TOKEN_QUEUE__*)")
 
     @model_validator(mode="after")
     def _refuse_unsafe(self) -> "Settings":

@@ -95,6 +95,5 @@ def test_ring_section_is_read_as_token_queue_with_a_warning(tmp_path, caplog):
     assert any("[token_queue]" in r.getMessage() for r in caplog.records)
 
 
-def test_ring_and_token_queue_together_are_refused():
-    with pytest.raises(ValueError, match="same section"):
-        Settings(ring={"n_tokens": 4096}, token_queue={"n_tokens": 8192})
+def test_token_queue_wins_over_ring():
+    assert Settings(ring={"n_tokens": 4096}, token_queue={"n_tokens": 8192}).token_queue.n_tokens == 8192
