@@ -27,6 +27,8 @@ BACKOFF_MIN_S = 1.0
 MAX_OPEN_ALERTS = 1_000          # alerts re-shipped until their explanation is settled
 ALERTS_PER_PASS = 1_000
 PENDING = "pending"              # gateway/pipeline/alerts.py explanation_status of an unsettled alert
+# ClickHouse error codes that refuse the data itself (parse and type errors), not a server's state
+DATA_ERRORS = frozenset({6, 25, 26, 27, 38, 41, 53, 69, 70, 72, 117, 130, 131, 349})
 
 
 class Cursor:
@@ -40,17 +42,19 @@ class Cursor:
         self.open_alerts: list[int] = []
         self.shipped = 0             # lines acknowledged, all runs
         self.dropped_unshipped = 0   # lines retention deleted before they were shipped
+        self.rejected = 0            # lines ClickHouse refused alone (skipped)
         if path.exists():
             d = json.loads(path.read_text(encoding="utf-8"))
             if d.get("box_id") != box_id:
                 raise ValueError(f"{path} is the cursor of box {d.get('box_id')!r}, not {box_id!r}: this store "
                                  "was shipped under another fleet.box_id (remove the file to ship it again)")
-            for k in ("line_id", "alert_id", "open_alerts", "shipped", "dropped_unshipped"):
+            for k in ("line_id", "alert_id", "open_alerts", "shipped", "dropped_unshipped", "rejected"):
                 setattr(self, k, d.get(k, getattr(self, k)))
 
     def save(self) -> None:
         d = {"box_id": self.box_id, "line_id": self.line_id, "alert_id": self.alert_id,
-             "open_alerts": self.open_alerts, "shipped": self.shipped, "dropped_unshipped": self.dropped_unshipped}
+             "open_alerts": self.open_alerts, "shipped": self.shipped, "dropped_unshipped": self.dropped_unshipped,
+             "rejected": self.rejected}
         tmp = self.path.with_suffix(".tmp")
         with open(tmp, "w", encoding="utf-8") as f:
             json.dump(d, f)
@@ -144,17 +148,7 @@ class Shipper:
             c.dropped_unshipped += lost
             c.line_id = first - 1
             c.save()
-        n = 0
-        batch = self.lines.lines_after(c.line_id, self.settings.batch_lines)
-        if batch is not None:
-            self.client.insert_json(f"{self.settings.database}.{LINES}", batch.body, self._insert_settings)
-            c.line_id = batch.last_id                        # acknowledged: now the cursor may move
-            c.shipped += batch.n
-            c.save()
-            n = batch.n
-            with self._lock:
-                self.batches += 1
-                self.last_ship_at = time.time()
+        n = self._ship_lines()
         self._ship_alerts()
         self._refresh()
         return n
@@ -163,6 +157,37 @@ class Shipper:
         """The store's newest id and its first unshipped line's arrival, for figures()."""
         self._last_id = self.lines.id_range()[1]
         self._oldest_ts = self.lines.first_ts_after(self.cursor.line_id)
+
+    def _ship_lines(self) -> int:
+        """The next batch; one the server refuses as data (not as an outage) is halved until its good lines
+        go, and a single line it refuses is skipped, counted in `rejected` and named in the log: one odd
+        line must not stop a box for good."""
+        c = self.cursor
+        size = self.settings.batch_lines
+        while (batch := self.lines.lines_after(c.line_id, size)) is not None:
+            try:
+                self.client.insert_json(f"{self.settings.database}.{LINES}", batch.body, self._insert_settings)
+            except ClickHouseError as exc:
+                if exc.code not in DATA_ERRORS:
+                    raise
+                if batch.n > 1:
+                    size = batch.n // 2
+                    continue
+                log.error("fleet: line %d refused by ClickHouse, skipped: %s", batch.last_id, exc)
+                c.rejected += 1
+                c.line_id = batch.last_id
+                c.save()
+                with self._lock:
+                    self.last_error, self.last_error_at = f"line {batch.last_id} refused: {exc}"[:500], time.time()
+                return 0
+            c.line_id = batch.last_id                        # acknowledged: now the cursor may move
+            c.shipped += batch.n
+            c.save()
+            with self._lock:
+                self.batches += 1
+                self.last_ship_at = time.time()
+            return batch.n
+        return 0
 
     def _ship_alerts(self) -> None:
         if self.alerts is None:
@@ -195,6 +220,7 @@ class Shipper:
             return {"box_id": self.settings.box_id, "shipped": c.shipped, "pending": pending,
                     "oldest_unshipped_s": oldest, "last_error": self.last_error,
                     "last_error_at": self.last_error_at, "last_ship_at": self.last_ship_at,
-                    "dropped_unshipped": c.dropped_unshipped, "alerts_shipped": self.alerts_shipped,
+                    "dropped_unshipped": c.dropped_unshipped, "rejected": c.rejected,
+                    "alerts_shipped": self.alerts_shipped,
                     "batches": self.batches, "failures": self.failures, "backoff_s": self.backoff_s,
                     "cursor": c.line_id}

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 _NAME = "coalesce(name, '')"
+_NUM = "CASE WHEN abs(num) <= 1.7976931348623157e308 THEN num END"    # SQLite writes an infinity as Inf: not JSON
 
 
 def _params(col: str) -> str:
@@ -25,7 +26,7 @@ _LINES = ("SELECT l.id, l.ts, json_object('box', ?1, 'id', l.id, 'ts', l.ts, 'ti
           " 'component', l.component, 'pid', CASE WHEN typeof(l.pid) = 'integer' THEN l.pid END,"
           " 'severity', l.severity, 'level', l.level, 'text', l.text, 'template_id', l.template_id,"
           " 'template', coalesce(t.template, ''),"
-          f" 'param_text', {_params('text')}, 'param_num', {_params('num')},"
+          f" 'param_text', {_params('text')}, 'param_num', {_params(_NUM)},"
           f" 'param_name', {_params(_NAME)})"
           " FROM logs l LEFT JOIN templates t ON t.id = l.template_id WHERE l.id > ?2 ORDER BY l.id LIMIT ?3")
 

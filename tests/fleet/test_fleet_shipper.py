@@ -242,3 +242,19 @@ def test_a_cursor_of_another_box_is_refused(fleet, data, tmp_path):
         Shipper(fleet, store.path).cursor.save()
         with pytest.raises(ValueError, match="cursor of box 'b1'"):
             Shipper(fleet.model_copy(update={"box_id": "b9"}), store.path)
+
+
+def test_a_line_the_server_refuses_is_skipped_and_counted_not_a_stop(fleet, ch, data, tmp_path):
+    init_schema(fleet)
+    with Store(data.store_path(tmp_path)) as store:
+        data.fill(store, 5_000)
+    with sqlite3.connect(data.store_path(tmp_path)) as db:       # a value ClickHouse can not read as Int64
+        db.execute("UPDATE logs SET template_id = 'not a number' WHERE id = 1234")
+    shipper = Shipper(fleet, data.store_path(tmp_path))
+    while shipper.ship_once() or shipper.figures()["pending"]:
+        pass
+    f = shipper.figures()
+    shipper.stop()
+    assert (f["rejected"], f["shipped"], f["pending"]) == (1, 4_999, 0)
+    assert "line 1234 refused" in f["last_error"]
+    assert data.counts(ch, fleet.database)[1:] == (4_999, 4_999)
