@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 BOX_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")       # a database or cluster name, used unquoted in DDL
@@ -23,7 +23,7 @@ class FleetSettings(BaseModel):
     urls: list[str] = Field(default_factory=list)
     user: str = "default"                      # the shipping (and DDL) user
     password: str = ""
-    box_id: str = ""                           # this box's name in the plant: required when urls are set
+    box_id: str = ""                           # this box's name in the plant: a box that ships needs one
     database: str = "linegate"
     cluster: str = ""
     batch_lines: int = Field(10_000, ge=1, le=200_000)   # lines per INSERT
@@ -56,13 +56,19 @@ class FleetSettings(BaseModel):
             raise ValueError("fleet.database is empty")
         return v
 
-    @model_validator(mode="after")
-    def _box(self) -> "FleetSettings":
-        if self.urls and not BOX_ID.fullmatch(self.box_id):
-            raise ValueError(f"fleet.box_id = {self.box_id!r}: set this box's id (letters, digits, . _ -; "
-                             "at most 64) when fleet.urls are set")
-        return self
+    @field_validator("box_id")
+    @classmethod
+    def _box(cls, v: str) -> str:
+        if v and not BOX_ID.fullmatch(v):
+            raise ValueError(f"fleet.box_id = {v!r}: letters, digits, . _ - (at most 64), starting with a letter "
+                             "or digit")
+        return v
 
     @property
     def enabled(self) -> bool:
         return bool(self.urls)
+
+    @property
+    def ships(self) -> bool:
+        """A box ships when it has somewhere to ship to and a name to ship under (a fleet node has none)."""
+        return bool(self.urls and self.box_id)

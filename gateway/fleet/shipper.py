@@ -76,6 +76,8 @@ class Shipper:
                  cursor_path: str | Path | None = None, client: ClickHouseHttp | None = None) -> None:
         if not settings.enabled:
             raise ValueError("fleet.urls is empty: nothing to ship to")
+        if not settings.box_id:
+            raise ValueError("fleet.box_id is empty: set this box's id in the plant to ship")
         self.settings = settings
         store_path = Path(store_path)
         self.cursor = Cursor(Path(cursor_path) if cursor_path else store_path.parent / "fleet_cursor.json",
