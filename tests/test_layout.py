@@ -18,7 +18,7 @@ SOURCE_SUFFIXES = {".py", ".cpp", ".h", ".cu", ".cuh"}
 # pipeline and llm share a layer and never import each other (the model knows nothing of logs).
 LAYERS = {
     "gateway._native": 0, "gateway.resources": 0, "gateway.datasets": 0, "gateway.sdnotify": 0,
-    "gateway.ingest": 1, "gateway.pipeline": 2, "gateway.llm": 2,
+    "gateway.ingest": 1, "gateway.pipeline": 2, "gateway.llm": 2, "gateway.fleet": 2, "gateway.fleet.node": 3,
     "gateway.serve": 3, "gateway.settings": 3, "gateway.appliance": 4,
     "gateway.server": 5, "gateway.cli": 6, "gateway.__main__": 7,
 }

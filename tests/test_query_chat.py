@@ -103,7 +103,8 @@ def test_two_asks_get_two_calls(thread):
 def test_answer_under_a_grammar_is_a_sentence_of_it(thread):
     """A header layout asked of the model (gateway.ingest.header_layout) is decoded under its grammar:
     whatever the model, the answer reads as a layout of the fixed fields ending with {message}."""
-    from gateway.ingest.header_layout import layout_grammar, prompt
+    from gateway.ingest.header_layout import prompt
+    from gateway.serve.layouts import layout_grammar
     from gateway.llm.constrained import Grammar
     t, _ = thread
     lines = ["2024-05-01 10:00:00 | WARN | press-2 | hydraulic pressure low", "2024-05-01 10:00:01 | INFO | press-2 | ok"]

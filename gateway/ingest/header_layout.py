@@ -2,16 +2,14 @@
 a few of its lines, the model writes them as a layout such as `{ts} [{level}] {host} - {message}`
 (named fields from a fixed set, the separators copied), which becomes a header pattern
 (gateway.ingest.source_format.HeaderPattern); it is kept only if it parses nearly every one of the
-source's next lines (SourceFormats.adopt). The model writes it under a grammar (layout_grammar): only
-fields of the fixed set, separators between them, {message} last, so what it writes always reads as a
-layout. Knows nothing about the engine: the appliance asks it.
+source's next lines (SourceFormats.adopt). The model writes it under a grammar (gateway.serve.layouts):
+only fields of the fixed set, SEPARATORS between them, {message} last, so what it writes always reads
+as a layout. Knows nothing about the engine or the grammar: the appliance asks it.
 """
 
 from __future__ import annotations
 
 import re
-
-from gateway.llm.constrained import Chars, one_of, opt, seq
 
 PATTERN_FIELDS = ("ts", "level", "host", "component", "pid", "message")   # a header pattern's named groups
 MAX_LAYOUT_CHARS = 200
@@ -29,16 +27,6 @@ PROMPT = (
 
 SEPARATORS = b" []()<>|:;,-=/#@*."   # what may stand between fields ("[", "] ", " - ", "|")
 MAX_SEPARATOR = 4
-
-
-def layout_grammar():
-    """Layouts: up to len(PATTERN_FIELDS) - 1 header fields (each a field of the set), separators
-    between them, then {message}. A field twice passes the grammar but not layout_to_regex (a grammar
-    that forbade it would have to name every order)."""
-    field = one_of([f"{{{f}}}" for f in PATTERN_FIELDS if f != "message"])
-    sep = Chars(1, MAX_SEPARATOR, allow=SEPARATORS)
-    slots = [opt(seq(field, opt(sep))) for _ in range(len(PATTERN_FIELDS) - 1)]
-    return seq(opt(sep), *slots, "{message}")
 
 
 def prompt(lines: list[str]) -> str:
