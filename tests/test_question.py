@@ -212,3 +212,16 @@ def test_written_window_is_the_calls():
     assert gr.matches('count", "level": "error", "last_minutes": 10}')
     assert not gr.matches('count", "level": "error", "last_minutes": 5}')
     assert not gr.matches('count", "level": "error"}')
+
+
+def test_a_value_written_out_is_a_required_filter():
+    from gateway.llm.constrained import Grammar
+    from gateway.serve.query_call import call_grammar
+    comps = ["org.apache.hadoop.mapreduce.v2.app.rm.RMContainerAllocator", "org.apache.hadoop.ipc.Server", "main"]
+    g = ground("组件org.apache.hadoop.mapreduce.v2.app.rm.RMContainerAllocator一共输出了多少行日志？", ["h1"], comps,
+               ["info"], ["Allocator"])
+    assert g.whole == {"component": comps[0]}
+    gr = Grammar(call_grammar(g.hosts, g.components, g.levels, g.words, ops=g.ops, named=True, whole=g.whole))
+    assert gr.matches(f'count", "component": "{comps[0]}"}}') and not gr.matches('count"}')
+    assert ground("What is the main cause of the failures?", [], comps, [], []).whole == {}   # a word, not a name
+    assert ground("How did the capper do?", ["line3/capper"], [], [], []).whole == {}       # a part: optional

@@ -93,7 +93,8 @@ def call_grammar(hosts: Sequence[str] = (), components: Sequence[str] = (), leve
                  words: Sequence[str] | None = None, phrases: Sequence[str] = (), times: Sequence[str] = (),
                  recent: bool = True, ops: Sequence[str] = (), by: Sequence[str] = (),
                  of_words: Sequence[str] | None = None, by_words: Sequence[str] = (), named: bool = False,
-                 templates: Sequence[str] = (), params: Sequence[str] = (), minutes: int | None = None):
+                 templates: Sequence[str] = (), params: Sequence[str] = (), minutes: int | None = None,
+                 whole: Mapping[str, str] | None = None):
     """The grammar of a call's text after CALL_PREFIX (module doc). words: log words a text filter or
     `of` is made of (None: text is any short string; empty: no text filter); phrases: phrases quoted
     in the question: when there are some, the text filter is one of them (the operator named the
@@ -105,7 +106,9 @@ def call_grammar(hosts: Sequence[str] = (), components: Sequence[str] = (), leve
     one of them, or when the question named several, all of them as a list ("errors and warnings").
     templates: ids of the kinds of line shown with the question (one may be the call's `template`);
     params: their parameters' names (stats' `of` and top_k's `by` may name one); minutes: the window
-    the question writes ("in the last 10 minutes"): the call's last_minutes, required."""
+    the question writes ("in the last 10 minutes"): the call's last_minutes, required; whole: a host or
+    component the question writes out in full (field -> value): that filter, required."""
+    whole = dict(whole or {})
     def quoted(values: Sequence[str]):
         ok = [v for v in values if v and JSON_SAFE.match(v)]
         return one_of(ok) if ok else None
@@ -135,7 +138,9 @@ def call_grammar(hosts: Sequence[str] = (), components: Sequence[str] = (), leve
         part = seq(', "text": "', text, '"')
         filters.append(part if phrase is not None else opt(part))
     for key, values in (("host", hosts), ("component", components)):
-        if (choice := quoted(values)) is not None:
+        if key in whole and JSON_SAFE.match(whole[key]):      # named whole by the question: required
+            filters.append(seq(f', "{key}": "', whole[key], '"'))
+        elif (choice := quoted(values)) is not None:
             filters.append(opt(seq(f', "{key}": "', choice, '"')))
     need = (lambda x: x) if named else opt          # named by the question: the filter is not optional
     levels = [v for v in levels if v and JSON_SAFE.match(v)]
@@ -414,7 +419,8 @@ class QueryTool:
                     self._constraints.pop(next(iter(self._constraints)))
                 c = Constraint(Grammar(call_grammar(g.hosts, g.components, g.levels, g.words, g.phrases, g.times,
                                                     g.recent, g.ops, g.by, g.of_words, g.by_words, named=True,
-                                                    templates=g.templates, params=g.params, minutes=g.minutes)),
+                                                    templates=g.templates, params=g.params, minutes=g.minutes,
+                                                    whole=g.whole)),
                                self._vocab)
                 self._constraints[key] = c
             return c

@@ -205,11 +205,13 @@ class Grounding:
     templates: list[str] = field(default_factory=list)   # ids of the kinds of line shown (serve.grounding)
     params: list[str] = field(default_factory=list)      # their parameters' names
     minutes: int | None = None        # the window the question writes ("last 10 minutes"): the call's
+    whole: dict[str, str] = field(default_factory=dict)   # host/component written out in full: required
 
     def key(self) -> tuple:
         return tuple(tuple(x) if isinstance(x, list) else x for x in
                      (self.phrases, self.times, self.words, self.hosts, self.components, self.levels, self.recent,
-                      self.ops, self.by, self.of_words, self.by_words, self.templates, self.params, self.minutes))
+                      self.ops, self.by, self.of_words, self.by_words, self.templates, self.params, self.minutes,
+                      tuple(sorted(self.whole.items()))))
 
 
 def _near(a: str, b: str) -> bool:
@@ -224,7 +226,8 @@ def _parts(value: str) -> list[str]:
 def _named(value: str, low: str, qwords: set[str], common: set[str]) -> bool:
     """The question names `value`: whole, or by a part no other known value shares ("capper" of
     "line3/capper"; not "apache" of "org.apache.hadoop.X")."""
-    if re.search(r"(?<![\w])" + re.escape(value.lower()) + r"(?![\w])", low):
+    if re.search(r"(?<![A-Za-z0-9_])" + re.escape(value.lower()) + r"(?![A-Za-z0-9_])", low):   # (Han text around
+                                                                                                # a name: no \w)
         return True
     return any(p in qwords and p not in common and p not in _NOT_CONTENT for p in _parts(value))
 
@@ -329,6 +332,11 @@ def ground(question: str, hosts: Sequence[str], components: Sequence[str], level
     qwords |= named_words
     g.hosts = [h for h in hosts if _named(h, named_in, qwords, _shared_parts(hosts))]
     g.components = [c for c in components if _named(c, named_in, qwords, _shared_parts(components))]
+    for key, values in (("host", g.hosts), ("component", g.components)):
+        full = [v for v in values if len(v) >= 3 and v.lower() not in _NOT_CONTENT and
+                re.search(r"(?<![A-Za-z0-9_.-])" + re.escape(v.lower()) + r"(?![A-Za-z0-9_-])", named_in)]
+        if len(full) == 1:                     # the question writes one of them out: the lines are its
+            g.whole[key] = full[0]
     names = {p for v in (*g.hosts, *g.components) for p in _parts(v)}
     g.of_words = [w for w in g.of_words if w.lower() not in names]   # "capper torque": the station, not a measure
     g.recent = bool(_RECENT.search(question))
