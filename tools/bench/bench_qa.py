@@ -9,6 +9,9 @@ one JSON line: accuracy, by_kind, by_lang, loop_rate, p50_s, p95_s, n, model, cp
 
     python tools/bench/bench_qa.py [--linegate .venv/bin/linegate] [--systems BGL,demo] [--limit N]
                                    [--questions FILE] [--out FILE]
+
+A question file of tools/bench/qa_factory.py has systems "synth/<shape>": those ingest synth_logs'
+generated lines (qa_questions.system_lines), the ones its answers were computed from.
 """
 
 from __future__ import annotations

@@ -556,9 +556,13 @@ def build(data: Path = DEFAULT_DATA, systems: tuple[str, ...] = SYSTEMS, demo: b
 
 def system_lines(system: str, data: Path = DEFAULT_DATA) -> list[dict]:
     """What the bench sends to /api/ingest for `system`: Loghub raw lines as {"text": line} (nothing
-    pre-parsed), the demo line as the records its source would produce."""
+    pre-parsed), the demo line as the records its source would produce, "synth/<shape>" as the raw
+    lines qa_factory computed its answers from."""
     if system == DEMO:
         return demo_records()
+    if system.startswith("synth/"):             # tools/bench/qa_factory.py: synth_logs' generated lines
+        from tools.bench.qa_factory import raw_lines
+        return [{"text": ln} for ln in raw_lines(system)]
     return [{"text": ln} for ln in load_system(data, system)[0]]
 
 
