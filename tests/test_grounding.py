@@ -28,6 +28,7 @@ def _rows():
         out.append((f"Running task {i}.0 in stage 3.0 (TID {10 + i})", 1, RUN))
         out.append((f"Finished task {i}.0 in stage 3.0 (TID {10 + i}). {1000 + i} bytes result sent to driver", 2, DONE))
     out.append(("Running task 0.0 in stage 4.0 (TID 20)", 1, RUN))
+    out.append(("Running task 3.0 in stage 4.0 (TID 21)", 1, RUN))
     for user, port in (("root", 22), ("admin", 2200), ("root", 4000)):
         out.append((f"Failed password for {user} from 10.0.0.7 port {port} ssh2", 3, FAIL))
     return out
@@ -74,7 +75,10 @@ def test_grammar_takes_a_kind_and_a_parameter_name():
 
 def test_query_by_named_parameter(surface):
     top = surface.run({"op": "top_k", "by": "task", "template": 1, "k": 2})
-    assert top["of_param"] == "task" and top["count"] == 7 and top["top"][0] == {"value": "0.0", "count": 2}
+    assert top["of_param"] == "task" and top["count"] == 8 and top["top"][0] == {"value": "0.0", "count": 2}
+    assert surface.run({"op": "count", "template": 1, "where": {"stage": "3.0"}})["count"] == 6
+    assert surface.run({"op": "count", "template": 1, "text": "3.0"})["count"] == 7
+    assert "error" in surface.run({"op": "count", "where": ["stage"]})
     stats = surface.run({"op": "stats", "template": 2, "text": "3.0", "of": "size"})
     assert (stats["n"], stats["min"], stats["max"], stats["sum"]) == (6, 1000, 1005, 6015)
     assert surface.run({"op": "stats", "template": 3, "text": "root", "of": "port"})["max"] == 4000
@@ -90,7 +94,20 @@ def test_call_without_condition_reads_the_best_kind(surface):
     plan = QueryPlan(_Tool(surface), [{"role": "user", "content": "q"}], "How many running tasks?", None, [],
                      kinds=kinds)
     call, result = plan._run_grounded({"op": "count"})
-    assert call["template"] == 1 and result["count"] == 7
+    assert call["template"] == 1 and result["count"] == 8
     msgs = plan.finish('count"}')
     assert "The query read lines of kind T1 (Running task <task>" in msgs[-1]["content"]
     assert json.loads(msgs[-2]["content"])["template"] == 1
+
+
+def test_an_id_after_a_parameter_name_is_that_parameter(surface):
+    """"in stage 3.0": the condition stage = 3.0, not the text "3.0" (which "task 3.0" holds too)."""
+    from gateway.serve import evidence
+    q = "How many running tasks in stage 3.0?"
+    kinds = grounding.Kinds(surface).kinds(["running", "tasks", "stage"], ["3.0"])
+    plan = QueryPlan(_Tool(surface), [{"role": "user", "content": q}], q, None, [], kinds=kinds,
+                     evidence=evidence.find(surface, q))
+    call, result = plan._run_grounded({"op": "count", "template": 1, "text": "3.0"})
+    assert call["where"] == {"stage": "3.0"} and "3.0" not in call.get("text", "") and result["count"] == 6
+    call, result = plan._run_grounded({"op": "count", "text": "3.0"})     # no kind: no parameter to bind
+    assert "where" not in call and result["count"] == 13

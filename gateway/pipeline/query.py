@@ -22,7 +22,8 @@ Filters (all optional, ANDed): "text" (words that must occur: FTS5 for ASCII tex
 (LIKE) when the text holds non-ASCII characters such as Chinese, which the default FTS5 tokenizer does
 not split; a pattern when it holds placeholders such as <*>, <N> or <X>: its literal pieces, in order,
 with anything between), "host" (the line's header host, else the transport's), "component", "level" (the header's
-level word, else the severity's name; one, or a list of them), "template" (template id), "since"/"until" (Unix seconds, or a time as
+level word, else the severity's name; one, or a list of them), "template" (template id), "where" ({a template
+parameter's name: its value}: lines whose parameter of that name has that value), "since"/"until" (Unix seconds, or a time as
 written in a log or a question: "Jun 30 22:16:32", "2026-12-01 08:05", "08:05" (the newest line's day);
 a year-less time takes the newest line's year; "until" a time without fractions includes that whole
 second), "last_minutes" (the window ending at the newest line's own time). 
@@ -239,6 +240,9 @@ class QuerySurface:
             args += [str(v).lower() for v in levels]
         if call.get("template") is not None:
             where.append("l.template_id = ?"); args.append(_int(call, "template"))
+        for name, value in _param_conditions(call):
+            where.append("EXISTS (SELECT 1 FROM params p WHERE p.line_id = l.id AND p.name = ? AND p.text = ?)")
+            args += [name, value]
         since, until = self._time_arg(call, "since"), self._time_arg(call, "until")
         if call.get("last_minutes") is not None:
             newest = self.execute(f"SELECT max({_TIME}) FROM logs l")[0][0][0]
@@ -442,6 +446,18 @@ def _line(r: tuple) -> dict:
     d = {"id": lid, "time": t, "time_text": time_text, "text": text[:LINE_CHARS]}
     d.update({k: v for k, v in (("host", host), ("component", comp), ("level", level)) if v})
     return d
+
+
+def _param_conditions(call: dict) -> list[tuple[str, str]]:
+    """"where": {parameter name: its value as written} (fields.param_names), each one a condition."""
+    conds = call.get("where")
+    if conds is None:
+        return []
+    if not isinstance(conds, dict) or len(conds) > 4 or not all(
+            isinstance(k, str) and 0 < len(k) <= 48 and isinstance(v, (str, int, float)) and not isinstance(v, bool)
+            for k, v in conds.items()):
+        raise QueryError("where: {parameter name: value}, at most 4")
+    return [(k.lower(), str(v)) for k, v in conds.items()]
 
 
 def _int(call: dict, key: str, default: int | None = None) -> int:

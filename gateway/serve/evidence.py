@@ -61,7 +61,7 @@ def find(surface: QuerySurface, question: str) -> Evidence:
     hits: dict[int, tuple] = {}
     score: dict[int, int] = {}
     tried = 0
-    before = _words_before(question)
+    before = words_before(question)
     for tok in candidates(question):
         if tried >= MAX_TOKENS * 2:
             break
@@ -109,7 +109,7 @@ def is_id(token: str) -> bool:
         or bool(re.fullmatch(r"\d+(\.\d+){1,3}", token))
 
 
-def _words_before(question: str) -> dict[str, str]:
+def words_before(question: str) -> dict[str, str]:
     """token -> the word right before it in the question (function words skipped over: none)."""
     toks = [t.rstrip(".:") for t in _TOKEN.findall(question)]
     return {b: a for a, b in zip(toks, toks[1:]) if a.lower() not in _COMMON and not any(c.isdigit() for c in a)}

@@ -149,6 +149,8 @@ def shown_call(call: dict[str, Any], kinds: Sequence[Kind]) -> str:
         parts.append(f"lines of kind T{call['template']}" + (f" ({k.template})" if k else ""))
     else:
         parts.append("lines")
+    for name, value in (call.get("where") or {}).items():
+        parts.append(f"where {name} = {value}")
     if call.get("text"):
         parts.append(f'holding "{call["text"]}"')
     for key in ("host", "component", "level"):

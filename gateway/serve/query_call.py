@@ -58,7 +58,7 @@ TOOL_HELP = (
     "when something first and last appeared; buckets = lines over time; lines = show matching lines.\n"
     "text = what the lines say: a quoted phrase exactly as quoted, else one to four English words of the "
     "log; leave out every filter the question does not ask for.\n"
-    "template = the number of a kind of line listed with the question (T17 -> 17) when the question is about "
+    "template = the number of a kind of line listed with the question (T701 -> 701) when the question is about "
     "that kind; of and by may name one of its <parameters>.\n"
     "Examples:\n"
     'How many times did the pump trip? {"op": "count", "text": "pump trip"}\n'
@@ -69,14 +69,14 @@ TOOL_HELP = (
     'When did "disk full" last appear? {"op": "first_last", "text": "disk full"}\n'
     'Which user failed to log in most often? {"op": "top_k", "by": "user", "text": "failed"}\n'
     'What state is valve V-17 in? {"op": "lines", "text": "V-17"}\n'
-    'Which port did user bob connect from? (T6: Accepted password for <user> from <address> port <port>) '
-    '{"op": "lines", "template": 6, "text": "bob"}\n'
+    'Which port did user bob connect from? (T703: Accepted password for <user> from <address> port <port>) '
+    '{"op": "lines", "template": 703, "text": "bob"}\n'
     'How many times did 10.0.0.7 time out? {"op": "count", "text": "10.0.0.7 timeout"}\n'
     'What is the lowest port of failed logins from 10.0.0.7? {"op": "stats", "text": "failed 10.0.0.7", "of": "port"}\n'
     'How many bytes did node-3 send in total? {"op": "stats", "text": "node-3 sent", "of": "bytes"}\n'
     'Why did the press stop so often? {"op": "top_k", "by": "template", "text": "stop"}\n'
-    'How many tasks ran in stage 4.0? (T17: Running task <task> in stage <stage>) {"op": "count", "template": 17, "text": "4.0"}\n'
-    'Largest size sent by stage 2.0? (T25: Sent <size> bytes in stage <stage>) {"op": "stats", "template": 25, "text": "2.0", "of": "size"}\n'
+    'How many tasks ran in stage 4.0? (T701: Running task <task> in stage <stage>) {"op": "count", "template": 701, "text": "4.0"}\n'
+    'Largest size sent by stage 2.0? (T702: Sent <size> bytes in stage <stage>) {"op": "stats", "template": 702, "text": "2.0", "of": "size"}\n'
     '最近十分钟有哪些告警？ {"op": "lines", "level": "warning", "last_minutes": 10}\n'
     '泵跳闸了多少次？ {"op": "count", "text": "pump trip"}')
 COPY_IN_CHINESE = "结果里的日志消息、名称、数字和时间请原样照抄。"   # a Chinese answer otherwise paraphrases the
@@ -348,6 +348,32 @@ class QueryPlan:
         if self.kinds and not any(call.get(k) for k in _CONDITIONS):
             call = {**call, "template": self.kinds[0].id}   # a question about something, asked of every line: its
                                                             # best kind (a count of all lines is rarely meant)
+        call, result = self._with_tokens(call)
+        bound = self._bound(call)
+        if bound is not call and (found := self.tool.surface.run(bound)).get("count"):
+            return bound, found
+        return call, result
+
+    def _bound(self, call: dict[str, Any]) -> dict[str, Any]:
+        """An identifier the question writes right after the name of a parameter of the call's kind ("in
+        stage 23.0") is that parameter's value: a condition on it replaces the bare text, which also
+        matches "task 23.0"."""
+        kind = next((k for k in self.kinds if str(k.id) == str(call.get("template"))), None)
+        if kind is None or "<" in str(call.get("text") or ""):
+            return call
+        names = {n.lower(): n for n in kind.params}
+        ids = {*self.evidence.ids, *self.evidence.tokens}
+        where = dict(call.get("where") or {})
+        for token, word in evidence.words_before(self.question).items():
+            if token in ids and word.lower() in names and names[word.lower()] not in where:
+                where[names[word.lower()]] = token
+        if where == (call.get("where") or {}):
+            return call
+        text = " ".join(w for w in str(call.get("text") or "").split() if w not in where.values())
+        out = {k: v for k, v in call.items() if k != "text"}
+        return {**out, **({"text": text} if text else {}), "where": where}
+
+    def _with_tokens(self, call: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         text = str(call.get("text") or "")
         have = {w.lower() for w in text.split()}
         wanted = list(dict.fromkeys([*self.evidence.tokens, *self.evidence.ids]))[:evidence.MAX_TOKENS]
@@ -376,7 +402,7 @@ class QueryPlan:
                                   _shown_time, _num, self.evidence)
 
 
-_CONDITIONS = ("text", "template", "host", "component", "level", "since", "until", "last_minutes")
+_CONDITIONS = ("text", "template", "where", "host", "component", "level", "since", "until", "last_minutes")
 
 
 class QueryTool:
