@@ -193,6 +193,7 @@ def test_fields_and_params_round_trip(tmp_path):
         assert (s.get(ids[0])["host"], s.get(ids[0])["peer"]) == ("plc7", "line3/plc")
         assert [r["id"] for r in s.search(host="plc7")] == [ids[0]]
         assert [r["id"] for r in s.search(host="line3/plc")] == [ids[1]]
+        assert [r["id"] for r in s.search(peer="line3/plc")] == [ids[1], ids[0]]
         with s.reader.connection() as db:
             assert db.execute("SELECT max(num) FROM params p JOIN logs l ON l.id = p.line_id "
                               "WHERE l.template_id = 5 AND p.pos = 1").fetchone()[0] == 92.4

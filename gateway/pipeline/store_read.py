@@ -116,13 +116,14 @@ class StoreReader:
         return _row(r) if r else None
 
     def search(self, text: str | None = None, *, since: float | None = None, until: float | None = None,
-               host: str | None = None, severity: int | str | None = None, template_id: int | None = None,
-               source: str | None = None, before_id: int | None = None, after_id: int | None = None,
+               host: str | None = None, peer: str | None = None, severity: int | str | None = None,
+               template_id: int | None = None, source: str | None = None, before_id: int | None = None, after_id: int | None = None,
                limit: int = 100) -> list[dict]:
         """Lines matching every given filter, newest first (oldest first when `after_id` is given).
 
         text: words (all must occur; `word*` is a prefix; FTS syntax is taken literally);
-        since/until: Unix seconds of arrival, inclusive; host: the line's (LINE_HOST); severity: at
+        since/until: Unix seconds of arrival, inclusive; host: the line's (LINE_HOST); peer: the
+        transport's sender; severity: at
         least this severe (name or 0..7); before_id/after_id: paging cursors. Raises ValueError
         (naming the parameter) on bad input.
         """
@@ -141,7 +142,8 @@ class StoreReader:
             args.append(q)
         for cond, value in (("l.ts >= ?", None if since is None else float(since)),
                             ("l.ts <= ?", None if until is None else float(until)),
-                            (f"{LINE_HOST} = ?", host or None), ("l.source = ?", source or None),
+                            (f"{LINE_HOST} = ?", host or None), ("l.host = ?", peer or None),
+                            ("l.source = ?", source or None),
                             ("l.severity <= ?", None if severity is None else int(parse_severity_strict(severity))),
                             ("l.template_id = ?", None if template_id is None else int(template_id)),
                             ("l.id < ?", None if before_id is None else int(before_id)),

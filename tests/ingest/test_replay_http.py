@@ -17,7 +17,7 @@ def test_replay_posts_every_line_to_the_store(live_server, appliance, loghub_dir
                "--host", "replayed"])
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert rc == 0 and out["sent"] == out["acknowledged"] == n
-    hits = appliance.store.search(host="replayed", limit=1000)
+    hits = appliance.store.search(peer="replayed", limit=1000)   # --host names the sender
     first = path.read_text(encoding="utf-8").splitlines()[:n]
     assert len(hits) == n
     assert sorted(h["text"] for h in hits) == sorted(first)

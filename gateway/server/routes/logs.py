@@ -56,6 +56,7 @@ def search(appliance: ApplianceDep, _key: KeyDep,
            q: Annotated[str | None, Query(max_length=MAX_QUERY_CHARS, description="words, all must occur; word* = prefix")] = None,
            limit: Annotated[int, Query(ge=1, le=MAX_SEARCH_LIMIT)] = 100,
            host: Annotated[str | None, Query(max_length=255, description="the line's host (else the sender's)")] = None,
+           peer: Annotated[str | None, Query(max_length=255, description="the sender's host (the transport's)")] = None,
            severity: Annotated[Severity | None, Query(description="at least this severe: 0..7 or a name")] = None,
            since: Annotated[datetime | None, Query(description="ISO 8601 (naive = UTC) or Unix seconds")] = None,
            until: Annotated[datetime | None, Query(description="ISO 8601 (naive = UTC) or Unix seconds")] = None,
@@ -66,7 +67,8 @@ def search(appliance: ApplianceDep, _key: KeyDep,
     """Lines matching every given filter, newest first (oldest first with `after_id`, for tailing)."""
     try:
         rows = appliance.store.search(_CONTROL.sub(" ", q) if q else q, since=unix(since), until=unix(until),
-                                      host=host or None, severity=severity or None, template_id=template,
+                                      host=host or None, peer=peer or None, severity=severity or None,
+                                      template_id=template,
                                       after_id=after_id, before_id=before_id, limit=limit)
     except ValueError as exc:
         raise HTTPException(422, str(exc)) from None
