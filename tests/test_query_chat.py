@@ -113,3 +113,13 @@ def test_answer_under_a_grammar_is_a_sentence_of_it(thread):
     text = h.result(timeout=300)["text"]
     assert Grammar(layout_grammar()).matches(text), text
     assert text.endswith("{message}") and t.engine.scratch_len == 0
+
+
+def test_answer_budget(thread):
+    """What the chat route fits a prompt into (EngineThread.answer_budget): a query only with room for
+    it in the scratch; the prompt within what prefill does in half the first-token budget."""
+    t, _ = thread
+    b = t.answer_budget(10_000)
+    assert b.n_scratch == 640 and not b.query and b.reserved == 0      # 640 - 400 < QUERY_MIN_ROOM
+    assert b.max_prompt_tokens == int(0.5 * 10_000 / t.admission.prefill_ms_per_tok)
+    assert t.prompt_tokens([{"role": "user", "content": "hi"}]) == len(t.prompts.chat_tokens([{"role": "user", "content": "hi"}]))

@@ -12,6 +12,7 @@ import logging
 import queue
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -32,6 +33,8 @@ from gateway.serve.query_call import (MAX_CALL_TOKENS, QUERY_PROMPT_TOKENS, TYPI
                                       QueryTool)
 from gateway.serve.question import Grounding, asks
 
+QUERY_MIN_ROOM = 256       # scratch left for question + answer beside a store query (else no query)
+PROMPT_BUDGET_SHARE = 0.5   # of the first-token budget, for prefilling the prompt (quoted lines included)
 log = logging.getLogger(__name__)
 
 IDLE_WAIT_S = 0.05           # the loop wakes at least this often to tick the compactor
@@ -135,6 +138,18 @@ class EngineThread:
         self._wake.set()
 
     # --- submitting ----------------------------------------------------------------------------
+    def answer_budget(self, ttft_budget_ms: float) -> AnswerBudget:
+        """What a chat answer may take: prompt tokens that prefill fits in PROMPT_BUDGET_SHARE of the
+        first-token budget (at the measured speed), and whether it goes through a store query (a query
+        tool, and room in the scratch for its call and result beside QUERY_MIN_ROOM)."""
+        ms = getattr(self.admission, "prefill_ms_per_tok", None)
+        query = self.query_tool is not None and self.n_scratch - QUERY_PROMPT_TOKENS >= QUERY_MIN_ROOM
+        return AnswerBudget(int(PROMPT_BUDGET_SHARE * ttft_budget_ms / ms) if ms else None, query,
+                            QUERY_PROMPT_TOKENS if query else 0, self.n_scratch)
+
+    def prompt_tokens(self, messages: Sequence[Mapping[str, str]]) -> int:
+        return len(self.prompts.chat_tokens(messages))
+
     def submit_chat(self, messages: Sequence[Mapping[str, str]], *, max_tokens: int, ttft_budget_ms: float,
                     temperature: float = 0.0, top_p: float = 1.0, seed: int | None = None,
                     loop: asyncio.AbstractEventLoop | None = None, query: bool = False,
@@ -530,6 +545,15 @@ class EngineThread:
                                 "tokens_per_target_forward": (t["decoded"] / t["target_forwards"]
                                                               if t["target_forwards"] else None)}
         return d
+
+
+@dataclass(frozen=True)
+class AnswerBudget:
+    """EngineThread.answer_budget: what the chat route fits a prompt into."""
+    max_prompt_tokens: int | None      # None: prefill not measured yet
+    query: bool                        # answered through one store query (engine.query)
+    reserved: int                      # tokens the query adds to the prompt (instruction, call, result)
+    n_scratch: int                     # prompt + answer must fit this
 
 
 def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 import threading
-from types import SimpleNamespace
 
 import pytest
 
+from gateway.serve.engine_thread import AnswerBudget
 from gateway.serve.jobs import JobHandle
 
 
@@ -16,11 +16,13 @@ class _Engine:
     """An engine stand-in whose job restarts once and runs a query before its answer."""
 
     def __init__(self) -> None:
-        self.admission = SimpleNamespace(prefill_ms_per_tok=1.0)
-        self.n_scratch = 2048
-        self.query_tool = None
-        self.prompts = SimpleNamespace(chat_tokens=lambda m: [0] * 10)
         self.ready, self.error = True, None
+
+    def answer_budget(self, ttft_budget_ms):
+        return AnswerBudget(None, False, 0, 2048)
+
+    def prompt_tokens(self, messages):
+        return 10
 
     def submit_chat(self, messages, *, loop, **kw) -> JobHandle:
         h = JobHandle(loop=loop)

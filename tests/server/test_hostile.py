@@ -9,13 +9,13 @@ import json
 import socket
 import threading
 import time
-from types import SimpleNamespace
 
 import httpx
 import pytest
 import uvicorn
 
 import gateway.server.timeouts as timeouts
+from gateway.serve.engine_thread import AnswerBudget
 from gateway.serve.jobs import JobHandle
 from gateway.server.app import create_app
 from tests.server.conftest import serve_in_thread
@@ -94,11 +94,13 @@ class _SlowEngine:
 
     def __init__(self) -> None:
         self.handles: list[JobHandle] = []
-        self.admission = SimpleNamespace(prefill_ms_per_tok=1.0)
-        self.n_scratch = 2048
-        self.query_tool = None
-        self.prompts = SimpleNamespace(chat_tokens=lambda m: [0] * 10)
         self.ready, self.error = True, None
+
+    def answer_budget(self, ttft_budget_ms):
+        return AnswerBudget(None, False, 0, 2048)
+
+    def prompt_tokens(self, messages):
+        return 10
 
     def submit_chat(self, messages, *, loop, **kw) -> JobHandle:
         h = JobHandle(loop=loop)

@@ -20,15 +20,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from gateway.serve.jobs import NotReady, PromptTooLong, QueueFull, Refused
 from gateway.serve.prompts import MAX_QUESTION_CHARS
 from gateway.server.deps import ApplianceDep, ErrorDetail, KeyDep, ServerSettingsDep
-from gateway.serve.query_call import QUERY_PROMPT_TOKENS
 from gateway.server.retrieval import MAX_SOURCES, Prompt, fit_prompt
 
 router = APIRouter(prefix="/v1", tags=["chat"])
 MAX_MESSAGES = 32
 DEFAULT_MAX_TOKENS = 256
 MIN_TEMPERATURE = 1e-3      # below this, sampling is greedy anyway; logits / 1e-300 would overflow
-QUERY_MIN_ROOM = 256       # scratch left for question + answer beside a store query (else no query)
-PROMPT_BUDGET_SHARE = 0.5   # of the first-token budget, for prefilling the prompt (quoted lines included)
 STREAM_DONE = "data: [DONE]\n\n"
 # One event of the stream: data is a chat.completion.chunk as JSON, or the literal [DONE] at the end.
 SSE_EVENT_SCHEMA = {"type": "object", "required": ["data"],
@@ -200,19 +197,15 @@ async def chat_completions(req: ChatRequest, request: Request, appliance: Applia
     messages = [{"role": "system" if m.role == "developer" else m.role, "content": m.text()} for m in req.messages]
     engine_thread = appliance.engine_thread
     budget_ms = request.app.state.settings.alerts.ttft_budget_ms
-    # Quoted lines cost prefill before the first token: keep the prompt to what the measured
-    # prefill speed fits in (a share of) the first-token budget; admission control decides the rest.
-    prefill_ms = getattr(engine_thread.admission, "prefill_ms_per_tok", None)
-    max_prompt = int(PROMPT_BUDGET_SHARE * budget_ms / prefill_ms) if prefill_ms else None
-    # Through a store query (engine.query): no quoted lines; the query's instruction, call and result
-    # take their room in the scratch instead.
-    query = (getattr(engine_thread, "query_tool", None) is not None
-             and engine_thread.n_scratch - QUERY_PROMPT_TOKENS >= QUERY_MIN_ROOM)   # else: the lines path
-    extra = QUERY_PROMPT_TOKENS if query else 0
+    # The prompt fits what prefill does in a share of the first-token budget; through a store query
+    # there are no quoted lines (the query's call and result take that room); admission decides the rest.
+    fit = engine_thread.answer_budget(budget_ms)
+    query = fit.query
     try:
         prompt, max_tokens = await run_in_threadpool(
-            fit_prompt, appliance.store, messages, max_tokens, engine_thread.n_scratch,
-            lambda m: len(engine_thread.prompts.chat_tokens(m)) + extra, max_prompt, 0 if query else MAX_SOURCES)
+            fit_prompt, appliance.store, messages, max_tokens, fit.n_scratch,
+            lambda m: engine_thread.prompt_tokens(m) + fit.reserved, fit.max_prompt_tokens,
+            0 if query else MAX_SOURCES)
     except PromptTooLong as exc:
         raise HTTPException(413, str(exc)) from None
     except ValueError as exc:
