@@ -28,7 +28,8 @@ from gateway.pipeline.token_queue import ContextFeed, TokenQueue
 from gateway.pipeline.triage import Triage, load_rules
 from gateway.sdnotify import Watchdog
 from gateway.serve.engine_thread import EngineThread
-from gateway.serve.query_call import TOOL_HELP, QueryTool
+from gateway.serve.answer.call import TOOL_HELP
+from gateway.serve.answer.plan import QueryTool
 from gateway.serve.jobs import NotReady, PromptTooLong, QueueFull, Refused
 from gateway.serve.prompts import Prompts
 from gateway.settings import Settings

@@ -224,7 +224,7 @@ class EngineSettings(_Section):
     drafter_fallback: Literal["ngram", "none", "error"] = "ngram"
     prefill_chunk: int = Field(32, ge=1, le=4096)   # stream tokens per prefill call (preemption grain)
     queue_size: int = Field(8, ge=1, le=1024)
-    # Chat answers through one store query (gateway/serve/query_call.py): the model writes the call under
+    # Chat answers through one store query (gateway/serve/answer/): the model writes the call under
     # a grammar, the figures come from the store. false: the quoted-lines prompt alone.
     query: bool = True
     # The repetition guard (gateway/llm/repetition.py) on chat answers and alert explanations: no n-gram

@@ -1,12 +1,12 @@
-"""The answer's figures checked against its query (gateway.serve.answer_check): a rewritten time, an
+"""The answer's figures checked against its query (gateway.serve.answer.check): a rewritten time, an
 invented year or count is replaced by the result said plainly, in the question's language; list
 numbering and a date said in words are kept; a top-k answer that does not name the top value cites it."""
 
 from __future__ import annotations
 
-from gateway.serve.answer_check import check, figures, supported_figures, unsupported_figures
-from gateway.serve.query_call import _num, _shown_time, render_result
-from gateway.serve.question import which_end
+from gateway.serve.answer.check import check, figures, supported_figures, unsupported_figures
+from gateway.serve.answer.render import _shown_time, render_result
+from gateway.serve.answer.question import which_end
 
 LINE = {"id": 6, "time": 1796885748.0, "time_text": "Dec 10 06:55:48", "host": "LabSZ", "component": "sshd",
         "text": "Dec 10 06:55:48 LabSZ sshd[24200]: Failed password for invalid user webmaster"}
@@ -19,7 +19,7 @@ TOP = {"call": {"op": "top_k", "by": "template"}, "by": "template", "count": 80,
 
 def run(answer, question, result):
     end = which_end(question)
-    return check(answer, question, result, render_result(result, end), end, _shown_time, _num)
+    return check(answer, question, result, render_result(result, end), end)
 
 
 def test_rewritten_time_is_replaced_by_the_stored_one():

@@ -13,7 +13,8 @@ from gateway.llm.constrained import Chars, Constraint, Grammar, LogitsMask, Voca
 from gateway.llm.sampling import SamplingParams, next_token, probs_from_logits, sample
 from gateway.llm.speculative import speculative_generate
 from gateway.llm.tokenizer import Tokenizer
-from gateway.serve.query_call import CALL_PREFIX, MAX_CALL_TOKENS, call_grammar, parse_call, render_result
+from gateway.serve.answer.call import CALL_PREFIX, MAX_CALL_TOKENS, call_grammar, parse_call
+from gateway.serve.answer.render import render_result
 
 
 
@@ -192,7 +193,7 @@ def test_masked_speculative_sampling_stays_in_grammar():
 
 
 def test_question_phrases_and_times():
-    from gateway.serve.question import question_phrases, question_times
+    from gateway.serve.answer.question import question_phrases, question_times
     assert question_phrases('How many lines contain "No more user authentication methods available"?') == \
         ["No more user authentication methods available"]
     assert question_phrases("日志中形如\u201cFailed password for <*> port <N> ssh2\u201d的行里") == \
@@ -222,7 +223,7 @@ def test_a_quoted_phrase_is_the_text_filter(smol_tokenizer):
 
 
 def test_first_last_renders_the_end_the_question_asks_for():
-    from gateway.serve.question import which_end
+    from gateway.serve.answer.question import which_end
     r = {"call": {"op": "first_last"}, "count": 2, "first": {"id": 1, "time": 0.0, "time_text": "Jun 15 04:06:19",
          "text": "a"}, "last": {"id": 2, "time": 9.0, "time_text": "Jul 27 04:21:40", "text": "b"}}
     first = render_result(r, which_end('When did "session closed" appear for the first time?'))

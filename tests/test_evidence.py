@@ -1,4 +1,4 @@
-"""The lines a question's rare tokens point at (gateway/serve/evidence.py), and the answer check that
+"""The lines a question's rare tokens point at (gateway/serve/answer/evidence.py), and the answer check that
 keeps a lookup answer only when it reads one of them."""
 
 from __future__ import annotations
@@ -6,7 +6,8 @@ from __future__ import annotations
 from gateway.ingest.record import LogRecord
 from gateway.pipeline.query import QuerySurface
 from gateway.pipeline.store import Store
-from gateway.serve import answer_check, evidence
+from gateway.serve.answer import check as answer_check
+from gateway.serve.answer import evidence
 
 LINES = [f"Failed password for invalid user u{i} from 10.0.0.{i % 5} port {4000 + i} ssh2" for i in range(60)] + [
     "Invalid user chen from 187.141.143.180", "input_userauth_request: invalid user chen [preauth]",
@@ -35,10 +36,9 @@ def test_a_lookup_answer_must_read_its_line(tmp_path):
     question = "What is the status of the user chen?"
     ev = evidence.find(q, question)
     result = {"call": {"op": "count", "text": "chen"}, "count": 2}
-    fmt = (lambda line: line.get("time_text"), str)
-    read = answer_check.check("The user chen is an invalid user.", question, result, "2 lines match.", None, *fmt, ev)
+    read = answer_check.check("The user chen is an invalid user.", question, result, "2 lines match.", None, ev)
     assert read.action == "cited" and "invalid user" in read.text                 # kept, the count after it
-    guess = answer_check.check("The user chen is fine.", question, result, "2 lines match.", None, *fmt, ev)
+    guess = answer_check.check("The user chen is fine.", question, result, "2 lines match.", None, ev)
     assert guess.action == "replaced" and LINES[60] in guess.text                 # the fallback quotes the line
     s.close()
 
@@ -57,7 +57,7 @@ def test_the_word_before_a_token_and_id_prefixes(tmp_path):
 def test_a_call_that_drops_the_question_s_ids_gets_them_back(tmp_path):
     from types import SimpleNamespace
 
-    from gateway.serve.query_call import QueryPlan
+    from gateway.serve.answer.plan import QueryPlan
     s, q = _surface(tmp_path)
     question = "What is the lowest port of failed passwords from 10.0.0.3 for user u13?"
     plan = QueryPlan(SimpleNamespace(surface=q), [], question, None, [], evidence=evidence.find(q, question))
@@ -73,7 +73,7 @@ def test_a_call_that_drops_the_question_s_ids_gets_them_back(tmp_path):
 def test_identifiers_are_conditions_however_common_and_counts_are_not(tmp_path):
     from types import SimpleNamespace
 
-    from gateway.serve.query_call import QueryPlan
+    from gateway.serve.answer.plan import QueryPlan
     s = Store(tmp_path / "i.db")
     lines = [f"Progress of TaskAttempt attempt_{i % 2}_m_000001_0 is : 0.{i}" for i in range(120)]
     s.append([LogRecord(1_700_000_000.0 + i, "t", "h", 6, x) for i, x in enumerate(lines)])

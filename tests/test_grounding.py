@@ -14,8 +14,9 @@ from gateway.llm.constrained import Grammar
 from gateway.pipeline.fields import LineFields, named_params
 from gateway.pipeline.query import QuerySurface
 from gateway.pipeline.store import Store
-from gateway.serve import grounding
-from gateway.serve.query_call import QueryPlan, call_grammar
+from gateway.serve.answer import grounding
+from gateway.serve.answer.plan import QueryPlan
+from gateway.serve.answer.call import call_grammar
 
 RUN = "Running task <NUM> in stage <NUM> (TID <NUM>)"
 DONE = "Finished task <NUM> in stage <NUM> (TID <NUM>). <NUM> bytes result sent to driver"
@@ -102,7 +103,7 @@ def test_call_without_condition_reads_the_best_kind(surface):
 
 def test_an_id_after_a_parameter_name_is_that_parameter(surface):
     """"in stage 3.0": the condition stage = 3.0, not the text "3.0" (which "task 3.0" holds too)."""
-    from gateway.serve import evidence
+    from gateway.serve.answer import evidence
     q = "How many running tasks in stage 3.0?"
     kinds = grounding.Kinds(surface).kinds(["running", "tasks", "stage"], ["3.0"])
     plan = QueryPlan(_Tool(surface), [{"role": "user", "content": q}], q, None, [], kinds=kinds,

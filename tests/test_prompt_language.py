@@ -54,7 +54,7 @@ def test_plain_chat_answers_in_the_question_language(tokenizer):
 
 
 def test_query_answer_turn_asks_once_for_chinese(tokenizer):
-    from gateway.serve.query_call import QueryPlan
+    from gateway.serve.answer.plan import QueryPlan
     plan = QueryPlan(tool=None, turns=[{"role": "user", "content": "急停按了几次？"}], question="急停按了几次？",
                      mask=None, prefix_tokens=[])
     plan.tool = type("T", (), {"surface": type("S", (), {"run": staticmethod(lambda c: {"count": 1})})()})()

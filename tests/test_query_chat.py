@@ -15,9 +15,10 @@ from gateway.pipeline.store import Store
 from gateway.pipeline.token_queue import ContextFeed, TokenQueue
 from gateway.serve.engine_thread import EngineThread
 from gateway.serve.prompts import Prompts
-from gateway.serve.answer_check import supported_figures, unsupported_figures
-from gateway.serve.query_call import QueryTool, render_result
-from gateway.serve.question import which_end
+from gateway.serve.answer.check import supported_figures, unsupported_figures
+from gateway.serve.answer.plan import QueryTool
+from gateway.serve.answer.render import render_result
+from gateway.serve.answer.question import which_end
 
 pytestmark = pytest.mark.models
 GENEROUS_MS = 600_000
@@ -58,7 +59,7 @@ def test_question_goes_through_one_query(thread, question):
     assert q["result"]["call"] == q["call"]
     assert [e for e in events if e["type"] == "query"]
     assert store.count() == len(LINES)                   # the surface cannot write
-    # the answer is shown once checked (gateway.serve.answer_check): what streamed is the job's text,
+    # the answer is shown once checked (gateway.serve.answer.check): what streamed is the job's text,
     # and none of its figures is one the question and the query's result lack
     assert "".join(e["text"] for e in events if e["type"] == "token") == res["text"]
     assert q["check"]["action"] in ("kept", "replaced", "cited")

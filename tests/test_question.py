@@ -1,11 +1,11 @@
-"""What a question names, read without the model (gateway/serve/question.py): the filters the call
+"""What a question names, read without the model (gateway/serve/answer/question.py): the filters the call
 grammar offers for it."""
 
 from __future__ import annotations
 
 import pytest
 
-from gateway.serve.question import asks, ground, span_s
+from gateway.serve.answer.question import asks, ground, span_s
 
 WORDS = ["Failed", "password", "authentication", "failure", "fault", "cleared", "operator", "torque", "JAM", "E-STOP"]
 HOSTS = ["LabSZ", "line3/capper", "line3/filler"]
@@ -56,7 +56,7 @@ def test_the_wording_narrows_the_op():
 
 def test_grammar_keeps_to_the_ops():
     from gateway.llm.constrained import Grammar
-    from gateway.serve.query_call import call_grammar
+    from gateway.serve.answer.call import call_grammar
     gr = Grammar(call_grammar([], [], [], ["x"], [], [], False, ["stats"]))
     assert gr.matches('stats", "text": "x"}') and not gr.matches('count"}')
     gr = Grammar(call_grammar([], [], [], ["x"], [], [], False, ["top_k"]))
@@ -135,7 +135,7 @@ def test_a_chinese_questions_latin_subject_is_the_logs_name():
 
 def test_grammar_offers_named_levels_as_one_list_and_by_words():
     from gateway.llm.constrained import Grammar
-    from gateway.serve.query_call import call_grammar
+    from gateway.serve.answer.call import call_grammar
     gr = Grammar(call_grammar([], [], ["error", "critical"], [], [], [], False, ["count"], named=True))
     assert gr.matches('count", "level": ["error", "critical"]}') and not gr.matches('count", "level": "error"}')
     gr = Grammar(call_grammar([], [], [], ["operator", "cleared"], [], [], False, ["top_k"], by_words=["operator"]))
@@ -148,7 +148,7 @@ def test_grammar_offers_named_levels_as_one_list_and_by_words():
 
 def test_named_levels_and_a_pair_of_times_are_required():
     from gateway.llm.constrained import Grammar
-    from gateway.serve.query_call import call_grammar
+    from gateway.serve.answer.call import call_grammar
     gr = Grammar(call_grammar([], [], ["warn"], [], [], ["08:05", "08:10"], False, ["count"], named=True))
     assert gr.matches('count", "level": "warn", "since": "08:05", "until": "08:10"}')
     assert not gr.matches('count", "since": "08:05", "until": "08:10"}')       # the level left out
@@ -204,7 +204,7 @@ def test_span(question, seconds):
 
 def test_written_window_is_the_calls():
     from gateway.llm.constrained import Grammar
-    from gateway.serve.query_call import call_grammar
+    from gateway.serve.answer.call import call_grammar
     g = ground("How many errors in the last 10 minutes?", [], [], ["error"], ["pump"])
     assert g.minutes == 10
     gr = Grammar(call_grammar(levels=g.levels, words=g.words, recent=g.recent, ops=g.ops, minutes=g.minutes,
@@ -216,7 +216,7 @@ def test_written_window_is_the_calls():
 
 def test_a_value_written_out_is_a_required_filter():
     from gateway.llm.constrained import Grammar
-    from gateway.serve.query_call import call_grammar
+    from gateway.serve.answer.call import call_grammar
     comps = ["org.apache.hadoop.mapreduce.v2.app.rm.RMContainerAllocator", "org.apache.hadoop.ipc.Server", "main"]
     g = ground("组件org.apache.hadoop.mapreduce.v2.app.rm.RMContainerAllocator一共输出了多少行日志？", ["h1"], comps,
                ["info"], ["Allocator"])

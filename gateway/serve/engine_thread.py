@@ -29,9 +29,9 @@ from gateway.serve.admission import Admission
 from gateway.serve.jobs import (COMPLETE, PRIORITY, TTFT, Job, JobHandle, NotReady, PromptTooLong, QueueFull,
                                 Refused)
 from gateway.serve.prompts import Prompts
-from gateway.serve.query_call import (MAX_CALL_TOKENS, QUERY_PROMPT_TOKENS, TYPICAL_CALL_TOKENS, TYPICAL_QUERY_TOKENS,
-                                      QueryTool)
-from gateway.serve.question import Grounding, asks
+from gateway.serve.answer.call import MAX_CALL_TOKENS, QUERY_PROMPT_TOKENS, TYPICAL_CALL_TOKENS, TYPICAL_QUERY_TOKENS
+from gateway.serve.answer.plan import QueryTool
+from gateway.serve.answer.question import Grounding, asks
 
 QUERY_MIN_ROOM = 256       # scratch left for question + answer beside a store query (else no query)
 PROMPT_BUDGET_SHARE = 0.5   # of the first-token budget, for prefilling the prompt (quoted lines included)

@@ -53,7 +53,7 @@ class Prompts:
             raise ValueError(f"{tokenizer.path}: the prompt layout needs the GGUF's chat template "
                              "(tokenizer.chat_template), and this file has none")
         self.tokenizer = tokenizer
-        # the store query's description (gateway.serve.query_call.TOOL_HELP) in the system turn: in the
+        # the store query's description (gateway.serve.answer.call.TOOL_HELP) in the system turn: in the
         # sink, prefilled once instead of with every question
         self.system = SYSTEM_PROMPT + ("\n\n" + tool_help if tool_help else "")
         self.sink_tokens: list[int] = []

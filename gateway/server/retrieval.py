@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from typing import Any, Callable
 
 from gateway.serve.jobs import PromptTooLong
-from gateway.serve.question import CLOCK_TEXT, STOP_WORDS, clock, span_s
+from gateway.serve.answer.question import CLOCK_TEXT, STOP_WORDS, clock, span_s
 from gateway.serve.prompts import MAX_QUESTION_CHARS, QUOTE_HEADER, job_turns, with_sources
 
 __all__ = ["MAX_SOURCES", "MIN_ANSWER_TOKENS", "MAX_QUESTION_CHARS", "QUOTE_HEADER", "PromptTooLong", "Hints",

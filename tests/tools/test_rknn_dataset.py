@@ -32,7 +32,7 @@ def plan(smollm_path, loghub_dir):
 def test_plan_lays_out_lines_as_the_appliance_streams_them(smollm_path, plan):
     from gateway.llm.tokenizer import Tokenizer
     from gateway.serve.prompts import Prompts
-    from gateway.serve.query_call import TOOL_HELP
+    from gateway.serve.answer.call import TOOL_HELP
     sink, systems = plan
     assert sink == Prompts.for_model(smollm_path, "en", TOOL_HELP).sink_tokens
     tok = Tokenizer.from_gguf(smollm_path)

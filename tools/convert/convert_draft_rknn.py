@@ -75,7 +75,7 @@ def loghub_plan(gguf_path: Path, loghub: Path, systems: Sequence[str], lines_per
     from gateway.ingest.replay import read_lines
     from gateway.pipeline.token_queue import context_line
     from gateway.serve.prompts import Prompts
-    from gateway.serve.query_call import TOOL_HELP
+    from gateway.serve.answer.call import TOOL_HELP
 
     prompts = Prompts.for_model(gguf_path, "en", TOOL_HELP)   # as the appliance with engine.query on
     plan, ts = [], 1_764_000_000.0

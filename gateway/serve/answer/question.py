@@ -1,6 +1,6 @@
 """What an operator's question itself names, read without the model: phrases it quotes, times it
 writes, the log words, hosts, components and levels it mentions. The store-query grammar
-(gateway.serve.query_call) offers the model only these as filters: a 1.5B model otherwise copies
+(gateway.serve.answer.call) offers the model only these as filters: a 1.5B model otherwise copies
 filters from the log in its context ("sshd", level "info") or invents words the log never holds, and
 the query then counts the wrong lines or none.
 
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from gateway.ingest.header import _LETTER_LEVELS, _LEVELS, match_ts
-from gateway.serve.glossary import english_terms, han_content, term_at
+from gateway.serve.answer.glossary import english_terms, han_content, term_at
 
 MAX_PHRASE_BYTES = 200          # longer quotes are not offered whole (the call's token budget)
 PREFIX = 4                       # letters two words share to count as one ("fault", "faults")

@@ -22,7 +22,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from gateway.serve import evidence
+from gateway.serve.answer import evidence
+from gateway.serve.answer.render import _LABEL, _num, _shown_time, plain_answer
 from gateway.serve.prompts import is_chinese
 
 FIGURE = re.compile(r"\d+(?:[:.\-/]\d+)*")
@@ -35,8 +36,6 @@ _PLACEHOLDER = re.compile(r"<[A-Z*]{0,8}>|<\*>")
 _HAN_NUMBER = "一二三四五六七八九十"
 _WHEN = re.compile(r"\bwhen\b|\bwhat time\b|\bat what\b|什么时候|何时|几点|哪一天|时间", re.I)   # asks for a time
 
-_LABEL = {"template": ("kind of message", "消息"), "ip": ("IP address", "IP 地址"), "value": ("value", "值"),
-          "host": ("host", "主机"), "component": ("component", "组件"), "level": ("level", "级别")}
 
 
 @dataclass
@@ -86,10 +85,10 @@ def unsupported_figures(answer: str, allowed: set[str]) -> list[str]:
     return list(dict.fromkeys(bad))
 
 
-def _time_figure(line: Mapping[str, Any], shown_time) -> list[str]:
+def _time_figure(line: Mapping[str, Any]) -> list[str]:
     """The figure of a line's time an answer must give: its time of day (to the minute at least) when it
     has one."""
-    found = figures(str(shown_time(line)))
+    found = figures(str(_shown_time(line)))
     clock = [f for f in found if ":" in f][-1:]
     return clock + [clock[0].rsplit(":", 1)[0]] if clock and clock[0].count(":") == 2 else clock or found[-1:]
 
@@ -98,8 +97,9 @@ def _norm(s: str) -> str:
     return _SPACE.sub(" ", s).strip().lower()
 
 
-def asked_figures(result: Mapping[str, Any], question: str, end: str | None, shown_time, num) -> list[list[str]]:
+def asked_figures(result: Mapping[str, Any], question: str, end: str | None) -> list[list[str]]:
     """What the answer must hold, as alternatives: each inner list needs one of its values."""
+    num = _num
     if result.get("error") or result.get("no_match"):
         return []
     op = str((result.get("call") or {}).get("op"))
@@ -110,78 +110,10 @@ def asked_figures(result: Mapping[str, Any], question: str, end: str | None, sho
         ends = [result[e] for e in ([end] if end in ("first", "last") else ["first", "last"])
                 if isinstance(result.get(e), dict)]
         captured = [[str(v) for v in line["captured"].values()] for line in ends if line.get("captured")]
-        return captured or ([_time_figure(line, shown_time) for line in ends] if _WHEN.search(question) else [])
+        return captured or ([_time_figure(line) for line in ends] if _WHEN.search(question) else [])
     if op == "stats" and result.get("n"):
         return [[num(result[k]) for k in ("max", "min", "avg", "sum") if result.get(k) is not None]]
     return []
-
-
-def plain_answer(result: Mapping[str, Any], question: str, end: str | None, shown_time, num) -> str:
-    """The result said plainly, in the question's language: every figure as the store gave it."""
-    zh = is_chinese(question)
-    call = json.dumps(result.get("call") or {}, ensure_ascii=False)
-    if result.get("error"):
-        return f"查询失败：{result['error']}（查询：{call}）" if zh else f"The query failed: {result['error']} (query: {call})."
-    if result.get("no_match"):
-        return f"存储的日志里没有符合的行（查询：{call}）。" if zh else f"No stored line matches (query: {call})."
-    op = str((result.get("call") or {}).get("op"))
-    n = result.get("count", 0)
-
-    def where(line: Mapping[str, Any]) -> str:
-        text = str(line.get("text", ""))
-        who = [str(line[k]) for k in ("host", "component") if line.get(k) and str(line[k]) not in text]
-        if zh:
-            return f"{shown_time(line)}（{'，'.join(who)}）：{text}" if who else f"{shown_time(line)}：{text}"
-        named = " (" + ", ".join(who) + ")" if who else ""
-        return f"{shown_time(line)}{named}: {text}"
-
-    if op == "count":          # what was counted: the call
-        return f"共有 {n} 行日志符合查询（查询：{call}）。" if zh else f"{n} lines match (query: {call})."
-    if op == "top_k":
-        label, label_zh = _LABEL.get(str(result.get("by")), (f'value after "{result.get("by")}"',
-                                                             f"“{result.get('by')}”后的值"))
-        top = list(result.get("top") or [])
-        if not top:
-            return f"{n} 行符合，但都没有这样的值。" if zh else f"{n} lines match; none of them has such a value."
-        c0 = top[0].get("count", top[0].get("lines"))
-        rest = [f"{t['value']}（{t.get('count', t.get('lines'))} 行）" if zh else
-                f"{t['value']} ({t.get('count', t.get('lines'))} lines)" for t in top[1:5]]
-        if zh:
-            return (f"最常见的{label_zh}是“{top[0]['value']}”（{c0} 行，共 {n} 行符合）。"
-                    + (f"其次：{'；'.join(rest)}。" if rest else ""))
-        return (f'The most frequent {label} is "{top[0]["value"]}" ({c0} of {n} matching lines).'
-                + (f" Next: {'; '.join(rest)}." if rest else ""))
-    if op == "stats":
-        if not result.get("n"):
-            return f"{n} 行符合，但都没有这个数值。" if zh else f"{n} lines match, but none of them holds that number."
-        mx, mn, avg = num(result["max"]), num(result["min"]), num(result["avg"])
-        if mx == mn:     # one value (said once: the same line twice reads as a loop)
-            return (f"{result['n']} 个数值都是 {mx}，例如在 {where(result['max_line'])}。" if zh else
-                    f"All {result['n']} values are {mx}, e.g. at {where(result['max_line'])}.")
-        if zh:
-            return (f"最大值 {mx}，在 {where(result['max_line'])}。最小值 {mn}，在 {where(result['min_line'])}。"
-                    f"平均值 {avg}（{result['n']} 个数值）。" + (f"总和 {num(result['sum'])}。" if result.get("sum") is not None
-                                                           else ""))
-        total = f" The sum is {num(result['sum'])}." if result.get("sum") is not None else ""
-        return (f"The maximum is {mx}, at {where(result['max_line'])}. The minimum is {mn}, at "
-                f"{where(result['min_line'])}. The average is {avg} ({result['n']} values).{total}")
-    if op == "first_last":
-        ends = [end] if end in ("first", "last") else ["first", "last"]
-        if len(ends) == 2 and result["first"].get("id") == result["last"].get("id"):
-            return (f"只有 1 行符合：{where(result['first'])}。" if zh else
-                    f"One line matches, at {where(result['first'])}.")
-        if zh:
-            said = {"first": "第一次出现在", "last": "最后一次出现在"}
-            return f"共 {n} 行符合。" + "".join(f"{said[e]} {where(result[e])}。" for e in ends)
-        return f"{n} lines match. " + " ".join(f"It {e} appeared at {where(result[e])}." for e in ends)
-    if op == "buckets":
-        per = "，".join if zh else ", ".join
-        spans = per(f"{shown_time({'time': b['start']})}: {b['count']}" for b in result.get("buckets", []))
-        return f"共 {n} 行符合，按时间：{spans}。" if zh else f"{n} lines match; over time: {spans}."
-    lines = list(result.get("lines") or [])[:3]
-    shown = "\n".join(f"- {where(x)}" for x in lines)
-    return (f"共 {n} 行符合，最新的 {len(lines)} 行：\n{shown}" if zh else
-            f"{n} lines match; the newest {len(lines)}:\n{shown}")
 
 
 def _quote_lines(ev: evidence.Evidence, question: str) -> str:
@@ -219,24 +151,23 @@ def citation(result: Mapping[str, Any], question: str) -> str:
 
 
 def check(answer: str, question: str, result: Mapping[str, Any], rendered: str, end: str | None,
-          shown_time, num, ev: evidence.Evidence | None = None) -> Checked:
+          ev: evidence.Evidence | None = None) -> Checked:
     """The answer as shown: kept, cited, or replaced by plain_answer (see the module's doc).
-    `rendered` is the result as the answer's prompt gave it; shown_time/num format a line's time and a
-    number as the render does. `ev`: the lines the question's rare tokens point at; an answer that
-    quotes one of them reads the line (a lookup) and keeps it without the query's figure, which is
-    added after it."""
+    `rendered` is the result as the answer's prompt gave it (render.render_result). `ev`: the lines the
+    question's rare tokens point at; an answer that quotes one of them reads the line (a lookup) and keeps
+    it without the query's figure, which is added after it."""
     allowed = supported_figures(question, rendered, json.dumps(result, ensure_ascii=False))
     bad = unsupported_figures(answer, allowed)
     said = _with_prefixes(figures(answer))
     missing = list(dict.fromkeys(
-        alts[0] for alts in asked_figures(result, question, end, shown_time, num)
+        alts[0] for alts in asked_figures(result, question, end)
         if alts and not any(a in said or (not FIGURE.fullmatch(a) and _norm(a) in _norm(answer)) for a in alts)))
     reads = ev is not None and bool(ev.lines) and evidence.quoted(answer, ev, question)
     if missing and not bad and reads:
-        return Checked(answer.rstrip() + "\n" + plain_answer(result, question, end, shown_time, num), "cited", [],
+        return Checked(answer.rstrip() + "\n" + plain_answer(result, question, end), "cited", [],
                        missing)
     if bad or missing or not answer.strip():
-        plain = plain_answer(result, question, end, shown_time, num)
+        plain = plain_answer(result, question, end)
         if ev is not None and ev.lines and str((result.get("call") or {}).get("op")) != "lines":
             plain += "\n" + _quote_lines(ev, question)         # the fallback quotes the line, never a bare count
         return Checked(plain, "replaced", bad, missing)

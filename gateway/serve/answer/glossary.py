@@ -1,7 +1,7 @@
 """Chinese words of an operator's question -> the English words a log would say them with.
 
 A Chinese question about an English log shares no word with it, so the store-query grammar cannot
-ground its text filter, host or `by` field on the question (gateway.serve.question). This table holds
+ground its text filter, host or `by` field on the question (gateway.serve.answer.question). This table holds
 the plant-floor and IT vocabulary operators use (machines, faults, measurements, sessions, storage),
 each term with English stems a log line writes; a stem offers every log word sharing its first
 letters ("detect" ~ "detected"). FRAMING holds the words of a question's frame (how many, when,

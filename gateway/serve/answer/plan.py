@@ -1,0 +1,191 @@
+"""One chat job's store query: QueryTool.plan(turns) grounds the question (its times, values, the kinds of
+line and identifiers it points at), gives the call's prompt and grammar; QueryPlan.finish runs the call
+the model wrote (with the question's identifiers and parameter bindings) and gives the answer's prompt;
+QueryPlan.check checks the answer against it. Run on the engine thread (EngineThread._query_answer).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from gateway.llm.constrained import Constraint, Grammar, LogitsMask, Vocabulary
+from gateway.pipeline.query import OPS, QuerySurface, known_values, known_words
+from gateway.serve.answer import check as answer_check
+from gateway.serve.answer import evidence, grounding
+from gateway.serve.answer.call import (ANSWER_INSTRUCTION, CALL_INSTRUCTION, CALL_PREFIX, COPY_IN_CHINESE,
+                                       GRAMMAR_TTL_S, MAX_CALL_TOKENS, MAX_VALUES, MAX_WORDS, _tidy, call_grammar,
+                                       parse_call)
+from gateway.serve.answer.question import Grounding, ground, which_end
+from gateway.serve.answer.render import render_result
+from gateway.serve.prompts import ANSWER_IN_CHINESE, is_chinese
+
+
+@dataclass
+class QueryPlan:
+    """One chat job's tool step: the call prompt's extra tokens, its mask, and after the call the answer
+    messages. Built by QueryTool.plan; run on the engine thread (see EngineThread._serve_query)."""
+    tool: "QueryTool"
+    turns: list[dict[str, str]]          # the conversation, the last user turn holding the call instruction
+    question: str
+    mask: LogitsMask
+    prefix_tokens: list[int]
+    call: dict[str, Any] | None = None
+    result: dict[str, Any] = field(default_factory=dict)
+    call_text: str = ""
+    rendered: str = ""                   # the result as the answer's prompt quoted it (finish)
+    evidence: evidence.Evidence = field(default_factory=evidence.Evidence)   # lines of its rare tokens
+    kinds: list[grounding.Kind] = field(default_factory=list)               # shown with the question
+
+    def finish(self, call_text: str) -> list[dict[str, str]]:
+        """Parse and run the call; -> the messages for the answer (the call and its result in them)."""
+        self.call_text = call_text
+        try:
+            self.call = _tidy(parse_call(call_text))
+            self.call, self.result = self._run_grounded(self.call)
+        except ValueError as exc:
+            self.result = {"call": {"text": CALL_PREFIX + call_text}, "error": f"the call did not parse: {exc}"}
+        if self.call and self.call.get("op") == "count" and self.result.get("count"):
+            self.result["of_all"] = self.tool.surface.run({"op": "count"}).get("count")   # a count of every line
+        self.rendered = render_result(self.result, which_end(self.question))
+        if self.call and not self.result.get("error"):     # what was counted, in words
+            self.rendered = f"The query read {grounding.shown_call(self.call, self.kinds)}. {self.rendered}"
+        in_result = {x.get("id") for x in self.result.get("lines") or []}
+        extra = evidence.Evidence(self.evidence.tokens, [x for x in self.evidence.lines if x.get("id") not in in_result])
+        if extra.lines:                  # the lines the question's rare tokens point at: a lookup reads them
+            self.rendered += "\n\n" + evidence.render(extra)
+        answer = ANSWER_INSTRUCTION.format(result=self.rendered)
+        if is_chinese(self.question):
+            answer += ANSWER_IN_CHINESE + COPY_IN_CHINESE
+        shown = json.dumps(self.call, ensure_ascii=False) if self.call else CALL_PREFIX + call_text
+        return [*self.turns, {"role": "assistant", "content": shown}, {"role": "user", "content": answer}]
+
+    def _run_grounded(self, call: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Runs the call with the question's rare tokens (evidence) in its text filter: an id, a user
+        or an address the question names and few lines hold is what it asks about, and a 1.5B model
+        drops such conditions. Rare plain words go first when the filter then matches nothing, then
+        the ids; the model's own call is the last resort."""
+        if self.kinds and not any(call.get(k) for k in _CONDITIONS):
+            call = {**call, "template": self.kinds[0].id}   # a question about something, asked of every line: its
+                                                            # best kind (a count of all lines is rarely meant)
+        call, result = self._with_tokens(call)
+        bound = self._bound(call)
+        if bound is not call and (found := self.tool.surface.run(bound)).get("count"):
+            return bound, found
+        return call, result
+
+    def _bound(self, call: dict[str, Any]) -> dict[str, Any]:
+        """An identifier the question writes right after the name of a parameter of the call's kind ("in
+        stage 23.0") is that parameter's value: a condition on it replaces the bare text, which also
+        matches "task 23.0"."""
+        kind = next((k for k in self.kinds if str(k.id) == str(call.get("template"))), None)
+        if kind is None or "<" in str(call.get("text") or ""):
+            return call
+        names = {n.lower(): n for n in kind.params}
+        ids = {*self.evidence.ids, *self.evidence.tokens}
+        where = dict(call.get("where") or {})
+        for token, word in evidence.words_before(self.question).items():
+            if token in ids and word.lower() in names and names[word.lower()] not in where:
+                where[names[word.lower()]] = token
+        if where == (call.get("where") or {}):
+            return call
+        text = " ".join(w for w in str(call.get("text") or "").split() if w not in where.values())
+        out = {k: v for k, v in call.items() if k != "text"}
+        return {**out, **({"text": text} if text else {}), "where": where}
+
+    def _with_tokens(self, call: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        text = str(call.get("text") or "")
+        have = {w.lower() for w in text.split()}
+        wanted = list(dict.fromkeys([*self.evidence.tokens, *self.evidence.ids]))[:evidence.MAX_TOKENS]
+        missing = [t for t in wanted if t.lower() not in have and t.lower() not in text.lower()]
+        if not missing or "<" in text or call.get("op") not in OPS:
+            return call, self.tool.surface.run(call)
+        ids = [t for t in missing if t in self.evidence.ids]
+        for extra in dict.fromkeys((tuple(missing), tuple(ids))):
+            if not extra:
+                continue
+            grounded = {**call, "text": " ".join([*extra, text]).strip()}
+            result = self.tool.surface.run(grounded)
+            if result.get("count") and not result.get("text_relaxed_to"):
+                return grounded, result
+        return call, self.tool.surface.run(call)
+
+    def source(self) -> dict[str, Any]:
+        out = {"call": self.call or {"text": CALL_PREFIX + self.call_text}, "result": self.result}
+        if self.evidence.lines:
+            out["evidence"] = {"tokens": self.evidence.tokens, "lines": self.evidence.lines}
+        return out
+
+    def check(self, answer: str) -> answer_check.Checked:
+        """The answer as the operator sees it: its figures checked against this query (answer_check)."""
+        return answer_check.check(answer, self.question, self.result, self.rendered, which_end(self.question),
+                                  self.evidence)
+
+
+_CONDITIONS = ("text", "template", "where", "host", "component", "level", "since", "until", "last_minutes")
+
+
+class QueryTool:
+    """The store's query surface and the call grammar over one tokenizer. plan(turns) -> QueryPlan.
+    Thread-safe. The store's known values and words are re-read at most every GRAMMAR_TTL_S; each
+    question's grammar offers what it names (gateway.serve.answer.question); the last few are kept."""
+
+    def __init__(self, surface: QuerySurface, tokenizer) -> None:
+        self.surface = surface
+        self.tokenizer = tokenizer
+        self._vocab: Vocabulary | None = None
+        self._values: tuple = ((), (), (), ())
+        self._read = -GRAMMAR_TTL_S
+        self._constraints: dict[tuple, Constraint] = {}
+        self._lock = threading.Lock()
+        self.kinds = grounding.Kinds(surface)
+
+    def grounding(self, question: str) -> Grounding:
+        with self._lock:
+            if time.monotonic() - self._read > GRAMMAR_TTL_S:
+                values = tuple(tuple(known_values(self.surface, f, MAX_VALUES)) for f in ("host", "component", "level"))
+                self._values = values + (tuple(known_words(self.surface, MAX_WORDS)),)
+                self._read = time.monotonic()
+            return ground(question, *self._values)
+
+    def vocabulary(self) -> Vocabulary:
+        with self._lock:
+            if self._vocab is None:
+                self._vocab = Vocabulary.of(self.tokenizer)
+            return self._vocab
+
+    def constraint(self, g: Grounding) -> Constraint:
+        vocab = self.vocabulary()
+        with self._lock:
+            self._vocab = vocab
+            key = g.key()
+            c = self._constraints.get(key)
+            if c is None:
+                while len(self._constraints) >= 8:
+                    self._constraints.pop(next(iter(self._constraints)))
+                c = Constraint(Grammar(call_grammar(g.hosts, g.components, g.levels, g.words, g.phrases, g.times,
+                                                    g.recent, g.ops, g.by, g.of_words, g.by_words, named=True,
+                                                    templates=g.templates, params=g.params, minutes=g.minutes,
+                                                    whole=g.whole)),
+                               self._vocab)
+                self._constraints[key] = c
+            return c
+
+    def plan(self, turns: Sequence[Mapping[str, str]]) -> QueryPlan:
+        turns = [dict(t) for t in turns]
+        question = turns[-1]["content"]
+        prefix = self.tokenizer.encode(CALL_PREFIX, parse_special=False)
+        ev = evidence.find(self.surface, question)
+        g = self.grounding(question)
+        # the question's rare tokens (an id, a user, an address) are filters the lines hold as they are
+        named = list(dict.fromkeys([*ev.tokens, *ev.ids]))
+        g.words = [*named, *(w for w in g.words if w not in named)]
+        kinds = self.kinds.kinds(g.content, named)
+        g.templates, g.params = [str(k.id) for k in kinds], grounding.params_of(kinds)
+        shown = grounding.render(kinds)
+        turns[-1]["content"] = question + "\n\n" + (shown + "\n" if shown else "") + CALL_INSTRUCTION
+        c = self.constraint(g)
+        return QueryPlan(self, turns, question, LogitsMask(c, MAX_CALL_TOKENS), prefix, evidence=ev, kinds=kinds)

@@ -1,0 +1,197 @@
+"""A query's result in words, one renderer for both readers: render_result for the answer's prompt
+(plain sentences a 1.5B model restates reliably; every figure as the store gave it), plain_answer for
+the operator when the model's answer fails its check (the question's language). Same labels, same
+times and numbers (_shown_time, _num). Pure functions.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from typing import Any, Mapping
+
+from gateway.ingest.header import match_ts
+from gateway.serve.prompts import is_chinese
+
+RESULT_CHARS = 900            # the result as the prompt quotes it (~250 tokens)
+LINE_SHOWN = 160              # a line's text in it
+_LABEL = {"template": ("kind of message", "消息"), "ip": ("IP address", "IP 地址"), "value": ("value", "值"),
+          "host": ("host", "主机"), "component": ("component", "组件"), "level": ("level", "级别")}
+
+
+def _captured_first(r: Mapping[str, Any], end: str | None) -> str:
+    """"X is ..." of the line a pattern's call found, said first: a 1.5B model otherwise reads a time or
+    a host off the line instead of the value the question asks for."""
+    lines = [r[end]] if end in ("first", "last") and isinstance(r.get(end), dict) else \
+        [*r.get("lines", [])[:1], *(r[k] for k in ("last",) if isinstance(r.get(k), dict))][:1]
+    got = (lines[0].get("captured") or {}) if lines else {}
+    return "".join(f"{k} is {v}. " for k, v in got.items())
+
+
+def render_result(result: Mapping[str, Any], end: str | None = None) -> str:
+    """The result in plain sentences for the answer's prompt (a 1.5B model restates a sentence more
+    reliably than it reads nested JSON): every figure as the store gave it, times as the log wrote
+    them, clipped to RESULT_CHARS. The JSON itself goes to the API as the answer's source."""
+    r = dict(result)
+    if r.get("error"):
+        text = f"The query failed: {r['error']}."
+    elif r.get("no_match"):
+        text = "No line matches this query (0 lines)."
+    else:
+        op = str((r.get("call") or {}).get("op"))
+        text = _describe_first_last(r, end) if op == "first_last" else _DESCRIBE.get(op, _describe_count)(r)
+        if op in ("lines", "first_last"):
+            text = _captured_first(r, end) + text
+        if r.get("text_relaxed_to"):
+            text += f' (Matched on the words "{r["text_relaxed_to"]}"; the other words asked for occur in none of them.)'
+        if r.get("truncated"):
+            text += " (Only the first lines were read: the figures may be partial.)"
+    return text if len(text) <= RESULT_CHARS else text[:RESULT_CHARS] + "...(clipped)"
+
+
+def _num(x: Any) -> str:
+    if isinstance(x, float):
+        return str(int(x)) if x.is_integer() else str(round(x, 3))
+    return str(x)
+
+
+def _where(line: Mapping[str, Any]) -> str:
+    """`at <time> (<host>, <component>): <text>` of a result line."""
+    t = _shown_time(line)
+    who = ", ".join(f"{k} {line[k]}" for k in ("host", "component") if line.get(k))
+    got = "".join(f"; {k} = {v}" for k, v in (line.get("captured") or {}).items())
+    return f"at {t}{f' ({who}{got})' if who or got else ''}: {str(line.get('text', ''))[:LINE_SHOWN]}"
+
+
+def _shown_time(line: Mapping[str, Any]) -> Any:
+    """A line's time for the answer: as the log wrote it when that has no year (an ISO form would show a
+    guessed one), else in ISO form: a 1.5B model rewrites "2005-08-28-02.57.06.184496" or an epoch
+    ("2:57:06", "1125197826") but copies "2005-08-28 02:57:06"."""
+    written = line.get("time_text")
+    if written:
+        m = match_ts(str(written), 0)
+        g = m.groupdict() if m else {}
+        if not (g.get("Y") or g.get("y") or g.get("E")) or line.get("time") is None:
+            return written
+    return _iso(line.get("time"))
+
+
+def _describe_count(r: Mapping[str, Any]) -> str:
+    return f"{r.get('count', 0)} lines match."
+
+
+def _describe_top(r: Mapping[str, Any]) -> str:
+    by = r.get("by") or (r.get("call") or {}).get("by") or "template"
+    label = _LABEL[by][0] if by in _LABEL else (f"{by}" if r.get("of_param") else f'value written after "{by}"')
+    top = [f"{v['value']} ({v.get('count', v.get('lines'))} lines)" for v in r.get("top", [])]
+    if not top:
+        return f"{r.get('count', 0)} lines match; none of them has such a value."
+    rest = "; ".join(f"{i}. {t}" for i, t in enumerate(top[1:], 2))      # the first apart: a 1.5B model
+    return (f"{r.get('count', 0)} lines match. The most frequent {label} is {top[0]}."       # picked the
+            + (f" The next ones: {rest}." if rest else ""))                                    # longer 2nd
+
+
+def _describe_stats(r: Mapping[str, Any]) -> str:
+    if not r.get("n"):
+        return f"{r.get('count', 0)} lines match, but none of them holds that number."
+    return (f"{r['n']} numbers in {r.get('count', 0)} matching lines. Maximum {_num(r['max'])} "
+            f"({_where(r['max_line'])}). Minimum {_num(r['min'])} ({_where(r['min_line'])}). Average {_num(r['avg'])}."
+            + (f" Sum {_num(r['sum'])}." if r.get("sum") is not None else ""))
+
+
+def _describe_first_last(r: Mapping[str, Any], end: str | None = None) -> str:
+    """Both ends, or only the one the question asks for (`end`: "first" | "last")."""
+    if end in ("first", "last"):
+        return f"{r.get('count', 0)} lines match. The {end} of them (the {end} time it appeared) {_where(r[end])}."
+    return (f"{r.get('count', 0)} lines match. The first {_where(r['first'])}. "
+            f"The last {_where(r['last'])}.")
+
+
+def _describe_buckets(r: Mapping[str, Any]) -> str:
+    per = ", ".join(f"{_iso(b['start'])}: {b['count']}" for b in r.get("buckets", []))
+    return f"{r.get('count', 0)} lines match; lines per {_num(r.get('bucket_s'))} s from: {per}."
+
+
+def _describe_lines(r: Mapping[str, Any]) -> str:
+    shown = "\n".join(f"- {_where(x)}" for x in r.get("lines", []))
+    return f"{r.get('count', 0)} lines match; the newest {len(r.get('lines', []))}, newest first:\n{shown}"
+
+
+_DESCRIBE = {"count": _describe_count, "top_k": _describe_top, "stats": _describe_stats,
+             "first_last": _describe_first_last, "buckets": _describe_buckets, "lines": _describe_lines}
+
+
+def _iso(t: Any) -> Any:
+    try:
+        return datetime.fromtimestamp(float(t), tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    except (TypeError, ValueError, OverflowError, OSError):
+        return t
+
+
+def plain_answer(result: Mapping[str, Any], question: str, end: str | None) -> str:
+    """The result said plainly, in the question's language: every figure as the store gave it."""
+    shown_time, num = _shown_time, _num
+    zh = is_chinese(question)
+    call = json.dumps(result.get("call") or {}, ensure_ascii=False)
+    if result.get("error"):
+        return f"查询失败：{result['error']}（查询：{call}）" if zh else f"The query failed: {result['error']} (query: {call})."
+    if result.get("no_match"):
+        return f"存储的日志里没有符合的行（查询：{call}）。" if zh else f"No stored line matches (query: {call})."
+    op = str((result.get("call") or {}).get("op"))
+    n = result.get("count", 0)
+
+    def where(line: Mapping[str, Any]) -> str:
+        text = str(line.get("text", ""))
+        who = [str(line[k]) for k in ("host", "component") if line.get(k) and str(line[k]) not in text]
+        if zh:
+            return f"{shown_time(line)}（{'，'.join(who)}）：{text}" if who else f"{shown_time(line)}：{text}"
+        named = " (" + ", ".join(who) + ")" if who else ""
+        return f"{shown_time(line)}{named}: {text}"
+
+    if op == "count":          # what was counted: the call
+        return f"共有 {n} 行日志符合查询（查询：{call}）。" if zh else f"{n} lines match (query: {call})."
+    if op == "top_k":
+        label, label_zh = _LABEL.get(str(result.get("by")), (f'value after "{result.get("by")}"',
+                                                             f"“{result.get('by')}”后的值"))
+        top = list(result.get("top") or [])
+        if not top:
+            return f"{n} 行符合，但都没有这样的值。" if zh else f"{n} lines match; none of them has such a value."
+        c0 = top[0].get("count", top[0].get("lines"))
+        rest = [f"{t['value']}（{t.get('count', t.get('lines'))} 行）" if zh else
+                f"{t['value']} ({t.get('count', t.get('lines'))} lines)" for t in top[1:5]]
+        if zh:
+            return (f"最常见的{label_zh}是“{top[0]['value']}”（{c0} 行，共 {n} 行符合）。"
+                    + (f"其次：{'；'.join(rest)}。" if rest else ""))
+        return (f'The most frequent {label} is "{top[0]["value"]}" ({c0} of {n} matching lines).'
+                + (f" Next: {'; '.join(rest)}." if rest else ""))
+    if op == "stats":
+        if not result.get("n"):
+            return f"{n} 行符合，但都没有这个数值。" if zh else f"{n} lines match, but none of them holds that number."
+        mx, mn, avg = num(result["max"]), num(result["min"]), num(result["avg"])
+        if mx == mn:     # one value (said once: the same line twice reads as a loop)
+            return (f"{result['n']} 个数值都是 {mx}，例如在 {where(result['max_line'])}。" if zh else
+                    f"All {result['n']} values are {mx}, e.g. at {where(result['max_line'])}.")
+        if zh:
+            return (f"最大值 {mx}，在 {where(result['max_line'])}。最小值 {mn}，在 {where(result['min_line'])}。"
+                    f"平均值 {avg}（{result['n']} 个数值）。" + (f"总和 {num(result['sum'])}。" if result.get("sum") is not None
+                                                           else ""))
+        total = f" The sum is {num(result['sum'])}." if result.get("sum") is not None else ""
+        return (f"The maximum is {mx}, at {where(result['max_line'])}. The minimum is {mn}, at "
+                f"{where(result['min_line'])}. The average is {avg} ({result['n']} values).{total}")
+    if op == "first_last":
+        ends = [end] if end in ("first", "last") else ["first", "last"]
+        if len(ends) == 2 and result["first"].get("id") == result["last"].get("id"):
+            return (f"只有 1 行符合：{where(result['first'])}。" if zh else
+                    f"One line matches, at {where(result['first'])}.")
+        if zh:
+            said = {"first": "第一次出现在", "last": "最后一次出现在"}
+            return f"共 {n} 行符合。" + "".join(f"{said[e]} {where(result[e])}。" for e in ends)
+        return f"{n} lines match. " + " ".join(f"It {e} appeared at {where(result[e])}." for e in ends)
+    if op == "buckets":
+        per = "，".join if zh else ", ".join
+        spans = per(f"{shown_time({'time': b['start']})}: {b['count']}" for b in result.get("buckets", []))
+        return f"共 {n} 行符合，按时间：{spans}。" if zh else f"{n} lines match; over time: {spans}."
+    lines = list(result.get("lines") or [])[:3]
+    shown = "\n".join(f"- {where(x)}" for x in lines)
+    return (f"共 {n} 行符合，最新的 {len(lines)} 行：\n{shown}" if zh else
+            f"{n} lines match; the newest {len(lines)}:\n{shown}")
