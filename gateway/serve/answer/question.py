@@ -13,8 +13,9 @@ Grounding rules (general, not per log format):
   "line3/capper"); the log's own name ("in the Hadoop log") names nothing;
 - a level when the question names one (English level words, Chinese \u9519\u8bef/\u544a\u8b66/...);
 - a recent window (last_minutes) only when the question asks for recent time;
-- the ops its wording asks for ("how many" -> count, "most" -> top_k, "highest" -> stats, "when" ->
-  first_last, "why" -> top_k by template or lines; several cues: any of theirs; none: every op).
+- words naming a field ("which station", "what level") are no text filter;
+- nothing else is read from the wording: the op, the field or parameter to count by, the number to take
+  are the model's to choose, given the kinds of line the data points at (gateway.serve.answer.grounding).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from gateway.ingest.header import _LETTER_LEVELS, _LEVELS, match_ts
-from gateway.serve.answer.glossary import english_terms, han_content, term_at
+from gateway.serve.answer.glossary import english_terms, han_content
 
 MAX_PHRASE_BYTES = 200          # longer quotes are not offered whole (the call's token budget)
 PREFIX = 4                       # letters two words share to count as one ("fault", "faults")
@@ -39,39 +40,15 @@ _ZH_LEVELS = {"错误": "error", "报错": "error", "告警": "warning", "警告
               "严重": "critical", "致命": "critical", "信息": "info", "调试": "debug", "通知": "notice"}
 _RECENT = re.compile(r"\b(?:last|past|previous)\s+(?:\d+\s*|few\s+|several\s+|\w+\s+)?(?:sec|second|min|minute|hour|"
                      r"day)s?\b|\brecent(?:ly)?\b|\bjust now\b|\bso far today\b|最近|刚才|过去|分钟|小时", re.IGNORECASE)
-# (cue, ops it allows): the question's wording narrows the op the model may choose
-_OP_CUES = [
-    (re.compile(r"\bhow (?:many|often)\b|\bnumber of\b|多少次|多少条|多少行|多少个|几次|几条", re.I), ("count", "buckets", "top_k")),
-    (_TOP := re.compile(r"\b(?:most|least|top \d+|top)\b|最多|最少|最常|前\s*\d+\s*[个名]", re.I), ("top_k",)),
-    (re.compile(r"\b(?:highest|lowest|largest|smallest|maximum|minimum|max|min|peak|average|mean)\b|"
-                r"最高|最低|最大|最小|平均|峰值", re.I), ("stats",)),
-    (re.compile(r"\bwhen\b|\bwhat time\b|\b(?:first|last) time\b|什么时候|何时|几点|第一次|最后一次", re.I),
-     ("first_last", "lines")),
-    (re.compile(r"\bin (?:that|this|the) line\b|\bwhich line\b|这一行|那一行|哪一行", re.I), ("lines", "first_last")),
-    (_WHY := re.compile(r"\bwhy\b|\bcause|\breason|为什么|原因", re.I), ("top_k", "lines")),
-]
-# "which component logged ...": a count by that field names it (lines would leave the model to pick
-# one of the line's names)
-_FIELD_NAMES = {"component": r"components?|programs?|process(?:es)?|services?|modules?|class(?:es)?|loggers?|"
-                             r"daemons?|组件|模块|进程|程序|服务",
-                "host": r"hosts?|machines?|nodes?|servers?|stations?|devices?|主机|机器|节点|服务器|工位|设备",
-                "ip": r"ips?|ip address(?:es)?|addresses|IP 地址|IP地址|地址",
-                "level": r"levels?|severit(?:y|ies)|级别",
-                "template": r"(?:kinds?|types?|sorts?) of (?:messages?|lines?|events?)|messages?|消息|日志|事件"}
-_BY_CUES = [(re.compile(rf"\b(?:which|what|top|\d+)\s+(?:{v})\b|哪(?:个|台|一个|些|类)\s*(?:{v})|(?:{v})\s*是哪|"
-                        rf"前\s*\d+\s*[个名类]\s*(?:{v})", re.I), f)
-            for f, v in _FIELD_NAMES.items()]
 _FIELD_WORDS = {"component", "components", "program", "process", "service", "module", "class", "logger", "host",
                 "machine", "node", "server", "station", "device", "ip", "address", "level", "severity", "kind",
                 "type", "message", "time", "line", "one", "value", "day", "hour", "minute"}
-_WHICH = re.compile(r"\b(?:which|what)\s+([A-Za-z][\w-]*)", re.I)
-_WHICH_ZH = re.compile(r"哪(?:个|位|台|一个|些)\s*(\S{1,4})")     # the glossary term it starts with
 _RANK = {"emergency": 0, "alert": 1, "critical": 2, "error": 3, "warning": 4, "notice": 5, "info": 6, "debug": 7}
 _WORSE_TOO = {"error", "critical"}          # "errors": error and every worse level
 _LEVEL_AFTER = re.compile(r"\s*(?:-?\s*level|级别|等级)", re.I)
 _LETTER_LEVEL = re.compile(r"(?<![\w-])([VDIWEFA])\s*(?=level\b|级别|等级)")
 _ZH_SUBJECT = re.compile(r"\s*([A-Za-z][\w.-]*)\s*(?=[\u4e00-\u9fff])")   # a Chinese question's Latin subject
-_LOG_NAME = re.compile(r"[\w.-]+(?=\s+(?:log|logs|log file|journal)\b)|(?<=\bthe )[\w.-]+(?=\s+lines of the form\b)|[A-Za-z][\w.-]*(?=\s*日志)", re.I)
+_LOG_NAME = re.compile(r"[\w.-]+(?=\s+(?:log|logs|log file|journal)\b)|[A-Za-z][\w.-]*(?=\s*日志)", re.I)
 _NOT_CONTENT = {"the", "a", "an", "of", "in", "on", "at", "to", "and", "or", "for", "by", "is", "was", "were", "are",
                 "be", "did", "do", "does", "how", "many", "much", "what", "which", "when", "why", "who", "where", "log",
                 "logs", "logged", "line", "lines", "time", "times", "most", "often", "there", "this", "that", "it",
@@ -295,10 +272,6 @@ def _of_words(question: str, words: Sequence[str]) -> list[str]:
     return [w for w in words if any(_near(w.lower(), q) for q in after)]
 
 
-def _by_cues(question: str) -> list[str]:
-    return [f for rx, f in _BY_CUES if rx.search(question)]
-
-
 def ground(question: str, hosts: Sequence[str], components: Sequence[str], levels: Sequence[str],
            words: Sequence[str]) -> Grounding:
     """The question's filters among the store's known values and log words."""
@@ -318,8 +291,7 @@ def ground(question: str, hosts: Sequence[str], components: Sequence[str], level
     qwords = latin | set(gloss)
     content = {w for w in qwords if w not in _NOT_CONTENT and w not in level_words}
     g.content = [w for w in dict.fromkeys([*(m.lower() for m in _WORD.findall(question)), *gloss]) if w in content]
-    if _by_cues(question):                     # "which station": a field to count by, not a text
-        content -= _FIELD_WORDS
+    content -= _FIELD_WORDS                    # "which station": a field's name, not what a line says
     if level_words:                            # "ERROR level lines": "level" names no text either
         content.discard("level")
         content.discard("levels")
@@ -342,16 +314,4 @@ def ground(question: str, hosts: Sequence[str], components: Sequence[str], level
     g.recent = bool(_RECENT.search(question))
     if (span := span_s(question)) is not None:
         g.minutes = max(1, math.ceil(span / 60))
-    g.ops = sorted({op for rx, ops in _OP_CUES if rx.search(question) for op in ops})
-    g.by = _by_cues(question)
-    if _WHY.search(question) and not _TOP.search(question):
-        g.by.append("template")               # a cause is a kind of message, not a level or a host
-    which = {w.lower() for w in _WHICH.findall(question)} | {t for m in _WHICH_ZH.findall(question) for t in term_at(m)}
-    which -= _FIELD_WORDS
-    if which:                                 # "which operator": the value after a word the lines hold
-        g.by_words = [w for w in g.words if any(_near(w.lower(), q) for q in which)]
-    if g.by and not g.ops:
-        g.ops = ["top_k"]
-    elif g.by and "top_k" not in g.ops:
-        g.ops = sorted({*g.ops, "top_k"})
     return g
