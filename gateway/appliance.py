@@ -140,12 +140,7 @@ class Appliance:
         self.token_queue = TokenQueue(s.token_queue.n_tokens, s.token_queue.n_entries)
         self.feed = ContextFeed(self.token_queue, prompts.log_tokens, s.token_queue.collapse_window_s)
         self.engine_thread = EngineThread(
-            s.engine.model, self.feed, prompts=prompts, n_sink=s.engine.n_sink, n_ring=s.engine.n_ring,
-            n_scratch=s.engine.n_scratch, n_threads=s.engine.n_threads, prefill_chunk=s.engine.prefill_chunk,
-            kv_policy=s.engine.kv_policy, kv_block=s.engine.kv_block, act_precision=s.engine.act_precision,
-            queue_size=s.engine.queue_size, drafter=s.engine.drafter, drafter_fallback=s.engine.drafter_fallback,
-            no_repeat_ngram=s.engine.no_repeat_ngram, heartbeat=self.watchdog.pet,
-            kernel_plan_dir=s.cache_dir, kernel_calibration=s.engine.kernel_calibration,
+            s.engine, self.feed, prompts=prompts, heartbeat=self.watchdog.pet, kernel_plan_dir=s.cache_dir,
             query_tool=QueryTool(QuerySurface(self.store.path), prompts.tokenizer) if s.engine.query else None)
 
     def _release_new_kinds(self) -> None:
@@ -332,8 +327,7 @@ class Appliance:
         if self.engine_thread is not None:
             w = self.engine_thread.stats()
             d["engine"] = w.pop("engine", {}) | {"model": w.get("model"), "error": w.get("error")}
-            queue = w.pop("token_queue", None) or w.pop("ring", {})   # "ring": the engine thread's older key
-            d["token_queue"] = queue | {"lag_s": w.get("lag_s"), "lag_tokens": w.get("lag_tokens")}
+            d["token_queue"] = w.pop("token_queue", {}) | {"lag_s": w.get("lag_s"), "lag_tokens": w.get("lag_tokens")}
             d["admission"] = w.pop("admission", {})
             d["drafter"] = w.pop("drafter")    # which drafter runs and why (auto, an NPU fallback)
             if "speculative" in w:             # drafter figures: acceptance, tokens per target forward

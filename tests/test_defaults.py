@@ -24,8 +24,6 @@ OLD_NAMES = {"kv_policy": ("policy",), "kv_block": ("sem_block",)}
 # defaults. They go once gateway/llm/generate.py, gateway/llm/drafters/model.py,
 # tools/convert/export_draft_onnx.py and tools/probes/act_precision.py pass kv_policy and act_precision.
 BARE_ENGINE = {"kv_policy", "act_precision"}
-ENGINE_THREAD_PENDING = ("gateway/serve/engine_thread.py declares its own defaults; it is to take "
-                         "gateway.settings.EngineSettings instead (issue 44)")
 
 
 def declared_defaults(fn, fields) -> dict[str, object]:
@@ -52,7 +50,6 @@ def test_the_engine_declares_no_policy_or_precision():
     assert not declared_defaults(Engine.__init__, BARE_ENGINE)
 
 
-@pytest.mark.xfail(strict=True, reason=ENGINE_THREAD_PENDING)
 def test_the_engine_thread_declares_no_default():
     found = declared_defaults(EngineThread.__init__, EngineSettings.model_fields)
     assert not found, f"gateway/serve/engine_thread.py re-declares settings' defaults: {found}"

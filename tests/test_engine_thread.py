@@ -11,6 +11,7 @@ from gateway.pipeline.token_queue import ContextFeed, TokenQueue
 from gateway.serve.engine_thread import EngineThread
 from gateway.serve.jobs import QueueFull, Refused
 from gateway.serve.prompts import Prompts
+from gateway.settings import EngineSettings
 
 pytestmark = pytest.mark.models
 LOAD_TIMEOUT_S = 300
@@ -18,12 +19,19 @@ JOB_TIMEOUT_S = 300
 GENEROUS_MS = 600_000
 
 
+def small_engine(model, **changes) -> EngineSettings:
+    """A small cache for SmolLM2-135M; no drafter, the exact precision and no repetition guard unless
+    `changes` say otherwise (what these tests were written against)."""
+    return EngineSettings(**{"model": str(model), "n_ring": 256, "n_scratch": 192, "n_threads": 2, "prefill_chunk": 16,
+                             "queue_size": 2, "drafter": "none", "act_precision": "q8x2", "no_repeat_ngram": 0,
+                             "kernel_calibration": "off", **changes})
+
+
 @pytest.fixture(scope="module")
 def engine_thread(smollm_path):
     queue = TokenQueue(8192, 1024)
     p = Prompts.for_model(smollm_path)
-    w = EngineThread(smollm_path, ContextFeed(queue, p.log_tokens, window_s=5.0), prompts=p,
-                     n_ring=256, n_scratch=192, n_threads=2, prefill_chunk=16, queue_size=2)
+    w = EngineThread(small_engine(smollm_path), ContextFeed(queue, p.log_tokens, window_s=5.0), prompts=p)
     w.start()
     assert w.wait_ready(LOAD_TIMEOUT_S)
     yield w
@@ -169,8 +177,8 @@ def test_ngram_drafter_answers_exactly_like_plain_decoding(smollm_path):
     for drafter in ("none", "ngram"):
         queue = TokenQueue(8192, 1024)
         p = Prompts.for_model(smollm_path)
-        w = EngineThread(smollm_path, ContextFeed(queue, p.log_tokens, window_s=0.0), prompts=p,
-                         n_ring=256, n_scratch=192, n_threads=2, prefill_chunk=16, queue_size=2, drafter=drafter)
+        w = EngineThread(small_engine(smollm_path, drafter=drafter), ContextFeed(queue, p.log_tokens, window_s=0.0),
+                         prompts=p)
         w.start()
         try:
             assert w.wait_ready(LOAD_TIMEOUT_S)

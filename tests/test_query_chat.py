@@ -19,6 +19,7 @@ from gateway.serve.answer.check import supported_figures, unsupported_figures
 from gateway.serve.answer.plan import QueryTool
 from gateway.serve.answer.render import render_result
 from gateway.serve.answer.question import which_end
+from gateway.settings import EngineSettings
 
 pytestmark = pytest.mark.models
 GENEROUS_MS = 600_000
@@ -34,9 +35,11 @@ def thread(smollm_path, tmp_path_factory):
     store.append(recs, [None] * len(recs), [LineFields(component="plc", level="info") for _ in recs])
     prompts = Prompts.for_model(smollm_path)
     tool = QueryTool(QuerySurface(store.path), prompts.tokenizer)
-    t = EngineThread(smollm_path, ContextFeed(TokenQueue(8192, 1024), prompts.log_tokens, window_s=0.0),
-                     prompts=prompts, n_ring=128, n_scratch=640, n_threads=2, prefill_chunk=16, queue_size=2,
-                     query_tool=tool)
+    config = EngineSettings(model=str(smollm_path), n_ring=128, n_scratch=640, n_threads=2, prefill_chunk=16,
+                            queue_size=2, drafter="none", act_precision="q8x2", no_repeat_ngram=0,
+                            kernel_calibration="off")
+    t = EngineThread(config, ContextFeed(TokenQueue(8192, 1024), prompts.log_tokens, window_s=0.0),
+                     prompts=prompts, query_tool=tool)
     t.start()
     assert t.wait_ready(300)
     yield t, store

@@ -14,7 +14,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from gateway.llm import kernel_plan
 from gateway.llm.cpus import default_threads
@@ -45,50 +45,69 @@ SEED_GENERATE_TOKENS = 4     # a short generation at start-up seeds the admissio
 MAX_PREEMPTIONS = 3
 
 
+class EngineConfig(Protocol):
+    """What the engine thread reads of gateway.settings.EngineSettings (serve/ sits below the settings:
+    it names the fields it reads, the settings declare them and their defaults)."""
+    model: str
+    n_sink: int
+    n_ring: int
+    n_scratch: int
+    n_threads: int | None
+    kv_policy: str
+    kv_block: int
+    act_precision: str
+    drafter: str
+    drafter_fallback: str
+    prefill_chunk: int
+    queue_size: int
+    no_repeat_ngram: int
+    kernel_calibration: str
+
+
 class EngineThread:
     """submit_chat(messages, ...) / submit_explain(alert, ...) -> JobHandle; raises QueueFull,
     Refused, PromptTooLong, NotReady. start()/stop(); ready; prompts; tokenizer; stats(). Thread-safe
     API; the Engine itself is touched only by this thread. `feed` is the producer side of the token
     queue this thread drains (its tokenize must be prompts.log_tokens)."""
 
-    def __init__(self, model: str | Path, feed: ContextFeed, *, prompts: Prompts | None = None,
-                 n_sink: int = 0, n_ring: int = 2048, n_scratch: int = 512, n_threads: int | None = None,
-                 prefill_chunk: int = 32, queue_size: int = 8, drafter: str = "none", drafter_fallback: str = "ngram",
-                 kv_policy: str = "novelty", kv_block: int = 16, act_precision: str = "q8x2",
-                 query_tool: QueryTool | None = None, no_repeat_ngram: int = 0,
-                 heartbeat: Callable[[], None] | None = None, kernel_plan_dir: Path | None = None,
-                 kernel_calibration: str = "off") -> None:
-        self.model_path = resolve_model(model)
-        self.prompts = prompts or Prompts.for_model(self.model_path)
+    def __init__(self, config: EngineConfig, feed: ContextFeed, *, prompts: Prompts,
+                 query_tool: QueryTool | None = None, heartbeat: Callable[[], None] | None = None,
+                 kernel_plan_dir: Path | None = None) -> None:
+        """config: the engine's settings (gateway.settings.EngineSettings; the one home of their defaults)."""
+        self.config = config
+        self.model_path = resolve_model(config.model)
+        self.prompts = prompts
         self.tokenizer = self.prompts.tokenizer
         self.sink_tokens = self.prompts.sink_tokens
+        n_sink = config.n_sink
         if n_sink and n_sink < len(self.sink_tokens):
             raise ValueError(f"engine.n_sink={n_sink} is smaller than the system prompt ({len(self.sink_tokens)} tokens)")
         self.n_sink = n_sink or len(self.sink_tokens)
-        self.n_ring, self.n_scratch, self.n_threads = n_ring, n_scratch, n_threads
-        self.kv_policy, self.kv_block = kv_policy, kv_block   # KV eviction (native/kv_cache.h)
-        self.act_precision = act_precision   # "auto" resolves in Engine (q8 on aarch64)
-        self.prefill_chunk = prefill_chunk
+        self.n_ring, self.n_scratch, self.n_threads = config.n_ring, config.n_scratch, config.n_threads
+        self.kv_policy, self.kv_block = config.kv_policy, config.kv_block   # KV eviction (native/kv_cache.h)
+        self.act_precision = config.act_precision   # "auto" resolves in Engine (q8 on aarch64)
+        self.prefill_chunk = config.prefill_chunk
         # "none" | "ngram" | "model[:backend]" (gateway.llm.drafters): what runs for the configured drafter
         # (auto, or model:rknn without an NPU, resolve here: a missing runtime with fallback "error" stops start-up)
+        drafter = config.drafter
         self.draft_configured = drafter
-        self.draft_spec, self.draft_why = resolve_draft_spec(drafter, drafter_fallback)
+        self.draft_spec, self.draft_why = resolve_draft_spec(drafter, config.drafter_fallback)
         (log.info if self.draft_why == "configured" or drafter == "auto" else log.warning)(
             "drafter %s: %s (%s)", drafter, self.draft_spec, self.draft_why)
         self.drafter: Any = None             # built on the engine thread, mirrors the stream
         self._spec_totals = {"proposed": 0, "accepted": 0, "target_forwards": 0, "decoded": 0}
         self.feed = feed
         self.query_tool = query_tool         # chat answers go through one store query when set
-        self.no_repeat_ngram = no_repeat_ngram   # the repetition guard on answers (gateway.llm.repetition)
+        self.no_repeat_ngram = config.no_repeat_ngram   # the repetition guard on answers (gateway.llm.repetition)
         self.heartbeat = heartbeat or (lambda: None)   # called every loop turn (the systemd watchdog)
         # The calibrated kernel plan (gateway.llm.kernel_plan): its folder (None: the static plan) and
         # whether a start without one calibrates first ("auto": not under pytest, "on", "off").
-        self.kernel_plan_dir, self.kernel_calibration = kernel_plan_dir, kernel_calibration
+        self.kernel_plan_dir, self.kernel_calibration = kernel_plan_dir, config.kernel_calibration
         self.kernel_plan = "static"
         self.admission: Admission | None = None
         # Bounded by queue_size in submit (not by the queue itself: a preempted job must always go back).
         self._queue: queue.PriorityQueue[tuple[int, int, Job]] = queue.PriorityQueue()
-        self.queue_size = queue_size
+        self.queue_size = config.queue_size
         self._seq = 0                    # FIFO tie-break within a priority
         self._vocab: Vocabulary | None = None   # grammars' byte vocabulary (_vocabulary)
         self._queued_ms = [0.0, 0.0]     # estimates of queued + running jobs, by priority
@@ -276,7 +295,7 @@ class EngineThread:
             return False
         ids = toks.tolist()
         t0 = time.perf_counter()
-        if self.engine.policy == "novelty":   # lines the triage alerted on are kept longer
+        if self.engine.kv_policy == "novelty":   # lines the triage alerted on are kept longer
             self.engine.set_stream_importance(self.feed.queue.popped_importance)
         self.engine.prefill_stream(ids)
         ms = (time.perf_counter() - t0) * 1000   # the target's own cost (admission's EMA)
@@ -296,7 +315,7 @@ class EngineThread:
         t0 = time.perf_counter()
         self.engine = Engine(str(self.model_path), n_sink=self.n_sink, n_ring=self.n_ring,
                              n_scratch=self.n_scratch, n_threads=self.n_threads, tokenizer=self.tokenizer,
-                             policy=self.kv_policy, sem_block=self.kv_block, act_precision=self.act_precision)
+                             kv_policy=self.kv_policy, kv_block=self.kv_block, act_precision=self.act_precision)
         t1 = time.perf_counter()
         self.engine.prefill_stream(self.sink_tokens)
         prefill_ms = (time.perf_counter() - t1) * 1000 / len(self.sink_tokens)
@@ -531,7 +550,7 @@ class EngineThread:
         d: dict[str, Any] = {"ready": self.ready, "error": self.error, "model": self.model_path.name,
                              "queue_depth": self._queue.qsize(), "jobs_done": self.jobs_done,
                              "jobs_cancelled": self.jobs_cancelled, "jobs_preempted": self.jobs_preempted,
-                             "prefill_calls": self.prefill_calls, "ring": self.feed.stats(),
+                             "prefill_calls": self.prefill_calls, "token_queue": self.feed.stats(),
                              "lag_s": max(0.0, time.time() - oldest) if oldest is not None else 0.0,
                              "lag_tokens": self.feed.queue.backlog_tokens()}
         if self.admission is not None:
