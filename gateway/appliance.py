@@ -30,6 +30,7 @@ from gateway.sdnotify import Watchdog
 from gateway.serve.engine_thread import EngineThread
 from gateway.serve.answer.call import TOOL_HELP
 from gateway.serve.answer.plan import QueryTool
+from gateway.serve.layouts import layout_grammar
 from gateway.serve.jobs import NotReady, PromptTooLong, QueueFull, Refused
 from gateway.serve.prompts import Prompts
 from gateway.settings import Settings
@@ -158,7 +159,8 @@ class Appliance:
 
     def propose_layouts(self) -> int:
         """Asks the model once for the header layout of each source whose format the statistics did
-        not find (gateway.ingest.header_layout); the layout is kept only if it parses the source's
+        not find (gateway.ingest.header_layout), decoded under the layout grammar (gateway.serve.layouts,
+        so the answer always reads as a layout); the layout is kept only if it parses the source's
         next lines. A refused or failed job is asked again at the next check. Returns layouts kept."""
         e, t = self.engine_thread, self.triage
         if e is None or t is None or t.headers is None or not e.ready or e.error is not None:
@@ -167,7 +169,7 @@ class Appliance:
         for source, sample in t.headers.unsure():
             try:
                 job = e.submit_chat([{"role": "user", "content": header_layout.prompt(sample)}], max_tokens=64,
-                                    ttft_budget_ms=self.settings.alerts.ttft_budget_ms)
+                                    ttft_budget_ms=self.settings.alerts.ttft_budget_ms, grammar=layout_grammar())
                 text = job.result(timeout=LAYOUT_JOB_S)["text"]
             except Exception as exc:                 # refused, busy, timed out: next time
                 log.info("no header layout for %s yet: %s", source, exc)
