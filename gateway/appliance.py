@@ -14,6 +14,7 @@ from typing import Any, Sequence
 from prometheus_client import CollectorRegistry
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
+from gateway.fleet.shipper import Shipper
 from gateway.ingest import header_layout
 from gateway.ingest.demo import DemoLine, DemoSource
 from gateway.ingest.mqtt import MqttSource
@@ -63,6 +64,7 @@ class Appliance:
       stats() -> dict           engine, token_queue, admission, ingest, store, alerts figures
       registry                  prometheus_client CollectorRegistry of the appliance's metrics
       counters: SourceCounters  per-source line/malformed counters (sources and the HTTP route add to it)
+      shipper: Shipper | None   ships the store to the plant's ClickHouse ([fleet] with urls and box_id)
     """
 
     def __init__(self, settings: Settings) -> None:
@@ -73,6 +75,7 @@ class Appliance:
         self.triage: Triage | None = None
         self.alerts = AlertBus()
         self.engine_thread: EngineThread | None = None
+        self.shipper: Shipper | None = None
         self.engine_error: str | None = None   # the engine could not be built (a corrupt model file)
         self.token_queue: TokenQueue | None = None
         self.feed: ContextFeed | None = None
@@ -98,7 +101,12 @@ class Appliance:
             s.data_dir.mkdir(parents=True, exist_ok=True)
             self._stopping.clear()
             self.started_at = time.time()
-            self.store = Store(s.store_path, s.store.max_bytes)
+            # [fleet]: built before the store so that a bad cursor (another box's) stops the start with nothing
+            # open; the store's retention keeps what it has not shipped (Shipper.keep_from, docs/fleet.md)
+            self.shipper = (Shipper(s.fleet, s.store_path, s.data_dir / "alerts.db", s.data_dir / "fleet_cursor.json")
+                            if s.fleet.ships else None)
+            self.store = Store(s.store_path, s.store.max_bytes,
+                               keep_from=self.shipper.keep_from if self.shipper is not None else None)
             rules = load_rules(s.triage.rules_file) if s.triage.rules_file else []
             self.triage = Triage(s.data_dir, rules, new_template_alerts=s.triage.new_template_alerts,
                                  min_alert_severity=s.triage.min_alert_severity, dedup_s=s.triage.dedup_s,
@@ -109,6 +117,8 @@ class Appliance:
             if s.alerts.mqtt_publish:
                 self.alerts.mqtt = MqttPublisher(s.alerts.mqtt_host, s.alerts.mqtt_port, s.alerts.topic_prefix,
                                                  outbox=outbox)
+            if self.shipper is not None:
+                self.shipper.start()
             self.engine_error = None
             if s.engine.enabled:
                 try:
@@ -204,6 +214,8 @@ class Appliance:
                     log.exception("stopping source %s", type(src).__name__)
             if self.engine_thread is not None:
                 self.engine_thread.stop()
+            if self.shipper is not None:
+                self.shipper.stop()
             if self.store is not None:
                 self.store.close()
             self.alerts.close()
@@ -326,6 +338,8 @@ class Appliance:
             d["store"] = self.store.stats()
         if self.triage is not None:
             d["triage"] = self.triage.stats()
+        if self.shipper is not None:
+            d["fleet"] = self.shipper.figures()     # shipped, pending, oldest_unshipped_s, last_error, ...
         if self.engine_thread is not None:
             w = self.engine_thread.stats()
             d["engine"] = w.pop("engine", {}) | {"model": w.get("model"), "error": w.get("error")}
@@ -420,6 +434,8 @@ class _Collector:
             lag = GaugeMetricFamily("linegate_engine_lag_seconds", "Age of the oldest line not yet prefilled")
             lag.add_metric([], q.get("lag_s") or 0.0)
             yield lag
+        if "fleet" in s:
+            yield from _fleet_families(s["fleet"])
         if s.get("admission"):
             adm = CounterMetricFamily("linegate_admission_jobs", "Jobs by admission outcome", labels=["outcome"])
             for k in ("admitted", "refused", "missed"):
@@ -429,6 +445,32 @@ class _Collector:
                 g = GaugeMetricFamily(f"linegate_{k}", f"EMA (alpha 0.2) of measured {k.replace('_', ' ')}")
                 g.add_metric([], s["admission"][k])
                 yield g
+
+
+# Shipper.figures() key -> (metric, help) of the fleet's figures (docs/fleet.md)
+FLEET_COUNTERS = {
+    "shipped": ("linegate_fleet_shipped_lines", "Lines ClickHouse acknowledged (all runs)"),
+    "dropped_unshipped": ("linegate_fleet_dropped_unshipped_lines",
+                          "Lines retention deleted before they were shipped (past fleet.max_unshipped_lines)"),
+    "rejected": ("linegate_fleet_rejected_lines", "Lines ClickHouse refused as data, skipped"),
+    "failures": ("linegate_fleet_failures", "Shipping passes that failed (each followed by a backoff wait)"),
+}
+FLEET_GAUGES = {
+    "pending": ("linegate_fleet_pending_lines", "Stored lines not shipped yet"),
+    "oldest_unshipped_s": ("linegate_fleet_oldest_unshipped_seconds",
+                           "Age of the oldest line not shipped yet (0 when none waits)"),
+}
+
+
+def _fleet_families(f: dict):
+    for key, (name, text) in FLEET_COUNTERS.items():
+        c = CounterMetricFamily(name, text)
+        c.add_metric([], f.get(key) or 0)
+        yield c
+    for key, (name, text) in FLEET_GAUGES.items():
+        g = GaugeMetricFamily(name, text)
+        g.add_metric([], f.get(key) or 0)
+        yield g
 
 
 def _labelled(family, counts: dict, labels: dict[str, str]):

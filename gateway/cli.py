@@ -18,6 +18,7 @@ COMMAND_MODULES = (
     "gateway.server.cli",      # serve, keys
     "gateway.server.doctor",   # doctor [--calibrate]
     "gateway.ingest.cli",      # replay
+    "gateway.fleet.cli",       # fleet init | ship | status
 )
 
 

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
 
+from gateway.fleet.settings import FleetSettings
 from gateway.ingest.record import parse_severity_strict
 from gateway.pipeline.store import DEFAULT_MAX_BYTES, MIN_STORE_BYTES
 
@@ -289,6 +290,8 @@ class Settings(BaseSettings):
     alerts: AlertSettings = Field(default_factory=AlertSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
     ui: UiSettings = Field(default_factory=UiSettings)
+    # [fleet]: ship this box's lines to the plant's ClickHouse (docs/fleet.md); no urls: the box ships nothing
+    fleet: FleetSettings = Field(default_factory=FleetSettings)
 
     @model_validator(mode="before")
     @classmethod

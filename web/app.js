@@ -272,7 +272,22 @@ const Status = {
     const facts = $("status-facts"); facts.replaceChildren();
     for (const [k, v] of Object.entries(u.facts || {})) facts.append(el("dt", null, I18N.t("fact." + k)), el("dd", null, v));
     this.learning(u.learning || []);
+    this.fleet(u.fleet);
     this.prev = s;
+  },
+  // what the box has shipped to the plant's ClickHouse ([fleet]); hidden when it ships nothing
+  fleet(f) {
+    $("status-fleet").hidden = !f;
+    if (!f) return;
+    const age = f.oldest_unshipped_s == null ? "–" : I18N.t("fleet.age", { s: Math.round(f.oldest_unshipped_s) });
+    const rows = [["fleet.box", f.box_id], ["fleet.shipped", String(f.shipped)], ["fleet.pending", String(f.pending)],
+      ["fleet.oldest", age], ["fleet.last_error", f.last_error || I18N.t("fleet.no_error")]];
+    if (f.dropped_unshipped) rows.push(["fleet.dropped", String(f.dropped_unshipped)]);
+    const dl = $("fleet-facts");
+    dl.replaceChildren(...rows.flatMap(([k, v]) => {
+      const dd = el("dd", null, v); dd.dataset.fleet = k.slice(6);
+      return [el("dt", null, I18N.t(k)), dd];
+    }));
   },
   // "learning" beside the alerts' title while a source learns its baseline (no new-kind alerts from it yet)
   learning(list) {
@@ -379,7 +394,7 @@ document.addEventListener("DOMContentLoaded", () => {
   $("chat-input").addEventListener("keydown", (ev) => { if (ev.key === "Enter" && !ev.shiftKey) { ev.preventDefault(); $("chat-form").requestSubmit(); } });
   $("search-form").addEventListener("submit", (ev) => Logs.search(ev));
   $("search-live").addEventListener("click", () => Logs.live());
-  document.addEventListener("langchange", () => { if (Logs.mode === "live") Logs.setMode("live"); Alerts.rerender(); if (Status.prev) Status.learning((Status.prev.ui || {}).learning || []);
+  document.addEventListener("langchange", () => { if (Logs.mode === "live") Logs.setMode("live"); Alerts.rerender(); if (Status.prev) { Status.learning((Status.prev.ui || {}).learning || []); Status.fleet((Status.prev.ui || {}).fleet); }
     if (Sources.data) Sources.show(Sources.data, true); });
   pollHealth();
   if (API.key) App.start(); else Key.show(false);

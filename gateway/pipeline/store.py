@@ -21,7 +21,7 @@ import sqlite3
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from gateway.ingest.record import LogRecord
 from gateway.pipeline.fields import LineFields
@@ -71,9 +71,14 @@ class Store:
 
     Retention runs on the writer thread after a commit is acknowledged, so an append never waits
     for a delete; flush() waits until everything appended before it, retention included, is done.
+    keep_from(last_id) -> the lowest line id retention must keep (None: any may go): a hook for a
+    reader that must see every line first (the fleet shipper, gateway/fleet/shipper.py); settable
+    after construction. What it held back at the last pass is shown (`retention_held`); what it lets go
+    is the hook's to count.
     """
 
-    def __init__(self, path: str | Path, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+    def __init__(self, path: str | Path, max_bytes: int = DEFAULT_MAX_BYTES,
+                 keep_from: Callable[[int], int] | None = None) -> None:
         if max_bytes < MIN_STORE_BYTES:
             raise ValueError(f"store max_bytes={max_bytes} is below the minimum {MIN_STORE_BYTES}")
         self.path = Path(path)
@@ -88,6 +93,8 @@ class Store:
         self._repeats_skipped = 0        # keyed lines not stored again (a redelivery of a stored line)
         self._pending_repeats = 0        # ... in the transaction being written (counted once committed)
         self._retention_deleted = 0
+        self._retention_held = 0         # rows its last pass would have deleted but keep_from kept
+        self.keep_from = keep_from
         self._since_retention_check = 0
         self.retention_check_rows = RETENTION_CHECK_ROWS  # per store: tests shorten it on one store only
         self._stats_lock = threading.Lock()
@@ -309,16 +316,36 @@ class Store:
         rows = hi - lo + 1
         excess = 1.0 - RETENTION_TARGET * self.max_bytes / used
         n_delete = max(1, int(rows * excess))
+        end = self._retention_end(lo, lo + n_delete, hi)     # delete ids < end
+        if end <= lo:
+            return
         db.execute("BEGIN IMMEDIATE")
-        db.execute("DELETE FROM params WHERE line_id < ?", (lo + n_delete,))
+        db.execute("DELETE FROM params WHERE line_id < ?", (end,))
         db.execute("INSERT INTO logs_fts(logs_fts, rowid, text) SELECT 'delete', id, text FROM logs WHERE id < ?",
-                   (lo + n_delete,))                  # the FTS 'delete' needs the text: before the rows go
-        db.execute("DELETE FROM logs WHERE id < ?", (lo + n_delete,))
+                   (end,))                            # the FTS 'delete' needs the text: before the rows go
+        db.execute("DELETE FROM logs WHERE id < ?", (end,))
         db.execute("COMMIT")
         self._first_id = db.execute("SELECT min(id) FROM logs").fetchone()[0]
         with self._stats_lock:
-            self._retention_deleted += n_delete
-        log.info("store retention: deleted %d oldest rows (used %d > max %d bytes)", n_delete, used, self.max_bytes)
+            self._retention_deleted += end - lo
+        log.info("store retention: deleted %d oldest rows (used %d > max %d bytes)", end - lo, used, self.max_bytes)
+
+    def _retention_end(self, lo: int, end: int, last_id: int) -> int:
+        """`end` (retention deletes ids below it) held back to what keep_from says must stay; a failing
+        hook keeps everything (the store grows past max_bytes rather than lose a line silently)."""
+        keep = end
+        if self.keep_from is not None:
+            try:
+                keep = min(end, int(self.keep_from(last_id)))
+            except Exception:
+                log.exception("store retention: keep_from failed; nothing deleted this time")
+                keep = lo
+        with self._stats_lock:
+            self._retention_held = max(0, end - max(lo, keep))
+        if keep < end:
+            log.warning("store retention: %d rows kept past max_bytes (%d) until they are shipped",
+                        self._retention_held, self.max_bytes)
+        return keep
 
     # --- reading: the StoreReader's, here for the store's callers -----------------------------
     def search(self, text: str | None = None, **filters) -> list[dict]:
@@ -347,7 +374,7 @@ class Store:
                     "rows": 0 if lo is None else hi - lo + 1, "lines_written": self._lines_written,
                     "commits": self._commits, "commit_retries": self._commit_retries,
                     "commit_failures": self._commit_failures, "repeats_skipped": self._repeats_skipped,
-                    "retention_deleted": self._retention_deleted,
+                    "retention_deleted": self._retention_deleted, "retention_held": self._retention_held,
                     "queued": self._queue.qsize(), "read_connections": self.reader.n_open}
 
     def close(self) -> None:

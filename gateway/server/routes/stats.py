@@ -1,6 +1,6 @@
-"""GET /api/stats: the appliance's figures (engine, token queue, KV cache, admission, ingest, triage) as one JSON
-object, plus a `ui` block: the few figures the status panel charts, and the sources still learning
-their baseline (triage's `sources_learning`), under fixed names.
+"""GET /api/stats: the appliance's figures (engine, token queue, KV cache, admission, ingest, triage, fleet) as one
+JSON object, plus a `ui` block: the few figures the status panel charts, the sources still learning
+their baseline (triage's `sources_learning`) and what the box has shipped (`fleet`), under fixed names.
 
 Knows the shape of Appliance.stats() only here, so the web UI does not depend on it.
 """
@@ -33,6 +33,17 @@ class LearningSource(BaseModel):
     s_left: float              # seconds of its record time still to learn
 
 
+class UiFleet(BaseModel):
+    """What the box has shipped to the plant's ClickHouse (gateway/fleet/shipper.py figures())."""
+    box_id: str
+    shipped: int = 0                           # lines acknowledged, all runs
+    pending: int = 0                           # stored lines not shipped yet
+    oldest_unshipped_s: float | None = None    # age of the first of them (None: none waits)
+    last_error: str | None = None
+    last_error_at: float | None = None
+    dropped_unshipped: int = 0                 # deleted by retention before they were shipped (the cap)
+
+
 class UiStats(BaseModel):
     decode_tok_s: float | None = None          # from the admission EMA of decode ms/token
     prefill_tok_s: float | None = None
@@ -44,6 +55,7 @@ class UiStats(BaseModel):
     ingest_lines_total: int | None = None
     facts: dict[str, str] = {}                 # fact id (model, stored_lines, ...) -> value, shown as text
     learning: list[LearningSource] = []        # sources learning their baseline (the UI's "learning" badge)
+    fleet: UiFleet | None = None               # None: the box ships nothing ([fleet] off)
 
 
 class Stats(BaseModel):
@@ -86,10 +98,12 @@ def ui_stats(s: dict[str, Any]) -> UiStats:
     learning = [LearningSource(source=k, lines=v.get("lines", 0), lines_left=v.get("lines_left", 0),
                                s_left=v.get("s_left", 0.0))
                 for k, v in sorted(((s.get("triage") or {}).get("sources_learning") or {}).items())]
+    f = s.get("fleet")
+    fleet = UiFleet(**{k: f[k] for k in UiFleet.model_fields if f.get(k) is not None}) if f else None
     return UiStats(decode_tok_s=_rate(adm.get("decode_ms_per_tok")), prefill_tok_s=_rate(adm.get("prefill_ms_per_tok")),
                    learning=learning, acceptance_rate=acc, kv=kv, token_queue_drops_total=queue.get("dropped_entries"),
                    deadline_misses_total=adm.get("missed"), refused_total=adm.get("refused"),
-                   ingest_lines_total=(s.get("ingest") or {}).get("lines"), facts=facts)
+                   ingest_lines_total=(s.get("ingest") or {}).get("lines"), facts=facts, fleet=fleet)
 
 
 @router.get("/stats", response_model=Stats)

@@ -43,6 +43,15 @@ def test_ui_block_from_engine_figures():
     assert (u.token_queue_drops_total, u.deadline_misses_total, u.ingest_lines_total) == (7, 2, 100)
 
 
+def test_ui_block_fleet_figures():
+    """What the box shipped ([fleet], gateway/fleet/shipper.py figures()) under fixed names; none without it."""
+    f = {"box_id": "line3", "shipped": 120, "pending": 30, "oldest_unshipped_s": 4.5, "last_error": "no answer",
+         "last_error_at": 1.8e9, "dropped_unshipped": 0, "rejected": 0, "failures": 2, "cursor": 120}
+    u = ui_stats({"fleet": f}).fleet
+    assert (u.box_id, u.shipped, u.pending, u.oldest_unshipped_s, u.last_error) == ("line3", 120, 30, 4.5, "no answer")
+    assert ui_stats({}).fleet is None
+
+
 @pytest.mark.models
 @pytest.mark.parametrize("policy,precision", [("semantic", "q8"), ("novelty", "auto")])
 def test_kv_policy_setting_reaches_the_engine_and_stats(tmp_path, policy, precision):
