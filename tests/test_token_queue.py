@@ -1,4 +1,5 @@
-"""Token queue (SPSC, producer never blocks, drops counted) and the repeat-collapsing compactor."""
+"""Token queue (SPSC, producer never blocks, drops counted) and its producer, the context feed (repeat folding;
+the budget itself: tests/test_reading_budget.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import time
 
 import numpy as np
 
-from gateway.pipeline.token_queue import Compactor, ContextFeed, TokenQueue, context_line
+from gateway.pipeline.token_queue import ContextFeed, TokenQueue, context_line
 
 
 def test_fifo_and_whole_entries():
@@ -75,18 +76,25 @@ def test_concurrent_producer_consumer_sees_only_whole_entries():
     assert st["consumed_entries"] + st["dropped_entries"] == n_push
 
 
-def test_compactor_collapses_repeats():
-    c = Compactor(window_s=5)
-    out = c.add(0, "line3/plc", 1, "E-STOP pressed")
-    assert out == [context_line(0, "line3/plc", "E-STOP pressed")]
+def test_feed_folds_repeats_behind_the_first_line():
+    r = TokenQueue(n_tokens=4096, n_entries=64)
+    sent = []
+    now = [0.0]
+    feed = ContextFeed(r, lambda s: sent.append(s) or [1], window_s=5, clock=lambda: now[0])
+    ts = time.mktime((2024, 1, 1, 12, 0, 0, 0, 0, -1))
+    feed.add(ts, "line3/plc", 1, "E-STOP pressed", template="E-STOP pressed")
+    assert sent == [context_line(ts, "line3/plc", "E-STOP pressed") + "\n"]
     for i in range(1, 13):
-        assert c.add(i * 0.1, "line3/plc", 1, "E-STOP pressed") == []
-    other = c.add(1.5, "line3/filler", 2, "temp ok")      # other template: goes out at once
-    assert other == [context_line(1.5, "line3/filler", "temp ok")]
-    closed = c.due(6)
-    assert closed == [context_line(1.2, "line3/plc", "E-STOP pressed", 12)]
-    assert closed[0].endswith("line3/plc E-STOP pressed (x12)")
-    assert c.collapsed == 12
+        now[0] = i * 0.1
+        feed.add(ts + i * 0.1, "line3/plc", 1, "E-STOP pressed", template="E-STOP pressed")
+    assert len(sent) == 1                                         # repeats are held in the fold
+    now[0] = 1.5
+    feed.add(ts + 1.5, "line3/filler", 2, "temp ok", template="temp ok")   # another template: at once
+    assert sent[-1] == context_line(ts + 1.5, "line3/filler", "temp ok") + "\n"
+    feed.tick(6)
+    assert sent[-1] == "12:00:00-12:00:01 line3/plc E-STOP pressed (x12)\n"
+    st = feed.stats()
+    assert st["summarised_lines"] == st["collapsed_lines"] == 12 and st["skipped_lines"] == 0
 
 
 def test_context_line_shape():
@@ -117,19 +125,20 @@ def test_pop_stops_where_the_importance_changes():
     assert r.pop(10)[0].tolist() == [6] and r.popped_importance == 0.0
 
 
-def test_feed_marks_the_alerted_line_not_the_repeats_closed_with_it():
+def test_feed_marks_the_alerted_line_and_never_folds_it():
     r = TokenQueue(n_tokens=256, n_entries=16)
-    feed = ContextFeed(r, lambda s: [len(s)], window_s=5)
-    feed.add(0, "h", 1, "pump ok")
-    feed.add(1, "h", 1, "pump ok")                       # collapsed into the window
-    feed.add(2, "h", 2, "ERROR pump stalled", important=True)
-    feed.add(3, "h", 2, "ERROR pump stalled", important=True)   # a repeat: joins the window, not pushed
-    feed.add(9, "h", 3, "pump restarted")                # closes both windows, then goes out itself
+    now = [0.0]
+    feed = ContextFeed(r, lambda s: [len(s)], window_s=5, clock=lambda: now[0])
+    for t, tid, text, imp in ((0, 1, "pump ok", False), (1, 1, "pump ok", False),
+                              (2, 2, "ERROR pump stalled", True), (3, 2, "ERROR pump stalled", True),
+                              (9, 3, "pump restarted", False)):
+        now[0] = t                                       # at 9: the "pump ok" fold closes, then the line
+        feed.add(t, "h", tid, text, important=imp, template=text)
     got = []
     while True:
         toks, n = r.pop(1)
         if not n:
             break
         got.append(r.popped_importance)
-    # pump ok, ERROR (important), pump ok (x1), ERROR (x1), pump restarted
-    assert got == [0.0, 1.0, 0.0, 0.0, 0.0]
+    # pump ok, ERROR (alerted), ERROR (alerted: never folded), pump ok (x1), pump restarted
+    assert got == [0.0, 1.0, 1.0, 0.0, 0.0]

@@ -1,4 +1,5 @@
-"""Triaged lines -> compact context lines -> tokens in a preallocated single-producer /
+"""Triaged lines -> context lines (verbatim, or folded into per-template summaries under the engine's
+measured reading rate: reading_budget.py) -> tokens in a preallocated single-producer /
 single-consumer queue (a circular buffer) that the engine thread drains. The producer never waits
 for the consumer. (Not to be confused with the KV cache's ring, which the engine owns.)
 
@@ -7,15 +8,15 @@ Knows nothing about the model: it is handed a tokenize callable and stores int32
 
 from __future__ import annotations
 
-import collections
 import threading
 import time
 from typing import Callable, Sequence
 
 import numpy as np
 
+from gateway.pipeline.reading_budget import ReadingBudget
+
 MAX_CONTEXT_CHARS = 200          # a context line is clipped: the store keeps the whole line
-MAX_OPEN_WINDOWS = 4096          # (template, host) repeat windows tracked at once
 CLIP_MARK = "…"
 
 
@@ -27,52 +28,6 @@ def context_line(ts: float, host: str, text: str, count: int = 1) -> str:
     when = time.strftime("%H:%M:%S", time.localtime(ts))
     line = f"{when} {host} {text}" if host else f"{when} {text}"
     return line + (f" (x{count})" if count > 1 else "")
-
-
-class Compactor:
-    """Collapses repeats of one template from one host within `window_s` seconds.
-
-    The first occurrence goes out at once (the model sees news without delay); repeats inside the
-    window are counted, and when the window closes one line "(xN)" stands for the N repeats.
-    Not thread-safe: owned by the single producer."""
-
-    def __init__(self, window_s: float) -> None:
-        self.window_s = window_s
-        # (template_id, host) -> [first_ts, repeats, last_ts, last_text]
-        self._open: collections.OrderedDict[tuple, list] = collections.OrderedDict()
-        self.collapsed = 0     # lines that became part of an (xN) line
-
-    def add(self, ts: float, host: str, template_id: int | None, text: str) -> list[str]:
-        out = self.due(ts)
-        key = (template_id, host)
-        w = self._open.get(key) if template_id is not None else None
-        if w is not None and ts - w[0] <= self.window_s:
-            w[1] += 1
-            w[2], w[3] = ts, text
-            self.collapsed += 1
-            return out
-        if w is not None:
-            out.extend(self._close(key))
-        if template_id is not None and self.window_s > 0:
-            self._open[key] = [ts, 0, ts, text]
-            while len(self._open) > MAX_OPEN_WINDOWS:
-                out.extend(self._close(next(iter(self._open))))
-        out.append(context_line(ts, host, text))
-        return out
-
-    def _close(self, key: tuple) -> list[str]:
-        first, repeats, last_ts, last_text = self._open.pop(key)
-        return [context_line(last_ts, key[1], last_text, repeats)] if repeats else []
-
-    def due(self, now: float) -> list[str]:
-        """Lines of windows that closed by `now` (call periodically when input is idle)."""
-        out: list[str] = []
-        while self._open:
-            key, w = next(iter(self._open.items()))
-            if now - w[0] <= self.window_s:
-                break   # windows open in time order, so the rest are younger
-            out.extend(self._close(key))
-        return out
 
 
 class TokenQueue:
@@ -199,37 +154,77 @@ class TokenQueue:
 
 
 class ContextFeed:
-    """The producer side: triaged records -> Compactor -> tokenize -> TokenQueue.push.
-    Callers from several threads are serialized by a lock (the queue has one producer)."""
+    """The producer side: triaged records -> ReadingBudget (verbatim lines first, routine ones folded into
+    per-template summaries, under the engine's measured reading rate: gateway/pipeline/reading_budget.py)
+    -> tokenize -> TokenQueue.push. Callers from several threads are serialized by a lock (the queue has
+    one producer).
 
-    def __init__(self, queue: TokenQueue, tokenize: Callable[[str], list[int]], window_s: float) -> None:
+    reading_rate: tokens/s the engine reads (None until measured: no budget, only repeat folding over
+    window_s). read_share: the share of it the producer may send (0: no budget). target_lag_s: the
+    backlog, in seconds of reading, past which only alerted and new lines go verbatim. max_window_s: the
+    widest a summary's window gets before a summary still without budget is skipped (counted)."""
+
+    def __init__(self, queue: TokenQueue, tokenize: Callable[[str], list[int]], window_s: float, *,
+                 reading_rate: Callable[[], float | None] | None = None, read_share: float = 0.8,
+                 target_lag_s: float = 5.0, max_window_s: float = 60.0,
+                 clock: Callable[[], float] = time.time) -> None:
         self.queue = queue
         self.tokenize = tokenize
-        self.compactor = Compactor(window_s)
         self._lock = threading.Lock()
         self.lines = 0
+        self.budget = ReadingBudget(self._push, queue.backlog_tokens, context_line, window_s, rate=reading_rate,
+                                    read_share=read_share, target_lag_s=target_lag_s, max_window_s=max_window_s,
+                                    clock=clock)
 
-    def add(self, ts: float, host: str, template_id: int | None, text: str, important: bool = False) -> None:
-        """important: the triage alerted on this line (the KV policy `novelty` keeps it longer); it
-        marks the line itself, not the "(xN)" repeats closed on the way."""
+    @property
+    def reading_rate(self) -> Callable[[], float | None] | None:
+        return self.budget.rate
+
+    @reading_rate.setter
+    def reading_rate(self, rate: Callable[[], float | None] | None) -> None:
+        """Set once the engine exists (the appliance builds the feed first)."""
         with self._lock:
-            collapsed = self.compactor.collapsed
-            lines = self.compactor.add(ts, host, template_id, text)
-            went_out = self.compactor.collapsed == collapsed      # else it joined a repeat window
-            for i, line in enumerate(lines):
-                self._push(line, ts, important and went_out and i == len(lines) - 1)
+            self.budget.set_rate(rate)
+
+    def add(self, ts: float, host: str, template_id: int | None, text: str, important: bool = False, *,
+            new: bool = False, template: str | None = None, params: Sequence[tuple] | None = None,
+            line_id: int | None = None) -> None:
+        """important: the triage alerted on this line (verbatim; the KV policy `novelty` keeps it longer).
+        new: the first line of its template (verbatim). template, params: its Drain template and the
+        parameters the store keeps for it (LineFields.template/.params): what a summary is written from.
+        line_id: its store id (kept in the summaries' figures)."""
+        with self._lock:
+            self.budget.add(ts, host, template_id, text, important=important, new=new, template=template,
+                            params=params, line_id=line_id)
 
     def tick(self, now: float | None = None) -> None:
+        """Closes the folds whose window ended (the engine thread calls it when idle); `now` on the feed's
+        clock (wall time by default)."""
         with self._lock:
-            for line in self.compactor.due(time.time() if now is None else now):
-                self._push(line, time.time())
+            self.budget.due(self.budget.clock() if now is None else now)
 
-    def _push(self, line: str, ts: float, important: bool = False) -> None:
-        self.queue.push(self.tokenize(line + "\n"), ts, 1.0 if important else 0.0)
+    def _push(self, line: str, ts: float, importance: float) -> int:
+        toks = self.tokenize(line + "\n")
+        self.queue.push(toks, ts, importance)
         self.lines += 1
+        return len(toks)
+
+    def oldest_unread_ts(self) -> float | None:
+        """The time of the oldest line the engine has not read: in the queue, or held in an open fold."""
+        with self._lock:
+            held = self.budget.oldest_fold_ts()
+        queued = self.queue.oldest_pending_ts()
+        return min((t for t in (held, queued) if t is not None), default=None)
 
     def stats(self) -> dict:
         d = self.queue.stats()
+        oldest = self.oldest_unread_ts()
+        with self._lock:
+            d["budget"] = self.budget.stats()
+        b = d["budget"]
         d["context_lines"] = self.lines
-        d["collapsed_lines"] = self.compactor.collapsed
+        d["summarised_lines"] = b["summarised_lines"]
+        d["skipped_lines"] = b["skipped_lines"]
+        d["collapsed_lines"] = b["summarised_lines"]     # the older name (repeats folded)
+        d["oldest_unread_s"] = max(0.0, time.time() - oldest) if oldest is not None else 0.0
         return d
