@@ -2,8 +2,11 @@
 engine's measured reading rate.
 
 Every triaged line takes one of four ways, decided when it arrives:
-- **alerted** (the triage alerted on it) and **new** (the first line of a template): verbatim, at once,
-  never folded, whatever the budget (they may put the budget in debt, which holds back the rest);
+- **alerted** (the triage alerted on it): verbatim, at once, never folded, whatever the budget (it may
+  put the budget in debt, which holds back the rest);
+- **new** (the first line of a template): the same while the backlog is under NEW_CAP x `target_lag_s`;
+  past it (a source's first minutes with thousands of templates, where every line is new) it folds like
+  a rare line, so that the queue does not fill with them and overwrite alerted lines;
 - **rare** (its template had fewer than RARE_LINES lines here, or none for RARE_GAP_S): verbatim while the
   backlog is under `target_lag_s`, else folded;
 - **routine**: verbatim while the budget has credit and the backlog is under half of `target_lag_s` and
@@ -42,6 +45,7 @@ from gateway.pipeline.fields import param_slots
 
 RARE_LINES = 3              # a template with fewer lines than this (here, since start) is rare ...
 RARE_GAP_S = 600.0          # ... and so is one back after this long away
+NEW_CAP = 3.0               # new-template lines fold once the backlog is this many target_lag_s
 MAX_TRACKED_TEMPLATES = 20_000   # templates whose counts are kept (Drain's own bound, triage.MAX_CLUSTERS)
 MAX_OPEN_FOLDS = 4096       # template folds open at once; past it the oldest closes early
 MAX_HOSTS = 3               # hosts a summary names ("line3/plc|line3/oven"); more: "N hosts"
@@ -275,6 +279,8 @@ class ReadingBudget:
         self.due(now)
         self.lines += 1
         way = "alerted" if important else "new" if new else self._rarity(template_id, ts)
+        if way == "new" and self.budget_tps(now) is not None and self.backlog_s(now) >= NEW_CAP * self.target_lag_s:
+            way = "rare"          # a flood of new templates: folded, not verbatim (see the module doc)
         if way in ("alerted", "new") or template_id is None:
             self._verbatim(way, ts, host, text, important, now)
             return
