@@ -31,6 +31,8 @@ class Sim:
         self.now = 0.0
         self.rate = rate
         self.queue = TokenQueue(1 << 16, 1 << 14)
+        for k, v in (("read_share", 0.8), ("target_lag_s", 5.0), ("max_window_s", 60.0)):
+            kw.setdefault(k, v)              # the settings' defaults ([token_queue])
         self.sent: list[tuple[str, float, float]] = []   # (line, clock, importance)
         self.feed = ContextFeed(self.queue, self._tokenize, window_s, reading_rate=lambda: self.rate,
                                 clock=lambda: self.now, **kw)

@@ -185,13 +185,17 @@ class ReadingBudget:
 
     def __init__(self, push: Callable[[str, float, float], int], backlog_tokens: Callable[[], int],
                  line: Callable[[float, str, str], str], window_s: float, *,
-                 rate: Callable[[], float | None] | None = None, read_share: float = 0.8,
-                 target_lag_s: float = 5.0, max_window_s: float = 60.0,
+                 rate: Callable[[], float | None] | None = None, read_share: float = 0.0,
+                 target_lag_s: float | None = None, max_window_s: float | None = None,
                  clock: Callable[[], float] = time.time) -> None:
+        # read_share 0: no budget (repeat folding over window_s only). A budget needs target_lag_s and
+        # max_window_s: their defaults are the settings' ([token_queue]), declared there only.
+        if read_share > 0 and (target_lag_s is None or max_window_s is None):
+            raise ValueError("a reading budget needs target_lag_s and max_window_s")
         self._push, self._backlog, self._line = push, backlog_tokens, line
         self.window_s = window_s
-        self.max_window_s = max(window_s, max_window_s)
-        self.rate, self.read_share, self.target_lag_s = rate, read_share, target_lag_s
+        self.max_window_s = max(window_s, max_window_s if max_window_s is not None else window_s)
+        self.rate, self.read_share, self.target_lag_s = rate, read_share, target_lag_s or 0.0
         self.clock = clock
         self._folds: collections.OrderedDict[int, Fold] = collections.OrderedDict()
         self._seen: dict[int, list] = {}          # template_id -> [lines, last ts]

@@ -160,20 +160,21 @@ class ContextFeed:
     one producer).
 
     reading_rate: tokens/s the engine reads (None until measured: no budget, only repeat folding over
-    window_s). read_share: the share of it the producer may send (0: no budget). target_lag_s: the
+    window_s). read_share: the share of it the producer may send (None or 0: no budget). target_lag_s: the
     backlog, in seconds of reading, past which only alerted and new lines go verbatim. max_window_s: the
-    widest a summary's window gets before a summary still without budget is skipped (counted)."""
+    widest a summary's window gets before a summary still without budget is skipped (counted). No
+    defaults here: they are the settings' ([token_queue])."""
 
     def __init__(self, queue: TokenQueue, tokenize: Callable[[str], list[int]], window_s: float, *,
-                 reading_rate: Callable[[], float | None] | None = None, read_share: float = 0.8,
-                 target_lag_s: float = 5.0, max_window_s: float = 60.0,
+                 reading_rate: Callable[[], float | None] | None = None, read_share: float | None = None,
+                 target_lag_s: float | None = None, max_window_s: float | None = None,
                  clock: Callable[[], float] = time.time) -> None:
         self.queue = queue
         self.tokenize = tokenize
         self._lock = threading.Lock()
         self.lines = 0
         self.budget = ReadingBudget(self._push, queue.backlog_tokens, context_line, window_s, rate=reading_rate,
-                                    read_share=read_share, target_lag_s=target_lag_s, max_window_s=max_window_s,
+                                    read_share=read_share or 0.0, target_lag_s=target_lag_s, max_window_s=max_window_s,
                                     clock=clock)
 
     @property
