@@ -21,7 +21,7 @@ from gateway.ingest.mqtt import MqttSource
 from gateway.ingest.record import LogRecord, SourceCounters
 from gateway.ingest.syslog import SyslogServer
 from gateway.ingest.tail import TailSource
-from gateway.pipeline.alerts import DONE, FAILED, MISSED, NONE, PENDING, REFUSED, Alert, AlertBus, MqttPublisher
+from gateway.pipeline.alerts import DONE, FAILED, MISSED, PENDING, REFUSED, Alert, AlertBus, MqttPublisher
 from gateway.pipeline.outbox import AlertOutbox
 from gateway.pipeline.query import QuerySurface
 from gateway.pipeline.store import Store, StoreFull
@@ -149,10 +149,15 @@ class Appliance:
         s = self.settings
         prompts = Prompts.for_model(s.engine.model, s.ui.language, TOOL_HELP if s.engine.query else "")
         self.token_queue = TokenQueue(s.token_queue.n_tokens, s.token_queue.n_entries)
-        self.feed = ContextFeed(self.token_queue, prompts.log_tokens, s.token_queue.collapse_window_s)
-        self.engine_thread = EngineThread(
+        q = s.token_queue
+        self.feed = ContextFeed(self.token_queue, prompts.log_tokens, q.collapse_window_s, read_share=q.read_share,
+                                target_lag_s=q.target_lag_s, max_window_s=q.max_window_s)
+        self.engine_thread = et = EngineThread(
             s.engine, self.feed, prompts=prompts, heartbeat=self.watchdog.pet, kernel_plan_dir=s.cache_dir,
             query_tool=QueryTool(QuerySurface(self.store.path), prompts.tokenizer) if s.engine.query else None)
+        # the budget follows the engine's measured reading rate (admission's prefill EMA); None until measured
+        self.feed.reading_rate = lambda: (1000.0 / et.admission.prefill_ms_per_tok
+                                          if et.admission is not None and et.admission.prefill_ms_per_tok else None)
 
     def _release_new_kinds(self) -> None:
         """Grouped new-kind alerts go out when their window ends even if no further line arrives (a
@@ -289,7 +294,9 @@ class Appliance:
             self.publish_alert(alert)
         if self.feed is not None and self.engine_thread is not None:
             for rec, cl, line_id in zip(records, classified, ids):
-                self.feed.add(rec.ts, rec.host, cl.template_id, rec.text, important=line_id in alerted)
+                self.feed.add(rec.ts, rec.host, cl.template_id, rec.text, important=line_id in alerted,
+                              new=cl.is_new, template=cl.template, params=cl.fields.params if cl.fields else None,
+                              line_id=line_id)
             self.engine_thread.notify()
         return ids
 
@@ -359,6 +366,25 @@ class Appliance:
 
 # Older names of stats() sections, kept for one release for the scripts that read them
 # (tools/bench/bench_qa.py reads "ring" and "worker").
+def _reading_families(q: dict):
+    """The reading budget's figures (gateway/pipeline/reading_budget.py): nothing dropped uncounted."""
+    for name, key, why in (("linegate_token_queue_summarised_lines", "summarised_lines",
+                            "Lines folded into per-template summaries the model read"),
+                           ("linegate_token_queue_skipped_lines", "skipped_lines",
+                            "Lines whose summary did not fit the reading budget (kept in the store)")):
+        c = CounterMetricFamily(name, why)
+        c.add_metric([], q.get(key, 0) or 0)
+        yield c
+    g = GaugeMetricFamily("linegate_oldest_unread_seconds",
+                          "Age of the oldest line not yet read by the model (queued or in an open summary)")
+    g.add_metric([], q.get("oldest_unread_s") or 0.0)
+    yield g
+    g = GaugeMetricFamily("linegate_reading_budget_tokens_per_second",
+                          "Tokens/s the feed may send (read_share x the measured reading rate)")
+    g.add_metric([], (q.get("budget") or {}).get("budget_tokens_per_s") or 0.0)
+    yield g
+
+
 RENAMED_STATS = {"ring": "token_queue", "worker": "engine_thread"}
 
 
@@ -434,6 +460,7 @@ class _Collector:
             lag = GaugeMetricFamily("linegate_engine_lag_seconds", "Age of the oldest line not yet prefilled")
             lag.add_metric([], q.get("lag_s") or 0.0)
             yield lag
+            yield from _reading_families(q)
         if "fleet" in s:
             yield from _fleet_families(s["fleet"])
         if s.get("admission"):

@@ -249,7 +249,13 @@ class TokenQueueSettings(_Section):
     (gateway/pipeline/token_queue.py). Not the KV ring (`[engine] n_ring`)."""
     n_tokens: int = Field(65536, ge=1024, le=MAX_QUEUE_TOKENS)
     n_entries: int = Field(8192, ge=64, le=1 << 20)
-    collapse_window_s: float = Field(5.0, ge=0, le=3600)
+    collapse_window_s: float = Field(5.0, ge=0, le=3600)      # repeats fold over this (the summaries' base window)
+    # Read less, by budget (gateway/pipeline/reading_budget.py): the share of the engine's measured reading
+    # rate the feed sends (0: no budget); the backlog, in seconds of reading, past which only alerted and
+    # new lines go verbatim; the widest summary window before a summary still without budget is skipped.
+    read_share: float = Field(0.8, ge=0, le=1)
+    target_lag_s: float = Field(5.0, gt=0, le=600)
+    max_window_s: float = Field(60.0, ge=0, le=3600)
 
 
 class AlertSettings(_Section):

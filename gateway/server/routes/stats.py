@@ -89,6 +89,10 @@ def ui_stats(s: dict[str, Any]) -> UiStats:
         facts["stream_tokens"] = str(eng["stream_total"])
     if queue.get("lag_s") is not None:
         facts["engine_lag"] = f"{queue['lag_s']:.1f} s"
+    if queue.get("oldest_unread_s") is not None:          # the reading lag, open summaries included
+        facts["oldest_unread"] = f"{queue['oldest_unread_s']:.1f} s"
+    if "summarised_lines" in queue:                          # read less, by budget: counted, never silent
+        facts["summarised_skipped"] = f"{queue['summarised_lines']} / {queue.get('skipped_lines', 0)}"
     if "store" in s:
         facts["stored_lines"] = str(s["store"].get("rows", 0))
     if adm:

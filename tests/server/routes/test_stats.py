@@ -73,6 +73,14 @@ def test_kv_policy_setting_reaches_the_engine_and_stats(tmp_path, policy, precis
         assert st["engine"]["kv_policy"] == policy and st["ui"]["facts"]["kv_policy"] == policy
         assert st["engine"]["evicted_similar"] == 0 and "shifted_keys" in st["engine"]
         assert st["engine"]["act_precision"] == resolve_act_precision(precision)
+        # read less, by budget ([token_queue] read_share): the feed follows the engine's measured reading
+        # rate, and what it folds or skips is counted in /api/stats, the UI and /metrics (issue 42)
+        assert a.feed.reading_rate is not None and a.feed.reading_rate() > 0
+        q = st["token_queue"]
+        assert {"summarised_lines", "skipped_lines", "oldest_unread_s", "budget"} <= set(q)
+        assert "summarised_skipped" in st["ui"]["facts"]
+        m = client.get("/metrics", headers={"Authorization": f"Bearer {key}"}).text
+        assert "linegate_oldest_unread_seconds" in m and "linegate_token_queue_skipped_lines_total" in m
     finally:
         a.stop()
 
@@ -96,7 +104,8 @@ def test_novelty_keeps_the_line_the_triage_alerted_on(tmp_path):
     kv_policy = novelty the ERROR line's tokens are still in the cache long after the ring wrapped."""
     s = Settings(data_dir=tmp_path, engine={"enabled": True, "model": "smollm2-135m-instruct", "n_ring": 128,
                                             "n_scratch": 384, "kv_policy": "novelty", "kv_block": 16},
-                 token_queue={"collapse_window_s": 0}, ingest={"demo": {"enabled": False}})
+                 token_queue={"collapse_window_s": 0, "read_share": 0},   # every line read: no budget
+                 ingest={"demo": {"enabled": False}})
     a = Appliance(s).start()
     try:
         end = time.monotonic() + 300
