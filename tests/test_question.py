@@ -203,3 +203,9 @@ def test_no_op_or_field_is_read_from_the_wording(question):
     """The op and what to count by are the model's to choose (issue 41: no wording cues)."""
     x = g(question)
     assert x.ops == [] and x.by == [] and x.by_words == []
+
+
+def test_a_value_inside_a_longer_named_one_is_not_named():
+    comps = ["net.Worker", "net.Worker$Reader", "kernel"]
+    assert ground("How many lines did net.Worker$Reader write?", [], comps, [], []).whole == {"component": "net.Worker$Reader"}
+    assert ground("How many lines did net.Worker write?", [], comps, [], []).whole == {"component": "net.Worker"}

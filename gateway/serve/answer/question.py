@@ -307,7 +307,9 @@ def ground(question: str, hosts: Sequence[str], components: Sequence[str], level
     for key, values in (("host", g.hosts), ("component", g.components)):
         full = [v for v in values if len(v) >= 3 and v.lower() not in _NOT_CONTENT and
                 re.search(r"(?<![A-Za-z0-9_.-])" + re.escape(v.lower()) + r"(?![A-Za-z0-9_-])", named_in)]
-        if len(full) == 1:                     # the question writes one of them out: the lines are its
+        full = [v for v in full if not any(v != w and v.lower() in w.lower() for w in full)]   # "dfs.DataNode"
+        if len(full) == 1:                     # inside "dfs.DataNode$PacketResponder" is not named; the question
+                                               # writes one of them out: the lines are its
             g.whole[key] = full[0]
     names = {p for v in (*g.hosts, *g.components) for p in _parts(v)}
     g.of_words = [w for w in g.of_words if w.lower() not in names]   # "capper torque": the station, not a measure
