@@ -151,9 +151,9 @@ def stats(app: Appliance, http) -> dict:
 
 def settled(s: dict) -> bool:
     """The engine has read the lines and has no job waiting (alert explanations included)."""
-    ring, worker = s.get("ring") or {}, s.get("worker") or {}
-    lag = ring.get("lag_tokens", ring.get("backlog_entries", 0)) or 0
-    return lag == 0 and (worker.get("queue_depth") or 0) == 0
+    queue, thread = s.get("token_queue") or s.get("ring") or {}, s.get("engine_thread") or s.get("worker") or {}
+    lag = queue.get("lag_tokens", queue.get("backlog_entries", 0)) or 0
+    return lag == 0 and (thread.get("queue_depth") or 0) == 0
 
 
 def wait_settled(app: Appliance, http, timeout_s: float) -> tuple[float, dict]:
@@ -206,7 +206,7 @@ def run_system(system: str, qs: list[dict], a: argparse.Namespace, log, recs: li
     import httpx
     import openai
 
-    extra = f"[ring]\nn_tokens = {a.ring_tokens}\n" if a.ring_tokens else ""
+    extra = f"[token_queue]\nn_tokens = {a.ring_tokens}\n" if a.ring_tokens else ""
     engine = [f'{k} = "{v}"' for k, v in (("kv_policy", a.kv_policy), ("act_precision", a.act_precision)) if v]
     extra += "[engine]\n" + "".join(e + "\n" for e in engine) if engine else ""
     extra += "" if a.explain else "[alerts]\nexplain = []\n"
@@ -220,7 +220,7 @@ def run_system(system: str, qs: list[dict], a: argparse.Namespace, log, recs: li
         lines = qq.system_lines(system, a.data)
         n = ingest(app, http, lines)
         settle_s, s = wait_settled(app, http, a.settle_timeout)
-        model = (s.get("engine") or {}).get("model") or (s.get("worker") or {}).get("model")
+        model = (s.get("engine") or {}).get("model") or (s.get("engine_thread") or {}).get("model")
         log(f"## {system}: ready in {load_s:.0f} s, {n}/{len(lines)} lines accepted, engine settled in "
             f"{settle_s:.0f} s{'' if settled(s) else ' (TIMED OUT, asking anyway)'}; model {model}")
         client = openai.OpenAI(base_url=app.url + "/v1", api_key=app.key, timeout=a.timeout, max_retries=0)
@@ -285,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--settle-timeout", type=float, default=900.0,
                     help="seconds to wait for the engine to read the ingested lines")
     ap.add_argument("--ring-tokens", type=int, default=2048,
-                    help="[ring] n_tokens of the appliance: the stream backlog it keeps for the engine. The "
+                    help="[token_queue] n_tokens of the appliance: the stream backlog it keeps for the engine. The "
                          "engine's window is n_ring = 2048 tokens, so 2048 leaves its final context unchanged while "
                          "the engine reads 2k tokens, not all ~40-60k of a 2k-line burst (many minutes on 2 cores). "
                          "0: the appliance's default")
