@@ -1,6 +1,6 @@
 """The `[fleet]` section: where a box ships its lines (ClickHouse over HTTP) and how a fleet node reads
-them. A pydantic section like those of gateway/settings.py, which holds it as `fleet: FleetSettings | None`
-(absent: the box ships nothing). Knows nothing about the store or the appliance.
+them. A pydantic section like those of gateway/settings.py, which holds it as `fleet: FleetSettings` (no
+URLs: the box ships nothing). Knows nothing about the store or the appliance.
 """
 
 from __future__ import annotations
