@@ -87,3 +87,39 @@ def test_identifiers_are_conditions_however_common_and_counts_are_not(tmp_path):
     assert [evidence.is_id(t) for t in ("3", "10:01", "2026-12-04", "1566", "blk_-12", "r1.2", "org.x.Y")] == [
         False, False, False, True, True, True, True]
     s.close()
+
+
+def test_a_kind_that_holds_none_of_the_text_goes_before_the_text_does(tmp_path):
+    """The model's kind of line is its guess, the text the question's: a call whose kind holds none of
+    the text's lines keeps the text, with the question's id, and drops the kind."""
+    from types import SimpleNamespace
+
+    from gateway.serve.answer.plan import QueryPlan
+    s = Store(tmp_path / "k.db")
+    lines = [f"Found block rdd_{i % 3}_0 locally" for i in range(30)] + [
+        f"Partition rdd_{i}_0 not found, computing it" for i in range(10)]
+    s.append([LogRecord(1_700_000_000.0 + i, "t", "h", 6, x) for i, x in enumerate(lines)],
+             [1] * 30 + [2] * 10)
+    q = QuerySurface(s.path)
+    question = 'How many "Found block" lines mention rdd_2_0?'
+    plan = QueryPlan(SimpleNamespace(surface=q), [], question, None, [], evidence=evidence.find(q, question))
+    call, result = plan._run_grounded({"op": "count", "template": 2, "text": "Found block"})
+    assert "template" not in call and call["text"] == "rdd_2_0 Found block" and result["count"] == 10
+    call, result = plan._run_grounded({"op": "count", "template": 1, "text": "Found block"})
+    assert call["template"] == 1 and result["count"] == 10          # a kind that holds it is kept
+    s.close()
+
+
+def test_a_named_host_or_component_is_a_field_not_evidence(tmp_path):
+    s, q = _surface(tmp_path)
+    question = "How many lines did the component sshd(pam_unix) write for user chen?"
+    assert evidence.find(q, question, ["sshd(pam_unix)"]).tokens == ["chen"]
+    assert evidence.part_of("pam_unix", ["sshd(pam_unix)"]) and evidence.part_of("capper", ["line3/capper"])
+    assert not evidence.part_of("pam", ["sshd(pam_unix)"]) and not evidence.part_of("line", ["line3/capper"])
+    s.close()
+
+
+def test_a_quoted_phrase_keeps_its_repeated_words():
+    from gateway.serve.answer.call import _tidy
+    assert _tidy({"op": "count", "text": "Bye Bye [preauth]"}, ["Bye Bye [preauth]"])["text"] == "Bye Bye [preauth]"
+    assert _tidy({"op": "count", "text": "zone zone temperature"})["text"] == "zone temperature"

@@ -70,7 +70,8 @@ TOOL_HELP = (
     'How many tasks ran in stage 4.0? (T701: Running task <task> in stage <stage>) {"op": "count", "template": 701, "text": "4.0"}\n'
     'Largest size sent by stage 2.0? (T702: Sent <size> bytes in stage <stage>) {"op": "stats", "template": 702, "text": "2.0", "of": "size"}\n'
     '最近十分钟有哪些告警？ {"op": "lines", "level": "warning", "last_minutes": 10}\n'
-    '泵跳闸了多少次？ {"op": "count", "text": "pump trip"}')
+    '泵跳闸了多少次？ {"op": "count", "text": "pump trip"}\n'
+    '哪台设备报警最多？ {"op": "top_k", "by": "host", "level": "warning"}')
 COPY_IN_CHINESE = "结果里的日志消息、名称、数字和时间请原样照抄。"   # a Chinese answer otherwise paraphrases the
                                                               # message it should cite ("why" questions)
 CALL_INSTRUCTION = "Write the query for this question."
@@ -174,10 +175,11 @@ def parse_call(text: str) -> dict[str, Any]:
     return call
 
 
-def _tidy(call: dict[str, Any]) -> dict[str, Any]:
+def _tidy(call: dict[str, Any], phrases: Sequence[str] = ()) -> dict[str, Any]:
     """The call with a text filter's repeated words dropped: a 1.5B model under the grammar can repeat
-    a word ("heater zone zone zone"), which reads as the same filter."""
+    a word ("heater zone zone zone"), which reads as the same filter. A phrase the question quotes is
+    kept as written ("Bye Bye")."""
     text = call.get("text")
-    if isinstance(text, str) and "<" not in text:
+    if isinstance(text, str) and "<" not in text and text not in phrases:
         call["text"] = " ".join(dict.fromkeys(text.split()))
     return call

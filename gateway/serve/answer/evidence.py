@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 from gateway.pipeline.query import _HOST, _LEVEL, _TIME, QueryError, QueryInterrupted, QuerySurface, _line
 from gateway.pipeline.store import fts_query
@@ -54,15 +54,18 @@ def candidates(question: str) -> list[str]:
                                        not (any(c.isupper() for c in t[1:]) or "_" in t), -len(t)))
 
 
-def find(surface: QuerySurface, question: str) -> Evidence:
+def find(surface: QuerySurface, question: str, names: Sequence[str] = ()) -> Evidence:
     """The question's rare tokens and up to MAX_EVIDENCE of the lines holding the most of them (whole
-    tokens), oldest first."""
+    tokens), oldest first. names: hosts and components the question names, a field filter of the call:
+    their parts point at no line in particular."""
     out = Evidence()
     hits: dict[int, tuple] = {}
     score: dict[int, int] = {}
     tried = 0
     before = words_before(question)
     for tok in candidates(question):
+        if part_of(tok, names):
+            continue
         if tried >= MAX_TOKENS * 2:
             break
         q = fts_query(tok) if tok.isascii() else None
@@ -96,6 +99,13 @@ def find(surface: QuerySurface, question: str) -> Evidence:
 
 
 _CLOCK = re.compile(r"\d{1,2}:\d{2}(:\d{2})?|\d{4}-\d{2}-\d{2}")
+
+
+def part_of(token: str, names: Sequence[str]) -> bool:
+    """The token is one of the names or a piece of one between separators ("pam_unix" of
+    "sshd(pam_unix)", "capper" of "line3/capper")."""
+    low = token.lower()
+    return any(re.search(r"(?<![A-Za-z0-9_])" + re.escape(low) + r"(?![A-Za-z0-9_])", n.lower()) for n in names)
 
 
 def is_id(token: str) -> bool:

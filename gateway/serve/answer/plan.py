@@ -19,7 +19,7 @@ from gateway.serve.answer import evidence, grounding
 from gateway.serve.answer.call import (ANSWER_INSTRUCTION, CALL_INSTRUCTION, CALL_PREFIX, COPY_IN_CHINESE,
                                        GRAMMAR_TTL_S, MAX_CALL_TOKENS, MAX_VALUES, MAX_WORDS, _tidy, call_grammar,
                                        parse_call)
-from gateway.serve.answer.question import Grounding, ground, which_end
+from gateway.serve.answer.question import Grounding, ground, question_phrases, which_end
 from gateway.serve.answer.render import render_result
 from gateway.serve.prompts import ANSWER_IN_CHINESE, is_chinese
 
@@ -44,7 +44,7 @@ class QueryPlan:
         """Parse and run the call; -> the messages for the answer (the call and its result in them)."""
         self.call_text = call_text
         try:
-            self.call = _tidy(parse_call(call_text))
+            self.call = _tidy(parse_call(call_text), question_phrases(self.question))
             self.call, self.result = self._run_grounded(self.call)
         except ValueError as exc:
             self.result = {"call": {"text": CALL_PREFIX + call_text}, "error": f"the call did not parse: {exc}"}
@@ -97,20 +97,26 @@ class QueryPlan:
         return {**out, **({"text": text} if text else {}), "where": where}
 
     def _with_tokens(self, call: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The call's text with the question's rare tokens and ids added, then its ids alone, then as
+        written; each with the model's kind of line, then without it (the text is the question's, the
+        kind the model's guess: a kind none of whose lines holds the text is dropped, not the text's
+        words). The first that matches lines without relaxing the text; else the model's call."""
         text = str(call.get("text") or "")
+        if "<" in text or call.get("op") not in OPS:
+            return call, self.tool.surface.run(call)
         have = {w.lower() for w in text.split()}
         wanted = list(dict.fromkeys([*self.evidence.tokens, *self.evidence.ids]))[:evidence.MAX_TOKENS]
         missing = [t for t in wanted if t.lower() not in have and t.lower() not in text.lower()]
-        if not missing or "<" in text or call.get("op") not in OPS:
-            return call, self.tool.surface.run(call)
         ids = [t for t in missing if t in self.evidence.ids]
-        for extra in dict.fromkeys((tuple(missing), tuple(ids))):
-            if not extra:
-                continue
-            grounded = {**call, "text": " ".join([*extra, text]).strip()}
-            result = self.tool.surface.run(grounded)
-            if result.get("count") and not result.get("text_relaxed_to"):
-                return grounded, result
+        texts = [" ".join([*extra, text]).strip() for extra in dict.fromkeys((tuple(missing), tuple(ids))) if extra]
+        kinds = [True, False] if call.get("template") is not None else [True]
+        for t in [*texts, text]:
+            for keep in kinds:
+                tried = {k: v for k, v in call.items() if (k != "template" or keep) and k != "text"}
+                tried = {**tried, "text": t} if t else tried
+                result = self.tool.surface.run(tried)
+                if result.get("count") and not result.get("text_relaxed_to"):
+                    return tried, result
         return call, self.tool.surface.run(call)
 
     def source(self) -> dict[str, Any]:
@@ -178,12 +184,13 @@ class QueryTool:
         turns = [dict(t) for t in turns]
         question = turns[-1]["content"]
         prefix = self.tokenizer.encode(CALL_PREFIX, parse_special=False)
-        ev = evidence.find(self.surface, question)
         g = self.grounding(question)
+        fields = [*g.hosts, *g.components]         # named: a field filter, not what a kind of line says
+        ev = evidence.find(self.surface, question, fields)
         # the question's rare tokens (an id, a user, an address) are filters the lines hold as they are
         named = list(dict.fromkeys([*ev.tokens, *ev.ids]))
         g.words = [*named, *(w for w in g.words if w not in named)]
-        kinds = self.kinds.kinds(g.content, named)
+        kinds = self.kinds.kinds([w for w in g.content if not evidence.part_of(w, fields)], named)
         g.templates, g.params = [str(k.id) for k in kinds], grounding.params_of(kinds)
         shown = grounding.render(kinds)
         turns[-1]["content"] = question + "\n\n" + (shown + "\n" if shown else "") + CALL_INSTRUCTION
