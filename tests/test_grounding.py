@@ -112,3 +112,19 @@ def test_an_id_after_a_parameter_name_is_that_parameter(surface):
     assert call["where"] == {"stage": "3.0"} and "3.0" not in call.get("text", "") and result["count"] == 6
     call, result = plan._run_grounded({"op": "count", "text": "3.0"})     # no kind: no parameter to bind
     assert "where" not in call and result["count"] == 13
+
+
+def test_the_answer_reads_a_few_counted_lines_and_not_the_kinds_listed(surface):
+    """A count of a few lines shows them ("how many bytes did task 4.0 send": the line says); the kinds
+    listed with the call, their example values included, stay out of the answer's prompt."""
+    q = "How many bytes did the failed password of admin send?"
+    kinds = grounding.Kinds(surface).kinds(["failed", "password"], [])
+    listed = q + "\n\n" + grounding.render(kinds) + "\nWrite the query for this question."
+    plan = QueryPlan(_Tool(surface), [{"role": "user", "content": listed}], q, None, [], kinds=kinds)
+    msgs = plan.finish('count", "text": "admin"}')
+    assert msgs[-3] == {"role": "user", "content": q}
+    assert "They are:" in msgs[-1]["content"] and "Failed password for admin from 10.0.0.7 port 2200" in msgs[-1]["content"]
+    msgs = plan.finish('count", "text": "Failed password"}')            # 3 lines: the limit, shown
+    assert msgs[-1]["content"].count("Failed password for") == 3
+    msgs = plan.finish('count", "text": "Running"}')                    # 8: a count alone
+    assert "They are:" not in msgs[-1]["content"]

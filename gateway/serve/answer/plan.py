@@ -53,6 +53,10 @@ class QueryPlan:
         self.rendered = render_result(self.result, which_end(self.question))
         if self.call and not self.result.get("error"):     # what was counted, in words
             self.rendered = f"The query read {grounding.shown_call(self.call, self.kinds)}. {self.rendered}"
+        if self.call and self.call.get("op") == "count" and 0 < (self.result.get("count") or 0) <= FEW_LINES:
+            few = self.tool.surface.run({**self.call, "op": "lines", "limit": FEW_LINES})   # a few lines: read
+            self.result["lines"] = few.get("lines") or []                                 # them ("how many
+            self.rendered += " " + render_result(few).split("\n", 1)[-1].join(["They are:\n", ""])  # bytes did X send")
         in_result = {x.get("id") for x in self.result.get("lines") or []}
         extra = evidence.Evidence(self.evidence.tokens, [x for x in self.evidence.lines if x.get("id") not in in_result])
         if extra.lines:                  # the lines the question's rare tokens point at: a lookup reads them
@@ -61,7 +65,10 @@ class QueryPlan:
         if is_chinese(self.question):
             answer += ANSWER_IN_CHINESE + COPY_IN_CHINESE
         shown = json.dumps(self.call, ensure_ascii=False) if self.call else CALL_PREFIX + call_text
-        return [*self.turns, {"role": "assistant", "content": shown}, {"role": "user", "content": answer}]
+        # the question as asked: the kinds listed for the call stay out of the answer's prompt (a 1.5B
+        # model quoted their example values as the answer); the prefill cost is the same
+        asked = [*self.turns[:-1], {"role": "user", "content": self.question}]
+        return [*asked, {"role": "assistant", "content": shown}, {"role": "user", "content": answer}]
 
     def _run_grounded(self, call: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         """Runs the call with the question's rare tokens (evidence) in its text filter: an id, a user
@@ -130,6 +137,8 @@ class QueryPlan:
         return answer_check.check(answer, self.question, self.result, self.rendered, which_end(self.question),
                                   self.evidence)
 
+
+FEW_LINES = 3                 # a count of at most this many lines shows them to the answer
 
 _CONDITIONS = ("text", "template", "where", "host", "component", "level", "since", "until", "last_minutes")
 
