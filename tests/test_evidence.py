@@ -123,3 +123,16 @@ def test_a_quoted_phrase_keeps_its_repeated_words():
     from gateway.serve.answer.call import _tidy
     assert _tidy({"op": "count", "text": "Bye Bye [preauth]"}, ["Bye Bye [preauth]"])["text"] == "Bye Bye [preauth]"
     assert _tidy({"op": "count", "text": "zone zone temperature"})["text"] == "zone temperature"
+
+
+def test_a_field_s_own_words_are_no_text_and_ids_end_in_digits(tmp_path):
+    from types import SimpleNamespace
+
+    from gateway.serve.answer.plan import QueryPlan
+    s, q = _surface(tmp_path)
+    plan = QueryPlan(SimpleNamespace(surface=q), [], "How many lines did station 工位3 write?", None, [])
+    assert plan._without_field_words({"op": "count", "text": "3", "host": "工位3"}) == {"op": "count", "host": "工位3"}
+    kept = plan._without_field_words({"op": "count", "text": "pump 3", "host": "工位3"})
+    assert kept["text"] == "pump"
+    assert [evidence.is_id(t) for t in ("ES2", "zone2", "V17", "ES", "2x")] == [True, True, True, False, False]
+    s.close()

@@ -74,3 +74,11 @@ def test_settings_ui_language_and_guard(tmp_path):
         cfg.write_text(bad)
         with pytest.raises(settings_mod.SettingsError):
             settings_mod.load(cfg, data_dir=tmp_path)
+
+
+def test_the_question_s_language_is_outside_its_quotes_and_names():
+    assert not is_chinese('What is the lowest current in "过载, 已降速" entries on station 总装线?')
+    assert not is_chinese("How many log entries did station 工位3 produce?")
+    assert is_chinese("组件 org.apache.hadoop.mapreduce.v2.app.rm.RMContainerAllocator 一共输出了多少行日志？")
+    assert is_chinese("所有“Failed to renew lease for”日志中，“seconds”前面的数最大是多少？")
+    assert not is_chinese("How many lines say “Failed to renew lease”?")

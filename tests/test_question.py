@@ -209,3 +209,9 @@ def test_a_value_inside_a_longer_named_one_is_not_named():
     comps = ["net.Worker", "net.Worker$Reader", "kernel"]
     assert ground("How many lines did net.Worker$Reader write?", [], comps, [], []).whole == {"component": "net.Worker$Reader"}
     assert ground("How many lines did net.Worker write?", [], comps, [], []).whole == {"component": "net.Worker"}
+
+
+def test_the_most_recent_one_is_no_window():
+    assert not ground("最近一次“库存不足”记录中的数量是多少？", [], [], [], []).recent
+    assert not ground("When was the most recent error?", [], [], [], []).recent
+    assert ground("最近有什么告警？", [], [], [], []).recent and ground("Any errors recently?", [], [], [], []).recent

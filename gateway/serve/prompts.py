@@ -115,9 +115,17 @@ def question_of(content: str) -> str:
     return content.rsplit("\n\n", 1)[-1] if content.startswith(QUOTE_HEADER) else content
 
 
+_QUOTES = re.compile(r'"[^"\n]*"|\u201c[^\u201d\n]*\u201d|\u300c[^\u300d\n]*\u300d')
+_LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
+
+
 def is_chinese(text: str) -> bool:
-    """Whether `text` holds CJK ideographs (the operator wrote Chinese)."""
-    return bool(_CJK.search(text))
+    """Whether the operator wrote `text` in Chinese: outside the phrases it quotes, at least as many CJK
+    ideographs as Latin words ("How many lines did station 工位3 write?" is English; "组件 sshd 输出了多少行？"
+    Chinese)."""
+    own = _QUOTES.sub(" ", text)
+    cjk = len(_CJK.findall(own))
+    return cjk > 0 and cjk >= len(_LATIN_WORD.findall(own))
 
 
 # --- a question's messages, with store lines quoted ------------------------------------------------

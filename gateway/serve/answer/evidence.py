@@ -109,14 +109,14 @@ def part_of(token: str, names: Sequence[str]) -> bool:
 
 
 def is_id(token: str) -> bool:
-    """An identifier: letters with digits, "_" or "." inside, or a number of 3+ digits; not a time,
-    a date or a small number (a count or a window: "top 3", "last 10 minutes")."""
+    """An identifier: letters with digits, "_" or "." inside or digits after them, or a number of 3+
+    digits; not a time, a date or a small number (a count or a window: "top 3", "last 10 minutes")."""
     if _CLOCK.fullmatch(token):
         return False
     if token.isdigit():
         return len(token) >= 3
     return any(c.isdigit() or c in "_." for c in token[1:-1]) and any(c.isalpha() for c in token) \
-        or bool(re.fullmatch(r"\d+(\.\d+){1,3}", token))
+        or bool(re.fullmatch(r"\d+(\.\d+){1,3}|[A-Za-z][A-Za-z_-]*\d+", token))   # "ES2", "zone2", "V17"
 
 
 def words_before(question: str) -> dict[str, str]:

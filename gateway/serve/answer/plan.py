@@ -75,6 +75,7 @@ class QueryPlan:
         or an address the question names and few lines hold is what it asks about, and a 1.5B model
         drops such conditions. Rare plain words go first when the filter then matches nothing, then
         the ids; the model's own call is the last resort."""
+        call = self._without_field_words(call)
         if self.kinds and not any(call.get(k) for k in _CONDITIONS):
             call = {**call, "template": self.kinds[0].id}   # a question about something, asked of every line: its
                                                             # best kind (a count of all lines is rarely meant)
@@ -83,6 +84,17 @@ class QueryPlan:
         if bound is not call and (found := self.tool.surface.run(bound)).get("count"):
             return bound, found
         return call, result
+
+    def _without_field_words(self, call: dict[str, Any]) -> dict[str, Any]:
+        """The call's text without the words of its host or component filter ("3" of host "工位3"): the
+        field holds them, and the header's words are no part of a line's message."""
+        names = [str(call[k]) for k in ("host", "component") if call.get(k)]
+        text = str(call.get("text") or "")
+        if not names or not text or "<" in text or text in question_phrases(self.question):
+            return call
+        kept = [w for w in text.split() if not evidence.part_of(w, names)]
+        out = {k: v for k, v in call.items() if k != "text"}
+        return {**out, "text": " ".join(kept)} if kept else out
 
     def _bound(self, call: dict[str, Any]) -> dict[str, Any]:
         """An identifier the question writes right after the name of a parameter of the call's kind ("in

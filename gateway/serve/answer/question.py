@@ -39,7 +39,8 @@ _WORD = re.compile(r"[A-Za-z][\w.'/-]*[A-Za-z0-9]|[A-Za-z]")
 _ZH_LEVELS = {"错误": "error", "报错": "error", "告警": "warning", "警告": "warning", "报警": "warning",
               "严重": "critical", "致命": "critical", "信息": "info", "调试": "debug", "通知": "notice"}
 _RECENT = re.compile(r"\b(?:last|past|previous)\s+(?:\d+\s*|few\s+|several\s+|\w+\s+)?(?:sec|second|min|minute|hour|"
-                     r"day)s?\b|\brecent(?:ly)?\b|\bjust now\b|\bso far today\b|最近|刚才|过去|分钟|小时", re.IGNORECASE)
+                     r"day)s?\b|(?<!most )\brecent(?:ly)?\b|\bjust now\b|\bso far today\b|最近(?!的?一[次条个回])|刚才|过去|分钟|"
+                     r"小时", re.IGNORECASE)     # "the most recent one", "最近一次": the last line, not a window
 _FIELD_WORDS = {"component", "components", "program", "process", "service", "module", "class", "logger", "host",
                 "machine", "node", "server", "station", "device", "ip", "address", "level", "severity", "kind",
                 "type", "message", "time", "line", "one", "value", "day", "hour", "minute"}
