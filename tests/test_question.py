@@ -215,3 +215,15 @@ def test_the_most_recent_one_is_no_window():
     assert not ground("最近一次“库存不足”记录中的数量是多少？", [], [], [], []).recent
     assert not ground("When was the most recent error?", [], [], [], []).recent
     assert ground("最近有什么告警？", [], [], [], []).recent and ground("Any errors recently?", [], [], [], []).recent
+
+
+def test_the_longest_quote_names_the_lines_and_a_quoted_word_the_value():
+    g = ground('Among the "pump tripped in error state" lines, what is the largest value after "state"?',
+               [], [], [], ["pump", "tripped", "error", "state", "ok"])
+    assert g.phrases == ["pump tripped in error state"] and g.of_words[0] == "state"
+
+
+def test_a_dotted_name_is_near_only_itself():
+    g = ground("How many lines did org.acme.plc.RMAllocator write?", [], [], [],
+               ["org.acme.plc.ContainerAllocator", "allocated"])
+    assert "org.acme.plc.ContainerAllocator" not in g.words

@@ -193,6 +193,9 @@ class Grounding:
 
 
 def _near(a: str, b: str) -> bool:
+    """One word inflected ("faults" ~ "fault"); a dotted or numbered name is only itself."""
+    if not (a.isalpha() and b.isalpha()):
+        return a == b
     return a == b or (len(a) >= PREFIX and len(b) >= PREFIX and a[:PREFIX] == b[:PREFIX]
                       and (a.startswith(b) or b.startswith(a) or len(a) > PREFIX + 1 and a[:PREFIX + 1] == b[:PREFIX + 1]))
 
@@ -277,6 +280,10 @@ def ground(question: str, hosts: Sequence[str], components: Sequence[str], level
            words: Sequence[str]) -> Grounding:
     """The question's filters among the store's known values and log words."""
     g = Grounding(phrases=question_phrases(question), times=question_times(question))
+    # several quoted: the longest names the lines (the text filter); a quoted word beside it names a
+    # value in them ('the largest value after "state" in "... error state" lines'): stats' `of`
+    quoted_words = [p for p in g.phrases if " " not in p and p != max(g.phrases, key=len)]
+    g.phrases = [max(g.phrases, key=len)] if g.phrases else []
     question = _QUOTED.sub(" ", question)      # a quoted phrase is message text: it names no level or op
     named_in = question.lower()                # hosts and components: before the log's name goes ("did the
     named_words = {w.lower() for w in _WORD.findall(question)}                       # filler log")
@@ -314,6 +321,8 @@ def ground(question: str, hosts: Sequence[str], components: Sequence[str], level
             g.whole[key] = full[0]
     names = {p for v in (*g.hosts, *g.components) for p in _parts(v)}
     g.of_words = [w for w in g.of_words if w.lower() not in names]   # "capper torque": the station, not a measure
+    log_words = {w.lower(): w for w in words}
+    g.of_words = [*dict.fromkeys([log_words[q.lower()] for q in quoted_words if q.lower() in log_words] + g.of_words)]
     g.recent = bool(_RECENT.search(question))
     if (span := span_s(question)) is not None:
         g.minutes = max(1, math.ceil(span / 60))
