@@ -227,3 +227,10 @@ def test_a_dotted_name_is_near_only_itself():
     g = ground("How many lines did org.acme.plc.RMAllocator write?", [], [], [],
                ["org.acme.plc.ContainerAllocator", "allocated"])
     assert "org.acme.plc.ContainerAllocator" not in g.words
+
+
+def test_a_chinese_question_s_words_glossed_for_the_call():
+    from gateway.serve.answer.glossary import gloss
+    assert gloss("哪个组件输出的日志行数最多？") == ("哪个=which, 组件=component, 输出=write, 日志=log lines, "
+                                             "行数=number of lines, 最多=the most")
+    assert gloss("How many lines?") == ""

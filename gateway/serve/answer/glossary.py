@@ -49,6 +49,34 @@ FRAMING = (
 )
 
 
+# The frame's words in English, for the call's prompt: the 1.5B reads an English question's frame
+# ("which ... most", "how many", "the largest") far better than a Chinese one's.
+FRAME_ENGLISH: dict[str, str] = {
+    "为什么": "why", "什么时候": "when", "多少": "how many / how much", "一共": "in total", "总共": "in total",
+    "哪个": "which", "哪些": "which", "哪类": "which kind", "哪台": "which machine", "哪一行": "which line",
+    "最大": "largest", "最小": "smallest", "最高": "highest", "最低": "lowest", "平均": "average",
+    "最多": "the most", "最少": "the least", "最常": "most often", "第一次": "first time", "最后一次": "last time",
+    "最近": "recent / latest", "之间": "between", "行数": "number of lines", "条数": "number of lines",
+    "次数": "number of times", "数量": "number", "总和": "sum", "合计": "sum", "加起来": "sum", "记录": "entries",
+    "日志": "log lines", "出现": "appear", "输出": "write", "产生": "produce", "级别": "level", "原因": "cause",
+    "前面": "before", "后面": "after", "分钟": "minutes", "小时": "hours",
+}
+
+
+def gloss(question: str) -> str:
+    """"哪个=which, 组件=component, ..." for the Chinese words of `question` the tables know (longest
+    first, in the question's order); "" when none."""
+    table = {**{t: "/".join(e) for t, e in GLOSSARY.items()}, **FRAME_ENGLISH}
+    found: list[tuple[int, str]] = []
+    rest = question
+    for term in sorted(table, key=len, reverse=True):
+        at = rest.find(term)
+        if at >= 0:
+            found.append((at, f"{term}={table[term]}"))
+            rest = rest.replace(term, " " * len(term))
+    return ", ".join(x for _, x in sorted(found))
+
+
 def english_terms(question: str) -> list[str]:
     """English stems for the glossary terms in `question` (longest terms first: 封盖机 before 封盖)."""
     out: list[str] = []

@@ -19,7 +19,8 @@ from gateway.serve.answer import evidence, grounding
 from gateway.serve.answer.call import (ANSWER_INSTRUCTION, CALL_INSTRUCTION, CALL_PREFIX, COPY_IN_CHINESE,
                                        GRAMMAR_TTL_S, MAX_CALL_TOKENS, MAX_VALUES, MAX_WORDS, _tidy, call_grammar,
                                        parse_call)
-from gateway.serve.answer.question import Grounding, ground, question_phrases, which_end
+from gateway.serve.answer.glossary import gloss
+from gateway.serve.answer.question import QUOTED, Grounding, ground, question_phrases, which_end
 from gateway.serve.answer.render import render_result
 from gateway.serve.prompts import ANSWER_IN_CHINESE, is_chinese
 
@@ -214,6 +215,8 @@ class QueryTool:
         kinds = self.kinds.kinds([w for w in g.content if not evidence.part_of(w, fields)], named)
         g.templates, g.params = [str(k.id) for k in kinds], grounding.params_of(kinds)
         shown = grounding.render(kinds)
+        if is_chinese(question) and (words := gloss(QUOTED.sub(" ", question))):
+            shown = f"The question's words in English: {words}.\n{shown}".strip()
         turns[-1]["content"] = question + "\n\n" + (shown + "\n" if shown else "") + CALL_INSTRUCTION
         c = self.constraint(g)
         return QueryPlan(self, turns, question, LogitsMask(c, MAX_CALL_TOKENS), prefix, evidence=ev, kinds=kinds)

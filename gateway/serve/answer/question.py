@@ -32,6 +32,7 @@ MAX_PHRASE_BYTES = 200          # longer quotes are not offered whole (the call'
 PREFIX = 4                       # letters two words share to count as one ("fault", "faults")
 JSON_SAFE = re.compile(r'^[^"\\\x00-\x1f]+$')
 _QUOTED = re.compile(r'"([^"\n]{2,200})"|\u201c([^\u201d\n]{2,200})\u201d|\u300c([^\u300d\n]{2,200})\u300d')
+QUOTED = _QUOTED                   # a quoted phrase (the line's own words: not glossed)
 _CLOCK = re.compile(r"(?<![\d:])(\d{1,2}:\d{2}(?::\d{2})?)(?![\d:])")
 CLOCK_TEXT = _CLOCK                # a clock time as text (retrieval drops it from search words)
 _DATE = re.compile(r"(?<!\d)(\d{4}-\d{2}-\d{2})(?!\d)")
