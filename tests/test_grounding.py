@@ -128,3 +128,15 @@ def test_the_answer_reads_a_few_counted_lines_and_not_the_kinds_listed(surface):
     assert msgs[-1]["content"].count("Failed password for") == 3
     msgs = plan.finish('count", "text": "Running"}')                    # 8: a count alone
     assert "They are:" not in msgs[-1]["content"]
+
+
+def test_a_count_gives_the_sum_of_the_parameter_the_question_names(surface):
+    """"How many bytes did stage 3.0 send": the count of lines, and the sum of <size> bytes over them
+    (the parameter named by the word after it); a parameter bound to a value is not the one asked."""
+    q = "How many bytes did the tasks of stage 3.0 send?"
+    kinds = grounding.Kinds(surface).kinds(["bytes", "tasks", "stage"], ["3.0"])
+    plan = QueryPlan(_Tool(surface), [{"role": "user", "content": q}], q, None, [], kinds=kinds)
+    msgs = plan.finish('count", "template": 2, "where": {"stage": "3.0"}}')
+    name = next(p for p in kinds[0].params if "bytes" in kinds[0].template.split(f"<{p}>", 1)[-1][:7])
+    assert f"Their {name} values: sum {sum(1000 + i for i in range(6))}" in msgs[-1]["content"]
+    assert grounding.named_param(kinds[0], "How many tasks ran?") is None

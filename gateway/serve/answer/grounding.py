@@ -135,6 +135,22 @@ class Kinds:
         return Kind(tid, named, count, names, {k: examples[k] for k in names if k in examples})
 
 
+def named_param(kind: Kind, question: str, bound: Sequence[str] = ()) -> str | None:
+    """A parameter of the kind the question names: by its name, or by the word the kind writes right
+    after it (a unit: "<size> bytes"); a name that says nothing ("number", "value") is not one, nor a
+    parameter `bound` to a value by the call ("in stage 26.0")."""
+    asked = {w.lower() for w in _WORD.findall(question)}
+    for name in (p for p in kind.params if p not in bound):
+        after = re.search(r"<" + re.escape(name) + r">\s*([A-Za-z]{2,})", kind.template)
+        words = {name.lower(), *([after.group(1).lower()] if after else [])} - _SAYS_NOTHING
+        if words & asked:
+            return name
+    return None
+
+
+_SAYS_NOTHING = frozenset({"number", "value", "word", "id", "time"})   # names given when no word did
+
+
 def params_of(kinds: Sequence[Kind]) -> list[str]:
     """The parameter names of the kinds shown, first seen first."""
     return list(dict.fromkeys(p for k in kinds for p in k.params))

@@ -21,7 +21,7 @@ from gateway.serve.answer.call import (ANSWER_INSTRUCTION, CALL_INSTRUCTION, CAL
                                        parse_call)
 from gateway.serve.answer.glossary import gloss
 from gateway.serve.answer.question import QUOTED, Grounding, ground, question_phrases, which_end
-from gateway.serve.answer.render import render_result
+from gateway.serve.answer.render import _num, render_result
 from gateway.serve.prompts import ANSWER_IN_CHINESE, is_chinese
 
 
@@ -54,10 +54,8 @@ class QueryPlan:
         self.rendered = render_result(self.result, which_end(self.question))
         if self.call and not self.result.get("error"):     # what was counted, in words
             self.rendered = f"The query read {grounding.shown_call(self.call, self.kinds)}. {self.rendered}"
-        if self.call and self.call.get("op") == "count" and 0 < (self.result.get("count") or 0) <= FEW_LINES:
-            few = self.tool.surface.run({**self.call, "op": "lines", "limit": FEW_LINES})   # a few lines: read
-            self.result["lines"] = few.get("lines") or []                                 # them ("how many
-            self.rendered += " " + render_result(few).split("\n", 1)[-1].join(["They are:\n", ""])  # bytes did X send")
+        if self.call and self.call.get("op") == "count" and self.result.get("count"):
+            self.rendered += self._count_detail()
         in_result = {x.get("id") for x in self.result.get("lines") or []}
         extra = evidence.Evidence(self.evidence.tokens, [x for x in self.evidence.lines if x.get("id") not in in_result])
         if extra.lines:                  # the lines the question's rare tokens point at: a lookup reads them
@@ -70,6 +68,24 @@ class QueryPlan:
         # model quoted their example values as the answer); the prefill cost is the same
         asked = [*self.turns[:-1], {"role": "user", "content": self.question}]
         return [*asked, {"role": "assistant", "content": shown}, {"role": "user", "content": answer}]
+
+    def _count_detail(self) -> str:
+        """What a count adds for the answer: its lines when few ("how many bytes did task X send" is read
+        off the line); over more, the sum, min and max of a numeric parameter of its kind that the
+        question names by its name or by the word after it in the kind ("how many bytes": <size> bytes)."""
+        assert self.call is not None
+        if self.result["count"] <= FEW_LINES:
+            few = self.tool.surface.run({**self.call, "op": "lines", "limit": FEW_LINES})
+            self.result["lines"] = few.get("lines") or []
+            return " " + render_result(few).split("\n", 1)[-1].join(["They are:\n", ""])
+        kind = next((k for k in self.kinds if str(k.id) == str(self.call.get("template"))), None)
+        name = grounding.named_param(kind, self.question, list(self.call.get("where") or {})) if kind is not None else None
+        st = self.tool.surface.run({**self.call, "op": "stats", "of": name}) if name else {}
+        if not st.get("n"):
+            return ""
+        self.result["param_stats"] = {k: st.get(k) for k in ("of_param", "n", "sum", "min", "max", "avg")}
+        return (f" Their {name} values: sum {_num(st['sum'])}, minimum {_num(st['min'])}, maximum "
+                f"{_num(st['max'])}, average {_num(st['avg'])} ({st['n']} values).")
 
     def _run_grounded(self, call: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         """Runs the call with the question's rare tokens (evidence) in its text filter: an id, a user
