@@ -140,3 +140,26 @@ def test_a_count_gives_the_sum_of_the_parameter_the_question_names(surface):
     name = next(p for p in kinds[0].params if "bytes" in kinds[0].template.split(f"<{p}>", 1)[-1][:7])
     assert f"Their {name} values: sum {sum(1000 + i for i in range(6))}" in msgs[-1]["content"]
     assert grounding.named_param(kinds[0], "How many tasks ran?") is None
+
+
+def test_a_lookup_reads_the_kind_that_has_the_value_asked(tmp_path):
+    """"What port did user bob come from?": the model's kind (Invalid user <user> from <address>) has no
+    port; the listed kind that has one is read, and its port said first."""
+    inv, failed = "Invalid user <*> from <IP>", "Failed password for invalid user <*> from <IP> port <NUM> ssh2"
+    rows = [("Invalid user bob from 10.0.0.9", 1, inv), ("Failed password for invalid user bob from 10.0.0.9 port 4242 ssh2", 2, failed),
+            ("Invalid user amy from 10.0.0.8", 1, inv), ("Failed password for invalid user amy from 10.0.0.8 port 5151 ssh2", 2, failed)]
+    recs = [LogRecord(ts=1.7e9 + i, source="t", host="h", severity=6, text=t) for i, (t, _, _) in enumerate(rows)]
+    store = Store(tmp_path / "l.db")
+    store.append(recs, [tid for _, tid, _ in rows], [LineFields(template=m, params=named_params(m, t)) for t, _, m in rows])
+    s = QuerySurface(store.path)
+    q = "What port did the user bob come from?"
+    kinds = grounding.Kinds(s).kinds(["user"], ["bob"])
+    assert {k.id for k in kinds} == {1, 2}
+    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=kinds)
+    msgs = plan.finish('lines", "template": 1, "text": "bob"}')
+    assert plan.call["template"] == 2 and "port is 4242." in msgs[-1]["content"]
+    plan.question = "Where did the user bob come from?"                     # no parameter asked: the kind stays
+    plan.finish('lines", "template": 1, "text": "bob"}')
+    assert plan.call["template"] == 1
+    s.close()
+    store.close()

@@ -119,6 +119,11 @@ def is_id(token: str) -> bool:
         or bool(re.fullmatch(r"\d+(\.\d+){1,3}|[A-Za-z][A-Za-z_-]*\d+", token))   # "ES2", "zone2", "V17"
 
 
+def common(word: str) -> bool:
+    """A word questions are written in (never a value)."""
+    return word.lower() in _COMMON
+
+
 def words_before(question: str) -> dict[str, str]:
     """token -> the word right before it in the question (function words skipped over: none)."""
     toks = [t.rstrip(".:") for t in _TOKEN.findall(question)]

@@ -139,13 +139,27 @@ def named_param(kind: Kind, question: str, bound: Sequence[str] = ()) -> str | N
     """A parameter of the kind the question names: by its name, or by the word the kind writes right
     after it (a unit: "<size> bytes"); a name that says nothing ("number", "value") is not one, nor a
     parameter `bound` to a value by the call ("in stage 26.0")."""
-    asked = {w.lower() for w in _WORD.findall(question)}
-    for name in (p for p in kind.params if p not in bound):
+    asked = {w.lower() for w in _WORD.findall(question)} - _SAYS_NOTHING
+    free = [p for p in kind.params if p not in bound]
+    for name in free:                      # by name first: "port" is <port>, not the <address> before it
+        if name.lower() in asked:
+            return name
+    for name in free:
         after = re.search(r"<" + re.escape(name) + r">\s*([A-Za-z]{2,})", kind.template)
-        words = {name.lower(), *([after.group(1).lower()] if after else [])} - _SAYS_NOTHING
-        if words & asked:
+        if after and after.group(1).lower() in asked:
             return name
     return None
+
+
+def param_values(surface: QuerySurface, name: str, line_ids: Sequence[int]) -> dict[int, str]:
+    """line id -> the value of its parameter `name` (the lines that have one)."""
+    ids = [int(i) for i in line_ids][:100]
+    try:
+        rows, _ = surface.execute(f"SELECT p.line_id, p.text FROM params p WHERE p.name = ? AND p.line_id IN "
+                                  f"({','.join('?' * len(ids))})", [name, *ids])
+    except (QueryError, QueryInterrupted, sqlite3.DatabaseError):
+        return {}
+    return {int(i): str(t) for i, t in rows if t is not None}
 
 
 _SAYS_NOTHING = frozenset({"number", "value", "word", "id", "time"})   # names given when no word did

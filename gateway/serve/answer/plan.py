@@ -51,6 +51,7 @@ class QueryPlan:
             self.result = {"call": {"text": CALL_PREFIX + call_text}, "error": f"the call did not parse: {exc}"}
         if self.call and self.call.get("op") == "count" and self.result.get("count"):
             self.result["of_all"] = self.tool.surface.run({"op": "count"}).get("count")   # a count of every line
+        self._capture_asked()
         self.rendered = render_result(self.result, which_end(self.question))
         if self.call and not self.result.get("error"):     # what was counted, in words
             self.rendered = f"The query read {grounding.shown_call(self.call, self.kinds)}. {self.rendered}"
@@ -69,6 +70,20 @@ class QueryPlan:
         asked = [*self.turns[:-1], {"role": "user", "content": self.question}]
         return [*asked, {"role": "assistant", "content": shown}, {"role": "user", "content": answer}]
 
+    def _capture_asked(self) -> None:
+        """The result's lines get the value of the parameter the question asks for (`captured`, said
+        first by the renderer: "port is 51966"): a 1.5B model otherwise reads another value off the line."""
+        kind = next((k for k in self.kinds if self.call and str(k.id) == str(self.call.get("template"))), None)
+        lines = [x for x in [*(self.result.get("lines") or []), *(self.result.get(e) for e in ("first", "last"))]
+                 if isinstance(x, dict) and x.get("id") is not None and not x.get("captured")]
+        name = grounding.named_param(kind, self.question, self._given(self.call)) if kind and lines else None
+        if name is None:
+            return
+        got = grounding.param_values(self.tool.surface, name, [x["id"] for x in lines])
+        for x in lines:
+            if x["id"] in got:
+                x["captured"] = {name: got[x["id"]]}
+
     def _count_detail(self) -> str:
         """What a count adds for the answer: its lines when few ("how many bytes did task X send" is read
         off the line); over more, the sum, min and max of a numeric parameter of its kind that the
@@ -79,7 +94,7 @@ class QueryPlan:
             self.result["lines"] = few.get("lines") or []
             return " " + render_result(few).split("\n", 1)[-1].join(["They are:\n", ""])
         kind = next((k for k in self.kinds if str(k.id) == str(self.call.get("template"))), None)
-        name = grounding.named_param(kind, self.question, list(self.call.get("where") or {})) if kind is not None else None
+        name = grounding.named_param(kind, self.question, self._given(self.call)) if kind is not None else None
         st = self.tool.surface.run({**self.call, "op": "stats", "of": name}) if name else {}
         if not st.get("n"):
             return ""
@@ -96,11 +111,37 @@ class QueryPlan:
         if self.kinds and not any(call.get(k) for k in _CONDITIONS):
             call = {**call, "template": self.kinds[0].id}   # a question about something, asked of every line: its
                                                             # best kind (a count of all lines is rarely meant)
+        call = self._kind_with_asked_param(call)
         call, result = self._with_tokens(call)
         bound = self._bound(call)
         if bound is not call and (found := self.tool.surface.run(bound)).get("count"):
             return bound, found
         return call, result
+
+    def _given(self, call: dict[str, Any]) -> list[str]:
+        """Names of parameters the question gives a value for (the call's `where`, and a word written
+        right before a value: "user bob", "task 21.0"): conditions, not what it asks for."""
+        return [*(call.get("where") or {}), *(w for tok, w in evidence.words_before(self.question).items()
+                                              if not evidence.common(tok))]
+
+    def _kind_with_asked_param(self, call: dict[str, Any]) -> dict[str, Any]:
+        """A lookup's kind of line that lacks the parameter the question asks for ("what port did user
+        X come from": Invalid user <user> from <address>) gives way to a listed kind that has it (...
+        <user> from <address> port <port>), with the conditions that kind has too, when it has lines."""
+        kind = next((k for k in self.kinds if str(k.id) == str(call.get("template"))), None)
+        where = dict(call.get("where") or {})
+        if call.get("op") not in ("lines", "first_last") or kind is None or \
+                grounding.named_param(kind, self.question, self._given(call)):
+            return call
+        for other in self.kinds:
+            if other is kind or not grounding.named_param(other, self.question, self._given(call)):
+                continue
+            moved = {**call, "template": other.id, "where": {k: v for k, v in where.items() if k in other.params}}
+            if not moved["where"]:
+                del moved["where"]
+            if self.tool.surface.run({**moved, "op": "count"}).get("count"):
+                return moved
+        return call
 
     def _without_field_words(self, call: dict[str, Any]) -> dict[str, Any]:
         """The call's text without the words of its host or component filter ("3" of host "工位3"): the
