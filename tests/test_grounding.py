@@ -163,3 +163,11 @@ def test_a_lookup_reads_the_kind_that_has_the_value_asked(tmp_path):
     assert plan.call["template"] == 1
     s.close()
     store.close()
+
+
+def test_stats_of_a_word_without_a_number_reads_the_asked_parameter(surface):
+    q = "What is the biggest port for root from 10.0.0.7?"
+    kinds = grounding.Kinds(surface).kinds(["port", "root"], ["10.0.0.7"])
+    plan = QueryPlan(_Tool(surface), [{"role": "user", "content": q}], q, None, [], kinds=kinds)
+    plan.finish('stats", "text": "root 10.0.0.7", "of": "root"}')
+    assert plan.call["of"] == "port" and plan.result["max"] == 4000

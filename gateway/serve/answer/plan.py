@@ -115,7 +115,20 @@ class QueryPlan:
         call, result = self._with_tokens(call)
         bound = self._bound(call)
         if bound is not call and (found := self.tool.surface.run(bound)).get("count"):
-            return bound, found
+            call, result = bound, found
+        return self._stats_of_asked(call, result)
+
+    def _stats_of_asked(self, call: dict[str, Any], result: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Stats whose `of` finds no number in the lines read the parameter the question asks for
+        ("the biggest port ...": <port>) of a listed kind, when one has it."""
+        if call.get("op") != "stats" or result.get("n") or not result.get("count"):
+            return call, result
+        for kind in self.kinds:
+            name = grounding.named_param(kind, self.question, self._given(call))
+            if name and name != call.get("of"):
+                tried = {**call, "of": name}
+                if (found := self.tool.surface.run(tried)).get("n"):
+                    return tried, found
         return call, result
 
     def _given(self, call: dict[str, Any]) -> list[str]:
