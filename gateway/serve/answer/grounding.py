@@ -176,7 +176,9 @@ def shown_call(call: dict[str, Any], kinds: Sequence[Kind]) -> str:
     parts = []
     if call.get("template") is not None:
         k = next((k for k in kinds if str(k.id) == str(call["template"])), None)
-        parts.append(f"lines of kind T{call['template']}" + (f" ({k.template})" if k else ""))
+        # the kind's words only where no line is shown: a 1.5B model quoted "<memory:<memory>" as a value
+        shown = k is not None and call.get("op") not in ("lines", "first_last")
+        parts.append(f"lines of kind T{call['template']}" + (f" ({k.template})" if shown else ""))
     else:
         parts.append("lines")
     for name, value in (call.get("where") or {}).items():
