@@ -176,27 +176,42 @@ def _level(tok: str, *, loose: bool) -> tuple[str, str] | None:
 def _tokens(line: str, start: int) -> list[tuple[int, int]]:
     """Whitespace tokens; a "[...]" group is one token even with spaces inside (balanced)."""
     out: list[tuple[int, int]] = []
-    pos, n = start, len(line)
-    while pos < n and len(out) < MAX_HEADER_TOKENS:
-        m = _TOKEN.search(line, pos)
-        if not m:
-            break
-        s = m.start()
-        e = m.end()
+    n = len(line)
+    it = _TOKEN.finditer(line, start)
+    for m in it:
+        s, e = m.span()
         if line[s] == "[":
-            depth, i = 0, s
-            while i < n and i < s + 512:
-                ch = line[i]
-                depth += ch == "["
-                depth -= ch == "]"
-                i += 1
-                if depth == 0:
-                    break
-            if depth == 0 and (i >= n or line[i] in " \t,:"):
-                e = i + (1 if i < n and line[i] in ",:" else 0)
+            i = _bracket_end(line, s, n)
+            if i and (i >= n or line[i] in " \t,:"):
+                e2 = i + (1 if i < n and line[i] in ",:" else 0)
+                if e2 != e:                                  # the group spans spaces (or ends inside
+                    out.append((s, e2))                      # the token): go on after it
+                    if len(out) < MAX_HEADER_TOKENS:
+                        out.extend(_tokens(line, e2)[:MAX_HEADER_TOKENS - len(out)])
+                    return out
         out.append((s, e))
-        pos = e
+        if len(out) >= MAX_HEADER_TOKENS:
+            break
     return out
+
+
+def _bracket_end(line: str, s: int, n: int) -> int:
+    """Where the "[" at `s` is closed (the index after its "]", within 512 characters), else 0."""
+    lim = min(n, s + 512)
+    j = line.find("]", s + 1, lim)
+    if j < 0:
+        return 0
+    if line.find("[", s + 1, j) < 0:
+        return j + 1                                         # no nested group: the first "]" closes it
+    depth, i = 0, s
+    while i < lim:
+        ch = line[i]
+        depth += ch == "["
+        depth -= ch == "]"
+        i += 1
+        if depth == 0:
+            return i
+    return 0
 
 
 class _Scan:

@@ -21,6 +21,8 @@ from drain3.drain import Drain, LogCluster, Node
 from drain3.persistence_handler import PersistenceHandler
 from drain3.template_miner_config import TemplateMinerConfig
 
+from gateway.pipeline.masking import GatedMasker
+
 MAX_LEAF_TEMPLATES = 1_024      # templates under one leaf (one token count)
 MAX_COMPARED = 64               # templates compared with one line: those sharing the most tokens with it
 MAX_SOURCE_TEMPLATES = 2_000    # templates one source may create; then its lines join its overflow
@@ -196,6 +198,7 @@ class BoundedMiner(TemplateMiner):
                                    max_clusters=c.drain_max_clusters, extra_delimiters=c.drain_extra_delimiters,
                                    param_str=self.drain.param_str,
                                    parametrize_numeric_tokens=c.parametrize_numeric_tokens)
+        self.masker = GatedMasker(c.masking_instructions, c.mask_prefix, c.mask_suffix)   # the same masks, gated
         self.persistence_handler = persist
         self._ids_path = Path(str(persist.path) + ".ids") if persist is not None and hasattr(persist, "path") else None
         self._reserved = 0

@@ -32,7 +32,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from drain3.masking import MaskingInstruction
 from drain3.persistence_handler import PersistenceHandler
 from drain3.template_miner_config import TemplateMinerConfig
 
@@ -41,6 +40,7 @@ from gateway.ingest.source_format import SourceFormats
 from gateway.pipeline.alerts import Alert, MAX_ALERT_LINES
 from gateway.pipeline.baseline import BASELINE_FILE, BASELINE_LINES, BASELINE_S, Baselines, NewKind
 from gateway.pipeline.fields import LineFields, named_params
+from gateway.pipeline.masking import instructions
 from gateway.pipeline.templates import CREATED, OVERFLOW, BoundedMiner
 from gateway.ingest.record import LogRecord, Severity, parse_severity, parse_severity_strict, severity_name
 
@@ -63,18 +63,6 @@ DRAIN_SIM_TH = 0.5
 DRAIN_DEPTH = 3
 MAX_RULES = 256
 
-# Masking applied before Drain sees a line: variable fields become <NAME> so that lines differing
-# only in them share a template. Order matters: specific shapes before the generic number.
-_B = r"((?<=[^A-Za-z0-9])|^)"    # left boundary: not inside a word
-_E = r"((?=[^A-Za-z0-9])|$)"     # right boundary
-MASKING = (
-    (_B + r"(\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})(:\d+)?" + _E, "IP"),
-    (_B + r"(blk_-?\d+)" + _E, "BLK"),                     # HDFS block ids
-    (_B + r"(0x[a-fA-F0-9]+)" + _E, "HEX"),
-    (_B + r"([0-9a-f]{2}(:[0-9a-f]{2}){5})" + _E, "MAC"),
-    (_B + r"([\-\+]?\d+(\.\d+)?)" + _E, "NUM"),
-)
-
 
 def grouping_accuracy(pred: Sequence, truth: Sequence) -> float:
     """Grouping accuracy of Zhu et al. (Loghub benchmark): a line counts as correct when its
@@ -92,7 +80,7 @@ def grouping_accuracy(pred: Sequence, truth: Sequence) -> float:
 
 def miner_config() -> TemplateMinerConfig:
     cfg = TemplateMinerConfig()
-    cfg.masking_instructions = [MaskingInstruction(p, name) for p, name in MASKING]
+    cfg.masking_instructions = instructions()      # gateway.pipeline.masking (MASKING)
     cfg.drain_sim_th = DRAIN_SIM_TH
     cfg.drain_depth = DRAIN_DEPTH
     cfg.drain_max_clusters = MAX_CLUSTERS
