@@ -14,6 +14,8 @@ from typing import Any, Sequence
 from prometheus_client import CollectorRegistry
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
+from gateway.fleet.node.reader import FleetStoreReader
+from gateway.fleet.node.surface import FleetSurface
 from gateway.fleet.shipper import Shipper
 from gateway.ingest import header_layout
 from gateway.ingest.demo import DemoLine, DemoSource
@@ -65,6 +67,8 @@ class Appliance:
       registry                  prometheus_client CollectorRegistry of the appliance's metrics
       counters: SourceCounters  per-source line/malformed counters (sources and the HTTP route add to it)
       shipper: Shipper | None   ships the store to the plant's ClickHouse ([fleet] with urls and box_id)
+      fleet_surface, fleet_reader   [fleet] node = true: the chat's queries and the log search read every
+                                box's lines in ClickHouse (gateway/fleet/node/); None on a box
     """
 
     def __init__(self, settings: Settings) -> None:
@@ -76,6 +80,8 @@ class Appliance:
         self.alerts = AlertBus()
         self.engine_thread: EngineThread | None = None
         self.shipper: Shipper | None = None
+        self.fleet_surface: FleetSurface | None = None
+        self.fleet_reader: FleetStoreReader | None = None
         self.engine_error: str | None = None   # the engine could not be built (a corrupt model file)
         self.token_queue: TokenQueue | None = None
         self.feed: ContextFeed | None = None
@@ -119,6 +125,9 @@ class Appliance:
                                                  outbox=outbox)
             if self.shipper is not None:
                 self.shipper.start()
+            if s.fleet.node:                   # the fleet node: reads go to the plant (nothing is read yet)
+                self.fleet_surface = FleetSurface.from_settings(s.fleet)
+                self.fleet_reader = FleetStoreReader.of(self.fleet_surface)
             self.engine_error = None
             if s.engine.enabled:
                 try:
@@ -154,7 +163,8 @@ class Appliance:
                                 target_lag_s=q.target_lag_s, max_window_s=q.max_window_s)
         self.engine_thread = et = EngineThread(
             s.engine, self.feed, prompts=prompts, heartbeat=self.watchdog.pet, kernel_plan_dir=s.cache_dir,
-            query_tool=QueryTool(QuerySurface(self.store.path), prompts.tokenizer) if s.engine.query else None)
+            query_tool=QueryTool(self.fleet_surface or QuerySurface(self.store.path), prompts.tokenizer)
+            if s.engine.query else None)
         # the budget follows the engine's measured reading rate (admission's prefill EMA); None until measured
         self.feed.reading_rate = lambda: (1000.0 / et.admission.prefill_ms_per_tok
                                           if et.admission is not None and et.admission.prefill_ms_per_tok else None)
@@ -223,6 +233,8 @@ class Appliance:
                 self.shipper.stop()
             if self.store is not None:
                 self.store.close()
+            if self.fleet_surface is not None:
+                self.fleet_surface.close()
             self.alerts.close()
             self._started = False
 
@@ -329,6 +341,15 @@ class Appliance:
             self.alerts.update(alert.id, status=REFUSED)   # the fallback: the alert stands alone
 
     # --- figures -------------------------------------------------------------------------------
+    def fleet_node_stats(self) -> dict | None:
+        """The fleet node's plant: lines per box (a ClickHouse read: call it off the event loop); None on a box."""
+        if self.fleet_reader is None:
+            return None
+        try:
+            return self.fleet_reader.stats()
+        except (RuntimeError, ConnectionError) as exc:
+            return {"error": str(exc)}
+
     def queue_stats(self) -> dict[str, dict]:
         """Per source with a batch queue (syslog, mqtt): depth, max, dropped (queue full)."""
         return {b.source: b.stats() for b in (getattr(x, "batcher", None) for x in self.sources) if b is not None}

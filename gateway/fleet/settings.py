@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 BOX_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")       # a database or cluster name, used unquoted in DDL
@@ -38,6 +38,9 @@ class FleetSettings(BaseModel):
     reader_password: str = ""
     max_execution_time_s: float = Field(10.0, gt=0, le=600)
     max_result_rows: int = Field(100_000, ge=1)
+    # `linegate serve` as the plant's fleet node: search, stats and the chat's queries read every box's lines
+    # from the urls (as reader_user) instead of this process's own store. A node ships nothing (no box_id).
+    node: bool = False
 
     @field_validator("urls")
     @classmethod
@@ -63,6 +66,15 @@ class FleetSettings(BaseModel):
             raise ValueError(f"fleet.box_id = {v!r}: letters, digits, . _ - (at most 64), starting with a letter "
                              "or digit")
         return v
+
+    @model_validator(mode="after")
+    def _node(self) -> "FleetSettings":
+        if self.node and not self.urls:
+            raise ValueError("fleet.node = true needs fleet.urls (the ClickHouse servers the node reads)")
+        if self.node and self.box_id:
+            raise ValueError(f"fleet.node = true with fleet.box_id = {self.box_id!r}: a fleet node reads every "
+                             "box and ships nothing; leave box_id out")
+        return self
 
     @property
     def enabled(self) -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from gateway.fleet.node import sql
-from gateway.fleet.node.surface import Rows
+from gateway.fleet.node.surface import FleetSurface, Rows
 from gateway.fleet.schema import LINES
 from gateway.ingest.record import parse_severity_strict, severity_name
 
@@ -17,27 +17,33 @@ try:    # the store's read side is moving to store_read.py; drop the fallback on
 except ImportError:
     from gateway.pipeline.store import MAX_QUERY_CHARS, MAX_SEARCH_LIMIT
 
-_COLUMNS = "box, id, ts, source, host, severity, text, template_id"
+_COLUMNS = f"box, id, ts, source, {sql.HOST} AS host_, host AS peer, severity, text, template_id"
 
 
 class FleetStoreReader:
-    """search(...) -> [dict] (Store.search's keys plus box); get(id, box); fields(id, box); count(); stats()."""
+    """search(...) -> [dict] (Store.search's keys plus box; host the line's, peer the transport's); get(id, box); fields(id, box); count(); stats()."""
 
     def __init__(self, rows: Rows, database: str = "linegate", caps: dict[str, Any] | None = None) -> None:
         self._rows = rows
         self.table = f"{database}.{LINES}"
         self.caps = dict(caps or {})
 
+    @classmethod
+    def of(cls, surface: "FleetSurface") -> "FleetStoreReader":
+        """The reader over the same connection, database and caps as a fleet surface."""
+        return cls(surface._rows, surface.table.split(".")[0], surface.caps)
+
     def _q(self, statement: str) -> list[dict]:
         return self._rows(statement, self.caps)
 
     @staticmethod
     def _row(r: dict) -> dict:
-        return {"box": r["box"], "id": r["id"], "ts": r["ts"], "source": r["source"], "host": r["host"],
-                "severity": severity_name(int(r["severity"])), "text": r["text"], "template_id": r["template_id"]}
+        return {"box": r["box"], "id": r["id"], "ts": r["ts"], "source": r["source"], "host": r["host_"],
+                "peer": r["peer"], "severity": severity_name(int(r["severity"])), "text": r["text"], "template_id": r["template_id"]}
 
     def search(self, text: str | None = None, *, since: float | None = None, until: float | None = None,
-               host: str | None = None, severity: int | str | None = None, template_id: int | None = None,
+               host: str | None = None, peer: str | None = None, severity: int | str | None = None,
+               template_id: int | None = None,
                source: str | None = None, box: str | None = None, before_id: int | None = None,
                after_id: int | None = None, limit: int = 100) -> list[dict]:
         """Lines matching every filter, newest first (oldest first with `after_id`), as Store.search; the
@@ -51,7 +57,7 @@ class FleetStoreReader:
             if len(text) > MAX_QUERY_CHARS:
                 raise ValueError(f"search text is {len(text)} characters; the limit is {MAX_QUERY_CHARS}")
             w.conds += sql.text_conditions(text, max_chars=MAX_QUERY_CHARS)
-        for col, value in (("host", host), ("source", source), ("box", box)):
+        for col, value in ((sql.HOST, host), ("host", peer), ("source", source), ("box", box)):
             if value:
                 w.conds.append(f"{col} = {sql.lit(value)}")
         if since is not None:

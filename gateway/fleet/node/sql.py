@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from gateway.pipeline.query import _param_conditions
 from gateway.pipeline.query_text import PLACEHOLDER, _line_end_regex
 
 LEVEL = ("ifNull(level, arrayElement(['emergency', 'alert', 'critical', 'error', 'warning', 'notice', 'info',"
@@ -102,8 +103,13 @@ def where(call: dict, since: float | None, until: float | None, anchored: bool =
     if call.get("level"):
         levels = call["level"] if isinstance(call["level"], list) else [call["level"]]
         w.conds.append(f"{LEVEL} IN ({', '.join(lit(str(v).lower()) for v in levels)})")
-    if call.get("template") is not None:
+    if call.get("template_text") is not None:      # a fleet-wide kind of line: its text (FleetSurface numbers them)
+        w.conds.append(f"template = {lit(str(call['template_text']))}")
+    elif call.get("template") is not None:         # a box's own template number
         w.conds.append(f"template_id = {int(call['template'])}")
+    for name, value in _param_conditions(call):    # "where": {a parameter's name: its value as written}; the
+                                                   # lambda's names are its own (aliases are global in ClickHouse)
+        w.conds.append(f"arrayExists((w_name, w_text) -> w_name = {lit(name)} AND w_text = {lit(value)}, param_name, param_text)")
     if since is not None:
         w.conds.append(f"time >= {num(since)}")
     if until is not None:

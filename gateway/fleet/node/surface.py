@@ -8,10 +8,11 @@ box. Knows nothing about the model.
 from __future__ import annotations
 
 import re
+import time
 from collections import Counter
 from typing import Any, Callable
 
-from gateway.fleet.node import sql
+from gateway.fleet.node import catalog, sql
 from gateway.fleet.schema import LINES
 from gateway.fleet.settings import FleetSettings
 from gateway.pipeline.query import (BY_FIELDS, IPV4, LINE_CHARS, MAX_BUCKETS, MAX_LINES, MAX_TEXT_CHARS, OPS,
@@ -19,6 +20,7 @@ from gateway.pipeline.query import (BY_FIELDS, IPV4, LINE_CHARS, MAX_BUCKETS, MA
 from gateway.pipeline.query_text import PLACEHOLDER, _add_captures, _number_regex
 
 FLEET_BY = (*BY_FIELDS, "box")
+BOXES_TTL_S = 30.0            # the box list is re-read at most this often
 Rows = Callable[[str, dict], list[dict]]      # (sql, settings) -> rows as dicts (ClickHouseHttp.rows)
 
 
@@ -44,17 +46,53 @@ class FleetSurface:
         self.row_cap = int(row_cap)
         self.caps = {"max_execution_time": max(1, round(max_execution_time_s)),
                      "max_result_rows": int(max_result_rows), "result_overflow_mode": "throw"}
+        self.numbers = catalog.Numbers()       # the kinds of line (template texts) as the call's `template`
+        self._boxes: tuple[float, list[str]] = (-BOXES_TTL_S, [])
 
     @classmethod
     def from_settings(cls, s: FleetSettings) -> "FleetSurface":
         from gateway.fleet.client import ClickHouseHttp
 
         client = ClickHouseHttp(s.urls, s.reader_user, s.reader_password, s.max_execution_time_s + 5)
-        return cls(client.rows, s.database, max_execution_time_s=s.max_execution_time_s,
-                   max_result_rows=s.max_result_rows)
+        surface = cls(client.rows, s.database, max_execution_time_s=s.max_execution_time_s,
+                      max_result_rows=s.max_result_rows)
+        surface.close = client.close          # type: ignore[method-assign]
+        return surface
+
+    def close(self) -> None:
+        """Closes the connections of a surface built by from_settings (others own theirs)."""
 
     def q(self, statement: str) -> list[dict]:
         return self._rows(statement, self.caps)
+
+    def execute(self, statement: str, args: tuple | list = ()) -> tuple[list[tuple], bool]:
+        """QuerySurface.execute for the answer layer's own reads (catalog.py): (rows, truncated)."""
+        return catalog.execute(self, statement, args)
+
+    def boxes(self) -> list[str]:
+        """The plant's boxes, most lines first (re-read at most every BOXES_TTL_S; [] while unreachable):
+        what the chat's call may filter and count by."""
+        read, boxes = self._boxes
+        if time.monotonic() - read > BOXES_TTL_S:
+            try:
+                boxes = [r["value"] for r in self.q(sql.top_group(self.table, sql.Where(), "box", 1000))]
+            except (RuntimeError, ConnectionError):
+                boxes = []
+            self._boxes = (time.monotonic(), boxes)
+        return boxes
+
+    def _resolved(self, call: dict[str, Any]) -> dict[str, Any]:
+        """The call with its `template` (a number of self.numbers) as that kind's text."""
+        if call.get("template") is None:
+            return call
+        number = _int(call, "template")
+        text = self.numbers.text(number)
+        if text is None:                       # numbers come with the kinds read: read them once
+            self.execute("SELECT l.template_id, t.template, count(*) FROM logs l JOIN templates t", [5000])
+            text = self.numbers.text(number)
+        if text is None:
+            raise QueryError(f"template={number}: no kind of line has this number on the fleet node")
+        return {**call, "template_text": text}
 
     # --- calls -------------------------------------------------------------------------------------
     def run(self, call: dict[str, Any]) -> dict[str, Any]:
@@ -64,6 +102,7 @@ class FleetSurface:
             op = call.get("op")
             if op not in OPS:
                 raise QueryError(f"unknown op {op!r}; one of {', '.join(OPS)}")
+            call = self._resolved(call)
             since, until = self._times(call)
             text = str(call.get("text") or "")
             out.update(self._op(op, call, since, until))

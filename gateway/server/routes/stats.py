@@ -11,6 +11,7 @@ import time
 from typing import Any
 
 from fastapi import APIRouter
+from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel
 
 from gateway.server.deps import ApplianceDep, KeyDep
@@ -95,6 +96,9 @@ def ui_stats(s: dict[str, Any]) -> UiStats:
         facts["summarised_skipped"] = f"{queue['summarised_lines']} / {queue.get('skipped_lines', 0)}"
     if "store" in s:
         facts["stored_lines"] = str(s["store"].get("rows", 0))
+    if (node := s.get("fleet_node")) and "lines" in node:      # the fleet node: the plant's lines in ClickHouse
+        facts["fleet_lines"] = str(node["lines"])
+        facts["boxes"] = str(len(node.get("boxes") or []))
     if adm:
         facts["jobs"] = f"{adm.get('admitted', 0)} / {adm.get('refused', 0)}"
     if s.get("uptime_s") is not None:
@@ -113,6 +117,8 @@ def ui_stats(s: dict[str, Any]) -> UiStats:
 @router.get("/stats", response_model=Stats)
 async def stats(appliance: ApplianceDep, _key: KeyDep) -> dict[str, Any]:
     s = dict(appliance.stats())    # snapshots and counters only: cheap enough for the event loop
+    if appliance.fleet_reader is not None:     # a fleet node: lines per box, read from ClickHouse off the loop
+        s["fleet_node"] = await run_in_threadpool(appliance.fleet_node_stats)
     s["ready"] = bool(appliance.ready)
     s["server_time"] = time.time()
     s["ui"] = ui_stats(s)
