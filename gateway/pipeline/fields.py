@@ -16,6 +16,7 @@ with letters before the digits ("blk_42"), times ("12:00").
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -42,7 +43,9 @@ class LineFields:
     params: list[tuple] = field(default_factory=list)   # (text, number or None[, name])
 
 
+@lru_cache(maxsize=8192)
 def number_of(text: str) -> float | None:
+    """(Cached: the values of a source repeat, and this runs for every parameter of every line.)"""
     t = text.strip("()[]{}\"'<>").rstrip(",;.:!")
     if not t or len(t) > 40 or not _NUMBER.fullmatch(t):
         return None
@@ -65,24 +68,33 @@ def _token_regex(tok: str) -> re.Pattern | None:
     return re.compile("(.+?)".join(re.escape(p) for p in parts) + r"\Z", re.S)
 
 
+@lru_cache(maxsize=4096)
+def _plan(template: str) -> tuple[int, tuple[tuple[int, str, re.Pattern | None], ...]]:
+    """The template's token count and its variable tokens: (index, token, its regex; None for "<*>")."""
+    toks = template.split()
+    return len(toks), tuple((i, t, None if t == "<*>" else _token_regex(t)) for i, t in enumerate(toks)
+                            if t == "<*>" or ("<" in t and _token_regex(t) is not None))
+
+
 def extract_params(template: str, message: str) -> list[tuple[str, float | None]]:
     """Parameters of `message` under `template` (see the module doc); [] when they do not align."""
-    ttoks = template.split()
-    mtoks = message.split()
-    if len(ttoks) != len(mtoks):
+    return _values(_plan(template), message.split())
+
+
+def _values(plan: tuple, mtoks: list[str]) -> list[tuple[str, float | None]]:
+    n, variables = plan
+    if n != len(mtoks):
         return []
     out: list[tuple[str, float | None]] = []
-    for t, m in zip(ttoks, mtoks):
+    for i, t, rx in variables:
+        m = mtoks[i]
         if t == m:
             continue
-        if t == "<*>":
-            vals = [m]
+        if rx is None:
+            vals: Sequence[str] = (m,)
         else:
-            rx = _token_regex(t)
-            if rx is None:
-                continue
             mm = rx.match(m)
-            vals = list(mm.groups()) if mm else [m]
+            vals = mm.groups() if mm else (m,)
         for v in vals:
             v = v[:MAX_PARAM_CHARS]
             out.append((v, number_of(v)))
@@ -108,8 +120,9 @@ _UNIT_SUFFIX = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)\s*([A-Za-zµ%°]+)")
 _NAME = re.compile(r"[A-Za-z\u4e00-\u9fff][\w\u4e00-\u9fff-]*")
 
 
+@lru_cache(maxsize=8192)
 def value_type(text: str, next_token: str, num: float | None) -> str:
-    """number | size | duration | address | path | id | word (see above); `num` is number_of(text)."""
+    """(Cached, as number_of.) number | size | duration | address | path | id | word (see above); `num` is number_of(text)."""
     t = text.strip("()[]{}\"'<>,;")
     if _ADDRESS.fullmatch(t):
         return "address"
@@ -167,21 +180,27 @@ def param_names(template: str, message: str,
     (`values`: its result, when the caller has it): unnamed ones after a preposition or at the start
     take their type as the name ("address"); a name used twice gets _2, _3."""
     values = extract_params(template, message) if values is None else values
-    toks = message.split()
-    slots = param_slots(template)
+    return _names(param_slots(template), values, message.split())
+
+
+def _names(slots: tuple, values: list[tuple[str, float | None]], toks: list[str]) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     seen: dict[str, int] = {}
+    n = len(toks)
     for (word, i), (text, num) in zip(slots, values):
-        nxt = toks[i + 1] if i + 1 < len(toks) else ""
-        typ = value_type(text, nxt, num)
+        typ = value_type(text, toks[i + 1] if i + 1 < n else "", num)
         name = word or typ
-        seen[name] = seen.get(name, 0) + 1
-        out.append((name if seen[name] == 1 else f"{name}_{seen[name]}", typ))
+        k = seen[name] = seen.get(name, 0) + 1
+        out.append((name if k == 1 else f"{name}_{k}", typ))
     return out
 
 
 def named_params(template: str, message: str) -> list[tuple[str, float | None, str]]:
-    """extract_params with each parameter's name: [(text, number or None, name)]."""
-    values = extract_params(template, message)
-    names = param_names(template, message, values)
+    """extract_params with each parameter's name: [(text, number or None, name)]. (One split of the
+    message, the template's plan and slots cached: this runs for every line.)"""
+    toks = message.split()
+    values = _values(_plan(template), toks)
+    if not values:
+        return []
+    names = _names(param_slots(template), values, toks)
     return [(t, n, name) for (t, n), (name, _) in zip(values, names)]
