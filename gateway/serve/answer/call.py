@@ -12,6 +12,9 @@ grammar (gateway.llm.constrained): the op, then its arguments in a fixed order, 
    [, "level": "<a level in the store>"] [, "since": "<a time named in the question>"]
    [, "until": "<a time named in the question>"] [, "last_minutes": <1..5 digits>]}
 
+On a fleet node (gateway/fleet/node/: every box's lines) top_k may also count `by: "box"`, and a call
+filters by `"box": "<a box the question names>"` (required when it names one).
+
 Known values and words come from the store when the grammar is built, so a host the store never saw
 cannot be asked for, and a text filter is made of words the log holds (or the operator's own quoted
 phrase): a 1.5B model otherwise invents filters that match nothing. Every sentence of the grammar
@@ -87,7 +90,7 @@ def call_grammar(hosts: Sequence[str] = (), components: Sequence[str] = (), leve
                  recent: bool = True, ops: Sequence[str] = (), by: Sequence[str] = (),
                  of_words: Sequence[str] | None = None, by_words: Sequence[str] = (), named: bool = False,
                  templates: Sequence[str] = (), params: Sequence[str] = (), minutes: int | None = None,
-                 whole: Mapping[str, str] | None = None):
+                 whole: Mapping[str, str] | None = None, boxes: Sequence[str] | None = None):
     """The grammar of a call's text after CALL_PREFIX (module doc). words: log words a text filter or
     `of` is made of (None: text is any short string; empty: no text filter); phrases: phrases quoted
     in the question: when there are some, the text filter is one of them (the operator named the
@@ -100,7 +103,8 @@ def call_grammar(hosts: Sequence[str] = (), components: Sequence[str] = (), leve
     templates: ids of the kinds of line shown with the question (one may be the call's `template`);
     params: their parameters' names (stats' `of` and top_k's `by` may name one); minutes: the window
     the question writes ("in the last 10 minutes"): the call's last_minutes, required; whole: a host or
-    component the question writes out in full (field -> value): that filter, required."""
+    component the question writes out in full (field -> value): that filter, required. boxes: None on a
+    box; on a fleet node the boxes the question names (module doc)."""
     whole = dict(whole or {})
     def quoted(values: Sequence[str]):
         ok = [v for v in values if v and JSON_SAFE.match(v)]
@@ -121,6 +125,8 @@ def call_grammar(hosts: Sequence[str] = (), components: Sequence[str] = (), leve
             fields = [f for f in ("host", "component", "level", "template", "ip", "value")
                       if (not by and not after) or f in by]
             fields += [w for w in [*after, *params] if w not in fields and JSON_SAFE.match(w)]
+            if boxes is not None and "box" not in fields:
+                fields.append("box")
             head.append(seq(', "by": "', one_of(fields), '"'))
             head.append(opt(seq(', "k": ', one_of([str(i) for i in range(1, 21)]))))
         heads.append(seq(*head))
@@ -130,6 +136,9 @@ def call_grammar(hosts: Sequence[str] = (), components: Sequence[str] = (), leve
     if text is not None:
         part = seq(', "text": "', text, '"')
         filters.append(part if phrase is not None else opt(part))
+    if boxes and (box := quoted(boxes)) is not None:    # a fleet node: the box the question names, required
+        part = seq(', "box": "', box, '"')
+        filters.append(part if len(boxes) == 1 else opt(part))
     for key, values in (("host", hosts), ("component", components)):
         if key in whole and JSON_SAFE.match(whole[key]):      # named whole by the question: required
             filters.append(seq(f', "{key}": "', whole[key], '"'))

@@ -7,6 +7,7 @@ QueryPlan.check checks the answer against it. Run on the engine thread (EngineTh
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -223,7 +224,7 @@ class QueryPlan:
 
 FEW_LINES = 3                 # a count of at most this many lines shows them to the answer
 
-_CONDITIONS = ("text", "template", "where", "host", "component", "level", "since", "until", "last_minutes")
+_CONDITIONS = ("text", "template", "where", "host", "component", "level", "since", "until", "last_minutes", "box")
 
 
 class QueryTool:
@@ -255,11 +256,19 @@ class QueryTool:
                 self._vocab = Vocabulary.of(self.tokenizer)
             return self._vocab
 
-    def constraint(self, g: Grounding) -> Constraint:
+    def boxes(self, question: str) -> tuple[str, ...] | None:
+        """None on a box; on a fleet node (a surface with boxes()) the boxes the question names by name."""
+        if not hasattr(self.surface, "boxes"):
+            return None
+        low = question.lower()
+        return tuple(b for b in self.surface.boxes()
+                     if re.search(r"(?<![A-Za-z0-9_])" + re.escape(b.lower()) + r"(?![A-Za-z0-9_])", low))
+
+    def constraint(self, g: Grounding, boxes: tuple[str, ...] | None = None) -> Constraint:
         vocab = self.vocabulary()
         with self._lock:
             self._vocab = vocab
-            key = g.key()
+            key = (g.key(), boxes)
             c = self._constraints.get(key)
             if c is None:
                 while len(self._constraints) >= 8:
@@ -267,7 +276,7 @@ class QueryTool:
                 c = Constraint(Grammar(call_grammar(g.hosts, g.components, g.levels, g.words, g.phrases, g.times,
                                                     g.recent, g.ops, g.by, g.of_words, g.by_words, named=True,
                                                     templates=g.templates, params=g.params, minutes=g.minutes,
-                                                    whole=g.whole)),
+                                                    whole=g.whole, boxes=boxes)),
                                self._vocab)
                 self._constraints[key] = c
             return c
@@ -288,5 +297,5 @@ class QueryTool:
         if is_chinese(question) and (words := gloss(QUOTED.sub(" ", question))):
             shown = f"The question's words in English: {words}.\n{shown}".strip()
         turns[-1]["content"] = question + "\n\n" + (shown + "\n" if shown else "") + CALL_INSTRUCTION
-        c = self.constraint(g)
+        c = self.constraint(g, self.boxes(question))
         return QueryPlan(self, turns, question, LogitsMask(c, MAX_CALL_TOKENS), prefix, evidence=ev, kinds=kinds)

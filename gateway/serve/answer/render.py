@@ -15,7 +15,7 @@ from gateway.serve.prompts import is_chinese
 
 RESULT_CHARS = 900            # the result as the prompt quotes it (~250 tokens)
 LINE_SHOWN = 160              # a line's text in it
-_LABEL = {"template": ("kind of message", "消息"), "ip": ("IP address", "IP 地址"), "value": ("value", "值"),
+_LABEL = {"box": ("box", "箱"), "template": ("kind of message", "消息"), "ip": ("IP address", "IP 地址"), "value": ("value", "值"),
           "host": ("host", "主机"), "component": ("component", "组件"), "level": ("level", "级别")}
 
 
@@ -58,7 +58,7 @@ def _num(x: Any) -> str:
 def _where(line: Mapping[str, Any]) -> str:
     """`at <time> (<host>, <component>): <text>` of a result line."""
     t = _shown_time(line)
-    who = ", ".join(f"{k} {line[k]}" for k in ("host", "component") if line.get(k))
+    who = ", ".join(f"{k} {line[k]}" for k in ("box", "host", "component") if line.get(k))   # box: a fleet node's
     got = "".join(f"; {k} = {v}" for k, v in (line.get("captured") or {}).items())
     return f"at {t}{f' ({who}{got})' if who or got else ''}: {str(line.get('text', ''))[:LINE_SHOWN]}"
 
@@ -142,7 +142,7 @@ def plain_answer(result: Mapping[str, Any], question: str, end: str | None) -> s
 
     def where(line: Mapping[str, Any]) -> str:
         text = str(line.get("text", ""))
-        who = [str(line[k]) for k in ("host", "component") if line.get(k) and str(line[k]) not in text]
+        who = [str(line[k]) for k in ("box", "host", "component") if line.get(k) and str(line[k]) not in text]
         if zh:
             return f"{shown_time(line)}（{'，'.join(who)}）：{text}" if who else f"{shown_time(line)}：{text}"
         named = " (" + ", ".join(who) + ")" if who else ""
