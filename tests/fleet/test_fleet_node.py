@@ -162,3 +162,21 @@ def test_without_node_search_has_no_box(tmp_path):
             assert "fleet_node" not in client.get("/api/stats", headers={"Authorization": f"Bearer {key}"}).json()
     finally:
         app.stop()
+
+
+def test_the_call_names_a_box_only_on_a_fleet_node(plant):
+    from gateway.llm.constrained import Grammar
+    from gateway.serve.answer.call import call_grammar
+    from gateway.serve.answer.plan import QueryTool
+
+    box = Grammar(call_grammar(words=["stop"], recent=False))
+    assert not box.matches('top_k", "by": "box"}') and not box.matches('count", "box": "b1"}')
+    node = Grammar(call_grammar(words=["stop"], recent=False, boxes=()))
+    assert node.matches('top_k", "by": "box"}') and not node.matches('count", "box": "b1"}')
+    one = Grammar(call_grammar(words=["stop"], recent=False, boxes=["b1"]))
+    assert one.matches('count", "text": "stop", "box": "b1"}') and not one.matches('count", "text": "stop"}')
+    two = Grammar(call_grammar(words=["stop"], recent=False, boxes=["b1", "b2"]))
+    assert two.matches('count", "box": "b2"}') and two.matches('count"}')
+    assert QueryTool(plant["box"], None).boxes("How many stops on b1?") is None
+    tool = QueryTool(plant["fleet"], None)
+    assert tool.boxes("How many stops on B1 and b2?") == ("b1", "b2") and tool.boxes("How many on b12?") == ()
