@@ -25,8 +25,10 @@ line's arrival. The original text of the time is kept (ts_text).
 from __future__ import annotations
 
 import calendar
+import itertools
 import re
 import time as _time
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from gateway.ingest.structured import SYSLOG_SEVERITIES, level_value, message_of, pairs_of, roles
@@ -147,17 +149,28 @@ def parse_ts(m: re.Match, year: int | None = None) -> float | None:
 _NAMED_TS = _TS_PATTERNS[3]
 _DIGIT_TS = tuple(p for p in _TS_PATTERNS if p is not _NAMED_TS)
 _NAME_INITIALS = frozenset("mtwfsjaondMTWFSJAOND")
+# Each digit pattern starts with a run of digits of a fixed length, ended by a non-digit (its separator,
+# or _END): the lengths it can start with, in _DIGIT_TS order. A text is tried only against the patterns
+# for its own run (tests/ingest/test_header.py checks the result against trying them all).
+_DIGIT_LEADS = ((4,), (1, 2), (8,), (1, 2), (2,), (1, 2), (6,), (2,), (4,), (8, 14), (13, 16), (10,), (1, 2))
+_BY_LEAD = {n: tuple(p for p, leads in zip(_DIGIT_TS, _DIGIT_LEADS) if n in leads) for n in range(1, 17)}
+_LEAD = re.compile(r"\d*")
 
 
 def match_ts(text: str, pos: int) -> re.Match | None:
     c = text[pos:pos + 1]
     if c.isdigit():
-        for p in _DIGIT_TS:
+        for p in _BY_LEAD.get(_LEAD.match(text, pos).end() - pos, ()):
             m = p.match(text, pos)
             if m:
                 return m
         return None
     return _NAMED_TS.match(text, pos) if c in _NAME_INITIALS else None
+
+
+def _prog(tok: str) -> re.Match | None:
+    """_PROG.match(tok); a token never ends in a newline, so only one ending in ":" can match."""
+    return _PROG.match(tok) if tok[-1:] == ":" else None
 
 
 def _level(tok: str, *, loose: bool) -> tuple[str, str] | None:
@@ -175,24 +188,46 @@ def _level(tok: str, *, loose: bool) -> tuple[str, str] | None:
 
 def _tokens(line: str, start: int) -> list[tuple[int, int]]:
     """Whitespace tokens; a "[...]" group is one token even with spaces inside (balanced)."""
-    out: list[tuple[int, int]] = []
+    return list(itertools.islice(_iter_tokens(line, start), MAX_HEADER_TOKENS))
+
+
+def _iter_tokens(line: str, start: int) -> Iterator[tuple[int, int]]:
     n = len(line)
-    it = _TOKEN.finditer(line, start)
-    for m in it:
-        s, e = m.span()
-        if line[s] == "[":
-            i = _bracket_end(line, s, n)
-            if i and (i >= n or line[i] in " \t,:"):
-                e2 = i + (1 if i < n and line[i] in ",:" else 0)
-                if e2 != e:                                  # the group spans spaces (or ends inside
-                    out.append((s, e2))                      # the token): go on after it
-                    if len(out) < MAX_HEADER_TOKENS:
-                        out.extend(_tokens(line, e2)[:MAX_HEADER_TOKENS - len(out)])
-                    return out
-        out.append((s, e))
-        if len(out) >= MAX_HEADER_TOKENS:
-            break
-    return out
+    pos = start
+    while True:
+        for m in _TOKEN.finditer(line, pos):
+            s, e = m.span()
+            if line[s] == "[":
+                i = _bracket_end(line, s, n)
+                if i and (i >= n or line[i] in " \t,:"):
+                    e2 = i + (1 if i < n and line[i] in ",:" else 0)
+                    if e2 != e:                              # the group spans spaces (or ends inside
+                        yield s, e2                          # the token): go on after it
+                        pos = e2
+                        break
+            yield s, e
+        else:
+            return
+
+
+class _Toks:
+    """A line's header tokens, read as the scan needs them (most scans stop after a few of them)."""
+
+    __slots__ = ("list", "_it")
+
+    def __init__(self, line: str, start: int) -> None:
+        self.list: list[tuple[int, int]] = []
+        self._it = _iter_tokens(line, start)
+
+    def upto(self, k: int) -> int:
+        """Reads tokens until k are known or the line's first MAX_HEADER_TOKENS are; how many are known."""
+        lst = self.list
+        while len(lst) < k and len(lst) < MAX_HEADER_TOKENS:
+            t = next(self._it, None)
+            if t is None:
+                break
+            lst.append(t)
+        return len(lst)
 
 
 def _bracket_end(line: str, s: int, n: int) -> int:
@@ -308,11 +343,12 @@ def scan(line: str, year: int | None = None, delimited: int | None = None) -> He
 def _scan_tokens(sc: _Scan, start: int) -> None:
     """The left-to-right token scan of a text header (module doc, step 1)."""
     line = sc.line
-    toks = _tokens(line, start)
+    lazy = _Toks(line, start)
+    toks = lazy.list
     sc.end = start
-    i, n = 0, len(toks)
+    i = 0
     seen_ts = False
-    while i < n:
+    while i < (n := lazy.upto(i + 2 + LOOKAHEAD)):       # all an iteration reads: toks[i - 1 .. i + 5]
         s, e = toks[i]
         tok = line[s:e]
         nxt = line[toks[i + 1][0]:toks[i + 1][1]] if i + 1 < n else ""
@@ -320,7 +356,7 @@ def _scan_tokens(sc: _Scan, start: int) -> None:
         if m and (m.end() - s > 6 or seen_ts or i == 0 or not tok.isdigit()):
             sc.set_ts(m)
             seen_ts = True
-            while i < n and toks[i][0] < m.end():
+            while i < lazy.upto(i + 1) and toks[i][0] < m.end():
                 i += 1
             sc.end = max(m.end(), toks[i - 1][1])
             continue
@@ -332,7 +368,7 @@ def _scan_tokens(sc: _Scan, start: int) -> None:
             continue
         lv = _level(tok, loose=seen_ts and sc.h.level is None and i > 0 and not tok.startswith("["))
         if lv is None and len(tok) == 1 and tok in _LETTER_LEVELS and (
-                _PROG.match(nxt) or (seen_ts and i > 0 and tok in _LOOSE_LETTERS and nxt[:1].isalnum())):
+                _prog(nxt) or (seen_ts and i > 0 and tok in _LOOSE_LETTERS and nxt[:1].isalnum())):
             lv = (_LETTER_LEVELS[tok], tok)
         if lv and sc.h.level is None and not tok.startswith("["):
             sc.h.level, sc.h.level_text = lv
@@ -342,7 +378,7 @@ def _scan_tokens(sc: _Scan, start: int) -> None:
         if tok.startswith("[") and tok.rstrip(",:").endswith("]"):
             if _bracket(sc, tok):
                 seen_ts = seen_ts or sc.h.ts_text is not None
-            elif (_PROG.match(nxt) or _level(nxt, loose=False) or nxt in _SEPS
+            elif (_prog(nxt) or _level(nxt, loose=False) or nxt in _SEPS
                   or (sc.h.component and sc.ctx == [] and i > 0)):
                 sc.ctx.append(tok.rstrip(",:")[1:-1])
             else:
@@ -356,14 +392,14 @@ def _scan_tokens(sc: _Scan, start: int) -> None:
             i += 1
             sc.end = e
             continue
-        pm = _PROG.match(tok)
+        pm = _prog(tok)
         if pm and sc.h.component is not None and sc.ctx == [] and i > 0 and line[toks[i - 1][1]:s].startswith("  "):
             break                                             # "Info   CBS    Session: ...": the message's word
         if pm and (seen_ts or sc.h.level or i == 0 or sc.words) and not tok.startswith("http"):
             _take_prog(sc, pm)
             sc.end = e
             break
-        pm = _PROG_NOCOLON.match(tok)
+        pm = _PROG_NOCOLON.match(tok) if tok[-1:] == "]" else None
         if pm and (seen_ts or sc.h.level) and nxt.startswith("(") and nxt.endswith("):"):
             _take_prog(sc, pm)
             sc.end = toks[i + 1][1]
@@ -378,7 +414,7 @@ def _scan_tokens(sc: _Scan, start: int) -> None:
             if not _DATED.search(tok) and not _RECORD_NO.fullmatch(tok):   # a file name or a record number:
                                                                             # not a host
                 sc.words.append(tok)
-        elif (seen_ts or sc.h.level) and (_PROG.match(nxt) or (_PROG_NOCOLON.match(nxt) and i + 2 < n
+        elif (seen_ts or sc.h.level) and (_prog(nxt) or (_PROG_NOCOLON.match(nxt) and i + 2 < n
                                                                 and line[toks[i + 2][0]].startswith("("))):
             sc.words.append(tok)                              # the syslog host
         elif (seen_ts or sc.h.level) and nxt == "-" and not sc.h.component and _IDENT.match(tok) and i + 2 < n:

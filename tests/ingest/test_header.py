@@ -249,3 +249,24 @@ def test_match_ts_by_first_character_is_the_ordered_search():
         for pos in range(len(line)):
             a, b = match_ts(line, pos), every(line, pos)
             assert (a and (a.re.pattern, a.span())) == (b and (b.re.pattern, b.span())), (line, pos)
+
+
+def test_match_ts_tries_only_the_patterns_for_its_digit_run():
+    # the dispatch on the leading digit run (header._BY_LEAD) finds what trying every pattern finds
+    import random
+    from gateway.ingest import header as hd
+
+    def every(text, pos):
+        if text[pos:pos + 1].isdigit():
+            return next((m for p in hd._DIGIT_TS if (m := p.match(text, pos))), None)
+        return hd.match_ts(text, pos)
+
+    rng = random.Random(11)
+    pieces = ["1", "12", "2026", "04", "1445144423", "722", "123456", "20261204", "-", "/", ".", ":", " ", "T",
+              ",", "Z", "+01:00", "]", "|", "٣", "²", "Dec", "a", "\n", "081109", "203615"]
+    texts = ["2026-12-04 10:01:40,075", "1445144423722 x", "20261204T100102", "081109 203615 148",
+             "12-04 10:26:11.112", "04.12.2026 10:01:02", "1700000000.5"]
+    texts += ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 9))) for _ in range(30_000)]
+    for t in texts:
+        a, b = hd.match_ts(t, 0), every(t, 0)
+        assert (a and (a.re, a.span())) == (b and (b.re, b.span())), t
