@@ -86,22 +86,24 @@ class QueryPlan:
                 x["captured"] = {name: got[x["id"]]}
 
     def _count_detail(self) -> str:
-        """What a count adds for the answer: its lines when few ("how many bytes did task X send" is read
-        off the line); over more, the sum, min and max of a numeric parameter of its kind that the
-        question names by its name or by the word after it in the kind ("how many bytes": <size> bytes)."""
+        """What a count adds for the answer: the sum, min and max over the counted lines of a numeric
+        parameter of its kind that the question names by its name or by the word after it in the kind
+        ("how many bytes": <size> bytes); and the lines themselves when few ("how many bytes did task X
+        send" is read off the line)."""
         assert self.call is not None
-        if self.result["count"] <= FEW_LINES:
-            few = self.tool.surface.run({**self.call, "op": "lines", "limit": FEW_LINES})
-            self.result["lines"] = few.get("lines") or []
-            return " " + render_result(few).split("\n", 1)[-1].join(["They are:\n", ""])
+        out = ""
         kind = next((k for k in self.kinds if str(k.id) == str(self.call.get("template"))), None)
         name = grounding.named_param(kind, self.question, self._given(self.call)) if kind is not None else None
         st = self.tool.surface.run({**self.call, "op": "stats", "of": name}) if name else {}
-        if not st.get("n"):
-            return ""
-        self.result["param_stats"] = {k: st.get(k) for k in ("of_param", "n", "sum", "min", "max", "avg")}
-        return (f" Their {name} values: sum {_num(st['sum'])}, minimum {_num(st['min'])}, maximum "
-                f"{_num(st['max'])}, average {_num(st['avg'])} ({st['n']} values).")
+        if st.get("n"):
+            self.result["param_stats"] = {k: st.get(k) for k in ("of_param", "n", "sum", "min", "max", "avg")}
+            out = (f" Their {name} values: sum {_num(st['sum'])}, minimum {_num(st['min'])}, maximum "
+                   f"{_num(st['max'])}, average {_num(st['avg'])} ({st['n']} values).")
+        if self.result["count"] <= FEW_LINES:
+            few = self.tool.surface.run({**self.call, "op": "lines", "limit": FEW_LINES})
+            self.result["lines"] = few.get("lines") or []
+            out += " " + render_result(few).split("\n", 1)[-1].join(["They are:\n", ""])
+        return out
 
     def _run_grounded(self, call: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         """Runs the call with the question's rare tokens (evidence) in its text filter: an id, a user
