@@ -24,18 +24,20 @@ line's arrival. The original text of the time is kept (ts_text).
 
 from __future__ import annotations
 
-import calendar
+import datetime
 import itertools
 import re
 import time as _time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 
 from gateway.ingest.structured import SYSLOG_SEVERITIES, level_value, message_of, pairs_of, roles
 
 MAX_HEADER_TOKENS = 16           # the header is within the first tokens of a line
 LOOKAHEAD = 4                    # a word is header if a timestamp/level follows within this many
 
+_EPOCH_ORDINAL = datetime.date(1970, 1, 1).toordinal()
 _MONTHS = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug",
                                         "sep", "oct", "nov", "dec"), 1)}
 _MON = r"(?i:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*"
@@ -115,7 +117,16 @@ def stored_level(h: Header) -> str | None:
 
 
 def parse_ts(m: re.Match, year: int | None = None) -> float | None:
-    g = m.groupdict()
+    return _parse_groups(m.groupdict(), year)
+
+
+@lru_cache(maxsize=1024)
+def _month_days(y: int, mon: int) -> int:
+    """Days from the epoch to the first of the month (calendar.timegm's own sum; ValueError as it)."""
+    return datetime.date(y, mon, 1).toordinal() - _EPOCH_ORDINAL
+
+
+def _parse_groups(g: dict, year: int | None) -> float | None:
     try:
         if g.get("E"):
             return int(g["E"]) + (float("0." + g["F"]) if g.get("F") else 0.0)
@@ -128,8 +139,9 @@ def parse_ts(m: re.Match, year: int | None = None) -> float | None:
         mon = _MONTHS[g["b"][:3].lower()] if g.get("b") else int(g["m"]) if g.get("m") else None
         if mon is None:
             return None                                   # a time of day alone
-        t = calendar.timegm((y, mon, int(g["d"]), int(g["H"] or 0) if "H" in g and g["H"] else 0,
-                             int(g["M"]) if g.get("M") else 0, int(g["S"]) if g.get("S") else 0, 0, 0, 0))
+        # calendar.timegm((y, mon, d, H, M, S, ...)), the month's start cached
+        t = (((_month_days(y, mon) + int(g["d"]) - 1) * 24 + (int(g["H"] or 0) if "H" in g and g["H"] else 0)) * 60
+             + (int(g["M"]) if g.get("M") else 0)) * 60 + (int(g["S"]) if g.get("S") else 0)
         if not (1 <= mon <= 12 and 1 <= int(g["d"]) <= 31):
             return None
         if g.get("F"):
@@ -265,14 +277,16 @@ class _Scan:
     def set_ts(self, m: re.Match) -> None:
         """The header's time: the first one, except that a written date and time replaces an epoch or
         a date alone before it (BGL writes both: operators read, and ask by, the written one)."""
-        rank = _ts_rank(m)
+        g = m.groupdict()
+        written = bool(g.get("H") and (g.get("m") or g.get("b")))      # _written_time, _ts_rank
+        rank = 2 if written and (g.get("Y") or g.get("y")) else 1
         year = self.year
-        if rank == 1 and self.h.ts is not None and _written_time(m):
+        if rank == 1 and self.h.ts is not None and written:
             # "- 1131566461 2005.11.09 dn228 Nov 9 12:01:01": a written time without a year after an
             # epoch or a date takes their year, and wins as BGL's does
             rank, year = 2, _time.gmtime(self.h.ts).tm_year
         if self.h.ts_text is None or self.h.ts is None or rank > self.ts_rank:
-            t = parse_ts(m, year)
+            t = _parse_groups(g, year)
             if t is not None or self.h.ts_text is None:
                 self.h.ts, self.h.ts_text = t, m.group(0).rstrip(",")
                 self.ts_rank = rank
@@ -348,7 +362,8 @@ def _scan_tokens(sc: _Scan, start: int) -> None:
     sc.end = start
     i = 0
     seen_ts = False
-    while i < (n := lazy.upto(i + 2 + LOOKAHEAD)):       # all an iteration reads: toks[i - 1 .. i + 5]
+    while i < (n := len(toks) if len(toks) >= i + 2 + LOOKAHEAD else lazy.upto(i + 2 + LOOKAHEAD)):
+        # (all an iteration reads: toks[i - 1 .. i + 1 + LOOKAHEAD])
         s, e = toks[i]
         tok = line[s:e]
         nxt = line[toks[i + 1][0]:toks[i + 1][1]] if i + 1 < n else ""

@@ -14,6 +14,8 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import compress
+from operator import eq, ne
 from pathlib import Path
 
 from drain3 import TemplateMiner
@@ -50,8 +52,16 @@ _TIME_WORDS = frozenset("mon tue wed thu fri sat sun monday tuesday wednesday th
 def _plain_conflict(template: Sequence[str], tokens: Sequence[str]) -> bool:
     """Some position holds a plain word in the template and another plain word in the line (names
     of days and months are pieces of a time, not words)."""
-    return any(t != w and t.isalpha() and w.isalpha() and t.lower() not in _TIME_WORDS
-               and w.lower() not in _TIME_WORDS for t, w in zip(template, tokens))
+    for t, w in compress(zip(template, tokens), map(ne, template, tokens)):   # the differing positions
+        if t.isalpha() and w.isalpha() and t.lower() not in _TIME_WORDS and w.lower() not in _TIME_WORDS:
+            return True
+    return False
+
+
+def _widens(t: str, w: str) -> bool:
+    """A template token `t` that a line token `w` turns into "<*>" (Drain's create_template); where
+    none does, the merge would return the template as it is, so mine() skips it."""
+    return t != w and t != "<*>"
 
 
 class _BoundedDrain(Drain):
@@ -93,11 +103,13 @@ class _BoundedDrain(Drain):
         built = self._index.get(id(node))
         if built is None or built[0] != len(node.cluster_ids):
             built = self._index[id(node)] = (len(node.cluster_ids), self._postings(node))
-        post = built[1]
+        get = built[1].get
         shared: dict[int, int] = {}
-        for i, token in enumerate(tokens):
-            for cid in post.get((i, token), ()):
-                shared[cid] = shared.get(cid, 0) + 1
+        for key in enumerate(tokens):               # (position, token)
+            ids = get(key)
+            if ids:
+                for cid in ids:
+                    shared[cid] = shared.get(cid, 0) + 1
         if not shared:
             return None
         if len(shared) > MAX_COMPARED:      # the templates sharing the most tokens: a bounded cost per line
@@ -111,6 +123,25 @@ class _BoundedDrain(Drain):
         before its template has grown."""
         if include_params:
             return super().fast_match(cluster_ids, tokens, sim_th, include_params)
+        best, best_sim, best_params = None, -1.0, -1
+        n = len(tokens)
+        if not n or self.param_str in tokens:        # (a line token "<*>": Drain's own count)
+            return self._match_loop(cluster_ids, tokens, sim_th)
+        param = self.param_str
+        for cid in cluster_ids:
+            c = self.id_to_cluster.get(cid)
+            if c is None:
+                continue
+            tpl = c.log_template_tokens
+            # Drain's similarity: equal positions that are not "<*>" (a line token never is, here)
+            sim, n_params = list(map(eq, tpl, tokens)).count(True) / n, tpl.count(param)
+            if (sim > best_sim or (sim == best_sim and n_params > best_params)) and not (
+                    c.size >= PROVEN_SIZE and _plain_conflict(tpl, tokens)):
+                best, best_sim, best_params = c, sim, n_params     # (the conflict test only where it decides)
+        return best if best_sim >= sim_th else None
+
+    def _match_loop(self, cluster_ids, tokens: list, sim_th: float):
+        """fast_match as a plain loop over Drain's get_seq_distance."""
         best, best_sim, best_params = None, -1.0, -1
         for cid in cluster_ids:
             c = self.id_to_cluster.get(cid)
@@ -227,10 +258,11 @@ class BoundedMiner(TemplateMiner):
         d = self.drain
         cluster = d.tree_search(d.root_node, tokens, d.sim_th, False)
         if cluster is not None:
-            new = tuple(d.create_template(tokens, cluster.log_template_tokens))
-            kind = NONE
-            if new != cluster.log_template_tokens:
-                cluster.log_template_tokens, kind = new, CHANGED
+            tpl, kind = cluster.log_template_tokens, NONE
+            if type(tpl) is not tuple or d.param_str != "<*>" or any(map(_widens, tpl, tokens)):
+                new = tuple(d.create_template(tokens, tpl))
+                if new != tpl:
+                    cluster.log_template_tokens, kind = new, CHANGED
             cluster.size += 1
             d.id_to_cluster[cluster.cluster_id]            # noqa: B018 (touch: LRU keeps it)
             return Mined(cluster.cluster_id, cluster.get_template(), kind)

@@ -270,3 +270,20 @@ def test_match_ts_tries_only_the_patterns_for_its_digit_run():
     for t in texts:
         a, b = hd.match_ts(t, 0), every(t, 0)
         assert (a and (a.re, a.span())) == (b and (b.re, b.span())), t
+
+
+def test_times_sum_as_calendar_timegm():
+    # header._parse_groups adds up the time itself (the month's start cached): calendar.timegm's result
+    import random
+    from gateway.ingest.header import _parse_groups
+
+    rng = random.Random(2)
+    for _ in range(5_000):
+        y, mon, d = rng.randint(1, 9999), rng.randint(0, 14), rng.randint(1, 31)
+        hh, mm, ss = rng.randint(0, 99), rng.randint(0, 99), rng.randint(0, 99)
+        g = {"Y": str(y), "m": str(mon), "d": str(d), "H": str(hh), "M": str(mm), "S": str(ss)}
+        try:
+            want = float(calendar.timegm((y, mon, d, hh, mm, ss, 0, 0, 0))) if 1 <= mon <= 12 else None
+        except ValueError:
+            want = None
+        assert _parse_groups(g, None) == want, g
