@@ -252,9 +252,9 @@ def test_match_ts_by_first_character_is_the_ordered_search():
 
 
 def test_match_ts_tries_only_the_patterns_for_its_digit_run():
-    # the dispatch on the leading digit run (header._BY_LEAD) finds what trying every pattern finds
+    # the dispatch on the leading digit run (header_time._BY_LEAD) finds what trying every pattern finds
     import random
-    from gateway.ingest import header as hd
+    from gateway.ingest import header_time as hd
 
     def every(text, pos):
         if text[pos:pos + 1].isdigit():
@@ -273,9 +273,9 @@ def test_match_ts_tries_only_the_patterns_for_its_digit_run():
 
 
 def test_times_sum_as_calendar_timegm():
-    # header._parse_groups adds up the time itself (the month's start cached): calendar.timegm's result
+    # header_time._parse_groups adds up the time itself (the month's start cached): calendar.timegm's result
     import random
-    from gateway.ingest.header import _parse_groups
+    from gateway.ingest.header_time import _parse_groups
 
     rng = random.Random(2)
     for _ in range(5_000):
