@@ -55,6 +55,10 @@ def test_parameters_are_named_by_the_template_words_and_typed_by_value():
         ("user", "word"), ("address", "address"), ("port", "number")]
     assert param_names("logname= uid=<NUM> euid=<NUM> rhost=<IP>", "logname= uid=0 euid=0 rhost=1.2.3.4") == [
         ("uid", "number"), ("euid", "number"), ("rhost", "address")]
+    # after a preposition the value's type names it, not the word before the preposition
+    assert param_names("Failed password for root from <IP> port <NUM> ssh2",
+                       "Failed password for root from 1.2.3.4 port 22 ssh2") == [("address", "address"), ("port", "number")]
+    assert param_names("Served block <*> to <*>", "Served block blk_1 to /10.0.0.1")[1] == ("address", "address")
     # a number with its unit, in the token or the next one, keeps the unit as its type
     assert param_names("stored (estimated size <NUM> KB, free <*>)", "stored (estimated size 16.0 KB, free 2.1MB)") == [
         ("size", "size"), ("free", "size")]

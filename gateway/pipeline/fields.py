@@ -143,7 +143,8 @@ def value_type(text: str, next_token: str, num: float | None) -> str:
 
 def _name_before(tokens: list[str], i: int, head: str) -> str | None:
     """The word a parameter is named by: the key of "key=<*>"/"key:<*>" in its own token, else the
-    nearest constant word before it that is not a preposition."""
+    constant word before it ("port <*>"), past "of", a copula or an article ("size of <*>", "state is
+    <*>"); after any other preposition none ("root from <*>": the type names it, address)."""
     if head and not head.strip(":=/([{'\""):
         head = ""
     if head:
@@ -155,7 +156,12 @@ def _name_before(tokens: list[str], i: int, head: str) -> str | None:
             return None
         if w not in _PREPOSITIONS:
             return w
+        if w not in _WALK_PAST:
+            return None
     return None
+
+
+_WALK_PAST = frozenset("of is was are were be the a an".split())
 
 
 @lru_cache(maxsize=4096)
