@@ -197,6 +197,10 @@ class TriageSettings(_Section):
         return v
 
 
+KvPolicy = Literal["sink_ring", "novelty", "semantic", "fifo"]   # native/kv_cache.h
+ActPrecision = Literal["auto", "q8x2", "q8"]                       # native/quant.h, plus "auto"
+
+
 class EngineSettings(_Section):
     enabled: bool = True                       # false: no model (store, triage, alerts still run)
     model: str = "qwen2.5-coder-1.5b-instruct" # manifest name or a GGUF path
@@ -209,14 +213,14 @@ class EngineSettings(_Section):
     # oldest tokens; "semantic" the older block of the most similar adjacent pair; "fifo" the oldest
     # with no sink (a baseline only). The CUDA engine runs the block policies as sink_ring. Why novelty
     # is the default: docs/perf/2026-12-02-long-stream.md.
-    kv_policy: Literal["sink_ring", "novelty", "semantic", "fifo"] = "novelty"
+    kv_policy: KvPolicy = "novelty"
     # novelty / semantic: tokens per block (n_ring must be a multiple); smaller blocks waste less of
     # the ring on the neighbours of a kept line (docs/perf/2026-12-02-long-stream.md)
     kv_block: int = Field(16, ge=4, le=1024)
     # Activations as two int8 terms ("q8x2": what the correctness gate holds) or one ("q8": llama.cpp's
     # scheme, half the integer work of a batch). "auto": q8 on aarch64 CPUs, where batches are compute-bound,
     # q8x2 elsewhere (docs/perf/2026-12-03-act-precision.md).
-    act_precision: Literal["auto", "q8x2", "q8"] = "auto"
+    act_precision: ActPrecision = "auto"
     # ngram: prompt lookup over the stream, near free and exact; "model" (0.5B draft) pays only off
     # the CPU (NPU, GPU); see docs/perf/2026-11-30-drafter-defaults.md. "model:rknn": the 0.5B on the
     # RK3588 NPU; "auto": model:rknn where the NPU, rknnlite and the converted graph are present, else ngram.
@@ -242,6 +246,20 @@ class EngineSettings(_Section):
         if v == 1:
             raise ValueError("engine.no_repeat_ngram = 1 would ban every token already written: use 0 (off) or >= 2")
         return v
+
+
+# What an Engine built outside the appliance runs, where its caller has no Settings to give: tests, tools
+# and benches (`Engine(..., **BARE_ENGINE.model_dump())`). The plain ring (the oldest tokens leave) and the
+# precision the correctness gate holds: fixed values for comparable figures, not the appliance's defaults
+# (EngineSettings, above). gateway/llm may not import this module (tests/test_layout.py): its own two
+# engines, `linegate generate` and the draft model, name their values where they build them.
+class BareEngineSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    kv_policy: KvPolicy = "sink_ring"
+    act_precision: ActPrecision = "q8x2"
+
+
+BARE_ENGINE = BareEngineSettings()
 
 
 class TokenQueueSettings(_Section):

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from gateway.llm.engine import Engine
+from gateway.settings import BARE_ENGINE
 
 REPO = Path(__file__).resolve().parents[1]
 N_TOKENS = 256
@@ -69,7 +70,7 @@ def cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def run_gate(gguf: Path, loghub_dir: Path, artifacts: Path) -> dict:
-    eng = Engine(gguf, n_sink=4, n_ring=64, n_scratch=N_TOKENS, max_chunk=N_TOKENS)
+    eng = Engine(gguf, n_sink=4, n_ring=64, n_scratch=N_TOKENS, max_chunk=N_TOKENS, **BARE_ENGINE.model_dump())
     tokens = np.array(eng.tokenizer.encode(loghub_excerpt(loghub_dir))[:N_TOKENS], dtype=np.int32)
     assert tokens.size == N_TOKENS, "the Loghub excerpt must hold enough tokens"
     ref = reference_cached(gguf, tokens, artifacts)

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from gateway.llm.engine import Engine, GenerateResult, resolve_act_precision
+from gateway.settings import BARE_ENGINE
 
 REPO = Path(__file__).resolve().parents[1]
 STREAM_SYSTEMS = ("HDFS", "Apache", "OpenSSH", "Linux", "Zookeeper")
@@ -24,7 +25,7 @@ pytestmark = pytest.mark.models
 
 @pytest.fixture(scope="module")
 def eng(smollm_path) -> Engine:
-    return Engine(smollm_path, n_sink=4, n_ring=128, n_scratch=96, n_threads=2)
+    return Engine(smollm_path, n_sink=4, n_ring=128, n_scratch=96, n_threads=2, **BARE_ENGINE.model_dump())
 
 
 def test_contract_properties(eng):
@@ -71,7 +72,8 @@ def test_batch_invariance_real_model(eng, T):
 
 @pytest.fixture(scope="module")
 def eng_pair(smollm_path) -> dict[str, Engine]:
-    return {p: Engine(smollm_path, n_sink=4, n_ring=64, n_scratch=32, n_threads=2, act_precision=p) for p in ("q8x2", "q8")}
+    return {p: Engine(smollm_path, n_sink=4, n_ring=64, n_scratch=32, n_threads=2, kv_policy=BARE_ENGINE.kv_policy, act_precision=p)
+            for p in ("q8x2", "q8")}
 
 
 @pytest.mark.parametrize("T", [2, 8])
@@ -104,14 +106,14 @@ def test_auto_act_precision_is_q8_on_arm_cpus_only(monkeypatch, machine, backend
 
 def test_auto_act_precision_reaches_the_engine(smollm_path):
     import platform
-    e = Engine(smollm_path, n_sink=4, n_ring=64, n_scratch=32, n_threads=1, act_precision="auto")
+    e = Engine(smollm_path, n_sink=4, n_ring=64, n_scratch=32, n_threads=1, kv_policy=BARE_ENGINE.kv_policy, act_precision="auto")
     want = "q8" if platform.machine() in ("aarch64", "arm64") else "q8x2"
     assert e.act_precision == e.stats()["act_precision"] == want
 
 
 def test_unknown_act_precision_is_named(smollm_path):
     with pytest.raises(ValueError, match="q8x2, q8.*'q4'"):
-        Engine(smollm_path, n_sink=4, n_ring=64, n_scratch=32, n_threads=1, act_precision="q4")
+        Engine(smollm_path, n_sink=4, n_ring=64, n_scratch=32, n_threads=1, kv_policy=BARE_ENGINE.kv_policy, act_precision="q4")
     from gateway import _native
     with pytest.raises(ValueError, match="unknown activation precision 'fp8' \\(q8x2, q8\\)"):
         _native.Engine(str(smollm_path), n_sink=4, n_ring=64, n_scratch=32, policy="sink_ring", n_threads=1,
@@ -147,7 +149,7 @@ def test_cli_generate_json(smollm_path):
     res = json.loads(out.stdout.strip().splitlines()[-1])
     assert set(res) >= {"text", "tokens", "prefill_tok_s", "decode_tok_s"}
     assert len(res["tokens"]) == 6 and res["text"].strip()
-    eng = Engine(smollm_path, n_sink=4, n_ring=16, n_scratch=32, n_threads=2)
+    eng = Engine(smollm_path, n_sink=4, n_ring=16, n_scratch=32, n_threads=2, **BARE_ENGINE.model_dump())
     assert res["tokens"] == eng.generate(eng.tokenizer.encode("The capital of France is"), 6).tokens
 
 
@@ -171,7 +173,7 @@ def test_long_stream_sink_ring_stays_sane_fifo_does_not(smollm_path, loghub_dir)
     """10x the cache capacity of Loghub lines through a 4 + 256 + 16 cache."""
     result = {}
     for policy in ("sink_ring", "fifo"):
-        eng = Engine(smollm_path, n_sink=4, n_ring=256, n_scratch=16, kv_policy=policy, n_threads=2)
+        eng = Engine(smollm_path, n_sink=4, n_ring=256, n_scratch=16, kv_policy=policy, act_precision=BARE_ENGINE.act_precision, n_threads=2)
         toks = _stream_tokens(eng, loghub_dir, 10 * eng.native.capacity)
         ppl = _chunk_ppl(eng.prefill_stream(toks, all_logits=True), toks)
         assert eng.stream_total == toks.size and eng.stream_len == eng.native.n_sink + 256
@@ -218,23 +220,25 @@ def test_block_policy_runs_as_sink_ring_on_the_cuda_engine(smollm_path, monkeypa
 
     monkeypatch.setattr(engine_mod, "select_backend", lambda backend="auto": "cuda" if backend == "auto" else backend)
     monkeypatch.setattr(_native, "CudaEngine", fake_cuda, raising=False)
-    e = Engine(smollm_path, n_sink=4, n_ring=64, n_scratch=64, kv_policy="novelty", kv_block=16)
+    e = Engine(smollm_path, n_sink=4, n_ring=64, n_scratch=64, kv_policy="novelty", kv_block=16, act_precision=BARE_ENGINE.act_precision)
     assert asked["policy"] == "sink_ring" and "sem_block" not in asked
     st = e.stats()
     assert e.kv_policy == st["kv_policy"] == "sink_ring" and st["kv_policy_requested"] == "novelty"
     # on the CPU the same request runs novelty
-    c = Engine(smollm_path, n_sink=4, n_ring=64, n_scratch=64, kv_policy="novelty", kv_block=16, backend="cpu")
+    c = Engine(smollm_path, n_sink=4, n_ring=64, n_scratch=64, kv_policy="novelty", kv_block=16, backend="cpu",
+               act_precision=BARE_ENGINE.act_precision)
     assert c.kv_policy == c.stats()["kv_policy"] == "novelty"
 
 
 def test_older_argument_names_still_reach_the_engine(smollm_path):
     """policy / sem_block are kv_policy / kv_block under their older names (one release)."""
-    e = Engine(smollm_path, n_sink=4, n_ring=64, n_scratch=32, n_threads=1, policy="novelty", sem_block=16)
+    e = Engine(smollm_path, n_sink=4, n_ring=64, n_scratch=32, n_threads=1, policy="novelty", sem_block=16, act_precision=BARE_ENGINE.act_precision)
     assert e.kv_policy == e.policy == "novelty"
     with pytest.raises(ValueError, match="disagree"):
-        Engine(smollm_path, n_sink=4, n_ring=64, n_scratch=32, kv_policy="semantic", policy="novelty", kv_block=16)
+        Engine(smollm_path, n_sink=4, n_ring=64, n_scratch=32, kv_policy="semantic", policy="novelty", kv_block=16,
+               act_precision=BARE_ENGINE.act_precision)
 
 
 def test_a_block_policy_needs_its_block_size(smollm_path):
     with pytest.raises(ValueError, match="kv_block"):
-        Engine(smollm_path, n_sink=4, n_ring=64, n_scratch=32, n_threads=1, kv_policy="novelty")
+        Engine(smollm_path, n_sink=4, n_ring=64, n_scratch=32, n_threads=1, kv_policy="novelty", act_precision=BARE_ENGINE.act_precision)

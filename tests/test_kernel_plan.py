@@ -13,6 +13,7 @@ import pytest
 from gateway import _native
 from gateway.llm import kernel_plan
 from gateway.llm.engine import Engine
+from gateway.settings import BARE_ENGINE
 
 Q4_K, Q6_K = 12, 14
 
@@ -132,7 +133,7 @@ def test_start_calibrates_only_when_allowed(tmp_path, qwen05_path, monkeypatch):
 def test_engine_logits_are_the_same_bits_under_any_plan(qwen05_path):
     """Every engine shape of the 0.5B (Q4_K/Q6_K, K 4864) forced to its i-th variant, for each i: a
     prefill of 9 tokens (18 records), then single tokens (2 records), against the static plan."""
-    eng = Engine(qwen05_path, n_sink=4, n_ring=64, n_scratch=64, n_threads=2)
+    eng = Engine(qwen05_path, n_sink=4, n_ring=64, n_scratch=64, n_threads=2, **BARE_ENGINE.model_dump())
     prompt = [151644, 872, 198, 9707, 11, 1879, 0, 2585, 525]
 
     def run() -> np.ndarray:

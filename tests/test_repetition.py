@@ -11,6 +11,7 @@ from tests.fakes import ScratchLM
 from gateway.llm.repetition import NoRepeatNgram, chain, max_repeat
 from gateway.llm.sampling import SamplingParams
 from gateway.llm.speculative import speculative_generate
+from gateway.settings import BARE_ENGINE
 
 VOCAB = 16
 PERIOD = 5
@@ -143,7 +144,7 @@ def test_smollm_greedy_with_guard_and_ngram_drafter_is_exact(smollm_path, loghub
     tok = Tokenizer.from_gguf(smollm_path)
     lines = (loghub_dir / "HDFS" / "HDFS_2k.log").read_text(errors="replace").splitlines()[:30]
     prompt = tok.encode("\n".join(lines))[:160]
-    engine = Engine(str(smollm_path), n_sink=4, n_ring=64, n_scratch=160 + 96 + 32, n_threads=2)
+    engine = Engine(str(smollm_path), n_sink=4, n_ring=64, n_scratch=160 + 96 + 32, n_threads=2, **BARE_ENGINE.model_dump())
     ref = speculative_generate(engine, None, prompt, 96, SamplingParams(), no_repeat_ngram=6)
     drafter = make_drafter("ngram", engine, n_threads=2)
     try:

@@ -14,9 +14,10 @@ from scipy.stats import chisquare
 
 import gateway.llm.speculative as spec
 from gateway.llm.drafters import parse_draft_spec
-from gateway.llm.generate import generate_speculative
+from gateway.llm.generate import generate_with_drafter
 from gateway.llm.sampling import SamplingParams as Sampling
 from gateway.llm.speculative import probs_from_logits, speculative_generate, verify_greedy, verify_sampled
+from gateway.settings import BARE_ENGINE
 
 VOCAB = 4
 N_SAMPLES = 4000
@@ -244,7 +245,8 @@ def load_tool(name: str):
 @pytest.fixture(scope="module")
 def smol_engine(smollm_path):
     from gateway.llm.engine import Engine
-    return Engine(str(smollm_path), n_sink=4, n_ring=256, n_scratch=PROMPT_LEN + N_NEW + 2 * spec.K_MAX, n_threads=2)
+    return Engine(str(smollm_path), n_sink=4, n_ring=256, n_scratch=PROMPT_LEN + N_NEW + 2 * spec.K_MAX, n_threads=2,
+                  **BARE_ENGINE.model_dump())
 
 
 @pytest.fixture(scope="module")
@@ -334,10 +336,10 @@ def test_greedy_matches_engine_generate(smol_engine, log_prompts, greedy_runs):
     assert res.tokens == greedy_runs["reference"][0]
 
 
-def test_generate_speculative_cli_entry(smol_engine, log_prompts, greedy_runs):
+def test_generate_with_drafter_cli_entry(smol_engine, log_prompts, greedy_runs):
     """What `linegate generate --draft ...` calls: same tokens, acceptance and tokens per forward."""
     prompt = log_prompts[1]
-    res = generate_speculative(smol_engine, prompt, N_NEW, draft_spec="ngram", stop_tokens=[], n_threads=2)
+    res = generate_with_drafter(smol_engine, prompt, N_NEW, draft_spec="ngram", stop_tokens=[], n_threads=2)
     assert res.tokens == greedy_runs["reference"][1]
     assert 0.0 <= res.acceptance <= 1.0 and res.tokens_per_target_forward >= 1.0
     assert res.text == smol_engine.tokenizer.decode(res.tokens)
@@ -426,7 +428,7 @@ def test_sampling_end_to_end_matches_target(smol_engine, smollm_path, log_prompt
             super().begin_job(prompt_tokens, Sampling(temperature=2.0, top_k=6), seed)
 
     from gateway.llm.engine import Engine
-    drafter = HotDrafter(Engine(str(smollm_path), n_sink=4, n_ring=64, n_scratch=64, n_threads=2), "native")
+    drafter = HotDrafter(Engine(str(smollm_path), n_sink=4, n_ring=64, n_scratch=64, n_threads=2, **BARE_ENGINE.model_dump()), "native")
     prompt = log_prompts[3][:24]
     joint = exact_engine_joint(smol_engine, prompt)
     keys = sorted(joint)
@@ -452,7 +454,8 @@ def test_qwen_pair_greedy_identical(qwen15_path, qwen05_path, loghub_dir):
     from gateway.llm.engine import Engine
     from gateway.llm.tokenizer import Tokenizer
 
-    target = Engine(str(qwen15_path), n_sink=4, n_ring=256, n_scratch=PROMPT_LEN + 64 + 2 * spec.K_MAX, n_threads=2)
+    target = Engine(str(qwen15_path), n_sink=4, n_ring=256, n_scratch=PROMPT_LEN + 64 + 2 * spec.K_MAX, n_threads=2,
+                    **BARE_ENGINE.model_dump())
     drafter = ModelDrafter.create("native", draft_model=str(qwen05_path), n_ring=256, n_threads=2)
     tok = Tokenizer.from_gguf(qwen15_path)
     lines = (loghub_dir / "OpenSSH" / "OpenSSH_2k.log").read_text().splitlines()

@@ -24,7 +24,7 @@ from gateway.llm.timing import MsPerToken
 from gateway.llm.tokenizer import Tokenizer
 
 __all__ = ["Engine", "GenerateResult", "select_backend", "BACKENDS", "ACT_PRECISIONS", "BLOCK_POLICIES",
-           "PLAIN_KV_POLICY", "EXACT_ACT_PRECISION", "auto_act_precision", "resolve_act_precision"]
+           "auto_act_precision", "resolve_act_precision"]
 
 log = logging.getLogger(__name__)
 
@@ -41,20 +41,16 @@ def _tokens(tokens: Sequence[int] | np.ndarray) -> np.ndarray:
 
 BACKENDS = ("auto", "cpu", "cuda")
 ACT_PRECISIONS = ("q8x2", "q8")  # native/quant.h ActPrecision
-# What an Engine built outside the appliance runs when its caller names no policy or precision (tests,
-# tools, the draft model): the plain ring, and the precision the correctness gate holds. Not defaults of
-# the appliance: those are in gateway/settings.py (engine.kv_policy, engine.act_precision).
-PLAIN_KV_POLICY = "sink_ring"
-EXACT_ACT_PRECISION = "q8x2"
 
 
-def _renamed(value: str, old: str | None, unset: str) -> str:
-    """kv_policy, or the value given under its older name `policy` (one release)."""
-    if old is None:
-        return value
-    if value != unset and value != old:
+def _renamed(value: str | None, old: str | None) -> str:
+    """kv_policy, or the value given under its older name `policy` (one release). None is not given: the
+    caller names the policy (gateway/settings.py: EngineSettings, or BARE_ENGINE outside the appliance)."""
+    if value is None and old is None:
+        raise TypeError("Engine() needs kv_policy (gateway/settings.py: engine.kv_policy, or BARE_ENGINE)")
+    if value is not None and old is not None and value != old:
         raise ValueError(f"kv_policy={value!r} and policy={old!r} (its older name) disagree: give kv_policy only")
-    return old
+    return value if value is not None else old
 
 
 def auto_act_precision(machine: str, backend: str = "cpu") -> str:
@@ -90,12 +86,13 @@ def select_backend(backend: str = "auto") -> str:
 
 class Engine:
     def __init__(self, path_or_model_name: str | os.PathLike, *, n_sink: int, n_ring: int, n_scratch: int,
-                 kv_policy: str = PLAIN_KV_POLICY, kv_block: int | None = None, act_precision: str = EXACT_ACT_PRECISION,
+                 kv_policy: str | None = None, kv_block: int | None = None, act_precision: str,
                  n_threads: int | None = None, max_chunk: int | None = None, backend: str = "auto", tokenizer=None,
                  sem_layer: int | None = None, sem_threshold: float | None = None, sem_keep: float | None = None,
                  policy: str | None = None, sem_block: int | None = None):
-        """The cache layout (n_sink | n_ring | n_scratch) is the caller's; the appliance's, and its
-        kv_policy, kv_block and act_precision, come from gateway/settings.py (engine.*).
+        """The cache layout (n_sink | n_ring | n_scratch), kv_policy and act_precision are the caller's:
+        the appliance's come from gateway/settings.py (engine.*), an engine outside it names its own
+        (tests, tools: settings' BARE_ENGINE). kv_policy is required (None: not given, unless under `policy`).
         kv_policy: what leaves the KV ring when full (native/kv_cache.h); kv_block: tokens per block,
         required by the block policies (novelty, semantic). act_precision: "q8x2" (the precision the
         correctness gate holds), "q8" (one int8 term per activation, llama.cpp's scheme: about half the
@@ -103,7 +100,7 @@ class Engine:
         tokenizer: the caller's Tokenizer for this GGUF, if it has one (else loaded on first use).
         n_threads: default one per performance core this process may use (gateway/llm/cpus.py).
         policy, sem_block: the older names of kv_policy, kv_block (one release)."""
-        kv_policy, kv_block = _renamed(kv_policy, policy, PLAIN_KV_POLICY), kv_block if sem_block is None else sem_block
+        kv_policy, kv_block = _renamed(kv_policy, policy), kv_block if sem_block is None else sem_block
         self.path = resolve_model(path_or_model_name)
         self.backend = select_backend(backend)
         act_precision = resolve_act_precision(act_precision, self.backend)
@@ -229,7 +226,7 @@ class Engine:
 
     @property
     def policy(self) -> str:
-        """kv_policy under its older name (serve/engine_thread.py still reads it)."""
+        """kv_policy under its older name (one release, beside the `policy` keyword)."""
         return self.kv_policy
 
     def set_stream_importance(self, value: float) -> None:

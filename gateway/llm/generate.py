@@ -17,6 +17,11 @@ from gateway.llm.speculative import K_MAX, GenerateResult, speculative_generate
 from gateway.llm.tokenizer import Tokenizer
 
 SCRATCH_MARGIN = 32   # scratch slots beyond prompt + answer: room for a drafted block being verified
+# The engine runs outside the appliance: the plain ring (the prompt runs in scratch, the stream stays empty)
+# and the precision the correctness gate holds, as gateway/settings.py's BARE_ENGINE names for such engines.
+# gateway/llm may not import the settings (tests/test_layout.py); tests/test_defaults.py checks they agree.
+GENERATE_KV_POLICY = "sink_ring"
+GENERATE_ACT_PRECISION = "q8x2"
 
 
 def add_draft_argument(parser: argparse.ArgumentParser) -> None:
@@ -31,13 +36,14 @@ def add_draft_argument(parser: argparse.ArgumentParser) -> None:
                              "target run on different processors, see gateway.llm.drafters.deferred_default)")
 
 
-def generate_speculative(engine, prompt_tokens: Sequence[int], max_tokens: int, draft_spec: str = "ngram",
-                         temperature: float = 0.0, top_k: int = 0, top_p: float = 1.0, seed: int | None = None,
-                         on_token: Callable[[int], bool | None] | None = None, stop_tokens: Sequence[int] | None = None,
-                         draft_model: str | None = None, draft_onnx: str | None = None,
-                         deferred: bool | None = None, stream_tokens: Sequence[int] | None = None,
-                         n_threads: int | None = None, skip_special: bool = False) -> GenerateResult:
-    """What `linegate generate [--draft ...]` calls. `engine` is a gateway.llm.engine.Engine.
+def generate_with_drafter(engine, prompt_tokens: Sequence[int], max_tokens: int, draft_spec: str = "ngram",
+                          temperature: float = 0.0, top_k: int = 0, top_p: float = 1.0, seed: int | None = None,
+                          on_token: Callable[[int], bool | None] | None = None, stop_tokens: Sequence[int] | None = None,
+                          draft_model: str | None = None, draft_onnx: str | None = None,
+                          deferred: bool | None = None, stream_tokens: Sequence[int] | None = None,
+                          n_threads: int | None = None, skip_special: bool = False) -> GenerateResult:
+    """What `linegate generate [--draft ...]` calls: the drafter built from `draft_spec` (make_drafter), then
+    the one decode loop (gateway.llm.speculative.speculative_generate). `engine` is a gateway.llm.engine.Engine.
 
     stream_tokens: the tokens the engine's stream holds (n-gram lookup context / the draft
     model's own stream); None when the job has no stream. skip_special: leave control tokens out of .text.
@@ -107,10 +113,11 @@ def run(args: argparse.Namespace) -> int:
         print("linegate generate: the prompt encodes to no tokens", file=sys.stderr)
         return 2
     n_scratch = args.n_scratch or len(prompt) + args.max_tokens + SCRATCH_MARGIN
-    engine = Engine(path, n_sink=4, n_ring=64, n_scratch=n_scratch, n_threads=args.threads, tokenizer=tokenizer)
+    engine = Engine(path, n_sink=4, n_ring=64, n_scratch=n_scratch, n_threads=args.threads, tokenizer=tokenizer,
+                    kv_policy=GENERATE_KV_POLICY, act_precision=GENERATE_ACT_PRECISION)
     streamer = None if args.json else _TextStreamer(tokenizer, sys.stdout)
     draft = getattr(args, "draft", "none") or "none"
-    res = generate_speculative(
+    res = generate_with_drafter(
         engine, prompt, args.max_tokens, draft_spec=draft, temperature=args.temperature,
         top_k=args.top_k, top_p=args.top_p, seed=args.seed, on_token=streamer,
         draft_model=getattr(args, "draft_model", None), draft_onnx=getattr(args, "draft_onnx", None),

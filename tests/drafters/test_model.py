@@ -14,6 +14,7 @@ from tools import TOOL_MODULES
 
 from gateway.llm.drafters.model import ModelDrafter, rknn_available
 from gateway.llm.sampling import SamplingParams as Sampling
+from gateway.settings import BARE_ENGINE
 
 
 def load_tool(name: str):
@@ -99,6 +100,6 @@ def test_missing_graph_is_named(smollm_path, tmp_path):
 def test_draft_must_share_the_targets_tokenizer(smollm_path, qwen05_path):
     from gateway.llm.drafters import make_drafter
     from gateway.llm.engine import Engine
-    target = Engine(str(smollm_path), n_sink=4, n_ring=32, n_scratch=32, n_threads=1)
+    target = Engine(str(smollm_path), n_sink=4, n_ring=32, n_scratch=32, n_threads=1, **BARE_ENGINE.model_dump())
     with pytest.raises(ValueError, match="do not share a tokenizer"):
         make_drafter("model:native", target, draft_model=str(qwen05_path), deferred=False)

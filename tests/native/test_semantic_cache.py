@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from gateway import _native
+from gateway.settings import BARE_ENGINE
 from tools.convert import random_gguf
 
 BLOCK = 8
@@ -219,7 +220,8 @@ def test_novelty_kept_blocks_attend_like_a_fresh_window(tmp_path, arch):
 @pytest.mark.models
 def test_smollm_semantic_stream_rollback_and_batch_invariance(smollm_path):
     from gateway.llm.engine import Engine
-    eng = Engine(smollm_path, n_sink=4, n_ring=128, n_scratch=32, kv_policy="semantic", kv_block=32, n_threads=2)
+    eng = Engine(smollm_path, n_sink=4, n_ring=128, n_scratch=32, kv_policy="semantic", kv_block=32, n_threads=2,
+                 act_precision=BARE_ENGINE.act_precision)
     line = "Nov 29 12:00:{:02d} plc-3 cycle_counter={} state=RUN\n"
     text = "".join(line.format(i % 60, 1000 + i) for i in range(40))
     text += "Nov 29 12:01:00 plc-3 ERROR E-STOP jam at conveyor 7\n" + "".join(line.format(i % 60, 2000 + i) for i in range(60))

@@ -13,6 +13,7 @@ import pytest
 from tools import TOOL_MODULES
 
 from gateway.llm.drafters.onnx_engine import OnnxDraftEngine
+from gateway.settings import BARE_ENGINE
 
 MIN_COSINE = 0.999
 CHUNK = 16
@@ -36,7 +37,7 @@ def check_parity(gguf_path: Path, onnx_path: Path, n_sink: int, n_ring: int, n_s
     """Same stream pushed into both (in the graph's chunks, so evictions happen at the same tokens),
     then the same job in scratch: per-token logits cosines of the job."""
     from gateway.llm.engine import Engine
-    native = Engine(str(gguf_path), n_sink=n_sink, n_ring=n_ring, n_scratch=n_scratch, n_threads=2)
+    native = Engine(str(gguf_path), n_sink=n_sink, n_ring=n_ring, n_scratch=n_scratch, n_threads=2, **BARE_ENGINE.model_dump())
     graph = OnnxDraftEngine(onnx_path, n_sink, n_ring, n_scratch, n_threads=2)
     for i in range(0, len(stream), graph.chunk):
         native.prefill_stream(stream[i:i + graph.chunk])

@@ -153,10 +153,11 @@ class OursSession:
 
     def __init__(self, model: str, threads: int, toks: list[int]):
         from gateway.llm.engine import Engine
+        from gateway.settings import BARE_ENGINE
 
         self.model, self.threads, self.toks = model, threads, toks
         self.eng = Engine(model, n_sink=N_SINK, n_ring=CACHE_TOKENS - N_SINK - N_SCRATCH, n_scratch=N_SCRATCH,
-                          n_threads=threads)
+                          n_threads=threads, **BARE_ENGINE.model_dump())
         e = self.e = self.eng.native
         self.out1 = np.empty(e.n_vocab, np.float32)
         self.one = np.zeros(1, np.int32)
@@ -209,10 +210,11 @@ class OursSession:
         with one-term activations (act_precision "q8", the draft's; llama.cpp's scheme), in the same
         rounds: suffix "_q8"."""
         from gateway.llm.engine import Engine
+        from gateway.settings import BARE_ENGINE
 
         self.decoding = False
         e8 = Engine(self.model, n_sink=N_SINK, n_ring=64, n_scratch=64, n_threads=self.threads,
-                    act_precision="q8").native
+                    kv_policy=BARE_ENGINE.kv_policy, act_precision="q8").native
         for eng in (self.e, e8):
             eng.rollback(0)
             eng.forward_scratch(self.arr(self.toks[:PROMPT]), self.out1)
@@ -325,9 +327,10 @@ def measure(sessions: dict, quick: bool) -> dict:
 
 def worker_drift(model: str, threads: int, toks: list[int]) -> dict:
     from gateway.llm.engine import Engine
+    from gateway.settings import BARE_ENGINE
 
     n_tokens = len(toks)
-    eng = Engine(model, n_sink=N_SINK, n_ring=STREAM_RING, n_scratch=64, n_threads=threads)
+    eng = Engine(model, n_sink=N_SINK, n_ring=STREAM_RING, n_scratch=64, n_threads=threads, **BARE_ENGINE.model_dump())
     eng.prefill_stream(toks[:STREAM_RING])               # the ring is full from here on
     before = rss_mb()
     t = time.perf_counter()

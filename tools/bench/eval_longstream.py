@@ -43,6 +43,7 @@ from gateway.llm.sampling import SamplingParams  # noqa: E402
 from gateway.llm.speculative import speculative_generate  # noqa: E402
 from gateway.pipeline.token_queue import context_line  # noqa: E402
 from gateway.serve.prompts import Prompts  # noqa: E402
+from gateway.settings import BARE_ENGINE  # noqa: E402
 from tools.bench.harness import cpu_here, print_result, rss_mb  # noqa: E402
 
 POLICIES = ("fifo", "sink_ring", "semantic", "novelty")
@@ -182,7 +183,7 @@ def run_policy(policy: str, stream: np.ndarray, imp: np.ndarray, events: list[di
         kw["sem_layer"] = args.sem_layer
     sink = prompts.sink_tokens
     eng = Engine(args.model, n_sink=len(sink), n_ring=args.n_ring, n_scratch=args.n_scratch, kv_policy=policy,
-                 n_threads=args.threads, tokenizer=prompts.tokenizer, **kw)
+                 act_precision=BARE_ENGINE.act_precision, n_threads=args.threads, tokenizer=prompts.tokenizer, **kw)
     eng.prefill_stream(sink)
     base = len(sink)                      # stream index of stream[0]
     want = {p + i for p in places for i in range(args.ppl_window + 1)}
@@ -230,7 +231,7 @@ def dense_nll(stream: np.ndarray, prompts: Prompts, places: list[int], args) -> 
     out = np.full(stream.size, np.nan)
     for p in places:
         eng = Engine(args.model, n_sink=len(sink), n_ring=args.n_ring + args.ppl_window + 1, n_scratch=16,
-                     n_threads=args.threads, tokenizer=prompts.tokenizer)
+                     n_threads=args.threads, tokenizer=prompts.tokenizer, **BARE_ENGINE.model_dump())
         eng.prefill_stream(sink)
         ctx0 = max(0, p - args.n_ring)
         if p > ctx0:
@@ -311,7 +312,8 @@ def probe_similarity(prompts: Prompts, args) -> dict:
     a = argparse.Namespace(**{**vars(args), "cps": (args.probe_tokens // 256 + 1,)})
     stream, _, events = build_stream(prompts, 256, args.probe_tokens // 512 + 2, a)
     n = args.probe_tokens - args.probe_tokens % args.block
-    eng = Engine(args.model, n_sink=4, n_ring=64, n_scratch=n + 8, n_threads=args.threads, tokenizer=prompts.tokenizer)
+    eng = Engine(args.model, n_sink=4, n_ring=64, n_scratch=n + 8, n_threads=args.threads, tokenizer=prompts.tokenizer,
+                 **BARE_ENGINE.model_dump())
     hid = np.empty((eng.n_layer + 1, n, eng.n_embd), np.float32)
     eng.native.forward_hidden(stream[:n], hid)
     ev_blocks = {b for e in events if e["end"] <= n for b in range(e["start"] // args.block, (e["end"] - 1) // args.block + 1)}
@@ -414,7 +416,7 @@ def replay_ask(prompts: Prompts, args) -> dict:
         for c, stop in zip(args.cps, stops):
             ring = kept[stop][kept[stop] >= sink.size]
             eng = Engine(args.model, n_sink=sink.size, n_ring=args.n_ring, n_scratch=args.n_scratch,
-                         n_threads=args.threads, tokenizer=prompts.tokenizer)
+                         n_threads=args.threads, tokenizer=prompts.tokenizer, **BARE_ENGINE.model_dump())
             eng.prefill_stream(sink)
             for i in range(0, ring.size, args.prefill_chunk):
                 eng.prefill_stream(full[ring[i:i + args.prefill_chunk]])

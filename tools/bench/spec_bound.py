@@ -95,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     from gateway.llm.engine import Engine
     from gateway.llm.models import resolve_model
     from gateway.llm.tokenizer import Tokenizer
+    from gateway.settings import BARE_ENGINE
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--target", default="qwen2.5-coder-1.5b-instruct")
@@ -113,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         prompt = tok.encode_chat([{"role": "system", "content": bench_spec.SYSTEM},
                                   {"role": "user", "content": task["question"]}])
         engine = Engine(str(target_path), n_sink=4, n_ring=bench_spec.N_RING, n_scratch=bench_spec.N_SCRATCH,
-                        n_threads=args.threads, tokenizer=tok)
+                        n_threads=args.threads, tokenizer=tok, **BARE_ENGINE.model_dump())
         engine.prefill_stream(stream)
         if costs is None:
             costs = bench_spec.verify_costs(engine, prompt)

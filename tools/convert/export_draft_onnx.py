@@ -257,8 +257,9 @@ def parity(gguf_path: Path, onnx_path: Path, tokens: list[int]) -> dict:
     """Cosine of the last position's logits: ONNX graph vs the native engine on the same GGUF."""
     from gateway.llm.drafters.onnx_engine import OnnxDraftEngine
     from gateway.llm.engine import Engine
+    from gateway.settings import BARE_ENGINE
 
-    native = Engine(str(gguf_path), n_sink=4, n_ring=256, n_scratch=len(tokens) + 8)
+    native = Engine(str(gguf_path), n_sink=4, n_ring=256, n_scratch=len(tokens) + 8, **BARE_ENGINE.model_dump())
     ref = np.asarray(native.forward_scratch(tokens, all_logits=True), dtype=np.float64)
     native.rollback(0)
     onnx_engine = OnnxDraftEngine(onnx_path, n_sink=4, n_ring=256, n_scratch=len(tokens) + 8)

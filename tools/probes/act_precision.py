@@ -124,6 +124,7 @@ def engine_figures(name: str, path, model, ids, ref) -> None:
     from test_correctness_gate import N_TOKENS
 
     from gateway.llm.engine import ACT_PRECISIONS, Engine
+    from gateway.settings import BARE_ENGINE
     from gateway.llm.tokenizer import Tokenizer
 
     tok = Tokenizer.from_gguf(path)
@@ -132,7 +133,7 @@ def engine_figures(name: str, path, model, ids, ref) -> None:
     refl = ref.numpy().astype(np.float64)
     for prec in ACT_PRECISIONS:
         eng = Engine(path, n_sink=4, n_ring=64, n_scratch=max(N_TOKENS, max(map(len, prompts)) + GREEDY_TOKENS),
-                     max_chunk=N_TOKENS, act_precision=prec)
+                     max_chunk=N_TOKENS, kv_policy=BARE_ENGINE.kv_policy, act_precision=prec)
         _, logits = eng.forward_hidden(ids.astype(np.int32))
         lg = logits.astype(np.float64)
         cos = (lg * refl).sum(-1) / (np.linalg.norm(lg, axis=-1) * np.linalg.norm(refl, axis=-1))

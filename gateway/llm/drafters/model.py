@@ -30,6 +30,8 @@ DRAFT_SEED_OFFSET = 0x5EED   # the draft's sampling stream must not replay the v
 # draft, so the draft's precision moves only its acceptance rate, and it halves the integer work of the
 # draft's batches (the stream it reads along, and its re-fed prompts).
 DRAFT_ACT_PRECISION = "q8"
+# The draft's ring is the plain one (the oldest tokens leave), as its graph backends (onnx, rknn) keep it.
+DRAFT_KV_POLICY = "sink_ring"
 
 
 def model_dir() -> Path:
@@ -102,7 +104,7 @@ class ModelDrafter(Drafter):
         if not gguf.is_file():
             raise FileNotFoundError(f"draft model not found at {gguf}: run `linegate models pull {DRAFT_MODEL}`")
         return cls(Engine(str(gguf), n_sink=n_sink, n_ring=n_ring, n_scratch=n_scratch, n_threads=n_threads,
-                          act_precision=act_precision or DRAFT_ACT_PRECISION), "native")
+                          kv_policy=DRAFT_KV_POLICY, act_precision=act_precision or DRAFT_ACT_PRECISION), "native")
 
     # --- Drafter ---------------------------------------------------------------------------
     def push_stream(self, tokens: Sequence[int]) -> None:
