@@ -120,43 +120,38 @@ def kernel_profile(label: str, fn, per: int, top: int = 12) -> None:
         print(f"  {us / per:8.1f} us/step {count / per:6.1f} launches/step  {name[:110]}")
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model-dir", default="/tmp/linegate_bench")
     ap.add_argument("--skip-hf", action="store_true")
     ap.add_argument("--profile", action="store_true", help="print device time per kernel of a decode step")
-    args = ap.parse_args()
-    if not (getattr(_native, "cuda_built", False) and _native.cuda_available()):
-        sys.exit("bench_cuda: no CUDA device (or the backend was not built)")
-    spec = random_gguf.QWEN15
-    path = Path(args.model_dir) / "qwen15_q4km_random.gguf"
+    return ap.parse_args()
+
+
+def model_file(model_dir: str, spec) -> Path:
+    """The random-weight GGUF of `spec`, written once into model_dir."""
+    path = Path(model_dir) / "qwen15_q4km_random.gguf"
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         t, _ = timed(lambda: random_gguf.write_model(spec, path, seed=3))
         print(f"wrote {path} ({path.stat().st_size / 1e9:.2f} GB) in {t:.1f} s", flush=True)
+    return path
 
-    bw = _native.cuda_d2d_bandwidth_gbps(1 << 30, 20)
-    print(f"device {_native.cuda_device_name(0)}: cudaMemcpy D2D {bw:.0f} GB/s (read + write)", flush=True)
 
-    eng = _native.CudaEngine(str(path), n_sink=4, n_ring=2048, n_scratch=512, policy="sink_ring", act_precision="q8x2")
-    eng.pdl = eng.mma = True  # off by default until measured: measured here, with and without
-    prec = eng.act_precision
-    rng = np.random.default_rng(0)
-    eng.prefill_stream(rng.integers(0, spec.n_vocab, 256).astype(np.int32))
-    prompt = rng.integers(0, spec.n_vocab, 32).astype(np.int32)
-
-    decode_nograph = decode_tok_s(eng, prompt, graph=False)
+def measure_decode(eng, prompt, profile: bool) -> dict:
+    """Decode tok/s with the graph, fusion and PDL, and with each of them off; the kernel profile."""
+    f = {"decode_nograph": decode_tok_s(eng, prompt, graph=False)}
     eng.fuse = False
-    decode_unfused = decode_tok_s(eng, prompt)
+    f["decode_unfused"] = decode_tok_s(eng, prompt)
     eng.fuse = True
     eng.pdl = False
-    decode_nopdl = decode_tok_s(eng, prompt)
+    f["decode_nopdl"] = decode_tok_s(eng, prompt)
     eng.pdl = True
-    decode = decode_tok_s(eng, prompt)
-    print(f"decode {decode:.0f} tok/s (graph, fused, pdl) vs {decode_nopdl:.0f} (graph, fused, no pdl) vs "
-          f"{decode_unfused:.0f} (graph, unfused, pdl) vs {decode_nograph:.0f} (no graph, fused, pdl); "
+    f["decode"] = decode_tok_s(eng, prompt)
+    print(f"decode {f['decode']:.0f} tok/s (graph, fused, pdl) vs {f['decode_nopdl']:.0f} (graph, fused, no pdl) vs "
+          f"{f['decode_unfused']:.0f} (graph, unfused, pdl) vs {f['decode_nograph']:.0f} (no graph, fused, pdl); "
           f"activations {eng.act_precision}", flush=True)
-    if args.profile:  # without pdl: each kernel's time is its own, not overlapped with its neighbours
+    if profile:  # without pdl: each kernel's time is its own, not overlapped with its neighbours
         eng.pdl = False
         eng.use_graph = False
         eng.rollback(0)
@@ -167,12 +162,11 @@ def main() -> None:
         eng.rollback(0)
         eng.use_graph = True
         eng.pdl = True
-    bpt = eng.bytes_per_token
-    roof = decode * bpt / (bw * 1e9)
-    print(f"{bpt / 1e6:.0f} MB/token -> roofline {bw * 1e9 / bpt:.0f} tok/s, fraction {roof:.2f}", flush=True)
+    return f
 
-    p512 = rng.integers(0, spec.n_vocab, 512).astype(np.int32)
 
+def measure_prefill(eng, p512) -> dict:
+    """Prefill of 512 tokens in scratch, on tensor cores (mma) and with dp4a."""
     def prefill_tok_s(mma: bool) -> float:
         eng.mma = mma
         eng.forward_scratch(p512[:64])
@@ -182,13 +176,16 @@ def main() -> None:
         eng.mma = True
         return 512 / dt
 
-    prefill_dp4a = prefill_tok_s(False)
-    prefill = prefill_tok_s(True)
-    print(f"prefill 512: {prefill:.0f} tok/s on tensor cores, {prefill_dp4a:.0f} with dp4a", flush=True)
+    f = {"prefill_dp4a": prefill_tok_s(False)}
+    f["prefill"] = prefill_tok_s(True)
+    print(f"prefill 512: {f['prefill']:.0f} tok/s on tensor cores, {f['prefill_dp4a']:.0f} with dp4a", flush=True)
+    return f
 
-    drafts = rng.integers(0, spec.n_vocab, VERIFY_K).astype(np.int32)
-    out_k = np.empty((VERIFY_K, spec.n_vocab), np.float32)
-    out_1 = np.empty(spec.n_vocab, np.float32)
+
+def measure_verify(eng, prompt, drafts, n_vocab: int) -> dict:
+    """One forward of VERIFY_K drafts after the prompt (mma, dp4a) against VERIFY_K single decodes."""
+    out_k = np.empty((VERIFY_K, n_vocab), np.float32)
+    out_1 = np.empty(n_vocab, np.float32)
     eng.forward_scratch(prompt)
 
     def verify():
@@ -211,9 +208,13 @@ def main() -> None:
     eng.rollback(0)
     print(f"verify K={VERIFY_K}: {t_verify * 1e3:.2f} ms ({t_verify_dp4a * 1e3:.2f} with dp4a) vs {VERIFY_K} single "
           f"decodes {t_single * 1e3:.2f} ms ({t_single / t_verify:.1f}x)", flush=True)
+    return {"t_verify": t_verify, "t_single": t_single, "t_verify_dp4a": t_verify_dp4a}
 
+
+def measure_deadline(eng, chunk) -> dict:
+    """The deadline workload: a DEADLINE_PREFILL-token chunk and DEADLINE_DECODE decodes, ms each (and the
+    chunk's prefill alone, also with dp4a)."""
     lat, lat_prefill = [], []
-    chunk = rng.integers(0, spec.n_vocab, DEADLINE_PREFILL).astype(np.int32)
     for i in range(DEADLINE_REPS + 5):
         t0 = time.perf_counter()
         first = eng.forward_scratch_next(chunk)
@@ -236,34 +237,71 @@ def main() -> None:
           f"p50 {pct(lat, 50):.2f} ms, p99 {pct(lat, 99):.2f} ms (the prefill alone: p50 {pct(lat_prefill, 50):.2f} ms; "
           f"{pct(lat_dp4a[5:], 50):.2f} ms with dp4a)",
           flush=True)
-    del eng
+    return {"lat": lat, "lat_prefill": lat_prefill, "lat_dp4a": lat_dp4a}
 
+
+def measure_q8(path: Path, stream, prompt) -> float:
+    """Decode tok/s of a second engine with one-term (q8) activations."""
     q8 = _native.CudaEngine(str(path), n_sink=4, n_ring=2048, n_scratch=512, policy="sink_ring", act_precision="q8")
     q8.pdl = q8.mma = True
-    q8.prefill_stream(rng.integers(0, spec.n_vocab, 256).astype(np.int32))
+    q8.prefill_stream(stream)
     decode_q8 = decode_tok_s(q8, prompt)
     del q8
     print(f"decode with q8 activations (one int8 term): {decode_q8:.0f} tok/s", flush=True)
+    return decode_q8
 
-    ok, cos = parity(path, spec)
-    print(f"parity vs CPU engine: logits cosine {cos:.6f}, greedy 16 identical: {ok}", flush=True)
 
-    hf = float("nan") if args.skip_hf else hf_decode_tok_s(spec)
-    print(f"HF transformers bf16 eager decode: {hf:.1f} tok/s", flush=True)
-    print_result({
-        "decode_tok_s": round(decode, 1), "decode_nograph_tok_s": round(decode_nograph, 1),
-        "decode_unfused_tok_s": round(decode_unfused, 1), "decode_q8_tok_s": round(decode_q8, 1),
-        "decode_nopdl_tok_s": round(decode_nopdl, 1), "prefill512_dp4a_tok_s": round(prefill_dp4a, 1),
-        "verify8_dp4a_ms": round(t_verify_dp4a * 1e3, 3), "chunk_prefill_dp4a_p50_ms": round(pct(lat_dp4a[5:], 50), 3),
-        "act_precision": prec,
-        "bandwidth_gbps": round(bw, 1), "bytes_per_token": int(bpt), "roofline_fraction": round(roof, 3),
-        "prefill512_tok_s": round(prefill, 1), "verify8_ms": round(t_verify * 1e3, 3),
+def report(f: dict) -> dict:
+    """The closing JSON object from the figures measured."""
+    decode, hf, bpt = f["decode"], f["hf"], f["bpt"]
+    t_verify, t_single, lat = f["t_verify"], f["t_single"], f["lat"]
+    return {
+        "decode_tok_s": round(decode, 1), "decode_nograph_tok_s": round(f["decode_nograph"], 1),
+        "decode_unfused_tok_s": round(f["decode_unfused"], 1), "decode_q8_tok_s": round(f["decode_q8"], 1),
+        "decode_nopdl_tok_s": round(f["decode_nopdl"], 1), "prefill512_dp4a_tok_s": round(f["prefill_dp4a"], 1),
+        "verify8_dp4a_ms": round(f["t_verify_dp4a"] * 1e3, 3),
+        "chunk_prefill_dp4a_p50_ms": round(pct(f["lat_dp4a"][5:], 50), 3),
+        "act_precision": f["prec"],
+        "bandwidth_gbps": round(f["bw"], 1), "bytes_per_token": int(bpt), "roofline_fraction": round(f["roof"], 3),
+        "prefill512_tok_s": round(f["prefill"], 1), "verify8_ms": round(t_verify * 1e3, 3),
         "single8_ms": round(t_single * 1e3, 3), "verify_speedup": round(t_single / t_verify, 2),
         "hf_decode_tok_s": round(hf, 1), "speedup_vs_hf": round(decode / hf, 1) if hf == hf else None,
-        "parity_ok": bool(ok), "parity_logits_cos": round(cos, 6),
+        "parity_ok": bool(f["parity_ok"]), "parity_logits_cos": round(f["cos"], 6),
         "chunk_p50_ms": round(pct(lat, 50), 3), "chunk_p99_ms": round(pct(lat, 99), 3),
-        "chunk_prefill_p50_ms": round(pct(lat_prefill, 50), 3),
-    })
+        "chunk_prefill_p50_ms": round(pct(f["lat_prefill"], 50), 3),
+    }
+
+
+def main() -> None:
+    args = parse_args()
+    if not (getattr(_native, "cuda_built", False) and _native.cuda_available()):
+        sys.exit("bench_cuda: no CUDA device (or the backend was not built)")
+    spec = random_gguf.QWEN15
+    path = model_file(args.model_dir, spec)
+    bw = _native.cuda_d2d_bandwidth_gbps(1 << 30, 20)
+    print(f"device {_native.cuda_device_name(0)}: cudaMemcpy D2D {bw:.0f} GB/s (read + write)", flush=True)
+
+    eng = _native.CudaEngine(str(path), n_sink=4, n_ring=2048, n_scratch=512, policy="sink_ring", act_precision="q8x2")
+    eng.pdl = eng.mma = True  # off by default until measured: measured here, with and without
+    f = {"bw": bw, "prec": eng.act_precision}
+    rng = np.random.default_rng(0)        # draws in this order: the stream, the prompt, 512, drafts, a chunk, a stream
+    eng.prefill_stream(rng.integers(0, spec.n_vocab, 256).astype(np.int32))
+    prompt = rng.integers(0, spec.n_vocab, 32).astype(np.int32)
+    f |= measure_decode(eng, prompt, args.profile)
+    f["bpt"] = eng.bytes_per_token
+    f["roof"] = f["decode"] * f["bpt"] / (bw * 1e9)
+    print(f"{f['bpt'] / 1e6:.0f} MB/token -> roofline {bw * 1e9 / f['bpt']:.0f} tok/s, fraction {f['roof']:.2f}",
+          flush=True)
+    f |= measure_prefill(eng, rng.integers(0, spec.n_vocab, 512).astype(np.int32))
+    f |= measure_verify(eng, prompt, rng.integers(0, spec.n_vocab, VERIFY_K).astype(np.int32), spec.n_vocab)
+    f |= measure_deadline(eng, rng.integers(0, spec.n_vocab, DEADLINE_PREFILL).astype(np.int32))
+    del eng
+    f["decode_q8"] = measure_q8(path, rng.integers(0, spec.n_vocab, 256).astype(np.int32), prompt)
+    f["parity_ok"], f["cos"] = parity(path, spec)
+    print(f"parity vs CPU engine: logits cosine {f['cos']:.6f}, greedy 16 identical: {f['parity_ok']}", flush=True)
+    f["hf"] = float("nan") if args.skip_hf else hf_decode_tok_s(spec)
+    print(f"HF transformers bf16 eager decode: {f['hf']:.1f} tok/s", flush=True)
+    print_result(report(f))
 
 
 if __name__ == "__main__":

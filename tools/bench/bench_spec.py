@@ -112,7 +112,7 @@ def run_llama_cpp(target_path: Path, threads: int, context: list[int], n_new: in
     return {"decode_tok_s": n_new / dt, "tokens": toks}   # tokens: llama.cpp's own greedy, for the record
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--target", default="qwen2.5-coder-1.5b-instruct")
     ap.add_argument("--draft", default="qwen2.5-coder-0.5b-instruct")
@@ -122,89 +122,116 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--configs", default=",".join(CONFIGS))
     ap.add_argument("--tasks", default="summarize,quote,alert")
     ap.add_argument("--no-llama-cpp", action="store_true")
-    args = ap.parse_args(argv)
+    return ap.parse_args(argv)
 
-    from gateway.llm.drafters import make_drafter
+
+def draft_graph(args: argparse.Namespace, configs: list[str], draft_path: Path) -> Path:
+    """The exported draft graph the onnx configurations run, exported first where it is missing."""
     from gateway.llm.drafters.model import default_paths
-    from gateway.llm.engine import Engine
-    from gateway.llm.models import resolve_model
-    from gateway.llm.sampling import SamplingParams as Sampling
-    from gateway.llm.speculative import K_MAX, speculative_generate
 
-    target_path, draft_path = resolve_model(args.target), resolve_model(args.draft)
-    configs = [c for c in args.configs.split(",") if c]
     onnx_path = Path(args.draft_onnx) if args.draft_onnx else default_paths(str(draft_path))[1]
     if any("onnx" in c for c in configs) and not onnx_path.is_file():
         from tools.convert import export_draft_onnx
         print(f"exporting the draft graph to {onnx_path} ...", file=sys.stderr)
         export_draft_onnx.export(draft_path, onnx_path, chunk=8, n_cache=export_draft_onnx.DEFAULT_N_CACHE)
-    from gateway.llm.tokenizer import Tokenizer
-    tok = Tokenizer.from_gguf(target_path)
-    tasks = [t for t in build_tasks() if t["name"] in args.tasks.split(",")]
-    rows: dict[str, dict] = {}
-    per_task = []
-    identical = True
-    costs = None
-    for task in tasks:
+    return onnx_path
+
+
+class Run:
+    """One run's models, configurations and what it measured: totals per configuration (rows), a row per
+    task (per_task), whether every drafter's greedy tokens matched target-only, the verify cost curve."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        from gateway.llm.models import resolve_model
+        from gateway.llm.tokenizer import Tokenizer
+
+        self.args = args
+        self.target_path, self.draft_path = resolve_model(args.target), resolve_model(args.draft)
+        self.configs = [c for c in args.configs.split(",") if c]
+        self.onnx_path = draft_graph(args, self.configs, self.draft_path)
+        self.tok = Tokenizer.from_gguf(self.target_path)
+        self.rows: dict[str, dict] = {}
+        self.per_task: list[dict] = []
+        self.identical = True
+        self.costs: dict[int, float] | None = None
+
+    def task(self, task: dict) -> None:
+        """Target-only, then each drafter, then llama.cpp on one task; a fresh target stream."""
+        from gateway.llm.engine import Engine
+        from gateway.settings import BARE_ENGINE
+
+        args, tok = self.args, self.tok
         stream = tok.encode("\n".join(task["lines"]) + "\n", parse_special=False)
         prompt = tok.encode_chat([{"role": "system", "content": SYSTEM}, {"role": "user", "content": task["question"]}])
-        target = Engine(str(target_path), n_sink=4, n_ring=N_RING, n_scratch=N_SCRATCH, n_threads=args.threads,
-                        tokenizer=tok)  # fresh stream
+        target = Engine(str(self.target_path), n_sink=4, n_ring=N_RING, n_scratch=N_SCRATCH, n_threads=args.threads,
+                        tokenizer=tok, **BARE_ENGINE.model_dump())  # fresh stream
         target.prefill_stream(stream)
-        if costs is None:
-            costs = verify_costs(target, prompt)
+        if self.costs is None:
+            self.costs = verify_costs(target, prompt)
         base = target.generate(prompt, args.max_new)
         t_row = {"task": task["name"], "stream_tokens": len(stream), "prompt_tokens": len(prompt),
                  "new_tokens": len(base.tokens), "target_only_tok_s": round(base.decode_tok_s, 3)}
-        rows.setdefault("target_only", {"tokens": 0, "seconds": 0.0})
-        rows["target_only"]["tokens"] += len(base.tokens) - 1
-        rows["target_only"]["seconds"] += base.decode_ms / 1e3
-        for cfg in configs:
-            kind, _, deferred = cfg.partition("+")
-            kind, _, precision = kind.partition("@")
-            drafter = make_drafter(kind, target, draft_model=str(draft_path), draft_onnx=str(onnx_path),
-                                   deferred=bool(deferred), n_threads=args.threads,
-                                   n_scratch=len(prompt) + args.max_new + 2 * K_MAX,
-                                   draft_precision=precision or None)
-            drafter.push_stream(stream)
-            res = speculative_generate(target, drafter, prompt, args.max_new, Sampling(),
-                                       stop_tokens=sorted(tok.stop_ids))
-            hits = getattr(drafter, "hits", None)
-            drafter.close()
-            same = res.tokens == base.tokens
-            identical &= same
-            st = res.stats
-            r = rows.setdefault(cfg, {"tokens": 0, "seconds": 0.0, "drafted": 0, "accepted": 0, "forwards": 0,
-                                      "decoded": 0, "draft_s": 0.0, "verify_s": 0.0, "hits": 0})
-            r["tokens"] += len(res.tokens)
-            r["seconds"] += res.decode_ms / 1e3
-            r["drafted"] += st.n_drafted
-            r["accepted"] += st.n_accepted
-            r["forwards"] += st.n_target_forwards
-            r["decoded"] += st.n_decoded
-            r["draft_s"] += st.draft_ms / 1e3
-            r["verify_s"] += st.verify_ms / 1e3
-            r["hits"] += hits or 0
-            t_row[cfg] = {"tok_s": round(res.decode_tok_s, 3), "acceptance": round(st.acceptance, 3),
-                          "tokens_per_target_forward": round(st.tokens_per_target_forward, 3), "identical": same}
-            print(f"{task['name']:10s} {cfg:22s} {res.decode_tok_s:7.2f} tok/s (target-only {base.decode_tok_s:.2f})"
-                  f"  acc {st.acceptance:.2f}  tok/fwd {st.tokens_per_target_forward:.2f}  identical {same}",
-                  file=sys.stderr, flush=True)
+        only = self.rows.setdefault("target_only", {"tokens": 0, "seconds": 0.0})
+        only["tokens"] += len(base.tokens) - 1
+        only["seconds"] += base.decode_ms / 1e3
+        for cfg in self.configs:
+            t_row[cfg] = self.drafted(task["name"], cfg, target, stream, prompt, base)
         if not args.no_llama_cpp:
-            lc = run_llama_cpp(target_path, args.threads, stream + prompt, len(base.tokens))
+            lc = run_llama_cpp(self.target_path, args.threads, stream + prompt, len(base.tokens))
             t_row["llama_cpp_tok_s"] = round(lc.get("decode_tok_s", 0.0), 3)
-            rows.setdefault("llama_cpp", {"tokens": 0, "seconds": 0.0})
+            self.rows.setdefault("llama_cpp", {"tokens": 0, "seconds": 0.0})
             if "decode_tok_s" in lc:
-                rows["llama_cpp"]["tokens"] += len(base.tokens)
-                rows["llama_cpp"]["seconds"] += len(base.tokens) / lc["decode_tok_s"]
-        per_task.append(t_row)
+                self.rows["llama_cpp"]["tokens"] += len(base.tokens)
+                self.rows["llama_cpp"]["seconds"] += len(base.tokens) / lc["decode_tok_s"]
+        self.per_task.append(t_row)
 
-    tok_s = {k: (v["tokens"] / v["seconds"] if v["seconds"] else 0.0) for k, v in rows.items()}
+    def drafted(self, name: str, cfg: str, target, stream: list[int], prompt: list[int], base) -> dict:
+        """One configuration (kind[@precision][+deferred]) on the task: added to its totals; its task row."""
+        from gateway.llm.drafters import make_drafter
+        from gateway.llm.sampling import SamplingParams as Sampling
+        from gateway.llm.speculative import K_MAX, speculative_generate
+
+        args = self.args
+        kind, _, deferred = cfg.partition("+")
+        kind, _, precision = kind.partition("@")
+        drafter = make_drafter(kind, target, draft_model=str(self.draft_path), draft_onnx=str(self.onnx_path),
+                               deferred=bool(deferred), n_threads=args.threads,
+                               n_scratch=len(prompt) + args.max_new + 2 * K_MAX,
+                               draft_precision=precision or None)
+        drafter.push_stream(stream)
+        res = speculative_generate(target, drafter, prompt, args.max_new, Sampling(),
+                                   stop_tokens=sorted(self.tok.stop_ids))
+        hits = getattr(drafter, "hits", None)
+        drafter.close()
+        same = res.tokens == base.tokens
+        self.identical &= same
+        st = res.stats
+        r = self.rows.setdefault(cfg, {"tokens": 0, "seconds": 0.0, "drafted": 0, "accepted": 0, "forwards": 0,
+                                       "decoded": 0, "draft_s": 0.0, "verify_s": 0.0, "hits": 0})
+        r["tokens"] += len(res.tokens)
+        r["seconds"] += res.decode_ms / 1e3
+        r["drafted"] += st.n_drafted
+        r["accepted"] += st.n_accepted
+        r["forwards"] += st.n_target_forwards
+        r["decoded"] += st.n_decoded
+        r["draft_s"] += st.draft_ms / 1e3
+        r["verify_s"] += st.verify_ms / 1e3
+        r["hits"] += hits or 0
+        print(f"{name:10s} {cfg:22s} {res.decode_tok_s:7.2f} tok/s (target-only {base.decode_tok_s:.2f})"
+              f"  acc {st.acceptance:.2f}  tok/fwd {st.tokens_per_target_forward:.2f}  identical {same}",
+              file=sys.stderr, flush=True)
+        return {"tok_s": round(res.decode_tok_s, 3), "acceptance": round(st.acceptance, 3),
+                "tokens_per_target_forward": round(st.tokens_per_target_forward, 3), "identical": same}
+
+
+def cost_model(run: Run) -> dict:
+    """Per drafter configuration: the measured tokens and drafts per target forward, and the speedup they
+    predict here, on the RK3588 (CPU verifies, NPU or CPU drafts) and on a GPU."""
+    rows, costs = run.rows, run.costs
     t1 = rows["target_only"]["seconds"] / max(rows["target_only"]["tokens"], 1)   # s per target-only token
-    verify_cost = {t: c / costs[1] for t, c in costs.items()}
-    draft_bytes, target_bytes = os.path.getsize(draft_path), os.path.getsize(target_path)
+    draft_bytes, target_bytes = os.path.getsize(run.draft_path), os.path.getsize(run.target_path)
     model = {}
-    for cfg in configs:
+    for cfg in run.configs:
         r = rows[cfg]
         if not r["forwards"]:
             continue
@@ -224,19 +251,28 @@ def main(argv: list[str] | None = None) -> int:
                       "draft_ms_per_token_here": round(td * 1e3, 3), "verify_cost": round(tv / costs[1], 3),
                       "predicted_speedup_here": round(here, 3), "predicted_speedup_rk3588": round(rk, 3),
                       "predicted_speedup_gpu": round(gpu, 3)}
+    return model
+
+
+def summarize(run: Run) -> dict:
+    """The closing JSON object: tok/s and speedup per configuration, acceptance, the cost model."""
+    args, rows, configs = run.args, run.rows, run.configs
+    tok_s = {k: (v["tokens"] / v["seconds"] if v["seconds"] else 0.0) for k, v in rows.items()}
+    verify_cost = {t: c / run.costs[1] for t, c in run.costs.items()}
+    model = cost_model(run)
     speedups = {cfg: tok_s[cfg] / tok_s["target_only"] for cfg in configs if tok_s.get("target_only")}
     best = max(speedups, key=speedups.get)
     best_acc = rows[best]["accepted"] / rows[best]["drafted"] if rows[best]["drafted"] else 0.0
     deferred_pairs = {c: round(speedups[c] / speedups[c.split("+")[0]], 3)
                       for c in configs if c.endswith("+deferred") and c.split("+")[0] in speedups}
-    summary = {
+    return {
         "target": args.target, "draft": args.draft, "threads": args.threads, "max_new": args.max_new,
         "tok_s": {k: round(v, 3) for k, v in tok_s.items()},
         "speedup": {k: round(v, 3) for k, v in speedups.items()},
         "speedup_best": round(speedups[best], 3), "best_drafter": best, "acceptance_best": round(best_acc, 3),
         "acceptance": {c: round(rows[c]["accepted"] / rows[c]["drafted"], 3) if rows[c]["drafted"] else 0.0 for c in configs},
         "tokens_per_target_forward": {c: round(rows[c]["decoded"] / rows[c]["forwards"], 3) if rows[c]["forwards"] else 0.0 for c in configs},
-        "greedy_identical": bool(identical),
+        "greedy_identical": bool(run.identical),
         "llama_cpp_tok_s": round(tok_s.get("llama_cpp", 0.0), 3),
         "ours_vs_llama_cpp": round(tok_s["target_only"] / tok_s["llama_cpp"], 3) if tok_s.get("llama_cpp") else None,
         "deferred_vs_serial": deferred_pairs,
@@ -246,9 +282,16 @@ def main(argv: list[str] | None = None) -> int:
                         "rk3588_verify_cost_curve": "the bench host's, scaled by the slowdown",
                         "gpu_verify_cost": GPU_VERIFY_COST, "gpu_draft_cost_per_token": "draft/target GGUF bytes",
                         "ngram_on_cpu_in_series": True},
-        "tasks": per_task,
+        "tasks": run.per_task,
     }
-    print_result(summary)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    run = Run(args)
+    for task in [t for t in build_tasks() if t["name"] in args.tasks.split(",")]:
+        run.task(task)
+    print_result(summarize(run))
     return 0
 
 
