@@ -379,14 +379,9 @@ class Appliance:
             d["engine_thread"] = w
         elif self.feed is not None:
             d["token_queue"] = self.feed.stats()
-        for old, new in RENAMED_STATS.items():
-            if new in d:
-                d[old] = d[new]
         return d
 
 
-# Older names of stats() sections, kept for one release for the scripts that read them
-# (tools/bench/bench_qa.py reads "ring" and "worker").
 def _reading_families(q: dict):
     """The reading budget's figures (gateway/pipeline/reading_budget.py): nothing dropped uncounted."""
     for name, key, why in (("linegate_token_queue_summarised_lines", "summarised_lines",
@@ -404,9 +399,6 @@ def _reading_families(q: dict):
                           "Tokens/s the feed may send (read_share x the measured reading rate)")
     g.add_metric([], (q.get("budget") or {}).get("budget_tokens_per_s") or 0.0)
     yield g
-
-
-RENAMED_STATS = {"ring": "token_queue", "worker": "engine_thread"}
 
 
 # stats()["alerts"] counters -> the label value of their metric family. Named here rather than cut from the

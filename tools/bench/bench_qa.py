@@ -17,10 +17,10 @@ generated lines (qa_questions.system_lines), the ones its answers were computed 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -29,20 +29,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tools.bench import qa_questions as qq
+from tools.bench import qa_questions as qq  # noqa: E402
+from tools.bench.harness import Served, cpu_model, print_result  # noqa: E402
 
-READY_TIMEOUT_S = 600
 SHOW_CHARS = 160
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown"
+DEMO_OFF = "[ingest.demo]\nenabled = false\n"   # only the lines the bench sends
 
 
 def git_commit(path: Path) -> str:
@@ -51,12 +42,6 @@ def git_commit(path: Path) -> str:
                               text=True, timeout=10).stdout.strip() or "unknown"
     except (OSError, subprocess.SubprocessError):
         return "unknown"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def percentile(xs: list[float], p: float) -> float | None:
@@ -68,71 +53,16 @@ def percentile(xs: list[float], p: float) -> float | None:
     return s[lo] + (s[hi] - s[lo]) * (k - lo)
 
 
-class Appliance:
-    """One `linegate serve` subprocess with its own data dir; a context manager that always stops it."""
-
-    def __init__(self, linegate: str, extra_config: str = "", log_path: Path | None = None) -> None:
-        self.linegate = linegate
-        self.tmp = tempfile.TemporaryDirectory(prefix="bench_qa_")
-        self.data_dir = Path(self.tmp.name) / "data"
-        self.config = Path(self.tmp.name) / "linegate.toml"
-        self.config.write_text("[ingest.demo]\nenabled = false\n" + extra_config, encoding="utf-8")
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log_path = log_path or Path(self.tmp.name) / "serve.log"
-        self.proc: subprocess.Popen | None = None
-        self.key = ""
-
-    def __enter__(self) -> Appliance:
-        out = subprocess.run([self.linegate, "keys", "create", "--data-dir", str(self.data_dir), "--config",
-                              str(self.config), "--name", "bench_qa"], capture_output=True, text=True, timeout=120)
-        if out.returncode != 0:
-            raise RuntimeError(f"linegate keys create failed: {out.stderr.strip()}")
-        self.key = out.stdout.strip().splitlines()[0].strip()
-        self._log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen([self.linegate, "serve", "--config", str(self.config), "--data-dir",
-                                      str(self.data_dir), "--host", "127.0.0.1", "--port", str(self.port)],
-                                     stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
-
-    def stop(self) -> None:
-        p = self.proc
-        if p is not None and p.poll() is None:
-            p.send_signal(signal.SIGINT)                 # uvicorn: graceful shutdown, the appliance stops
-            try:
-                p.wait(30)
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)          # its own session: only what it started
-                p.wait(10)
-        self.proc = None
-        if getattr(self, "_log", None):
-            self._log.close()
-            self._log = None
-        self.tmp.cleanup()
-
-    def alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
+@contextlib.contextmanager
+def serve(linegate: str, extra_config: str = ""):
+    """One `linegate serve` (tools/bench/harness.py's Served: a free port, its own temporary data dir, one
+    key) with the demo line off and `extra_config`, ready once /health answers; stopped and removed after."""
+    with tempfile.TemporaryDirectory(prefix="bench_qa_") as tmp, \
+            Served(Path(tmp), DEMO_OFF + extra_config, linegate=os.path.abspath(linegate), key_name="bench_qa") as app:
+        yield app
 
 
-def wait_ready(app: Appliance, http, timeout_s: float = READY_TIMEOUT_S) -> None:
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < timeout_s:
-        if not app.alive():
-            raise RuntimeError(f"linegate serve exited (rc {app.proc.returncode if app.proc else '?'}); "
-                               f"see {app.log_path}")
-        try:
-            if http.get(app.url + "/health", timeout=5).status_code == 200:
-                return
-        except Exception:
-            pass
-        time.sleep(1.0)
-    raise RuntimeError(f"not ready after {timeout_s:.0f} s")
-
-
-def ingest(app: Appliance, http, lines: list[dict], batch: int = 250) -> int:
+def ingest(app: Served, http, lines: list[dict], batch: int = 250) -> int:
     headers = {"Authorization": f"Bearer {app.key}", "Content-Type": "application/x-ndjson"}
     accepted = 0
     for i in range(0, len(lines), batch):
@@ -143,20 +73,25 @@ def ingest(app: Appliance, http, lines: list[dict], batch: int = 250) -> int:
     return accepted
 
 
-def stats(app: Appliance, http) -> dict:
+def stats(app: Served, http) -> dict:
     r = http.get(app.url + "/api/stats", headers={"Authorization": f"Bearer {app.key}"}, timeout=30)
     r.raise_for_status()
     return r.json()
 
 
 def settled(s: dict) -> bool:
-    """The engine has read the lines and has no job waiting (alert explanations included)."""
-    queue, thread = s.get("token_queue") or s.get("ring") or {}, s.get("engine_thread") or s.get("worker") or {}
+    """The engine has read the lines and has no job waiting (alert explanations included). Without a
+    token_queue section (no engine, or an appliance from before issue 44 that named it ring) every
+    appliance would look settled at once: refused."""
+    if "token_queue" not in s:
+        raise RuntimeError("/api/stats has no token_queue section: no engine, or an appliance older than "
+                           "its names (ring, worker); bench_qa needs an engine that reports token_queue")
+    queue, thread = s["token_queue"], s.get("engine_thread") or {}
     lag = queue.get("lag_tokens", queue.get("backlog_entries", 0)) or 0
     return lag == 0 and (thread.get("queue_depth") or 0) == 0
 
 
-def wait_settled(app: Appliance, http, timeout_s: float) -> tuple[float, dict]:
+def wait_settled(app: Served, http, timeout_s: float) -> tuple[float, dict]:
     t0 = time.monotonic()
     s: dict = {}
     calm = 0
@@ -213,10 +148,8 @@ def run_system(system: str, qs: list[dict], a: argparse.Namespace, log, recs: li
     if a.ttft_budget_ms:
         extra += f"[alerts]\nttft_budget_ms = {a.ttft_budget_ms}\n" if a.explain else \
             f"ttft_budget_ms = {a.ttft_budget_ms}\n"
-    with Appliance(a.linegate, extra) as app, httpx.Client() as http:
-        t0 = time.monotonic()
-        wait_ready(app, http)
-        load_s = time.monotonic() - t0
+    with serve(a.linegate, extra) as app, httpx.Client() as http:
+        load_s = app.ready_s
         lines = qq.system_lines(system, a.data)
         n = ingest(app, http, lines)
         settle_s, s = wait_settled(app, http, a.settle_timeout)
@@ -302,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--summarize", type=Path, help="print the summary JSON line of a records file (--out) and exit")
     a = ap.parse_args(argv)
     if a.summarize:
-        print(json.dumps(summary(json.loads(a.summarize.read_text(encoding="utf-8")), a), ensure_ascii=False))
+        print_result(summary(json.loads(a.summarize.read_text(encoding="utf-8")), a), ensure_ascii=False)
         return 0
     signal.signal(signal.SIGTERM, _terminate)       # a killed bench still stops its appliance
     qs = json.loads(a.questions.read_text(encoding="utf-8")) if a.questions else qq.build(a.data)
@@ -331,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:                                  # records so far, also when stopped early
         if a.out:
             a.out.write_text(json.dumps(recs, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    print(json.dumps(summary(recs, a), ensure_ascii=False), flush=True)
+    print_result(summary(recs, a), ensure_ascii=False)
     return 0
 
 

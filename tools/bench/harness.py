@@ -123,11 +123,13 @@ class Served:
     when /health answers 200; a context manager that always stops it.
 
     `cwd` is the checkout that serves (`python -m gateway` imports the gateway found there), so a
-    benchmark can serve another checkout with the same loads."""
+    benchmark can serve another checkout with the same loads; `linegate`, an installed `linegate`
+    executable to run instead of `python -m gateway` (its venv decides which gateway serves)."""
 
     def __init__(self, workdir: Path, config: str = "", *, python: str = sys.executable, cwd: Path = REPO,
                  data_dir: Path | None = None, log_path: Path | None = None, env: dict | None = None,
-                 key_name: str | None = None, ready_timeout_s: float = READY_TIMEOUT_S) -> None:
+                 key_name: str | None = None, ready_timeout_s: float = READY_TIMEOUT_S,
+                 linegate: str | None = None) -> None:
         workdir = Path(workdir)
         workdir.mkdir(parents=True, exist_ok=True)
         self.data_dir = data_dir or workdir / "data"
@@ -136,7 +138,7 @@ class Served:
         self.log_path = log_path or workdir / "server.log"
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        base = [python, "-m", "gateway"]
+        base = [linegate] if linegate else [python, "-m", "gateway"]
         where = ["--config", str(self.config), "--data-dir", str(self.data_dir)]
         keys = subprocess.run(base + ["keys", "create", *where] + (["--name", key_name] if key_name else []),
                               cwd=cwd, env=env, capture_output=True, text=True)
@@ -148,7 +150,7 @@ class Served:
         self.proc = subprocess.Popen(base + ["serve", *where, "--host", "127.0.0.1", "--port", str(self.port)],
                                      cwd=cwd, env=env, stdout=self._log, stderr=subprocess.STDOUT)
         try:
-            self.wait_healthy(ready_timeout_s)
+            self.ready_s = self.wait_healthy(ready_timeout_s)   # seconds from start to the first healthy answer
         except BaseException:
             self.stop(timeout_s=10)
             raise

@@ -148,8 +148,7 @@ def ship_boxes(a: argparse.Namespace, urls: list[str], log) -> None:
 
     for box, system in BOXES.items():
         cfg = "[engine]\nenabled = false\n[alerts]\nexplain = []\n" + _fleet_config(urls, a.database, box)
-        with bench_qa.Appliance(a.linegate, cfg) as app, httpx.Client() as http:
-            bench_qa.wait_ready(app, http)
+        with bench_qa.serve(a.linegate, cfg) as app, httpx.Client() as http:
             n = bench_qa.ingest(app, http, qq.system_lines(system, a.data))
             t0 = time.monotonic()
             while (bench_qa.stats(app, http).get("fleet") or {}).get("pending", 1) and time.monotonic() - t0 < 120:
@@ -172,8 +171,7 @@ def run(a: argparse.Namespace, qs: list[dict], log) -> list[dict]:
         cfg = (f'[engine]\nmodel = "{a.model}"\n[token_queue]\nn_tokens = 2048\n[alerts]\nexplain = []\n'
                + (f"ttft_budget_ms = {a.ttft_budget_ms}\n" if a.ttft_budget_ms else "")
                + _fleet_config(cluster.urls, a.database, node=True))
-        with bench_qa.Appliance(a.linegate, cfg) as node, httpx.Client() as http:
-            bench_qa.wait_ready(node, http)
+        with bench_qa.serve(a.linegate, cfg) as node, httpx.Client() as http:
             model = (bench_qa.stats(node, http).get("engine") or {}).get("model")
             client = openai.OpenAI(base_url=node.url + "/v1", api_key=node.key, timeout=a.timeout, max_retries=0)
             for q in qs:
