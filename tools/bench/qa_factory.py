@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import math
 import re
 import sys
@@ -34,6 +33,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
+from tools.bench import qa_questions  # noqa: E402  (write_questions; it imports this module lazily)
 from tools.bench import synth_logs as sl  # noqa: E402
 
 N_LINES = 2000
@@ -498,13 +498,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shapes", default="", help="comma-separated shapes (default: all of the part)")
     ap.add_argument("--out", type=Path, help="write the JSON here (default: stdout)")
     a = ap.parse_args(argv)
-    qs = build(a.part, tuple(s for s in a.shapes.split(",") if s))
-    text = json.dumps(qs, ensure_ascii=False, indent=1)
-    if a.out:
-        a.out.write_text(text + "\n", encoding="utf-8")
-        print(f"{len(qs)} questions -> {a.out}", file=sys.stderr)
-    else:
-        print(text)
+    qa_questions.write_questions(build(a.part, tuple(s for s in a.shapes.split(",") if s)), a.out)
     return 0
 
 

@@ -566,6 +566,16 @@ def system_lines(system: str, data: Path = DEFAULT_DATA) -> list[dict]:
     return [{"text": ln} for ln in load_system(data, system)[0]]
 
 
+def write_questions(qs: list[dict], out: Path | None) -> None:
+    """A question set as indented JSON (non-ASCII as written): into `out`, with a count on stderr, else stdout."""
+    text = json.dumps(qs, ensure_ascii=False, indent=1)
+    if out:
+        out.write_text(text + "\n", encoding="utf-8")
+        print(f"{len(qs)} questions -> {out}", file=sys.stderr)
+    else:
+        print(text)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="folder of <System>/<System>_2k.log*")
@@ -573,13 +583,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-demo", action="store_true", help="leave out the demo line")
     ap.add_argument("--out", type=Path, help="write the JSON here (default: stdout)")
     a = ap.parse_args(argv)
-    qs = build(a.data, tuple(s for s in a.systems.split(",") if s), demo=not a.no_demo)
-    text = json.dumps(qs, ensure_ascii=False, indent=1)
-    if a.out:
-        a.out.write_text(text + "\n", encoding="utf-8")
-        print(f"{len(qs)} questions -> {a.out}", file=sys.stderr)
-    else:
-        print(text)
+    write_questions(build(a.data, tuple(s for s in a.systems.split(",") if s), demo=not a.no_demo), a.out)
     return 0
 
 
