@@ -153,11 +153,10 @@ class OursSession:
 
     def __init__(self, model: str, threads: int, toks: list[int]):
         from gateway.llm.engine import Engine
-        from gateway.settings import BARE_ENGINE
 
         self.model, self.threads, self.toks = model, threads, toks
         self.eng = Engine(model, n_sink=N_SINK, n_ring=CACHE_TOKENS - N_SINK - N_SCRATCH, n_scratch=N_SCRATCH,
-                          n_threads=threads, **BARE_ENGINE.model_dump())
+                          n_threads=threads, **BARE_ENGINE)
         e = self.e = self.eng.native
         self.out1 = np.empty(e.n_vocab, np.float32)
         self.one = np.zeros(1, np.int32)
@@ -210,11 +209,10 @@ class OursSession:
         with one-term activations (act_precision "q8", the draft's; llama.cpp's scheme), in the same
         rounds: suffix "_q8"."""
         from gateway.llm.engine import Engine
-        from gateway.settings import BARE_ENGINE
 
         self.decoding = False
         e8 = Engine(self.model, n_sink=N_SINK, n_ring=64, n_scratch=64, n_threads=self.threads,
-                    kv_policy=BARE_ENGINE.kv_policy, act_precision="q8").native
+                    kv_policy=BARE_ENGINE["kv_policy"], act_precision="q8").native
         for eng in (self.e, e8):
             eng.rollback(0)
             eng.forward_scratch(self.arr(self.toks[:PROMPT]), self.out1)
@@ -327,10 +325,9 @@ def measure(sessions: dict, quick: bool) -> dict:
 
 def worker_drift(model: str, threads: int, toks: list[int]) -> dict:
     from gateway.llm.engine import Engine
-    from gateway.settings import BARE_ENGINE
 
     n_tokens = len(toks)
-    eng = Engine(model, n_sink=N_SINK, n_ring=STREAM_RING, n_scratch=64, n_threads=threads, **BARE_ENGINE.model_dump())
+    eng = Engine(model, n_sink=N_SINK, n_ring=STREAM_RING, n_scratch=64, n_threads=threads, **BARE_ENGINE)
     eng.prefill_stream(toks[:STREAM_RING])               # the ring is full from here on
     before = rss_mb()
     t = time.perf_counter()
@@ -421,9 +418,17 @@ def use_isa(kind: str, isa: str | None) -> None:
         gateway._native = mod
 
 
+# The settings' BARE_ENGINE (kv_policy, act_precision), as the orchestrator passed it to this worker (--bare-engine):
+# a worker does not import gateway.settings itself, whose imports (pydantic) would add ~14 MB to the peak RSS it reports.
+BARE_ENGINE: dict = {}
+
+
 def worker_cmd(kind: str, model: str, threads: int, tokens_file: Path, isa: str | None, plan: str | None = None) -> list[str]:
+    from gateway.settings import BARE_ENGINE as bare
+
     return [sys.executable, __file__, "--worker", kind, "--model", model, "--threads", str(threads),
-            "--tokens-file", str(tokens_file)] + (["--isa", isa] if isa else []) + (["--kernel-plan", plan] if plan else [])
+            "--tokens-file", str(tokens_file), "--bare-engine", bare.model_dump_json()] + \
+        (["--isa", isa] if isa else []) + (["--kernel-plan", plan] if plan else [])
 
 
 def run_worker(kind: str, model: str, threads: int, tokens_file: Path, isa: str | None = None, plan: str | None = None) -> dict:
@@ -476,6 +481,7 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--worker", choices=("ours", "llama", "drift"), help=argparse.SUPPRESS)
     ap.add_argument("--model", help=argparse.SUPPRESS)
     ap.add_argument("--tokens-file", help=argparse.SUPPRESS)
+    ap.add_argument("--bare-engine", type=json.loads, default={}, help=argparse.SUPPRESS)
     ap.add_argument("--isa", choices=sorted(ISA_DIRS), help="both engines built for this instruction set")
     ap.add_argument("--kernel-plan", help="ours runs the calibrated kernel plan in this folder (default: static); "
                     "a second engine with the static plan runs alongside, its rounds alternating with the others")
@@ -486,6 +492,7 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
 def _run_worker(args: argparse.Namespace) -> int:
     """One engine in its own process (--worker): timed steps asked for on stdin, answered on stdout."""
     use_isa(args.worker, args.isa)
+    BARE_ENGINE.update(args.bare_engine)
     if args.kernel_plan and args.worker != "llama":   # a plan for another build is ignored (one log line)
         from gateway.llm import kernel_plan
         kernel_plan.load(args.kernel_plan)
