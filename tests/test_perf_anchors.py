@@ -104,9 +104,10 @@ def test_each_link_between_write_ups_resolves(where, target, anchor):
             f"{where}: {target} has no heading #{anchor}"
 
 
-# A machine's own folders (the checkout's, a worktree's, a home directory). /home/curi/ is not one: it is a path
-# inside the Loghub Zookeeper lines that the QA records quote.
-MACHINE_PATH = re.compile(r"/work/|/root/|/Users/|/home/(?!curi/)")
+# A machine's own folders (the checkout's, a worktree's, a home directory), at the start of a path: not inside
+# one (HDFS lines the QA records quote hold /user/root/...). /home/curi/ is not one: it is a path inside the
+# Loghub Zookeeper lines.
+MACHINE_PATH = re.compile(r"(?<![\w.-])(?:/work/|/root/|/Users/|/home/(?!curi/))")
 
 
 def test_no_machine_paths_in_docs_perf():
