@@ -69,26 +69,28 @@ def _field(expr: str) -> str:
 def _known_values(s: FleetSurface, m: re.Match, args) -> Rows:
     """query.known_values: the most frequent host | component | level."""
     field = _field(m.group(1))
-    rows = s.q(f"SELECT {sql.GROUPS[field]} AS v, count() AS n FROM {s.table} FINAL WHERE box != ''"
-               f" GROUP BY v HAVING v != '' ORDER BY n DESC, v LIMIT {int(args[0])}")
-    return [(r["v"],) for r in rows]
+    w = sql.Where()
+    rows = s.q(sql.top_group(s.table, w, field, int(args[0]) + 1))       # + 1: '' is not a value
+    return [(r["value"],) for r in rows if r["value"] != ""][: int(args[0])]
 
 
 def _template_counts(s: FleetSurface, m: re.Match, args) -> Rows:
     """query.known_words and grounding.Kinds: the templates by lines (Kinds: with their fleet numbers)."""
     limit = int(args[0]) if args else 5000
-    rows = s.q(f"SELECT template AS t, count() AS n FROM {s.table} FINAL WHERE box != '' AND template != ''"
-               f" GROUP BY t ORDER BY n DESC, t LIMIT {limit}")
+    w = sql.Where()
+    w.conds.append("template != ''")
+    rows = s.q(sql.top_group(s.table, w, "template", limit))
     if m.group(1):
-        return [(s.numbers.number(r["t"]), r["t"], int(r["n"])) for r in rows]
-    return [(r["t"], int(r["n"])) for r in rows]
+        return [(s.numbers.number(r["value"]), r["value"], int(r["n"])) for r in rows]
+    return [(r["value"], int(r["n"])) for r in rows]
 
 
 def _recent_param_words(s: FleetSurface, m: re.Match, args) -> Rows:
     """query.known_words: the non-numeric parameters of the newest lines (by the line's time, all boxes)."""
-    rows = s.q(f"SELECT pt, count() AS n FROM (SELECT param_text, param_num FROM {s.table} FINAL WHERE box != ''"
-               f" ORDER BY time DESC LIMIT {int(args[0])}) ARRAY JOIN param_text AS pt, param_num AS pv"
-               f" WHERE isNull(pv) GROUP BY pt ORDER BY n DESC, pt LIMIT 5000")
+    newest = sql.deduped_lines("box, id, time, param_text, param_num", s.table, sql.Where().sql(),
+                               "time DESC, box DESC, id DESC", int(args[0]))
+    rows = s.q(sql.PerShard(f"SELECT pt, count() AS n FROM ({newest}) ARRAY JOIN param_text AS pt, param_num AS pv"
+                            f" WHERE isNull(pv) GROUP BY pt ORDER BY n DESC, pt LIMIT 5000"))
     return [(r["pt"], int(r["n"])) for r in rows]
 
 
@@ -101,7 +103,7 @@ def _token_where(q: str) -> sql.Where:
 def _templates_holding(s: FleetSurface, m: re.Match, args) -> Rows:
     """grounding.Kinds._holding: the kinds of the (first 400) lines holding a token."""
     w = _token_where(args[0]).sql("template != ''")
-    rows = s.q(f"SELECT DISTINCT template FROM (SELECT template FROM {s.table} FINAL{w} LIMIT 400)")
+    rows = s.q(f"SELECT DISTINCT template FROM (SELECT template FROM {s.table}{w} LIMIT 400)")
     return [(s.numbers.number(r["template"]),) for r in rows]
 
 
@@ -110,8 +112,10 @@ def _kind_params(s: FleetSurface, m: re.Match, args) -> Rows:
     text = s.numbers.text(int(args[0]))
     if text is None:
         return []
-    rows = s.q(f"SELECT param_name, param_text FROM {s.table} FINAL WHERE box != '' AND template = {sql.lit(text)}"
-               f" ORDER BY time DESC, box DESC, id DESC LIMIT {int(args[1])}")
+    w = sql.Where()
+    w.conds.append(f"template = {sql.lit(text)}")
+    rows = s.q(sql.deduped_lines("box, id, time, param_name, param_text", s.table, w.sql(),
+                                 "time DESC, box DESC, id DESC", int(args[1])))
     n = len(rows)
     return [(n - i, pos, name or None, t) for i, r in enumerate(rows)
             for pos, (name, t) in enumerate(zip(r["param_name"], r["param_text"]))]
@@ -120,8 +124,7 @@ def _kind_params(s: FleetSurface, m: re.Match, args) -> Rows:
 def _lines_holding(s: FleetSurface, m: re.Match, args) -> Rows:
     """evidence.find: (id, time, host, component, level, time_text, text) of lines holding a token. The id is
     the line's own (its box's): the answer layer only tells the lines apart by it."""
-    rows = s.q(f"SELECT {sql.LINE_COLUMNS} FROM {s.table} FINAL{_token_where(args[0]).sql()}"
-               f" ORDER BY time, box, id LIMIT {int(args[1])}")
+    rows = s.q(sql.deduped_lines(sql.LINE_COLUMNS, s.table, _token_where(args[0]).sql(), "time, box, id", int(args[1])))
     return [(r["id"], r["time"], r["host_"], r["component"], r["level_"], r["time_text"], r["text"]) for r in rows]
 
 

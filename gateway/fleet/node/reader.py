@@ -34,7 +34,7 @@ class FleetStoreReader:
         return cls(surface._rows, surface.table.split(".")[0], surface.caps)
 
     def _q(self, statement: str) -> list[dict]:
-        return self._rows(statement, self.caps)
+        return self._rows(statement, sql.settings(statement, self.caps))
 
     @staticmethod
     def _row(r: dict) -> dict:
@@ -73,19 +73,18 @@ class FleetStoreReader:
         if after_id is not None:
             w.conds.append(f"id > {int(after_id)}")
         order = "ASC" if after_id is not None else "DESC"
-        rows = self._q(f"SELECT {_COLUMNS} FROM {self.table} FINAL{w.sql()}"
-                       f" ORDER BY ts {order}, box {order}, id {order} LIMIT {int(limit)}")
+        rows = self._q(sql.deduped_lines(_COLUMNS, self.table, w.sql(), f"ts {order}, box {order}, id {order}", limit))
         return [self._row(r) for r in rows]
 
     def get(self, line_id: int, box: str) -> dict | None:
-        rows = self._q(f"SELECT {_COLUMNS} FROM {self.table} FINAL WHERE box = {sql.lit(box)} AND id = {int(line_id)}")
+        rows = self._q(f"SELECT {_COLUMNS} FROM {self.table} WHERE box = {sql.lit(box)} AND id = {int(line_id)} LIMIT 1")
         return self._row(rows[0]) if rows else None
 
     def fields(self, line_id: int, box: str) -> dict | None:
         """As Store.fields: time, time_text, line_host, component, pid, level, template_id, template, params."""
         rows = self._q(f"SELECT box, id, time, time_text, line_host, component, pid, level, template_id, template,"
-                       f" param_text, param_num, param_name FROM {self.table} FINAL"
-                       f" WHERE box = {sql.lit(box)} AND id = {int(line_id)}")
+                       f" param_text, param_num, param_name FROM {self.table}"
+                       f" WHERE box = {sql.lit(box)} AND id = {int(line_id)} LIMIT 1")      # a copy is the same line
         if not rows:
             return None
         r = rows[0]
@@ -99,7 +98,7 @@ class FleetStoreReader:
         w = sql.Where()
         if box:
             w.conds.append(f"box = {sql.lit(box)}")
-        return int(self._q(f"SELECT count() AS n FROM {self.table} FINAL{w.sql()}")[0]["n"])
+        return int(self._q(sql.count(self.table, w))[0]["n"])
 
     def id_range(self, box: str) -> tuple[int | None, int | None]:
         r = self._q(f"SELECT min(id) AS lo, max(id) AS hi, count() AS n FROM {self.table}"
@@ -107,7 +106,9 @@ class FleetStoreReader:
         return (r["lo"], r["hi"]) if r["n"] else (None, None)
 
     def stats(self) -> dict:
-        """Per box: lines (after FINAL), first and last id, newest arrival."""
-        rows = self._q(f"SELECT box, count() AS lines, min(id) AS first_id, max(id) AS last_id, max(ts) AS newest_ts"
-                       f" FROM {self.table} FINAL WHERE box != '' GROUP BY box ORDER BY box")
+        """Per box: lines (each once, sql.count), first and last id, newest arrival."""
+        rows = self._q(sql.PerShard(
+            f"SELECT box, sum(c) AS lines, min(lo) AS first_id, max(hi) AS last_id, max(t) AS newest_ts FROM"
+            f" (SELECT box, uniqExact(id) AS c, min(id) AS lo, max(id) AS hi, max(ts) AS t FROM {self.table}"
+            f" WHERE box != '' GROUP BY box) GROUP BY box ORDER BY box"))
         return {"table": self.table, "boxes": rows, "lines": sum(int(r["lines"]) for r in rows)}

@@ -1,11 +1,16 @@
 """The query surface's calls (gateway/pipeline/query.py) compiled to ClickHouse SQL over the fleet's lines table
 (gateway/fleet/schema.py): each filter a condition, each op's statement. Pure: strings in, SQL out; knows
 nothing about HTTP or how results are shaped. SQL that ClickHouse 18.16 and current releases both run: no
-query parameters (18.16 has none: every value is a quoted literal), re2 regexes (`match`), and FINAL on
-every read, so a line sent twice counts once.
+query parameters (18.16 has none: every value is a quoted literal) and re2 regexes (`match`).
 
-18.16 quirk: a Distributed `... FINAL ORDER BY` without WHERE fails unless the key columns are selected;
-every statement here has a WHERE (`box != ''` holds for every line) and line reads select box and id.
+Each line once, without FINAL. A line is (box, id), resent copies of it are the same line, and the Distributed
+table shards by a hash of (box, id), so all copies of a line sit on one shard. 18.16 runs FINAL as one
+single-threaded merge of every row before WHERE (seconds per statement over millions of lines), so the
+statements here filter first and dedupe what matched: counts are `uniqExact(id)` per box, lines are
+`LIMIT 1 BY box, id`, figures that copies cannot change (min, max, distinct values, a line holding the
+extreme) read the rows as they are. A `PerShard` statement is correct as written on any table; its settings
+(`distributed_group_by_no_merge`) let each shard run the inner statement to the end, so that a shard sends
+its counts (or its first lines), not every matching id, and the outer statement adds them up.
 """
 
 from __future__ import annotations
@@ -117,64 +122,102 @@ def where(call: dict, since: float | None, until: float | None, anchored: bool =
     return w
 
 
+class PerShard(str):
+    """A statement whose read of the lines table each shard may finish alone (module doc): the node sends
+    `settings` with it. Without them it is still right, only slower (the shards send every matching id)."""
+
+    settings = {"distributed_group_by_no_merge": 1}
+
+
+def settings(statement: str, caps: dict) -> dict:
+    """What to send with `statement`: the caps, and a PerShard statement's own settings."""
+    return {**caps, **getattr(statement, "settings", {})}
+
+
+def deduped_lines(columns: str, t: str, where_sql: str, order: str, limit: int) -> PerShard:
+    """`columns` (naming box and id, and what `order` sorts by) of the first `limit` matching lines in `order`,
+    each line once: each shard's first, copies dropped (LIMIT 1 BY), then the shards' first together."""
+    inner = f"SELECT {columns} FROM {t}{where_sql} ORDER BY {order} LIMIT 1 BY box, id LIMIT {int(limit)}"
+    return PerShard(f"SELECT * FROM ({inner}) ORDER BY {order} LIMIT {int(limit)}")
+
+
 # --- statements: `t` is the table ("linegate.lines"), `w` the call's Where ------------------------------
-def count(t: str, w: Where) -> str:
-    return f"SELECT count() AS n FROM {t} FINAL{w.sql()}"
+def count(t: str, w: Where) -> PerShard:
+    """Matching lines, each once: distinct ids per box (a line's copies share box and id), summed."""
+    return PerShard(f"SELECT sum(c) AS n FROM (SELECT uniqExact(id) AS c FROM {t}{w.sql()} GROUP BY box)")
 
 
 def newest(t: str) -> str:
-    return f"SELECT max(time) AS t, count() AS n FROM {t} FINAL WHERE box != ''"
+    """The newest line's time, and n > 0 if there is a line (copies change neither)."""
+    return f"SELECT max(time) AS t, count() AS n FROM {t} WHERE box != ''"
 
 
-def top_group(t: str, w: Where, by: str, k: int) -> str:
-    return (f"SELECT {GROUPS[by]} AS value, count() AS n FROM {t} FINAL{w.sql()}"
-            f" GROUP BY value ORDER BY n DESC, value LIMIT {int(k)}")
+def _top(t: str, value: str, rest: str, k: int, unit: str = "id") -> PerShard:
+    """The k most frequent `value`s of the rows `rest` (FROM's tail: ARRAY JOIN, WHERE) selects, each counted
+    once per distinct `unit` of a box (id: a line; `id, pos`: a line's parameter), summed over boxes."""
+    return PerShard(f"SELECT value, sum(c) AS n FROM (SELECT {value} AS value, uniqExact({unit}) AS c FROM {t}{rest}"
+                    f" GROUP BY value, box) GROUP BY value ORDER BY n DESC, value LIMIT {int(k)}")
 
 
-def top_params(t: str, w: Where, k: int, *, name: str | None = None, pos: int | None = None) -> str:
+def top_group(t: str, w: Where, by: str, k: int) -> PerShard:
+    return _top(t, GROUPS[by], w.sql(), k)
+
+
+def top_params(t: str, w: Where, k: int, *, name: str | None = None, pos: int | None = None) -> PerShard:
     """The most frequent parameter texts: of the parameter called `name`, at position `pos`, or else the
-    non-numeric ones (query.py's by=value)."""
+    non-numeric ones (query.py's by=value: each parameter of a line counts)."""
     if pos is not None:
-        return (f"SELECT param_text[{int(pos) + 1}] AS value, count() AS n FROM {t} FINAL"
-                f"{w.sql(f'length(param_text) > {int(pos)}')} GROUP BY value ORDER BY n DESC, value LIMIT {int(k)}")
+        return _top(t, f"param_text[{int(pos) + 1}]", w.sql(f"length(param_text) > {int(pos)}"), k)
     cond = f"pn = {lit(name)}" if name is not None else "isNull(pv)"
-    return (f"SELECT pt AS value, count() AS n FROM {t} FINAL ARRAY JOIN param_text AS pt, param_num AS pv,"
-            f" param_name AS pn{w.sql(cond)} GROUP BY value ORDER BY n DESC, value LIMIT {int(k)}")
+    return _top(t, "pt", " ARRAY JOIN param_text AS pt, param_num AS pv, param_name AS pn,"
+                f" arrayEnumerate(param_text) AS pp{w.sql(cond)}", k, unit="id, pp")
 
 
-def stats_named(t: str, w: Where, name: str) -> str:
-    return (f"SELECT count() AS n, min(v) AS min, max(v) AS max, avg(v) AS avg, sum(v) AS sum FROM {t} FINAL"
-            f" ARRAY JOIN arrayMap(x -> ifNull(x, nan), param_num) AS v, param_name AS pn"
-            f"{w.sql(f'pn = {lit(name)}', 'NOT isNaN(v)')}")
+def _stats(t: str, rest: str) -> PerShard:
+    """count, min, max, avg, sum of the numbers `v` that `rest` (ARRAY JOIN ... AS v, pp; WHERE) selects: per
+    shard each (line, position) once (groupUniqArray drops a copy's same tuple), then over the shards."""
+    vs = "arrayMap(x -> x.4, groupUniqArray((box, id, pp, v)))"      # 18.16 has no arrayMin: arrayReduce
+    inner = (f"SELECT length({vs}) AS c, arrayReduce('sum', {vs}) AS s, arrayReduce('min', {vs}) AS lo,"
+             f" arrayReduce('max', {vs}) AS hi FROM {t}{rest}")
+    return PerShard(f"SELECT sum(c) AS n, min(lo) AS min, max(hi) AS max, if(sum(c) > 0, sum(s) / sum(c), 0) AS avg, sum(s) AS sum"
+                    f" FROM ({inner}) WHERE c > 0")
 
 
-def stats_pos(t: str, w: Where, pos: int) -> str:
+def stats_named(t: str, w: Where, name: str) -> PerShard:
+    return _stats(t, f" ARRAY JOIN arrayMap(x -> ifNull(x, nan), param_num) AS v, param_name AS pn,"
+                  f" arrayEnumerate(param_num) AS pp{w.sql(f'pn = {lit(name)}', 'NOT isNaN(v)')}")
+
+
+def stats_pos(t: str, w: Where, pos: int) -> PerShard:
     v = f"param_num[{int(pos) + 1}]"
-    return (f"SELECT count() AS n, min(v) AS min, max(v) AS max, avg(v) AS avg, sum(v) AS sum FROM {t} FINAL"
-            f" ARRAY JOIN [ifNull({v}, nan)] AS v{w.sql(f'length(param_num) > {int(pos)}', 'NOT isNaN(v)')}")
+    return _stats(t, f" ARRAY JOIN [ifNull({v}, nan)] AS v, [{int(pos) + 1}] AS pp"
+                  f"{w.sql(f'length(param_num) > {int(pos)}', 'NOT isNaN(v)')}")
 
 
 def best_pos(t: str, w: Where) -> str:
-    """The parameter position with the most distinct numbers (query.py's stats without of/param)."""
-    return (f"SELECT pos, uniqExact(v) AS u FROM {t} FINAL ARRAY JOIN arrayMap(x -> ifNull(x, nan), param_num) AS v,"
+    """The parameter position with the most distinct numbers (query.py's stats without of/param; copies add
+    no distinct number)."""
+    return (f"SELECT pos, uniqExact(v) AS u FROM {t} ARRAY JOIN arrayMap(x -> ifNull(x, nan), param_num) AS v,"
             f" arrayEnumerate(param_num) AS pos{w.sql('NOT isNaN(v)')} GROUP BY pos ORDER BY u DESC, pos DESC LIMIT 1")
 
 
 def extreme_line(t: str, w: Where, array_join: str, order: str, conds: tuple[str, ...]) -> str:
-    """The line holding the least (ASC) or greatest (DESC) value `v` of `array_join` ("ARRAY JOIN ... AS v")."""
-    return (f"SELECT {LINE_COLUMNS}, v FROM {t} FINAL {array_join}{w.sql(*conds)}"
+    """The line holding the least (ASC) or greatest (DESC) value `v` of `array_join` ("ARRAY JOIN ... AS v");
+    a copy is the same line."""
+    return (f"SELECT {LINE_COLUMNS}, v FROM {t} {array_join}{w.sql(*conds)}"
             f" ORDER BY v {order}, box, id LIMIT 1")
 
 
-def lines(t: str, w: Where, order: str, limit: int) -> str:
-    """Matching lines by their own time (`order` ASC or DESC; ties by box and id)."""
-    return f"SELECT {LINE_COLUMNS} FROM {t} FINAL{w.sql()} ORDER BY time {order}, box {order}, id {order} LIMIT {int(limit)}"
+def lines(t: str, w: Where, order: str, limit: int) -> PerShard:
+    """Matching lines by their own time (`order` ASC or DESC; ties by box and id), each once."""
+    return deduped_lines(LINE_COLUMNS, t, w.sql(), f"time {order}, box {order}, id {order}", limit)
 
 
-def span(t: str, w: Where) -> str:
-    return f"SELECT min(time) AS lo, max(time) AS hi, count() AS n FROM {t} FINAL{w.sql()}"
+def span(t: str, w: Where) -> PerShard:
+    return PerShard(f"SELECT min(lo) AS lo, max(hi) AS hi, sum(c) AS n FROM (SELECT min(time) AS lo, max(time) AS hi,"
+                    f" uniqExact(id) AS c FROM {t}{w.sql()} GROUP BY box)")
 
 
-def buckets(t: str, w: Where, lo: float, size: float) -> str:
-    return (f"SELECT toInt64(floor((time - {num(lo)}) / {num(size)})) AS b, count() AS n FROM {t} FINAL{w.sql()}"
-            " GROUP BY b ORDER BY b")
+def buckets(t: str, w: Where, lo: float, size: float) -> PerShard:
+    return PerShard(f"SELECT b, sum(c) AS n FROM (SELECT toInt64(floor((time - {num(lo)}) / {num(size)})) AS b,"
+                    f" uniqExact(id) AS c FROM {t}{w.sql()} GROUP BY b, box) GROUP BY b ORDER BY b")

@@ -63,7 +63,8 @@ class FleetSurface:
         """Closes the connections of a surface built by from_settings (others own theirs)."""
 
     def q(self, statement: str) -> list[dict]:
-        return self._rows(statement, self.caps)
+        """The rows of one statement, sent with the caps (and a sql.PerShard statement's settings)."""
+        return self._rows(statement, sql.settings(statement, self.caps))
 
     def execute(self, statement: str, args: tuple | list = ()) -> tuple[list[tuple], bool]:
         """QuerySurface.execute for the answer layer's own reads (catalog.py): (rows, truncated)."""
