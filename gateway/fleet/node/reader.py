@@ -77,7 +77,8 @@ class FleetStoreReader:
         return [self._row(r) for r in rows]
 
     def get(self, line_id: int, box: str) -> dict | None:
-        rows = self._q(f"SELECT {_COLUMNS} FROM {self.table} WHERE box = {sql.lit(box)} AND id = {int(line_id)} LIMIT 1")
+        rows = self._q(f"SELECT {_COLUMNS} FROM {self.table}"
+                       f" WHERE box = {sql.lit(box)} AND id = {int(line_id)} LIMIT 1")      # a copy is the same line
         return self._row(rows[0]) if rows else None
 
     def fields(self, line_id: int, box: str) -> dict | None:

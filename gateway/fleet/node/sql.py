@@ -179,8 +179,8 @@ def _stats(t: str, rest: str) -> PerShard:
     vs = "arrayMap(x -> x.4, groupUniqArray((box, id, pp, v)))"      # 18.16 has no arrayMin: arrayReduce
     inner = (f"SELECT length({vs}) AS c, arrayReduce('sum', {vs}) AS s, arrayReduce('min', {vs}) AS lo,"
              f" arrayReduce('max', {vs}) AS hi FROM {t}{rest}")
-    return PerShard(f"SELECT sum(c) AS n, min(lo) AS min, max(hi) AS max, if(sum(c) > 0, sum(s) / sum(c), 0) AS avg, sum(s) AS sum"
-                    f" FROM ({inner}) WHERE c > 0")
+    return PerShard(f"SELECT sum(c) AS n, min(lo) AS min, max(hi) AS max, if(sum(c) > 0, sum(s) / sum(c), 0) AS avg,"
+                    f" sum(s) AS sum FROM ({inner}) WHERE c > 0")
 
 
 def stats_named(t: str, w: Where, name: str) -> PerShard:
