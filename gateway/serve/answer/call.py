@@ -75,6 +75,19 @@ TOOL_HELP = (
     '最近十分钟有哪些告警？ {"op": "lines", "level": "warning", "last_minutes": 10}\n'
     '泵跳闸了多少次？ {"op": "count", "text": "pump trip"}\n'
     '哪台设备报警最多？ {"op": "top_k", "by": "host", "level": "warning"}')
+# On a fleet node (every box's lines), after TOOL_HELP: what a box is, and a call counting by box (without it
+# the 1.5B counted "which box has the most" by host).
+FLEET_TOOL_HELP = (
+    "box (箱) = the appliance of one production line: this log holds the lines of every box; by box counts "
+    "lines per box, box = \"<name>\" keeps one box's lines.\n"
+    'Which box logged the most errors? {"op": "top_k", "by": "box", "level": "error"}')
+
+
+def tool_help(fleet_node: bool = False) -> str:
+    """The tool's description for the system turn: TOOL_HELP, on a fleet node with FLEET_TOOL_HELP."""
+    return TOOL_HELP + ("\n" + FLEET_TOOL_HELP if fleet_node else "")
+
+
 COPY_IN_CHINESE = "结果里的日志消息、名称、数字和时间请原样照抄。"   # a Chinese answer otherwise paraphrases the
                                                               # message it should cite ("why" questions)
 CALL_INSTRUCTION = "Write the query for this question."

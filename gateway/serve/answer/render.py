@@ -56,11 +56,13 @@ def _num(x: Any) -> str:
 
 
 def _where(line: Mapping[str, Any]) -> str:
-    """`at <time> (<host>, <component>): <text>` of a result line."""
+    """`[in box <box> ]at <time> (<host>, <component>): <text>` of a result line. A fleet node's line names its
+    box before the time: in the parenthesis the 1.5B answered "which box first" with the time alone."""
     t = _shown_time(line)
-    who = ", ".join(f"{k} {line[k]}" for k in ("box", "host", "component") if line.get(k))   # box: a fleet node's
+    box = f"in box {line['box']} " if line.get("box") else ""
+    who = ", ".join(f"{k} {line[k]}" for k in ("host", "component") if line.get(k))
     got = "".join(f"; {k} = {v}" for k, v in (line.get("captured") or {}).items())
-    return f"at {t}{f' ({who}{got})' if who or got else ''}: {str(line.get('text', ''))[:LINE_SHOWN]}"
+    return f"{box}at {t}{f' ({who}{got})' if who or got else ''}: {str(line.get('text', ''))[:LINE_SHOWN]}"
 
 
 def _shown_time(line: Mapping[str, Any]) -> Any:
