@@ -31,7 +31,7 @@ from gateway.pipeline.token_queue import ContextFeed, TokenQueue
 from gateway.pipeline.triage import Triage, load_rules
 from gateway.sdnotify import Watchdog
 from gateway.serve.engine_thread import EngineThread
-from gateway.serve.answer.call import TOOL_HELP
+from gateway.serve.answer.call import tool_help
 from gateway.serve.answer.plan import QueryTool
 from gateway.serve.layouts import layout_grammar
 from gateway.serve.jobs import NotReady, PromptTooLong, QueueFull, Refused
@@ -156,7 +156,7 @@ class Appliance:
         token queue, the feed that fills it with log lines tokenized as the prompts say, and the
         engine thread that drains it."""
         s = self.settings
-        prompts = Prompts.for_model(s.engine.model, s.ui.language, TOOL_HELP if s.engine.query else "")
+        prompts = Prompts.for_model(s.engine.model, s.ui.language, tool_help(s.fleet.node) if s.engine.query else "")
         self.token_queue = TokenQueue(s.token_queue.n_tokens, s.token_queue.n_entries)
         q = s.token_queue
         self.feed = ContextFeed(self.token_queue, prompts.log_tokens, q.collapse_window_s, read_share=q.read_share,

@@ -180,3 +180,15 @@ def test_the_call_names_a_box_only_on_a_fleet_node(plant):
     assert QueryTool(plant["box"], None).boxes("How many stops on b1?") is None
     tool = QueryTool(plant["fleet"], None)
     assert tool.boxes("How many stops on B1 and b2?") == ("b1", "b2") and tool.boxes("How many on b12?") == ()
+
+
+def test_a_fleet_nodes_model_is_told_what_a_box_is_and_reads_a_lines_box():
+    from gateway.serve.answer.call import FLEET_TOOL_HELP, TOOL_HELP, tool_help
+    from gateway.serve.answer.render import render_result
+
+    assert tool_help() == TOOL_HELP and '"by": "box"' not in TOOL_HELP
+    assert tool_help(fleet_node=True) == TOOL_HELP + "\n" + FLEET_TOOL_HELP and '"by": "box"' in FLEET_TOOL_HELP
+    line = {"box": "line2", "id": 7, "time": 1118168158.5, "text": "file not found", "host": "R11"}
+    said = render_result({"call": {"op": "first_last"}, "count": 1, "first": line, "last": line}, "first")
+    assert "in box line2 at 2005-06-07 18:15:58 (host R11)" in said
+    assert "box" not in render_result({"call": {"op": "lines"}, "count": 1, "lines": [{**line, "box": None}]})
