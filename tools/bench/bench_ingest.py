@@ -1,7 +1,8 @@
 """Ingest benchmark: store write rate (batched group commit vs. one commit per line, same run;
 plain rows vs. rows with structured fields and parameters), Drain grouping accuracy on the eight
 Loghub systems (on Loghub's pre-split Content, on raw lines as they are, and on raw lines through
-header induction), triage speed with and without header finding, and a load run through the whole appliance
+header induction), triage speed with and without header finding, field and grouping accuracy with triage
+lines/s per split part and synthetic shape (bench_formats), and a load run through the whole appliance
 (replay at --rate lines/s for --minutes): lines missing from the store, RSS, ring drops, engine lag.
 
 Last line of output: one JSON object. Knows nothing of the server; drives gateway.* in-process.
@@ -29,6 +30,7 @@ from gateway.ingest.replay import paced, record_sender                  # noqa: 
 from gateway.settings import load                                       # noqa: E402
 from gateway.pipeline.store import Store                                # noqa: E402
 from gateway.pipeline.triage import Triage, grouping_accuracy           # noqa: E402
+from tools.bench import bench_formats, split, synth_logs                  # noqa: E402
 from tools.bench.harness import cpu_model, print_result, rss_mb         # noqa: E402
 
 LOGHUB = loghub_dir()
@@ -143,11 +145,27 @@ def bench_load(lines: list[str], tmp: Path, rate: float, minutes: float, engine:
             "load_wall_s": round(time.time() - t0, 1)}
 
 
+def bench_formats_parts() -> dict:
+    """Issue 40's figures beside the store's: fields, grouping and triage lines/s (by the clock and per
+    CPU-second) on raw lines of the tune and held Loghub systems and of every synthetic shape, each
+    part's summary only (per system and shape: tools/bench/bench_formats.py)."""
+    out = {}
+    for part in ("tune", "held"):
+        res = {s: bench_formats.loghub(s) for s in split.systems(part)}
+        out[part] = bench_formats.summarize(res)
+    res = {s: bench_formats.synthetic(s, 1000) for s in synth_logs.SHAPES}
+    out["synthetic"] = bench_formats.summarize(res)
+    print("formats:", out, file=sys.stderr)
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--minutes", type=float, default=0.25, help="load run length (the issue's run: 5)")
     ap.add_argument("--rate", type=float, default=2000.0, help="load run lines/s")
     ap.add_argument("--engine", default=None, help="model for the load run (default: no engine)")
+    ap.add_argument("--no-formats", action="store_true",
+                    help="leave out field and grouping accuracy per split part and synthetic shape (bench_formats)")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench_ingest-"))
     try:
@@ -162,6 +180,8 @@ def main() -> int:
                   f"{out['grouping_accuracy_raw_headers'][s]:>8}", file=sys.stderr)
         print(f"{'average':<10} {out['grouping_accuracy_avg']:>8} {out['grouping_accuracy_raw_avg']:>8} "
               f"{out['grouping_accuracy_raw_headers_avg']:>8}", file=sys.stderr)
+        if not args.no_formats:
+            out["formats"] = bench_formats_parts()
         out.update(bench_load(lines, tmp, args.rate, args.minutes, args.engine))
         out["lost_lines"] = out["store_lost_lines"] + out["store_fields_lost_lines"] + out["load_lines_missing"]
         out["cpu_model"] = cpu_model()
