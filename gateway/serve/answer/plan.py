@@ -106,10 +106,12 @@ class QueryPlan:
         return out
 
     def _run_grounded(self, call: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-        """Runs the call with the question's rare tokens (evidence) in its text filter: an id, a user
-        or an address the question names and few lines hold is what it asks about, and a 1.5B model
-        drops such conditions. Rare plain words go first when the filter then matches nothing, then
-        the ids; the model's own call is the last resort."""
+        """Runs the call the model wrote, held to what the question says, in this order: the words of
+        its own host/component filter leave its text; a call without a condition reads the best kind; a
+        lookup reads a kind that has the value asked; the question's rare tokens and ids join the text
+        (a 1.5B model drops such conditions), the model's kind giving way before the text does; an id
+        written after a parameter's name binds to it; stats whose `of` finds no number read the asked
+        parameter. Each step keeps the model's call unless its own finds lines."""
         call = self._without_field_words(call)
         if self.kinds and not any(call.get(k) for k in _CONDITIONS):
             call = {**call, "template": self.kinds[0].id}   # a question about something, asked of every line: its
