@@ -174,7 +174,8 @@ class FleetSurface:
                 return self._top_after(str(by), k, w)
             return {"by": by, "of_param": str(by).lower(), "count": self._n(w),
                     "top": [{"value": r["value"], "count": r["n"]} for r in named]}
-        return {"by": by, "count": self._n(w), "top": [{"value": r["value"], "count": r["n"]} for r in rows]}
+        count = (int(rows[0]["total"]) if rows else 0) if by in sql.GROUPS else self._n(w)
+        return {"by": by, "count": count, "top": [{"value": r["value"], "count": r["n"]} for r in rows]}
 
     def _top_after(self, word: str, k: int, w: sql.Where) -> dict:
         if not re.fullmatch(r"[\w][\w.'/-]{0,47}", word):
@@ -239,11 +240,14 @@ class FleetSurface:
         return out
 
     def _first_last(self, call, w: sql.Where) -> dict:
-        first = self.q(sql.lines(self.table, w, "ASC", 1))
-        if not first:
+        """One scan for the count and both times, then the line at each (sorting every match is slower)."""
+        r = self.q(sql.span(self.table, w))[0]
+        if not int(r["n"]):
             return {"count": 0}
-        last = self.q(sql.lines(self.table, w, "DESC", 1))
-        return {"count": self._n(w), "first": _line(first[0]), "last": _line(last[0])}
+        ends = []
+        for t, order in ((r["lo"], "ASC"), (r["hi"], "DESC")):     # lines(): should a time not read back exact
+            ends.append((self.q(sql.line_at(self.table, w, t, order)) or self.q(sql.lines(self.table, w, order, 1)))[0])
+        return {"count": int(r["n"]), "first": _line(ends[0]), "last": _line(ends[1])}
 
     def _buckets(self, call, w: sql.Where) -> dict:
         r = self.q(sql.span(self.table, w))[0]
