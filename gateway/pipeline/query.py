@@ -51,7 +51,8 @@ from collections import Counter
 from typing import Any
 
 from gateway.ingest.header import match_ts, parse_ts
-from gateway.pipeline.query_text import PLACEHOLDER, _add_captures, _like, _line_end_regex, _number_regex, _regexp
+from gateway.pipeline.query_text import (PLACEHOLDER, _add_captures, _like, _line_end_regex, _number_regex, _regexp,
+                                         numbers_stats)
 from gateway.pipeline.store import fts_query
 
 OPS = ("count", "top_k", "stats", "first_last", "buckets", "lines")
@@ -396,22 +397,10 @@ class QuerySurface:
     def _stats_by_regex(self, rx: list[re.Pattern], where: str, args: list) -> dict:
         """min/max/avg of the number the first of `rx` to match captures in each matching line."""
         rows, truncated = self._matching_texts(where, args)
-        vals = []
-        for r in rows:
-            found = [m for x in rx if (m := x.search(r[3]))]
-            if found:       # after the word or before it (a unit): the nearer number, "after" on a tie
-                m = min(found, key=lambda m: (m.end() - m.start() - len(m.group(1)), found.index(m)))
-                vals.append((float(m.group(1)), r))
-        out: dict[str, Any] = {"count": len(rows), "n": len(vals), "truncated": truncated}
-        if not vals:
-            out["note"] = "no such number in these lines"
-            return out
-        lo = min(vals, key=lambda v: v[0])
-        hi = max(vals, key=lambda v: v[0])
-        total = sum(v for v, _ in vals)
-        out.update(min=lo[0], max=hi[0], avg=round(total / len(vals), 4), sum=total)
-        for name, (_, r) in (("min_line", lo), ("max_line", hi)):
-            out[name] = _line((r[0], r[1], None, None, None, r[2], r[3]))
+        out, lo, hi = numbers_stats(rows, lambda r: r[3], rx, truncated)
+        for name, r in (("min_line", lo), ("max_line", hi)):
+            if r is not None:
+                out[name] = _line((r[0], r[1], None, None, None, r[2], r[3]))
         return out
 
     def _first_last(self, call, where, args) -> dict:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any
+from typing import Any, Callable
 
 PLACEHOLDER = re.compile(r"<[A-Za-z*]{1,8}>")      # <*>, <N>, <X>: "any text here" in a text pattern
 NUMBER = r"(?<![\d.])([-+]?\d+(?:\.\d+)?)(?![\d]|\.\d)"      # not a piece of an address or version
@@ -101,3 +101,26 @@ def _number_regex(call: dict[str, Any]) -> list[re.Pattern] | None:
     return [re.compile(rf"(?<![\w]){w}(?![\w])[^\d\n+-]{{0,24}}?{NUMBER}", re.IGNORECASE),   # "torque 2.12"
             re.compile(rf"{NUMBER}\s*{w}(?![\w])", re.IGNORECASE)]                            # "2.12 Nm"
     # (_stats_by_regex takes the nearer of the two in a line: "2.12 Nm, caps applied 24" -> 2.12)
+
+
+def numbers_stats(rows: list, text_of: Callable[[Any], str], rx: list[re.Pattern],
+                  truncated: bool) -> tuple[dict[str, Any], Any, Any]:
+    """A stats result over `rows` (any row type; text_of gives its line's text) of the number the first of
+    `rx` to match captures in each, after the word or before it (a unit): the nearer one, "after" on a
+    tie. -> (result without its min_line/max_line, the row of the minimum, of the maximum; None, None
+    when no row holds such a number). Shared by the box's store surface and the fleet node's."""
+    vals = []
+    for r in rows:
+        found = [m for x in rx if (m := x.search(text_of(r)))]
+        if found:
+            m = min(found, key=lambda m: (m.end() - m.start() - len(m.group(1)), found.index(m)))
+            vals.append((float(m.group(1)), r))
+    out: dict[str, Any] = {"count": len(rows), "n": len(vals), "truncated": truncated}
+    if not vals:
+        out["note"] = "no such number in these lines"
+        return out, None, None
+    lo = min(vals, key=lambda v: v[0])
+    hi = max(vals, key=lambda v: v[0])
+    total = sum(v for v, _ in vals)
+    out.update(min=lo[0], max=hi[0], avg=round(total / len(vals), 4), sum=total)
+    return out, lo[1], hi[1]

@@ -60,18 +60,10 @@ class FleetStoreReader:
         for col, value in ((sql.HOST, host), ("host", peer), ("source", source), ("box", box)):
             if value:
                 w.conds.append(f"{col} = {sql.lit(value)}")
-        if since is not None:
-            w.conds.append(f"ts >= {sql.num(since)}")
-        if until is not None:
-            w.conds.append(f"ts <= {sql.num(until)}")
-        if severity is not None:
-            w.conds.append(f"severity <= {int(parse_severity_strict(severity))}")
-        if template_id is not None:
-            w.conds.append(f"template_id = {int(template_id)}")
-        if before_id is not None:
-            w.conds.append(f"id < {int(before_id)}")
-        if after_id is not None:
-            w.conds.append(f"id > {int(after_id)}")
+        bounds = (("ts >=", since, sql.num), ("ts <=", until, sql.num), ("template_id =", template_id, int),
+                  ("id <", before_id, int), ("id >", after_id, int),
+                  ("severity <=", severity, lambda v: int(parse_severity_strict(v))))
+        w.conds += [f"{cond} {shown(value)}" for cond, value, shown in bounds if value is not None]
         order = "ASC" if after_id is not None else "DESC"
         rows = self._q(sql.deduped_lines(_COLUMNS, self.table, w.sql(), f"ts {order}, box {order}, id {order}", limit))
         return [self._row(r) for r in rows]

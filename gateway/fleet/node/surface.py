@@ -16,8 +16,8 @@ from gateway.fleet.node import catalog, sql
 from gateway.fleet.schema import LINES
 from gateway.fleet.settings import FleetSettings
 from gateway.pipeline.query import (BY_FIELDS, IPV4, LINE_CHARS, MAX_BUCKETS, MAX_LINES, MAX_TEXT_CHARS, OPS,
-                                    ROW_CAP, TOP_K_MAX, QueryError, QuerySurface, _nice_bucket)
-from gateway.pipeline.query_text import PLACEHOLDER, _add_captures, _number_regex
+                                    ROW_CAP, TOP_K_MAX, QueryError, QuerySurface, _int, _nice_bucket, _num)
+from gateway.pipeline.query_text import PLACEHOLDER, _add_captures, _number_regex, numbers_stats
 
 FLEET_BY = (*BY_FIELDS, "box")
 BOXES_TTL_S = 30.0            # the box list is re-read at most this often
@@ -222,16 +222,11 @@ class FleetSurface:
 
     def _stats_by_regex(self, rx: list[re.Pattern], w: sql.Where) -> dict:
         texts, truncated = self._matching_texts(w)
-        vals = []
-        for r in texts:
-            found = [m for x in rx if (m := x.search(r["text"]))]
-            if found:
-                m = min(found, key=lambda m: (m.end() - m.start() - len(m.group(1)), found.index(m)))
-                vals.append((float(m.group(1)), r))
-        out: dict[str, Any] = {"count": len(texts), "n": len(vals), "truncated": truncated}
-        if not vals:
-            out["note"] = "no such number in these lines"
-            return out
+        out, lo, hi = numbers_stats(texts, lambda r: r["text"], rx, truncated)
+        for name, r in (("min_line", lo), ("max_line", hi)):
+            if r is not None:
+                out[name] = _line(r)
+        return out
         lo = min(vals, key=lambda v: v[0])
         hi = max(vals, key=lambda v: v[0])
         total = sum(v for v, _ in vals)
@@ -276,20 +271,3 @@ def _line(r: dict) -> dict:
 
 def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) or bool(re.fullmatch(r"[-+]?\d+(\.\d+)?", str(v).strip()))
-
-
-def _int(call: dict, key: str, default: int | None = None) -> int:
-    try:
-        return int(call.get(key) if call.get(key) is not None else default)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise QueryError(f"{key}={call.get(key)!r} is not an integer") from None
-
-
-def _num(call: dict, key: str, default: float | None = None) -> float:
-    try:
-        v = float(call.get(key) if call.get(key) is not None else default)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise QueryError(f"{key}={call.get(key)!r} is not a number") from None
-    if v != v or v in (float("inf"), float("-inf")):
-        raise QueryError(f"{key}={v} is not finite")
-    return v
