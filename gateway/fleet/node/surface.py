@@ -227,12 +227,6 @@ class FleetSurface:
             if r is not None:
                 out[name] = _line(r)
         return out
-        lo = min(vals, key=lambda v: v[0])
-        hi = max(vals, key=lambda v: v[0])
-        total = sum(v for v, _ in vals)
-        out.update(min=lo[0], max=hi[0], avg=round(total / len(vals), 4), sum=total,
-                   min_line=_line(lo[1]), max_line=_line(hi[1]))
-        return out
 
     def _first_last(self, call, w: sql.Where) -> dict:
         """One scan for the count and both times, then the line at each (sorting every match is slower)."""
