@@ -74,7 +74,7 @@ class QueryPlan:
     def _capture_asked(self) -> None:
         """The result's lines get the value of the parameter the question asks for (`captured`, said
         first by the renderer: "port is 51966"): a 1.5B model otherwise reads another value off the line."""
-        kind = next((k for k in self.kinds if self.call and str(k.id) == str(self.call.get("template"))), None)
+        kind = self._kind_of(self.call or {})
         lines = [x for x in [*(self.result.get("lines") or []), *(self.result.get(e) for e in ("first", "last"))]
                  if isinstance(x, dict) and x.get("id") is not None and not x.get("captured")]
         name = grounding.named_param(kind, self.question, self._given(self.call)) if kind and lines else None
@@ -92,7 +92,7 @@ class QueryPlan:
         send" is read off the line)."""
         assert self.call is not None
         out = ""
-        kind = next((k for k in self.kinds if str(k.id) == str(self.call.get("template"))), None)
+        kind = self._kind_of(self.call)
         name = grounding.named_param(kind, self.question, self._given(self.call)) if kind is not None else None
         st = self.tool.surface.run({**self.call, "op": "stats", "of": name}) if name else {}
         if st.get("n"):
@@ -136,6 +136,10 @@ class QueryPlan:
                     return tried, found
         return call, result
 
+    def _kind_of(self, call: dict[str, Any]) -> grounding.Kind | None:
+        """The listed kind the call's `template` names, if any."""
+        return next((k for k in self.kinds if str(k.id) == str(call.get("template"))), None)
+
     def _given(self, call: dict[str, Any]) -> list[str]:
         """Names of parameters the question gives a value for (the call's `where`, and a word written
         right before a value: "user bob", "task 21.0"): conditions, not what it asks for."""
@@ -146,7 +150,7 @@ class QueryPlan:
         """A lookup's kind of line that lacks the parameter the question asks for ("what port did user
         X come from": Invalid user <user> from <address>) gives way to a listed kind that has it (...
         <user> from <address> port <port>), with the conditions that kind has too, when it has lines."""
-        kind = next((k for k in self.kinds if str(k.id) == str(call.get("template"))), None)
+        kind = self._kind_of(call)
         where = dict(call.get("where") or {})
         if call.get("op") not in ("lines", "first_last") or kind is None or \
                 grounding.named_param(kind, self.question, self._given(call)):
@@ -176,7 +180,7 @@ class QueryPlan:
         """An identifier the question writes right after the name of a parameter of the call's kind ("in
         stage 23.0") is that parameter's value: a condition on it replaces the bare text, which also
         matches "task 23.0"."""
-        kind = next((k for k in self.kinds if str(k.id) == str(call.get("template"))), None)
+        kind = self._kind_of(call)
         if kind is None or "<" in str(call.get("text") or ""):
             return call
         names = {n.lower(): n for n in kind.params}

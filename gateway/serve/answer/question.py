@@ -283,8 +283,9 @@ def ground(question: str, hosts: Sequence[str], components: Sequence[str], level
     g = Grounding(phrases=question_phrases(question), times=question_times(question))
     # several quoted: the longest names the lines (the text filter); a quoted word beside it names a
     # value in them ('the largest value after "state" in "... error state" lines'): stats' `of`
-    quoted_words = [p for p in g.phrases if " " not in p and p != max(g.phrases, key=len)]
-    g.phrases = [max(g.phrases, key=len)] if g.phrases else []
+    longest = max(g.phrases, key=len, default=None)
+    quoted_words = [p for p in g.phrases if " " not in p and p != longest]
+    g.phrases = [longest] if longest is not None else []
     question = _QUOTED.sub(" ", question)      # a quoted phrase is message text: it names no level or op
     named_in = question.lower()                # hosts and components: before the log's name goes ("did the
     named_words = {w.lower() for w in _WORD.findall(question)}                       # filler log")
