@@ -1,5 +1,5 @@
-"""`linegate doctor`: what this machine runs the model with (CPU, kernels, the kernel plan), and
-`--calibrate` to time the kernels now and keep the fastest (gateway/llm/kernel_plan.py).
+"""`linegate doctor`: what this machine runs the model with (CPU, kernels, the kernel plan, the drafter
+and why), and `--calibrate` to time the kernels now and keep the fastest (gateway/llm/kernel_plan.py).
 
 Knows the settings (where the plan lives, which model and threads); knows nothing about the kernels.
 """
@@ -13,8 +13,10 @@ from pathlib import Path
 from gateway import _native
 from gateway.llm import kernel_plan
 from gateway.llm.cpus import default_threads
+from gateway.llm.drafters import choice as drafter_choice
+from gateway.llm.drafters import resolve_draft_spec
 from gateway.llm.engine import resolve_act_precision
-from gateway.llm.models import resolve_model
+from gateway.llm.models import ModelError, resolve_model
 from gateway.settings import SettingsError, load
 
 
@@ -43,11 +45,41 @@ def doctor(args: argparse.Namespace) -> int:
             print(f"  {c['type']} K={c['K']} records={c['n_rec']}: {c['variant']} ({gain:.0%} faster than static)")
     plan = kernel_plan.load(cache, precision)
     print(f"plan:    {plan} ({kernel_plan.plan_path(cache)})")
+    drafter = drafter_status(settings, threads, precision)
     if args.json:
         print(json.dumps({"cpu_model": kernel_plan.cpu_model(), "simd": _native.quant_simd_name(),
                           "build_id": kernel_plan.build_id(), "kernel_plan": plan, "threads": threads,
-                          "act_precision": precision}))
+                          "act_precision": precision, "drafter": drafter}))
     return 0
+
+
+def drafter_status(settings, threads: int, precision: str) -> dict:
+    """Print what the drafter setting runs and why: for `auto`, the timed choice and its figures from
+    the cache (gateway/llm/drafters/choice.py), or that the next start times it. Returns it for --json."""
+    configured = settings.engine.drafter
+    if configured != "auto":
+        try:
+            spec, why = resolve_draft_spec(configured, settings.engine.drafter_fallback)
+        except ValueError as exc:
+            spec, why = None, str(exc)
+        print(f"drafter: {configured} -> {spec} ({why})")
+        return {"configured": configured, "spec": spec, "why": why}
+    try:
+        target = resolve_model(settings.engine.model)
+    except ModelError as exc:
+        target = None
+        print(f"drafter: auto (the target is not here: {exc})")
+    st = drafter_choice.cached_status(settings.cache_dir, target, threads, precision)
+    left_out = "".join(f"; no {s}: {w}" for s, w in st["not_candidates"].items())
+    if st["state"] == "cached":
+        print(f"drafter: auto -> {st['choice']} (timed {st['created']}, {st['path']})")
+        print(f"  why: {st['why']}")
+    elif st["state"] == "stale":
+        print(f"drafter: auto, cached choice not reused ({st['stale']}): the next start times "
+              f"{', '.join(st['candidates'])}{left_out}")
+    else:
+        print(f"drafter: auto, not timed yet: the first start times {', '.join(st['candidates'])}{left_out}")
+    return {"configured": "auto", "spec": st.get("choice"), **st}
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:

@@ -5,7 +5,10 @@ Knows nothing about verification; gateway.llm.speculative drives whichever draft
 
 from __future__ import annotations
 
+import os
+
 from gateway.llm.drafters.base import Drafter, Proposal
+from gateway.llm.drafters.choice import candidate_specs, choose_drafter
 from gateway.llm.drafters.deferred import DeferredDrafter
 from gateway.llm.drafters.model import ModelDrafter, rknn_ready
 from gateway.llm.drafters.ngram import DEFAULT_N_RING, DEFAULT_N_SINK, NgramDrafter
@@ -25,7 +28,7 @@ def deferred_default(kind: str, draft_backend: str | None, target_backend: str |
     return draft_backend == "rknn" or target_backend == "cuda"
 
 
-__all__ = ["Drafter", "Proposal", "make_drafter", "deferred_default", "parse_draft_spec", "resolve_draft_spec",
+__all__ = ["Drafter", "Proposal", "make_drafter", "choose_drafter", "deferred_default", "parse_draft_spec", "resolve_draft_spec",
            "DRAFT_KINDS", "MODEL_BACKENDS", "DRAFT_FALLBACKS"]
 
 
@@ -42,14 +45,16 @@ def parse_draft_spec(spec: str) -> tuple[str, str | None]:
 
 
 def resolve_draft_spec(spec: str, fallback: str = "ngram", draft_model: str | None = None) -> tuple[str, str]:
-    """The appliance's configured drafter -> (the spec that runs, why). `auto`: the 0.5B on the NPU when
-    the NPU, rknnlite and the converted graph are all present, else the n-gram drafter. `model:rknn`:
-    the NPU, or `fallback` when it cannot start ("error": ValueError naming what is missing)."""
+    """The appliance's configured drafter -> (the spec that runs, why). `auto` stays "auto": make_drafter
+    chooses on the loaded target by timing target-only, ngram and the model draft where it can run
+    (drafters.choice), or reuses the cached choice. `model:rknn`: the NPU, or `fallback` when it cannot
+    start ("error": ValueError naming what is missing)."""
     if fallback not in DRAFT_FALLBACKS:
         raise ValueError(f"drafter fallback {fallback!r}: expected one of {', '.join(DRAFT_FALLBACKS)}")
-    if spec == "auto":
-        ok, why = rknn_ready(draft_model)
-        return ("model:rknn", f"auto: {why}") if ok else ("ngram", f"auto: no NPU draft ({why})")
+    if spec == "auto":   # make_drafter times the candidates on the target (or reuses the cached choice)
+        specs, skipped = candidate_specs(draft_model)
+        why = f"chosen by timing {', '.join(specs)} at first start, then cached"
+        return "auto", why + "".join(f"; no {s} ({w})" for s, w in skipped.items())
     kind, backend = parse_draft_spec(spec)
     if backend != "rknn":
         return spec, "configured"
@@ -64,9 +69,19 @@ def resolve_draft_spec(spec: str, fallback: str = "ngram", draft_model: str | No
 
 def make_drafter(spec: str, target_engine=None, *, draft_model: str | None = None,
                  draft_onnx: str | None = None, deferred: bool | None = None, n_threads: int | None = None,
-                 n_scratch: int | None = None, draft_precision: str | None = None):
-    """'none' -> None; 'ngram'; 'model[:native|onnx|rknn]' (the draft keeps its own stream context).
+                 n_scratch: int | None = None, draft_precision: str | None = None,
+                 choice_dir: str | os.PathLike | None = None, choice_timing: str = "auto"):
+    """'none' -> None; 'ngram'; 'model[:native|onnx|rknn]' (the draft keeps its own stream context);
+    'auto': the candidate fastest on target_engine (drafters.choice; cached in choice_dir, default
+    beside the loaded kernel plan; choice_timing auto|on|off), labelled with `.choice`.
     draft_precision: the native draft's activation precision (default DRAFT_ACT_PRECISION)."""
+    if spec == "auto":
+        if target_engine is None:
+            raise ValueError("drafter 'auto' is chosen by timing the target: pass the target engine")
+        return choose_drafter(target_engine, lambda s: make_drafter(
+            s, target_engine, draft_model=draft_model, draft_onnx=draft_onnx, deferred=deferred, n_threads=n_threads,
+            n_scratch=n_scratch, draft_precision=draft_precision), draft_model=draft_model, cache_dir=choice_dir,
+            timing=choice_timing)
     kind, backend = parse_draft_spec(spec)
     if kind == "none":
         return None
