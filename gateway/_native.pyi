@@ -134,6 +134,16 @@ class Engine:
     def stream_checksum(self) -> int:
         ...
     @property
+    def reads_during_jobs(self) -> bool:
+        """
+        prefill_stream may run while a job holds scratch (kv_cache.h)
+        """
+    @property
+    def job_view_lost(self) -> int:
+        """
+        stream tokens of the running job's view evicted since it began
+        """
+    @property
     def arch(self) -> str:
         ...
     @property
@@ -248,6 +258,16 @@ class CudaEngine:
         ...
     def stream_checksum(self) -> int:
         ...
+    @property
+    def reads_during_jobs(self) -> bool:
+        """
+        prefill_stream refuses while a job holds scratch (the engine thread waits)
+        """
+    @property
+    def job_view_lost(self) -> int:
+        """
+        stream tokens of the running job's view evicted since it began
+        """
     @property
     def act_precision(self) -> str:
         ...

@@ -49,7 +49,8 @@ public:
 
     // Append n tokens to the committed stream (sink, then ring, evicting the oldest).
     // logits: nullptr, [n_vocab] of the last token, or [n][n_vocab] when all_logits.
-    // Precondition checked: scratch empty (no job in flight).
+    // A job may be in flight: the chunks attend to sink + ring only, and the job keeps the view it
+    // forked from (kv_cache.h, READING DURING A JOB).
     void prefill_stream(const int32_t* tokens, int n, float* logits, bool all_logits);
     // Append n tokens to scratch (a job); logits as above. Throws if scratch would overflow.
     void forward_scratch(const int32_t* tokens, int n, float* logits, bool all_logits);
@@ -62,6 +63,8 @@ public:
         cache_.set_importance(v);
     }
     uint64_t stream_checksum() const { return cache_.stream_checksum(); }
+    // Stream tokens of the running job's view evicted by chunks read during it (0 without a job).
+    int64_t job_view_lost() const { return cache_.job_view_lost(); }
 
 private:
     void check_tokens(const int32_t* tokens, int n) const;

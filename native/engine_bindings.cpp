@@ -54,6 +54,10 @@ void register_engine(py::module_& m) {
     cls
         .def("set_stream_importance", [](PyEngine& e, float v) { e.set_stream_importance(v); }, py::arg("value"),
              "policy novelty: importance of the stream tokens prefilled from now on (0 = ordinary)")
+        .def_property_readonly("reads_during_jobs", [](const PyEngine&) { return true; },
+                               "prefill_stream may run while a job holds scratch (kv_cache.h)")
+        .def_property_readonly("job_view_lost", [](const PyEngine& e) { return e.job_view_lost(); },
+                               "stream tokens of the running job's view evicted since it began")
         .def_property_readonly("n_threads", [](const PyEngine& e) { return e.n_threads(); })
         .def_property_readonly("max_chunk", [](const PyEngine& e) { return e.max_chunk(); })
         .def_property_readonly("act_precision", [](const PyEngine& e) { return std::string(lg::act_precision_name(e.act_precision())); })

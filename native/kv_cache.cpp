@@ -40,6 +40,9 @@ KVCache::KVCache(int n_layer, int n_head_kv, int head_dim, int n_sink, int n_rin
     // the checksum of an empty cache is defined.
     kdata_.reset(new float[n_values_]());
     vdata_.reset(new uint16_t[n_values_]());
+    view_slot_.reset(new int32_t[capacity()]());
+    view_src_.reset(new int64_t[capacity()]());
+    slot_src_.reset(new int64_t[capacity()]());
     if (blocked()) init_semantic(sem);
 }
 
@@ -71,7 +74,7 @@ void KVCache::fill_pos_slot(int32_t* pos_slot) const {
 }
 
 ChunkPlan KVCache::plan_stream(int T, int32_t* chunk_slot, int32_t* pos_slot) {
-    assert(T >= 1 && T <= stream_chunk_limit() && scratch_used_ == 0);
+    assert(T >= 1 && T <= stream_chunk_limit());
     if (sink_used_ < n_sink_) {
         for (int t = 0; t < T; t++) chunk_slot[t] = sink_used_ + t;
         sink_used_ += T;
@@ -91,24 +94,28 @@ ChunkPlan KVCache::plan_stream(int T, int32_t* chunk_slot, int32_t* pos_slot) {
     plan.stream = true;
     rot_next_ += T;
     stream_total_ += T;
-    fill_pos_slot(pos_slot);
+    fill_pos_slot(pos_slot);  // (scratch follows the stream's positions: a stream chunk never reads it)
     plan.n_sink_pos = sink_used_;
     plan.T = T;
     plan.n_pos = stream_len();
     plan.pos0 = plan.n_pos - T;
+    if (view_active_) refresh_view();
     return plan;
 }
 
 ChunkPlan KVCache::plan_scratch(int T, int32_t* chunk_slot, int32_t* pos_slot) {
     assert(T >= 1 && T <= scratch_free());
+    if (scratch_used_ == 0) begin_view();
     for (int t = 0; t < T; t++) chunk_slot[t] = n_sink_ + n_ring_ + scratch_used_ + t;
     ChunkPlan plan;
-    plan.rot0 = rot_next_ + scratch_used_;
+    plan.rot0 = view_rot_ + scratch_used_;
     scratch_used_ += T;
-    fill_pos_slot(pos_slot);
-    plan.n_sink_pos = sink_used_;
+    // the job's view (without stream writes since it began: the stream's own order), then scratch
+    std::memcpy(pos_slot, view_slot_.get(), sizeof(int32_t) * view_len_);
+    for (int i = 0; i < scratch_used_; i++) pos_slot[view_len_ + i] = n_sink_ + n_ring_ + i;
+    plan.n_sink_pos = view_sink_;
     plan.T = T;
-    plan.n_pos = stream_len() + scratch_used_;
+    plan.n_pos = view_len_ + scratch_used_;
     plan.pos0 = plan.n_pos - T;
     return plan;
 }
@@ -118,6 +125,7 @@ void KVCache::rollback(int n) {
         throw std::invalid_argument("rollback(" + std::to_string(n) + "): scratch holds " +
                                     std::to_string(scratch_used_) + " tokens");
     scratch_used_ = n;
+    if (n == 0) view_active_ = false;
 }
 
 void StreamHash::mix_bytes(const void* p, size_t nbytes) {

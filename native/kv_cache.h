@@ -49,6 +49,19 @@ namespace lg {
 // JOBS: a job forks from the stream by writing scratch (positions continue after the ring);
 // rollback(n) truncates scratch to n tokens. Sink and ring bytes are never touched by a job,
 // so they are bit-identical before and after it (stream_checksum() proves it in tests).
+//
+// READING DURING A JOB (kv_view.cpp, issue 42): the stream may be written while scratch holds a job.
+// A stream chunk attends to sink + ring only (its positions end before scratch). The job keeps the VIEW
+// it forked from: the first scratch write records the stream's position -> slot list, sink count and
+// rotation base; every scratch write attends to that list + scratch, never to stream entries written
+// after the job started. While the ring evicts none of the view's entries, the job's logits are
+// bit-identical to a run without the interleaved chunks. An entry the ring evicts leaves the view (it
+// is gone; job_view_lost() counts them) and the view closes up: the job then sees a smaller window, as a
+// later job would (its sink distances shrink as the stream's do). Block policies re-rotate kept blocks
+// to close a gap; the scratch keys and the view's rotation base move with the view's newest surviving
+// block, so the distances from the job's tokens to its most recent context never change (one fp32
+// rounding per moved key, as for the ring's). rollback(0) ends the view. The CUDA engine does not read
+// during jobs (its prefill_stream refuses while scratch is in use).
 enum class EvictPolicy { SinkRing, Fifo, Semantic, Novelty };
 
 // What the semantic policy needs beyond the layout: block size, the layer whose hidden state is
@@ -138,7 +151,10 @@ public:
     // Stream index of the token at each stream position (sink, then ring oldest first): out[stream_len()].
     void kept_stream_index(int64_t* out) const;
 
-    void rollback(int n);  // scratch_used = n; precondition 0 <= n <= scratch_used
+    void rollback(int n);  // scratch_used = n; precondition 0 <= n <= scratch_used; n = 0 ends the job's view
+    // Stream tokens of the running job's view that the ring evicted since the job began (0 without a job).
+    int64_t job_view_lost() const { return view_active_ ? view_lost_ : 0; }
+    bool job_active() const { return view_active_; }
     // 64-bit hash of sink+ring K/V bytes (used slots) and the stream bookkeeping.
     uint64_t stream_checksum() const;
 
@@ -151,6 +167,10 @@ private:
     int choose_similar(int m);   // order index of the block to evict among the m candidates
     int choose_novelty(int m);
     void shift_keys(int first, int last, bool forward);  // re-rotate order_[first..last) by +-C
+    void begin_view();                    // the job's view of the stream, at its first scratch write
+    void refresh_view();                  // after a stream write during a job: drop evicted entries
+    void follow_view(int j, bool older);  // an evicted block j, closed from the older side or not
+    void shift_scratch(bool forward);     // re-rotate the scratch keys by +-C
 
     int n_layer_, n_head_kv_, head_dim_;
     int n_sink_, n_ring_, n_scratch_;
@@ -172,6 +192,14 @@ private:
     float importance_ = 0.0f;
     std::unique_ptr<float[]> shift_rot_;    // cos, sin of +C, cos, sin of -C: [4][head_dim/2]
     EvictStats ev_;
+    // the running job's view (kv_view.cpp): position -> slot and stream index of each entry, [capacity]
+    std::unique_ptr<int32_t[]> view_slot_;
+    std::unique_ptr<int64_t[]> view_src_, slot_src_;  // slot_src_: refresh_view's stream index per slot
+    int view_len_ = 0, view_sink_ = 0;
+    int view_anchor_ = -1;        // block policies: the view's newest block (scratch follows it), -1: none
+    int64_t view_rot_ = 0;        // rotation index of the job's first scratch token
+    int64_t view_lost_ = 0;
+    bool view_active_ = false;
 };
 
 }  // namespace lg

@@ -128,6 +128,7 @@ void KVCache::evict_block() {
     // Close the gap on the side with fewer keys: older blocks move forward by C, or newer blocks
     // (and the next rotation index) back by C.
     const int newer_tokens = ring_used_ - (j + 1) * C;
+    if (view_active_) follow_view(j, j * C <= newer_tokens);  // a running job's scratch keeps its place
     if (j * C <= newer_tokens) {
         shift_keys(0, j, true);
     } else {

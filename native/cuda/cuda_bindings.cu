@@ -81,6 +81,9 @@ void register_cuda(py::module_& m) {
                       "programmatic dependent launches with L2 weight prefetch (default False; same values)")
         .def_property("mma", &CudaEngine::mma, &CudaEngine::set_mma,
                       "int8 tensor-core products for chunks of T > 1 tokens (default False; same values)")
+        .def_property_readonly("reads_during_jobs", [](const PyCudaEngine&) { return false; },
+                               "prefill_stream refuses while a job holds scratch (the engine thread waits)")
+        .def_property_readonly("job_view_lost", [](const PyCudaEngine&) { return 0; })
         .def_property_readonly("n_threads", [](const PyCudaEngine&) { return 0; })
         .def_property_readonly("max_chunk", &CudaEngine::max_chunk)
         .def_property_readonly("act_precision",
