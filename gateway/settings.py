@@ -223,11 +223,19 @@ class EngineSettings(_Section):
     act_precision: ActPrecision = "auto"
     # ngram: prompt lookup over the stream, near free and exact; "model" (0.5B draft) pays only off
     # the CPU (NPU, GPU); see docs/perf/2026-11-30-drafter-defaults.md. "model:rknn": the 0.5B on the
-    # RK3588 NPU; "auto": model:rknn where the NPU, rknnlite and the converted graph are present, else ngram.
+    # RK3588 NPU; "auto": the fastest of target-only, ngram and the model draft (on the NPU where it can
+    # run), timed on the target at first start and cached (gateway/llm/drafters/choice.py).
     drafter: Literal["none", "ngram", "model", "model:native", "model:onnx", "model:rknn", "auto"] = "ngram"
     # What runs when model:rknn cannot start; "error" refuses to start the appliance instead.
     drafter_fallback: Literal["ngram", "none", "error"] = "ngram"
     prefill_chunk: int = Field(32, ge=1, le=4096)   # stream tokens per prefill call (preemption grain)
+    # Read the stream while a job runs (gateway/serve/job_reading.py): a chunk between the job's steps when
+    # its deadline has room, so reading never pauses for a whole job; the job keeps the stream it started
+    # with (native/kv_cache.h). The CUDA engine cannot: there reading waits for each job's end.
+    # docs/perf/2026-12-04-reading-during-jobs.md
+    read_during_jobs: bool = True
+    # ... until the ring has evicted this share of its tokens from a running job's view
+    read_during_jobs_max_lost: float = Field(0.5, ge=0, le=1)
     queue_size: int = Field(8, ge=1, le=1024)
     # Chat answers through one store query (gateway/serve/answer/): the model writes the call under
     # a grammar, the figures come from the store. false: the quoted-lines prompt alone.
