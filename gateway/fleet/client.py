@@ -65,9 +65,15 @@ class ClickHouseHttp:
             with self._open_lock:
                 self._open.discard(conn)
 
-    def query(self, sql: str, body: bytes | None = None, settings: dict[str, Any] | None = None) -> str:
+    def query(self, sql: str, body: bytes | None = None, settings: dict[str, Any] | None = None,
+              once: bool = False) -> str:
         """The response text of one statement. With `body`, the statement goes in the URL and the body is
-        its data (INSERT ... FORMAT ...). Raises ClickHouseError (an answer) or Unreachable (none)."""
+        its data (INSERT ... FORMAT ...). Raises ClickHouseError (an answer) or Unreachable (none).
+
+        `once`: the statement is sent at most once: a fresh connection to each URL in turn until one connects,
+        and any failure after that raises Unreachable (the server may have run it) instead of sending it again
+        or to the next URL (the next call starts there). The shipper's INSERTs: a line sent again must be
+        marked as such (gateway/fleet/shipper.py), so no layer below may resend it unmarked."""
         params = {k: str(int(v) if isinstance(v, bool) else v) for k, v in (settings or {}).items()}
         if self.database:
             params["database"] = self.database
@@ -83,9 +89,20 @@ class ClickHouseHttp:
             i = (self._preferred + k) % n
             url = self.urls[i]
             try:
-                status, text = self._post(url, path, data)
+                if once:
+                    self._drop(url)
+                    self._conn(url).connect()          # refused or unreachable: nothing was sent, try the next
+            except OSError as exc:
+                self._drop(url)
+                errors.append(f"{url}: {exc.__class__.__name__}: {exc}")
+                continue
+            try:
+                status, text = self._post(url, path, data, retry=not once)
             except (OSError, http.client.HTTPException) as exc:
                 self._drop(url)
+                if once:
+                    self._preferred = (i + 1) % n
+                    raise Unreachable(f"{url}: {exc.__class__.__name__}: {exc} (the statement may have run)") from exc
                 errors.append(f"{url}: {exc.__class__.__name__}: {exc}")
                 continue
             self._preferred = i
@@ -95,8 +112,8 @@ class ClickHouseHttp:
             return text
         raise Unreachable("no ClickHouse URL answered: " + "; ".join(errors))
 
-    def _post(self, url: str, path: str, data: bytes) -> tuple[int, str]:
-        for attempt in (0, 1):      # a kept-alive connection the server closed meanwhile: once more, fresh
+    def _post(self, url: str, path: str, data: bytes, retry: bool = True) -> tuple[int, str]:
+        for attempt in (0, 1) if retry else (1,):   # a kept-alive connection the server closed: once more, fresh
             conn = self._conn(url)
             try:
                 conn.request("POST", path, body=data, headers=self._headers)
@@ -117,9 +134,11 @@ class ClickHouseHttp:
                           settings={"output_format_json_quote_64bit_integers": 0, **(settings or {})})
         return [json.loads(line) for line in text.splitlines() if line.strip()]
 
-    def insert_json(self, table: str, lines: bytes, settings: dict[str, Any] | None = None) -> None:
-        """INSERT `lines` (JSONEachRow: one JSON object per line) into `table`."""
-        self.query(f"INSERT INTO {table} FORMAT JSONEachRow", body=lines, settings=settings)
+    def insert_json(self, table: str, lines: bytes, settings: dict[str, Any] | None = None,
+                    statement: str | None = None, once: bool = False) -> None:
+        """INSERT `lines` (JSONEachRow: one JSON object per line) into `table` (or by `statement`, an INSERT
+        naming its columns); `once` as in query()."""
+        self.query(statement or f"INSERT INTO {table} FORMAT JSONEachRow", body=lines, settings=settings, once=once)
 
     def close(self) -> None:
         """Closes the connections of every thread (call it when no thread uses the client any more)."""

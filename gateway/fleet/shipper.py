@@ -4,6 +4,13 @@ at any point re-sends at most one batch, which the server's ReplacingMergeTree (
 (gateway/fleet/schema.py). While no server answers, it waits (1 s doubling up to backoff_max_s) and the
 store keeps the lines: retention stops at the cursor (`keep_from`) unless more than max_unshipped_lines wait;
 those it deletes anyway are counted (`dropped_unshipped`). Knows nothing about how lines got into the store.
+
+A line sent again is marked: `resent` is 1 on every line whose id is at most the highest id any earlier
+attempt may have sent (a failed or unacknowledged INSERT, a run before a kill). The cursor file keeps that
+bound (`sent_hi`, saved before an INSERT goes beyond it, a batch ahead with each acknowledgement), and the
+INSERT is sent once (ClickHouseHttp.query's `once`: no layer resends it unmarked). So a line has two copies
+only if one of them says `resent`, and the fleet node counts the lines with no such copy as rows
+(gateway/fleet/node/sql.py).
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from gateway.fleet.client import ClickHouseError, ClickHouseHttp, Unreachable
-from gateway.fleet.schema import ALERTS, LINES
+from gateway.fleet.schema import ALERTS, LINES, insert_lines_sql
 from gateway.fleet.settings import FleetSettings
 from gateway.fleet.source import AlertSource, StoreSource
 
@@ -43,18 +50,20 @@ class Cursor:
         self.shipped = 0             # lines acknowledged, all runs
         self.dropped_unshipped = 0   # lines retention deleted before they were shipped
         self.rejected = 0            # lines ClickHouse refused alone (skipped)
+        self.sent_hi: int | None = 0      # no line above this id was ever sent (None: a cursor from before it)
         if path.exists():
+            self.sent_hi = None
             d = json.loads(path.read_text(encoding="utf-8"))
             if d.get("box_id") != box_id:
                 raise ValueError(f"{path} is the cursor of box {d.get('box_id')!r}, not {box_id!r}: this store "
                                  "was shipped under another fleet.box_id (remove the file to ship it again)")
-            for k in ("line_id", "alert_id", "open_alerts", "shipped", "dropped_unshipped", "rejected"):
+            for k in ("line_id", "alert_id", "open_alerts", "shipped", "dropped_unshipped", "rejected", "sent_hi"):
                 setattr(self, k, d.get(k, getattr(self, k)))
 
     def save(self) -> None:
         d = {"box_id": self.box_id, "line_id": self.line_id, "alert_id": self.alert_id,
              "open_alerts": self.open_alerts, "shipped": self.shipped, "dropped_unshipped": self.dropped_unshipped,
-             "rejected": self.rejected}
+             "rejected": self.rejected, "sent_hi": self.sent_hi}
         tmp = self.path.with_suffix(".tmp")
         with open(tmp, "w", encoding="utf-8") as f:
             json.dump(d, f)
@@ -86,6 +95,10 @@ class Shipper:
         self.alerts = AlertSource(alerts_path, settings.box_id) if alerts_path else None
         self.client = client or ClickHouseHttp(settings.urls, settings.user, settings.password, settings.timeout_s)
         self._insert_settings = {"insert_distributed_sync": 1} if settings.cluster else {}
+        c = self.cursor
+        if c.sent_hi is None:                # a cursor written before sent_hi: at most a batch was in flight
+            c.sent_hi = c.line_id + settings.batch_lines
+        self._maybe_sent = c.sent_hi         # lines up to this id may be in ClickHouse already: sent as resent
         self.backoff_min_s = BACKOFF_MIN_S
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -112,7 +125,17 @@ class Shipper:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout_s)
+            if self._thread.is_alive():           # an INSERT may still be on its way: the bound stays ahead
+                self._thread = None
+                self._close()
+                return
             self._thread = None
+        if self.cursor.sent_hi != self._maybe_sent:   # nothing in flight: the next run marks only what was sent
+            self.cursor.sent_hi = self._maybe_sent
+            self.cursor.save()
+        self._close()
+
+    def _close(self) -> None:
         self.lines.close()
         if self.alerts is not None:
             self.alerts.close()
@@ -166,9 +189,14 @@ class Shipper:
         line must not stop a box for good."""
         c = self.cursor
         size = self.settings.batch_lines
-        while (batch := self.lines.lines_after(c.line_id, size)) is not None:
+        table = f"{self.settings.database}.{LINES}"
+        while (batch := self.lines.lines_after(c.line_id, size, self._maybe_sent)) is not None:
+            if batch.last_id > c.sent_hi:                    # the bound goes to disk before the lines go out
+                c.sent_hi = batch.last_id + self.settings.batch_lines
+                c.save()
+            self._maybe_sent = max(self._maybe_sent, batch.last_id)
             try:
-                self.client.insert_json(f"{self.settings.database}.{LINES}", batch.body, self._insert_settings)
+                self.client.insert_json(table, batch.body, self._insert_settings, insert_lines_sql(table), once=True)
             except ClickHouseError as exc:
                 if exc.code not in DATA_ERRORS:
                     raise
@@ -184,6 +212,7 @@ class Shipper:
                 return 0
             c.line_id = batch.last_id                        # acknowledged: now the cursor may move
             c.shipped += batch.n
+            c.sent_hi = max(c.sent_hi, c.line_id + self.settings.batch_lines)   # the next batch saves nothing more
             c.save()
             with self._lock:
                 self.batches += 1

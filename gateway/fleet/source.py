@@ -27,7 +27,7 @@ _LINES = ("SELECT l.id, l.ts, json_object('box', ?1, 'id', l.id, 'ts', l.ts, 'ti
           " 'severity', l.severity, 'level', l.level, 'text', l.text, 'template_id', l.template_id,"
           " 'template', coalesce(t.template, ''),"
           f" 'param_text', {_params('text')}, 'param_num', {_params(_NUM)},"
-          f" 'param_name', {_params(_NAME)})"
+          f" 'param_name', {_params(_NAME)}, 'resent', l.id <= ?4)"
           " FROM logs l LEFT JOIN templates t ON t.id = l.template_id WHERE l.id > ?2 ORDER BY l.id LIMIT ?3")
 
 
@@ -73,9 +73,10 @@ class StoreSource:
         r = self._conn().execute("SELECT ts FROM logs WHERE id > ? ORDER BY id LIMIT 1", (cursor,)).fetchone()
         return r[0] if r else None
 
-    def lines_after(self, cursor: int, limit: int) -> Batch | None:
-        """The first `limit` lines after id `cursor`, with their parameters (one statement: one snapshot)."""
-        rows = self._conn().execute(_LINES, (self.box_id, cursor, limit)).fetchall()
+    def lines_after(self, cursor: int, limit: int, resent_upto: int = 0) -> Batch | None:
+        """The first `limit` lines after id `cursor`, with their parameters (one statement: one snapshot); those
+        with id <= `resent_upto` (sent before, maybe) with `resent` 1."""
+        rows = self._conn().execute(_LINES, (self.box_id, cursor, limit, resent_upto)).fetchall()
         if not rows:
             return None
         body = "\n".join(r[2] for r in rows) + "\n"

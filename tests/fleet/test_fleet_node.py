@@ -16,7 +16,7 @@ from gateway.fleet.client import ClickHouseHttp
 from gateway.fleet.local_cluster import READER, READER_PASSWORD
 from gateway.fleet.node.catalog import UnknownStatement
 from gateway.fleet.node.surface import FleetSurface
-from gateway.fleet.schema import init_schema
+from gateway.fleet.schema import init_schema, insert_lines_sql
 from gateway.fleet.settings import FleetSettings
 from gateway.fleet.source import StoreSource
 from gateway.ingest.record import LogRecord
@@ -38,10 +38,11 @@ def plant(cluster, tmp_path_factory):
     make_store(tmp / "b2.db", N_B2, seed=4)
     init_schema(FleetSettings(urls=cluster.urls, box_id="b1", cluster="linegate", database="node"))
     with ClickHouseHttp(cluster.urls) as ch:
-        for box, n in (("b1", N_B1), ("b1", N_B1), ("b2", N_B2)):
+        for box, n, resent in (("b1", N_B1, 0), ("b1", N_B1, N_B1), ("b2", N_B2, 0)):   # b1 again, as resent
             src = StoreSource(tmp / f"{box}.db", box)
             for cursor in range(0, n, 1_000):
-                ch.insert_json("node.lines", src.lines_after(cursor, 1_000).body, {"insert_distributed_sync": 1})
+                ch.insert_json("node.lines", src.lines_after(cursor, 1_000, resent).body, {"insert_distributed_sync": 1},
+                               insert_lines_sql("node.lines"))
             src.close()
     reader = ClickHouseHttp(cluster.urls, READER, READER_PASSWORD)
     yield {"tmp": tmp, "box": QuerySurface(tmp / "b1.db"), "urls": cluster.urls,
@@ -54,8 +55,8 @@ class OneBox:
     holds (the answer layer's reads have no box filter of their own)."""
 
     def __init__(self, fleet: FleetSurface, box: str) -> None:
-        self.surface = FleetSurface(lambda stmt, caps: fleet._rows(stmt.replace("box != ''", f"box = '{box}'"), caps),
-                                    "node")
+        self.surface = FleetSurface(lambda stmt, caps: fleet._rows(stmt.replace(" WHERE ", f" WHERE box = '{box}' AND "),
+                                                                   caps), "node")
 
     def __getattr__(self, name):
         return getattr(self.surface, name)

@@ -12,7 +12,7 @@ import pytest
 from gateway.fleet.client import ClickHouseHttp
 from gateway.fleet.local_cluster import READER, READER_PASSWORD
 from gateway.fleet.node.surface import FleetSurface
-from gateway.fleet.schema import ddl, init_schema
+from gateway.fleet.schema import ddl, init_schema, insert_lines_sql
 from gateway.fleet.settings import FleetSettings
 from gateway.fleet.source import StoreSource
 from gateway.pipeline.query import QuerySurface
@@ -103,10 +103,10 @@ def plant(cluster, tmp_path_factory):
     with ClickHouseHttp(cluster.urls) as ch:
         for box, n, again in (("b1", N_B1, 1_000), ("b2", N_B2, 0)):
             src = StoreSource(tmp / box / "logs.db", box)
-            for cursor in (*range(0, n, 500), *range(0, again, 500)):
-                body = src.lines_after(cursor, 500).body
-                ch.insert_json("plant.lines", body, {"insert_distributed_sync": 1})
-                local.query("INSERT INTO plant.lines FORMAT JSONEachRow\n" + body.decode())
+            for cursor, resent in (*((c, 0) for c in range(0, n, 500)), *((c, again) for c in range(0, again, 500))):
+                body = src.lines_after(cursor, 500, resent).body     # sent again: marked, as the shipper does
+                ch.insert_json("plant.lines", body, {"insert_distributed_sync": 1}, insert_lines_sql("plant.lines"))
+                local.query(insert_lines_sql("plant.lines") + "\n" + body.decode())
             src.close()
     reader = ClickHouseHttp(cluster.urls, READER, READER_PASSWORD)
     yield {"store": tmp / "b1" / "logs.db", "old": FleetSurface(reader.rows, "plant"),

@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from gateway.fleet.client import ClickHouseHttp  # noqa: E402
 from gateway.fleet.local_cluster import CLUSTER, READER, READER_PASSWORD, LocalCluster  # noqa: E402
 from gateway.fleet.node.surface import FleetSurface  # noqa: E402
-from gateway.fleet.schema import init_schema  # noqa: E402
+from gateway.fleet.schema import INSERT_LINE_COLUMNS, init_schema  # noqa: E402
 from gateway.fleet.settings import FleetSettings  # noqa: E402
 from gateway.pipeline.query import QuerySurface  # noqa: E402
 from tools.bench.bench_fleet import TEMPLATES, make_store  # noqa: E402
@@ -65,7 +65,7 @@ def generate_sql(table: str, first: int, n: int) -> str:
     names = arr([g[0][0] for _, _, _, g in TEMPLATES])
     templates = arr([t for t, *_ in TEMPLATES])
     return (
-        f"INSERT INTO {table} SELECT concat('line', toString(number % 3 + 1)) AS box, number + 1 AS id,"
+        f"INSERT INTO {table} ({', '.join(INSERT_LINE_COLUMNS)}) SELECT concat('line', toString(number % 3 + 1)) AS box, number + 1 AS id,"
         f" {T0} + number * 0.01 AS ts, ts AS time, CAST(NULL AS Nullable(String)) AS time_text, 'bench' AS source,"
         f" concat('line', toString(number % 3 + 1), '/', arrayElement({comps}, {k} + 1)) AS host,"
         f" CAST(concat(arrayElement({comps}, {k} + 1), '-', toString({k} % 2)) AS Nullable(String)) AS line_host,"
@@ -76,7 +76,7 @@ def generate_sql(table: str, first: int, n: int) -> str:
         f" multiIf({', '.join(text_branches[:-2])}, {text_branches[-1]}) AS text,"
         f" CAST({k} + 1 AS Nullable(Int64)) AS template_id, arrayElement({templates}, {k} + 1) AS template,"
         f" [toString(v)] AS param_text, [CAST(toFloat64(v) AS Nullable(Float64))] AS param_num,"
-        f" [arrayElement({names}, {k} + 1)] AS param_name"
+        f" [arrayElement({names}, {k} + 1)] AS param_name, toUInt8(0) AS resent"
         f" FROM (SELECT number, intDiv(number, 8) % 97 + 1 AS v FROM system.numbers"
         f" WHERE number >= {int(first)} LIMIT {int(n)})")
 

@@ -70,7 +70,7 @@ def _known_values(s: FleetSurface, m: re.Match, args) -> Rows:
     """query.known_values: the most frequent host | component | level."""
     field = _field(m.group(1))
     w = sql.Where()
-    rows = s.q(sql.top_group(s.table, w, field, int(args[0]) + 1))       # + 1: '' is not a value
+    rows = s.counted(lambda rg: sql.top_group(s.table, w, field, int(args[0]) + 1, rg))   # + 1: '' is not a value
     return [(r["value"],) for r in rows if r["value"] != ""][: int(args[0])]
 
 
@@ -79,7 +79,7 @@ def _template_counts(s: FleetSurface, m: re.Match, args) -> Rows:
     limit = int(args[0]) if args else 5000
     w = sql.Where()
     w.conds.append("template != ''")
-    rows = s.q(sql.top_group(s.table, w, "template", limit))
+    rows = s.counted(lambda rg: sql.top_group(s.table, w, "template", limit, rg))
     if m.group(1):
         return [(s.numbers.number(r["value"]), r["value"], int(r["n"])) for r in rows]
     return [(r["value"], int(r["n"])) for r in rows]

@@ -21,6 +21,7 @@ from gateway.pipeline.query_text import PLACEHOLDER, _add_captures, _number_rege
 
 FLEET_BY = (*BY_FIELDS, "box")
 BOXES_TTL_S = 30.0            # the box list is re-read at most this often
+LINES_AT = 1_000              # first_last reads at most this many lines at its first and last time at once
 Rows = Callable[[str, dict], list[dict]]      # (sql, settings) -> rows as dicts (ClickHouseHttp.rows)
 
 
@@ -47,6 +48,7 @@ class FleetSurface:
         self.caps = {"max_execution_time": max(1, round(max_execution_time_s)),
                      "max_result_rows": int(max_result_rows), "result_overflow_mode": "throw"}
         self.numbers = catalog.Numbers()       # the kinds of line (template texts) as the call's `template`
+        self._ranges: sql.Ranges | bool = False   # where lines may have copies (sql.dirty_ranges); False: not read
         self._boxes: tuple[float, list[str]] = (-BOXES_TTL_S, [])
 
     @classmethod
@@ -76,11 +78,24 @@ class FleetSurface:
         read, boxes = self._boxes
         if time.monotonic() - read > BOXES_TTL_S:
             try:
-                boxes = [r["value"] for r in self.q(sql.top_group(self.table, sql.Where(), "box", 1000))]
+                boxes = [r["value"] for r in self.counted(lambda rg: sql.top_group(self.table, sql.Where(), "box", 1000, rg))]
             except (RuntimeError, ConnectionError):
                 boxes = []
             self._boxes = (time.monotonic(), boxes)
         return boxes
+
+    def counted(self, statement: Callable[[sql.Ranges], str]) -> list[dict]:
+        """The rows of a counting statement (sql.count, span, top, buckets) made with the ranges where lines
+        may have copies: read once, again when a statement met a `resent` row outside them (a resend since),
+        and, should that keep happening (a box resending meanwhile), every match deduped (ranges None)."""
+        for _ in range(3):
+            if self._ranges is False:
+                self._ranges = sql.merged_ranges([(r["box"], r["lo"], r["hi"]) for r in self.q(sql.dirty_ranges(self.table))])
+            rows = self.q(statement(self._ranges))
+            if not any(int(r.get("stray") or 0) for r in rows):
+                return rows
+            self._ranges = False
+        return self.q(statement(None))
 
     def _resolved(self, call: dict[str, Any]) -> dict[str, Any]:
         """The call with its `template` (a number of self.numbers) as that kind's text."""
@@ -144,7 +159,7 @@ class FleetSurface:
         return since, until
 
     def _n(self, w: sql.Where) -> int:
-        return int(self.q(sql.count(self.table, w))[0]["n"])
+        return int(self.counted(lambda rg: sql.count(self.table, w, rg))[0]["n"])
 
     def _count(self, call, w: sql.Where) -> dict:
         return {"count": self._n(w)}
@@ -157,11 +172,12 @@ class FleetSurface:
         by = call.get("by") or "template"
         k = min(max(_int(call, "k", 5), 1), TOP_K_MAX)
         if by in sql.GROUPS:
-            rows = self.q(sql.top_group(self.table, w, by, k))
+            rows = self.counted(lambda rg: sql.top_group(self.table, w, by, k, rg))
         elif by == "value":
-            rows = self.q(sql.top_params(self.table, w, k))
+            rows = self.counted(lambda rg: sql.top_params(self.table, w, k, ranges=rg))
         elif by == "param":
-            rows = self.q(sql.top_params(self.table, w, k, pos=_int(call, "param", 0)))
+            pos = _int(call, "param", 0)
+            rows = self.counted(lambda rg: sql.top_params(self.table, w, k, pos=pos, ranges=rg))
         elif by == "ip":
             texts, truncated = self._matching_texts(w)
             seen = Counter(ip for r in texts for ip in set(IPV4.findall(r["text"])))
@@ -169,7 +185,7 @@ class FleetSurface:
             return {"by": by, "count": len(texts), "lines_with_ip": sum(1 for r in texts if IPV4.search(r["text"])),
                     "top": [{"value": v, "lines": n} for v, n in top], "truncated": truncated}
         else:
-            named = self.q(sql.top_params(self.table, w, k, name=str(by).lower()))
+            named = self.counted(lambda rg: sql.top_params(self.table, w, k, name=str(by).lower(), ranges=rg))
             if not named:
                 return self._top_after(str(by), k, w)
             return {"by": by, "of_param": str(by).lower(), "count": self._n(w),
@@ -229,23 +245,29 @@ class FleetSurface:
         return out
 
     def _first_last(self, call, w: sql.Where) -> dict:
-        """One scan for the count and both times, then the line at each (sorting every match is slower)."""
-        r = self.q(sql.span(self.table, w))[0]
+        """One scan for the count and both times, then the lines at those two times (sorting every match is
+        slower): the first at the first time and the last at the last, by box and id."""
+        r = self.counted(lambda rg: sql.span(self.table, w, rg))[0]
         if not int(r["n"]):
             return {"count": 0}
-        ends = []
-        for t, order in ((r["lo"], "ASC"), (r["hi"], "DESC")):     # lines(): should a time not read back exact
-            ends.append((self.q(sql.line_at(self.table, w, t, order)) or self.q(sql.lines(self.table, w, order, 1)))[0])
+        at = self.q(sql.lines_at(self.table, w, (r["lo"], r["hi"]), LINES_AT))
+        firsts = [x for x in at if x["time"] == r["lo"]]
+        lasts = [x for x in at if x["time"] == r["hi"]]
+        if len(at) < LINES_AT and firsts and lasts:
+            ends = [min(firsts, key=lambda x: (x["box"], x["id"])), max(lasts, key=lambda x: (x["box"], x["id"]))]
+        else:                  # many lines at one time, or a time not read back exact: one end at a time
+            ends = [(self.q(sql.line_at(self.table, w, t, order)) or self.q(sql.lines(self.table, w, order, 1)))[0]
+                    for t, order in ((r["lo"], "ASC"), (r["hi"], "DESC"))]
         return {"count": int(r["n"]), "first": _line(ends[0]), "last": _line(ends[1])}
 
     def _buckets(self, call, w: sql.Where) -> dict:
-        r = self.q(sql.span(self.table, w))[0]
+        r = self.counted(lambda rg: sql.span(self.table, w, rg))[0]
         lo, hi, n = r["lo"], r["hi"], int(r["n"])
         if not n:
             return {"count": 0, "buckets": []}
         size = _num(call, "bucket_s", 0) or _nice_bucket((hi - lo) / 12)
         size = max(size, (hi - lo) / MAX_BUCKETS, 1.0)
-        rows = self.q(sql.buckets(self.table, w, lo, size))
+        rows = self.counted(lambda rg: sql.buckets(self.table, w, lo, size, rg))
         return {"count": n, "bucket_s": size, "buckets": [{"start": lo + r["b"] * size, "count": r["n"]} for r in rows]}
 
     def _lines(self, call, w: sql.Where) -> dict:
