@@ -7,7 +7,8 @@ where the draft GGUF is present) decode the same short answer to a short log exc
 the target's scratch; each must give target-only's tokens (greedy output is identical by
 construction; one that differs, or fails, is skipped with its reason). The fastest is kept, and a
 candidate that does more work (ngram over none, a model over ngram) only when MIN_GAIN faster. The
-choice is cached (choice_cache.py) and reused while its key holds. Knows nothing about the appliance.
+choice is cached (choice_cache.py) and reused while its key holds. Measured: docs/perf/2026-12-04-drafter-choice.md.
+Knows nothing about the appliance.
 """
 
 from __future__ import annotations
