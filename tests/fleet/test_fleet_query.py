@@ -154,6 +154,11 @@ def test_box_groups_and_filters_across_boxes(plant):
         assert surface.run({"op": "count", "box": ["b1", "b2"]})["count"] == N_B1 + N_B2
         first = surface.run({"op": "first_last", "text": "emergency stop"})
         assert {first["first"]["box"], first["last"]["box"]} <= {"b1", "b2"}
+        across = surface.run({"op": "count", "text": "emergency stop"})     # across boxes: counted per box too
+        assert across["call"]["op"] == "top_k" and across["call"]["by"] == "box"
+        assert across["count"] == sum(t["count"] for t in across["top"]) == first["count"]
+        assert [t["value"] for t in across["top"]] == sorted(("b1", "b2"), key=lambda b: -surface.run(
+            {"op": "count", "text": "emergency stop", "box": b})["count"])
 
 
 def test_copies_are_in_the_tables_and_counted_once(cluster, plant):
@@ -182,6 +187,27 @@ def test_every_statement_ran_on_a_current_clickhouse(plant):
     assert len(statements) > 2 * len(CALLS)
     assert not any(" FINAL" in s for s in statements)      # each line once after the filter (sql.py)
     assert not math.isnan(plant["new"].run({"op": "stats", "of": "temperature", "box": "b2"})["avg"])
+
+
+def test_each_way_of_counting_runs_on_both(plant):
+    """The counting statements with no ranges of resent ids, with b1's, and with every id deduped (None)."""
+    from gateway.fleet.node import sql
+
+    w = sql.where({"op": "count", "text": "heater"}, None, None)
+    for surface in (plant["old"], plant["new"]):
+        t = surface.table
+        for ranges in ((), (("b1", 1, 1_000),), None):
+            n = surface.q(sql.count(t, w, ranges))[0]
+            top = surface.q(sql.top_group(t, w, "box", 5, ranges))
+            params = surface.q(sql.top_params(t, w, 3, name="zone", ranges=ranges))
+            span = surface.q(sql.span(t, w, ranges))[0]
+            buckets = surface.q(sql.buckets(t, w, span["lo"], 60.0, ranges))
+            assert int(top[0]["total"]) == int(n["n"]) == int(span["n"]) == sum(int(b["n"]) for b in buckets)
+            assert params
+            if ranges == ():                            # b1's copies count twice, and say so
+                assert int(n["stray"]) > 0 and int(top[0]["stray"]) == int(n["stray"])
+            else:
+                assert int(n["stray"]) == 0 and int(n["n"]) == surface.run({"op": "count", "text": "heater"})["count"]
 
 
 SEARCHES = [
