@@ -64,3 +64,17 @@ def test_auto_with_a_choice_for_another_cpu_says_it_times_again(doctor, tmp_path
     cached(tmp_path, "ngram", cpu_model="Another CPU")
     out, d = doctor("auto")
     assert "cached choice not reused (timed with cpu_model 'Another CPU'" in out and d["state"] == "stale"
+
+
+@pytest.mark.models
+def test_time_drafter_caches_a_choice_the_doctor_and_the_next_start_read(doctor, tmp_path, smollm_path,
+                                                                        monkeypatch):
+    """--time-drafter runs the first start's timing on the settings' target (SmolLM2 here; the 0.5B draft
+    does not share its tokenizer, so it cannot start) under the key the doctor computes from the settings."""
+    monkeypatch.setenv("LINEGATE_ENGINE__MODEL", str(smollm_path))
+    from gateway.cli import main
+    monkeypatch.setenv("LINEGATE_ENGINE__DRAFTER", "auto")
+    assert main(["doctor", "--data-dir", str(tmp_path), "--threads", "2", "--time-drafter"]) == 0
+    out, d = doctor("auto")
+    assert d["state"] == "cached" and d["spec"] in ("none", "ngram") and f"drafter: auto -> {d['spec']} (timed" in out
+    assert set(d["figures"]) == {"none", "ngram"} and "model:native: cannot start: ValueError" in d["why"]

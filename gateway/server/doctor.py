@@ -1,5 +1,6 @@
 """`linegate doctor`: what this machine runs the model with (CPU, kernels, the kernel plan, the drafter
-and why), and `--calibrate` to time the kernels now and keep the fastest (gateway/llm/kernel_plan.py).
+and why), `--calibrate` to time the kernels now and keep the fastest (gateway/llm/kernel_plan.py), and
+`--time-drafter` to time the drafters as `auto` does at first start (gateway/llm/drafters/choice.py).
 
 Knows the settings (where the plan lives, which model and threads); knows nothing about the kernels.
 """
@@ -14,6 +15,7 @@ from gateway import _native
 from gateway.llm import kernel_plan
 from gateway.llm.cpus import default_threads
 from gateway.llm.drafters import choice as drafter_choice
+from gateway.llm.drafters import choice_cache
 from gateway.llm.drafters import resolve_draft_spec
 from gateway.llm.engine import resolve_act_precision
 from gateway.llm.models import ModelError, resolve_model
@@ -45,12 +47,32 @@ def doctor(args: argparse.Namespace) -> int:
             print(f"  {c['type']} K={c['K']} records={c['n_rec']}: {c['variant']} ({gain:.0%} faster than static)")
     plan = kernel_plan.load(cache, precision)
     print(f"plan:    {plan} ({kernel_plan.plan_path(cache)})")
+    if args.time_drafter:
+        time_drafter(settings, threads)
     drafter = drafter_status(settings, threads, precision)
     if args.json:
         print(json.dumps({"cpu_model": kernel_plan.cpu_model(), "simd": _native.quant_simd_name(),
                           "build_id": kernel_plan.build_id(), "kernel_plan": plan, "threads": threads,
                           "act_precision": precision, "drafter": drafter}))
     return 0
+
+
+def time_drafter(settings, threads: int) -> None:
+    """Time the drafter candidates now, as `auto` does at first start (the settings' target, its sink
+    prefilled, the kernel plan loaded), replacing the cached choice."""
+    from gateway.llm.drafters import make_drafter
+    from gateway.llm.engine import Engine
+    from gateway.serve.prompts import Prompts
+    e = settings.engine
+    model = resolve_model(e.model)
+    prompts = Prompts.for_model(model)
+    print(f"timing the drafters on {model.name} (about a minute on 2 cores) ...", flush=True)
+    engine = Engine(str(model), n_sink=max(e.n_sink, len(prompts.sink_tokens)), n_ring=e.n_ring,
+                    n_scratch=e.n_scratch, n_threads=threads, tokenizer=prompts.tokenizer, kv_policy=e.kv_policy,
+                    kv_block=e.kv_block, act_precision=e.act_precision)
+    engine.prefill_stream(prompts.sink_tokens)
+    choice_cache.choice_path(settings.cache_dir).unlink(missing_ok=True)
+    make_drafter("auto", engine, n_threads=threads, choice_dir=settings.cache_dir, choice_timing="on").close()
 
 
 def drafter_status(settings, threads: int, precision: str) -> dict:
@@ -83,10 +105,13 @@ def drafter_status(settings, threads: int, precision: str) -> dict:
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("doctor", help="show the CPU, kernels and kernel plan; --calibrate times the kernels")
+    p = sub.add_parser("doctor", help="show the CPU, kernels, kernel plan and drafter; --calibrate times the kernels, "
+                                      "--time-drafter the drafters")
     p.add_argument("--config", type=Path, help="settings TOML file")
     p.add_argument("--data-dir", help="the appliance's folder (the plan: <data-dir>/cache/kernel_plan.json)")
     p.add_argument("--calibrate", action="store_true", help="time the kernel variants now and keep the fastest")
+    p.add_argument("--time-drafter", action="store_true",
+                   help="time the drafter candidates now, as engine.drafter = \"auto\" does at first start, and keep the fastest")
     p.add_argument("--model", help="model to calibrate on (default: the settings' engine.model)")
     p.add_argument("--threads", type=int, help="threads (default: the settings', else one per performance core)")
     p.add_argument("--budget", type=float, default=kernel_plan.BUDGET_S, help="seconds the calibration may take")
