@@ -138,7 +138,9 @@ def test_a_count_gives_the_sum_of_the_parameter_the_question_names(surface):
     plan = QueryPlan(_Tool(surface), [{"role": "user", "content": q}], q, None, [], kinds=kinds)
     msgs = plan.finish('count", "template": 2, "where": {"stage": "3.0"}}')
     name = next(p for p in kinds[0].params if "bytes" in kinds[0].template.split(f"<{p}>", 1)[-1][:7])
-    assert f"Their {name} values: sum {sum(1000 + i for i in range(6))}" in msgs[-1]["content"]
+    assert f"Their {name} values add up to {sum(1000 + i for i in range(6))} bytes in all" in msgs[-1]["content"]
+    assert "Finished task" not in msgs[-1]["content"].split("in all", 1)[1]   # the summed lines not quoted
+    assert plan.check("The tasks of stage 3.0 sent 6015 bytes.").text.startswith("The tasks")   # the total passes
     assert grounding.named_param(kinds[0], "How many tasks ran?") is None
 
 

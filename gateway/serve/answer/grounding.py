@@ -145,10 +145,15 @@ def named_param(kind: Kind, question: str, bound: Sequence[str] = ()) -> str | N
         if name.lower() in asked:
             return name
     for name in free:
-        after = re.search(r"<" + re.escape(name) + r">\s*([A-Za-z]{2,})", kind.template)
-        if after and after.group(1).lower() in asked:
+        if (unit_of(kind, name) or "").lower() in asked:
             return name
     return None
+
+
+def unit_of(kind: Kind, name: str) -> str | None:
+    """The word the kind writes right after parameter `name` ("<size> bytes" -> "bytes"), if any."""
+    after = re.search(r"<" + re.escape(name) + r">\s*([A-Za-z]{2,})", kind.template)
+    return after.group(1) if after else None
 
 
 def param_values(surface: QuerySurface, name: str, line_ids: Sequence[int]) -> dict[int, str]:

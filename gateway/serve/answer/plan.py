@@ -41,6 +41,7 @@ class QueryPlan:
     rendered: str = ""                   # the result as the answer's prompt quoted it (finish)
     evidence: evidence.Evidence = field(default_factory=evidence.Evidence)   # lines of its rare tokens
     kinds: list[grounding.Kind] = field(default_factory=list)               # shown with the question
+    _summed: set = field(default_factory=set)       # ids of the lines a count's parameter total covers
 
     def finish(self, call_text: str) -> list[dict[str, str]]:
         """Parse and run the call; -> the messages for the answer (the call and its result in them)."""
@@ -58,9 +59,9 @@ class QueryPlan:
             self.rendered = f"The query read {grounding.shown_call(self.call, self.kinds)}. {self.rendered}"
         if self.call and self.call.get("op") == "count" and self.result.get("count"):
             self.rendered += self._count_detail()
-        in_result = {x.get("id") for x in self.result.get("lines") or []}
+        in_result = {x.get("id") for x in self.result.get("lines") or []} | self._summed
         extra = evidence.Evidence(self.evidence.tokens, [x for x in self.evidence.lines if x.get("id") not in in_result])
-        if extra.lines:                  # the lines the question's rare tokens point at: a lookup reads them
+        if extra.lines and not self._summed_up():   # the lines the question's rare tokens point at: a lookup reads them
             self.rendered += "\n\n" + evidence.render(extra)
         answer = ANSWER_INSTRUCTION.format(result=self.rendered)
         if is_chinese(self.question):
@@ -70,6 +71,12 @@ class QueryPlan:
         # model quoted their example values as the answer); the prefill cost is the same
         asked = [*self.turns[:-1], {"role": "user", "content": self.question}]
         return [*asked, {"role": "assistant", "content": shown}, {"role": "user", "content": answer}]
+
+    def _summed_up(self) -> bool:
+        """The call found the numbers it asked for (stats, or a count's asked parameter): other lines beside
+        them were read as the answer by a 1.5B model."""
+        op = (self.call or {}).get("op")
+        return bool(op == "stats" and self.result.get("n")) or bool((self.result.get("param_stats") or {}).get("n"))
 
     def _capture_asked(self) -> None:
         """The result's lines get the value of the parameter the question asks for (`captured`, said
@@ -95,11 +102,15 @@ class QueryPlan:
         kind = self._kind_of(self.call)
         name = grounding.named_param(kind, self.question, self._given(self.call)) if kind is not None else None
         st = self.tool.surface.run({**self.call, "op": "stats", "of": name}) if name else {}
+        if st.get("n", 0) > 1:   # the lines summed: quoted one by one they read as the answer
+            summed = self.tool.surface.run({**self.call, "op": "lines", "limit": SUMMED_SHOWN_OUT})
+            self._summed = {x.get("id") for x in summed.get("lines") or []}
         if st.get("n"):
             self.result["param_stats"] = {k: st.get(k) for k in ("of_param", "n", "sum", "min", "max", "avg")}
-            out = (f" Their {name} values: sum {_num(st['sum'])}, minimum {_num(st['min'])}, maximum "
-                   f"{_num(st['max'])}, average {_num(st['avg'])} ({st['n']} values).")
-        if self.result["count"] <= FEW_LINES:
+            unit = f" {grounding.unit_of(kind, name)}" if grounding.unit_of(kind, name) else ""
+            out = (f" Their {name} values add up to {_num(st['sum'])}{unit} in all ({st['n']} values; minimum "
+                   f"{_num(st['min'])}, maximum {_num(st['max'])}, average {_num(st['avg'])}).")
+        if self.result["count"] <= FEW_LINES and st.get("n", 0) <= 1:   # several values: one line's is no answer
             few = self.tool.surface.run({**self.call, "op": "lines", "limit": FEW_LINES})
             self.result["lines"] = few.get("lines") or []
             out += " " + render_result(few).split("\n", 1)[-1].join(["They are:\n", ""])
@@ -231,6 +242,7 @@ class QueryPlan:
 
 
 FEW_LINES = 3                 # a count of at most this many lines shows them to the answer
+SUMMED_SHOWN_OUT = 200        # the counted lines kept out of the evidence shown beside a total
 
 _CONDITIONS = ("text", "template", "where", "host", "component", "level", "since", "until", "last_minutes", "box")
 

@@ -96,9 +96,9 @@ def _describe_top(r: Mapping[str, Any]) -> str:
 def _describe_stats(r: Mapping[str, Any]) -> str:
     if not r.get("n"):
         return f"{r.get('count', 0)} lines match, but none of them holds that number."
-    return (f"{r['n']} numbers in {r.get('count', 0)} matching lines. Maximum {_num(r['max'])} "
-            f"({_where(r['max_line'])}). Minimum {_num(r['min'])} ({_where(r['min_line'])}). Average {_num(r['avg'])}."
-            + (f" Sum {_num(r['sum'])}." if r.get("sum") is not None else ""))
+    total = f"; they add up to {_num(r['sum'])} in all" if r.get("sum") is not None and r["n"] > 1 else ""
+    return (f"{r['n']} numbers in {r.get('count', 0)} matching lines{total}. Maximum {_num(r['max'])} "
+            f"({_where(r['max_line'])}). Minimum {_num(r['min'])} ({_where(r['min_line'])}). Average {_num(r['avg'])}.")
 
 
 def _describe_first_last(r: Mapping[str, Any], end: str | None = None) -> str:
