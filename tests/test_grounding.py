@@ -110,8 +110,12 @@ def test_an_id_after_a_parameter_name_is_that_parameter(surface):
                      evidence=evidence.find(surface, q))
     call, result = plan._run_grounded({"op": "count", "template": 1, "text": "3.0"})
     assert call["where"] == {"stage": "3.0"} and "3.0" not in call.get("text", "") and result["count"] == 6
-    call, result = plan._run_grounded({"op": "count", "text": "3.0"})     # no kind: no parameter to bind
-    assert "where" not in call and result["count"] == 13
+    call, result = plan._run_grounded({"op": "count", "text": "3.0"})     # no kind: the listed kinds' names
+    assert call["where"] == {"stage": "3.0"} and result["count"] == 12     # not "task 3.0 in stage 4.0"
+    q = "How long did the task in stage 4 take?"                         # a short number after its name too
+    plan = QueryPlan(_Tool(surface), [{"role": "user", "content": q}], q, None, [], kinds=kinds,
+                     evidence=evidence.find(surface, q))
+    assert plan._bound({"op": "count", "template": 1})["where"] == {"stage": "4"}
 
 
 def test_the_answer_reads_a_few_counted_lines_and_not_the_kinds_listed(surface):

@@ -188,17 +188,19 @@ class QueryPlan:
         return {**out, "text": " ".join(kept)} if kept else out
 
     def _bound(self, call: dict[str, Any]) -> dict[str, Any]:
-        """An identifier the question writes right after the name of a parameter of the call's kind ("in
-        stage 23.0") is that parameter's value: a condition on it replaces the bare text, which also
-        matches "task 23.0"."""
+        """An identifier or number the question writes right after the name of a parameter of the call's
+        kind, or of a listed kind when the call names none ("in stage 23.0", "variable 11"), is that
+        parameter's value: a condition on it replaces the bare text, which also matches "task 23.0"."""
         kind = self._kind_of(call)
-        if kind is None or "<" in str(call.get("text") or ""):
+        if "<" in str(call.get("text") or ""):
             return call
-        names = {n.lower(): n for n in kind.params}
+        kinds = [kind] if kind is not None else self.kinds     # no kind chosen: the listed kinds' names
+        names = {n.lower(): n for k in kinds for n in k.params}
         ids = {*self.evidence.ids, *self.evidence.tokens}
         where = dict(call.get("where") or {})
         for token, word in evidence.words_before(self.question).items():
-            if token in ids and word.lower() in names and names[word.lower()] not in where:
+            named = token in ids or any(c.isdigit() for c in token)   # "variable 11": the name makes it one
+            if named and word.lower() in names and names[word.lower()] not in where:
                 where[names[word.lower()]] = token
         if where == (call.get("where") or {}):
             return call
