@@ -180,6 +180,17 @@ class Engine:
     def stream_checksum(self) -> int:
         return int(self._e.stream_checksum())
 
+    @property
+    def reads_during_jobs(self) -> bool:
+        """prefill_stream may run while a job holds scratch: the job keeps the stream view it started with
+        (native/kv_cache.h, READING DURING A JOB). False on the CUDA engine: there it waits for the job."""
+        return bool(getattr(self._e, "reads_during_jobs", False))
+
+    @property
+    def job_view_lost(self) -> int:
+        """Stream tokens of the running job's view that the ring evicted since the job began."""
+        return int(getattr(self._e, "job_view_lost", 0))
+
     # --- jobs in scratch ---------------------------------------------------------------------
 
     def forward_scratch(self, tokens: Sequence[int], all_logits: bool = False) -> np.ndarray:

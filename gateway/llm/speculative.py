@@ -124,6 +124,7 @@ class SpecStats:
     n_target_forwards: int = 0    # verify/decode forwards after the prompt prefill
     n_decoded: int = 0            # tokens those forwards produced
     draft_ms: float = 0.0         # time the decode loop waited for drafts
+    step_hook_ms: float = 0.0     # time spent in on_step between the job's steps (not in prefill/decode ms)
     verify_ms: float = 0.0        # target forwards + the rule
     prefill_ms: float = 0.0
     accept_ema: float = 0.5
@@ -147,7 +148,8 @@ class SpecStats:
             "n_recovered": self.n_recovered, "n_bonus": self.n_bonus,
             "n_target_forwards": self.n_target_forwards, "n_decoded": self.n_decoded,
             "draft_ms": round(self.draft_ms, 2), "verify_ms": round(self.verify_ms, 2),
-            "prefill_ms": round(self.prefill_ms, 2), "accept_ema": round(self.accept_ema, 4),
+            "prefill_ms": round(self.prefill_ms, 2), "step_hook_ms": round(self.step_hook_ms, 2),
+            "accept_ema": round(self.accept_ema, 4),
             "k_final": self.k, "step_ms": {t: round(c, 2) for t, c in sorted(self.costs.ms.items())},
         }
 
@@ -344,7 +346,8 @@ def speculative_generate(target: Target, drafter, prompt_tokens: Sequence[int], 
                          stop_tokens: Sequence[int] = (), on_token: Callable[[int], bool | None] | None = None,
                          k_max: int = K_MAX, detokenize: Callable[[list[int]], str] | None = None,
                          n_prompt_cached: int = 0, logits_processor: LogitsProcessor | None = None,
-                         no_repeat_ngram: int = 0, keep_going: Callable[[], bool] | None = None) -> GenerateResult:
+                         no_repeat_ngram: int = 0, keep_going: Callable[[], bool] | None = None,
+                         on_step: Callable[[], None] | None = None) -> GenerateResult:
     """THE decode loop: generate in the target's scratch, with drafts from `drafter`, or without
     (drafter None: plain decoding, one token per target forward).
 
@@ -360,6 +363,9 @@ def speculative_generate(target: Target, drafter, prompt_tokens: Sequence[int], 
     than the prompt holds it (gateway.llm.repetition), before logits_processor, on every row alike; 0: off.
     keep_going: asked between prompt chunks of PREFILL_CHECK_TOKENS; False ends the job before its
     first token (a cancelled job does not finish a long prefill first).
+    on_step: called between the job's steps (after each prompt chunk of PREFILL_CHECK_TOKENS and after
+    each verify step), where the caller may read the stream (gateway/serve/engine_thread.py); its time
+    is left out of prefill_ms and decode_ms (stats.step_hook_ms).
     """
     entry_len = target.scratch_len
     base = _scratch_base(target, len(prompt_tokens), max_tokens, n_prompt_cached)
@@ -370,21 +376,25 @@ def speculative_generate(target: Target, drafter, prompt_tokens: Sequence[int], 
     if drafter is not None:
         drafter.begin_job(prompt, sampling, seed)
     n_prefill = len(prompt) - 1 - n_prompt_cached
+    hook = _timed(on_step, job.stats)
     t0 = time.perf_counter()
     try:
         todo = prompt[n_prompt_cached:-1]
-        step = PREFILL_CHECK_TOKENS if keep_going is not None else max(len(todo), 1)
+        step = PREFILL_CHECK_TOKENS if keep_going is not None or on_step is not None else max(len(todo), 1)
         stopped = False
         for i in range(0, len(todo), step):
+            if i:
+                hook()
             if keep_going is not None and not keep_going():
                 n_prefill, job.finish, stopped = i, "stop", True
                 break
             target.forward_scratch(todo[i:i + step])
         t_prefill = time.perf_counter()
-        job.stats.prefill_ms = (t_prefill - t0) * 1e3
+        job.stats.prefill_ms = (t_prefill - t0) * 1e3 - job.stats.step_hook_ms
+        hooked = job.stats.step_hook_ms
         while not stopped and job.step():
-            pass
-        decode_ms = (time.perf_counter() - t_prefill) * 1e3
+            hook()
+        decode_ms = (time.perf_counter() - t_prefill) * 1e3 - (job.stats.step_hook_ms - hooked)
     finally:
         target.rollback(entry_len)
         if drafter is not None:
@@ -392,6 +402,20 @@ def speculative_generate(target: Target, drafter, prompt_tokens: Sequence[int], 
     return GenerateResult(job.out, detokenize(job.out) if detokenize else "", job.stats.prefill_ms, decode_ms,
                           len(prompt), job.finish, decode_steps=job.stats.n_target_forwards,
                           prefill_tokens=max(n_prefill, 0), stats=job.stats)
+
+
+def _timed(on_step: Callable[[], None] | None, stats: SpecStats) -> Callable[[], None]:
+    """on_step, its time added to stats.step_hook_ms (a no-op without one)."""
+    if on_step is None:
+        return lambda: None
+
+    def hook() -> None:
+        t = time.perf_counter()
+        try:
+            on_step()
+        finally:
+            stats.step_hook_ms += (time.perf_counter() - t) * 1e3
+    return hook
 
 
 def _fit_vocab(q: np.ndarray, n_vocab: int) -> np.ndarray:

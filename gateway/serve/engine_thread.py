@@ -26,12 +26,14 @@ from gateway.llm.sampling import SamplingParams
 from gateway.llm.speculative import PREFILL_CHECK_TOKENS, GenerateResult, SpecStats, speculative_generate
 from gateway.pipeline.token_queue import ContextFeed
 from gateway.serve.admission import Admission
+from gateway.serve.job_reading import READ, JobClock, ReadingDuringJobs
 from gateway.serve.jobs import (COMPLETE, PRIORITY, TTFT, Job, JobHandle, NotReady, PromptTooLong, QueueFull,
                                 Refused)
 from gateway.serve.prompts import Prompts
-from gateway.serve.answer.call import MAX_CALL_TOKENS, QUERY_PROMPT_TOKENS, TYPICAL_CALL_TOKENS, TYPICAL_QUERY_TOKENS
+from gateway.serve.query_job import generate_query, query_answer
+from gateway.serve.answer.call import QUERY_PROMPT_TOKENS, TYPICAL_CALL_TOKENS, TYPICAL_QUERY_TOKENS
 from gateway.serve.answer.plan import QueryTool
-from gateway.serve.answer.question import Grounding, asks
+from gateway.serve.answer.question import Grounding
 
 QUERY_MIN_ROOM = 256       # scratch left for question + answer beside a store query (else no query)
 PROMPT_BUDGET_SHARE = 0.5   # of the first-token budget, for prefilling the prompt (quoted lines included)
@@ -59,6 +61,8 @@ class EngineConfig(Protocol):
     drafter: str
     drafter_fallback: str
     prefill_chunk: int
+    read_during_jobs: bool
+    read_during_jobs_max_lost: float
     queue_size: int
     no_repeat_ngram: int
     kernel_calibration: str
@@ -87,6 +91,11 @@ class EngineThread:
         self.kv_policy, self.kv_block = config.kv_policy, config.kv_block   # KV eviction (native/kv_cache.h)
         self.act_precision = config.act_precision   # "auto" resolves in Engine (q8 on aarch64)
         self.prefill_chunk = config.prefill_chunk
+        # Stream chunks read between a job's steps (serve/job_reading.py); set up once the engine says it can.
+        self.reading: ReadingDuringJobs | None = None
+        self._draft_pending: list[list[int]] = []   # stream tokens read during a job, for the drafter after it
+        self._on_step: Callable[[], None] | None = None   # the running job's step hook (_reader)
+        self._last_tick = time.monotonic()
         # "none" | "ngram" | "model[:backend]" (gateway.llm.drafters): what runs for the configured drafter
         # (auto, or model:rknn without an NPU, resolve here: a missing runtime with fallback "error" stops start-up)
         drafter = config.drafter
@@ -260,7 +269,6 @@ class EngineThread:
             log.exception("engine failed to start")
             self._ready.set()
             return
-        last_tick = time.monotonic()
         while not self._stop.is_set():
             self.heartbeat()
             try:
@@ -276,11 +284,10 @@ class EngineThread:
                 finally:
                     with self._est_lock:
                         self._running = None
+                    self._on_step = None
+                    self._flush_drafter()
                 continue
-            if time.monotonic() - last_tick >= TICK_S:
-                self.feed.tick()
-                self._engine_stats = dict(self.engine.stats())
-                last_tick = time.monotonic()
+            self._tick()
             if self._prefill_stream():
                 continue
             self._wake.wait(IDLE_WAIT_S)
@@ -288,11 +295,20 @@ class EngineThread:
         if self.drafter is not None:
             self.drafter.close()
 
-    def _prefill_stream(self) -> bool:
-        """One chunk of the token queue into the stream context; False when the queue was empty."""
+    def _tick(self) -> None:
+        """Every TICK_S: the feed closes its due folds, the engine's figures are refreshed."""
+        if time.monotonic() - self._last_tick >= TICK_S:
+            self.feed.tick()
+            self._engine_stats = dict(self.engine.stats())
+            self._last_tick = time.monotonic()
+
+    def _prefill_stream(self, during_job: bool = False) -> int:
+        """One chunk of the token queue into the stream context; its tokens (0: the queue was empty).
+        during_job: a job holds scratch (it keeps its view); the drafter gets the tokens after the job,
+        so it mirrors what the job reads (_flush_drafter)."""
         toks, n = self.feed.queue.pop(self.prefill_chunk)
         if not n:
-            return False
+            return 0
         ids = toks.tolist()
         t0 = time.perf_counter()
         if self.engine.kv_policy == "novelty":   # lines the triage alerted on are kept longer
@@ -300,11 +316,50 @@ class EngineThread:
         self.engine.prefill_stream(ids)
         ms = (time.perf_counter() - t0) * 1000   # the target's own cost (admission's EMA)
         if self.drafter is not None:
-            self.drafter.push_stream(ids)
+            if during_job:
+                self._draft_pending.append(ids)
+            else:
+                self.drafter.push_stream(ids)
         self.admission.observe_prefill(len(ids), ms)
         self.prefill_calls += 1
         self.last_prefill_ms = ms
-        return True
+        return len(ids)
+
+    def _flush_drafter(self) -> None:
+        """The stream tokens read during the last job, to the drafter in their order."""
+        if self.drafter is not None and self._draft_pending:
+            self.drafter.push_stream([t for ids in self._draft_pending for t in ids])
+        self._draft_pending.clear()
+
+    def _reader(self, job: Job, clock: JobClock) -> Callable[[], None]:
+        """The step hook of one job: between its steps, at most one stream chunk (serve/job_reading.py),
+        never while a job that outranks it waits or after its client went away."""
+        def step() -> None:
+            self._tick()
+            r = self.reading
+            if r is None or not r.enabled or job.handle.cancelled or self._outranked(job):
+                return
+            assert self.admission is not None
+            q = self.feed.queue
+            oldest = q.oldest_pending_ts()
+            lost = self.engine.job_view_lost
+            if r.decide(clock, q.backlog_tokens(), time.time() - oldest if oldest is not None else 0.0,
+                        self.admission.prefill_ms_per_tok, lost) != READ:
+                return
+            t0 = time.perf_counter()
+            n = self._prefill_stream(during_job=True)
+            if n:
+                r.read(clock, n, (time.perf_counter() - t0) * 1000)
+                r.view_lost_tokens += max(0, self.engine.job_view_lost - lost)
+        return step
+
+    def _clock(self, job: Job) -> JobClock:
+        """The job's deadline point and admission's estimate of its own work to it (as submit priced it)."""
+        assert self.admission is not None
+        priced = len(job.prompt) + (TYPICAL_QUERY_TOKENS if job.turns is not None else 0)
+        decode = (1 if job.deadline_kind == TTFT else job.max_tokens) + (TYPICAL_CALL_TOKENS if job.turns is not None else 0)
+        work = self.admission.estimate_ms(priced, decode) * self.admission.bias(job.kind)
+        return JobClock(job.deadline, work)
 
     def _load(self) -> None:
         if self.kernel_plan_dir is not None:   # before the engine's first matmul
@@ -329,6 +384,12 @@ class EngineThread:
                                      SEED_GENERATE_TOKENS)
         decode_ms = probe.decode_ms / len(probe.tokens) if probe.tokens and probe.decode_ms > 0 else prefill_ms
         self.admission = Admission(max(prefill_ms, 1e-3), max(decode_ms, 1e-3))
+        reads = self.config.read_during_jobs and self.engine.reads_during_jobs
+        if self.config.read_during_jobs and not reads:
+            log.warning("engine.read_during_jobs: the %s engine cannot read the stream during a job; "
+                        "reading waits for each job's end", self.engine.backend)
+        self.reading = ReadingDuringJobs(reads, int(self.config.read_during_jobs_max_lost * self.n_ring),
+                                         self.prefill_chunk)
         self._engine_stats = dict(self.engine.stats())
         log.info("engine ready in %.1f s: %s, sink %d tokens, prefill %.2f ms/tok, decode %.2f ms/tok",
                  time.perf_counter() - t0, self.model_path.name, len(self.sink_tokens), prefill_ms, decode_ms)
@@ -343,6 +404,8 @@ class EngineThread:
         stop_ids = self.tokenizer.stop_ids
         hold = job.turns is not None and self.query_tool is not None   # a query's answer is checked first
         preempted: list[bool] = []
+        clock = self._clock(job)
+        self._on_step = self._reader(job, clock)   # the job's step hook, read by _generate / query_job
 
         def keep_going() -> bool:
             if job.handle.cancelled:
@@ -355,6 +418,7 @@ class EngineThread:
         def on_token(tid: int) -> bool:
             if not first_at:
                 first_at.append(time.monotonic())
+                clock.due_passed = job.deadline_kind == TTFT
             if tid in stop_ids:
                 return False
             out.append(tid)
@@ -391,7 +455,9 @@ class EngineThread:
         late = due > job.deadline
         self.admission.finished(late)
         if not job.handle.cancelled and not job.preemptions:   # a stopped job's time includes the question's
-            self.admission.observe_outcome(job.kind, job.model_ms, (due - job.submitted) * 1000)
+            # reading put inside the job's slack is not the cost model's error
+            self.admission.observe_outcome(job.kind, job.model_ms,
+                                           (due - job.submitted) * 1000 - clock.read_before_due_ms)
         # A cut (max_tokens, cancel) inside a character leaves its first bytes pending: they are
         # dropped, never sent as U+FFFD.
         cut = len(decoder.getstate()[0])
@@ -437,7 +503,7 @@ class EngineThread:
                                    stop_tokens=sorted(self.tokenizer.stop_ids), on_token=on_token,
                                    no_repeat_ngram=self.no_repeat_ngram if mask is None else 0,
                                    logits_processor=mask,
-                                   keep_going=keep_going or (lambda: not job.handle.cancelled))
+                                   keep_going=keep_going or (lambda: not job.handle.cancelled), on_step=self._on_step)
         if self.drafter is not None:
             self._count_speculation(res.stats)
         self.admission.observe_prefill(res.prefill_tokens, res.prefill_ms)
@@ -445,84 +511,13 @@ class EngineThread:
         return res
 
     def _generate_query(self, job: Job, on_token: Callable[[int], bool]) -> GenerateResult:
-        """Each ask of the question (question.asks) through its own call and answer, each answer checked
-        against its own query; the answers joined (extra["checked"]). One ask: _query_answer alone."""
-        assert job.turns is not None
-        parts = asks(job.turns[-1]["content"])
-        if len(parts) == 1:
-            return self._query_answer(job, job.turns, on_token)
-        stops = self.tokenizer.stop_ids
-        done: list[tuple[GenerateResult, str]] = []
-        for part in parts:
-            toks: list[int] = []
+        """A question through store queries (serve/query_job.py)."""
+        return generate_query(self, job, on_token, self._on_step)
 
-            def on_ask_token(tid: int) -> bool:
-                if tid not in stops:
-                    toks.append(tid)
-                return on_token(tid)
-
-            res = self._query_answer(job, [*job.turns[:-1], {"role": "user", "content": part}], on_ask_token)
-            if job.handle.cancelled or "plan" not in res.extra:
-                return res
-            done.append((res, res.extra["plan"].check(self.tokenizer.decode(toks)).text))
-        last = done[-1][0]
-        last.extra["checked"] = "\n".join(text for _, text in done)
-        last.extra["queries"] = [r.extra["query"] for r, _ in done]
-        last.tokens = [t for r, _ in done for t in r.tokens]
-        return last
-
-    def _query_answer(self, job: Job, turns: list, on_token: Callable[[int], bool]) -> GenerateResult:
-        """Question -> call (greedy, under the call grammar) -> the query -> answer from its result. The
-        conversation is prefilled once: the answer's prompt shares its prefix with the call's."""
-        assert self.query_tool is not None
-        plan = self.query_tool.plan(turns)
-        prompt = self.prompts.chat_tokens(plan.turns, language_hint=False) + plan.prefix_tokens
-        stops = sorted(self.tokenizer.stop_ids)
-        base = self.engine.scratch_len
-        call: list[int] = []
-
-        def on_call(tid: int) -> bool:
-            call.append(tid)
-            return not plan.mask.complete(call) and not job.handle.cancelled
-
-        def keep_going() -> bool:      # an abandoned question stops at its next prompt chunk or token
-            return not job.handle.cancelled
-
-        call_room = self.n_scratch - base - len(prompt)     # a call is far shorter than its budget
-        try:
-            t0 = time.perf_counter()
-            todo = prompt[:-1]
-            for i in range(0, len(todo), PREFILL_CHECK_TOKENS):
-                if not keep_going():
-                    return GenerateResult([], "", (time.perf_counter() - t0) * 1000, 0.0, len(prompt), "stop")
-                self.engine.forward_scratch(todo[i:i + PREFILL_CHECK_TOKENS])
-            self.admission.observe_prefill(len(prompt) - 1, (time.perf_counter() - t0) * 1000)
-            res = speculative_generate(self.engine, self.drafter, prompt, min(MAX_CALL_TOKENS, call_room), SamplingParams(), None,
-                                       stop_tokens=stops, on_token=on_call, n_prompt_cached=len(prompt) - 1,
-                                       logits_processor=plan.mask)
-            self.admission.observe_decode(len(res.tokens), res.decode_ms)
-            if not keep_going():
-                return GenerateResult([], "", 0.0, res.decode_ms, len(prompt), "stop")
-            answer = self.prompts.chat_tokens(plan.finish(plan.mask.text_bytes(call).decode("utf-8", "replace")),
-                                              language_hint=False)
-            job.handle._emit({"type": "query", **plan.source()})
-            room = self.n_scratch - base - len(answer)
-            if room < 1:
-                raise PromptTooLong(f"the answer's prompt ({len(answer)} tokens) does not fit engine.n_scratch")
-            cached = min(_common_prefix(prompt[:-1], answer), len(answer) - 1)
-            self.engine.rollback(base + cached)
-            out = speculative_generate(self.engine, self.drafter, answer, min(job.max_tokens, room),
-                                       SamplingParams(temperature=job.temperature, top_p=job.top_p), job.seed,
-                                       stop_tokens=stops, on_token=on_token, n_prompt_cached=cached,
-                                       no_repeat_ngram=self.no_repeat_ngram, keep_going=keep_going)
-        finally:
-            self.engine.rollback(base)
-        self.admission.observe_prefill(out.prefill_tokens, out.prefill_ms)
-        self.admission.observe_decode(len(out.tokens), out.decode_ms)
-        out.extra["query"] = {**plan.source(), "call_tokens": len(call), "call_ms": round(res.decode_ms, 1)}
-        out.extra["plan"] = plan
-        out.prompt_tokens = len(answer)
-        return out
+    def _query_answer(self, job: Job, turns: list, on_token: Callable[[int], bool],
+                      on_step: Callable[[], None] | None = None) -> GenerateResult:
+        """Question -> call -> the query -> answer from its result (serve/query_job.py)."""
+        return query_answer(self, job, turns, on_token, on_step)
 
     def _vocabulary(self) -> Vocabulary:
         """The tokenizer's byte vocabulary for grammars, built once (the query tool's when it has one)."""
@@ -556,6 +551,8 @@ class EngineThread:
         if self.admission is not None:
             d["admission"] = self.admission.stats()
         d["engine"] = dict(self._engine_stats)   # refreshed by the engine thread: only it touches the Engine
+        if self.reading is not None:             # stream chunks read between jobs' steps (serve/job_reading.py)
+            d["engine"].update(self.reading.stats())
         d["drafter"] = {"configured": self.draft_configured, "running": self.draft_spec, "why": self.draft_why}
         if self.draft_spec != "none":
             t = dict(self._spec_totals)
@@ -574,11 +571,3 @@ class AnswerBudget:
     reserved: int                      # tokens the query adds to the prompt (instruction, call, result)
     n_scratch: int                     # prompt + answer must fit this
 
-
-def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return n

@@ -1,0 +1,85 @@
+"""Reading the stream while a job runs (issue 42, part 3): between a job's steps (prompt chunks, verify
+steps) the engine thread prefills at most one chunk of the token queue into the stream, when the queue
+holds a chunk's worth (or its oldest entry waits), the job's deadline has room for it at admission's
+measured prefill cost, and the job has not lost too much of the stream it reads. The job keeps the
+stream view it started with (native/kv_cache.h, READING DURING A JOB): it never sees the chunks read
+during it, and loses the view's entries the ring evicts meanwhile (at most max_lost of them).
+
+Knows nothing about the engine or the queue: the engine thread asks `decide` and reports what it read.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+# The remaining work a job's deadline must still hold is its estimate times this: a chunk is read only
+# where the estimate leaves that margin (admission's figures are EMAs, and a job's tail varies).
+DEADLINE_SAFETY = 1.25
+# A queue holding less than a chunk is read during a job once its oldest entry waited this long: short
+# chunks cost nearly a full forward each, so the job's steps are not interleaved with crumbs.
+PARTIAL_CHUNK_AFTER_S = 1.0
+
+READ, EMPTY, DEADLINE, LOST = "read", "empty", "deadline", "lost"
+
+
+@dataclass
+class JobClock:
+    """One job's account for the reading decision: when it started serving, what its work to the
+    deadline point was estimated at, and how much reading was put inside it."""
+    deadline: float            # monotonic time of the deadline point (first token or the whole answer)
+    work_ms: float             # admission's estimate of the job's own work to that point
+    started: float = field(default_factory=time.monotonic)
+    read_ms: float = 0.0       # stream reading done inside this job
+    read_before_due_ms: float = 0.0   # ... before its deadline point (left out of the outcome)
+    due_passed: bool = False   # a first-token job whose first token is out: no deadline left
+
+    def remaining_ms(self, now: float) -> float:
+        """The job's own work still to come before its deadline point (0 once it is passed)."""
+        if self.due_passed:
+            return 0.0
+        worked = (now - self.started) * 1000 - self.read_ms
+        return max(0.0, self.work_ms - worked)
+
+
+@dataclass
+class ReadingDuringJobs:
+    """The engine thread's switch, limits and counters (/api/stats engine section)."""
+    enabled: bool
+    max_lost: int                  # stream tokens a job's view may lose to the ring's eviction
+    chunk_tokens: int              # the engine thread's prefill_chunk
+    chunks: int = 0                # stream chunks read during jobs
+    tokens: int = 0
+    skipped_deadline: int = 0      # a chunk was waiting but the job's deadline had no room for it
+    skipped_lost: int = 0          # ... but the job's view had lost its share
+    view_lost_tokens: int = 0      # view tokens jobs lost, summed at their ends
+
+    def decide(self, clock: JobClock, backlog_tokens: int, lag_s: float, prefill_ms_per_tok: float,
+               view_lost: int, now: float | None = None) -> str:
+        """READ, or why not: EMPTY (no chunk's worth waiting), DEADLINE, LOST. Counts the refusals."""
+        if not self.enabled or backlog_tokens <= 0:
+            return EMPTY
+        if backlog_tokens < self.chunk_tokens and lag_s < PARTIAL_CHUNK_AFTER_S:
+            return EMPTY
+        if view_lost + self.chunk_tokens > self.max_lost:
+            self.skipped_lost += 1
+            return LOST
+        now = time.monotonic() if now is None else now
+        chunk_ms = min(backlog_tokens, self.chunk_tokens) * prefill_ms_per_tok
+        if not clock.due_passed and \
+                now * 1000 + chunk_ms + DEADLINE_SAFETY * clock.remaining_ms(now) > clock.deadline * 1000:
+            self.skipped_deadline += 1
+            return DEADLINE
+        return READ
+
+    def read(self, clock: JobClock, n_tokens: int, ms: float) -> None:
+        self.chunks += 1
+        self.tokens += n_tokens
+        clock.read_ms += ms
+        if not clock.due_passed:
+            clock.read_before_due_ms += ms
+
+    def stats(self) -> dict:
+        return {"read_during_jobs": self.enabled, "stream_chunks_during_jobs": self.chunks,
+                "stream_tokens_during_jobs": self.tokens, "reads_skipped_deadline": self.skipped_deadline,
+                "reads_skipped_lost": self.skipped_lost, "job_view_lost_tokens": self.view_lost_tokens}

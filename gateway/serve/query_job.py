@@ -1,0 +1,113 @@
+"""A chat question answered through one store query, on the engine thread: each ask of the question
+(answer.question.asks) through its own call (decoded under the call grammar), the query, and the answer
+written from its result, checked against it. Split from engine_thread.py; `et` is the EngineThread
+whose engine, drafter, prompts, admission and query tool run it.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Sequence
+
+from gateway.llm.sampling import SamplingParams
+from gateway.llm.speculative import PREFILL_CHECK_TOKENS, GenerateResult, speculative_generate
+from gateway.serve.answer.call import MAX_CALL_TOKENS
+from gateway.serve.answer.question import asks
+from gateway.serve.jobs import Job, PromptTooLong
+
+
+def generate_query(et: Any, job: Job, on_token: Callable[[int], bool],
+                   on_step: Callable[[], None] | None = None) -> GenerateResult:
+    """Each ask of the question (question.asks) through its own call and answer, each answer checked
+    against its own query; the answers joined (extra["checked"]). One ask: query_answer alone."""
+    assert job.turns is not None
+    parts = asks(job.turns[-1]["content"])
+    if len(parts) == 1:
+        return query_answer(et, job, job.turns, on_token, on_step)
+    stops = et.tokenizer.stop_ids
+    done: list[tuple[GenerateResult, str]] = []
+    for part in parts:
+        toks: list[int] = []
+
+        def on_ask_token(tid: int) -> bool:
+            if tid not in stops:
+                toks.append(tid)
+            return on_token(tid)
+
+        res = query_answer(et, job, [*job.turns[:-1], {"role": "user", "content": part}], on_ask_token, on_step)
+        if job.handle.cancelled or "plan" not in res.extra:
+            return res
+        done.append((res, res.extra["plan"].check(et.tokenizer.decode(toks)).text))
+    last = done[-1][0]
+    last.extra["checked"] = "\n".join(text for _, text in done)
+    last.extra["queries"] = [r.extra["query"] for r, _ in done]
+    last.tokens = [t for r, _ in done for t in r.tokens]
+    return last
+
+
+def query_answer(et: Any, job: Job, turns: list, on_token: Callable[[int], bool],
+                 on_step: Callable[[], None] | None = None) -> GenerateResult:
+    """Question -> call (greedy, under the call grammar) -> the query -> answer from its result. The
+    conversation is prefilled once: the answer's prompt shares its prefix with the call's."""
+    assert et.query_tool is not None
+    plan = et.query_tool.plan(turns)
+    prompt = et.prompts.chat_tokens(plan.turns, language_hint=False) + plan.prefix_tokens
+    stops = sorted(et.tokenizer.stop_ids)
+    base = et.engine.scratch_len
+    call: list[int] = []
+
+    def on_call(tid: int) -> bool:
+        call.append(tid)
+        return not plan.mask.complete(call) and not job.handle.cancelled
+
+    def keep_going() -> bool:      # an abandoned question stops at its next prompt chunk or token
+        return not job.handle.cancelled
+
+    call_room = et.n_scratch - base - len(prompt)     # a call is far shorter than its budget
+    try:
+        t0, read_ms = time.perf_counter(), 0.0
+        todo = prompt[:-1]
+        for i in range(0, len(todo), PREFILL_CHECK_TOKENS):
+            if i and on_step is not None:     # the stream between prompt chunks (its time left out)
+                t1 = time.perf_counter()
+                on_step()
+                read_ms += (time.perf_counter() - t1) * 1000
+            if not keep_going():
+                return GenerateResult([], "", (time.perf_counter() - t0) * 1000, 0.0, len(prompt), "stop")
+            et.engine.forward_scratch(todo[i:i + PREFILL_CHECK_TOKENS])
+        et.admission.observe_prefill(len(prompt) - 1, (time.perf_counter() - t0) * 1000 - read_ms)
+        res = speculative_generate(et.engine, et.drafter, prompt, min(MAX_CALL_TOKENS, call_room), SamplingParams(), None,
+                                   stop_tokens=stops, on_token=on_call, n_prompt_cached=len(prompt) - 1,
+                                   logits_processor=plan.mask, on_step=on_step)
+        et.admission.observe_decode(len(res.tokens), res.decode_ms)
+        if not keep_going():
+            return GenerateResult([], "", 0.0, res.decode_ms, len(prompt), "stop")
+        answer = et.prompts.chat_tokens(plan.finish(plan.mask.text_bytes(call).decode("utf-8", "replace")),
+                                        language_hint=False)
+        job.handle._emit({"type": "query", **plan.source()})
+        room = et.n_scratch - base - len(answer)
+        if room < 1:
+            raise PromptTooLong(f"the answer's prompt ({len(answer)} tokens) does not fit engine.n_scratch")
+        cached = min(_common_prefix(prompt[:-1], answer), len(answer) - 1)
+        et.engine.rollback(base + cached)
+        out = speculative_generate(et.engine, et.drafter, answer, min(job.max_tokens, room),
+                                   SamplingParams(temperature=job.temperature, top_p=job.top_p), job.seed,
+                                   stop_tokens=stops, on_token=on_token, n_prompt_cached=cached,
+                                   no_repeat_ngram=et.no_repeat_ngram, keep_going=keep_going, on_step=on_step)
+    finally:
+        et.engine.rollback(base)
+    et.admission.observe_prefill(out.prefill_tokens, out.prefill_ms)
+    et.admission.observe_decode(len(out.tokens), out.decode_ms)
+    out.extra["query"] = {**plan.source(), "call_tokens": len(call), "call_ms": round(res.decode_ms, 1)}
+    out.extra["plan"] = plan
+    out.prompt_tokens = len(answer)
+    return out
+
+
+def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n

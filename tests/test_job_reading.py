@@ -1,0 +1,78 @@
+"""Reading the stream between a job's steps (issue 42 part 3): the decision (gateway/serve/job_reading.py)
+and the decode loop's step hook (gateway/llm/speculative.py: on_step), with fakes."""
+
+from __future__ import annotations
+
+import time
+
+from tests.fakes import ScratchLM
+
+from gateway.llm.sampling import SamplingParams
+from gateway.llm.speculative import PREFILL_CHECK_TOKENS, speculative_generate
+from gateway.serve.job_reading import DEADLINE, DEADLINE_SAFETY, EMPTY, LOST, READ, JobClock, ReadingDuringJobs
+
+CHUNK = 32
+
+
+def reading(enabled: bool = True, max_lost: int = 1024) -> ReadingDuringJobs:
+    return ReadingDuringJobs(enabled, max_lost, CHUNK)
+
+
+def test_a_chunk_is_read_when_one_waits_and_the_deadline_has_room():
+    r, now = reading(), 1000.0
+    clock = JobClock(deadline=now + 10.0, work_ms=2000.0, started=now)
+    assert r.decide(clock, 40, 0.5, 10.0, 0, now=now) == READ          # 320 ms + 1.25 * 2 s << 10 s
+    assert r.decide(clock, 0, 0.0, 10.0, 0, now=now) == EMPTY
+    assert r.decide(clock, 8, 0.5, 10.0, 0, now=now) == EMPTY           # a crumb: wait for a chunk ...
+    assert r.decide(clock, 8, 1.5, 10.0, 0, now=now) == READ            # ... unless it has waited
+    assert reading(enabled=False).decide(clock, 40, 5.0, 10.0, 0, now=now) == EMPTY
+    r.read(clock, 40, 300.0)
+    assert (r.chunks, r.tokens, clock.read_ms, clock.read_before_due_ms) == (1, 40, 300.0, 300.0)
+
+
+def test_the_deadline_and_the_lost_view_stop_reading():
+    r, now = reading(max_lost=100), 1000.0
+    clock = JobClock(deadline=now + 3.0, work_ms=2000.0, started=now)
+    # 2 s of work left * 1.25 + a 320 ms chunk = 2.82 s: fits 3 s; at 20 ms/token (640 ms) it does not
+    assert r.decide(clock, 40, 0.0, 10.0, 0, now=now) == READ
+    assert r.decide(clock, 40, 0.0, 20.0, 0, now=now) == DEADLINE
+    # work done counts down the remaining estimate (1.5 s in: 1.5 + .32 + 1.25 * .5 s < 3 s) ...
+    later = now + 1.5
+    assert clock.remaining_ms(later) == 500.0
+    assert r.decide(clock, 40, 0.0, 10.0, 0, now=later) == READ
+    # ... reading inside the job does not (1 s of it: 1.5 + .32 + 1.25 * 1.5 s > 3 s)
+    clock.read_ms = 1000.0
+    assert DEADLINE_SAFETY * clock.remaining_ms(later) == 1.25 * 1500.0
+    assert r.decide(clock, 40, 0.0, 10.0, 0, now=later) == DEADLINE
+    clock.due_passed = True                                             # the first token is out
+    assert r.decide(clock, 40, 0.0, 1000.0, 0, now=now + 2.9) == READ
+    assert r.decide(clock, 40, 0.0, 10.0, 80, now=now) == LOST          # 80 + 32 > 100
+    assert (r.skipped_deadline, r.skipped_lost) == (2, 1)
+    st = r.stats()
+    assert st["stream_chunks_during_jobs"] == 0 and st["read_during_jobs"] is True
+
+
+class TinyLM(ScratchLM):
+    def __init__(self) -> None:
+        super().__init__(7, 2.0, 4)
+
+
+def test_the_step_hook_runs_between_steps_and_changes_no_token():
+    prompt = [i % 4 for i in range(2 * PREFILL_CHECK_TOKENS + 5)]
+    plain = speculative_generate(TinyLM(), None, prompt, 8, SamplingParams())
+    calls: list[int] = []
+    target = TinyLM()
+
+    def hook() -> None:
+        calls.append(target.scratch_len)
+        time.sleep(0.01)
+
+    hooked = speculative_generate(target, None, prompt, 8, SamplingParams(), on_step=hook)
+    assert hooked.tokens == plain.tokens and len(plain.tokens) == 8
+    # after each prompt chunk but the last, then after each decode step but the last
+    assert calls[:2] == [PREFILL_CHECK_TOKENS, 2 * PREFILL_CHECK_TOKENS]
+    assert len(calls) == 2 + 7
+    assert hooked.stats.step_hook_ms >= 9 * 10.0
+    # the hook's time is not the job's: prefill and decode figures leave it out
+    assert hooked.prefill_ms < 20.0 + plain.prefill_ms and hooked.decode_ms < 70.0 + plain.decode_ms
+    assert target.scratch_len == 0
