@@ -236,13 +236,6 @@ class EngineSettings(_Section):
     read_during_jobs: bool = True
     # ... until the ring has evicted this share of its tokens from a running job's view
     read_during_jobs_max_lost: float = Field(0.5, ge=0, le=1)
-    # Read the stream while a job runs (gateway/serve/job_reading.py): a chunk between the job's steps when
-    # its deadline has room, so reading never pauses for a whole job; the job keeps the stream it started
-    # with (native/kv_cache.h). The CUDA engine cannot: there reading waits for each job's end.
-    # docs/perf/2026-12-04-reading-during-jobs.md
-    read_during_jobs: bool = True
-    # ... until the ring has evicted this share of its tokens from a running job's view
-    read_during_jobs_max_lost: float = Field(0.5, ge=0, le=1)
     queue_size: int = Field(8, ge=1, le=1024)
     # Chat answers through one store query (gateway/serve/answer/): the model writes the call under
     # a grammar, the figures come from the store. false: the quoted-lines prompt alone.
