@@ -236,6 +236,8 @@ class EngineSettings(_Section):
     read_during_jobs: bool = True
     # ... until the ring has evicted this share of its tokens from a running job's view
     read_during_jobs_max_lost: float = Field(0.5, ge=0, le=1)
+    # ... taking at most this share of a running job's time (0.5: a job at most twice as long)
+    read_during_jobs_share: float = Field(0.5, ge=0, le=1)
     queue_size: int = Field(8, ge=1, le=1024)
     # Chat answers through one store query (gateway/serve/answer/): the model writes the call under
     # a grammar, the figures come from the store. false: the quoted-lines prompt alone.

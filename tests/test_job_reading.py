@@ -9,13 +9,14 @@ from tests.fakes import ScratchLM
 
 from gateway.llm.sampling import SamplingParams
 from gateway.llm.speculative import PREFILL_CHECK_TOKENS, speculative_generate
-from gateway.serve.job_reading import DEADLINE, DEADLINE_SAFETY, EMPTY, LOST, READ, JobClock, ReadingDuringJobs
+from gateway.serve.job_reading import (DEADLINE, DEADLINE_SAFETY, EMPTY, LOST, READ, SHARE, JobClock,
+                                       ReadingDuringJobs)
 
 CHUNK = 32
 
 
-def reading(enabled: bool = True, max_lost: int = 1024) -> ReadingDuringJobs:
-    return ReadingDuringJobs(enabled, max_lost, CHUNK)
+def reading(enabled: bool = True, max_lost: int = 1024, share: float = 1.0) -> ReadingDuringJobs:
+    return ReadingDuringJobs(enabled, max_lost, CHUNK, share)
 
 
 def test_a_chunk_is_read_when_one_waits_and_the_deadline_has_room():
@@ -50,6 +51,19 @@ def test_the_deadline_and_the_lost_view_stop_reading():
     assert (r.skipped_deadline, r.skipped_lost) == (2, 1)
     st = r.stats()
     assert st["stream_chunks_during_jobs"] == 0 and st["read_during_jobs"] is True
+
+
+def test_reading_takes_at_most_its_share_of_a_jobs_time():
+    """A line faster than the engine reads would starve the job: reading stops at its share."""
+    r, now = reading(share=0.5), 1000.0
+    clock = JobClock(deadline=now + 600.0, work_ms=2000.0, started=now, due_passed=True)
+    assert r.decide(clock, 64, 0.0, 10.0, 0, now=now) == SHARE          # nothing worked yet
+    assert r.decide(clock, 64, 0.0, 10.0, 0, now=now + 0.32) == READ    # 320 ms of work: a 320 ms chunk
+    r.read(clock, 32, 320.0)
+    assert clock.read_before_due_ms == 0.0                              # after the first token
+    assert r.decide(clock, 64, 0.0, 10.0, 0, now=now + 0.64) == SHARE   # 320 read, 320 worked
+    assert r.decide(clock, 64, 0.0, 10.0, 0, now=now + 0.96) == READ    # 640 worked
+    assert r.skipped_share == 2 and reading(share=1.0).decide(clock, 64, 0.0, 10.0, 0, now=now) == READ
 
 
 class TinyLM(ScratchLM):

@@ -63,6 +63,7 @@ class EngineConfig(Protocol):
     prefill_chunk: int
     read_during_jobs: bool
     read_during_jobs_max_lost: float
+    read_during_jobs_share: float
     queue_size: int
     no_repeat_ngram: int
     kernel_calibration: str
@@ -389,7 +390,7 @@ class EngineThread:
             log.warning("engine.read_during_jobs: the %s engine cannot read the stream during a job; "
                         "reading waits for each job's end", self.engine.backend)
         self.reading = ReadingDuringJobs(reads, int(self.config.read_during_jobs_max_lost * self.n_ring),
-                                         self.prefill_chunk)
+                                         self.prefill_chunk, self.config.read_during_jobs_share)
         self._engine_stats = dict(self.engine.stats())
         log.info("engine ready in %.1f s: %s, sink %d tokens, prefill %.2f ms/tok, decode %.2f ms/tok",
                  time.perf_counter() - t0, self.model_path.name, len(self.sink_tokens), prefill_ms, decode_ms)

@@ -1,7 +1,9 @@
 """Reading the stream while a job runs (issue 42, part 3): between a job's steps (prompt chunks, verify
 steps) the engine thread prefills at most one chunk of the token queue into the stream, when the queue
 holds a chunk's worth (or its oldest entry waits), the job's deadline has room for it at admission's
-measured prefill cost, and the job has not lost too much of the stream it reads. The job keeps the
+measured prefill cost, reading has taken at most `share` of the job's time (a job runs at most
+1 / (1 - share) times as long: a line faster than the engine reads would otherwise starve it), and the
+job has not lost too much of the stream it reads. The job keeps the
 stream view it started with (native/kv_cache.h, READING DURING A JOB): it never sees the chunks read
 during it, and loses the view's entries the ring evicts meanwhile (at most max_lost of them).
 
@@ -20,7 +22,7 @@ DEADLINE_SAFETY = 1.25
 # chunks cost nearly a full forward each, so the job's steps are not interleaved with crumbs.
 PARTIAL_CHUNK_AFTER_S = 1.0
 
-READ, EMPTY, DEADLINE, LOST = "read", "empty", "deadline", "lost"
+READ, EMPTY, DEADLINE, SHARE, LOST = "read", "empty", "deadline", "share", "lost"
 
 
 @dataclass
@@ -34,12 +36,15 @@ class JobClock:
     read_before_due_ms: float = 0.0   # ... before its deadline point (left out of the outcome)
     due_passed: bool = False   # a first-token job whose first token is out: no deadline left
 
+    def worked_ms(self, now: float) -> float:
+        """The job's own time so far (its reading left out)."""
+        return max(0.0, (now - self.started) * 1000 - self.read_ms)
+
     def remaining_ms(self, now: float) -> float:
         """The job's own work still to come before its deadline point (0 once it is passed)."""
         if self.due_passed:
             return 0.0
-        worked = (now - self.started) * 1000 - self.read_ms
-        return max(0.0, self.work_ms - worked)
+        return max(0.0, self.work_ms - self.worked_ms(now))
 
 
 @dataclass
@@ -48,15 +53,17 @@ class ReadingDuringJobs:
     enabled: bool
     max_lost: int                  # stream tokens a job's view may lose to the ring's eviction
     chunk_tokens: int              # the engine thread's prefill_chunk
+    share: float                   # of a running job's time, reading may take at most this
     chunks: int = 0                # stream chunks read during jobs
     tokens: int = 0
     skipped_deadline: int = 0      # a chunk was waiting but the job's deadline had no room for it
+    skipped_share: int = 0         # ... but reading had taken its share of the job's time
     skipped_lost: int = 0          # ... but the job's view had lost its share
     view_lost_tokens: int = 0      # view tokens jobs lost, summed at their ends
 
     def decide(self, clock: JobClock, backlog_tokens: int, lag_s: float, prefill_ms_per_tok: float,
                view_lost: int, now: float | None = None) -> str:
-        """READ, or why not: EMPTY (no chunk's worth waiting), DEADLINE, LOST. Counts the refusals."""
+        """READ, or why not: EMPTY (no chunk's worth waiting), LOST, SHARE, DEADLINE. Counts the refusals."""
         if not self.enabled or backlog_tokens <= 0:
             return EMPTY
         if backlog_tokens < self.chunk_tokens and lag_s < PARTIAL_CHUNK_AFTER_S:
@@ -66,6 +73,9 @@ class ReadingDuringJobs:
             return LOST
         now = time.monotonic() if now is None else now
         chunk_ms = min(backlog_tokens, self.chunk_tokens) * prefill_ms_per_tok
+        if self.share < 1.0 and (clock.read_ms + chunk_ms) * (1.0 - self.share) > self.share * clock.worked_ms(now):
+            self.skipped_share += 1
+            return SHARE
         if not clock.due_passed and \
                 now * 1000 + chunk_ms + DEADLINE_SAFETY * clock.remaining_ms(now) > clock.deadline * 1000:
             self.skipped_deadline += 1
@@ -82,4 +92,5 @@ class ReadingDuringJobs:
     def stats(self) -> dict:
         return {"read_during_jobs": self.enabled, "stream_chunks_during_jobs": self.chunks,
                 "stream_tokens_during_jobs": self.tokens, "reads_skipped_deadline": self.skipped_deadline,
+                "reads_skipped_share": self.skipped_share,
                 "reads_skipped_lost": self.skipped_lost, "job_view_lost_tokens": self.view_lost_tokens}
