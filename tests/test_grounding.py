@@ -161,10 +161,13 @@ def test_a_lookup_reads_the_kind_that_has_the_value_asked(tmp_path):
     q = "What port did the user bob come from?"
     kinds = grounding.Kinds(s).kinds(["user"], ["bob"])
     assert {k.id for k in kinds} == {1, 2}
-    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=kinds)
+    from gateway.serve.answer import evidence
+    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=kinds,
+                     evidence=evidence.find(s, q))          # "bob" a value the store holds: user is given
     msgs = plan.finish('lines", "template": 1, "text": "bob"}')
     assert plan.call["template"] == 2 and "port is 4242." in msgs[-1]["content"]
     plan.question = "Where did the user bob come from?"                     # no parameter asked: the kind stays
+    plan.evidence = evidence.find(s, plan.question)
     plan.finish('lines", "template": 1, "text": "bob"}')
     assert plan.call["template"] == 1
     s.close()
@@ -177,3 +180,28 @@ def test_stats_of_a_word_without_a_number_reads_the_asked_parameter(surface):
     plan = QueryPlan(_Tool(surface), [{"role": "user", "content": q}], q, None, [], kinds=kinds)
     plan.finish('stats", "text": "root 10.0.0.7", "of": "root"}')
     assert plan.call["of"] == "port" and plan.result["max"] == 4000
+
+
+def test_stats_read_the_parameter_the_question_names_not_the_models(tmp_path):
+    """"the values after "retries"": the kind's <retries>, not the <number> the model wrote as `of`
+    (a parameter the question does not name); a word after a name is no value given for it."""
+    tmpl = "PAM service(sshd) ignoring max retries; <NUM> > <NUM>"
+    other = "Connection closed by <IP> [preauth]"                        # a second kind: words tell kinds apart
+    rows = [(f"PAM service(sshd) ignoring max retries; {n} > 3", 1, tmpl) for n in (6, 5, 6)]
+    rows.append(("Connection closed by 10.0.0.1 [preauth]", 2, other))
+    recs = [LogRecord(ts=1.7e9 + i, source="t", host="h", severity=6, text=t) for i, (t, _, _) in enumerate(rows)]
+    store = Store(tmp_path / "p.db")
+    store.append(recs, [i for _, i, _ in rows], [LineFields(template=m, params=named_params(m, t)) for t, _, m in rows])
+    s = QuerySurface(store.path)
+    from gateway.serve.answer import evidence
+    q = 'What is the total of the values after "retries" over all "ignoring max retries" lines?'
+    kinds = grounding.Kinds(s).kinds(["retries", "ignoring"], [])
+    assert kinds and "retries" in kinds[0].params and "number" in kinds[0].params
+    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=kinds, evidence=evidence.find(s, q))
+    plan.finish('stats", "of": "number", "text": "ignoring max retries"}')
+    assert plan.call["of"] == "retries" and plan.result["sum"] == 17
+    plan.question = 'What is the total of the number over all "ignoring max retries" lines?'   # named: kept
+    plan.finish('stats", "of": "number", "text": "ignoring max retries"}')
+    assert plan.call["of"] == "number" and plan.result["sum"] == 9
+    s.close()
+    store.close()

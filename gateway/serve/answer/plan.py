@@ -11,7 +11,7 @@ import re
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from gateway.llm.constrained import Constraint, Grammar, LogitsMask, Vocabulary
 from gateway.pipeline.query import OPS, QuerySurface, known_values, known_words
@@ -135,9 +135,13 @@ class QueryPlan:
         return self._stats_of_asked(call, result)
 
     def _stats_of_asked(self, call: dict[str, Any], result: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-        """Stats whose `of` finds no number in the lines read the parameter the question asks for
-        ("the biggest port ...": <port>) of a listed kind, when one has it."""
-        if call.get("op") != "stats" or result.get("n") or not result.get("count"):
+        """Stats whose `of` finds no number in the lines, or whose `of` the question does not name, read
+        the parameter the question asks for ("the biggest port ...": <port>; the values after "retries":
+        <retries>, not the <number> after it) of a listed kind, when one has it."""
+        if call.get("op") != "stats" or not result.get("count"):
+            return call, result
+        asked = {w.lower() for w in re.findall(r"\w+", self.question)}
+        if result.get("n") and str(call.get("of") or "").lower() in asked:
             return call, result
         for kind in self.kinds:
             name = grounding.named_param(kind, self.question, self._given(call))
@@ -154,8 +158,10 @@ class QueryPlan:
     def _given(self, call: dict[str, Any]) -> list[str]:
         """Names of parameters the question gives a value for (the call's `where`, and a word written
         right before a value: "user bob", "task 21.0"): conditions, not what it asks for."""
+        values = {*self.evidence.ids, *self.evidence.tokens}       # a value: an id, a number, a rare token
         return [*(call.get("where") or {}), *(w for tok, w in evidence.words_before(self.question).items()
-                                              if not evidence.common(tok))]
+                                              if not evidence.common(tok)
+                                              and (tok in values or any(c.isdigit() for c in tok)))]
 
     def _kind_with_asked_param(self, call: dict[str, Any]) -> dict[str, Any]:
         """A lookup's kind of line that lacks the parameter the question asks for ("what port did user
@@ -303,7 +309,10 @@ class QueryTool:
                 self._constraints[key] = c
             return c
 
-    def plan(self, turns: Sequence[Mapping[str, str]]) -> QueryPlan:
+    def plan(self, turns: Sequence[Mapping[str, str]], english: Callable[[str], str] | None = None) -> QueryPlan:
+        """english: the model's English rendering of a Chinese question (the job's translate step), shown
+        with it for the call (a 1.5B model writes calls for English questions far better); else the
+        glossary's word list."""
         turns = [dict(t) for t in turns]
         question = turns[-1]["content"]
         prefix = self.tokenizer.encode(CALL_PREFIX, parse_special=False)
@@ -316,7 +325,9 @@ class QueryTool:
         kinds = self.kinds.kinds([w for w in g.content if not evidence.part_of(w, fields)], named)
         g.templates, g.params = [str(k.id) for k in kinds], grounding.params_of(kinds)
         shown = grounding.render(kinds)
-        if is_chinese(question) and (words := gloss(QUOTED.sub(" ", question))):
+        if is_chinese(question) and english is not None and (said := english(question).strip()):
+            shown = f"The question in English: {said}\n{shown}".strip()
+        elif is_chinese(question) and (words := gloss(QUOTED.sub(" ", question))):
             shown = f"The question's words in English: {words}.\n{shown}".strip()
         turns[-1]["content"] = question + "\n\n" + (shown + "\n" if shown else "") + CALL_INSTRUCTION
         c = self.constraint(g, self.boxes(question))
