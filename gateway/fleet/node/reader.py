@@ -23,15 +23,17 @@ _COLUMNS = f"box, id, ts, source, {sql.HOST} AS host_, host AS peer, severity, t
 class FleetStoreReader:
     """search(...) -> [dict] (Store.search's keys plus box; host the line's, peer the transport's); get(id, box); fields(id, box); count(); stats()."""
 
-    def __init__(self, rows: Rows, database: str = "linegate", caps: dict[str, Any] | None = None) -> None:
+    def __init__(self, rows: Rows, database: str = "linegate", caps: dict[str, Any] | None = None,
+                 surface: FleetSurface | None = None) -> None:
         self._rows = rows
         self.table = f"{database}.{LINES}"
         self.caps = dict(caps or {})
+        self._counts = surface or FleetSurface(rows, database)   # its `counted`: each line once (sql.py)
 
     @classmethod
     def of(cls, surface: "FleetSurface") -> "FleetStoreReader":
         """The reader over the same connection, database and caps as a fleet surface."""
-        return cls(surface._rows, surface.table.split(".")[0], surface.caps)
+        return cls(surface._rows, surface.table.split(".")[0], surface.caps, surface)
 
     def _q(self, statement: str) -> list[dict]:
         return self._rows(statement, sql.settings(statement, self.caps))
@@ -91,7 +93,7 @@ class FleetStoreReader:
         w = sql.Where()
         if box:
             w.conds.append(f"box = {sql.lit(box)}")
-        return int(self._q(sql.count(self.table, w))[0]["n"])
+        return int(self._counts.counted(lambda rg: sql.count(self.table, w, rg))[0]["n"])
 
     def id_range(self, box: str) -> tuple[int | None, int | None]:
         r = self._q(f"SELECT min(id) AS lo, max(id) AS hi, count() AS n FROM {self.table}"
@@ -99,9 +101,7 @@ class FleetStoreReader:
         return (r["lo"], r["hi"]) if r["n"] else (None, None)
 
     def stats(self) -> dict:
-        """Per box: lines (each once, sql.count), first and last id, newest arrival."""
-        rows = self._q(sql.PerShard(
-            f"SELECT box, sum(c) AS lines, min(lo) AS first_id, max(hi) AS last_id, max(t) AS newest_ts FROM"
-            f" (SELECT box, uniqExact(id) AS c, min(id) AS lo, max(id) AS hi, max(ts) AS t FROM {self.table}"
-            f" WHERE box != '' GROUP BY box) GROUP BY box ORDER BY box"))
-        return {"table": self.table, "boxes": rows, "lines": sum(int(r["lines"]) for r in rows)}
+        """Per box: lines (each once, as sql.count), first and last id, newest arrival."""
+        rows = self._counts.counted(lambda rg: sql.box_stats(self.table, rg))
+        boxes = [{k: r[k] for k in ("box", "lines", "first_id", "last_id", "newest_ts")} for r in rows]
+        return {"table": self.table, "boxes": boxes, "lines": sum(int(r["lines"]) for r in rows)}

@@ -208,6 +208,14 @@ def count(t: str, w: Where, ranges: Ranges = None) -> PerShard:
     return PerShard(f"SELECT sum(c) AS n, sum(r) AS stray FROM (SELECT {c} AS c, {r} AS r FROM {t}{w.sql()}{group})")
 
 
+def box_stats(t: str, ranges: Ranges = None) -> PerShard:
+    """Per box: its lines (each once), first and last id, newest arrival (what /api/stats shows)."""
+    c, r, _ = _tally(ranges)
+    return PerShard(f"SELECT box, sum(c) AS lines, min(lo) AS first_id, max(hi) AS last_id, max(t) AS newest_ts,"
+                    f" sum(r) AS stray FROM (SELECT box, {c} AS c, {r} AS r, min(id) AS lo, max(id) AS hi, max(ts) AS t"
+                    f" FROM {t} WHERE box != '' GROUP BY box) GROUP BY box ORDER BY box")
+
+
 def newest(t: str) -> str:
     """The newest line's time, and n > 0 if there is a line (copies change neither)."""
     return f"SELECT max(time) AS t, count() AS n FROM {t} WHERE box != ''"
