@@ -84,6 +84,16 @@ def test_a_batch_sent_again_says_resent_and_counts_once(fleet, ch, data, tmp_pat
     assert data.counts(ch, fleet.database) == (7_000, 5_000, 5_000)
 
 
+def test_ranges_are_joined_nearest_first_never_across_boxes():
+    from gateway.fleet.node.sql import merged_ranges
+
+    rows = [("a", 1, 10), ("a", 100, 110), ("a", 30, 40), ("b", 5, 6), ("c", 1, 2)]
+    assert merged_ranges(rows, 5) == (("a", 1, 10), ("a", 30, 40), ("a", 100, 110), ("b", 5, 6), ("c", 1, 2))
+    assert merged_ranges(rows, 4) == (("a", 1, 40), ("a", 100, 110), ("b", 5, 6), ("c", 1, 2))
+    assert merged_ranges(rows, 2) == (("a", 1, 110), ("b", 5, 6), ("c", 1, 2))
+    assert merged_ranges([]) == ()
+
+
 def test_after_a_kill_the_next_batch_says_resent_after_a_stop_not(fleet, ch, data, tmp_path):
     init_schema(fleet)
     with Store(data.store_path(tmp_path)) as store:

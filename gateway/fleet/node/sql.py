@@ -171,13 +171,13 @@ def dirty_ranges(t: str) -> str:
 
 
 def merged_ranges(rows: list[tuple[str, int, int]], most: int = MAX_RANGES) -> Ranges:
-    """At most `most` ranges covering `rows` (each box's nearest ranges joined first); None if the boxes alone
-    are more (then every match is deduped)."""
+    """At most `most` ranges covering `rows` (each box's nearest ranges joined first), but at least one per box
+    (a range can not span boxes): a wider range only dedupes more rows."""
     out = sorted((str(b), int(lo), int(hi)) for b, lo, hi in rows)
     while len(out) > most:
         gaps = [(out[i + 1][1] - out[i][2], i) for i in range(len(out) - 1) if out[i][0] == out[i + 1][0]]
         if not gaps:
-            return None
+            break
         _, i = min(gaps)
         out[i:i + 2] = [(out[i][0], out[i][1], max(out[i][2], out[i + 1][2]))]
     return tuple(out)
