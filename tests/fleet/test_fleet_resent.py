@@ -171,5 +171,9 @@ def test_init_adds_the_new_columns_to_older_tables(fleet, ch):
     surface, reader = node(fleet.urls, fleet.database)
     try:
         assert surface.run({"op": "count", "text": "emergency stop"})["count"] == 1
+        # no level word: the severity's (0, emergency), as the box names it
+        assert surface.run({"op": "count", "level": ["emergency", "info"]})["count"] == 1
+        assert surface.run({"op": "count", "level": "info"})["count"] == 0
+        assert surface.run({"op": "top_k", "by": "level"})["top"] == [{"value": "emergency", "count": 1}]
     finally:
         reader.close()
