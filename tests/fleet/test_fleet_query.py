@@ -204,6 +204,8 @@ def test_each_way_of_counting_runs_on_both(plant):
             buckets = surface.q(sql.buckets(t, w, span["lo"], 60.0, ranges))
             assert int(top[0]["total"]) == int(n["n"]) == int(span["n"]) == sum(int(b["n"]) for b in buckets)
             assert params
+            per_box = surface.q(sql.box_stats(t, ranges))
+            assert [(r["box"], int(r["lines"])) for r in per_box] == [("b1", N_B1), ("b2", N_B2)] or ranges == ()
             if ranges == ():                            # b1's copies count twice, and say so
                 assert int(n["stray"]) > 0 and int(top[0]["stray"]) == int(n["stray"])
             else:
