@@ -152,7 +152,7 @@ def named_param(kind: Kind, question: str, bound: Sequence[str] = ()) -> str | N
 
 def unit_of(kind: Kind, name: str) -> str | None:
     """The word the kind writes right after parameter `name` ("<size> bytes" -> "bytes"), if any."""
-    after = re.search(r"<" + re.escape(name) + r">\s*([A-Za-z]{2,})", kind.template)
+    after = re.search(r"<" + re.escape(name) + r">\s*([A-Za-z]{2,})(?![A-Za-z0-9_])", kind.template)
     return after.group(1) if after else None
 
 

@@ -98,23 +98,41 @@ class QueryPlan:
         ("how many bytes": <size> bytes); and the lines themselves when few ("how many bytes did task X
         send" is read off the line)."""
         assert self.call is not None
-        out = ""
-        kind = self._kind_of(self.call)
-        name = grounding.named_param(kind, self.question, self._given(self.call)) if kind is not None else None
-        st = self.tool.surface.run({**self.call, "op": "stats", "of": name}) if name else {}
+        out, st, name, kind = "", {}, None, None
+        mine = self._kind_of(self.call)
+        for kind in [mine] if mine is not None else self.kinds:     # no kind in the call: a listed one's
+            name = grounding.named_param(kind, self.question, self._given(self.call))
+            st = self.tool.surface.run({**self.call, "op": "stats", "of": name}) if name else {}
+            if st.get("n"):
+                break
+        unit = grounding.unit_of(kind, name) if kind is not None and name else None
         if st.get("n", 0) > 1:   # the lines summed: quoted one by one they read as the answer
             summed = self.tool.surface.run({**self.call, "op": "lines", "limit": SUMMED_SHOWN_OUT})
             self._summed = {x.get("id") for x in summed.get("lines") or []}
         if st.get("n"):
             self.result["param_stats"] = {k: st.get(k) for k in ("of_param", "n", "sum", "min", "max", "avg")}
-            unit = f" {grounding.unit_of(kind, name)}" if grounding.unit_of(kind, name) else ""
-            out = (f" Their {name} values add up to {_num(st['sum'])}{unit} in all ({st['n']} values; minimum "
-                   f"{_num(st['min'])}, maximum {_num(st['max'])}, average {_num(st['avg'])}).")
+            out = self._param_figures(name, unit, st)
+
         if self.result["count"] <= FEW_LINES and st.get("n", 0) <= 1:   # several values: one line's is no answer
             few = self.tool.surface.run({**self.call, "op": "lines", "limit": FEW_LINES})
             self.result["lines"] = few.get("lines") or []
             out += " " + render_result(few).split("\n", 1)[-1].join(["They are:\n", ""])
         return out
+
+    def _param_figures(self, name: str, unit: str | None, st: Mapping[str, Any]) -> str:
+        """A quantity (a number the kind writes a unit after: "<size> bytes") adds up: its total first.
+        A number without a unit (a port, a task) is an id: its values, never their sum."""
+        if st["n"] == 1:
+            return f" The one {name} value among them: {_num(st['sum'])}{f' {unit}' if unit else ''}."
+        if unit:
+            return (f" Their {name} values add up to {_num(st['sum'])} {unit} in all ({st['n']} values; minimum "
+                    f"{_num(st['min'])}, maximum {_num(st['max'])}, average {_num(st['avg'])}).")
+        got = grounding.param_values(self.tool.surface, name, sorted(i for i in self._summed if i is not None))
+        values = list(dict.fromkeys(got.values()))
+        self.result["param_stats"]["values"] = values[:PARAM_VALUES_SHOWN]
+        more = f" and {len(values) - PARAM_VALUES_SHOWN} more" if len(values) > PARAM_VALUES_SHOWN else ""
+        return (f" Their {name} values: {', '.join(values[:PARAM_VALUES_SHOWN])}{more} (minimum {_num(st['min'])}, "
+                f"maximum {_num(st['max'])}).")
 
     def _run_grounded(self, call: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         """Runs the call the model wrote, held to what the question says, in this order: the words of
@@ -251,6 +269,7 @@ class QueryPlan:
 
 FEW_LINES = 3                 # a count of at most this many lines shows them to the answer
 SUMMED_SHOWN_OUT = 200        # the counted lines kept out of the evidence shown beside a total
+PARAM_VALUES_SHOWN = 8        # a count's values of an asked id-like parameter listed for the answer
 
 _CONDITIONS = ("text", "template", "where", "host", "component", "level", "since", "until", "last_minutes", "box")
 
