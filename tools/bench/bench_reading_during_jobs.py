@@ -1,6 +1,6 @@
 """Reading lag while jobs run, with reading during jobs on and off (issue 42, part 3), on the real engine:
 an EngineThread (the appliance's engine settings but the ones named here) reads a line stream of --rate
-lines/s (about 22 tokens each, verbatim: no folding, no reading budget, so the engine reads all of it)
+lines/s (about 43 tokens each, verbatim: no folding, no reading budget, so the engine reads all of it)
 while a job arrives every --job-every s: an operator question (--job chat: no store query, answers end
 where the model stops) or an alert explanation (--job explain: --max-tokens written in full). Both
 modes run in the same process, one after the other, each --seconds long on a fresh EngineThread.
@@ -136,9 +136,9 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seconds", type=float, default=120.0, help="per mode")
     ap.add_argument("--warmup", type=float, default=5.0)
-    ap.add_argument("--rate", type=float, default=0.6, help="lines/s (about 22 tokens each)")
+    ap.add_argument("--rate", type=float, default=0.3, help="lines/s (about 43 tokens each)")
     ap.add_argument("--job", choices=("chat", "explain"), default="explain")
-    ap.add_argument("--job-every", type=float, default=30.0)
+    ap.add_argument("--job-every", type=float, default=40.0)
     ap.add_argument("--max-tokens", type=int, default=96)
     ap.add_argument("--budget-ms", type=float, default=60_000.0)
     ap.add_argument("--chunk", type=int, default=32, help="engine.prefill_chunk")
