@@ -358,6 +358,11 @@ def report(run: Soak, senders: list[Sender], final: dict, rss_end: float, drain_
         "kv": {k: (final.get("engine") or {}).get(k) for k in
                ("kv_policy", "n_ring", "stream_total", "evicted_oldest", "evicted_important", "shifted_keys",
                 "evict_seconds", "prefill_ms_per_tok_ema")},
+        # issue 42 part 3: the stream read between jobs' steps (gateway/serve/job_reading.py)
+        "reading_during_jobs": {k: (final.get("engine") or {}).get(k) for k in
+                                ("read_during_jobs", "stream_chunks_during_jobs", "stream_tokens_during_jobs",
+                                 "reads_skipped_deadline", "reads_skipped_share", "reads_skipped_lost",
+                                 "job_view_lost_tokens")},
         "samples": str(run.out / "soak-samples.csv"),
     }
 
