@@ -90,3 +90,15 @@ def test_the_step_hook_runs_between_steps_and_changes_no_token():
     # the hook's time is not the job's: prefill and decode figures leave it out
     assert hooked.prefill_ms < 20.0 + plain.prefill_ms and hooked.decode_ms < 70.0 + plain.decode_ms
     assert target.scratch_len == 0
+
+
+def test_an_engine_without_reading_during_jobs_says_so():
+    """The CUDA engine's native object reports reads_during_jobs False (one built before it, nothing):
+    gateway.llm.engine.Engine passes that on, and the engine thread then reads between jobs only."""
+    from gateway.llm.engine import Engine
+
+    e = object.__new__(Engine)
+    e._e = type("Native", (), {})()
+    assert e.reads_during_jobs is False and e.job_view_lost == 0
+    e._e = type("Native", (), {"reads_during_jobs": False, "job_view_lost": 0})()
+    assert e.reads_during_jobs is False
