@@ -125,3 +125,23 @@ def test_a_job_that_rolls_back_to_empty_forks_again_from_the_stream_now(smollm_p
     b.rollback(0)
     a.prefill_stream(chunk)
     assert np.array_equal(a.forward_scratch(q), b.forward_scratch(q))
+
+
+def test_evictions_outside_the_jobs_view_leave_it_exact(smollm_path):
+    """Novelty with the whole view important (within the kept share): the blocks the ring evicts during the
+    job are ones written during it, the view and the job's scratch stay where they were, and the job is
+    still bit-identical to the run without the interleaved chunks."""
+    rng = np.random.default_rng(5)
+    base, prompt, chunks = tokens(rng, 180), tokens(rng, 30), [tokens(rng, 16) for _ in range(6)]
+    ref, inter = make(smollm_path, "novelty"), make(smollm_path, "novelty")
+    for e in (ref, inter):
+        e.set_stream_importance(1.0)      # 11.25 of the ring's 16 blocks: under 3/4, all kept
+        e.prefill_stream(base)
+        e.set_stream_importance(0.0)
+    want, _ = run_job(ref, prompt, None)
+    for c in chunks:
+        ref.prefill_stream(c)
+    got, lost = run_job(inter, prompt, chunks)
+    assert inter.native.evict_stats["evicted_oldest"] > 0 and lost == 0
+    assert all(np.array_equal(a, b) for a, b in zip(want, got))
+    assert inter.stream_checksum() == ref.stream_checksum()
