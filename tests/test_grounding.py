@@ -213,3 +213,19 @@ def test_stats_read_the_parameter_the_question_names_not_the_models(tmp_path):
     assert plan.call["of"] == "number" and plan.result["sum"] == 9
     s.close()
     store.close()
+
+
+def test_a_listing_for_one_end_reads_that_end(surface):
+    """"the last port root failed from" written as a listing (newest first, misread as the first) is read
+    as first_last's last line, its port said; a window ("in the last 10 minutes") is no end."""
+    from gateway.serve.answer import evidence
+    q = "What was the last port that root failed from?"
+    kinds = grounding.Kinds(surface).kinds(["port", "failed"], ["root"])
+    plan = QueryPlan(_Tool(surface), [{"role": "user", "content": q}], q, None, [], kinds=kinds,
+                     evidence=evidence.find(surface, q))
+    msgs = plan.finish('lines", "text": "root"}')
+    assert plan.call["op"] == "first_last" and plan.result["last"]["text"].endswith("port 4000 ssh2")
+    assert "The last of them" in msgs[-1]["content"] and "port is 4000" in msgs[-1]["content"]
+    plan.question = "Which lines failed in the last 10 minutes?"
+    plan.finish('lines", "text": "Failed"}')
+    assert plan.call["op"] == "lines"

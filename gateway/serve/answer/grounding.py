@@ -19,6 +19,7 @@ from typing import Any, Sequence
 
 from gateway.pipeline.query import QueryError, QueryInterrupted, QuerySurface
 from gateway.pipeline.store import fts_query
+from gateway.serve.answer.evidence import common
 
 MAX_KINDS = 3                 # kinds shown with a question
 KEEP_SHARE = 0.6              # a kind scoring under this share of the best one is not shown
@@ -151,9 +152,10 @@ def named_param(kind: Kind, question: str, bound: Sequence[str] = ()) -> str | N
 
 
 def unit_of(kind: Kind, name: str) -> str | None:
-    """The word the kind writes right after parameter `name` ("<size> bytes" -> "bytes"), if any."""
+    """The word the kind writes right after parameter `name` ("<size> bytes" -> "bytes"), if any; a
+    word questions are written in ("<user> from") is none."""
     after = re.search(r"<" + re.escape(name) + r">\s*([A-Za-z]{2,})(?![A-Za-z0-9_])", kind.template)
-    return after.group(1) if after else None
+    return after.group(1) if after and not common(after.group(1)) else None
 
 
 def param_values(surface: QuerySurface, name: str, line_ids: Sequence[int]) -> dict[int, str]:

@@ -21,7 +21,7 @@ from gateway.serve.answer.call import (ANSWER_INSTRUCTION, CALL_INSTRUCTION, CAL
                                        GRAMMAR_TTL_S, MAX_CALL_TOKENS, MAX_VALUES, MAX_WORDS, _tidy, call_grammar,
                                        parse_call)
 from gateway.serve.answer.glossary import gloss
-from gateway.serve.answer.question import QUOTED, Grounding, ground, question_phrases, which_end
+from gateway.serve.answer.question import QUOTED, Grounding, ground, question_phrases, span_s, which_end
 from gateway.serve.answer.render import _num, render_result
 from gateway.serve.prompts import ANSWER_IN_CHINESE, is_chinese
 
@@ -81,16 +81,17 @@ class QueryPlan:
     def _capture_asked(self) -> None:
         """The result's lines get the value of the parameter the question asks for (`captured`, said
         first by the renderer: "port is 51966"): a 1.5B model otherwise reads another value off the line."""
-        kind = self._kind_of(self.call or {})
+        mine = self._kind_of(self.call or {})
         lines = [x for x in [*(self.result.get("lines") or []), *(self.result.get(e) for e in ("first", "last"))]
                  if isinstance(x, dict) and x.get("id") is not None and not x.get("captured")]
-        name = grounding.named_param(kind, self.question, self._given(self.call)) if kind and lines else None
-        if name is None:
-            return
-        got = grounding.param_values(self.tool.surface, name, [x["id"] for x in lines])
-        for x in lines:
-            if x["id"] in got:
-                x["captured"] = {name: got[x["id"]]}
+        for kind in ([mine] if mine is not None else self.kinds) if lines else []:   # no kind: a listed one's
+            name = grounding.named_param(kind, self.question, self._given(self.call or {}))
+            got = grounding.param_values(self.tool.surface, name, [x["id"] for x in lines]) if name else {}
+            for x in lines:
+                if x["id"] in got:
+                    x["captured"] = {name: got[x["id"]]}
+            if got:
+                return
 
     def _count_detail(self) -> str:
         """What a count adds for the answer: the sum, min and max over the counted lines of a numeric
@@ -140,8 +141,12 @@ class QueryPlan:
         lookup reads a kind that has the value asked; the question's rare tokens and ids join the text
         (a 1.5B model drops such conditions), the model's kind giving way before the text does; an id
         written after a parameter's name binds to it; stats whose `of` finds no number read the asked
-        parameter. Each step keeps the model's call unless its own finds lines."""
+        parameter; a listing for a question that asks one end (first or last) is that end. Each step
+        keeps the model's call unless its own finds lines."""
         call = self._without_field_words(call)
+        if call.get("op") == "lines" and which_end(self.question) and "last_minutes" not in call \
+                and span_s(self.question) is None:
+            call = {**call, "op": "first_last"}     # one end asked: the listing's newest-first order misread
         if self.kinds and not any(call.get(k) for k in _CONDITIONS):
             call = {**call, "template": self.kinds[0].id}   # a question about something, asked of every line: its
                                                             # best kind (a count of all lines is rarely meant)
