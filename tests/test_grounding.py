@@ -229,3 +229,22 @@ def test_a_listing_for_one_end_reads_that_end(surface):
     plan.question = "Which lines failed in the last 10 minutes?"
     plan.finish('lines", "text": "Failed"}')
     assert plan.call["op"] == "lines"
+
+
+def test_a_count_of_every_line_says_how_they_split(tmp_path):
+    """A count with no condition (the 1.5B's call for "哪个组件输出的日志最多") says the top components and
+    hosts with it, and an answer naming the top one's count passes the check; a filtered count does not."""
+    comps = ["ftpd"] * 5 + ["sshd"] * 3 + ["su"]
+    recs = [LogRecord(ts=1.7e9 + i, source="t", host="h", severity=6, text=f"{c} line {i}") for i, c in enumerate(comps)]
+    store = Store(tmp_path / "c.db")
+    store.append(recs, [1] * len(comps), [LineFields(component=c, template="<*> line <NUM>") for c in comps])
+    s = QuerySurface(store.path)
+    q = "哪个组件输出的日志行数最多？"
+    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=[])
+    msgs = plan.finish('count"}')
+    assert "The most lines by component ftpd 5, sshd 3, su 1." in msgs[-1]["content"] and "by host" not in msgs[-1]["content"]
+    assert plan.check("ftpd 输出的日志最多，有 5 条。").text.startswith("ftpd")
+    msgs = plan.finish('count", "component": "sshd"}')
+    assert "The most lines" not in msgs[-1]["content"] and plan.result["count"] == 3
+    s.close()
+    store.close()

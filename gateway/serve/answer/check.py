@@ -106,7 +106,8 @@ def asked_figures(result: Mapping[str, Any], question: str, end: str | None) -> 
     if op == "count":      # or the asked parameter's total / extreme / average over the counted lines
         st = result.get("param_stats") or {}
         return [[str(result.get("count", 0)), *(num(st[k]) for k in ("sum", "max", "min", "avg") if st.get(k) is not None),
-                 *(str(v) for v in st.get("values") or [])]]
+                 *(str(v) for v in st.get("values") or []),
+                 *(str(t.get("count", t.get("lines"))) for top in (result.get("split") or {}).values() for t in top)]]
     if op == "first_last":
         # the captured value a pattern asked for, else the time when the question asks when
         ends = [result[e] for e in ([end] if end in ("first", "last") else ["first", "last"])

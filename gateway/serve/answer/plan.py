@@ -58,7 +58,7 @@ class QueryPlan:
         if self.call and not self.result.get("error"):     # what was counted, in words
             self.rendered = f"The query read {grounding.shown_call(self.call, self.kinds)}. {self.rendered}"
         if self.call and self.call.get("op") == "count" and self.result.get("count"):
-            self.rendered += self._count_detail()
+            self.rendered += self._count_detail() + self._split()
         in_result = {x.get("id") for x in self.result.get("lines") or []} | self._summed
         extra = evidence.Evidence(self.evidence.tokens, [x for x in self.evidence.lines if x.get("id") not in in_result])
         if extra.lines and not self._summed_up():   # the lines the question's rare tokens point at: a lookup reads them
@@ -119,6 +119,24 @@ class QueryPlan:
             self.result["lines"] = few.get("lines") or []
             out += " " + render_result(few).split("\n", 1)[-1].join(["They are:\n", ""])
         return out
+
+    def _split(self) -> str:
+        """A count of every line (no condition at all) is rarely what a question means: how the lines split
+        by component, host and level (the top few of each field with more than one value) goes with it."""
+        assert self.call is not None
+        if any(self.call.get(k) for k in _CONDITIONS):
+            return ""
+        parts, split = [], {}
+        for by in ("component", "host", "level"):
+            top = [t for t in self.tool.surface.run({"op": "top_k", "by": by, "k": SPLIT_TOP}).get("top") or []
+                   if str(t.get("value") or "").strip()]
+            if len(top) > 1:
+                split[by] = top
+                parts.append(f"by {by} " + ", ".join(f"{t['value']} {t.get('count', t.get('lines'))}" for t in top))
+        if not parts:
+            return ""
+        self.result["split"] = split
+        return " The most lines " + "; ".join(parts) + "."
 
     def _param_figures(self, name: str, unit: str | None, st: Mapping[str, Any]) -> str:
         """A quantity (a number the kind writes a unit after: "<size> bytes") adds up: its total first.
@@ -274,6 +292,7 @@ class QueryPlan:
 
 FEW_LINES = 3                 # a count of at most this many lines shows them to the answer
 SUMMED_SHOWN_OUT = 200        # the counted lines kept out of the evidence shown beside a total
+SPLIT_TOP = 3                 # a count of every line: the top values of each field said with it
 PARAM_VALUES_SHOWN = 8        # a count's values of an asked id-like parameter listed for the answer
 
 _CONDITIONS = ("text", "template", "where", "host", "component", "level", "since", "until", "last_minutes", "box")
