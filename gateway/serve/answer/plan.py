@@ -140,7 +140,8 @@ class QueryPlan:
 
     def _param_figures(self, name: str, unit: str | None, st: Mapping[str, Any]) -> str:
         """A quantity (a number the kind writes a unit after: "<size> bytes") adds up: its total first.
-        A number without a unit (a port, a task) is an id: its values, never their sum."""
+        A number without a unit (a port, a task) is an id: its values first (their sum, read as the
+        answer to "what port", last)."""
         if st["n"] == 1:
             return f" The one {name} value among them: {_num(st['sum'])}{f' {unit}' if unit else ''}."
         if unit:
@@ -151,7 +152,7 @@ class QueryPlan:
         self.result["param_stats"]["values"] = values[:PARAM_VALUES_SHOWN]
         more = f" and {len(values) - PARAM_VALUES_SHOWN} more" if len(values) > PARAM_VALUES_SHOWN else ""
         return (f" Their {name} values: {', '.join(values[:PARAM_VALUES_SHOWN])}{more} (minimum {_num(st['min'])}, "
-                f"maximum {_num(st['max'])}).")
+                f"maximum {_num(st['max'])}; over the {st['n']} lines they sum to {_num(st['sum'])}).")
 
     def _run_grounded(self, call: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         """Runs the call the model wrote, held to what the question says, in this order: the words of
