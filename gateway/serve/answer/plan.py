@@ -11,7 +11,7 @@ import re
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from gateway.llm.constrained import Constraint, Grammar, LogitsMask, Vocabulary
 from gateway.pipeline.query import OPS, QuerySurface, known_values, known_words
@@ -353,10 +353,7 @@ class QueryTool:
                 self._constraints[key] = c
             return c
 
-    def plan(self, turns: Sequence[Mapping[str, str]], english: Callable[[str], str] | None = None) -> QueryPlan:
-        """english: the model's English rendering of a Chinese question (the job's translate step), shown
-        with it for the call (a 1.5B model writes calls for English questions far better); else the
-        glossary's word list."""
+    def plan(self, turns: Sequence[Mapping[str, str]]) -> QueryPlan:
         turns = [dict(t) for t in turns]
         question = turns[-1]["content"]
         prefix = self.tokenizer.encode(CALL_PREFIX, parse_special=False)
@@ -369,9 +366,7 @@ class QueryTool:
         kinds = self.kinds.kinds([w for w in g.content if not evidence.part_of(w, fields)], named)
         g.templates, g.params = [str(k.id) for k in kinds], grounding.params_of(kinds)
         shown = grounding.render(kinds)
-        if is_chinese(question) and english is not None and (said := english(question).strip()):
-            shown = f"The question in English: {said}\n{shown}".strip()
-        elif is_chinese(question) and (words := gloss(QUOTED.sub(" ", question))):
+        if is_chinese(question) and (words := gloss(QUOTED.sub(" ", question))):
             shown = f"The question's words in English: {words}.\n{shown}".strip()
         turns[-1]["content"] = question + "\n\n" + (shown + "\n" if shown else "") + CALL_INSTRUCTION
         c = self.constraint(g, self.boxes(question))
