@@ -376,7 +376,10 @@ class EngineThread:
         self.engine.prefill_stream(self.sink_tokens)
         prefill_ms = (time.perf_counter() - t1) * 1000 / len(self.sink_tokens)
         if self.draft_spec != "none":
-            self.drafter = make_drafter(self.draft_spec, self.engine, n_threads=self.n_threads)
+            self.drafter = make_drafter(self.draft_spec, self.engine, n_threads=self.n_threads,
+                                        choice_dir=self.kernel_plan_dir)   # auto's timing cached beside the plan
+            if hasattr(self.drafter, "choice"):   # auto: what the timing chose and why (stats, the log)
+                self.draft_spec, self.draft_why = self.drafter.choice["spec"], self.drafter.choice["why"]
             self.drafter.push_stream(self.sink_tokens)
         if self.query_tool is not None:
             self.query_tool.constraint(Grounding())   # the vocabulary's trie, once, before the first question
