@@ -127,7 +127,7 @@ def test_dotprod_instructions_only_in_the_dotprod_variant(aarch64_selftest):
 
 ENGINE_SOURCES = ["tests/native/engine_pack_selftest.cpp",
                   *(f"native/{n}.cpp" for n in ("alloc_counter", "attention", "engine", "forward", "gguf", "kv_cache",
-                                                "kv_semantic", "model", "ops", "threadpool")),
+                                                "kv_semantic", "kv_view", "model", "ops", "threadpool")),
                   *sorted(str(p.relative_to(REPO)) for p in (REPO / "native/quant").rglob("*.cpp"))]
 
 
