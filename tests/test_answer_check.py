@@ -140,6 +140,11 @@ def test_plain_answer_says_one_line_once():
              "avg": 22.0, "max_line": LINE, "min_line": LINE}
     c = run("The lowest port is 21.", "What is the lowest port?", stats)
     assert c.action == "replaced" and c.text.count(LINE["text"]) == 1 and "All 3 values are 22" in c.text
+    low = {**LINE, "id": 99, "text": LINE["text"] + " from 10.0.0.1 port 1"}     # another line of the same kind
+    spread = {**stats, "min": 1.0, "avg": 15.0, "sum": 45.0, "min_line": low}
+    c = run("The lowest port is 21.", "What is the lowest port?", spread)
+    assert c.action == "replaced" and c.text.startswith("The sum is 45 (3 values). The maximum is 22, at ")
+    assert LINE["text"] in c.text and low["text"] not in c.text and "The minimum is 1 (at " in c.text
 
 
 def test_top_value_named_with_other_punctuation_and_a_k_nobody_asked_for():

@@ -173,13 +173,14 @@ def plain_answer(result: Mapping[str, Any], question: str, end: str | None) -> s
         if mx == mn:     # one value (said once: the same line twice reads as a loop)
             return (f"{result['n']} 个数值都是 {mx}，例如在 {where(result['max_line'])}。" if zh else
                     f"All {result['n']} values are {mx}, e.g. at {where(result['max_line'])}.")
+        # one line quoted (the maximum's): two lines of one kind share long runs and read as a loop
+        low = shown_time(result["min_line"])
         if zh:
-            return (f"最大值 {mx}，在 {where(result['max_line'])}。最小值 {mn}，在 {where(result['min_line'])}。"
-                    f"平均值 {avg}（{result['n']} 个数值）。" + (f"总和 {num(result['sum'])}。" if result.get("sum") is not None
-                                                           else ""))
-        total = f" The sum is {num(result['sum'])}." if result.get("sum") is not None else ""
-        return (f"The maximum is {mx}, at {where(result['max_line'])}. The minimum is {mn}, at "
-                f"{where(result['min_line'])}. The average is {avg} ({result['n']} values).{total}")
+            return ((f"总和 {num(result['sum'])}（{result['n']} 个数值）。" if result.get("sum") is not None else "")
+                    + f"最大值 {mx}，在 {where(result['max_line'])}。最小值 {mn}（{low}）。平均值 {avg}。")
+        total = f"The sum is {num(result['sum'])} ({result['n']} values). " if result.get("sum") is not None else ""
+        return (f"{total}The maximum is {mx}, at {where(result['max_line'])}. The minimum is {mn} (at {low}). "
+                f"The average is {avg}.")
     if op == "first_last":
         ends = [end] if end in ("first", "last") else ["first", "last"]
         if len(ends) == 2 and result["first"].get("id") == result["last"].get("id"):
