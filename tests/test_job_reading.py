@@ -34,7 +34,8 @@ def test_a_chunk_is_read_when_one_waits_and_the_deadline_has_room():
 def test_the_deadline_and_the_lost_view_stop_reading():
     r, now = reading(max_lost=100), 1000.0
     clock = JobClock(deadline=now + 3.0, work_ms=2000.0, started=now)
-    # 2 s of work left * 1.25 + a 320 ms chunk = 2.82 s: fits 3 s; at 20 ms/token (640 ms) it does not
+    # the test's own figures, not measured: 2 s of work left * 1.25 + the chunk's 320 ms fits the 3 s deadline;
+    # priced at 20 ms/token (640 ms) it does not (the check prices the chunk and the job's rest)
     assert r.decide(clock, 40, 0.0, 10.0, 0, now=now) == READ
     assert r.decide(clock, 40, 0.0, 20.0, 0, now=now) == DEADLINE
     # work done counts down the remaining estimate (1.5 s in: 1.5 + .32 + 1.25 * .5 s < 3 s) ...

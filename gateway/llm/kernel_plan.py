@@ -268,8 +268,12 @@ def calibrate(model_path: str | os.PathLike, n_threads: int, precision: str = "q
 
 
 def save(doc: dict, cache_dir: str | os.PathLike) -> Path:
-    """Write the plan atomically (a reader never sees half a file)."""
-    path = plan_path(cache_dir)
+    """Write the plan atomically."""
+    return write_json(doc, plan_path(cache_dir))
+
+
+def write_json(doc: dict, path: Path) -> Path:
+    """A cache document written atomically (a reader never sees half a file); the drafter choice's too."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")

@@ -91,13 +91,8 @@ def load(cache_dir: str | os.PathLike, key: dict) -> dict | None:
 
 
 def save(doc: dict, cache_dir: str | os.PathLike) -> Path:
-    """Write atomically (a reader never sees half a file)."""
-    path = choice_path(cache_dir)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    """Write atomically (kernel_plan.write_json)."""
+    return kernel_plan.write_json(doc, choice_path(cache_dir))
 
 
 def document(key: dict, choice: str, why: str, figures: dict, skipped: dict, seconds: float) -> dict:
