@@ -46,6 +46,7 @@ class QueryPlan:
     def finish(self, call_text: str) -> list[dict[str, str]]:
         """Parse and run the call; -> the messages for the answer (the call and its result in them)."""
         self.call_text = call_text
+        self._summed = set()               # of this call's count only
         try:
             self.call = _tidy(parse_call(call_text), question_phrases(self.question))
             self.call, self.result = self._run_grounded(self.call)
@@ -200,10 +201,12 @@ class QueryPlan:
     def _given(self, call: dict[str, Any]) -> list[str]:
         """Names of parameters the question gives a value for (the call's `where`, and a word written
         right before a value: "user bob", "task 21.0"): conditions, not what it asks for."""
-        values = {*self.evidence.ids, *self.evidence.tokens}       # a value: an id, a number, a rare token
         return [*(call.get("where") or {}), *(w for tok, w in evidence.words_before(self.question).items()
-                                              if not evidence.common(tok)
-                                              and (tok in values or any(c.isdigit() for c in tok)))]
+                                              if not evidence.common(tok) and self._a_value(tok))]
+
+    def _a_value(self, token: str) -> bool:
+        """A token of the question that can be a parameter's value: an id, a rare token, a number."""
+        return token in self.evidence.ids or token in self.evidence.tokens or any(c.isdigit() for c in token)
 
     def _kind_with_asked_param(self, call: dict[str, Any]) -> dict[str, Any]:
         """A lookup's kind of line that lacks the parameter the question asks for ("what port did user
@@ -244,11 +247,9 @@ class QueryPlan:
             return call
         kinds = [kind] if kind is not None else self.kinds     # no kind chosen: the listed kinds' names
         names = {n.lower(): n for k in kinds for n in k.params}
-        ids = {*self.evidence.ids, *self.evidence.tokens}
         where = dict(call.get("where") or {})
-        for token, word in evidence.words_before(self.question).items():
-            named = token in ids or any(c.isdigit() for c in token)   # "variable 11": the name makes it one
-            if named and word.lower() in names and names[word.lower()] not in where:
+        for token, word in evidence.words_before(self.question).items():   # "variable 11": the name makes it one
+            if self._a_value(token) and word.lower() in names and names[word.lower()] not in where:
                 where[names[word.lower()]] = token
         if where == (call.get("where") or {}):
             return call
