@@ -109,7 +109,7 @@ class GGUFFile:
     def version(self) -> int:
         ...
 class Engine:
-    def __init__(self, path: str, *, n_sink: typing.SupportsInt | typing.SupportsIndex, n_ring: typing.SupportsInt | typing.SupportsIndex, n_scratch: typing.SupportsInt | typing.SupportsIndex, policy: str, n_threads: typing.SupportsInt | typing.SupportsIndex = 0, max_chunk: typing.SupportsInt | typing.SupportsIndex = 64, act_precision: str, sem_block: typing.SupportsInt | typing.SupportsIndex = 0, sem_layer: typing.SupportsInt | typing.SupportsIndex = -1, sem_threshold: typing.SupportsFloat | typing.SupportsIndex = 0.0, sem_keep: typing.SupportsFloat | typing.SupportsIndex = 0.75) -> None:
+    def __init__(self, path: str, *, n_sink: typing.SupportsInt | typing.SupportsIndex, n_ring: typing.SupportsInt | typing.SupportsIndex, n_scratch: typing.SupportsInt | typing.SupportsIndex, kv_policy: str, n_threads: typing.SupportsInt | typing.SupportsIndex = 0, max_chunk: typing.SupportsInt | typing.SupportsIndex = 64, act_precision: str, kv_block: typing.SupportsInt | typing.SupportsIndex = 0, sem_layer: typing.SupportsInt | typing.SupportsIndex = -1, sem_threshold: typing.SupportsFloat | typing.SupportsIndex = 0.0, sem_keep: typing.SupportsFloat | typing.SupportsIndex = 0.75) -> None:
         ...
     def set_stream_importance(self, value: typing.SupportsFloat | typing.SupportsIndex) -> None:
         """
@@ -203,7 +203,7 @@ class Engine:
     def n_vocab(self) -> int:
         ...
     @property
-    def policy(self) -> str:
+    def kv_policy(self) -> str:
         ...
     @property
     def ring_used(self) -> int:
@@ -233,7 +233,7 @@ class Engine:
     def tied_embeddings(self) -> bool:
         ...
 class CudaEngine:
-    def __init__(self, path: str, *, n_sink: typing.SupportsInt | typing.SupportsIndex, n_ring: typing.SupportsInt | typing.SupportsIndex, n_scratch: typing.SupportsInt | typing.SupportsIndex, policy: str, n_threads: typing.SupportsInt | typing.SupportsIndex = 0, max_chunk: typing.SupportsInt | typing.SupportsIndex = 64, device: typing.SupportsInt | typing.SupportsIndex = 0, act_precision: str) -> None:
+    def __init__(self, path: str, *, n_sink: typing.SupportsInt | typing.SupportsIndex, n_ring: typing.SupportsInt | typing.SupportsIndex, n_scratch: typing.SupportsInt | typing.SupportsIndex, kv_policy: str, n_threads: typing.SupportsInt | typing.SupportsIndex = 0, max_chunk: typing.SupportsInt | typing.SupportsIndex = 64, device: typing.SupportsInt | typing.SupportsIndex = 0, act_precision: str) -> None:
         ...
     def kept_stream_index(self) -> numpy.typing.NDArray[numpy.int64]: ...
     @property
@@ -329,7 +329,7 @@ class CudaEngine:
     def n_vocab(self) -> int:
         ...
     @property
-    def policy(self) -> str:
+    def kv_policy(self) -> str:
         ...
     @property
     def ring_used(self) -> int:

@@ -104,7 +104,7 @@ void def_engine_common(py::class_<PyE>& cls) {
         .def_property_readonly("n_ring", [](const PyE& e) { return e.cache().n_ring(); })
         .def_property_readonly("n_scratch", [](const PyE& e) { return e.cache().n_scratch(); })
         .def_property_readonly("capacity", [](const PyE& e) { return e.cache().capacity(); })
-        .def_property_readonly("policy", [](const PyE& e) { return std::string(lg::policy_name(e.cache().policy())); })
+        .def_property_readonly("kv_policy", [](const PyE& e) { return std::string(lg::policy_name(e.cache().policy())); })
         .def_property_readonly("evict_stats", [](const PyE& e) {
             const lg::EvictStats& s = e.cache().evict_stats();
             py::dict d;

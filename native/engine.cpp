@@ -22,7 +22,7 @@ static int pick_threads(int n) {
 
 static const Config& checked(const Model& m, const EngineOptions& o, const std::string& path) {
     const Config& c = m.config();
-    int64_t cap = static_cast<int64_t>(o.policy == EvictPolicy::Fifo ? 0 : o.n_sink) + o.n_ring + o.n_scratch;
+    int64_t cap = static_cast<int64_t>(o.kv_policy == EvictPolicy::Fifo ? 0 : o.n_sink) + o.n_ring + o.n_scratch;
     if (cap > c.n_ctx_train)
         throw std::invalid_argument(path + ": n_sink + n_ring + n_scratch = " + std::to_string(cap) +
                                     " exceeds the model's trained context length " +
@@ -37,7 +37,7 @@ static const Config& checked(const Model& m, const EngineOptions& o, const std::
 
 static SemanticSpec semantic_spec(const Config& c, const EngineOptions& o) {
     SemanticSpec s;
-    s.block = o.sem_block;
+    s.block = o.kv_block;
     s.layer = o.sem_layer < 0 ? c.n_layer / 2 : o.sem_layer;
     s.threshold = o.sem_threshold;
     s.keep = o.sem_keep;
@@ -51,7 +51,7 @@ Engine::Engine(const std::string& path, const EngineOptions& o)
     : model_(path),
       sem_(semantic_spec(checked(model_, o, path), o)),
       cache_(model_.config().n_layer, model_.config().n_head_kv, model_.config().head_dim,
-             o.n_sink, o.n_ring, o.n_scratch, o.policy, &sem_),
+             o.n_sink, o.n_ring, o.n_scratch, o.kv_policy, &sem_),
       pool_(pick_threads(o.n_threads)),
       rs_(model_.config(), model_.weights(), cache_.capacity(), o.max_chunk, pool_.size(), o.act_precision) {
     // Packed weights where this build has kernels for them (aarch64); LINEGATE_PACK_WEIGHTS=0 or 1 decides by

@@ -15,19 +15,19 @@ namespace lg {
 
 static constexpr int DEFAULT_MAX_CHUNK = 64;  // tokens per forward pass; larger inputs are split
 
-// The cache layout, policy, block size and precision have no defaults here: the caller gives them (the
+// The cache layout, kv_policy, kv_block and precision have no defaults here: the caller gives them (the
 // appliance's come from gateway/settings.py, engine.*); a layout left at 0 is refused by Engine().
 struct EngineOptions {
     int n_sink = 0;
     int n_ring = 0;
     int n_scratch = 0;
-    EvictPolicy policy = EvictPolicy::SinkRing;
+    EvictPolicy kv_policy = EvictPolicy::SinkRing;
     int n_threads = 0;  // 0 = hardware concurrency
     int max_chunk = DEFAULT_MAX_CHUNK;
     ActPrecision act_precision = ActPrecision::Q8X2;  // quant.h: q8 is faster, q8x2 passes the gate
     // block policies (kv_cache.h): block size (0: none given, refused by a block policy), pooled layer
     // (-1: n_layer / 2), similarity threshold
-    int sem_block = 0;
+    int kv_block = 0;
     int sem_layer = -1;
     float sem_threshold = 0.0f;
     float sem_keep = 0.75f;  // policy novelty: the share of blocks important blocks may hold

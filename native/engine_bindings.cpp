@@ -26,29 +26,29 @@ void register_engine(py::module_& m) {
     py::class_<PyEngine> cls(m, "Engine");
     cls
         .def(py::init([](const std::string& path, int n_sink, int n_ring, int n_scratch,
-                         const std::string& policy, int n_threads, int max_chunk,
-                         const std::string& act_precision, int sem_block, int sem_layer, float sem_threshold,
+                         const std::string& kv_policy, int n_threads, int max_chunk,
+                         const std::string& act_precision, int kv_block, int sem_layer, float sem_threshold,
                          float sem_keep) {
                  lg::EngineOptions o;
                  o.n_sink = n_sink;
                  o.n_ring = n_ring;
                  o.n_scratch = n_scratch;
-                 o.policy = lg::parse_policy(policy);
+                 o.kv_policy = lg::parse_policy(kv_policy);
                  o.n_threads = n_threads;
                  o.max_chunk = max_chunk;
                  o.act_precision = lg::parse_act_precision(act_precision);
-                 o.sem_block = sem_block;
+                 o.kv_block = kv_block;
                  o.sem_layer = sem_layer;
                  o.sem_threshold = sem_threshold;
                  o.sem_keep = sem_keep;
                  py::gil_scoped_release nogil;
                  return new PyEngine(path, o);
              }),
-             // layout, policy and precision: given by the caller (gateway/settings.py holds the appliance's)
+             // layout, kv_policy and precision: given by the caller (gateway/settings.py holds the appliance's)
              py::arg("path"), py::arg("n_sink"), py::arg("n_ring"), py::arg("n_scratch"),
-             py::arg("policy"), py::arg("n_threads") = 0,
+             py::arg("kv_policy"), py::arg("n_threads") = 0,
              py::arg("max_chunk") = lg::DEFAULT_MAX_CHUNK, py::arg("act_precision"),
-             py::arg("sem_block") = 0, py::arg("sem_layer") = -1, py::arg("sem_threshold") = 0.0f,
+             py::arg("kv_block") = 0, py::arg("sem_layer") = -1, py::arg("sem_threshold") = 0.0f,
              py::arg("sem_keep") = 0.75f);
     lg::py_util::def_engine_common(cls);
     cls

@@ -70,18 +70,20 @@ def test_the_token_queue_declares_no_default():
                                  if c is not None])
 def test_the_native_bindings_declare_no_layout_policy_or_precision(cls):
     sig = cls.__init__.__doc__.splitlines()[0]
-    for name in ("n_sink", "n_ring", "n_scratch", "policy", "act_precision"):
+    for name in ("n_sink", "n_ring", "n_scratch", "kv_policy", "act_precision"):
         m = re.search(rf"\b{name}: [^,)=]+(= [^,)]+)?[,)]", sig)
         assert m and m.group(1) is None, f"{cls.__name__}({name}) declares a default: {sig}"
-    m = re.search(r"\bsem_block: [^,)=]+= (\d+)", sig)
-    assert m is None or m.group(1) == "0", f"{cls.__name__}(sem_block) declares a block size: {sig}"
+    m = re.search(r"\bkv_block: [^,)=]+= (\d+)", sig)
+    assert m is None or m.group(1) == "0", f"{cls.__name__}(kv_block) declares a block size: {sig}"
+    for old in ("policy", "sem_block"):    # one name from the settings to the native side
+        assert not re.search(rf"[(,] ?{old}:", sig), f"{cls.__name__} still takes {old}=: {sig}"
 
 
 def test_the_native_options_leave_the_layout_to_the_caller():
     text = (REPO / "native" / "engine.h").read_text(encoding="utf-8")
     struct = text[text.index("struct EngineOptions"):]
     struct = struct[:struct.index("};")]
-    for name in ("n_sink", "n_ring", "n_scratch", "sem_block"):
+    for name in ("n_sink", "n_ring", "n_scratch", "kv_block"):
         m = re.search(rf"\bint {name} = (\d+);", struct)
         assert m and m.group(1) == "0", f"native/engine.h EngineOptions::{name} declares a value: {m and m.group(0)}"
 

@@ -116,7 +116,7 @@ def test_unknown_act_precision_is_named(smollm_path):
         Engine(smollm_path, n_sink=4, n_ring=64, n_scratch=32, n_threads=1, kv_policy=BARE_ENGINE.kv_policy, act_precision="q4")
     from gateway import _native
     with pytest.raises(ValueError, match="unknown activation precision 'fp8' \\(q8x2, q8\\)"):
-        _native.Engine(str(smollm_path), n_sink=4, n_ring=64, n_scratch=32, policy="sink_ring", n_threads=1,
+        _native.Engine(str(smollm_path), n_sink=4, n_ring=64, n_scratch=32, kv_policy="sink_ring", n_threads=1,
                        act_precision="fp8")
 
 
@@ -221,7 +221,7 @@ def test_block_policy_runs_as_sink_ring_on_the_cuda_engine(smollm_path, monkeypa
     monkeypatch.setattr(engine_mod, "select_backend", lambda backend="auto": "cuda" if backend == "auto" else backend)
     monkeypatch.setattr(_native, "CudaEngine", fake_cuda, raising=False)
     e = Engine(smollm_path, n_sink=4, n_ring=64, n_scratch=64, kv_policy="novelty", kv_block=16, act_precision=BARE_ENGINE.act_precision)
-    assert asked["policy"] == "sink_ring" and "sem_block" not in asked
+    assert asked["kv_policy"] == "sink_ring" and "kv_block" not in asked
     st = e.stats()
     assert e.kv_policy == st["kv_policy"] == "sink_ring" and st["kv_policy_requested"] == "novelty"
     # on the CPU the same request runs novelty
@@ -231,10 +231,19 @@ def test_block_policy_runs_as_sink_ring_on_the_cuda_engine(smollm_path, monkeypa
 
 
 def test_older_argument_names_still_reach_the_engine(smollm_path):
-    """policy / sem_block are kv_policy / kv_block under their older names (one release)."""
-    e = Engine(smollm_path, n_sink=4, n_ring=64, n_scratch=32, n_threads=1, policy="novelty", sem_block=16, act_precision=BARE_ENGINE.act_precision)
-    assert e.kv_policy == e.policy == "novelty"
-    with pytest.raises(ValueError, match="disagree"):
+    """policy / sem_block are kv_policy / kv_block under their older names (one release), with a warning
+    naming the new one; the native engine takes the new names only."""
+    with pytest.warns(DeprecationWarning) as seen:
+        e = Engine(smollm_path, n_sink=4, n_ring=64, n_scratch=32, n_threads=1, policy="novelty", sem_block=16,
+                   act_precision=BARE_ENGINE.act_precision)
+    assert sorted(str(w.message) for w in seen) == ["Engine(policy=) is now Engine(kv_policy=)",
+                                                    "Engine(sem_block=) is now Engine(kv_block=)"]
+    with pytest.warns(DeprecationWarning, match="Engine.kv_policy"):
+        assert e.kv_policy == e.policy == "novelty"
+    from gateway import _native
+    with pytest.raises(TypeError):
+        _native.Engine(str(smollm_path), n_sink=4, n_ring=64, n_scratch=32, policy="sink_ring", act_precision="q8x2")
+    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="disagree"):
         Engine(smollm_path, n_sink=4, n_ring=64, n_scratch=32, kv_policy="semantic", policy="novelty", kv_block=16,
                act_precision=BARE_ENGINE.act_precision)
 

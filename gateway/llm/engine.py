@@ -10,6 +10,7 @@ import logging
 import os
 import platform
 import time
+import warnings
 from typing import Callable, Sequence
 
 import numpy as np
@@ -43,14 +44,15 @@ BACKENDS = ("auto", "cpu", "cuda")
 ACT_PRECISIONS = ("q8x2", "q8")  # native/quant.h ActPrecision
 
 
-def _renamed(value: str | None, old: str | None) -> str:
-    """kv_policy, or the value given under its older name `policy` (one release). None is not given: the
-    caller names the policy (gateway/settings.py: EngineSettings, or BARE_ENGINE outside the appliance)."""
-    if value is None and old is None:
-        raise TypeError("Engine() needs kv_policy (gateway/settings.py: engine.kv_policy, or BARE_ENGINE)")
-    if value is not None and old is not None and value != old:
-        raise ValueError(f"kv_policy={value!r} and policy={old!r} (its older name) disagree: give kv_policy only")
-    return value if value is not None else old
+def _renamed(new: str, value, old_name: str, old):
+    """`value` given under `new`, or under its older name `old_name` (one release: a DeprecationWarning
+    names the new one). None is "not given"."""
+    if old is None:
+        return value
+    warnings.warn(f"Engine({old_name}=) is now Engine({new}=)", DeprecationWarning, stacklevel=3)
+    if value is not None and value != old:
+        raise ValueError(f"{new}={value!r} and {old_name}={old!r} (its older name) disagree: give {new} only")
+    return old
 
 
 def auto_act_precision(machine: str, backend: str = "cpu") -> str:
@@ -100,7 +102,10 @@ class Engine:
         tokenizer: the caller's Tokenizer for this GGUF, if it has one (else loaded on first use).
         n_threads: default one per performance core this process may use (gateway/llm/cpus.py).
         policy, sem_block: the older names of kv_policy, kv_block (one release)."""
-        kv_policy, kv_block = _renamed(kv_policy, policy), kv_block if sem_block is None else sem_block
+        kv_policy = _renamed("kv_policy", kv_policy, "policy", policy)
+        kv_block = _renamed("kv_block", kv_block, "sem_block", sem_block)
+        if kv_policy is None:    # the caller names the policy (settings' engine.kv_policy, or BARE_ENGINE)
+            raise TypeError("Engine() needs kv_policy (gateway/settings.py: engine.kv_policy, or BARE_ENGINE)")
         self.path = resolve_model(path_or_model_name)
         self.backend = select_backend(backend)
         act_precision = resolve_act_precision(act_precision, self.backend)
@@ -115,13 +120,13 @@ class Engine:
             if kv_block is None:
                 raise ValueError(f"kv_policy {kv_policy!r} keeps the ring in blocks: give kv_block (engine.kv_block)")
             # block size, pooled layer, similarity threshold, share of blocks kept for important lines
-            for key, val in (("sem_block", kv_block), ("sem_layer", sem_layer), ("sem_threshold", sem_threshold),
+            for key, val in (("kv_block", kv_block), ("sem_layer", sem_layer), ("sem_threshold", sem_threshold),
                              ("sem_keep", sem_keep)):
                 if val is not None:
                     kwargs[key] = val
         cls = _native.CudaEngine if self.backend == "cuda" else _native.Engine
         self._e = cls(str(self.path), n_sink=n_sink, n_ring=n_ring, n_scratch=n_scratch,
-                      policy=kv_policy, n_threads=int(n_threads or default_threads()),
+                      kv_policy=kv_policy, n_threads=int(n_threads or default_threads()),
                       act_precision=act_precision, **kwargs)
         self.n_vocab: int = self._e.n_vocab
         self.n_ctx_train: int = self._e.n_ctx_train
@@ -233,11 +238,12 @@ class Engine:
     @property
     def kv_policy(self) -> str:
         """The KV eviction policy the cache runs (kv_policy_requested: what was asked for)."""
-        return self._e.policy
+        return self._e.kv_policy
 
     @property
     def policy(self) -> str:
         """kv_policy under its older name (one release, beside the `policy` keyword)."""
+        warnings.warn("Engine.policy is now Engine.kv_policy", DeprecationWarning, stacklevel=2)
         return self.kv_policy
 
     def set_stream_importance(self, value: float) -> None:
@@ -251,7 +257,7 @@ class Engine:
         return {
             "n_sink": e.n_sink, "n_ring": e.n_ring, "n_scratch": e.n_scratch,
             "sink_used": e.sink_used, "ring_used": e.ring_used, "scratch_used": e.scratch_used,
-            "stream_total": e.stream_total, "kv_policy": e.policy, "kv_policy_requested": self.kv_policy_requested,
+            "stream_total": e.stream_total, "kv_policy": e.kv_policy, "kv_policy_requested": self.kv_policy_requested,
             "prefill_ms_per_tok_ema": self._prefill_ms.value, "decode_ms_per_tok_ema": self._decode_ms.value,
             "n_threads": e.n_threads, "simd": e.simd, "kv_bytes": e.kv_bytes, "act_precision": self.act_precision,
             "kernel_plan": kernel_plan.active()["plan"],

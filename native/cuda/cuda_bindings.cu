@@ -32,22 +32,22 @@ void register_cuda(py::module_& m) {
     // is accepted and ignored), plus the device-side token choice and decode loop.
     py::class_<PyCudaEngine> cls(m, "CudaEngine");
     cls
-        .def(py::init([](const std::string& path, int n_sink, int n_ring, int n_scratch, const std::string& policy,
+        .def(py::init([](const std::string& path, int n_sink, int n_ring, int n_scratch, const std::string& kv_policy,
                          int n_threads, int max_chunk, int device, const std::string& act_precision) {
                  lg::EngineOptions o;
                  o.n_sink = n_sink;
                  o.n_ring = n_ring;
                  o.n_scratch = n_scratch;
-                 o.policy = lg::parse_policy(policy);
+                 o.kv_policy = lg::parse_policy(kv_policy);
                  o.n_threads = n_threads;
                  o.max_chunk = max_chunk;
                  o.act_precision = lg::parse_act_precision(act_precision);
                  py::gil_scoped_release nogil;
                  return new PyCudaEngine(path, o, device);
              }),
-             // layout, policy and precision: given by the caller (gateway/settings.py holds the appliance's)
+             // layout, kv_policy and precision: given by the caller (gateway/settings.py holds the appliance's)
              py::arg("path"), py::arg("n_sink"), py::arg("n_ring"), py::arg("n_scratch"),
-             py::arg("policy"), py::arg("n_threads") = 0, py::arg("max_chunk") = lg::DEFAULT_MAX_CHUNK,
+             py::arg("kv_policy"), py::arg("n_threads") = 0, py::arg("max_chunk") = lg::DEFAULT_MAX_CHUNK,
              py::arg("device") = 0, py::arg("act_precision"));
     lg::py_util::def_engine_common(cls);
     cls
@@ -105,7 +105,7 @@ void register_cuda(py::module_& m) {
             d["ring_used"] = c.ring_used();
             d["scratch_used"] = c.scratch_used();
             d["stream_total"] = c.stream_total();
-            d["policy"] = lg::policy_name(c.policy());
+            d["kv_policy"] = lg::policy_name(c.policy());
             d["device_bytes"] = e.device_bytes();
             d["use_graph"] = e.use_graph();
             d["fuse"] = e.fuse();

@@ -169,7 +169,7 @@ void CudaEngine::Impl::upload_rope() {
 
 CudaEngine::Impl::Impl(const std::string& path, const EngineOptions& o, int dev)
     : model(path),
-      book(1, 1, KV_BOOKKEEPING_DIM, o.n_sink, o.n_ring, o.n_scratch, o.policy),
+      book(1, 1, KV_BOOKKEEPING_DIM, o.n_sink, o.n_ring, o.n_scratch, o.kv_policy),
       device(dev),
       max_chunk(o.max_chunk),
       prec(o.act_precision) {

@@ -20,5 +20,5 @@ def test_cuda_engine_refuses_cleanly_without_a_device(tmp_path):
     if _native.cuda_available():
         pytest.skip("a CUDA device is present (tests/cuda/test_cuda_parity.py covers it)")
     with pytest.raises(RuntimeError, match="CUDA device 0 not available"):
-        _native.CudaEngine(str(tmp_path / "missing.gguf"), n_sink=4, n_ring=64, n_scratch=64, policy="sink_ring",
+        _native.CudaEngine(str(tmp_path / "missing.gguf"), n_sink=4, n_ring=64, n_scratch=64, kv_policy="sink_ring",
                            act_precision="q8x2")

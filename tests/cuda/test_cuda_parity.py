@@ -24,7 +24,7 @@ from tools.convert import random_gguf  # noqa: E402
 
 COS_MIN = 0.999
 GREEDY_STEPS = 64
-KV = dict(n_sink=4, n_ring=96, n_scratch=160, policy="sink_ring")  # small ring: the stream prefill below wraps it
+KV = dict(n_sink=4, n_ring=96, n_scratch=160, kv_policy="sink_ring")  # small ring: the stream prefill below wraps it
 N_STREAM = 150
 N_THREADS = os.cpu_count() or 1
 

@@ -20,7 +20,7 @@ from tools.convert import random_gguf  # noqa: E402
 def test_the_cuda_engine_waits_for_the_job(tmp_path):
     spec = random_gguf.SPECS["smollm2-135m"]
     path = random_gguf.write_model(spec, tmp_path / f"{spec.name}.gguf", seed=7)
-    gpu = _native.CudaEngine(str(path), n_sink=4, n_ring=64, n_scratch=32, policy="sink_ring", act_precision="q8x2")
+    gpu = _native.CudaEngine(str(path), n_sink=4, n_ring=64, n_scratch=32, kv_policy="sink_ring", act_precision="q8x2")
     assert gpu.reads_during_jobs is False and gpu.job_view_lost == 0
     gpu.prefill_stream(np.arange(10, 30, dtype=np.int32))
     gpu.forward_scratch(np.arange(40, 44, dtype=np.int32))

@@ -21,7 +21,7 @@ def tiny_path(request, tmp_path_factory) -> Path:
 
 
 def make(path, **kw):
-    opts = dict(n_sink=4, n_ring=32, n_scratch=24, n_threads=2, policy="sink_ring", act_precision="q8x2")
+    opts = dict(n_sink=4, n_ring=32, n_scratch=24, n_threads=2, kv_policy="sink_ring", act_precision="q8x2")
     opts.update(kw)
     return _native.Engine(str(path), **opts)
 
@@ -116,8 +116,8 @@ def test_ring_bookkeeping_sink_ring_and_fifo(tiny_path):
     assert (e.sink_used, e.ring_used, e.stream_len) == (3, 0, 3)
     e.prefill_stream(tokens(100, seed=2))
     assert (e.sink_used, e.ring_used, e.stream_len, e.stream_total) == (4, 32, 36, 103)
-    f = make(tiny_path, policy="fifo", n_sink=4, n_ring=32)
-    assert f.n_sink == 0 and f.policy == "fifo"
+    f = make(tiny_path, kv_policy="fifo", n_sink=4, n_ring=32)
+    assert f.n_sink == 0 and f.kv_policy == "fifo"
     f.prefill_stream(tokens(100, seed=2))
     assert (f.sink_used, f.ring_used, f.stream_total) == (0, 32, 100)
 
@@ -132,7 +132,7 @@ def test_sink_keeps_the_stream_start(tiny_path):
     for policy in ("sink_ring", "fifo"):
         outs = []
         for stream in (a_tokens, b_tokens):
-            e = make(tiny_path, policy=policy, n_sink=4, n_ring=16, max_chunk=16)
+            e = make(tiny_path, kv_policy=policy, n_sink=4, n_ring=16, max_chunk=16)
             e.prefill_stream(stream)
             outs.append(scratch_logits(e, probe))
         res[policy] = np.array_equal(*outs)
@@ -147,17 +147,17 @@ def test_evicted_stream_attends_like_a_fresh_window(tmp_path, arch, policy):
     key depends on its token only, so the two agree up to the rounding of different rotation angles."""
     path = random_gguf.write_tiny(tmp_path / f"one_{arch}.gguf", arch, n_layer=1)
     stream, probe = tokens(300, seed=21), tokens(5, seed=22)
-    old = make(path, policy=policy, n_sink=4, n_ring=24, n_scratch=8, max_chunk=8)
+    old = make(path, kv_policy=policy, n_sink=4, n_ring=24, n_scratch=8, max_chunk=8)
     old.prefill_stream(stream)                                   # 300 tokens: the ring wrapped ~12 times
     n_sink = old.n_sink
     window = np.concatenate([stream[:n_sink], stream[-old.ring_used:]]).astype(np.int32)
-    fresh = make(path, policy=policy, n_sink=4, n_ring=24, n_scratch=8, max_chunk=8)
+    fresh = make(path, kv_policy=policy, n_sink=4, n_ring=24, n_scratch=8, max_chunk=8)
     fresh.prefill_stream(window)                                  # same window, no eviction
     assert fresh.stream_len == old.stream_len == len(window)
     a, b = scratch_logits(old, probe), scratch_logits(fresh, probe)
     np.testing.assert_allclose(a, b, rtol=0, atol=2e-4 * np.abs(b).max())
     # And the window matters: a stream whose ring holds other tokens answers differently.
-    other = make(path, policy=policy, n_sink=4, n_ring=24, n_scratch=8, max_chunk=8)
+    other = make(path, kv_policy=policy, n_sink=4, n_ring=24, n_scratch=8, max_chunk=8)
     other.prefill_stream(np.concatenate([stream[:n_sink], tokens(24, seed=23)]).astype(np.int32))
     assert np.abs(scratch_logits(other, probe) - b).max() > 100 * 2e-4 * np.abs(b).max()
 
@@ -168,7 +168,7 @@ def test_evicted_stream_attends_like_a_fresh_window(tmp_path, arch, policy):
 SMALL_STACK_RUN = """
 import sys, threading, numpy as np
 from gateway import _native
-e = _native.Engine(sys.argv[1], n_sink=4, n_ring=32, n_scratch=24, policy="sink_ring", act_precision="q8x2",
+e = _native.Engine(sys.argv[1], n_sink=4, n_ring=32, n_scratch=24, kv_policy="sink_ring", act_precision="q8x2",
                    n_threads=2)
 toks = np.random.default_rng(1).integers(0, int(sys.argv[2]), 20).astype(np.int32)
 ref = np.empty((20, e.n_vocab), np.float32); e.forward_scratch(toks, ref, True); e.rollback(0)
@@ -189,7 +189,7 @@ def test_errors_name_the_limit(tiny_path):
     with pytest.raises(ValueError, match="context_length"):
         make(tiny_path, n_ring=random_gguf.TINY_CTX)        # 4 + 512 + 24 > 512
     with pytest.raises(ValueError, match="policy"):
-        make(tiny_path, policy="lru")
+        make(tiny_path, kv_policy="lru")
     e = make(tiny_path)
     with pytest.raises(ValueError, match="outside the vocabulary"):
         e.forward_scratch(np.array([0, random_gguf.TINY_VOCAB], np.int32))
@@ -204,7 +204,7 @@ def test_errors_name_the_limit(tiny_path):
     with pytest.raises(ValueError, match="expected"):
         e.forward_scratch(tokens(2), np.empty(3, np.float32))
     with pytest.raises(_native.GGUFError, match="not-a-file"):
-        _native.Engine("/nonexistent/not-a-file.gguf", n_sink=4, n_ring=32, n_scratch=24, policy="sink_ring",
+        _native.Engine("/nonexistent/not-a-file.gguf", n_sink=4, n_ring=32, n_scratch=24, kv_policy="sink_ring",
                        act_precision="q8x2")
 
 

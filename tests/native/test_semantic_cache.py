@@ -21,7 +21,7 @@ def tiny_path(request, tmp_path_factory):
 
 
 def make(path, **kw):
-    opts = dict(n_sink=4, n_ring=32, n_scratch=24, n_threads=2, policy="semantic", sem_block=BLOCK, act_precision="q8x2")
+    opts = dict(n_sink=4, n_ring=32, n_scratch=24, n_threads=2, kv_policy="semantic", kv_block=BLOCK, act_precision="q8x2")
     opts.update(kw)
     return _native.Engine(str(path), **opts)
 
@@ -39,7 +39,7 @@ def scratch_logits(e, toks):
 def test_bookkeeping_blocks_and_kept_indices(tiny_path):
     e = make(tiny_path)
     e.prefill_stream(tokens(301, seed=2))
-    assert (e.policy, e.sink_used, e.stream_total) == ("semantic", 4, 301)
+    assert (e.kv_policy, e.sink_used, e.stream_total) == ("semantic", 4, 301)
     kept = e.kept_stream_index()
     assert kept.size == e.stream_len == 4 + e.ring_used and e.ring_used > e.n_ring - BLOCK
     assert list(kept[:4]) == [0, 1, 2, 3]
@@ -53,7 +53,7 @@ def test_bookkeeping_blocks_and_kept_indices(tiny_path):
     s = e.evict_stats
     opened, listed = -(-(301 - 4) // BLOCK), -(-e.ring_used // BLOCK)
     assert s["evicted_similar"] + s["evicted_oldest"] == opened - listed
-    sr = make(tiny_path, policy="sink_ring")
+    sr = make(tiny_path, kv_policy="sink_ring")
     sr.prefill_stream(tokens(301, seed=2))
     assert sr.evict_stats == {"evicted_similar": 0, "evicted_oldest": 0, "evicted_important": 0, "shifted_keys": 0,
                               "evict_seconds": 0.0}
@@ -68,7 +68,7 @@ def test_keeps_the_odd_block_out_and_sink_ring_does_not(tiny_path):
     where = 4 + 6 * BLOCK
     kept = {}
     for policy in ("semantic", "sink_ring"):
-        e = make(tiny_path, policy=policy, max_chunk=BLOCK)
+        e = make(tiny_path, kv_policy=policy, max_chunk=BLOCK)
         e.prefill_stream(stream)
         kept[policy] = set(e.kept_stream_index().tolist())
     assert set(range(where, where + BLOCK)) <= kept["semantic"]
@@ -92,7 +92,7 @@ def test_kept_blocks_attend_like_a_fresh_window(tmp_path, arch):
     assert s["evicted_similar"] > 0 and s["shifted_keys"] > 0
     kept = old.kept_stream_index()
     assert not np.array_equal(kept[4:], np.arange(stream.size - old.ring_used, stream.size)), "not a plain FIFO"
-    fresh = make(path, policy="sink_ring", n_scratch=8, max_chunk=BLOCK)
+    fresh = make(path, kv_policy="sink_ring", n_scratch=8, max_chunk=BLOCK)
     fresh.prefill_stream(stream[kept])
     a, b = scratch_logits(old, probe), scratch_logits(fresh, probe)
     np.testing.assert_allclose(a, b, rtol=0, atol=2e-4 * np.abs(b).max())
@@ -100,7 +100,7 @@ def test_kept_blocks_attend_like_a_fresh_window(tmp_path, arch):
     swapped = stream[kept].copy()
     swapped[4:4 + BLOCK], swapped[4 + BLOCK:4 + 2 * BLOCK] = stream[kept][4 + BLOCK:4 + 2 * BLOCK], stream[kept][4:4 + BLOCK]
     assert not np.array_equal(swapped, stream[kept])
-    other = make(path, policy="sink_ring", n_scratch=8, max_chunk=BLOCK)
+    other = make(path, kv_policy="sink_ring", n_scratch=8, max_chunk=BLOCK)
     other.prefill_stream(swapped)
     assert np.abs(scratch_logits(other, probe) - b).max() > 20 * 2e-4 * np.abs(b).max()
 
@@ -167,16 +167,16 @@ def test_bad_options_are_named(tiny_path):
     with pytest.raises(ValueError, match="threshold"):
         make(tiny_path, sem_threshold=1.5)
     with pytest.raises(ValueError, match="novelty"):
-        make(tiny_path, policy="lru")
+        make(tiny_path, kv_policy="lru")
     with pytest.raises(ValueError, match="keep"):
-        make(tiny_path, policy="novelty", sem_keep=2.0)
+        make(tiny_path, kv_policy="novelty", sem_keep=2.0)
     with pytest.raises(ValueError, match=">= 0"):
-        make(tiny_path, policy="novelty").set_stream_importance(-1.0)
+        make(tiny_path, kv_policy="novelty").set_stream_importance(-1.0)
 
 
 def novelty_run(path, marks, keep=0.5, n_ring=64):
     """Blocks of BLOCK tokens, importance 1 for the block numbers in `marks`; kept block numbers."""
-    e = make(path, policy="novelty", n_ring=n_ring, sem_keep=keep, max_chunk=BLOCK)
+    e = make(path, kv_policy="novelty", n_ring=n_ring, sem_keep=keep, max_chunk=BLOCK)
     e.prefill_stream(tokens(4, seed=40))
     for b in range(40):
         e.set_stream_importance(1.0 if b in marks else 0.0)
@@ -201,7 +201,7 @@ def test_novelty_keeps_important_blocks_up_to_the_share(tiny_path):
 @pytest.mark.parametrize("arch", ["llama", "qwen2"])
 def test_novelty_kept_blocks_attend_like_a_fresh_window(tmp_path, arch):
     path = random_gguf.write_tiny(tmp_path / f"one_{arch}.gguf", arch, n_layer=1)
-    e = make(path, policy="novelty", n_scratch=8, max_chunk=BLOCK, sem_keep=0.5)
+    e = make(path, kv_policy="novelty", n_scratch=8, max_chunk=BLOCK, sem_keep=0.5)
     stream = [tokens(4, seed=50)]
     e.prefill_stream(stream[0])
     for b in range(30):
@@ -210,7 +210,7 @@ def test_novelty_kept_blocks_attend_like_a_fresh_window(tmp_path, arch):
         e.prefill_stream(stream[-1])
     stream = np.concatenate(stream)
     kept = e.kept_stream_index()
-    fresh = make(path, policy="sink_ring", n_scratch=8, max_chunk=BLOCK)
+    fresh = make(path, kv_policy="sink_ring", n_scratch=8, max_chunk=BLOCK)
     fresh.prefill_stream(stream[kept])
     probe = tokens(5, seed=22)
     a, b = scratch_logits(e, probe), scratch_logits(fresh, probe)

@@ -29,8 +29,11 @@ import numpy as np
 from gateway import _native
 model, threads = sys.argv[1], int(sys.argv[2])
 path = os.path.join(os.path.expanduser("~/.cache/linegate/models"), model + ".gguf")
-e = _native.Engine(path, n_sink=4, n_ring=2048, n_scratch=600, policy="sink_ring", act_precision="q8x2",
-                   n_threads=threads)
+kv = dict(n_sink=4, n_ring=2048, n_scratch=600, act_precision="q8x2", n_threads=threads)
+try:
+    e = _native.Engine(path, kv_policy="sink_ring", **kv)
+except TypeError:   # a build from before the bindings took kv_policy (issue 44) names it policy
+    e = _native.Engine(path, policy="sink_ring", **kv)
 rng = np.random.default_rng(0)
 stream = rng.integers(100, 20000, 256).astype(np.int32)
 e.prefill_stream(stream)

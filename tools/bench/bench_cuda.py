@@ -73,7 +73,7 @@ def hf_decode_tok_s(spec) -> float:
 
 def parity(path, spec) -> tuple[bool, float]:
     """Quick CPU-vs-CUDA check inside the bench: logits cosine of a 32-token job, 16 greedy tokens."""
-    kv = dict(n_sink=4, n_ring=256, n_scratch=64, policy="sink_ring", act_precision="q8x2")
+    kv = dict(n_sink=4, n_ring=256, n_scratch=64, kv_policy="sink_ring", act_precision="q8x2")
     cpu = _native.Engine(str(path), n_threads=os.cpu_count() or 1, **kv)
     gpu = _native.CudaEngine(str(path), **kv)
     rng = np.random.default_rng(11)
@@ -242,7 +242,7 @@ def measure_deadline(eng, chunk) -> dict:
 
 def measure_q8(path: Path, stream, prompt) -> float:
     """Decode tok/s of a second engine with one-term (q8) activations."""
-    q8 = _native.CudaEngine(str(path), n_sink=4, n_ring=2048, n_scratch=512, policy="sink_ring", act_precision="q8")
+    q8 = _native.CudaEngine(str(path), n_sink=4, n_ring=2048, n_scratch=512, kv_policy="sink_ring", act_precision="q8")
     q8.pdl = q8.mma = True
     q8.prefill_stream(stream)
     decode_q8 = decode_tok_s(q8, prompt)
@@ -281,7 +281,7 @@ def main() -> None:
     bw = _native.cuda_d2d_bandwidth_gbps(1 << 30, 20)
     print(f"device {_native.cuda_device_name(0)}: cudaMemcpy D2D {bw:.0f} GB/s (read + write)", flush=True)
 
-    eng = _native.CudaEngine(str(path), n_sink=4, n_ring=2048, n_scratch=512, policy="sink_ring", act_precision="q8x2")
+    eng = _native.CudaEngine(str(path), n_sink=4, n_ring=2048, n_scratch=512, kv_policy="sink_ring", act_precision="q8x2")
     eng.pdl = eng.mma = True  # off by default until measured: measured here, with and without
     f = {"bw": bw, "prec": eng.act_precision}
     rng = np.random.default_rng(0)        # draws in this order: the stream, the prompt, 512, drafts, a chunk, a stream

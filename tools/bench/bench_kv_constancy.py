@@ -49,10 +49,10 @@ def ratio(samples: list[dict], a: str, b: str) -> float:
 
 
 def run(path: str, policy: str, args, vocab: int) -> dict:
-    kw = {"sem_block": 32} if policy in ("semantic", "novelty") else {}
-    e = _native.Engine(path, n_sink=args.n_sink, n_ring=args.n_ring, n_scratch=64, policy=policy,
+    kw = {"kv_block": 32} if policy in ("semantic", "novelty") else {}
+    e = _native.Engine(path, n_sink=args.n_sink, n_ring=args.n_ring, n_scratch=64, kv_policy=policy,
                        act_precision="q8x2", n_threads=args.threads, **kw)
-    ref = _native.Engine(path, n_sink=args.n_sink, n_ring=args.n_ring, n_scratch=64, policy=policy,
+    ref = _native.Engine(path, n_sink=args.n_sink, n_ring=args.n_ring, n_scratch=64, kv_policy=policy,
                          act_precision="q8x2", n_threads=args.threads, **kw)
     rng = np.random.default_rng(1)
     ref.prefill_stream(rng.integers(0, vocab, args.n_sink + 2 * args.n_ring).astype(np.int32))
@@ -122,7 +122,7 @@ def main() -> None:
         res = []
         for pol in args.policies.split(","):
             t0 = time.time()
-            r = run(path, pol, args, vocab or _native.Engine(path, n_sink=4, n_ring=64, n_scratch=8, policy="sink_ring",
+            r = run(path, pol, args, vocab or _native.Engine(path, n_sink=4, n_ring=64, n_scratch=8, kv_policy="sink_ring",
                                                                    act_precision="q8x2").n_vocab)
             r["seconds"] = round(time.time() - t0, 1)
             print(json.dumps({k: v for k, v in r.items() if k != "samples"}), flush=True)

@@ -348,8 +348,8 @@ def retention_grid(prompts: Prompts, args) -> list[dict]:
             cap = sink.size + n_ring
             stream, imp, events = build_stream(prompts, cap, args.events, args)
             for block, keep in ((32, 0.75), (16, 0.75), (16, 0.5), (16, 0.875), (8, 0.75)):
-                e = _native.Engine(path, n_sink=sink.size, n_ring=n_ring, n_scratch=64, policy="novelty",
-                                   sem_block=block, sem_keep=keep, act_precision="q8x2", n_threads=args.threads)
+                e = _native.Engine(path, n_sink=sink.size, n_ring=n_ring, n_scratch=64, kv_policy="novelty",
+                                   kv_block=block, sem_keep=keep, act_precision="q8x2", n_threads=args.threads)
                 e.prefill_stream(sink)
                 pos, kept_share = 0, {}
                 for c in args.cps:
@@ -376,12 +376,12 @@ def replay_kept(stream: np.ndarray, imp: np.ndarray, sink: np.ndarray, policy: s
     from gateway import _native
     from tools.convert import random_gguf
 
-    kw = {"sem_block": args.block, "sem_keep": args.keep} if policy == "novelty" else {}
+    kw = {"kv_block": args.block, "sem_keep": args.keep} if policy == "novelty" else {}
     out = {}
     with tempfile.TemporaryDirectory() as tmp:
         path = str(random_gguf.write_tiny(Path(tmp) / "t.gguf", "qwen2", n_ctx=8192))
         v = random_gguf.TINY_VOCAB
-        e = _native.Engine(path, n_sink=sink.size, n_ring=args.n_ring, n_scratch=64, policy=policy,
+        e = _native.Engine(path, n_sink=sink.size, n_ring=args.n_ring, n_scratch=64, kv_policy=policy,
                            act_precision="q8x2", n_threads=args.threads, **kw)
         e.prefill_stream(sink % v)
         pos = 0

@@ -24,7 +24,7 @@ SIZES = (1, 4, 16, 256)
 
 
 def digests(model: str, precision: str, rng: np.random.Generator) -> dict[str, str]:
-    e = _native.Engine(str(resolve_model(model)), n_sink=4, n_ring=512, n_scratch=300, policy="sink_ring",
+    e = _native.Engine(str(resolve_model(model)), n_sink=4, n_ring=512, n_scratch=300, kv_policy="sink_ring",
                        n_threads=2, act_precision=precision)
     e.prefill_stream(rng.integers(100, 20000, size=40).astype(np.int32))
     out = {}

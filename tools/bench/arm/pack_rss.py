@@ -32,7 +32,7 @@ def status_mib() -> dict:
 
 def main(model: str) -> None:
     t0 = time.perf_counter()
-    e = _native.Engine(str(resolve_model(model)), n_sink=4, n_ring=64, n_scratch=32, policy="sink_ring",
+    e = _native.Engine(str(resolve_model(model)), n_sink=4, n_ring=64, n_scratch=32, kv_policy="sink_ring",
                        act_precision="q8x2", n_threads=2)
     load_s = time.perf_counter() - t0
     logits = np.empty(e.n_vocab, np.float32)
