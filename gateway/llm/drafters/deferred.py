@@ -3,7 +3,7 @@
 While the target verifies block n, the thread drafts block n+1 assuming block n is accepted in
 full (and that the bonus token is the drafter's own next guess). If verification disagrees the
 speculative block is discarded and the drafter restarts from what the target emitted.
-Knows nothing about the rule; every inner-drafter call happens on the one worker thread.
+Knows nothing about the rule; every inner-drafter call happens on that one thread (the drafter's own).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ class DeferredDrafter(Drafter):
         self.hits = 0       # proposals served from the block drafted ahead
         self.misses = 0     # speculative blocks discarded
 
-    # the stream and job boundaries go through the worker so they stay ordered with drafting
+    # the stream and job boundaries go through that thread so they stay ordered with drafting
     def push_stream(self, tokens: Sequence[int]) -> None:
         self._drop_ahead()
         self._pool.submit(self.inner.push_stream, list(tokens)).result()
