@@ -23,6 +23,8 @@ struct PyEngine : Engine {
 void register_engine(py::module_& m) {
     m.def("alloc_count", &lg::alloc_count, "operator new calls made by this module since load");
 
+    // what the caller may leave out takes EngineOptions' own values (engine.h), declared there only
+    const lg::EngineOptions unset;
     py::class_<PyEngine> cls(m, "Engine");
     cls
         .def(py::init([](const std::string& path, int n_sink, int n_ring, int n_scratch,
@@ -46,10 +48,10 @@ void register_engine(py::module_& m) {
              }),
              // layout, kv_policy and precision: given by the caller (gateway/settings.py holds the appliance's)
              py::arg("path"), py::arg("n_sink"), py::arg("n_ring"), py::arg("n_scratch"),
-             py::arg("kv_policy"), py::arg("n_threads") = 0,
-             py::arg("max_chunk") = lg::DEFAULT_MAX_CHUNK, py::arg("act_precision"),
-             py::arg("kv_block") = 0, py::arg("sem_layer") = -1, py::arg("sem_threshold") = 0.0f,
-             py::arg("sem_keep") = 0.75f);
+             py::arg("kv_policy"), py::arg("n_threads") = unset.n_threads,
+             py::arg("max_chunk") = unset.max_chunk, py::arg("act_precision"),
+             py::arg("kv_block") = unset.kv_block, py::arg("sem_layer") = unset.sem_layer,
+             py::arg("sem_threshold") = unset.sem_threshold, py::arg("sem_keep") = unset.sem_keep);
     lg::py_util::def_engine_common(cls);
     cls
         .def("set_stream_importance", [](PyEngine& e, float v) { e.set_stream_importance(v); }, py::arg("value"),

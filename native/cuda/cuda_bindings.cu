@@ -30,6 +30,7 @@ void register_cuda(py::module_& m) {
 
     // Drop-in for gateway._native.Engine (same constructor, methods and properties; n_threads
     // is accepted and ignored), plus the device-side token choice and decode loop.
+    const lg::EngineOptions unset;   // what the caller may leave out: EngineOptions' own values (engine.h)
     py::class_<PyCudaEngine> cls(m, "CudaEngine");
     cls
         .def(py::init([](const std::string& path, int n_sink, int n_ring, int n_scratch, const std::string& kv_policy,
@@ -47,7 +48,7 @@ void register_cuda(py::module_& m) {
              }),
              // layout, kv_policy and precision: given by the caller (gateway/settings.py holds the appliance's)
              py::arg("path"), py::arg("n_sink"), py::arg("n_ring"), py::arg("n_scratch"),
-             py::arg("kv_policy"), py::arg("n_threads") = 0, py::arg("max_chunk") = lg::DEFAULT_MAX_CHUNK,
+             py::arg("kv_policy"), py::arg("n_threads") = unset.n_threads, py::arg("max_chunk") = unset.max_chunk,
              py::arg("device") = 0, py::arg("act_precision"));
     lg::py_util::def_engine_common(cls);
     cls
