@@ -61,6 +61,15 @@ def test_count_and_filters(q):
     assert q.run({"op": "count", "last_minutes": 2})["count"] == 3     # newest line at T0+360
 
 
+
+def test_host_means_what_the_store_reader_means(store, q):
+    """One meaning of host: the surface's host filter and /api/logs' (Store.search) pick the same lines (the
+    header's host, not the transport's, which stays the peer)."""
+    for host in ("press-1", "press-2", "gw"):
+        assert q.run({"op": "count", "host": host})["count"] == len(store.search(host=host))
+    assert len(store.search(peer="gw")) == 7 and q.run({"op": "count", "host": "gw"})["count"] == 0
+
+
 def test_top_k(q):
     r = q.run({"op": "top_k", "by": "component", "k": 2})
     assert r["top"][0] == {"value": "plc", "count": 3} and len(r["top"]) == 2

@@ -53,7 +53,7 @@ from typing import Any
 from gateway.ingest.header import match_ts, parse_ts
 from gateway.pipeline.query_text import (PLACEHOLDER, _add_captures, _like, _line_end_regex, _number_regex, _regexp,
                                          numbers_stats)
-from gateway.pipeline.store import fts_query
+from gateway.pipeline.store_read import LINE_HOST, fts_query
 
 OPS = ("count", "top_k", "stats", "first_last", "buckets", "lines")
 BY_FIELDS = ("host", "component", "level", "template", "ip", "value", "param")
@@ -71,7 +71,7 @@ TABLES = frozenset({"logs", "params", "templates", "logs_fts", "logs_fts_data", 
 _DENIED_FUNCTIONS = frozenset({"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"})
 _LEVEL = ("coalesce(l.level, CASE l.severity WHEN 0 THEN 'emergency' WHEN 1 THEN 'alert' WHEN 2 THEN 'critical'"
           " WHEN 3 THEN 'error' WHEN 4 THEN 'warning' WHEN 5 THEN 'notice' WHEN 6 THEN 'info' ELSE 'debug' END)")
-_HOST = "coalesce(l.line_host, l.host)"
+_HOST = LINE_HOST   # the line's host: one meaning for /api/logs and this surface (store_read.py)
 _TIME = "coalesce(l.time, l.ts)"
 IPV4 = re.compile(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.])")
 

@@ -11,11 +11,7 @@ from gateway.fleet.node import sql
 from gateway.fleet.node.surface import FleetSurface, Rows
 from gateway.fleet.schema import LINES
 from gateway.ingest.record import parse_severity_strict, severity_name
-
-try:    # the store's read side is moving to store_read.py; drop the fallback once that is committed
-    from gateway.pipeline.store_read import MAX_QUERY_CHARS, MAX_SEARCH_LIMIT
-except ImportError:
-    from gateway.pipeline.store import MAX_QUERY_CHARS, MAX_SEARCH_LIMIT
+from gateway.pipeline.store_read import MAX_QUERY_CHARS, MAX_SEARCH_LIMIT
 
 _COLUMNS = f"box, id, ts, source, {sql.HOST} AS host_, host AS peer, severity, text, template_id"
 
