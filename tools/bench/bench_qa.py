@@ -141,7 +141,7 @@ def run_system(system: str, qs: list[dict], a: argparse.Namespace, log, recs: li
     import httpx
     import openai
 
-    extra = f"[token_queue]\nn_tokens = {a.ring_tokens}\n" if a.ring_tokens else ""
+    extra = f"[token_queue]\nn_tokens = {a.token_queue_tokens}\n" if a.token_queue_tokens else ""
     engine = [f'{k} = "{v}"' for k, v in (("kv_policy", a.kv_policy), ("act_precision", a.act_precision)) if v]
     extra += "[engine]\n" + "".join(e + "\n" for e in engine) if engine else ""
     extra += "" if a.explain else "[alerts]\nexplain = []\n"
@@ -197,7 +197,7 @@ def summary(recs: list[dict], a: argparse.Namespace) -> dict:
             "refused": sum(r.get("refused", 0) for r in recs),
             "model": ",".join(models) or None, "cpu": cpu_model(), "commit": git_commit(repo),
             "bench_commit": git_commit(Path(__file__).resolve().parent), "max_tokens": a.max_tokens,
-            "kv_policy": a.kv_policy or "appliance default", "ring_tokens": a.ring_tokens,
+            "kv_policy": a.kv_policy or "appliance default", "token_queue_tokens": a.token_queue_tokens,
             "act_precision": a.act_precision or "appliance default"}
 
 
@@ -217,7 +217,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds per question")
     ap.add_argument("--settle-timeout", type=float, default=900.0,
                     help="seconds to wait for the engine to read the ingested lines")
-    ap.add_argument("--ring-tokens", type=int, default=2048,
+    # --ring-tokens: its name before "ring" meant only the KV ring (one release, with a warning)
+    ap.add_argument("--token-queue-tokens", "--ring-tokens", type=int, default=2048,
                     help="[token_queue] n_tokens of the appliance: the stream backlog it keeps for the engine. The "
                          "engine's window is n_ring = 2048 tokens, so 2048 leaves its final context unchanged while "
                          "the engine reads 2k tokens, not all ~40-60k of a 2k-line burst (many minutes on 2 cores). "
@@ -234,6 +235,8 @@ def main(argv: list[str] | None = None) -> int:
                          "admission controller may refuse every question (503) against the default")
     ap.add_argument("--summarize", type=Path, help="print the summary JSON line of a records file (--out) and exit")
     a = ap.parse_args(argv)
+    if any(arg.split("=")[0] == "--ring-tokens" for arg in (sys.argv[1:] if argv is None else argv)):
+        print("bench_qa: --ring-tokens is deprecated: use --token-queue-tokens", file=sys.stderr)
     if a.summarize:
         print_result(summary(json.loads(a.summarize.read_text(encoding="utf-8")), a), ensure_ascii=False)
         return 0

@@ -210,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.out:
         a.out.write_text(json.dumps(recs, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     summary = bench_qa.summary(recs, argparse.Namespace(linegate=a.linegate, max_tokens=a.max_tokens, kv_policy=None,
-                                                        ring_tokens=2048, act_precision=None))
+                                                        token_queue_tokens=2048, act_precision=None))
     print(json.dumps({"bench": "qa_fleet", **summary}, ensure_ascii=False), flush=True)
     return 0
 
