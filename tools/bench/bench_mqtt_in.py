@@ -9,7 +9,6 @@ Last line of output: one JSON object.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
 import tempfile
 import time
@@ -21,11 +20,8 @@ sys.path.insert(0, str(REPO))
 from gateway.ingest.mqtt import MqttSource            # noqa: E402
 from gateway.ingest.record import SourceCounters       # noqa: E402
 from gateway.pipeline.store import Store               # noqa: E402
+from tests import mqtt_broker as broker                 # noqa: E402  (the tests' mosquitto, imported as the tests do)
 from tools.bench.harness import cpu_here, print_result  # noqa: E402
-
-_spec = importlib.util.spec_from_file_location("mqtt_broker", REPO / "tests" / "mqtt_broker.py")
-broker = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(broker)
 
 
 def burst(port: int, n: int, tag: str) -> float:

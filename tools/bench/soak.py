@@ -11,13 +11,13 @@ Not in `make test`. Last line of output: one JSON object.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
 import socket
 import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -29,6 +29,7 @@ import httpx
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
+from tests import mqtt_broker                                                        # noqa: E402
 from tools.bench.harness import Served, cpu_here, free_port, print_result, rss_mb  # noqa: E402
 
 TRANSPORTS = ("tcp", "udp", "mqtt", "http", "tail")
@@ -133,21 +134,6 @@ class Sender(threading.Thread):
         return send
 
 
-def start_broker(tmp: Path) -> tuple[subprocess.Popen, int]:
-    port = free_port()
-    conf = tmp / "mosquitto.conf"
-    conf.write_text(f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n"
-                    "max_queued_messages 1000000\n")
-    proc = subprocess.Popen(["mosquitto", "-c", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(100):
-        try:
-            socket.create_connection(("127.0.0.1", port), 0.2).close()
-            return proc, port
-        except OSError:
-            time.sleep(0.05)
-    raise SystemExit("soak: mosquitto did not start")
-
-
 def svg_plot(rows: list[dict], path: Path) -> None:
     """RSS (MB) and engine lag (s) against time, two panels, plain SVG (no plotting library)."""
     w, h, pad = 720, 200, 40
@@ -190,7 +176,8 @@ class Soak:
         self.tmp = Path(tempfile.mkdtemp(prefix="soak-"))
         self.out = args.out or self.tmp
         self.out.mkdir(parents=True, exist_ok=True)
-        self.broker, self.mqtt_port = start_broker(self.tmp)
+        self.broker = contextlib.ExitStack()   # the tests' mosquitto (tests/mqtt_broker.py), stopped in stop()
+        self.mqtt_port = self.broker.enter_context(mqtt_broker.mosquitto(self.tmp, extra="max_queued_messages 1000000\n"))
         self.data, self.tail = self.tmp / "data", self.tmp / "line.log"
         self.tail.write_text("")
         self.tcp_port, self.udp_port = free_port(), free_port(socket.SOCK_DGRAM)
@@ -314,8 +301,7 @@ class Soak:
 
     def stop(self) -> None:
         self.server.stop(timeout_s=120)
-        self.broker.terminate()
-        self.broker.wait(10)
+        self.broker.close()
 
 
 def report(run: Soak, senders: list[Sender], final: dict, rss_end: float, drain_s: float) -> dict:
