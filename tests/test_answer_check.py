@@ -158,3 +158,25 @@ def test_top_value_named_with_other_punctuation_and_a_k_nobody_asked_for():
     two = {**r, "call": {"op": "top_k", "by": "template", "k": 2}}
     assert run("Mostly authentication problems.", "Which 2 kinds of failure are most common?", two).missing == \
         [t["value"] for t in r["top"]]
+
+
+def test_one_of_several_values_named_gets_the_others_cited():
+    """Task 3.0 finished in four stages: an answer naming one of them gets all four cited after it; one
+    naming them all, or only the count, is kept; a listing's captured values count the same way."""
+    q = "What stage was task 3.0 finished in?"
+    counted = {"call": {"op": "count", "where": {"task": "3.0"}}, "count": 4, "of_all": 2000,
+               "param_stats": {"of_param": "stage", "n": 4, "sum": 37.0, "min": 2.0, "max": 26.0, "avg": 9.25,
+                               "values": ["2.0", "7.0", "26.0"]}}
+    c = run("Task 3.0 finished in stage 2.0.", q, counted)
+    assert c.action == "cited" and c.text.endswith("(The stage values in these lines: 2.0, 7.0, 26.0.)")
+    assert run("Task 3.0 finished in stages 2.0, 7.0 and 26.0.", q, counted).action == "kept"
+    assert run("Task 3.0 finished 4 times.", q, counted).action == "kept"
+    assert "（stage 在这些行中的值：2.0、7.0、26.0。）" in run("任务 3.0 在阶段 2.0 完成。", "任务 3.0 在哪个阶段完成？", counted).text
+    sized = {**counted, "param_stats": {**counted["param_stats"], "of_param": "size", "values": ["2128", "2705"],
+                                        "unit": "bytes"}, "count": 2}
+    c = run("Task 21.0 sent 2705 bytes.", "How many bytes did task 21.0 send?", sized)
+    assert c.text.endswith("(The size values in these lines: 2128 bytes, 2705 bytes.)")
+    listed = {"call": {"op": "lines", "where": {"user": "0"}}, "count": 2,
+              "lines": [{**LINE, "id": 1, "captured": {"port": "52683"}}, {**LINE, "id": 2, "captured": {"port": "49811"}}]}
+    c = run("User 0 failed from port 52683.", "What port did the user 0 fail from?", listed)
+    assert c.action == "cited" and "52683, 49811" in c.text

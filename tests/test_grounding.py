@@ -157,6 +157,27 @@ def test_a_count_gives_the_sum_of_the_parameter_the_question_names(surface):
     assert plan.check("Root failed from port 4000.").text.startswith("Root")
 
 
+def test_word_values_with_numbers_among_them_are_listed_not_summed(tmp_path):
+    """Users named 0 and 1234 among admin and ubnt: a count's user values are listed; the numbers among
+    them are no quantity (their "sum" was read out as an answer)."""
+    m = "Failed password for invalid user <*> from <IP> port <NUM> ssh2"
+    rows = [f"Failed password for invalid user {u} from 10.0.0.7 port {4000 + i} ssh2"
+            for i, u in enumerate(("0", "admin", "1234", "ubnt"))]
+    recs = [LogRecord(ts=1.7e9 + i, source="t", host="h", severity=6, text=t) for i, t in enumerate(rows)]
+    store = Store(tmp_path / "w.db")
+    store.append(recs, [1] * len(rows), [LineFields(template=m, params=named_params(m, t)) for t in rows])
+    s = QuerySurface(store.path)
+    q = "Which user failed from 10.0.0.7?"
+    kinds = grounding.Kinds(s).kinds(["user", "failed"], ["10.0.0.7"])
+    assert "user" in kinds[0].params
+    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=kinds)
+    said = plan.finish('count", "text": "10.0.0.7"}')[-1]["content"]
+    assert "Their user values: 0, admin, 1234, ubnt." in said and "sum" not in said
+    assert plan.check("The users were 0, admin, 1234 and ubnt.").text.startswith("The users")
+    s.close()
+    store.close()
+
+
 def test_a_lookup_reads_the_kind_that_has_the_value_asked(tmp_path):
     """"What port did user bob come from?": the model's kind (Invalid user <user> from <address>) has no
     port; the listed kind that has one is read, and its port said first."""

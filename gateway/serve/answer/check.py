@@ -178,9 +178,42 @@ def check(answer: str, question: str, result: Mapping[str, Any], rendered: str, 
     unnamed = _unnamed(answer, result, question) if op == "top_k" and not result.get("error") else []
     if unnamed:
         return Checked(answer.rstrip() + citation(result, question), "cited", [], unnamed)
+    others = _other_values(answer, result, question)
+    if others:
+        return Checked(answer.rstrip() + others, "cited", [], [])
     if op == "count" and result.get("count") and result.get("count") == result.get("of_all"):
         return Checked(answer.rstrip() + "\n" + _every_line(result, question), "noted")
     return Checked(answer)
+
+
+def asked_values(result: Mapping[str, Any]) -> tuple[str, list[str]]:
+    """The asked parameter's distinct values the result holds: a count's (param_stats) or those captured
+    from a listing's lines; with the unit its kind writes after them ("2128 bytes")."""
+    st = result.get("param_stats") or {}
+    if st.get("values"):
+        unit = f" {st['unit']}" if st.get("unit") else ""
+        return str(st.get("of_param") or "value"), [f"{v}{unit}" for v in st["values"]]
+    got = [x["captured"] for x in result.get("lines") or [] if isinstance(x, dict) and x.get("captured")]
+    names = {k for g in got for k in g}
+    if len(names) != 1:
+        return "", []
+    name = names.pop()
+    return name, list(dict.fromkeys(str(g[name]) for g in got))
+
+
+def _other_values(answer: str, result: Mapping[str, Any], question: str) -> str:
+    """An answer that names one of several values the result holds for the asked parameter ("task 3.0
+    finished in stage 2.0" when it finished in four stages) gets every value cited after it: the one it
+    picked is no more the answer than the others."""
+    name, values = asked_values(result)
+    if len(values) < 2:
+        return ""
+    said = [v for v in values if re.search(rf"(?<![\w.]){re.escape(v.split()[0])}(?![\w]|\.\d)", answer)]
+    if not said or len(said) == len(values):
+        return ""
+    if is_chinese(question):
+        return f"\n（{name} 在这些行中的值：" + "、".join(values) + "。）"
+    return f"\n(The {name} values in these lines: " + ", ".join(values) + ".)"
 
 
 def _every_line(result: Mapping[str, Any], question: str) -> str:

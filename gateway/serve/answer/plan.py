@@ -145,15 +145,23 @@ class QueryPlan:
         answer to "what port", last)."""
         if st["n"] == 1:
             return f" The one {name} value among them: {_num(st['sum'])}{f' {unit}' if unit else ''}."
-        if unit:
-            return (f" Their {name} values add up to {_num(st['sum'])} {unit} in all ({st['n']} values; minimum "
-                    f"{_num(st['min'])}, maximum {_num(st['max'])}, average {_num(st['avg'])}).")
         got = grounding.param_values(self.tool.surface, name, sorted(i for i in self._summed if i is not None))
         values = list(dict.fromkeys(got.values()))
-        self.result["param_stats"]["values"] = values[:PARAM_VALUES_SHOWN]
+        if unit:       # a few values said one by one too: one of them may be what is asked of a thing
+            few = len(values) <= PARAM_VALUES_SHOWN and all(_NUMBER.fullmatch(v) for v in values)
+            if few:
+                self.result["param_stats"].update(values=values, unit=unit)
+            each = f": {', '.join(f'{v} {unit}' for v in values)}" if few else ""
+            return (f" Their {name} values add up to {_num(st['sum'])} {unit} in all ({st['n']} values{each}; "
+                    f"minimum {_num(st['min'])}, maximum {_num(st['max'])}, average {_num(st['avg'])}).")
         more = f" and {len(values) - PARAM_VALUES_SHOWN} more" if len(values) > PARAM_VALUES_SHOWN else ""
-        return (f" Their {name} values: {', '.join(values[:PARAM_VALUES_SHOWN])}{more} (minimum {_num(st['min'])}, "
-                f"maximum {_num(st['max'])}; over the {st['n']} lines they sum to {_num(st['sum'])}).")
+        listed = f" Their {name} values: {', '.join(values[:PARAM_VALUES_SHOWN])}{more}"
+        if not all(_NUMBER.fullmatch(v) for v in values):   # names with a few numbers among them (users):
+            self.result["param_stats"] = {"of_param": name, "values": values[:PARAM_VALUES_SHOWN]}  # no sum
+            return listed + "."
+        self.result["param_stats"]["values"] = values[:PARAM_VALUES_SHOWN]
+        return (f"{listed} (minimum {_num(st['min'])}, maximum {_num(st['max'])}; over the {st['n']} lines they "
+                f"sum to {_num(st['sum'])}).")
 
     def _run_grounded(self, call: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         """Runs the call the model wrote, held to what the question says, in this order: the words of
@@ -296,6 +304,7 @@ FEW_LINES = 3                 # a count of at most this many lines shows them to
 SUMMED_SHOWN_OUT = 200        # the counted lines kept out of the evidence shown beside a total
 SPLIT_TOP = 3                 # a count of every line: the top values of each field said with it
 PARAM_VALUES_SHOWN = 8        # a count's values of an asked id-like parameter listed for the answer
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")  # a parameter value that is a number
 
 _CONDITIONS = ("text", "template", "where", "host", "component", "level", "since", "until", "last_minutes", "box")
 
