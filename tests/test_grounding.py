@@ -178,6 +178,29 @@ def test_word_values_with_numbers_among_them_are_listed_not_summed(tmp_path):
     store.close()
 
 
+def test_stats_of_a_value_the_question_writes_read_the_other_quantity(tmp_path):
+    """"How high did the pressure go in the "below limit 0.5 MPa" lines": <limit> is 0.5 on every line,
+    a number the question writes (a condition); the lines' other number, the pressure, is read."""
+    m = "Air pressure <NUM> MPa below limit <NUM> MPa"
+    rows = [f"Air pressure 0.{40 + i} MPa below limit 0.5 MPa" for i in range(5)]
+    recs = [LogRecord(ts=1.7e9 + i, source="t", host="h", severity=4, text=t) for i, t in enumerate(rows)]
+    store = Store(tmp_path / "p.db")
+    store.append(recs, [1] * len(rows), [LineFields(template=m, params=named_params(m, t)) for t in rows])
+    s = QuerySurface(store.path)
+    q = 'How high did it go in the "below limit 0.5 MPa" lines?'
+    kinds = grounding.Kinds(s).kinds(["below", "limit"], ["0.5"])
+    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=kinds)
+    name = kinds[0].params[1]
+    plan.finish(f'stats", "of": "{name}", "text": "below limit 0.5 MPa"}}')
+    assert plan.call["of"] == kinds[0].params[0] and plan.result["max"] == 0.44
+    q = "What is the highest limit?"                  # not written by the question: kept
+    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=kinds)
+    plan.finish(f'stats", "of": "{name}"}}')
+    assert plan.call["of"] == name and plan.result["max"] == 0.5
+    s.close()
+    store.close()
+
+
 def test_a_lookup_reads_the_kind_that_has_the_value_asked(tmp_path):
     """"What port did user bob come from?": the model's kind (Invalid user <user> from <address>) has no
     port; the listed kind that has one is read, and its port said first."""

@@ -191,15 +191,33 @@ class QueryPlan:
         <retries>, not the <number> after it) of a listed kind, when one has it."""
         if call.get("op") != "stats" or not result.get("count"):
             return call, result
+        if self._written(result):
+            call, result = self._other_quantity(call, result)
         asked = {w.lower() for w in re.findall(r"\w+", self.question)}
-        if result.get("n") and str(call.get("of") or "").lower() in asked:
+        if result.get("n") and str(call.get("of") or "").lower() in asked and not self._written(result):
             return call, result
         for kind in self.kinds:
             name = grounding.named_param(kind, self.question, self._given(call))
             if name and name != call.get("of"):
                 tried = {**call, "of": name}
-                if (found := self.tool.surface.run(tried)).get("n"):
+                if (found := self.tool.surface.run(tried)).get("n") and not self._written(found):
                     return tried, found
+        return call, result
+
+    def _written(self, result: Mapping[str, Any]) -> bool:
+        """Stats whose every value is a number the question itself writes ("below the limit 0.5 MPa"): the
+        parameter is a condition the question gives, not the quantity it asks about."""
+        return bool(result.get("n")) and result.get("min") == result.get("max") \
+            and _num(result["min"]) in answer_check.figures(self.question)
+
+    def _other_quantity(self, call: dict[str, Any], result: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The same lines' other numeric parameter (of the call's kind, else of a listed kind that has the
+        call's `of`) whose values the question does not write, when one has numbers."""
+        kind = self._kind_of(call) or next((k for k in self.kinds if call.get("of") in k.params), None)
+        for name in [p for p in (kind.params if kind else []) if p != call.get("of")]:
+            tried = {**call, "of": name}
+            if (found := self.tool.surface.run(tried)).get("n") and not self._written(found):
+                return tried, found
         return call, result
 
     def _kind_of(self, call: dict[str, Any]) -> grounding.Kind | None:
