@@ -201,6 +201,18 @@ def test_stats_of_a_value_the_question_writes_read_the_other_quantity(tmp_path):
     store.close()
 
 
+def test_words_the_model_added_that_match_nothing_are_dropped(surface):
+    """The model's text holds a word the question does not ("svc_backup"): nothing matches with it, the
+    question's own words do; a text wholly invented is dropped only when another condition remains."""
+    q = "How many failed password lines were there?"
+    plan = QueryPlan(_Tool(surface), [{"role": "user", "content": q}], q, None, [])
+    plan.finish('count", "text": "svc_backup Failed password"}')
+    assert plan.call["text"] == "Failed password" and plan.result["count"] == 3
+    plan = QueryPlan(_Tool(surface), [{"role": "user", "content": q}], q, None, [])
+    plan.finish('count", "text": "svc_backup"}')
+    assert plan.result.get("count", 0) == 0 or plan.call.get("text")     # never every line for an invented word
+
+
 def test_a_lookup_reads_the_kind_that_has_the_value_asked(tmp_path):
     """"What port did user bob come from?": the model's kind (Invalid user <user> from <address>) has no
     port; the listed kind that has one is read, and its port said first."""

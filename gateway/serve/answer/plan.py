@@ -287,7 +287,8 @@ class QueryPlan:
         """The call's text with the question's rare tokens and ids added, then its ids alone, then as
         written; each with the model's kind of line, then without it (the text is the question's, the
         kind the model's guess: a kind none of whose lines holds the text is dropped, not the text's
-        words). The first that matches lines without relaxing the text; else the model's call."""
+        words); then without the words the model added that the question does not hold. The first that
+        matches lines without relaxing the text; else the model's call."""
         text = str(call.get("text") or "")
         if "<" in text or call.get("op") not in OPS:
             return call, self.tool.surface.run(call)
@@ -297,7 +298,10 @@ class QueryPlan:
         ids = [t for t in missing if t in self.evidence.ids]
         texts = [" ".join([*extra, text]).strip() for extra in dict.fromkeys((tuple(missing), tuple(ids))) if extra]
         kinds = [True, False] if call.get("template") is not None else [True]
-        for t in [*texts, text]:
+        asked = self.question.lower()       # last: without the words the model wrote that the question does
+        own = " ".join(w for w in text.split() if w.lower() in asked)    # not ("svc_backup"), when what is
+        conditioned = any(call.get(k) for k in _CONDITIONS if k != "text")   # left still filters
+        for t in [*texts, text, *([own] if own != text and (own or conditioned) else [])]:
             for keep in kinds:
                 tried = {k: v for k, v in call.items() if (k != "template" or keep) and k != "text"}
                 tried = {**tried, "text": t} if t else tried
