@@ -286,6 +286,10 @@ def test_a_listing_for_one_end_reads_that_end(surface):
     plan.question = "Which lines failed in the last 10 minutes?"
     plan.finish('lines", "text": "Failed"}')
     assert plan.call["op"] == "lines"
+    q = "What was the latest value root failed from?"       # stats for one end: that end's value of its `of`
+    plan = QueryPlan(_Tool(surface), [{"role": "user", "content": q}], q, None, [], kinds=kinds)
+    msgs = plan.finish('stats", "of": "port", "text": "root"}')
+    assert plan.call == {"op": "first_last", "text": "root"} and "port is 4000" in msgs[-1]["content"]
 
 
 def test_a_count_of_every_line_says_how_they_split(tmp_path):

@@ -42,11 +42,12 @@ class QueryPlan:
     evidence: evidence.Evidence = field(default_factory=evidence.Evidence)   # lines of its rare tokens
     kinds: list[grounding.Kind] = field(default_factory=list)               # shown with the question
     _summed: set = field(default_factory=set)       # ids of the lines a count's parameter total covers
+    _of: str | None = None                          # a stats call's `of`, when it ran as first_last
 
     def finish(self, call_text: str) -> list[dict[str, str]]:
         """Parse and run the call; -> the messages for the answer (the call and its result in them)."""
         self.call_text = call_text
-        self._summed = set()               # of this call's count only
+        self._summed, self._of = set(), None     # of this call only
         try:
             self.call = _tidy(parse_call(call_text), question_phrases(self.question))
             self.call, self.result = self._run_grounded(self.call)
@@ -86,7 +87,8 @@ class QueryPlan:
         lines = [x for x in [*(self.result.get("lines") or []), *(self.result.get(e) for e in ("first", "last"))]
                  if isinstance(x, dict) and x.get("id") is not None and not x.get("captured")]
         for kind in ([mine] if mine is not None else self.kinds) if lines else []:   # no kind: a listed one's
-            name = grounding.named_param(kind, self.question, self._given(self.call or {}))
+            name = grounding.named_param(kind, self.question, self._given(self.call or {})) or \
+                (self._of if self._of in kind.params else None)     # else the stats' `of` it came from
             got = grounding.param_values(self.tool.surface, name, [x["id"] for x in lines]) if name else {}
             for x in lines:
                 if x["id"] in got:
@@ -172,9 +174,10 @@ class QueryPlan:
         parameter; a listing for a question that asks one end (first or last) is that end. Each step
         keeps the model's call unless its own finds lines."""
         call = self._without_field_words(call)
-        if call.get("op") == "lines" and which_end(self.question) and "last_minutes" not in call \
-                and span_s(self.question) is None:
-            call = {**call, "op": "first_last"}     # one end asked: the listing's newest-first order misread
+        if call.get("op") in ("lines", "stats") and which_end(self.question) and "last_minutes" not in call \
+                and span_s(self.question) is None:   # one end asked: the listing's newest-first order misread,
+            self._of = call.get("of")                # the extremes of every line are not that end's value
+            call = {**{k: v for k, v in call.items() if k not in ("of", "limit")}, "op": "first_last"}
         if self.kinds and not any(call.get(k) for k in _CONDITIONS):
             call = {**call, "template": self.kinds[0].id}   # a question about something, asked of every line: its
                                                             # best kind (a count of all lines is rarely meant)
