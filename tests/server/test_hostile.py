@@ -15,10 +15,9 @@ import pytest
 import uvicorn
 
 import gateway.server.timeouts as timeouts
-from gateway.serve.engine_thread import AnswerBudget
-from gateway.serve.jobs import JobHandle
 from gateway.server.app import create_app
 from tests.server.conftest import serve_in_thread
+from tests.server.stand_in_engine import StandInEngine
 
 WORKER_THREADS = 40     # anyio's default thread limiter: the pool sync routes run in
 
@@ -89,38 +88,19 @@ def test_half_sent_request_heads_are_closed(appliance, settings, monkeypatch):
         sock.close()
 
 
-class _SlowEngine:
-    """A stand-in engine thread whose answer takes ~5 s (a token every 10 ms) unless cancelled."""
-
-    def __init__(self) -> None:
-        self.handles: list[JobHandle] = []
-        self.ready, self.error = True, None
-
-    def answer_budget(self, ttft_budget_ms):
-        return AnswerBudget(None, False, 0, 2048)
-
-    def prompt_tokens(self, messages):
-        return 10
-
-    def submit_chat(self, messages, *, loop, **kw) -> JobHandle:
-        h = JobHandle(loop=loop)
-        self.handles.append(h)
-
-        def run():
-            n = 0
-            while n < 500 and not h.cancelled:
-                h._emit({"type": "token", "id": 1, "text": "x"})
-                n += 1
-                time.sleep(0.01)
-            h._emit({"type": "done", "result": {"completion_tokens": n, "prompt_tokens": 10,
-                                                 "finish_reason": "cancelled" if h.cancelled else "length"}})
-
-        threading.Thread(target=run, daemon=True).start()
-        return h
+def _slow_answer(h) -> None:
+    """An answer that takes ~5 s (a token every 10 ms) unless cancelled."""
+    n = 0
+    while n < 500 and not h.cancelled:
+        h._emit({"type": "token", "id": 1, "text": "x"})
+        n += 1
+        time.sleep(0.01)
+    h._emit({"type": "done", "result": {"completion_tokens": n, "prompt_tokens": 10,
+                                         "finish_reason": "cancelled" if h.cancelled else "length"}})
 
 
 def test_abandoned_plain_chat_is_cancelled(appliance, settings, key, monkeypatch):
-    engine = _SlowEngine()
+    engine = StandInEngine(_slow_answer)
     monkeypatch.setattr(appliance, "engine_thread", engine)
     with serve_in_thread(create_app(appliance, settings)) as url:
         port = int(url.rsplit(":", 1)[1])
