@@ -236,3 +236,25 @@ def test_first_last_renders_the_end_the_question_asks_for():
     assert "Jul 27 04:21:40" in last and "Jun 15" not in last
     both = render_result(r, which_end("When did it first and last appear?"))
     assert "Jun 15" in both and "Jul 27" in both
+
+
+def test_a_later_ask_is_grounded_with_the_asks_before_it(smol_tokenizer, tmp_path):
+    """"How many "E-STOP pressed" lines? Which host had the most?": the second ask names no subject; it
+    is grounded with the first (its quoted phrase filters the call), and its own words stay the question."""
+    from gateway.ingest.record import LogRecord
+    from gateway.pipeline.fields import LineFields
+    from gateway.pipeline.query import QuerySurface
+    from gateway.pipeline.store import Store
+    from gateway.serve.answer.plan import QueryTool
+    store = Store(tmp_path / "s.db")
+    recs = [LogRecord(ts=1.7e9 + i, source="t", host=h, severity=6, text=f"E-STOP pressed on {h}")
+            for i, h in enumerate(["press-1", "press-2", "press-2"])]
+    store.append(recs, [None] * 3, [LineFields(component="plc", level="info") for _ in recs])
+    tool = QueryTool(QuerySurface(store.path), smol_tokenizer)
+    q = "Which host had the most?"
+    plan = tool.plan([{"role": "user", "content": q}], before='How many "E-STOP pressed" lines?')
+    assert plan.question == q and plan.turns[-1]["content"].startswith(q)
+    assert plan.mask.c.grammar.matches('top_k", "by": "host", "text": "E-STOP pressed"}')
+    alone = tool.plan([{"role": "user", "content": q}])
+    assert not alone.mask.c.grammar.matches('top_k", "by": "host", "text": "E-STOP pressed"}')
+    store.close()

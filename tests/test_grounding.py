@@ -309,3 +309,22 @@ def test_a_count_of_every_line_says_how_they_split(tmp_path):
     assert "The most lines" not in msgs[-1]["content"] and plan.result["count"] == 3
     s.close()
     store.close()
+
+
+def test_a_filtered_count_says_where_most_of_its_lines_are(tmp_path):
+    """"How many jams, and which machine had the most": a filtered count says the top host (and
+    component) of its lines when they have more than one; a field the call names is not split."""
+    hosts = ["line1"] * 3 + ["line3"] * 2
+    recs = [LogRecord(ts=1.7e9 + i, source="t", host=h, severity=4, text=f"jam detected at photo eye {i}")
+            for i, h in enumerate(hosts)] + [LogRecord(ts=1.8e9, source="t", host="line3", severity=6, text="ok")]
+    store = Store(tmp_path / "m.db")
+    store.append(recs, [1] * len(recs), [LineFields(component="conveyor", host=r.host) for r in recs])
+    s = QuerySurface(store.path)
+    q = "How many jam lines did we get, and which machine had the most?"
+    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=[])
+    said = plan.finish('count", "text": "jam detected"}')[-1]["content"]
+    assert plan.result["count"] == 5 and "Most of them by host line1 (3 of them)." in said
+    said = plan.finish('count", "text": "jam detected", "host": "line3"}')[-1]["content"]
+    assert "Most of them" not in said
+    s.close()
+    store.close()

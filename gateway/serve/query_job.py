@@ -34,7 +34,12 @@ def generate_query(et: Any, job: Job, on_token: Callable[[int], bool],
                 toks.append(tid)
             return on_token(tid)
 
-        res = query_answer(et, job, [*job.turns[:-1], {"role": "user", "content": part}], on_ask_token, on_step)
+        # the asks before this one, and their answers, go before it: "which station had the most?" is
+        # about the first ask's lines (grounded with its words too)
+        said = [t for i, (r, text) in enumerate(done) for t in ({"role": "user", "content": parts[i]},
+                                                                  {"role": "assistant", "content": text})]
+        res = query_answer(et, job, [*job.turns[:-1], *said, {"role": "user", "content": part}], on_ask_token,
+                           on_step, before=" ".join(parts[:len(done)]))
         if job.handle.cancelled or "plan" not in res.extra:
             return res
         done.append((res, res.extra["plan"].check(et.tokenizer.decode(toks)).text))
@@ -46,11 +51,12 @@ def generate_query(et: Any, job: Job, on_token: Callable[[int], bool],
 
 
 def query_answer(et: Any, job: Job, turns: list, on_token: Callable[[int], bool],
-                 on_step: Callable[[], None] | None = None) -> GenerateResult:
+                 on_step: Callable[[], None] | None = None, before: str = "") -> GenerateResult:
     """Question -> call (greedy, under the call grammar) -> the query -> answer from its result. The
-    conversation is prefilled once: the answer's prompt shares its prefix with the call's."""
+    conversation is prefilled once: the answer's prompt shares its prefix with the call's. `before`: the
+    message's earlier asks (QueryTool.plan)."""
     assert et.query_tool is not None
-    plan = et.query_tool.plan(turns)
+    plan = et.query_tool.plan(turns, before)
     prompt = et.prompts.chat_tokens(plan.turns, language_hint=False) + plan.prefix_tokens
     stops = sorted(et.tokenizer.stop_ids)
     base = et.engine.scratch_len

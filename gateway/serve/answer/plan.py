@@ -128,7 +128,7 @@ class QueryPlan:
         by component, host and level (the top few of each field with more than one value) goes with it."""
         assert self.call is not None
         if any(self.call.get(k) for k in _CONDITIONS):
-            return ""
+            return self._most()
         parts, split = [], {}
         for by in ("component", "host", "level"):
             top = [t for t in self.tool.surface.run({"op": "top_k", "by": by, "k": SPLIT_TOP}).get("top") or []
@@ -140,6 +140,21 @@ class QueryPlan:
             return ""
         self.result["split"] = split
         return " The most lines " + "; ".join(parts) + "."
+
+    def _most(self) -> str:
+        """A filtered count's lines by host and by component, the top one of each field that has more
+        than one among them ("how many jams, and which machine had the most"): said, not an answer's
+        figure of its own."""
+        conds = {k: v for k, v in self.call.items() if k in _CONDITIONS} if self.call else {}
+        parts = []
+        for by in ("host", "component"):
+            if conds.get(by):
+                continue
+            top = [t for t in self.tool.surface.run({"op": "top_k", "by": by, "k": 2, **conds}).get("top") or []
+                   if str(t.get("value") or "").strip()]
+            if len(top) > 1:
+                parts.append(f"{by} {top[0]['value']} ({top[0].get('count', top[0].get('lines'))} of them)")
+        return " Most of them by " + "; by ".join(parts) + "." if parts else ""
 
     def _param_figures(self, name: str, unit: str | None, st: Mapping[str, Any]) -> str:
         """A quantity (a number the kind writes a unit after: "<size> bytes") adds up: its total first.
@@ -388,13 +403,16 @@ class QueryTool:
                 self._constraints[key] = c
             return c
 
-    def plan(self, turns: Sequence[Mapping[str, str]]) -> QueryPlan:
+    def plan(self, turns: Sequence[Mapping[str, str]], before: str = "") -> QueryPlan:
+        """`before`: the asks of the same message before this one ("How many X? Which station had the
+        most?"): grounded with it (its phrases and values), the later ask names no subject of its own."""
         turns = [dict(t) for t in turns]
         question = turns[-1]["content"]
         prefix = self.tokenizer.encode(CALL_PREFIX, parse_special=False)
-        g = self.grounding(question)
+        about = f"{before} {question}".strip()
+        g = self.grounding(about)
         fields = [*g.hosts, *g.components]         # named: a field filter, not what a kind of line says
-        ev = evidence.find(self.surface, question, fields)
+        ev = evidence.find(self.surface, about, fields)
         # the question's rare tokens (an id, a user, an address) are filters the lines hold as they are
         named = list(dict.fromkeys([*ev.tokens, *ev.ids]))
         g.words = [*named, *(w for w in g.words if w not in named)]
