@@ -10,7 +10,7 @@ import logging
 import queue
 import threading
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 from gateway.ingest.record import LogRecord, SourceCounters
 
@@ -27,6 +27,28 @@ DedupeKey = tuple[str, bool]
 # Called once the record is settled: True when it is stored (or refused alone as bad input, so that
 # a redelivery would be refused again), False when the sink failed (disk full, store closed).
 Done = Callable[[bool], None]
+
+
+def take_batch(q: queue.Queue, wait_s: float, limit: int,
+               size: Callable[[Any], int] = lambda item: 1) -> tuple[list, bool]:
+    """The next batch from a queue whose None means stop: the first item (waiting for it), then those that
+    arrive within wait_s of each other (0: those already queued) until the sizes reach `limit`.
+    Returns (batch, stop); the batch is empty when the first item is None. Shared by the batcher here and
+    the store's writer thread (gateway/pipeline/store.py)."""
+    first = q.get()
+    if first is None:
+        return [], True
+    batch, n = [first], size(first)
+    while n < limit:
+        try:
+            nxt = q.get(timeout=wait_s)
+        except queue.Empty:
+            return batch, False
+        if nxt is None:
+            return batch, True
+        batch.append(nxt)
+        n += size(nxt)
+    return batch, False
 
 
 @dataclass(slots=True)
@@ -131,20 +153,9 @@ class Batcher:
     def _run(self) -> None:
         stop = False
         while not stop:
-            first = self._q.get()
-            if first is None:
-                break
-            batch = [first]
-            while len(batch) < self.max_batch:
-                try:
-                    nxt = self._q.get(timeout=self.max_delay_s)
-                except queue.Empty:
-                    break
-                if nxt is None:
-                    stop = True
-                    break
-                batch.append(nxt)
-            self._deliver(batch)
+            batch, stop = take_batch(self._q, self.max_delay_s, self.max_batch)
+            if batch:
+                self._deliver(batch)
             if self._q.empty():
                 self._idle.set()
         self._idle.set()

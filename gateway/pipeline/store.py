@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
+from gateway.ingest.batch import take_batch
 from gateway.ingest.record import LogRecord
 from gateway.pipeline.fields import LineFields
 from gateway.pipeline.store_read import StoreClosed, StoreReader, fts_query
@@ -164,26 +165,11 @@ class Store:
 
     def _write_loop(self) -> None:
         db = self._writer_db
-        while True:
-            job = self._queue.get()
-            if job is None:
-                break
-            batch = [job]
-            n = len(job.rows)
-            stop = False
-            while n < MAX_BATCH_ROWS:
-                try:
-                    nxt = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-                if nxt is None:
-                    stop = True
-                    break
-                batch.append(nxt)
-                n += len(nxt.rows)
-            self._commit(db, batch)
-            if stop:
-                break
+        stop = False
+        while not stop:   # what is queued now, up to MAX_BATCH_ROWS rows, goes into one commit
+            batch, stop = take_batch(self._queue, 0.0, MAX_BATCH_ROWS, lambda job: len(job.rows))
+            if batch:
+                self._commit(db, batch)
         db.close()
 
     def _commit(self, db: sqlite3.Connection, batch: list[_Append]) -> None:
