@@ -180,3 +180,22 @@ def test_one_of_several_values_named_gets_the_others_cited():
               "lines": [{**LINE, "id": 1, "captured": {"port": "52683"}}, {**LINE, "id": 2, "captured": {"port": "49811"}}]}
     c = run("User 0 failed from port 52683.", "What port did the user 0 fail from?", listed)
     assert c.action == "cited" and "52683, 49811" in c.text
+
+
+def test_an_ask_that_says_an_earlier_answer_again_is_dropped():
+    """"What is the average? give it to 1 decimal": the remark is an ask of its own (question.asks) and
+    its answer says the first again; a second ask with words of its own is kept."""
+    from gateway.serve.query_job import _not_said_again
+    same = ['平均下来，设备 pack-2 "returning to charger" 的百分比是 2.324。',
+            '设备 pack-2 "returning to charger" 的百分比平均下来是 2.324。']
+    assert _not_said_again(same) == same[:1]
+    two = ["There were 135 lines that said jam.", "The machine with the most was line1."]
+    assert _not_said_again(two) == two
+
+
+def test_the_plain_count_says_where_most_of_its_lines_are():
+    from gateway.serve.answer.render import plain_answer
+    r = {"call": {"op": "count", "text": "jam"}, "count": 135, "most": {"host": {"value": "line1", "count": 60}}}
+    assert plain_answer(r, "How many jams, and which machine had the most?", None).endswith(
+        'Most of them: host "line1" (60).')
+    assert "其中最多的主机是“line1”（60 行）。" in plain_answer(r, "堵了几次？哪台设备最多？", None)

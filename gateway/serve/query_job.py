@@ -6,6 +6,7 @@ whose engine, drafter, prompts, admission and query tool run it.
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any, Callable, Sequence
 
@@ -44,7 +45,7 @@ def generate_query(et: Any, job: Job, on_token: Callable[[int], bool],
             return res
         done.append((res, res.extra["plan"].check(et.tokenizer.decode(toks)).text))
     last = done[-1][0]
-    last.extra["checked"] = "\n".join(text for _, text in done)
+    last.extra["checked"] = "\n".join(_not_said_again([text for _, text in done]))
     last.extra["queries"] = [r.extra["query"] for r, _ in done]
     last.tokens = [t for r, _ in done for t in r.tokens]
     return last
@@ -108,6 +109,23 @@ def query_answer(et: Any, job: Job, turns: list, on_token: Callable[[int], bool]
     out.extra["plan"] = plan
     out.prompt_tokens = len(answer)
     return out
+
+
+_TOKEN = re.compile(r"[\u3400-\u9fff]|\w+")
+SAID_AGAIN = 0.8          # an answer this much made of an earlier one's words says it again
+
+
+def _not_said_again(answers: list[str]) -> list[str]:
+    """The answers without one that says an earlier one again (a remark after the question mark, "give
+    it to 1 decimal", was answered as the ask before it): most of its words are the earlier's."""
+    kept: list[str] = []
+    for text in answers:
+        words = [w.lower() for w in _TOKEN.findall(text)]
+        before = {w.lower() for k in kept for w in _TOKEN.findall(k)}
+        if kept and words and sum(w in before for w in words) >= SAID_AGAIN * len(words):
+            continue
+        kept.append(text)
+    return kept
 
 
 def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:

@@ -154,6 +154,7 @@ class QueryPlan:
                    if str(t.get("value") or "").strip()]
             if len(top) > 1:
                 parts.append(f"{by} {top[0]['value']} ({top[0].get('count', top[0].get('lines'))} of them)")
+                self.result.setdefault("most", {})[by] = top[0]
         return " Most of them by " + "; by ".join(parts) + "." if parts else ""
 
     def _param_figures(self, name: str, unit: str | None, st: Mapping[str, Any]) -> str:

@@ -150,8 +150,14 @@ def plain_answer(result: Mapping[str, Any], question: str, end: str | None) -> s
         named = " (" + ", ".join(who) + ")" if who else ""
         return f"{shown_time(line)}{named}: {text}"
 
-    if op == "count":          # what was counted: the call
-        return f"共有 {n} 行日志符合查询（查询：{call}）。" if zh else f"{n} lines match (query: {call})."
+    if op == "count":          # what was counted: the call; where most of its lines are (plan._most)
+        most = [(_LABEL.get(by, (by, by)), t["value"], t.get("count", t.get("lines")))
+                for by, t in (result.get("most") or {}).items()]
+        if zh:
+            return f"共有 {n} 行日志符合查询（查询：{call}）。" + "".join(
+                f"其中最多的{label[1]}是“{v}”（{c} 行）。" for label, v, c in most)
+        return f"{n} lines match (query: {call})." + "".join(f' Most of them: {label[0]} "{v}" ({c}).'
+                                                               for label, v, c in most)
     if op == "top_k":
         label, label_zh = _LABEL.get(str(result.get("by")), (f'value after "{result.get("by")}"',
                                                              f"“{result.get('by')}”后的值"))
