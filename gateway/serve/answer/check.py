@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from gateway.serve.answer import evidence
-from gateway.serve.answer.render import _LABEL, _num, _shown_time, plain_answer
+from gateway.serve.answer.render import _LABEL, _num, _shown_time, plain_answer, shown_avg
 from gateway.serve.prompts import is_chinese
 
 FIGURE = re.compile(r"\d+(?:[:.\-/]\d+)*")
@@ -106,6 +106,7 @@ def asked_figures(result: Mapping[str, Any], question: str, end: str | None) -> 
     if op == "count":      # or the asked parameter's total / extreme / average over the counted lines
         st = result.get("param_stats") or {}
         return [[str(result.get("count", 0)), *(num(st[k]) for k in ("sum", "max", "min", "avg") if st.get(k) is not None),
+                 *([shown_avg(st)] if st.get("avg") is not None else []),
                  *(str(v) for v in st.get("values") or []),
                  *(str(t.get("count", t.get("lines"))) for top in (result.get("split") or {}).values() for t in top)]]
     if op == "first_last":
@@ -115,7 +116,7 @@ def asked_figures(result: Mapping[str, Any], question: str, end: str | None) -> 
         captured = [[str(v) for v in line["captured"].values()] for line in ends if line.get("captured")]
         return captured or ([_time_figure(line) for line in ends] if _WHEN.search(question) else [])
     if op == "stats" and result.get("n"):
-        return [[num(result[k]) for k in ("max", "min", "avg", "sum") if result.get(k) is not None]]
+        return [[*(num(result[k]) for k in ("max", "min", "avg", "sum") if result.get(k) is not None), shown_avg(result)]]
     return []
 
 

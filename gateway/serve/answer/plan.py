@@ -22,7 +22,7 @@ from gateway.serve.answer.call import (ANSWER_INSTRUCTION, CALL_INSTRUCTION, CAL
                                        parse_call)
 from gateway.serve.answer.glossary import gloss
 from gateway.serve.answer.question import QUOTED, Grounding, ground, question_phrases, span_s, which_end
-from gateway.serve.answer.render import _num, render_result
+from gateway.serve.answer.render import _num, render_result, shown_avg
 from gateway.serve.prompts import ANSWER_IN_CHINESE, is_chinese
 
 
@@ -171,7 +171,7 @@ class QueryPlan:
                 self.result["param_stats"].update(values=values, unit=unit)
             each = f": {', '.join(f'{v} {unit}' for v in values)}" if few else ""
             return (f" Their {name} values add up to {_num(st['sum'])} {unit} in all ({st['n']} values{each}; "
-                    f"minimum {_num(st['min'])}, maximum {_num(st['max'])}, average {_num(st['avg'])}).")
+                    f"minimum {_num(st['min'])}, maximum {_num(st['max'])}, average {shown_avg(st)}).")
         more = f" and {len(values) - PARAM_VALUES_SHOWN} more" if len(values) > PARAM_VALUES_SHOWN else ""
         listed = f" Their {name} values: {', '.join(values[:PARAM_VALUES_SHOWN])}{more}"
         if not all(_NUMBER.fullmatch(v) for v in values):   # names with a few numbers among them (users):

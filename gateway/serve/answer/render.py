@@ -55,6 +55,13 @@ def _num(x: Any) -> str:
     return str(x)
 
 
+def shown_avg(r: Mapping[str, Any]) -> str:
+    """An average said to the precision of the numbers it averages (one decimal at least): 2382.771 ms of
+    whole milliseconds is 2382.8."""
+    places = max([1, *(len(_num(r[k]).partition(".")[2]) for k in ("min", "max") if r.get(k) is not None)])
+    return _num(round(float(r["avg"]), places))
+
+
 def _where(line: Mapping[str, Any]) -> str:
     """`[in box <box> ]at <time> (<host>, <component>): <text>` of a result line. A fleet node's line names its
     box before the time: in the parenthesis the 1.5B answered "which box first" with the time alone."""
@@ -98,7 +105,7 @@ def _describe_stats(r: Mapping[str, Any]) -> str:
         return f"{r.get('count', 0)} lines match, but none of them holds that number."
     total = f"; they add up to {_num(r['sum'])} in all" if r.get("sum") is not None and r["n"] > 1 else ""
     return (f"{r['n']} numbers in {r.get('count', 0)} matching lines{total}. Maximum {_num(r['max'])} "
-            f"({_where(r['max_line'])}). Minimum {_num(r['min'])} ({_where(r['min_line'])}). Average {_num(r['avg'])}.")
+            f"({_where(r['max_line'])}). Minimum {_num(r['min'])} ({_where(r['min_line'])}). Average {shown_avg(r)}.")
 
 
 def _describe_first_last(r: Mapping[str, Any], end: str | None = None) -> str:
@@ -175,7 +182,7 @@ def plain_answer(result: Mapping[str, Any], question: str, end: str | None) -> s
     if op == "stats":
         if not result.get("n"):
             return f"{n} 行符合，但都没有这个数值。" if zh else f"{n} lines match, but none of them holds that number."
-        mx, mn, avg = num(result["max"]), num(result["min"]), num(result["avg"])
+        mx, mn, avg = num(result["max"]), num(result["min"]), shown_avg(result)
         if mx == mn:     # one value (said once: the same line twice reads as a loop)
             return (f"{result['n']} 个数值都是 {mx}，例如在 {where(result['max_line'])}。" if zh else
                     f"All {result['n']} values are {mx}, e.g. at {where(result['max_line'])}.")
