@@ -290,6 +290,12 @@ def test_a_listing_for_one_end_reads_that_end(surface):
     plan = QueryPlan(_Tool(surface), [{"role": "user", "content": q}], q, None, [], kinds=kinds)
     msgs = plan.finish('stats", "of": "port", "text": "root"}')
     assert plan.call == {"op": "first_last", "text": "root"} and "port is 4000" in msgs[-1]["content"]
+    plan.question = "What's the latest port count we got for root?"          # a count for one end, the same
+    plan.finish('count", "text": "root"}')
+    assert plan.call["op"] == "first_last"
+    plan.question = "How many root lines in the final 10 minutes, back from the latest line?"   # a window
+    plan.finish('count", "text": "root"}')
+    assert plan.call["op"] == "count"
 
 
 def test_a_count_of_every_line_says_how_they_split(tmp_path):

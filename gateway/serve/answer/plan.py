@@ -21,7 +21,8 @@ from gateway.serve.answer.call import (ANSWER_INSTRUCTION, CALL_INSTRUCTION, CAL
                                        GRAMMAR_TTL_S, MAX_CALL_TOKENS, MAX_VALUES, MAX_WORDS, _tidy, call_grammar,
                                        parse_call)
 from gateway.serve.answer.glossary import gloss
-from gateway.serve.answer.question import QUOTED, Grounding, ground, question_phrases, span_s, which_end
+from gateway.serve.answer.question import (QUOTED, Grounding, ground, question_phrases, span_s, which_end,
+                                           writes_duration)
 from gateway.serve.answer.render import _num, render_result, shown_avg
 from gateway.serve.prompts import ANSWER_IN_CHINESE, is_chinese
 
@@ -190,9 +191,10 @@ class QueryPlan:
         parameter; a listing for a question that asks one end (first or last) is that end. Each step
         keeps the model's call unless its own finds lines."""
         call = self._without_field_words(call)
-        if call.get("op") in ("lines", "stats") and which_end(self.question) and "last_minutes" not in call \
-                and span_s(self.question) is None:   # one end asked: the listing's newest-first order misread,
-            self._of = call.get("of")                # the extremes of every line are not that end's value
+        if call.get("op") in ("lines", "stats", "count") and which_end(self.question) and "last_minutes" not in call \
+                and span_s(self.question) is None and not writes_duration(self.question):
+            self._of = call.get("of")     # one end asked: the listing's newest-first order was misread, the
+                                          # extremes or the count of every line are not that end's value
             call = {**{k: v for k, v in call.items() if k not in ("of", "limit")}, "op": "first_last"}
         if self.kinds and not any(call.get(k) for k in _CONDITIONS):
             call = {**call, "template": self.kinds[0].id}   # a question about something, asked of every line: its

@@ -126,6 +126,16 @@ def span_s(question: str) -> float | None:
     return float(n * _SPAN_UNIT_S[unit]) if n and unit in _SPAN_UNIT_S else None
 
 
+_DURATION = re.compile(r"(?:\d+|[一二两三四五六七八九十]{1,3}|几)\s*(?:seconds?|secs?|minutes?|mins?|hours?|days?|"
+                       r"秒钟?|分钟|小时|个小时|天)(?![A-Za-z])", re.I)
+
+
+def writes_duration(question: str) -> bool:
+    """The question writes a length of time ("the final 10 minutes", "往前推 10 分钟"), quotes aside: a
+    window, whatever words surround it."""
+    return bool(_DURATION.search(_QUOTED.sub(" ", question)))
+
+
 def clock(question: str) -> tuple[int, int, int] | None:
     """The first clock time the question writes ("at 14:05", "14:05:30"): (hour, minute, second)."""
     m = _CLOCK.search(question)
