@@ -334,3 +334,19 @@ def test_a_filtered_count_says_where_most_of_its_lines_are(tmp_path):
     assert "Most of them" not in said
     s.close()
     store.close()
+
+
+def test_a_level_word_given_to_the_component_too_is_the_level(tmp_path):
+    """"How many Warning entries": the model wrote Warning as the level and as a component (one line's
+    header parsed that way): the component condition goes, the level stays."""
+    comps = ["CBS"] * 4 + ["CSI"] * 2 + ["Warning"]
+    recs = [LogRecord(ts=1.7e9 + i, source="t", host="h", severity=4, text=f"{c} thing {i}") for i, c in enumerate(comps)]
+    store = Store(tmp_path / "w.db")
+    store.append(recs, [1] * len(comps), [LineFields(component=c, level="warning") for c in comps])
+    s = QuerySurface(store.path)
+    q = "How many Warning entries did we get?"
+    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=[])
+    plan.finish('count", "component": "Warning", "level": "warning"}')
+    assert "component" not in plan.call and plan.result["count"] == 7
+    s.close()
+    store.close()

@@ -276,7 +276,11 @@ class QueryPlan:
 
     def _without_field_words(self, call: dict[str, Any]) -> dict[str, Any]:
         """The call's text without the words of its host or component filter ("3" of host "工位3"): the
-        field holds them, and the header's words are no part of a line's message."""
+        field holds them, and the header's words are no part of a line's message. A host or component
+        that is the call's level word again is dropped."""
+        level = str(call.get("level") or "").lower()      # one word the model gave two fields ("Warning"
+        if level:                                           # as level and component): it is the level
+            call = {k: v for k, v in call.items() if k not in ("host", "component") or str(v).lower() != level}
         names = [str(call[k]) for k in ("host", "component") if call.get(k)]
         text = str(call.get("text") or "")
         if not names or not text or "<" in text or text in question_phrases(self.question):
