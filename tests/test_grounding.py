@@ -48,6 +48,15 @@ def surface(tmp_path):
     store.close()
 
 
+def _made(tmp_path, texts, fields, hosts=None, severity=6):
+    """A store of these lines (one LineFields each) and its query surface."""
+    recs = [LogRecord(ts=1.7e9 + i, source="t", host=(hosts[i] if hosts else "h"), severity=severity, text=t)
+            for i, t in enumerate(texts)]
+    store = Store(tmp_path / "made.db")
+    store.append(recs, [1] * len(recs), list(fields))
+    return store, QuerySurface(store.path)
+
+
 def test_kinds_ranked_by_words_and_shown_with_names(surface):
     kinds = grounding.Kinds(surface).kinds(["finished", "task", "stage"], ["3.0"])
     assert [k.id for k in kinds][:2] == [2, 1]          # "finished" is held by one kind only
@@ -163,10 +172,7 @@ def test_word_values_with_numbers_among_them_are_listed_not_summed(tmp_path):
     m = "Failed password for invalid user <*> from <IP> port <NUM> ssh2"
     rows = [f"Failed password for invalid user {u} from 10.0.0.7 port {4000 + i} ssh2"
             for i, u in enumerate(("0", "admin", "1234", "ubnt"))]
-    recs = [LogRecord(ts=1.7e9 + i, source="t", host="h", severity=6, text=t) for i, t in enumerate(rows)]
-    store = Store(tmp_path / "w.db")
-    store.append(recs, [1] * len(rows), [LineFields(template=m, params=named_params(m, t)) for t in rows])
-    s = QuerySurface(store.path)
+    store, s = _made(tmp_path, rows, [LineFields(template=m, params=named_params(m, t)) for t in rows])
     q = "Which user failed from 10.0.0.7?"
     kinds = grounding.Kinds(s).kinds(["user", "failed"], ["10.0.0.7"])
     assert "user" in kinds[0].params
@@ -183,10 +189,7 @@ def test_stats_of_a_value_the_question_writes_read_the_other_quantity(tmp_path):
     a number the question writes (a condition); the lines' other number, the pressure, is read."""
     m = "Air pressure <NUM> MPa below limit <NUM> MPa"
     rows = [f"Air pressure 0.{40 + i} MPa below limit 0.5 MPa" for i in range(5)]
-    recs = [LogRecord(ts=1.7e9 + i, source="t", host="h", severity=4, text=t) for i, t in enumerate(rows)]
-    store = Store(tmp_path / "p.db")
-    store.append(recs, [1] * len(rows), [LineFields(template=m, params=named_params(m, t)) for t in rows])
-    s = QuerySurface(store.path)
+    store, s = _made(tmp_path, rows, [LineFields(template=m, params=named_params(m, t)) for t in rows])
     q = 'How high did it go in the "below limit 0.5 MPa" lines?'
     kinds = grounding.Kinds(s).kinds(["below", "limit"], ["0.5"])
     plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=kinds)
@@ -302,10 +305,8 @@ def test_a_count_of_every_line_says_how_they_split(tmp_path):
     """A count with no condition (the 1.5B's call for "哪个组件输出的日志最多") says the top components and
     hosts with it, and an answer naming the top one's count passes the check; a filtered count does not."""
     comps = ["ftpd"] * 5 + ["sshd"] * 3 + ["su"]
-    recs = [LogRecord(ts=1.7e9 + i, source="t", host="h", severity=6, text=f"{c} line {i}") for i, c in enumerate(comps)]
-    store = Store(tmp_path / "c.db")
-    store.append(recs, [1] * len(comps), [LineFields(component=c, template="<*> line <NUM>") for c in comps])
-    s = QuerySurface(store.path)
+    store, s = _made(tmp_path, [f"{c} line {i}" for i, c in enumerate(comps)],
+                     [LineFields(component=c, template="<*> line <NUM>") for c in comps])
     q = "哪个组件输出的日志行数最多？"
     plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=[])
     msgs = plan.finish('count"}')
@@ -320,12 +321,9 @@ def test_a_count_of_every_line_says_how_they_split(tmp_path):
 def test_a_filtered_count_says_where_most_of_its_lines_are(tmp_path):
     """"How many jams, and which machine had the most": a filtered count says the top host (and
     component) of its lines when they have more than one; a field the call names is not split."""
-    hosts = ["line1"] * 3 + ["line3"] * 2
-    recs = [LogRecord(ts=1.7e9 + i, source="t", host=h, severity=4, text=f"jam detected at photo eye {i}")
-            for i, h in enumerate(hosts)] + [LogRecord(ts=1.8e9, source="t", host="line3", severity=6, text="ok")]
-    store = Store(tmp_path / "m.db")
-    store.append(recs, [1] * len(recs), [LineFields(component="conveyor", host=r.host) for r in recs])
-    s = QuerySurface(store.path)
+    hosts = ["line1"] * 3 + ["line3"] * 3
+    store, s = _made(tmp_path, [f"jam detected at photo eye {i}" for i in range(5)] + ["ok"],
+                     [LineFields(component="conveyor", host=h) for h in hosts], hosts)
     q = "How many jam lines did we get, and which machine had the most?"
     plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=[])
     said = plan.finish('count", "text": "jam detected"}')[-1]["content"]
@@ -340,10 +338,8 @@ def test_a_level_word_given_to_the_component_too_is_the_level(tmp_path):
     """"How many Warning entries": the model wrote Warning as the level and as a component (one line's
     header parsed that way): the component condition goes, the level stays."""
     comps = ["CBS"] * 4 + ["CSI"] * 2 + ["Warning"]
-    recs = [LogRecord(ts=1.7e9 + i, source="t", host="h", severity=4, text=f"{c} thing {i}") for i, c in enumerate(comps)]
-    store = Store(tmp_path / "w.db")
-    store.append(recs, [1] * len(comps), [LineFields(component=c, level="warning") for c in comps])
-    s = QuerySurface(store.path)
+    store, s = _made(tmp_path, [f"{c} thing {i}" for i, c in enumerate(comps)],
+                     [LineFields(component=c, level="warning") for c in comps], severity=4)
     q = "How many Warning entries did we get?"
     plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=[])
     plan.finish('count", "component": "Warning", "level": "warning"}')
