@@ -188,8 +188,8 @@ class QueryPlan:
         lookup reads a kind that has the value asked; the question's rare tokens and ids join the text
         (a 1.5B model drops such conditions), the model's kind giving way before the text does; an id
         written after a parameter's name binds to it; stats whose `of` finds no number read the asked
-        parameter; a listing for a question that asks one end (first or last) is that end. Each step
-        keeps the model's call unless its own finds lines."""
+        parameter; a listing, stats or count for a question that asks one end (first or last) is that
+        end. Each step keeps the model's call unless its own finds lines."""
         call = self._without_field_words(call)
         if call.get("op") in ("lines", "stats", "count") and which_end(self.question) and "last_minutes" not in call \
                 and span_s(self.question) is None and not writes_duration(self.question):
