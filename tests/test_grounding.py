@@ -346,3 +346,15 @@ def test_a_level_word_given_to_the_component_too_is_the_level(tmp_path):
     assert "component" not in plan.call and plan.result["count"] == 7
     s.close()
     store.close()
+
+
+def test_a_top_value_that_is_empty_is_no_value(tmp_path):
+    """Lines without a host are not a host called "": the top host is the first one written."""
+    hosts = ["", "", "", "press-1", "press-1", "press-2"]
+    store, s = _made(tmp_path, [f"E-STOP pressed {i}" for i in range(6)], [LineFields(host=h) for h in hosts], hosts)
+    q = "Which host pressed E-STOP most?"
+    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=[])
+    plan.finish('top_k", "by": "host", "text": "E-STOP"}')
+    assert [t["value"] for t in plan.result["top"]][:1] == ["press-1"]
+    s.close()
+    store.close()

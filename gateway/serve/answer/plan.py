@@ -52,6 +52,8 @@ class QueryPlan:
         try:
             self.call = _tidy(parse_call(call_text), question_phrases(self.question))
             self.call, self.result = self._run_grounded(self.call)
+            if self.result.get("top"):      # lines with no host (or component) are no host called ""
+                self.result["top"] = [t for t in self.result["top"] if str(t.get("value") or "").strip()]
         except ValueError as exc:
             self.result = {"call": {"text": CALL_PREFIX + call_text}, "error": f"the call did not parse: {exc}"}
         if self.call and self.call.get("op") == "count" and self.result.get("count"):
