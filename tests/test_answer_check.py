@@ -191,6 +191,10 @@ def test_an_ask_that_says_an_earlier_answer_again_is_dropped():
     assert _not_said_again(same) == same[:1]
     two = ["There were 135 lines that said jam.", "The machine with the most was line1."]
     assert _not_said_again(two) == two
+    again = ["日志中出现了85次Warning级别的消息。", "日志中出现了85次Warning级别的消息。最多的组件是 CBS（317 行）。"]
+    assert _not_said_again(again) == [again[0], "最多的组件是 CBS（317 行）。"]     # the sentence said once
+    assert _not_said_again(["The sum is 3.5 (2 values).", "The sum is 3.5 (2 values). Line1 had 2."]) == \
+        ["The sum is 3.5 (2 values).", "Line1 had 2."]
 
 
 def test_the_plain_count_says_where_most_of_its_lines_are():

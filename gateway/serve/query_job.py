@@ -115,14 +115,21 @@ _TOKEN = re.compile(r"[\u3400-\u9fff]|\w+")
 SAID_AGAIN = 0.8          # an answer this much made of an earlier one's words says it again
 
 
+_SENTENCE = re.compile(r".+?(?:[。！？!?]+|\.(?=\s|$)|\n|$)", re.S)     # "3.5" ends no sentence
+
+
 def _not_said_again(answers: list[str]) -> list[str]:
-    """The answers without one that says an earlier one again (a remark after the question mark, "give
-    it to 1 decimal", was answered as the ask before it): most of its words are the earlier's."""
+    """The answers without what an earlier one said (a remark after the question mark, "give it to 1
+    decimal", was answered as the ask before it): a sentence said before is left out of a later answer,
+    and a later answer most of whose words are an earlier one's goes whole."""
     kept: list[str] = []
     for text in answers:
+        if kept:
+            said = {" ".join(x.split()) for k in kept for x in _SENTENCE.findall(k)}
+            text = "".join(x for x in _SENTENCE.findall(text) if " ".join(x.split()) not in said).strip()
         words = [w.lower() for w in _TOKEN.findall(text)]
         before = {w.lower() for k in kept for w in _TOKEN.findall(k)}
-        if kept and words and sum(w in before for w in words) >= SAID_AGAIN * len(words):
+        if not words or (kept and sum(w in before for w in words) >= SAID_AGAIN * len(words)):
             continue
         kept.append(text)
     return kept
