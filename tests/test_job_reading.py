@@ -34,15 +34,15 @@ def test_a_chunk_is_read_when_one_waits_and_the_deadline_has_room():
 def test_the_deadline_and_the_lost_view_stop_reading():
     r, now = reading(max_lost=100), 1000.0
     clock = JobClock(deadline=now + 3.0, work_ms=2000.0, started=now)
-    # the test's own figures, not measured: 2 s of work left * 1.25 + the chunk's 320 ms fits the 3 s deadline;
-    # priced at 20 ms/token (640 ms) it does not (the check prices the chunk and the job's rest)
+    # the clock's work left with its margin, plus the chunk priced at the first rate, fits the deadline; at
+    # the doubled rate it does not (the check prices the chunk and the job's rest)
     assert r.decide(clock, 40, 0.0, 10.0, 0, now=now) == READ
     assert r.decide(clock, 40, 0.0, 20.0, 0, now=now) == DEADLINE
-    # work done counts down the remaining estimate (1.5 s in: 1.5 + .32 + 1.25 * .5 s < 3 s) ...
+    # work done counts down the remaining estimate ...
     later = now + 1.5
     assert clock.remaining_ms(later) == 500.0
     assert r.decide(clock, 40, 0.0, 10.0, 0, now=later) == READ
-    # ... reading inside the job does not (1 s of it: 1.5 + .32 + 1.25 * 1.5 s > 3 s)
+    # ... reading inside the job does not
     clock.read_ms = 1000.0
     assert DEADLINE_SAFETY * clock.remaining_ms(later) == 1.25 * 1500.0
     assert r.decide(clock, 40, 0.0, 10.0, 0, now=later) == DEADLINE
