@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from gateway.llm.constrained import Constraint, Grammar, LogitsMask, Vocabulary
+from gateway.pipeline.fields import number_of
 from gateway.pipeline.query import OPS, QuerySurface, known_values, known_words
 from gateway.serve.answer import check as answer_check
 from gateway.serve.answer import evidence, grounding
@@ -169,7 +170,7 @@ class QueryPlan:
         got = grounding.param_values(self.tool.surface, name, sorted(i for i in self._summed if i is not None))
         values = list(dict.fromkeys(got.values()))
         if unit:       # a few values said one by one too: one of them may be what is asked of a thing
-            few = len(values) <= PARAM_VALUES_SHOWN and all(_NUMBER.fullmatch(v) for v in values)
+            few = len(values) <= PARAM_VALUES_SHOWN and all(number_of(v) is not None for v in values)
             if few:
                 self.result["param_stats"].update(values=values, unit=unit)
             each = f": {', '.join(f'{v} {unit}' for v in values)}" if few else ""
@@ -177,7 +178,7 @@ class QueryPlan:
                     f"minimum {_num(st['min'])}, maximum {_num(st['max'])}, average {shown_avg(st)}).")
         more = f" and {len(values) - PARAM_VALUES_SHOWN} more" if len(values) > PARAM_VALUES_SHOWN else ""
         listed = f" Their {name} values: {', '.join(values[:PARAM_VALUES_SHOWN])}{more}"
-        if not all(_NUMBER.fullmatch(v) for v in values):   # names with a few numbers among them (users):
+        if not all(number_of(v) is not None for v in values):   # names with a few numbers among them (users):
             self.result["param_stats"] = {"of_param": name, "values": values[:PARAM_VALUES_SHOWN]}  # no sum
             return listed + "."
         self.result["param_stats"]["values"] = values[:PARAM_VALUES_SHOWN]
@@ -353,7 +354,6 @@ FEW_LINES = 3                 # a count of at most this many lines shows them to
 SUMMED_SHOWN_OUT = 200        # the counted lines kept out of the evidence shown beside a total
 SPLIT_TOP = 3                 # a count of every line: the top values of each field said with it
 PARAM_VALUES_SHOWN = 8        # a count's values of an asked id-like parameter listed for the answer
-_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")  # a parameter value that is a number
 
 _CONDITIONS = ("text", "template", "where", "host", "component", "level", "since", "until", "last_minutes", "box")
 
