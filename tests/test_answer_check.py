@@ -176,6 +176,10 @@ def test_one_of_several_values_named_gets_the_others_cited():
                                         "unit": "bytes"}, "count": 2}
     c = run("Task 21.0 sent 2705 bytes.", "How many bytes did task 21.0 send?", sized)
     assert c.text.endswith("(The size values in these lines: 2128 bytes, 2705 bytes.)")
+    c = run("Task 21.0 sent 4833 bytes.", "How many bytes did task 21.0 send?", {**sized, "param_stats": {
+        **sized["param_stats"], "sum": 4833.0}})                                  # only the total: its parts too
+    assert c.action == "cited" and c.text.endswith("(The size values in these lines: 2128 bytes, 2705 bytes.)")
+    assert run("Task 21.0 sent 2 times.", "How many bytes did task 21.0 send?", sized).action == "kept"
     listed = {"call": {"op": "lines", "where": {"user": "0"}}, "count": 2,
               "lines": [{**LINE, "id": 1, "captured": {"port": "52683"}}, {**LINE, "id": 2, "captured": {"port": "49811"}}]}
     c = run("User 0 failed from port 52683.", "What port did the user 0 fail from?", listed)

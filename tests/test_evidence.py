@@ -136,3 +136,18 @@ def test_a_field_s_own_words_are_no_text_and_ids_end_in_digits(tmp_path):
     assert kept["text"] == "pump"
     assert [evidence.is_id(t) for t in ("ES2", "zone2", "V17", "ES", "2x")] == [True, True, True, False, False]
     s.close()
+
+
+def test_the_lines_of_the_most_identifying_token_come_first(tmp_path):
+    """"What did nagios fail to send?": "nagios" and "fail" are held by different lines; nagios's lines
+    are shown before the older ones that only say "fail"."""
+    s = Store(tmp_path / "n.db")
+    lines = ["Received disconnect: Auth fail [preauth]", "Received disconnect: Auth fail [preauth]",
+             "Auth fail for guest", "Invalid user nagios from 187.141.143.180",
+             "Failed password for invalid user nagios from 187.141.143.180 port 55761 ssh2"]
+    s.append([LogRecord(1_700_000_000.0 + i, "t", "h", 6, x) for i, x in enumerate(lines)])
+    q = QuerySurface(s.path)
+    ev = evidence.find(q, "What did nagios fail to send to the server?")
+    shown = [x["text"] for x in ev.lines]
+    assert ev.tokens[:1] == ["nagios"] and lines[3] in shown and lines[4] in shown
+    s.close()

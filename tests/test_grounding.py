@@ -358,3 +358,17 @@ def test_a_top_value_that_is_empty_is_no_value(tmp_path):
     assert [t["value"] for t in plan.result["top"]][:1] == ["press-1"]
     s.close()
     store.close()
+
+
+def test_a_parameter_is_named_outside_the_lines_text_or_by_its_unit():
+    """"average percentage for 'returning to charger'": "charger" picks the lines, the percentage is
+    <battery>%; "attempt" inside an id names no parameter; a name only the lines' text writes still
+    counts when nothing else names one."""
+    kind = grounding.Kind(1, "battery <battery>% - returning to charger <charger>", 9, ["battery", "charger"])
+    q = "what's the average percentage for \"returning to charger\" on machine pack-2?"
+    assert grounding.named_param(kind, q, (), "returning to charger") == "battery"
+    assert grounding.named_param(kind, "充电时 \"returning to charger\" 的百分比平均多少", (), "returning to charger") == "battery"
+    assert grounding.named_param(kind, "which charger did they return to?", (), "returning to") == "charger"
+    assert grounding.named_param(kind, "the largest value in \"returning to charger\" lines") == "charger"
+    attempt = grounding.Kind(2, "Progress of TaskAttempt <attempt> is : <progress>", 9, ["attempt", "progress"])
+    assert grounding.named_param(attempt, "How many lines mention attempt_1445_0020_m_000001_0?") is None

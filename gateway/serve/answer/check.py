@@ -204,17 +204,32 @@ def asked_values(result: Mapping[str, Any]) -> tuple[str, list[str]]:
 
 def _other_values(answer: str, result: Mapping[str, Any], question: str) -> str:
     """An answer that names one of several values the result holds for the asked parameter ("task 3.0
-    finished in stage 2.0" when it finished in four stages) gets every value cited after it: the one it
-    picked is no more the answer than the others."""
+    finished in stage 2.0" when it finished in four stages), or only their total ("task 21.0 sent 9406
+    bytes" over four lines), gets every value cited after it: the one it picked is no more the answer
+    than the others, and a total does not say it adds several up."""
     name, values = asked_values(result)
     if len(values) < 2:
         return ""
     said = [v for v in values if re.search(rf"(?<![\w.]){re.escape(v.split()[0])}(?![\w]|\.\d)", answer)]
-    if not said or len(said) == len(values):
+    if len(said) == len(values) or not (said or _says_total(answer, result)):
         return ""
     if is_chinese(question):
         return f"\n（{name} 在这些行中的值：" + "、".join(values) + "。）"
     return f"\n(The {name} values in these lines: " + ", ".join(values) + ".)"
+
+
+def _says_total(answer: str, result: Mapping[str, Any]) -> bool:
+    """The answer writes the sum of the asked parameter's values (param_stats)."""
+    total = (result.get("param_stats") or {}).get("sum")
+    if not isinstance(total, (int, float)):
+        return False
+    for f in figures(answer):
+        try:
+            if abs(float(f.replace(",", "")) - total) <= 1e-6 * max(1.0, abs(total)):
+                return True
+        except ValueError:
+            continue
+    return False
 
 
 def _every_line(result: Mapping[str, Any], question: str) -> str:

@@ -29,6 +29,8 @@ EXAMPLE_LINES = 20            # a kind's newest lines read for its parameters' n
 MAX_SHOWN_PARAMS = 4          # parameters given an example value
 PREFIX = 4                    # letters two words share to be one word ("failures" ~ "failed")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]+|[\u4e00-\u9fff]+")
+# a word the question writes on its own: "attempt" in attempt_1445_0020_m_000001_0 is part of an id
+_OWN_WORD = re.compile(r"(?<![\w.])[A-Za-z][A-Za-z0-9]+(?!\w)|[\u4e00-\u9fff]+")
 _MASK = re.compile(r"<[A-Z*]+>|<\*>")
 
 
@@ -136,19 +138,45 @@ class Kinds:
         return Kind(tid, named, count, names, {k: examples[k] for k in names if k in examples})
 
 
-def named_param(kind: Kind, question: str, bound: Sequence[str] = ()) -> str | None:
-    """A parameter of the kind the question names: by its name, or by the word the kind writes right
-    after it (a unit: "<size> bytes"); a name that says nothing ("number", "value") is not one, nor a
-    parameter `bound` to a value by the call ("in stage 26.0")."""
-    asked = {w.lower() for w in _WORD.findall(question)} - _SAYS_NOTHING
+def named_param(kind: Kind, question: str, bound: Sequence[str] = (), lines: str = "") -> str | None:
+    """A parameter of the kind the question names: by its name outside `lines` (the text that picks the
+    lines: "charger" in "returning to charger" names the lines, not <charger>), by the unit the kind
+    writes right after it ("<size> bytes"; "<battery>%" is named by "percentage"), then by its name
+    anywhere. A name that says nothing ("number", "value") is not one, nor a parameter `bound` to a
+    value by the call ("in stage 26.0")."""
+    low = question.lower()
+    rest = low.replace(lines.lower(), " ", 1) if lines.strip() else low
+    outside = {w.lower() for w in _OWN_WORD.findall(rest)} - _SAYS_NOTHING
+    asked = {w.lower() for w in _OWN_WORD.findall(low)} - _SAYS_NOTHING
     free = [p for p in kind.params if p not in bound]
     for name in free:                      # by name first: "port" is <port>, not the <address> before it
-        if name.lower() in asked:
+        if name.lower() in outside:
             return name
     for name in free:
-        if (unit_of(kind, name) or "").lower() in asked:
+        unit = _unit_after(kind, name)
+        if unit and (unit.lower() in asked or any(_says(n, low, asked) for n in UNIT_NAMES.get(unit.lower(), ()))):
             return name
-    return None
+    return next((name for name in free if name.lower() in asked), None)
+
+
+# The names a question gives a unit the log writes as a symbol or an abbreviation.
+UNIT_NAMES: dict[str, tuple[str, ...]] = {
+    "%": ("percent", "percentage", "pct", "百分比", "百分之", "占比"),
+    "ms": ("millisecond", "毫秒"), "kb": ("kilobyte", "kib"), "mb": ("megabyte", "mib", "兆"),
+    "gb": ("gigabyte", "gib"), "bytes": ("字节",), "b": ("byte", "字节"),
+}
+
+
+def _says(name: str, low: str, words: set[str]) -> bool:
+    """The question writes this unit name: a Chinese one anywhere, an English one as a word (or plural)."""
+    return name in low if not name.isascii() else (name in words or name + "s" in words)
+
+
+def _unit_after(kind: Kind, name: str) -> str | None:
+    """unit_of, or the symbol "%" written right after the parameter."""
+    if re.search(r"<" + re.escape(name) + r">%", kind.template):
+        return "%"
+    return unit_of(kind, name)
 
 
 def unit_of(kind: Kind, name: str) -> str | None:

@@ -91,7 +91,7 @@ class QueryPlan:
         lines = [x for x in [*(self.result.get("lines") or []), *(self.result.get(e) for e in ("first", "last"))]
                  if isinstance(x, dict) and x.get("id") is not None and not x.get("captured")]
         for kind in ([mine] if mine is not None else self.kinds) if lines else []:   # no kind: a listed one's
-            name = grounding.named_param(kind, self.question, self._given(self.call or {})) or \
+            name = self._named(kind, self.call or {}) or \
                 (self._of if self._of in kind.params else None)     # else the stats' `of` it came from
             got = grounding.param_values(self.tool.surface, name, [x["id"] for x in lines]) if name else {}
             for x in lines:
@@ -109,7 +109,7 @@ class QueryPlan:
         out, st, name, kind = "", {}, None, None
         mine = self._kind_of(self.call)
         for kind in [mine] if mine is not None else self.kinds:     # no kind in the call: a listed one's
-            name = grounding.named_param(kind, self.question, self._given(self.call))
+            name = self._named(kind, self.call)
             st = self.tool.surface.run({**self.call, "op": "stats", "of": name}) if name else {}
             if st.get("n"):
                 break
@@ -221,7 +221,7 @@ class QueryPlan:
         if result.get("n") and str(call.get("of") or "").lower() in asked and not self._written(result):
             return call, result
         for kind in self.kinds:
-            name = grounding.named_param(kind, self.question, self._given(call))
+            name = self._named(kind, call)
             if name and name != call.get("of"):
                 tried = {**call, "of": name}
                 if (found := self.tool.surface.run(tried)).get("n") and not self._written(found):
@@ -248,6 +248,10 @@ class QueryPlan:
         """The listed kind the call's `template` names, if any."""
         return next((k for k in self.kinds if str(k.id) == str(call.get("template"))), None)
 
+    def _named(self, kind: grounding.Kind, call: Mapping[str, Any]) -> str | None:
+        """The parameter of `kind` the question asks for, the call's text being what picks the lines."""
+        return grounding.named_param(kind, self.question, self._given(call), str(call.get("text") or ""))
+
     def _given(self, call: dict[str, Any]) -> list[str]:
         """Names of parameters the question gives a value for (the call's `where`, and a word written
         right before a value: "user bob", "task 21.0"): conditions, not what it asks for."""
@@ -265,10 +269,10 @@ class QueryPlan:
         kind = self._kind_of(call)
         where = dict(call.get("where") or {})
         if call.get("op") not in ("lines", "first_last") or kind is None or \
-                grounding.named_param(kind, self.question, self._given(call)):
+                self._named(kind, call):
             return call
         for other in self.kinds:
-            if other is kind or not grounding.named_param(other, self.question, self._given(call)):
+            if other is kind or not self._named(other, call):
                 continue
             moved = {**call, "template": other.id, "where": {k: v for k, v in where.items() if k in other.params}}
             if not moved["where"]:
