@@ -218,7 +218,8 @@ def test_words_the_model_added_that_match_nothing_are_dropped(surface):
 
 def test_a_lookup_reads_the_kind_that_has_the_value_asked(tmp_path):
     """"What port did user bob come from?": the model's kind (Invalid user <user> from <address>) has no
-    port; the listed kind that has one is read, and its port said first."""
+    port; the listed kind that has one is read, and its port said first. A count the model wrote for it
+    reads that kind too."""
     inv, failed = "Invalid user <*> from <IP>", "Failed password for invalid user <*> from <IP> port <NUM> ssh2"
     rows = [("Invalid user bob from 10.0.0.9", 1, inv), ("Failed password for invalid user bob from 10.0.0.9 port 4242 ssh2", 2, failed),
             ("Invalid user amy from 10.0.0.8", 1, inv), ("Failed password for invalid user amy from 10.0.0.8 port 5151 ssh2", 2, failed)]
@@ -234,6 +235,9 @@ def test_a_lookup_reads_the_kind_that_has_the_value_asked(tmp_path):
                      evidence=evidence.find(s, q))          # "bob" a value the store holds: user is given
     msgs = plan.finish('lines", "template": 1, "text": "bob"}')
     assert plan.call["template"] == 2 and "port is 4242." in msgs[-1]["content"]
+    plan.question = "What is the port number of the invalid user bob?"      # a count the model wrote: the same
+    plan.finish('count", "template": 1, "text": "bob"}')
+    assert plan.call["template"] == 2 and "4242" in plan.rendered
     plan.question = "Where did the user bob come from?"                     # no parameter asked: the kind stays
     plan.evidence = evidence.find(s, plan.question)
     plan.finish('lines", "template": 1, "text": "bob"}')

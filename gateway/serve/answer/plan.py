@@ -263,12 +263,13 @@ class QueryPlan:
         return token in self.evidence.ids or token in self.evidence.tokens or any(c.isdigit() for c in token)
 
     def _kind_with_asked_param(self, call: dict[str, Any]) -> dict[str, Any]:
-        """A lookup's kind of line that lacks the parameter the question asks for ("what port did user
-        X come from": Invalid user <user> from <address>) gives way to a listed kind that has it (...
-        <user> from <address> port <port>), with the conditions that kind has too, when it has lines."""
+        """A lookup's (or a count's) kind of line that lacks the parameter the question asks for ("what
+        port did user X come from": Invalid user <user> from <address>) gives way to a listed kind that has
+        it (... <user> from <address> port <port>), with the conditions that kind has too, when it has
+        lines."""
         kind = self._kind_of(call)
         where = dict(call.get("where") or {})
-        if call.get("op") not in ("lines", "first_last") or kind is None or \
+        if call.get("op") not in ("lines", "first_last", "count") or kind is None or \
                 self._named(kind, call):
             return call
         for other in self.kinds:
