@@ -370,9 +370,27 @@ def test_a_parameter_is_named_outside_the_lines_text_or_by_its_unit():
     counts when nothing else names one."""
     kind = grounding.Kind(1, "battery <battery>% - returning to charger <charger>", 9, ["battery", "charger"])
     q = "what's the average percentage for \"returning to charger\" on machine pack-2?"
-    assert grounding.named_param(kind, q, (), "returning to charger") == "battery"
-    assert grounding.named_param(kind, "充电时 \"returning to charger\" 的百分比平均多少", (), "returning to charger") == "battery"
-    assert grounding.named_param(kind, "which charger did they return to?", (), "returning to") == "charger"
+    assert grounding.named_param(kind, q, (), ["returning to charger"]) == "battery"
+    assert grounding.named_param(kind, "充电时 \"returning to charger\" 的百分比平均多少", (), ["returning to charger"]) == "battery"
+    assert grounding.named_param(kind, "which charger did they return to?", (), ["returning to"]) == "charger"
     assert grounding.named_param(kind, "the largest value in \"returning to charger\" lines") == "charger"
     attempt = grounding.Kind(2, "Progress of TaskAttempt <attempt> is : <progress>", 9, ["attempt", "progress"])
     assert grounding.named_param(attempt, "How many lines mention attempt_1445_0020_m_000001_0?") is None
+
+
+def test_stats_say_numbers_as_written_and_a_unit_word_gives_way_to_the_named_parameter(tmp_path):
+    """"How many kb is broadcast_17 free?": the model's `of` "KB" is the unit beside two numbers, not a
+    parameter: the named <free> is read. An extreme is said as its line writes it ("448.6", "993.0")."""
+    tmpl = "Block <*> stored as values in memory (estimated size <NUM> KB, free <NUM> KB)"
+    rows = [f"Block broadcast_17 stored as values in memory (estimated size {a} KB, free {b} KB)"
+            for a, b in (("15.8", "448.6"), ("16.0", "432.0"))]
+    store, s = _made(tmp_path, rows, [LineFields(template=tmpl, params=named_params(tmpl, t)) for t in rows])
+    kinds = grounding.Kinds(s).kinds(["free"], ["broadcast_17"])
+    assert kinds and "free" in kinds[0].params
+    q = "How many kb is broadcast_17 free?"
+    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=kinds)
+    plan.finish('stats", "text": "broadcast_17 free", "of": "KB"}')
+    assert plan.call["of"] == "free" and plan.result["max"] == 448.6
+    assert "Maximum 448.6 " in plan.rendered and "Minimum 432.0 " in plan.rendered
+    s.close()
+    store.close()

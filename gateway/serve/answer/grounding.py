@@ -138,14 +138,16 @@ class Kinds:
         return Kind(tid, named, count, names, {k: examples[k] for k in names if k in examples})
 
 
-def named_param(kind: Kind, question: str, bound: Sequence[str] = (), lines: str = "") -> str | None:
-    """A parameter of the kind the question names: by its name outside `lines` (the text that picks the
+def named_param(kind: Kind, question: str, bound: Sequence[str] = (), lines: Sequence[str] = ()) -> str | None:
+    """A parameter of the kind the question names: by its name outside `lines` (phrases that pick the
     lines: "charger" in "returning to charger" names the lines, not <charger>), by the unit the kind
     writes right after it ("<size> bytes"; "<battery>%" is named by "percentage"), then by its name
     anywhere. A name that says nothing ("number", "value") is not one, nor a parameter `bound` to a
     value by the call ("in stage 26.0")."""
     low = question.lower()
-    rest = low.replace(lines.lower(), " ", 1) if lines.strip() else low
+    rest = low
+    for phrase in lines:
+        rest = rest.replace(phrase.lower(), " ", 1) if phrase.strip() else rest
     outside = {w.lower() for w in _OWN_WORD.findall(rest)} - _SAYS_NOTHING
     asked = {w.lower() for w in _OWN_WORD.findall(low)} - _SAYS_NOTHING
     free = [p for p in kind.params if p not in bound]

@@ -210,15 +210,19 @@ class QueryPlan:
         return self._stats_of_asked(call, result)
 
     def _stats_of_asked(self, call: dict[str, Any], result: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-        """Stats whose `of` finds no number in the lines, or whose `of` the question does not name, read
-        the parameter the question asks for ("the biggest port ...": <port>; the values after "retries":
-        <retries>, not the <number> after it) of a listed kind, when one has it."""
+        """Stats whose `of` finds no number in the lines, or whose `of` the question does not name (or
+        names as a word beside the number, "KB", not a parameter), read the parameter the question asks for
+        ("the biggest port ...": <port>; the values after "retries": <retries>, not the <number> after it;
+        "how many kb is X free": <free>) of a listed kind, when one has it."""
         if call.get("op") != "stats" or not result.get("count"):
             return call, result
         if self._written(result):
             call, result = self._other_quantity(call, result)
         asked = {w.lower() for w in re.findall(r"\w+", self.question)}
-        if result.get("n") and str(call.get("of") or "").lower() in asked and not self._written(result):
+        of = str(call.get("of") or "")
+        a_param = any(of in k.params for k in self.kinds)     # else a word the number is read beside ("KB")
+        if result.get("n") and of.lower() in asked and not self._written(result) and \
+                (a_param or not any(self._named(k, call) for k in self.kinds)):
             return call, result
         for kind in self.kinds:
             name = self._named(kind, call)
@@ -249,8 +253,9 @@ class QueryPlan:
         return next((k for k in self.kinds if str(k.id) == str(call.get("template"))), None)
 
     def _named(self, kind: grounding.Kind, call: Mapping[str, Any]) -> str | None:
-        """The parameter of `kind` the question asks for, the call's text being what picks the lines."""
-        return grounding.named_param(kind, self.question, self._given(call), str(call.get("text") or ""))
+        """The parameter of `kind` the question asks for; a phrase of words it quotes picks the lines."""
+        phrases = [p for p in question_phrases(self.question) if len(p.split()) > 1]
+        return grounding.named_param(kind, self.question, self._given(call), phrases)
 
     def _given(self, call: dict[str, Any]) -> list[str]:
         """Names of parameters the question gives a value for (the call's `where`, and a word written

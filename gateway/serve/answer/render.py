@@ -7,6 +7,7 @@ times and numbers (_shown_time, _num). Pure functions.
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime, timezone
 from typing import Any, Mapping
 
@@ -104,8 +105,20 @@ def _describe_stats(r: Mapping[str, Any]) -> str:
     if not r.get("n"):
         return f"{r.get('count', 0)} lines match, but none of them holds that number."
     total = f"; they add up to {_num(r['sum'])} in all" if r.get("sum") is not None and r["n"] > 1 else ""
-    return (f"{r['n']} numbers in {r.get('count', 0)} matching lines{total}. Maximum {_num(r['max'])} "
-            f"({_where(r['max_line'])}). Minimum {_num(r['min'])} ({_where(r['min_line'])}). Average {shown_avg(r)}.")
+    return (f"{r['n']} numbers in {r.get('count', 0)} matching lines{total}. Maximum {written(r, 'max')} "
+            f"({_where(r['max_line'])}). Minimum {written(r, 'min')} ({_where(r['min_line'])}). Average {shown_avg(r)}.")
+
+
+def written(r: Mapping[str, Any], key: str) -> str:
+    """A stats extreme as its line writes it ("993.0", "0.50"): the first number of its line equal to it."""
+    line = r.get(f"{key}_line") or {}
+    for m in _PLAIN_NUMBER.finditer(str(line.get("text") or "")):
+        if float(m.group()) == float(r[key]):
+            return m.group()
+    return _num(r[key])
+
+
+_PLAIN_NUMBER = re.compile(r"(?<![\w.:/-])[-+]?\d+(?:\.\d+)?(?![\w.:/-]?\d)")
 
 
 def _describe_first_last(r: Mapping[str, Any], end: str | None = None) -> str:
@@ -182,7 +195,7 @@ def plain_answer(result: Mapping[str, Any], question: str, end: str | None) -> s
     if op == "stats":
         if not result.get("n"):
             return f"{n} 行符合，但都没有这个数值。" if zh else f"{n} lines match, but none of them holds that number."
-        mx, mn, avg = num(result["max"]), num(result["min"]), shown_avg(result)
+        mx, mn, avg = written(result, "max"), written(result, "min"), shown_avg(result)
         if mx == mn:     # one value (said once: the same line twice reads as a loop)
             return (f"{result['n']} 个数值都是 {mx}，例如在 {where(result['max_line'])}。" if zh else
                     f"All {result['n']} values are {mx}, e.g. at {where(result['max_line'])}.")
