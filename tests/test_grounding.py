@@ -394,3 +394,13 @@ def test_stats_say_numbers_as_written_and_a_unit_word_gives_way_to_the_named_par
     assert "Maximum 448.6 " in plan.rendered and "Minimum 432.0 " in plan.rendered
     s.close()
     store.close()
+
+
+def test_a_count_s_one_value_is_said_as_written(surface):
+    """"What stage was task 5.0 finished in?": the one stage value is 3.0, as the line writes it (a 1.5B
+    model copies the figure it is given: "stage 3" is not the line's)."""
+    kinds = grounding.Kinds(surface).kinds(["finished", "task", "stage"], ["5.0"])
+    q = "What stage was task 5.0 finished in?"
+    plan = QueryPlan(_Tool(surface), [{"role": "user", "content": q}], q, None, [], kinds=kinds)
+    plan.finish('count", "template": 2, "where": {"task": "5.0"}}')
+    assert plan.result["count"] == 1 and "The one stage value among them: 3.0." in plan.rendered

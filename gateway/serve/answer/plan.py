@@ -165,8 +165,11 @@ class QueryPlan:
         """A quantity (a number the kind writes a unit after: "<size> bytes") adds up: its total first.
         A number without a unit (a port, a task) is an id: its values first (their sum, read as the
         answer to "what port", last)."""
-        if st["n"] == 1:
-            return f" The one {name} value among them: {_num(st['sum'])}{f' {unit}' if unit else ''}."
+        if st["n"] == 1:          # as its line writes it ("24.0", not 24)
+            lines = self.tool.surface.run({**(self.call or {}), "op": "lines", "limit": FEW_LINES}).get("lines") or []
+            got = grounding.param_values(self.tool.surface, name, [x["id"] for x in lines if x.get("id") is not None])
+            one = next((v for v in got.values() if number_of(v) == st["sum"]), _num(st["sum"]))
+            return f" The one {name} value among them: {one}{f' {unit}' if unit else ''}."
         got = grounding.param_values(self.tool.surface, name, sorted(i for i in self._summed if i is not None))
         values = list(dict.fromkeys(got.values()))
         if unit:       # a few values said one by one too: one of them may be what is asked of a thing
