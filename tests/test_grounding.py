@@ -374,6 +374,10 @@ def test_a_parameter_is_named_outside_the_lines_text_or_by_its_unit():
     assert grounding.named_param(kind, "充电时 \"returning to charger\" 的百分比平均多少", (), ["returning to charger"]) == "battery"
     assert grounding.named_param(kind, "which charger did they return to?", (), ["returning to"]) == "charger"
     assert grounding.named_param(kind, "the largest value in \"returning to charger\" lines") == "charger"
+    done = grounding.Kind(3, "Finished task <task> in stage <stage> (TID <tid>)", 9, ["task", "stage", "tid"])
+    q = "What running task min TID value in stage 25.0?"        # the call's text "task" picks the lines
+    assert grounding.named_param(done, q, ["stage"], (), "task") == "tid"
+    assert grounding.named_param(done, q, ["stage"]) == "task"
     attempt = grounding.Kind(2, "Progress of TaskAttempt <attempt> is : <progress>", 9, ["attempt", "progress"])
     assert grounding.named_param(attempt, "How many lines mention attempt_1445_0020_m_000001_0?") is None
 

@@ -138,27 +138,38 @@ class Kinds:
         return Kind(tid, named, count, names, {k: examples[k] for k in names if k in examples})
 
 
-def named_param(kind: Kind, question: str, bound: Sequence[str] = (), lines: Sequence[str] = ()) -> str | None:
+def named_param(kind: Kind, question: str, bound: Sequence[str] = (), lines: Sequence[str] = (),
+                text: str = "") -> str | None:
     """A parameter of the kind the question names: by its name outside `lines` (phrases that pick the
-    lines: "charger" in "returning to charger" names the lines, not <charger>), by the unit the kind
-    writes right after it ("<size> bytes"; "<battery>%" is named by "percentage"), then by its name
-    anywhere. A name that says nothing ("number", "value") is not one, nor a parameter `bound` to a
-    value by the call ("in stage 26.0")."""
+    lines: "charger" in "returning to charger" names the lines, not <charger>) and outside the call's
+    `text` ("which running task has the min TID": <tid>, the call's text being "task"), then outside
+    `lines` only ("how many kb is X free", text "X free": <free>), then by the unit the kind writes right
+    after it ("<size> bytes"; "<battery>%" is named by "percentage"), then by its name anywhere. A name
+    that says nothing ("number", "value") is not one, nor a parameter `bound` to a value by the call ("in
+    stage 26.0")."""
     low = question.lower()
-    rest = low
-    for phrase in lines:
-        rest = rest.replace(phrase.lower(), " ", 1) if phrase.strip() else rest
-    outside = {w.lower() for w in _OWN_WORD.findall(rest)} - _SAYS_NOTHING
-    asked = {w.lower() for w in _OWN_WORD.findall(low)} - _SAYS_NOTHING
+    rest = _without(low, lines)
     free = [p for p in kind.params if p not in bound]
-    for name in free:                      # by name first: "port" is <port>, not the <address> before it
-        if name.lower() in outside:
-            return name
+    for words in (_own_words(_without(rest, [text])), _own_words(rest)):
+        for name in free:                  # by name first: "port" is <port>, not the <address> before it
+            if name.lower() in words:
+                return name
+    asked = _own_words(low)
     for name in free:
         unit = _unit_after(kind, name)
         if unit and (unit.lower() in asked or any(_says(n, low, asked) for n in UNIT_NAMES.get(unit.lower(), ()))):
             return name
     return next((name for name in free if name.lower() in asked), None)
+
+
+def _without(low: str, phrases: Sequence[str]) -> str:
+    for phrase in phrases:
+        low = low.replace(phrase.lower(), " ", 1) if phrase.strip() else low
+    return low
+
+
+def _own_words(text: str) -> set[str]:
+    return {w.lower() for w in _OWN_WORD.findall(text)} - _SAYS_NOTHING
 
 
 # The names a question gives a unit the log writes as a symbol or an abbreviation.

@@ -256,9 +256,10 @@ class QueryPlan:
         return next((k for k in self.kinds if str(k.id) == str(call.get("template"))), None)
 
     def _named(self, kind: grounding.Kind, call: Mapping[str, Any]) -> str | None:
-        """The parameter of `kind` the question asks for; a phrase of words it quotes picks the lines."""
+        """The parameter of `kind` the question asks for; a phrase of words it quotes, and the call's text,
+        pick the lines."""
         phrases = [p for p in question_phrases(self.question) if len(p.split()) > 1]
-        return grounding.named_param(kind, self.question, self._given(call), phrases)
+        return grounding.named_param(kind, self.question, self._given(call), phrases, str(call.get("text") or ""))
 
     def _given(self, call: dict[str, Any]) -> list[str]:
         """Names of parameters the question gives a value for (the call's `where`, and a word written
