@@ -94,7 +94,8 @@ def find(surface: QuerySurface, question: str, names: Sequence[str] = ()) -> Evi
             score[r[0]] = score.get(r[0], 0) + 1 + (1 if near is not None and near.search(r[6]) else 0)
     top = max(score.values(), default=0)         # the lines holding the most of the tokens, only; those of
     # the question's most identifying token first ("nagios" before "fail": candidates' order)
-    rank = {i: min((k for k, t in enumerate(out.tokens) if _whole(t).search(hits[i][6])), default=MAX_TOKENS * 2)
+    whole = [_whole(t) for t in out.tokens]
+    rank = {i: min((k for k, rx in enumerate(whole) if rx.search(hits[i][6])), default=MAX_TOKENS * 2)
             for i in hits if score[i] == top}
     best = sorted(rank, key=lambda i: (rank[i], hits[i][1] or 0, i))[:MAX_EVIDENCE]
     out.lines = [_line(hits[i]) for i in sorted(best, key=lambda i: (hits[i][1] or 0, i))]
