@@ -217,6 +217,14 @@ class ContextFeed:
         queued = self.queue.oldest_pending_ts()
         return min((t for t in (held, queued) if t is not None), default=None)
 
+    def recent_summaries(self, limit: int) -> list[dict]:
+        """The figures of the last `limit` summaries sent to the model, oldest first (Fold.figures plus the
+        text; the budget keeps a bounded number): what /api/stats?summaries=N shows and the soak checks
+        against the store."""
+        with self._lock:
+            held = list(self.budget.recent_summaries)
+        return held[max(0, len(held) - limit):] if limit > 0 else []
+
     def stats(self) -> dict:
         d = self.queue.stats()
         oldest = self.oldest_unread_ts()

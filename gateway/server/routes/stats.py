@@ -1,6 +1,8 @@
 """GET /api/stats: the appliance's figures (engine, token queue, KV cache, admission, ingest, triage, fleet) as one
 JSON object, plus a `ui` block: the few figures the status panel charts, the sources still learning
 their baseline (triage's `sources_learning`) and what the box has shipped (`fleet`), under fixed names.
+`?summaries=N` adds `token_queue.recent_summaries`: the figures of the last N summaries the model read
+(count, span, hosts, store ids, parameter ranges), for checks against the store (tools/bench/soak.py).
 
 Knows the shape of Appliance.stats() only here, so the web UI does not depend on it.
 """
@@ -10,7 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Query
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel
 
@@ -115,8 +117,14 @@ def ui_stats(s: dict[str, Any]) -> UiStats:
 
 
 @router.get("/stats", response_model=Stats)
-async def stats(appliance: ApplianceDep, _key: KeyDep) -> dict[str, Any]:
+async def stats(appliance: ApplianceDep, _key: KeyDep,
+                summaries: int = Query(0, ge=0, le=1000, description="also the figures of the last N summaries "
+                                       "the model read (token_queue.recent_summaries; the feed keeps a few hundred)"),
+                ) -> dict[str, Any]:
     s = dict(appliance.stats())    # snapshots and counters only: cheap enough for the event loop
+    if summaries and appliance.feed is not None:     # what tools/bench/soak.py holds against the store
+        s["token_queue"] = dict(s.get("token_queue") or {}) | {
+            "recent_summaries": appliance.feed.recent_summaries(summaries)}
     if appliance.fleet_reader is not None:     # a fleet node: lines per box, read from ClickHouse off the loop
         s["fleet_node"] = await run_in_threadpool(appliance.fleet_node_stats)
     s["ready"] = bool(appliance.ready)
