@@ -29,7 +29,7 @@ from gateway.appliance import Appliance  # noqa: E402
 from gateway.ingest.record import LogRecord, Severity  # noqa: E402
 from gateway.settings import Settings  # noqa: E402
 from tools.bench.harness import cpu_here, print_result, rss_mb  # noqa: E402
-from tools.bench.soak import STORM_KINDS, STORM_LINES, TRANSPORTS, text  # noqa: E402
+from tools.bench.soak_lines import STORM_KINDS, STORM_LINES, TRANSPORTS, text  # noqa: E402
 
 TICK_S = 0.1
 
