@@ -97,6 +97,7 @@ def test_query_by_named_parameter(surface):
 class _Tool:
     def __init__(self, surface):
         self.surface = surface
+        self.kinds = grounding.Kinds(surface)
 
 
 def test_call_without_condition_reads_the_best_kind(surface):
@@ -395,7 +396,7 @@ def test_stats_say_numbers_as_written_and_a_unit_word_gives_way_to_the_named_par
     plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=kinds)
     plan.finish('stats", "text": "broadcast_17 free", "of": "KB"}')
     assert plan.call["of"] == "free" and plan.result["max"] == 448.6
-    assert "Maximum 448.6 " in plan.rendered and "Minimum 432.0 " in plan.rendered
+    assert "minimum 432.0, maximum 448.6," in plan.rendered
     s.close()
     store.close()
 
@@ -408,3 +409,31 @@ def test_a_count_s_one_value_is_said_as_written(surface):
     plan = QueryPlan(_Tool(surface), [{"role": "user", "content": q}], q, None, [], kinds=kinds)
     plan.finish('count", "template": 2, "where": {"task": "5.0"}}')
     assert plan.result["count"] == 1 and "The one stage value among them: 3.0." in plan.rendered
+
+
+def test_a_number_is_not_a_piece_of_an_address(surface):
+    """The full-text index splits "10.0.0.7" at its dots; a text filter "7" or "10" is not in it."""
+    assert surface.run({"op": "count", "text": "7"})["count"] == 0
+    assert surface.run({"op": "count", "text": "10"})["count"] == 2          # TID 10 twice, not the address
+    assert surface.run({"op": "count", "text": "10.0.0.7"})["count"] == 3
+    assert surface.run({"op": "count", "text": "port 22"})["count"] == 1
+
+
+def test_of_two_parameters_named_the_rarer_name(tmp_path):
+    """"running task min TID": both <task> and <tid> are named; "task" is written by most kinds of the log,
+    "TID" by one: the question asks for <tid>."""
+    rows = [(f"Running task {i}.0 in stage 3.0 (TID {10 + i})", 1, RUN) for i in range(4)] + \
+        [(f"Got assigned task {i}", 2, "Got assigned task <NUM>") for i in range(4)] + \
+        [(f"Killed task {i} by driver", 3, "Killed task <NUM> by driver") for i in range(4)]
+    recs = [LogRecord(ts=1.7e9 + i, source="t", host="h", severity=6, text=t) for i, (t, _, _) in enumerate(rows)]
+    store = Store(tmp_path / "three.db")
+    store.append(recs, [tid for _, tid, _ in rows], [LineFields(template=m, params=named_params(m, t)) for t, _, m in rows])
+    s = QuerySurface(store.path)
+    kinds = grounding.Kinds(s)
+    run = next(k for k in kinds.kinds(["running", "tid"], []) if "tid" in k.params)
+    q = "What running task min TID value in stage 3.0?"
+    assert grounding.named_param(run, q, ["stage"]) == "task"          # without the store: the kind's order
+    assert grounding.named_param(run, q, ["stage"], spread=kinds.spread) == "tid"
+    assert kinds.spread("task") == 3 and kinds.spread("TID") == 1
+    s.close()
+    store.close()

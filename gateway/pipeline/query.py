@@ -64,6 +64,7 @@ TOP_K_MAX = 20
 MAX_LINES = 50
 MAX_BUCKETS = 48
 MAX_TEXT_CHARS = 200
+_DOTTED_NUMBER = re.compile(r"\d+(?:\.\d+)*")   # a number, a version or an address: one token
 LINE_CHARS = 300              # a line's text in a result is clipped to this
 TABLES = frozenset({"logs", "params", "templates", "logs_fts", "logs_fts_data", "logs_fts_idx",
                     "logs_fts_docsize", "logs_fts_config", "logs_fts_content", "sqlite_master",
@@ -219,6 +220,10 @@ class QuerySurface:
             if literal.isascii() and (q := fts_query(literal)) is not None:
                 where.append("l.id IN (SELECT rowid FROM logs_fts WHERE logs_fts MATCH ?)")
                 args.append(q)
+                for word in literal.split():      # the index splits at dots: "123" is not in "123.235.32.19"
+                    if _DOTTED_NUMBER.fullmatch(word):
+                        where.append("l.text REGEXP ?")
+                        args.append(r"(?<![\w.])" + re.escape(word) + r"(?![\w]|\.\w)")
             if len(pieces) > 1:                 # a pattern: its pieces in order ("seconds.  Will" as
                 where.append("l.text LIKE ? ESCAPE '\\'")    # "seconds. Will": spacing is not text)
                 args.append("%" + "%".join(_like(w) for p in pieces for w in p.split()) + "%")

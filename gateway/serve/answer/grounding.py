@@ -15,7 +15,7 @@ import sqlite3
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from gateway.pipeline.query import QueryError, QueryInterrupted, QuerySurface
 from gateway.pipeline.store import fts_query
@@ -67,6 +67,7 @@ class Kinds:
         self._lock = threading.Lock()
         self._read = -TTL_S
         self._templates: list[tuple[int, str, int, frozenset[str]]] = []
+        self._spread: tuple[list, dict[str, int]] = ([], {})     # per read of the templates
 
     def _load(self) -> list[tuple[int, str, int, frozenset[str]]]:
         with self._lock:
@@ -106,6 +107,17 @@ class Kinds:
                         key=lambda i: (-score[i], -by_id[i][2]))[:MAX_KINDS]
         return [self._kind(by_id[i]) for i in ranked]
 
+    def spread(self, word: str) -> int:
+        """How many of the store's kinds of line write this word (as `kinds` matches words)."""
+        w, templates = word.lower(), self._load()
+        with self._lock:
+            if self._spread[0] is not templates:
+                self._spread = (templates, {})
+            got = self._spread[1]
+        if w not in got:
+            got[w] = sum(1 for t in templates if any(_near(w, x) for x in t[3]))
+        return got[w]
+
     def _holding(self, token: str) -> list[int]:
         q = fts_query(token) if token.isascii() else None
         if q is None:
@@ -139,21 +151,22 @@ class Kinds:
 
 
 def named_param(kind: Kind, question: str, bound: Sequence[str] = (), lines: Sequence[str] = (),
-                text: str = "") -> str | None:
+                text: str = "", spread: Callable[[str], int] | None = None) -> str | None:
     """A parameter of the kind the question names: by its name outside `lines` (phrases that pick the
     lines: "charger" in "returning to charger" names the lines, not <charger>) and outside the call's
     `text` ("which running task has the min TID": <tid>, the call's text being "task"), then outside
     `lines` only ("how many kb is X free", text "X free": <free>), then by the unit the kind writes right
     after it ("<size> bytes"; "<battery>%" is named by "percentage"), then by its name anywhere. A name
     that says nothing ("number", "value") is not one, nor a parameter `bound` to a value by the call ("in
-    stage 26.0")."""
+    stage 26.0"). Of several named in one pass, the one the fewest kinds of line write (`spread`):
+    "running task min TID" asks for <tid>, not <task>, a word of most of a Spark log's kinds."""
     low = question.lower()
     rest = _without(low, lines)
     free = [p for p in kind.params if p not in bound]
     for words in (_own_words(_without(rest, [text])), _own_words(rest)):
-        for name in free:                  # by name first: "port" is <port>, not the <address> before it
-            if name.lower() in words:
-                return name
+        named = [name for name in free if name.lower() in words]   # by name first: "port" is <port>, not
+        if named:                                                   # the <address> before it
+            return min(named, key=spread) if spread is not None else named[0]
     asked = _own_words(low)
     for name in free:
         unit = _unit_after(kind, name)

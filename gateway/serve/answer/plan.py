@@ -259,7 +259,8 @@ class QueryPlan:
         """The parameter of `kind` the question asks for; a phrase of words it quotes, and the call's text,
         pick the lines."""
         phrases = [p for p in question_phrases(self.question) if len(p.split()) > 1]
-        return grounding.named_param(kind, self.question, self._given(call), phrases, str(call.get("text") or ""))
+        return grounding.named_param(kind, self.question, self._given(call), phrases, str(call.get("text") or ""),
+                                     self.tool.kinds.spread)
 
     def _given(self, call: dict[str, Any]) -> list[str]:
         """Names of parameters the question gives a value for (the call's `where`, and a word written

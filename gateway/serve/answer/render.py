@@ -105,8 +105,11 @@ def _describe_stats(r: Mapping[str, Any]) -> str:
     if not r.get("n"):
         return f"{r.get('count', 0)} lines match, but none of them holds that number."
     total = f"; they add up to {_num(r['sum'])} in all" if r.get("sum") is not None and r["n"] > 1 else ""
-    return (f"{r['n']} numbers in {r.get('count', 0)} matching lines{total}. Maximum {written(r, 'max')} "
-            f"({_where(r['max_line'])}). Minimum {written(r, 'min')} ({_where(r['min_line'])}). Average {shown_avg(r)}.")
+    # the figures side by side, their lines after: with each line between them a 1.5B model gave the
+    # maximum for "the smallest"
+    return (f"{r['n']} numbers in {r.get('count', 0)} matching lines: minimum {written(r, 'min')}, maximum "
+            f"{written(r, 'max')}, average {shown_avg(r)}{total}. The minimum {_where(r['min_line'])}. "
+            f"The maximum {_where(r['max_line'])}.")
 
 
 def written(r: Mapping[str, Any], key: str) -> str:
