@@ -207,3 +207,33 @@ def test_the_plain_count_says_where_most_of_its_lines_are():
     assert plain_answer(r, "How many jams, and which machine had the most?", None).endswith(
         'Most of them: host "line1" (60).')
     assert "其中最多的主机是“line1”（60 行）。" in plain_answer(r, "堵了几次？哪台设备最多？", None)
+
+
+def test_a_lookup_answer_must_give_the_asked_value_read_off_the_line():
+    """The line's asked parameter (captured: <port>) is what a lookup answers; an answer with another
+    value of the line (the address as "port") is replaced, and the plain answer says the value first."""
+    line = {**LINE, "text": "Dec 10 06:55:48 LabSZ sshd[24200]: Failed password for root from 5.188.10.180 port 49811 ssh2",
+            "captured": {"port": "49811"}}
+    result = {"call": {"op": "lines", "text": "root"}, "count": 1, "lines": [line]}
+    q = "Which port did root fail from?"
+    c = run("Root failed from port 5.188.10.180.", q, result)
+    assert c.action == "replaced" and c.missing == ["49811"]
+    assert c.text.startswith("port: 49811. 1 lines match")
+    assert run("Root failed from 5.188.10.180 port 49811.", q, result).action == "kept"
+    zh = run("端口是 5.188.10.180。", "root 从哪个端口登录失败？", result)
+    assert zh.action == "replaced" and zh.text.startswith("port：49811。共 1 行符合")
+
+
+def test_a_replaced_lookup_quotes_the_line_of_what_the_question_names():
+    """A lookup whose lines are not the line the question's identifier is in: the fallback quotes that line
+    too (a lookup is never answered by lines that miss what it names)."""
+    from gateway.serve.answer.evidence import Evidence
+    named = {"id": 9, "time": 1796885748.0, "text": "Dec 10 09:20:00 LabSZ sshd[24673]: Invalid user cyrus from 187.141.143.180"}
+    result = {"call": {"op": "lines", "text": "cyrus"}, "count": 1, "lines": [{**LINE, "id": 8}]}
+    q = "Where is user cyrus from?"
+    end = which_end(q)
+    c = check("He is from 1.2.3.4.", q, result, render_result(result, end), end, Evidence(["cyrus"], [named]))
+    assert c.action == "replaced" and "187.141.143.180" in c.text
+    c = check("He is from 1.2.3.4.", q, {**result, "lines": [named]}, render_result(result, end), end,
+              Evidence(["cyrus"], [named]))
+    assert c.text.count("187.141.143.180") == 1                       # shown once

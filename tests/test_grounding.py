@@ -437,3 +437,21 @@ def test_of_two_parameters_named_the_rarer_name(tmp_path):
     assert kinds.spread("task") == 3 and kinds.spread("TID") == 1
     s.close()
     store.close()
+
+
+def test_a_counts_quantity_shows_the_lines_of_its_extremes(tmp_path):
+    """"Which partition of rdd_2 has the most free?" counted: the free values add up, and the lines of the
+    minimum and maximum say which block each is."""
+    tmpl = "Block <*> stored as values in memory (estimated size <NUM> KB, free <NUM> KB)"
+    rows = [f"Block rdd_2_{i} stored as values in memory (estimated size 1.0 KB, free {b} KB)"
+            for i, b in enumerate(("403.0", "403.8", "403.2"))]
+    store, s = _made(tmp_path, rows, [LineFields(template=tmpl, params=named_params(tmpl, t)) for t in rows])
+    kinds = grounding.Kinds(s).kinds(["free", "partition"], ["rdd_2"])
+    q = "Which partition of rdd_2 has the maximum free?"
+    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=kinds)
+    plan.finish('count", "text": "rdd_2"}')
+    assert "add up to 1210 KB" in plan.rendered
+    assert "the minimum (403) is on the line with " in plan.rendered and "rdd_2_0" in plan.rendered
+    assert "the maximum (403.8) is on the line with " in plan.rendered and "rdd_2_1" in plan.rendered
+    s.close()
+    store.close()

@@ -117,6 +117,10 @@ def asked_figures(result: Mapping[str, Any], question: str, end: str | None) -> 
         return captured or ([_time_figure(line) for line in ends] if _WHEN.search(question) else [])
     if op == "stats" and result.get("n"):
         return [[*(num(result[k]) for k in ("max", "min", "avg", "sum") if result.get(k) is not None), shown_avg(result)]]
+    if op == "lines":      # the asked parameter's value read off the lines ("port 49811", not the address)
+        captured = [str(v) for x in result.get("lines") or [] if isinstance(x, dict)
+                    for v in (x.get("captured") or {}).values()]
+        return [list(dict.fromkeys(captured))] if captured else []
     return []
 
 
@@ -172,7 +176,8 @@ def check(answer: str, question: str, result: Mapping[str, Any], rendered: str, 
                        missing)
     if bad or missing or not answer.strip():
         plain = plain_answer(result, question, end)
-        if ev is not None and ev.lines and str((result.get("call") or {}).get("op")) != "lines":
+        shown = {x.get("id") for x in result.get("lines") or [] if isinstance(x, dict)}
+        if ev is not None and ev.lines and ev.lines[0].get("id") not in shown:
             plain += "\n" + _quote_lines(ev, question)         # the fallback quotes the line, never a bare count
         return Checked(plain, "replaced", bad, missing)
     op = str((result.get("call") or {}).get("op"))

@@ -178,7 +178,8 @@ class QueryPlan:
                 self.result["param_stats"].update(values=values, unit=unit)
             each = f": {', '.join(f'{v} {unit}' for v in values)}" if few else ""
             return (f" Their {name} values add up to {_num(st['sum'])} {unit} in all ({st['n']} values{each}; "
-                    f"minimum {_num(st['min'])}, maximum {_num(st['max'])}, average {shown_avg(st)}).")
+                    f"minimum {_num(st['min'])}, maximum {_num(st['max'])}, average {shown_avg(st)})."
+                    + self._extremes_of(name, st))
         more = f" and {len(values) - PARAM_VALUES_SHOWN} more" if len(values) > PARAM_VALUES_SHOWN else ""
         listed = f" Their {name} values: {', '.join(values[:PARAM_VALUES_SHOWN])}{more}"
         if not all(number_of(v) is not None for v in values):   # names with a few numbers among them (users):
@@ -187,6 +188,22 @@ class QueryPlan:
         self.result["param_stats"]["values"] = values[:PARAM_VALUES_SHOWN]
         return (f"{listed} (minimum {_num(st['min'])}, maximum {_num(st['max'])}; over the {st['n']} lines they "
                 f"sum to {_num(st['sum'])}).")
+
+    def _extremes_of(self, name: str, st: Mapping[str, Any]) -> str:
+        """Which lines hold a quantity's minimum and maximum, by their other parameters ("block rdd_21_0"):
+        what "which partition has the most free" asks for. Not their text: quoted, a 1.5B model read one
+        line's number as the total."""
+        kind = next((k for k in self.kinds if name in k.params), None)
+        ends = [(end, st.get(f"{key}_line") or {}) for end, key in (("minimum", "min"), ("maximum", "max"))]
+        if kind is None or st.get("min") == st.get("max") or not all(x.get("id") is not None for _, x in ends):
+            return ""
+        ids = [x["id"] for _, x in ends]
+        others = {p: {i: v for i, v in grounding.param_values(self.tool.surface, p, ids).items() if _AN_ID.search(v)}
+                  for p in kind.params if p != name}     # ids (letters and digits): a bare number reads as the answer
+        said = [f"the {end} ({_num(st[end[:3]])}) is on the line with "
+                + ", ".join(f"{p} {got[x['id']]}" for p, got in others.items() if x["id"] in got)
+                for end, x in ends if any(x["id"] in got for got in others.values())]
+        return f" Of these, {'; '.join(said)}." if said else ""
 
     def _run_grounded(self, call: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         """Runs the call the model wrote, held to what the question says, in this order: the words of
@@ -365,6 +382,7 @@ class QueryPlan:
                                   self.evidence)
 
 
+_AN_ID = re.compile(r"[A-Za-z][^\s]*\d|\d[^\s]*[A-Za-z]")
 FEW_LINES = 3                 # a count of at most this many lines shows them to the answer
 SUMMED_SHOWN_OUT = 200        # the counted lines kept out of the evidence shown beside a total
 SPLIT_TOP = 3                 # a count of every line: the top values of each field said with it

@@ -225,5 +225,10 @@ def plain_answer(result: Mapping[str, Any], question: str, end: str | None) -> s
         return f"共 {n} 行符合，按时间：{spans}。" if zh else f"{n} lines match; over time: {spans}."
     lines = list(result.get("lines") or [])[:3]
     shown = "\n".join(f"- {where(x)}" for x in lines)
-    return (f"共 {n} 行符合，最新的 {len(lines)} 行：\n{shown}" if zh else
-            f"{n} lines match; the newest {len(lines)}:\n{shown}")
+    got: dict[str, list[str]] = {}           # the asked parameter's value read off them first ("port: 49811")
+    for x in lines:
+        for k, v in (x.get("captured") or {}).items():
+            got.setdefault(str(k), []).append(str(v))
+    said = "".join(f"{k}{'：' if zh else ': '}{', '.join(dict.fromkeys(v))}{'。' if zh else '. '}" for k, v in got.items())
+    return said + (f"共 {n} 行符合，最新的 {len(lines)} 行：\n{shown}" if zh else
+                   f"{n} lines match; the newest {len(lines)}:\n{shown}")
