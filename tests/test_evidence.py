@@ -151,3 +151,20 @@ def test_the_lines_of_the_most_identifying_token_come_first(tmp_path):
     shown = [x["text"] for x in ev.lines]
     assert ev.tokens[:1] == ["nagios"] and lines[3] in shown and lines[4] in shown
     s.close()
+
+
+def test_one_line_of_each_kind_before_a_second_of_any(tmp_path):
+    """"What user is closed for?": three "Connection closed by" lines are older than the one "session closed
+    for user fztu"; one line of each kind is shown first, so that line is among them. The time is not said
+    twice where the line's text begins with it."""
+    from gateway.pipeline.fields import LineFields
+    s = Store(tmp_path / "k.db")
+    lines = [f"Dec 10 06:5{i}:48 Connection closed by 10.0.0.{i} [preauth]" for i in range(5)] + \
+        ["Dec 10 09:45:06 pam_unix(sshd:session): session closed for user fztu"] + \
+        [f"Dec 10 10:{i:02d}:00 Invalid user u{i}" for i in range(45)]         # "user": no identifier
+    s.append([LogRecord(1_700_000_000.0 + i, "t", "h", 6, x) for i, x in enumerate(lines)],
+             [1] * 5 + [2] + [3] * 45, [LineFields(time_text=x[:15]) for x in lines])
+    ev = evidence.find(QuerySurface(s.path), "What user is closed for?")
+    assert lines[5] in [x["text"] for x in ev.lines] and len(ev.lines) == evidence.MAX_EVIDENCE
+    assert "- Dec 10 09:45:06 pam_unix" in evidence.render(ev)
+    s.close()

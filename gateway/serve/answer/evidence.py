@@ -74,7 +74,8 @@ def find(surface: QuerySurface, question: str, names: Sequence[str] = ()) -> Evi
         tried += 1
         try:
             rows, _ = surface.execute(
-                f"SELECT l.id, {_TIME}, {_HOST}, l.component, {_LEVEL}, l.time_text, l.text FROM logs l WHERE l.id IN "
+                f"SELECT l.id, {_TIME}, {_HOST}, l.component, {_LEVEL}, l.time_text, l.text, l.template_id FROM logs l "
+                "WHERE l.id IN "
                 "(SELECT rowid FROM logs_fts WHERE logs_fts MATCH ? LIMIT ?)", (q, SCAN_LINES))
         except (QueryError, QueryInterrupted, Exception):     # a token FTS cannot read is no evidence
             continue
@@ -97,9 +98,19 @@ def find(surface: QuerySurface, question: str, names: Sequence[str] = ()) -> Evi
     whole = [_whole(t) for t in out.tokens]
     rank = {i: min((k for k, rx in enumerate(whole) if rx.search(hits[i][6])), default=MAX_TOKENS * 2)
             for i in hits if score[i] == top}
-    best = sorted(rank, key=lambda i: (rank[i], hits[i][1] or 0, i))[:MAX_EVIDENCE]
-    out.lines = [_line(hits[i]) for i in sorted(best, key=lambda i: (hits[i][1] or 0, i))]
+    ranked = sorted(rank, key=lambda i: (rank[i], hits[i][1] or 0, i))
+    best = _one_per_kind(ranked, [hits[i][7] for i in ranked])[:MAX_EVIDENCE]
+    out.lines = [_line(hits[i][:7]) for i in sorted(best, key=lambda i: (hits[i][1] or 0, i))]
     return out
+
+
+def _one_per_kind(ids: list[int], kinds: list[Any]) -> list[int]:
+    """The lines in order, the first of each kind of line (template) before a second of any: three lines of
+    "Connection closed by <address>" hid the one "session closed for user fztu" that a question about
+    "closed" may mean."""
+    seen: set = set()
+    first = [i for i, k in zip(ids, kinds) if k is None or not (k in seen or seen.add(k))]
+    return first + [i for i in ids if i not in set(first)]
 
 
 _CLOCK = re.compile(r"\d{1,2}:\d{2}(:\d{2})?|\d{4}-\d{2}-\d{2}")
@@ -139,8 +150,14 @@ def render(ev: Evidence) -> str:
     if not ev.lines:
         return ""
     toks = ", ".join(f'"{t}"' for t in ev.tokens)
-    shown = "\n".join(f"- {x.get('time_text') or ''} {x['text']}".replace("  ", " ") for x in ev.lines)
+    shown = "\n".join(f"- {_when(x)}{x['text']}" for x in ev.lines)
     return f"Stored lines that hold {toks} (read them for what the question asks):\n{shown}"
+
+
+def _when(line: dict[str, Any]) -> str:
+    """The line's time before it, unless its text begins with it (said twice, it costs the prompt)."""
+    t = str(line.get("time_text") or "")
+    return "" if not t or str(line.get("text", "")).startswith(t) else t + " "
 
 
 def quoted(answer: str, ev: Evidence, question: str) -> bool:
