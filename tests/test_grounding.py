@@ -455,3 +455,17 @@ def test_a_counts_quantity_shows_the_lines_of_its_extremes(tmp_path):
     assert "the maximum (403.8) is on the line with " in plan.rendered and "rdd_2_1" in plan.rendered
     s.close()
     store.close()
+
+
+def test_a_unit_named_beside_a_name_without_one_asks_for_the_quantity():
+    """"How long did it take to read the broadcast variable in ms?": "variable" is the line's own word
+    before <variable>; "ms" is written after <took>: the quantity asked. "port" after <address> is the
+    next parameter's name, no unit: "what port" stays <port>."""
+    read = grounding.Kind(20, "Reading broadcast variable <variable> took <took> ms", 37, ["variable", "took"],
+                          {"variable": "40", "took": "10"})
+    assert grounding.named_param(read, "How long did it take to read the broadcast variable in ms?") == "took"
+    assert grounding.named_param(read, "Which broadcast variable was read?") == "variable"
+    fail = grounding.Kind(3, "Failed password for <user> from <address> port <port> ssh2", 9, ["user", "address", "port"],
+                          {"user": "root", "address": "10.0.0.7", "port": "22"})
+    assert grounding.named_param(fail, "What port did root fail from?", ["user"]) == "port"
+    assert not grounding.a_quantity(fail, "address") and grounding.a_quantity(read, "took")

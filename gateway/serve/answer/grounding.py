@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+from gateway.pipeline.fields import number_of
 from gateway.pipeline.query import QueryError, QueryInterrupted, QuerySurface
 from gateway.pipeline.store import fts_query
 from gateway.serve.answer.evidence import common
@@ -163,16 +164,27 @@ def named_param(kind: Kind, question: str, bound: Sequence[str] = (), lines: Seq
     low = question.lower()
     rest = _without(low, lines)
     free = [p for p in kind.params if p not in bound]
+    asked = _own_words(low)
+    by_unit = [name for name in free if (unit := _unit_after(kind, name)) and (
+        unit.lower() in asked or any(_says(n, low, asked) for n in UNIT_NAMES.get(unit.lower(), ())))]
+    quantities = [name for name in by_unit if a_quantity(kind, name)]
     for words in (_own_words(_without(rest, [text])), _own_words(rest)):
         named = [name for name in free if name.lower() in words]   # by name first: "port" is <port>, not
         if named:                                                   # the <address> before it
-            return min(named, key=spread) if spread is not None else named[0]
-    asked = _own_words(low)
-    for name in free:
-        unit = _unit_after(kind, name)
-        if unit and (unit.lower() in asked or any(_says(n, low, asked) for n in UNIT_NAMES.get(unit.lower(), ()))):
-            return name
-    return next((name for name in free if name.lower() in asked), None)
+            pick = min(named, key=spread) if spread is not None else named[0]
+            # a name without a unit beside a named unit ("read the broadcast variable in ms"): the words
+            # before <variable> describe the lines; the quantity asked is the one "ms" is written after
+            return quantities[0] if quantities and pick not in by_unit and not a_quantity(kind, pick) else pick
+    return by_unit[0] if by_unit else next((name for name in free if name.lower() in asked), None)
+
+
+def a_quantity(kind: Kind, name: str) -> bool:
+    """A number with a unit after it ("<took> ms"), not a value labelled by the next parameter's name
+    ("<address> port <port>")."""
+    unit = _unit_after(kind, name)
+    value = kind.examples.get(name)
+    return unit is not None and unit.lower() not in {p.lower() for p in kind.params} and \
+        (value is None or number_of(value) is not None)
 
 
 def _without(low: str, phrases: Sequence[str]) -> str:

@@ -241,8 +241,12 @@ class QueryPlan:
         asked = {w.lower() for w in re.findall(r"\w+", self.question)}
         of = str(call.get("of") or "")
         a_param = any(of in k.params for k in self.kinds)     # else a word the number is read beside ("KB")
+        # a quantity the question names by its unit beside `of` named as a word without one ("read the
+        # broadcast variable in ms": <took>, not <variable>)
+        unit_named = any((n := self._named(k, call)) and n != of and grounding.a_quantity(k, n) for k in self.kinds) \
+            and not any(grounding.a_quantity(k, of) for k in self.kinds if of in k.params)
         if result.get("n") and of.lower() in asked and not self._written(result) and \
-                (a_param or not any(self._named(k, call) for k in self.kinds)):
+                (a_param and not unit_named or not any(self._named(k, call) for k in self.kinds)):
             return call, result
         for kind in self.kinds:
             name = self._named(kind, call)
