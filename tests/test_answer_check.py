@@ -237,3 +237,15 @@ def test_a_replaced_lookup_quotes_the_line_of_what_the_question_names():
     c = check("He is from 1.2.3.4.", q, {**result, "lines": [named]}, render_result(result, end), end,
               Evidence(["cyrus"], [named]))
     assert c.text.count("187.141.143.180") == 1                       # shown once
+
+
+def test_a_figure_with_another_unit_than_its_line_is_replaced():
+    """"809.3 bytes" where the line writes "809.3 KB" is another quantity; "809.3 kilobytes" is the same."""
+    line = {**LINE, "text": "Block rdd_42_5 stored as values in memory (estimated size 16.0 B, free 809.3 KB)"}
+    result = {"call": {"op": "stats", "of": "free"}, "count": 1, "n": 1, "min": 809.3, "max": 809.3, "avg": 809.3,
+              "sum": 809.3, "min_line": line, "max_line": line}
+    q = "How many bytes is Block rdd_42_5 free?"
+    c = run("The block rdd_42_5 has 809.3 bytes free.", q, result)
+    assert c.action == "replaced" and c.unsupported == ["809.3 bytes"] and "809.3 KB" in c.text
+    assert run("It has 809.3 kilobytes free.", q, result).action == "kept"
+    assert run("It has 809.3 KB free (size 16.0 B).", q, result).action == "kept"

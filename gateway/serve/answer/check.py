@@ -85,6 +85,27 @@ def unsupported_figures(answer: str, allowed: set[str]) -> list[str]:
     return list(dict.fromkeys(bad))
 
 
+# a unit's spellings -> one name: "809.3 bytes" for the line's "809.3 KB" is another quantity
+_UNIT = {**{u: "b" for u in ("b", "byte", "bytes")}, **{u: "kb" for u in ("kb", "kib", "kilobyte", "kilobytes")},
+         **{u: "mb" for u in ("mb", "mib", "megabyte", "megabytes")}, **{u: "gb" for u in ("gb", "gib", "gigabyte", "gigabytes")},
+         **{u: "ms" for u in ("ms", "millisecond", "milliseconds")}, **{u: "s" for u in ("s", "sec", "secs", "second", "seconds")},
+         **{u: "min" for u in ("min", "mins", "minute", "minutes")}, **{u: "h" for u in ("h", "hour", "hours")},
+         "%": "%", "percent": "%", "字节": "b", "毫秒": "ms", "秒": "s", "分钟": "min", "小时": "h"}
+_WITH_UNIT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(%|[A-Za-z]+|字节|毫秒|秒|分钟|小时)")
+
+
+def wrong_units(answer: str, sources: str) -> list[str]:
+    """Figures the answer writes with a unit (kb, bytes, ms, s, % ...) that the sources write the same
+    figure with only under another unit."""
+    written: dict[str, set[str]] = {}
+    for m in _WITH_UNIT.finditer(sources):
+        if (u := _UNIT.get(m.group(2).lower())) is not None:
+            written.setdefault(m.group(1), set()).add(u)
+    return list(dict.fromkeys(m.group(0) for m in _WITH_UNIT.finditer(answer)
+                              if (u := _UNIT.get(m.group(2).lower())) is not None and m.group(1) in written
+                              and u not in written[m.group(1)]))
+
+
 def _time_figure(line: Mapping[str, Any]) -> list[str]:
     """The figure of a line's time an answer must give: its time of day (to the minute at least) when it
     has one."""
@@ -165,7 +186,8 @@ def check(answer: str, question: str, result: Mapping[str, Any], rendered: str, 
     question's rare tokens point at; an answer that quotes one of them reads the line (a lookup) and keeps
     it without the query's figure, which is added after it."""
     allowed = supported_figures(question, rendered, json.dumps(result, ensure_ascii=False))
-    bad = unsupported_figures(answer, allowed)
+    bad = unsupported_figures(answer, allowed) + wrong_units(answer, "\n".join(
+        [question, rendered, json.dumps(result, ensure_ascii=False), *(x["text"] for x in (ev.lines if ev else []))]))
     said = _with_prefixes(figures(answer))
     missing = list(dict.fromkeys(
         alts[0] for alts in asked_figures(result, question, end)
