@@ -121,9 +121,9 @@ def _describe_stats(r: Mapping[str, Any]) -> str:
     total = f"; they add up to {_num(r['sum'])} in all" if r.get("sum") is not None and r["n"] > 1 else ""
     # the figures side by side, their lines after: with each line between them a 1.5B model gave the
     # maximum for "the smallest"
-    return (f"{r['n']} numbers in {r.get('count', 0)} matching lines: minimum {written(r, 'min')}, maximum "
-            f"{written(r, 'max')}, average {shown_avg(r)}{total}. The minimum {_where(r['min_line'])}. "
-            f"The maximum {_where(r['max_line'])}.")
+    return (f"{r['n']} numbers in {r.get('count', 0)} matching lines: maximum {written(r, 'max')}, minimum "
+            f"{written(r, 'min')}, average {shown_avg(r)}{total}. The maximum {_where(r['max_line'])}. "
+            f"The minimum {_where(r['min_line'])}.")
 
 
 def written(r: Mapping[str, Any], key: str) -> str:
