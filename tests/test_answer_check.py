@@ -249,20 +249,3 @@ def test_a_figure_with_another_unit_than_its_line_is_replaced():
     assert c.action == "replaced" and c.unsupported == ["809.3 bytes"] and "809.3 KB" in c.text
     assert run("It has 809.3 kilobytes free.", q, result).action == "kept"
     assert run("It has 809.3 KB free (size 16.0 B).", q, result).action == "kept"
-
-
-def test_the_figure_the_call_picked_is_the_one_the_answer_must_give():
-    """A stats call that picks the minimum ("the smallest port"): an answer with the maximum is replaced,
-    though the result holds it; the prompt and the plain answer say the picked figure first."""
-    lo = {**LINE, "text": "Failed password for invalid user cisco from 103.99.0.122 port 50890 ssh2"}
-    hi = {**LINE, "text": "Failed password for invalid user cisco from 103.99.0.122 port 58309 ssh2"}
-    result = {"call": {"op": "stats", "of": "port", "pick": "min"}, "count": 2, "n": 2, "min": 50890.0,
-              "max": 58309.0, "avg": 54599.5, "sum": 109199.0, "min_line": lo, "max_line": hi}
-    q = "What is the smallest port for cisco when failed password?"
-    assert render_result(result).startswith("The minimum asked for: 50890. ")
-    c = run("The smallest port for cisco is 58309.", q, result)
-    assert c.action == "replaced" and c.missing == ["50890"] and c.text.startswith("The minimum is 50890. ")
-    assert run("The smallest port for cisco is 50890.", q, result).action == "kept"
-    unpicked = {**result, "call": {"op": "stats", "of": "port"}}
-    assert run("The smallest port for cisco is 58309.", q, unpicked).action == "kept"    # no pick: any figure
-    assert run("最小端口是 58309。", "cisco 最小的端口是多少？", result).text.startswith("最小值是 50890。")

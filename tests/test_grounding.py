@@ -79,9 +79,6 @@ def test_grammar_takes_a_kind_and_a_parameter_name():
     for call in ('count", "template": 2, "text": "3.0"}', 'stats", "template": 2, "of": "size"}',
                  'top_k", "by": "size", "template": 1}'):
         assert g.matches(call), call
-    assert g.matches('stats", "template": 2, "of": "size", "pick": "max"}')
-    assert not g.matches('stats", "template": 2, "of": "size", "pick": "median"}')
-    assert not g.matches('count", "template": 2, "pick": "max"}')      # stats alone picks a figure
     assert not g.matches('count", "template": 9}')     # a kind not shown
     assert not g.matches('stats", "of": "bytes2"}')
 

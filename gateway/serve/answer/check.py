@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from gateway.serve.answer import evidence
-from gateway.serve.answer.render import _LABEL, _num, _shown_time, picked, plain_answer, shown_avg
+from gateway.serve.answer.render import _LABEL, _num, _shown_time, plain_answer, shown_avg
 from gateway.serve.prompts import is_chinese
 
 FIGURE = re.compile(r"\d+(?:[:.\-/]\d+)*")
@@ -136,8 +136,6 @@ def asked_figures(result: Mapping[str, Any], question: str, end: str | None) -> 
                 if isinstance(result.get(e), dict)]
         captured = [[str(v) for v in line["captured"].values()] for line in ends if line.get("captured")]
         return captured or ([_time_figure(line) for line in ends] if _WHEN.search(question) else [])
-    if op == "stats" and (p := picked(result)) is not None:     # the figure the call picked, no other
-        return [[p[2], *([num(result[(result.get("call") or {})["pick"]])] if p[2] != shown_avg(result) else [])]]
     if op == "stats" and result.get("n"):
         return [[*(num(result[k]) for k in ("max", "min", "avg", "sum") if result.get(k) is not None), shown_avg(result)]]
     if op == "lines":      # the asked parameter's value read off the lines ("port 49811", not the address)

@@ -101,23 +101,9 @@ def _describe_top(r: Mapping[str, Any]) -> str:
             + (f" The next ones: {rest}." if rest else ""))                                    # longer 2nd
 
 
-_PICKED = {"min": ("minimum", "最小值"), "max": ("maximum", "最大值"), "sum": ("sum", "总和"), "avg": ("average", "平均值")}
-
-
-def picked(r: Mapping[str, Any]) -> tuple[str, str, str] | None:
-    """The figure the stats call's `pick` asks for: (its name, its name in Chinese, its value as written)."""
-    pick = (r.get("call") or {}).get("pick")
-    if pick not in _PICKED or not r.get("n") or r.get(pick) is None:
-        return None
-    value = written(r, pick) if pick in ("min", "max") else shown_avg(r) if pick == "avg" else _num(r["sum"])
-    return (*_PICKED[pick], value)
-
-
 def _describe_stats(r: Mapping[str, Any]) -> str:
     if not r.get("n"):
         return f"{r.get('count', 0)} lines match, but none of them holds that number."
-    if (p := picked(r)) is not None:     # the figure the call asked for said first, the others after
-        return f"The {p[0]} asked for: {p[2]}. " + _describe_stats({**r, "call": {**r["call"], "pick": None}})
     total = f"; they add up to {_num(r['sum'])} in all" if r.get("sum") is not None and r["n"] > 1 else ""
     # the figures side by side, their lines after: with each line between them a 1.5B model gave the
     # maximum for "the smallest"
@@ -219,12 +205,9 @@ def plain_answer(result: Mapping[str, Any], question: str, end: str | None) -> s
         # one line quoted (the maximum's): two lines of one kind share long runs and read as a loop
         low = shown_time(result["min_line"])
         if zh:
-            return ((f"{p[1]}是 {p[2]}。" if (p := picked(result)) is not None else "")
-                    + (f"总和 {num(result['sum'])}（{result['n']} 个数值）。" if result.get("sum") is not None else "")
+            return ((f"总和 {num(result['sum'])}（{result['n']} 个数值）。" if result.get("sum") is not None else "")
                     + f"最大值 {mx}，在 {where(result['max_line'])}。最小值 {mn}（{low}）。平均值 {avg}。")
         total = f"The sum is {num(result['sum'])} ({result['n']} values). " if result.get("sum") is not None else ""
-        if (p := picked(result)) is not None:
-            total = f"The {p[0]} is {p[2]}. " + total
         return (f"{total}The maximum is {mx}, at {where(result['max_line'])}. The minimum is {mn} (at {low}). "
                 f"The average is {avg}.")
     if op == "first_last":
