@@ -85,6 +85,8 @@ def _token(word: str) -> str:
     core = word.rstrip("*")
     core = (re.sub(rf"^[^{_WORD_CHARS}]+|[^{_WORD_CHARS}]+$", "", core) or core).lower()   # FTS drops edge punctuation
     rx = f"(^|[^{_WORD_CHARS}]){_rx(core)}" + ("" if prefix else f"([^{_WORD_CHARS}]|$)")
+    if not prefix and re.fullmatch(r"\d+(?:\.\d+)*", core):    # a number: not a piece of an address or
+        rx = f"(^|[^{_WORD_CHARS}.]){_rx(core)}([^{_WORD_CHARS}.]|\\.([^{_WORD_CHARS}]|$)|$)"   # version (query.py)
     return f"(position(text_lower, {lit(core)}) > 0 AND match(text_lower, {lit(rx)}))"
 
 

@@ -99,7 +99,7 @@ def find(surface: QuerySurface, question: str, names: Sequence[str] = ()) -> Evi
     rank = {i: min((k for k, rx in enumerate(whole) if rx.search(hits[i][6])), default=MAX_TOKENS * 2)
             for i in hits if score[i] == top}
     ranked = sorted(rank, key=lambda i: (rank[i], hits[i][1] or 0, i))
-    best = _one_per_kind(ranked, [hits[i][7] for i in ranked])[:MAX_EVIDENCE]
+    best = _one_per_kind(ranked, [hits[i][7] if len(hits[i]) > 7 else None for i in ranked])[:MAX_EVIDENCE]
     out.lines = [_line(hits[i][:7]) for i in sorted(best, key=lambda i: (hits[i][1] or 0, i))]
     return out
 
