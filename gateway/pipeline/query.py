@@ -51,8 +51,8 @@ from collections import Counter
 from typing import Any
 
 from gateway.ingest.header import match_ts, parse_ts
-from gateway.pipeline.query_text import (PLACEHOLDER, _add_captures, _like, _line_end_regex, _number_regex, _regexp,
-                                         numbers_stats)
+from gateway.pipeline.query_text import (DOTTED_NUMBER, PLACEHOLDER, _add_captures, _like, _line_end_regex,
+                                         _number_regex, _regexp, numbers_stats)
 from gateway.pipeline.store_read import LINE_HOST, fts_query
 
 OPS = ("count", "top_k", "stats", "first_last", "buckets", "lines")
@@ -64,7 +64,6 @@ TOP_K_MAX = 20
 MAX_LINES = 50
 MAX_BUCKETS = 48
 MAX_TEXT_CHARS = 200
-_DOTTED_NUMBER = re.compile(r"\d+(?:\.\d+)*")   # a number, a version or an address: one token
 LINE_CHARS = 300              # a line's text in a result is clipped to this
 TABLES = frozenset({"logs", "params", "templates", "logs_fts", "logs_fts_data", "logs_fts_idx",
                     "logs_fts_docsize", "logs_fts_config", "logs_fts_content", "sqlite_master",
@@ -221,7 +220,7 @@ class QuerySurface:
                 where.append("l.id IN (SELECT rowid FROM logs_fts WHERE logs_fts MATCH ?)")
                 args.append(q)
                 for word in literal.split():      # the index splits at dots: "123" is not in "123.235.32.19"
-                    if _DOTTED_NUMBER.fullmatch(word):
+                    if DOTTED_NUMBER.fullmatch(word):
                         where.append("l.text REGEXP ?")
                         args.append(r"(?<![\w.])" + re.escape(word) + r"(?![\w]|\.\w)")
             if len(pieces) > 1:                 # a pattern: its pieces in order ("seconds.  Will" as

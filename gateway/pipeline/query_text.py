@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 PLACEHOLDER = re.compile(r"<[A-Za-z*]{1,8}>")      # <*>, <N>, <X>: "any text here" in a text pattern
 NUMBER = r"(?<![\d.])([-+]?\d+(?:\.\d+)?)(?![\d]|\.\d)"      # not a piece of an address or version
+DOTTED_NUMBER = re.compile(r"\d+(?:\.\d+)*")   # a number, a version or an address: one token of a text filter
 
 
 def _line_end_regex(pattern: str) -> str:

@@ -185,9 +185,10 @@ def check(answer: str, question: str, result: Mapping[str, Any], rendered: str, 
     `rendered` is the result as the answer's prompt gave it (render.render_result). `ev`: the lines the
     question's rare tokens point at; an answer that quotes one of them reads the line (a lookup) and keeps
     it without the query's figure, which is added after it."""
-    allowed = supported_figures(question, rendered, json.dumps(result, ensure_ascii=False))
+    as_json = json.dumps(result, ensure_ascii=False)
+    allowed = supported_figures(question, rendered, as_json)
     bad = unsupported_figures(answer, allowed) + wrong_units(answer, "\n".join(
-        [question, rendered, json.dumps(result, ensure_ascii=False), *(x["text"] for x in (ev.lines if ev else []))]))
+        [question, rendered, as_json, *(x["text"] for x in (ev.lines if ev else []))]))
     said = _with_prefixes(figures(answer))
     missing = list(dict.fromkeys(
         alts[0] for alts in asked_figures(result, question, end)

@@ -99,6 +99,7 @@ def find(surface: QuerySurface, question: str, names: Sequence[str] = ()) -> Evi
     rank = {i: min((k for k, rx in enumerate(whole) if rx.search(hits[i][6])), default=MAX_TOKENS * 2)
             for i in hits if score[i] == top}
     ranked = sorted(rank, key=lambda i: (rank[i], hits[i][1] or 0, i))
+    # a surface without a template column (the fleet node's) gives 7 columns: each line a kind of its own
     best = _one_per_kind(ranked, [hits[i][7] if len(hits[i]) > 7 else None for i in ranked])[:MAX_EVIDENCE]
     out.lines = [_line(hits[i][:7]) for i in sorted(best, key=lambda i: (hits[i][1] or 0, i))]
     return out
@@ -110,7 +111,8 @@ def _one_per_kind(ids: list[int], kinds: list[Any]) -> list[int]:
     "closed" may mean."""
     seen: set = set()
     first = [i for i, k in zip(ids, kinds) if k is None or not (k in seen or seen.add(k))]
-    return first + [i for i in ids if i not in set(first)]
+    taken = set(first)
+    return first + [i for i in ids if i not in taken]
 
 
 _CLOCK = re.compile(r"\d{1,2}:\d{2}(:\d{2})?|\d{4}-\d{2}-\d{2}")

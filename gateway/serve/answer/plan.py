@@ -194,15 +194,15 @@ class QueryPlan:
         what "which partition has the most free" asks for. Not their text: quoted, a 1.5B model read one
         line's number as the total."""
         kind = next((k for k in self.kinds if name in k.params), None)
-        ends = [(end, st.get(f"{key}_line") or {}) for end, key in (("minimum", "min"), ("maximum", "max"))]
-        if kind is None or st.get("min") == st.get("max") or not all(x.get("id") is not None for _, x in ends):
+        ends = [(end, st[key], st.get(f"{key}_line") or {}) for end, key in (("minimum", "min"), ("maximum", "max"))]
+        if kind is None or st.get("min") == st.get("max") or not all(x.get("id") is not None for _, _, x in ends):
             return ""
-        ids = [x["id"] for _, x in ends]
+        ids = [x["id"] for _, _, x in ends]
         others = {p: {i: v for i, v in grounding.param_values(self.tool.surface, p, ids).items() if _AN_ID.search(v)}
                   for p in kind.params if p != name}     # ids (letters and digits): a bare number reads as the answer
-        said = [f"the {end} ({_num(st[end[:3]])}) is on the line with "
+        said = [f"the {end} ({_num(value)}) is on the line with "
                 + ", ".join(f"{p} {got[x['id']]}" for p, got in others.items() if x["id"] in got)
-                for end, x in ends if any(x["id"] in got for got in others.values())]
+                for end, value, x in ends if any(x["id"] in got for got in others.values())]
         return f" Of these, {'; '.join(said)}." if said else ""
 
     def _run_grounded(self, call: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -241,15 +241,15 @@ class QueryPlan:
         asked = {w.lower() for w in re.findall(r"\w+", self.question)}
         of = str(call.get("of") or "")
         a_param = any(of in k.params for k in self.kinds)     # else a word the number is read beside ("KB")
+        named = [(kind, self._named(kind, call)) for kind in self.kinds]
         # a quantity the question names by its unit beside `of` named as a word without one ("read the
         # broadcast variable in ms": <took>, not <variable>)
-        unit_named = any((n := self._named(k, call)) and n != of and grounding.a_quantity(k, n) for k in self.kinds) \
+        unit_named = any(n and n != of and grounding.a_quantity(k, n) for k, n in named) \
             and not any(grounding.a_quantity(k, of) for k in self.kinds if of in k.params)
         if result.get("n") and of.lower() in asked and not self._written(result) and \
-                (a_param and not unit_named or not any(self._named(k, call) for k in self.kinds)):
+                (a_param and not unit_named or not any(n for _, n in named)):
             return call, result
-        for kind in self.kinds:
-            name = self._named(kind, call)
+        for kind, name in named:
             if name and name != call.get("of"):
                 tried = {**call, "of": name}
                 if (found := self.tool.surface.run(tried)).get("n") and not self._written(found):
