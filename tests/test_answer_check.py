@@ -57,11 +57,23 @@ def test_count_must_be_the_stored_one():
     q = "How many times was the E-STOP pressed?"
     c = run("The E-STOP was pressed 4 times.", q, r)
     assert c.action == "replaced" and c.unsupported == ["4"]
-    assert c.text == '1 lines match (query: {"op": "count", "text": "E-STOP"}).'    # what was counted
+    assert c.text == '1 line matches (query: {"op": "count", "text": "E-STOP"}).'    # what was counted
     assert run("The E-STOP was pressed 1 time.", q, r).action == "kept"
     c = run("急停被按下了很多次。", "急停按了几次？", r)             # no figure at all: the count is missing
     assert c.action == "replaced" and c.missing == ["1"]
     assert c.text == '共有 1 行日志符合查询（查询：{"op": "count", "text": "E-STOP"}）。'
+
+
+def test_count_of_few_lines_quotes_the_newest():
+    line = {"id": 15, "time_text": "17/06/09 20:10:42", "component": "executor.CoarseGrainedExecutorBackend",
+            "text": "17/06/09 20:10:42 INFO executor.CoarseGrainedExecutorBackend: Successfully registered with driver"}
+    r = {"call": {"op": "count", "text": "driver registered"}, "count": 1, "lines": [line]}
+    c = run("The driver was registered at 20:10:42.", "How was the driver registered?", r)
+    assert c.action == "replaced" and c.missing == ["1"] and "Successfully registered with driver" in c.text
+    assert c.text.startswith("1 line matches (query:")
+    many = {**r, "count": 40, "lines": [line]}            # many lines: the count is the answer, no line quoted
+    assert "Successfully" not in run("They registered.", "How many registrations?", many).text
+    assert "这一行" in run("注册了。", "驱动是怎么注册的？", r).text
 
 
 def test_count_of_every_line_is_noted():

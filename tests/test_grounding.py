@@ -457,6 +457,32 @@ def test_a_counts_quantity_shows_the_lines_of_its_extremes(tmp_path):
     store.close()
 
 
+def test_a_number_named_by_the_words_before_it_shows_its_extremes_lines(tmp_path):
+    """"Which partition of rdd_4 has min memory estimated?": no parameter is named by its name or unit, but
+    "estimated" is written right before <size>; the unit is a parameter of its own (B or KB), so the size
+    is listed as values, and the lines of its minimum and maximum still say which block each is."""
+    tmpl = "Block <*> stored as bytes in memory (estimated size <NUM> <*>, free <NUM> KB)"
+    rows = [f"Block rdd_4_{i} stored as bytes in memory (estimated size {b} B, free 80{i}.0 KB)"
+            for i, b in enumerate(("913.0", "559.0", "935.0"))]
+    other = "Partition <*> not found, computing it"
+    rows, tmpls = [*rows, "Partition rdd_4_0 not found, computing it"], [tmpl] * 3 + [other]
+    recs = [LogRecord(ts=1.7e9 + i, source="t", host="h", severity=6, text=t) for i, t in enumerate(rows)]
+    store = Store(tmp_path / "rdd.db")
+    store.append(recs, [1, 1, 1, 2], [LineFields(template=m, params=named_params(m, t)) for t, m in zip(rows, tmpls)])
+    s = QuerySurface(store.path)
+    kinds = [k for k in grounding.Kinds(s).kinds(["memory", "estimated"], ["rdd_4"]) if "size" in k.params]
+    q = "What partition of rdd_4 has min memory estimated?"
+    assert grounding.named_param(kinds[0], q) == "size"
+    assert grounding.named_param(kinds[0], "Which rdd_4 size was written?") == "size"    # by its name first
+    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=kinds)   # a word, no number
+    plan.finish(f'count", "template": {kinds[0].id}, "text": "rdd_4"}}')
+    assert "the minimum (559) is on the line with block rdd_4_1" in plan.rendered
+    assert "the maximum (935) is on the line with block rdd_4_2" in plan.rendered
+    assert plan.check("The partition with the least is rdd_4_1.").action == "kept"
+    s.close()
+    store.close()
+
+
 def test_a_unit_named_beside_a_name_without_one_asks_for_the_quantity():
     """"How long did it take to read the broadcast variable in ms?": "variable" is the line's own word
     before <variable>; "ms" is written after <took>: the quantity asked. "port" after <address> is the
@@ -469,3 +495,37 @@ def test_a_unit_named_beside_a_name_without_one_asks_for_the_quantity():
                           {"user": "root", "address": "10.0.0.7", "port": "22"})
     assert grounding.named_param(fail, "What port did root fail from?", ["user"]) == "port"
     assert not grounding.a_quantity(fail, "address") and grounding.a_quantity(read, "took")
+
+
+def test_a_where_the_texts_lines_lack_joins_the_text(tmp_path):
+    """"Found block" lines with rdd_2_0, called with where block = rdd_2_0: the grouping wrote that kind as
+    "Found block rdd_<rdd>_<number> locally" (no <block>), so the value joins the text: 2 lines, not the one
+    line of another kind that has a <block>."""
+    rows = ["Found block rdd_2_0 locally", "Found block rdd_2_0 locally", "Found block rdd_2_1 locally",
+            "Block rdd_2_0 stored as bytes in memory"]
+    tmpls = ["Found block rdd_<*>_<*> locally"] * 3 + ["Block <*> stored as bytes in memory"]
+    recs = [LogRecord(ts=1.7e9 + i, source="t", host="h", severity=6, text=t) for i, t in enumerate(rows)]
+    store = Store(tmp_path / "found.db")
+    store.append(recs, [1, 1, 1, 2], [LineFields(template=m, params=named_params(m, t)) for t, m in zip(rows, tmpls)])
+    s = QuerySurface(store.path)
+    q = '"Found block" 里带 rdd_2_0 的行数'
+    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=grounding.Kinds(s).kinds(["found"], []))
+    plan.finish('count", "text": "Found block", "where": {"block": "rdd_2_0"}}')
+    assert plan.result["count"] == 2 and "where" not in plan.call
+    s.close()
+    store.close()
+
+
+def test_a_top_by_host_over_lines_without_one_is_by_component(tmp_path):
+    rows = ["a started", "b started", "c started"]
+    recs = [LogRecord(ts=1.7e9 + i, source="t", host="", severity=6, text=t) for i, t in enumerate(rows)]
+    store = Store(tmp_path / "nohost.db")
+    store.append(recs, [1, 1, 1], [LineFields(template="<*> started", params=named_params("<*> started", t), component=c)
+                                   for t, c in zip(rows, ["executor", "executor", "driver"])])
+    s = QuerySurface(store.path)
+    q = "哪个模块刷日志刷得最多？"
+    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=[])
+    plan.finish('top_k", "by": "host", "k": 1}')
+    assert plan.call["by"] == "component" and plan.result["top"][0]["value"] == "executor"
+    s.close()
+    store.close()

@@ -128,7 +128,7 @@ def asked_figures(result: Mapping[str, Any], question: str, end: str | None) -> 
         st = result.get("param_stats") or {}
         return [[str(result.get("count", 0)), *(num(st[k]) for k in ("sum", "max", "min", "avg") if st.get(k) is not None),
                  *([shown_avg(st)] if st.get("avg") is not None else []),
-                 *(str(v) for v in st.get("values") or []),
+                 *(str(v) for v in st.get("values") or []), *(str(v) for v in st.get("at") or []),
                  *(str(t.get("count", t.get("lines"))) for top in (result.get("split") or {}).values() for t in top)]]
     if op == "first_last":
         # the captured value a pattern asked for, else the time when the question asks when

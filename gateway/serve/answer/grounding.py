@@ -175,7 +175,23 @@ def named_param(kind: Kind, question: str, bound: Sequence[str] = (), lines: Seq
             # a name without a unit beside a named unit ("read the broadcast variable in ms"): the words
             # before <variable> describe the lines; the quantity asked is the one "ms" is written after
             return quantities[0] if quantities and pick not in by_unit and not a_quantity(kind, pick) else pick
-    return by_unit[0] if by_unit else next((name for name in free if name.lower() in asked), None)
+    if by_unit:
+        return by_unit[0]
+    # last, a number by the words its kind writes right before it: "min memory estimated" asks for <size>
+    # of "(estimated size <size> B"
+    own = _own_words(_without(rest, [text]))     # not the words that pick the lines ("Found block rdd_<rdd>")
+    return next((name for name in free if name.lower() in asked), None) or next(
+        (name for name in free if number_of(kind.examples.get(name, "")) is not None
+         and own & set(_label_words(kind, name))), None)
+
+
+def _label_words(kind: Kind, name: str) -> list[str]:
+    """The words (up to two, none a question's own) the kind writes right before parameter `name`."""
+    at = kind.template.find(f"<{name}>")
+    literal = kind.template[:max(at, 0)].rsplit(">", 1)[-1]      # back to the parameter before it
+    if at <= 0 or not re.search(r"[\s=:(]$", literal):          # "rdd_<rdd>": a piece of an id, no label
+        return []
+    return [w for w in re.findall(r"[a-z][a-z0-9]+", literal.lower())[-2:] if not common(w)]
 
 
 def a_quantity(kind: Kind, name: str) -> bool:

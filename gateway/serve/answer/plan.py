@@ -187,7 +187,7 @@ class QueryPlan:
             return listed + "."
         self.result["param_stats"]["values"] = values[:PARAM_VALUES_SHOWN]
         return (f"{listed} (minimum {_num(st['min'])}, maximum {_num(st['max'])}; over the {st['n']} lines they "
-                f"sum to {_num(st['sum'])}).")
+                f"sum to {_num(st['sum'])})." + self._extremes_of(name, st))
 
     def _extremes_of(self, name: str, st: Mapping[str, Any]) -> str:
         """Which lines hold a quantity's minimum and maximum, by their other parameters ("block rdd_21_0"):
@@ -203,6 +203,9 @@ class QueryPlan:
         said = [f"the {end} ({_num(value)}) is on the line with "
                 + ", ".join(f"{p} {got[x['id']]}" for p, got in others.items() if x["id"] in got)
                 for end, value, x in ends if any(x["id"] in got for got in others.values())]
+        if said and isinstance(self.result.get("param_stats"), dict):    # an answer may name a line by them
+            self.result["param_stats"]["at"] = list(dict.fromkeys(
+                v for got in others.values() for i in ids if (v := got.get(i)) is not None))
         return f" Of these, {'; '.join(said)}." if said else ""
 
     def _run_grounded(self, call: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -225,9 +228,20 @@ class QueryPlan:
         call = self._kind_with_asked_param(call)
         call, result = self._with_tokens(call)
         bound = self._bound(call)
-        if bound is not call and (found := self.tool.surface.run(bound)).get("count"):
+        if bound is not call and (found := self.tool.surface.run(bound)).get("count") and not found.get("text_relaxed_to"):
             call, result = bound, found
-        return self._stats_of_asked(call, result)
+        return self._by_a_field_they_have(*self._stats_of_asked(call, result))
+
+    def _by_a_field_they_have(self, call: dict[str, Any], result: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """A top_k by host over lines that write no host (or by component over lines without one) is by the
+        other: both say where a line came from, and a log has often one of them only."""
+        other = {"host": "component", "component": "host"}.get(str(call.get("by")))
+        if call.get("op") != "top_k" or other is None or not result.get("count") or \
+                any(str(t.get("value") or "").strip() for t in result.get("top") or []):
+            return call, result
+        tried = {**call, "by": other}
+        found = self.tool.surface.run(tried)
+        return (tried, found) if any(str(t.get("value") or "").strip() for t in found.get("top") or []) else (call, result)
 
     def _stats_of_asked(self, call: dict[str, Any], result: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         """Stats whose `of` finds no number in the lines, or whose `of` the question does not name (or
@@ -372,6 +386,15 @@ class QueryPlan:
                 result = self.tool.surface.run(tried)
                 if result.get("count") and not result.get("text_relaxed_to"):
                     return tried, result
+        # last, a `where` whose name the text's lines do not have ("Found block rdd_<rdd>_<number>" has no
+        # <block>): its values join the text
+        where = {str(v) for v in (call.get("where") or {}).values()}
+        for keep in kinds if where else []:
+            moved = " ".join([*sorted(v for v in where if v.lower() not in text.lower()), text]).strip()
+            tried = {k: v for k, v in call.items() if (k != "template" or keep) and k not in ("text", "where")}
+            result = self.tool.surface.run({**tried, "text": moved})
+            if result.get("count") and not result.get("text_relaxed_to"):
+                return {**tried, "text": moved}, result
         return call, self.tool.surface.run(call)
 
     def source(self) -> dict[str, Any]:

@@ -153,6 +153,9 @@ def _iso(t: Any) -> Any:
         return t
 
 
+FEW_QUOTED = 3                # a count of at most this many lines quotes its newest line
+
+
 def plain_answer(result: Mapping[str, Any], question: str, end: str | None) -> str:
     """The result said plainly, in the question's language: every figure as the store gave it."""
     shown_time, num = _shown_time, _num
@@ -176,11 +179,17 @@ def plain_answer(result: Mapping[str, Any], question: str, end: str | None) -> s
     if op == "count":          # what was counted: the call; where most of its lines are (plan._most)
         most = [(_LABEL.get(by, (by, by)), t["value"], t.get("count", t.get("lines")))
                 for by, t in (result.get("most") or {}).items()]
+        # a count of a few lines that the result holds quotes the newest: "How was the driver registered?"
+        # is answered by its one line ("Successfully registered with driver"), not by "1 line matches"
+        few = [x for x in result.get("lines") or [] if isinstance(x, dict)][:1] if n <= FEW_QUOTED else []
         if zh:
             return f"共有 {n} 行日志符合查询（查询：{call}）。" + "".join(
-                f"其中最多的{label[1]}是“{v}”（{c} 行）。" for label, v, c in most)
-        return f"{n} lines match (query: {call})." + "".join(f' Most of them: {label[0]} "{v}" ({c}).'
-                                                               for label, v, c in most)
+                f"其中最多的{label[1]}是“{v}”（{c} 行）。" for label, v, c in most) + "".join(
+                f"{'这一行' if n == 1 else '最新的一行'}：{where(x)}" for x in few)
+        head = "1 line matches" if n == 1 else f"{n} lines match"
+        return f"{head} (query: {call})." + "".join(f' Most of them: {label[0]} "{v}" ({c}).'
+                                                     for label, v, c in most) + "".join(
+            f" {'It' if n == 1 else 'The newest'}: {where(x)}" for x in few)
     if op == "top_k":
         label, label_zh = _LABEL.get(str(result.get("by")), (f'value after "{result.get("by")}"',
                                                              f"“{result.get('by')}”后的值"))
