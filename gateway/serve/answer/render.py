@@ -64,13 +64,17 @@ def shown_avg(r: Mapping[str, Any]) -> str:
 
 
 def _where(line: Mapping[str, Any]) -> str:
-    """`[in box <box> ]at <time> (<host>, <component>): <text>` of a result line. A fleet node's line names its
-    box before the time: in the parenthesis the 1.5B answered "which box first" with the time alone."""
-    t = _shown_time(line)
-    box = f"in box {line['box']} " if line.get("box") else ""
-    who = ", ".join(f"{k} {line[k]}" for k in ("host", "component") if line.get(k))
-    got = "".join(f"; {k} = {v}" for k, v in (line.get("captured") or {}).items())
-    return f"{box}at {t}{f' ({who}{got})' if who or got else ''}: {str(line.get('text', ''))[:LINE_SHOWN]}"
+    """`[in box <box> ][at <time> ][(<host>, <component>; <captured>)]: <text>` of a result line; the time,
+    host and component only where the text does not say them (said twice, they cost the prompt and were
+    copied into listings). A fleet node's line names its box before the time: in the parenthesis the 1.5B
+    answered "which box first" with the time alone."""
+    t, text = _shown_time(line), str(line.get("text", ""))[:LINE_SHOWN]
+    box = f"in box {line['box']}" if line.get("box") else ""
+    when = "" if t is not None and str(t) and str(t) in text else f"at {t}"
+    who = ", ".join(f"{k} {line[k]}" for k in ("host", "component") if line.get(k) and str(line[k]) not in text)
+    got = "; ".join(f"{k} = {v}" for k, v in (line.get("captured") or {}).items())
+    said = " ".join(x for x in (box, when, f"({'; '.join(x for x in (who, got) if x)})" if who or got else "") if x)
+    return f"{said}: {text}" if said else text
 
 
 def _shown_time(line: Mapping[str, Any]) -> Any:
