@@ -261,3 +261,11 @@ def test_a_figure_with_another_unit_than_its_line_is_replaced():
     assert c.action == "replaced" and c.unsupported == ["809.3 bytes"] and "809.3 KB" in c.text
     assert run("It has 809.3 kilobytes free.", q, result).action == "kept"
     assert run("It has 809.3 KB free (size 16.0 B).", q, result).action == "kept"
+
+
+def test_a_figure_inside_an_identifier_does_not_say_the_count():
+    """"有两条记录 ... vcs2": the 2 of vcs2 is a name, not the count; the count is added."""
+    r = {"call": {"op": "count", "text": "vcs2 removing device node"}, "count": 2}
+    c = run('有两条记录，都与 "vcs2 removing device node" 相关。', "vcs2 相关的“removing device node”记录有几条？", r)
+    assert c.missing == ["2"] and "共有 2 行日志符合查询" in c.text
+    assert run("有 2 条记录与 vcs2 相关。", "vcs2 相关的记录有几条？", r).action == "kept"

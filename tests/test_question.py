@@ -234,4 +234,4 @@ def test_a_chinese_question_s_words_glossed_for_the_call():
     assert gloss("哪个组件输出的日志行数最多？") == ("哪个=which, 组件=component, 输出=write, 日志=log lines, "
                                              "行数=number of lines, 最多=the most")
     assert gloss("How many lines?") == ""
-    assert gloss("哪个模块刷日志刷得最多？") == "哪个=which, 模块=component/module, 日志=log lines, 最多=the most"
+    assert gloss("哪个模块刷日志刷得最多？") == "哪个=which, 模块=component, 日志=log lines, 最多=the most"

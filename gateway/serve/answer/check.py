@@ -27,6 +27,7 @@ from gateway.serve.answer.render import _LABEL, _num, _shown_time, plain_answer,
 from gateway.serve.prompts import is_chinese
 
 FIGURE = re.compile(r"\d+(?:[:.\-/]\d+)*")
+_STATED = re.compile(r"(?<![A-Za-z_\d])\d+(?:[:.\-/]\d+)*")    # a figure said on its own, not inside an id
 _ENUMERATOR = re.compile(r"\s*(?:[.、)）:：]|\s*[-–])")   # after "2" in "2. ...", "2、...", "2) ..."
 MAX_ENUMERATOR = 20
 _SEPARATORS = re.compile(r"[:.\-/]")
@@ -189,7 +190,7 @@ def check(answer: str, question: str, result: Mapping[str, Any], rendered: str, 
     allowed = supported_figures(question, rendered, as_json)
     bad = unsupported_figures(answer, allowed) + wrong_units(answer, "\n".join(
         [question, rendered, as_json, *(x["text"] for x in (ev.lines if ev else []))]))
-    said = _with_prefixes(figures(answer))
+    said = _with_prefixes(_STATED.findall(answer))      # "2" of "vcs2" does not say the count 2
     missing = list(dict.fromkeys(
         alts[0] for alts in asked_figures(result, question, end)
         if alts and not any(a in said or (not FIGURE.fullmatch(a) and _norm(a) in _norm(answer)) for a in alts)))

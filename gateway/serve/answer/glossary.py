@@ -27,7 +27,7 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "装箱机": ("casepacker",), "加热区": ("heater", "zone"), "加热": ("heater", "heat"), "电机": ("motor",),
     "传感器": ("sensor",), "光电": ("photoeye",), "阀": ("valve",), "泵": ("pump",), "瓶": ("bottle",),
     "操作员": ("operator",), "工位": ("station",), "节点": ("node",), "服务器": ("server",), "主机": ("host",),
-    "组件": ("component",), "模块": ("component", "module"), "程序": ("program", "process"), "服务": ("service",), "容器": ("container",), "任务": ("task", "job"), "作业": ("job",), "线程": ("thread",),
+    "组件": ("component",), "模块": ("component",), "程序": ("program", "process"), "服务": ("service",), "容器": ("container",), "任务": ("task", "job"), "作业": ("job",), "线程": ("thread",),
     "进程": ("process",), "会话": ("session",), "用户": ("user",), "密码": ("password",), "登录": ("login", "logged"),
     "认证": ("authentication", "auth"), "端口": ("port",), "地址": ("address",), "网络": ("network",),
     "请求": ("request",), "响应": ("response",), "文件": ("file",), "磁盘": ("disk",), "内存": ("memory",),
