@@ -138,6 +138,10 @@ def test_the_answer_reads_a_few_counted_lines_and_not_the_kinds_listed(surface):
     msgs = plan.finish('count", "text": "admin"}')
     assert msgs[-3] == {"role": "user", "content": q}
     assert "They are:" in msgs[-1]["content"] and "Failed password for admin from 10.0.0.7 port 2200" in msgs[-1]["content"]
+    msgs = plan.finish('count", "text": "Failed password"}')     # admin, a <word> value, is a condition
+    assert plan.call["where"] == {"word": "admin"} and msgs[-1]["content"].count("Failed password for") == 1
+    q = "How many bytes did the failed passwords send?"
+    plan = QueryPlan(_Tool(surface), [{"role": "user", "content": q}], q, None, [], kinds=kinds)
     msgs = plan.finish('count", "text": "Failed password"}')            # 3 lines: the limit, shown
     assert msgs[-1]["content"].count("Failed password for") == 3
     msgs = plan.finish('count", "text": "Running"}')                    # 8: a count alone
@@ -527,5 +531,27 @@ def test_a_top_by_host_over_lines_without_one_is_by_component(tmp_path):
     plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=[])
     plan.finish('top_k", "by": "host", "k": 1}')
     assert plan.call["by"] == "component" and plan.result["top"][0]["value"] == "executor"
+    s.close()
+    store.close()
+
+
+def test_a_word_that_is_a_parameters_value_is_a_condition(tmp_path):
+    """"the maximum port for admin": admin is the whole value of a parameter of the listed kind and no word of
+    its text; a 1.5B wrote stats of port over every line, the condition is added."""
+    tmpl = "Failed password for invalid user <*> from <*> port <*> ssh2"
+    rows = [f"Failed password for invalid user {u} from 10.0.0.{i} port {p} ssh2"
+            for i, (u, p) in enumerate([("admin", 100), ("root", 900), ("admin", 300), ("test", 50)])]
+    recs = [LogRecord(ts=1.7e9 + i, source="t", host="h", severity=6, text=t) for i, t in enumerate([*rows, "Server listening on port 22"])]
+    store = Store(tmp_path / "ssh.db")
+    store.append(recs, [1, 1, 1, 1, 2], [*(LineFields(template=tmpl, params=named_params(tmpl, t)) for t in rows),
+                                         LineFields(template="Server listening on port <*>", params=[("22", 22.0, "port")])])
+    s = QuerySurface(store.path)
+    q = "What is the maximum port for admin when failed password?"
+    kinds = grounding.Kinds(s).kinds(["failed", "password", "port"], [])
+    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=kinds)
+    plan.finish('stats", "of": "port", "text": "port"}')
+    assert plan.call["where"] == {"user": "admin"} and plan.result["max"] == 300
+    plan.finish('stats", "of": "port", "text": "password"}')          # "password" is the kind's own word
+    assert plan.call["where"] == {"user": "admin"}
     s.close()
     store.close()

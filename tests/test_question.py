@@ -136,6 +136,11 @@ def test_logcat_letter_levels():
     assert ground("How many W level lines did Android log?", [], [], stored, []).levels == ["warning"]
     assert ground("Android 一共有多少条 E 级别的日志？", [], [], stored, []).levels == ["error"]
     assert ground("How many lines mention a Type A fault?", [], [], stored, []).levels == []
+    assert ground('What is the total number of level "E" entries?', [], [], stored, []).levels == ["error"]
+    assert ground('日志中共有多少条 "E" 级别的记录？', [], [], stored, []).levels == ["error"]
+    letters = ["V", "I", "W", "E", "F"]                      # a store that keeps the letters as written
+    assert ground('How many level "F" entries?', [], [], letters, []).levels == ["F"]
+    assert ground("How many errors?", [], [], letters, []).levels == ["E", "F"]
 
 
 def test_problem_words_take_every_level_of_their_kind():

@@ -254,6 +254,22 @@ def param_values(surface: QuerySurface, name: str, line_ids: Sequence[int]) -> d
 _SAYS_NOTHING = frozenset({"number", "value", "word", "id", "time"})   # names given when no word did
 
 
+def params_valued(surface: QuerySurface, token: str, scan: int = 400) -> list[tuple[int, str]]:
+    """(template id, parameter name) of the stored lines (up to `scan` of those holding the token) where a
+    parameter's whole value is `token`: "admin" is a <user> of "Failed password for <user> from ..." """
+    q = fts_query(token) if token.isascii() else None
+    if q is None:
+        return []
+    try:
+        rows, _ = surface.execute(
+            "SELECT DISTINCT l.template_id, p.name FROM params p JOIN logs l ON l.id = p.line_id WHERE p.line_id IN "
+            "(SELECT rowid FROM logs_fts WHERE logs_fts MATCH ? LIMIT ?) AND p.text = ? AND p.name IS NOT NULL",
+            (q, scan, token))
+    except (QueryError, QueryInterrupted, sqlite3.DatabaseError):
+        return []
+    return [(int(t), str(n)) for t, n in rows if t is not None]
+
+
 def params_of(kinds: Sequence[Kind]) -> list[str]:
     """The parameter names of the kinds shown, first seen first."""
     return list(dict.fromkeys(p for k in kinds for p in k.params))

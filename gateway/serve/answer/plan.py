@@ -226,6 +226,7 @@ class QueryPlan:
             call = {**call, "template": self.kinds[0].id}   # a question about something, asked of every line: its
                                                             # best kind (a count of all lines is rarely meant)
         call = self._kind_with_asked_param(call)
+        call = self._valued(call)
         call, result = self._with_tokens(call)
         bound = self._bound(call)
         if bound is not call and (found := self.tool.surface.run(bound)).get("count") and not found.get("text_relaxed_to"):
@@ -327,6 +328,30 @@ class QueryPlan:
                 return moved
         return call
 
+    def _valued(self, call: dict[str, Any]) -> dict[str, Any]:
+        """A word of the question that the call does not hold and that is the whole value of a parameter of
+        the call's kind (or of a listed kind when it names none), and no word of any listed kind's text, is a
+        condition on that parameter ("the maximum port for admin": where user = admin; a 1.5B dropped it),
+        when the lines with it are found."""
+        if call.get("op") not in OPS or "<" in str(call.get("text") or "") or not self.kinds:
+            return call
+        where = dict(call.get("where") or {})
+        held = " ".join([str(call.get("text") or ""), *map(str, where.values()), *(str(call.get(k) or "") for k in
+                                                                                     ("host", "component", "level"))]).lower()
+        kinds = [k for k in self.kinds if call.get("template") is None or str(k.id) == str(call["template"])]
+        literal = {w.lower() for k in self.kinds for w in re.findall(r"[A-Za-z0-9_]+", _SLOT.sub(" ", k.template))}
+        for tok in evidence.candidates(self.question)[:evidence.MAX_TOKENS * 2]:
+            if tok.lower() in held or tok.lower() in literal or evidence.common(tok):
+                continue
+            names = [n for t, n in grounding.params_valued(self.tool.surface, tok)
+                     if n not in where and any(k.id == t for k in kinds)]
+            if names:
+                where[names[0]] = tok
+        if where == (call.get("where") or {}):
+            return call
+        tried = {**call, "where": where}
+        return tried if self.tool.surface.run({**tried, "op": "count"}).get("count") else call
+
     def _without_field_words(self, call: dict[str, Any]) -> dict[str, Any]:
         """The call's text without the words of its host or component filter ("3" of host "工位3"): the
         field holds them, and the header's words are no part of a line's message. A host or component
@@ -409,6 +434,7 @@ class QueryPlan:
                                   self.evidence)
 
 
+_SLOT = re.compile(r"<[^<>]*>")
 _AN_ID = re.compile(r"[A-Za-z][^\s]*\d|\d[^\s]*[A-Za-z]")
 FEW_LINES = 3                 # a count of at most this many lines shows them to the answer
 SUMMED_SHOWN_OUT = 200        # the counted lines kept out of the evidence shown beside a total

@@ -48,7 +48,9 @@ _FIELD_WORDS = {"component", "components", "program", "process", "service", "mod
 _RANK = {"emergency": 0, "alert": 1, "critical": 2, "error": 3, "warning": 4, "notice": 5, "info": 6, "debug": 7}
 _WORSE_TOO = {"error", "critical"}          # "errors": error and every worse level
 _LEVEL_AFTER = re.compile(r"\s*(?:-?\s*level|级别|等级)", re.I)
-_LETTER_LEVEL = re.compile(r"(?<![\w-])([VDIWEFA])\s*(?=level\b|级别|等级)")
+# logcat's level letter named as one: 'W level', '"F" 级别', 'level "E"' (quoted when the name is before it)
+_LETTER_LEVEL = re.compile(r"(?<![\w-])[\"\u201c']?([VDIWEFA])[\"\u201d']?\s*(?=level\b|级别|等级)"
+                           r"|(?:level|级别|等级)\s*[\"\u201c']([VDIWEFA])[\"\u201d']", re.I)
 _ZH_SUBJECT = re.compile(r"\s*([A-Za-z][\w.-]*)\s*(?=[\u4e00-\u9fff])")   # a Chinese question's Latin subject
 _LOG_NAME = re.compile(r"[\w.-]+(?=\s+(?:log|logs|log file|journal)\b)|[A-Za-z][\w.-]*(?=\s*日志)", re.I)
 _NOT_CONTENT = {"the", "a", "an", "of", "in", "on", "at", "to", "and", "or", "for", "by", "is", "was", "were", "are",
@@ -232,6 +234,11 @@ def _shared_parts(values: Sequence[str]) -> set[str]:
     return {p for p, n in seen.items() if n > 1}
 
 
+def _canon(level: str) -> str:
+    """A stored level's class: its word's ("warn": warning), or a level letter's ("e": error)."""
+    return _LEVELS.get(level, _LETTER_LEVELS.get(level.upper(), level) if len(level) == 1 else level)
+
+
 def _levels(question: str, levels: Sequence[str]) -> tuple[list[str], set[str]]:
     """(store levels the question names, the question words that named them). A level word written as
     the log writes a level ("SEVERE", "ERROR level", "WARN 级别", logcat's "W level") is that level;
@@ -247,17 +254,18 @@ def _levels(question: str, levels: Sequence[str]) -> tuple[list[str], set[str]]:
             asked.append((w, base, exact))
     asked += sorted(((k, c, False) for k, c in _ZH_LEVELS.items() if k in question),
                     key=lambda kc: question.index(kc[0]))
-    asked += [(m.group(1), _LETTER_LEVELS[m.group(1)], True) for m in _LETTER_LEVEL.finditer(question)]
+    asked += [(m.group(m.lastindex), _LETTER_LEVELS[m.group(m.lastindex)], True) for m in _LETTER_LEVEL.finditer(question)
+              if m.group(m.lastindex) in _LETTER_LEVELS]
     out: list[str] = []
     used: set[str] = set()
     for w, base, exact in asked:
         canon = _LEVELS.get(base, base)
-        if exact and (base in have or canon in have):
-            hit = [have[base] if base in have else have[canon]]
+        if exact and (base in have or canon in have or w.lower() in have):     # the log's own word ("F") first
+            hit = [have[w.lower()] if w.lower() in have else have[base] if base in have else have[canon]]
         else:
             rank = _RANK.get(canon, 9)
-            hit = [lv for low, lv in have.items() if (_RANK.get(_LEVELS.get(low, low), 9) <= rank
-                                                      if canon in _WORSE_TOO else _LEVELS.get(low, low) == canon)]
+            hit = [lv for low, lv in have.items() if (_RANK.get(_canon(low), 9) <= rank
+                                                      if canon in _WORSE_TOO else _canon(low) == canon)]
         if hit:
             used.add(w)
         out += [lv for lv in hit if lv not in out]
