@@ -240,3 +240,10 @@ def test_a_chinese_question_s_words_glossed_for_the_call():
                                              "行数=number of lines, 最多=the most")
     assert gloss("How many lines?") == ""
     assert gloss("哪个模块刷日志刷得最多？") == "哪个=which, 模块=component, 日志=log lines, 最多=the most"
+
+
+def test_a_level_word_before_log_is_a_level_not_the_logs_name():
+    stored = ["info", "warning", "error"]
+    assert ground("以最新一条日志为准，最近 10 分钟内有多少条 warning 日志？", [], [], stored, []).levels == ["warning"]
+    assert ground("error 日志有几条？", [], [], stored, []).levels == ["error"]
+    assert ground("Hadoop 日志里有几条？", [], [], stored, ["Hadoop"]).levels == []

@@ -164,9 +164,12 @@ def named_param(kind: Kind, question: str, bound: Sequence[str] = (), lines: Seq
     low = question.lower()
     rest = _without(low, lines)
     free = [p for p in kind.params if p not in bound]
-    asked = _own_words(low)
+    asked, outside = _own_words(low), _own_words(rest)
+    # a unit the question writes outside the phrases that pick the lines ("failed" after <container> in
+    # "“failed: timeout after”" is no unit asked); a quantity's before a word's
     by_unit = [name for name in free if (unit := _unit_after(kind, name)) and (
-        unit.lower() in asked or any(_says(n, low, asked) for n in UNIT_NAMES.get(unit.lower(), ())))]
+        unit.lower() in outside or any(_says(n, rest, outside) for n in UNIT_NAMES.get(unit.lower(), ())))]
+    by_unit.sort(key=lambda name: not a_quantity(kind, name))
     quantities = [name for name in by_unit if a_quantity(kind, name)]
     for words in (_own_words(_without(rest, [text])), _own_words(rest)):
         named = [name for name in free if name.lower() in words]   # by name first: "port" is <port>, not
@@ -218,6 +221,7 @@ UNIT_NAMES: dict[str, tuple[str, ...]] = {
     "%": ("percent", "percentage", "pct", "百分比", "百分之", "占比"),
     "ms": ("millisecond", "毫秒"), "kb": ("kilobyte", "kib"), "mb": ("megabyte", "mib", "兆"),
     "gb": ("gigabyte", "gib"), "bytes": ("字节",), "b": ("byte", "字节"),
+    "s": ("second", "sec", "秒"), "sec": ("second", "秒"), "min": ("minute", "分钟"), "h": ("hour", "小时"),
 }
 
 
@@ -227,10 +231,15 @@ def _says(name: str, low: str, words: set[str]) -> bool:
 
 
 def _unit_after(kind: Kind, name: str) -> str | None:
-    """unit_of, or the symbol "%" written right after the parameter."""
+    """unit_of, or the symbol "%" written right after the parameter, or the letters its example value
+    writes right after its number ("56s", "12ms")."""
     if re.search(r"<" + re.escape(name) + r">%", kind.template):
         return "%"
-    return unit_of(kind, name)
+    glued = _GLUED_UNIT.fullmatch(kind.examples.get(name, "").strip("()[]{}\"'<>,;"))
+    return unit_of(kind, name) or (glued.group(1) if glued else None)
+
+
+_GLUED_UNIT = re.compile(r"[-+]?\d+(?:\.\d+)?([A-Za-z]{1,3})")
 
 
 def unit_of(kind: Kind, name: str) -> str | None:

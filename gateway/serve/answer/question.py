@@ -307,9 +307,10 @@ def ground(question: str, hosts: Sequence[str], components: Sequence[str], level
     question = _QUOTED.sub(" ", question)      # a quoted phrase is message text: it names no level or op
     named_in = question.lower()                # hosts and components: before the log's name goes ("did the
     named_words = {w.lower() for w in _WORD.findall(question)}                       # filler log")
-    question = _LOG_NAME.sub(" ", question)    # "in the Hadoop log": the log's name, not what its lines say
+    # "in the Hadoop log": the log's name, not what its lines say; "warning 日志" are lines of a level
+    question = _LOG_NAME.sub(lambda m: m.group(0) if _levels(m.group(0), levels)[0] else " ", question)
     m = _ZH_SUBJECT.match(question)
-    if m and m.group(1).lower() not in {w.lower() for w in words}:
+    if m and m.group(1).lower() not in {w.lower() for w in words} and not _levels(m.group(1), levels)[0]:
         question = question[m.end():]          # "Hadoop 在 ... 之间": the log's name (not one of its words)
     latin = {w.lower() for w in _WORD.findall(question)}
     g.levels, level_words = _levels(question, levels)
