@@ -269,3 +269,13 @@ def test_a_figure_inside_an_identifier_does_not_say_the_count():
     c = run('有两条记录，都与 "vcs2 removing device node" 相关。', "vcs2 相关的“removing device node”记录有几条？", r)
     assert c.missing == ["2"] and "共有 2 行日志符合查询" in c.text
     assert run("有 2 条记录与 vcs2 相关。", "vcs2 相关的记录有几条？", r).action == "kept"
+
+
+def test_a_no_match_says_what_the_other_conditions_match():
+    r = {"call": {"op": "count", "component": "PaymentClient", "text": "entries"}, "count": 0, "no_match": True,
+         "without_text": {"text": '"entries"', "count": 320}}
+    c = run("There were 320 entries.", "How many entries did PaymentClient write?", r)
+    assert c.action == "kept"                                  # 320 is the result's figure
+    from gateway.serve.answer.render import plain_answer, render_result
+    assert 'Without the text "entries", the other conditions match 320 lines.' in render_result(r)
+    assert "去掉 \"entries\" 后，其他条件符合 320 行" in plain_answer(r, "PaymentClient 写了多少条？", None)

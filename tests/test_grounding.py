@@ -555,3 +555,17 @@ def test_a_word_that_is_a_parameters_value_is_a_condition(tmp_path):
     assert plan.call["where"] == {"user": "admin"}
     s.close()
     store.close()
+
+
+def test_a_text_matching_nothing_with_a_component_says_what_the_component_matches(tmp_path):
+    rows = ["Payment request took 12 ms", "Payment request took 30 ms", "Evicted 4 cache entries"]
+    recs = [LogRecord(ts=1.7e9 + i, source="t", host="h", severity=6, text=t) for i, t in enumerate(rows)]
+    store = Store(tmp_path / "pay.db")
+    store.append(recs, [1, 1, 2], [LineFields(template=t, component=c) for t, c in zip(rows, ["Pay", "Pay", "Cache"])])
+    s = QuerySurface(store.path)
+    q = "How many entries were written by the Pay component?"
+    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=[])
+    plan.finish('count", "component": "Pay", "text": "entries"}')
+    assert plan.result["without_text"] == {"text": '"entries"', "count": 2} and "match 2 lines" in plan.rendered
+    s.close()
+    store.close()

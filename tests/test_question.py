@@ -247,3 +247,10 @@ def test_a_level_word_before_log_is_a_level_not_the_logs_name():
     assert ground("以最新一条日志为准，最近 10 分钟内有多少条 warning 日志？", [], [], stored, []).levels == ["warning"]
     assert ground("error 日志有几条？", [], [], stored, []).levels == ["error"]
     assert ground("Hadoop 日志里有几条？", [], [], stored, ["Hadoop"]).levels == []
+
+
+def test_fault_is_a_level_only_as_the_log_writes_it():
+    stored = ["info", "warning", "fault"]
+    assert ground("哪个设备记录的 FAULT 日志最多？", [], [], stored, []).levels == ["fault"]
+    assert ground("How many lines mention a pump fault?", [], [], stored, []).levels == []
+    assert ground("How many errors?", [], [], stored, []).levels == ["fault"]      # an error-class level

@@ -42,7 +42,7 @@ _LEVELS = {
     "err": "error", "error": "error", "failure": "error", "warn": "warning", "warning": "warning",
     "notice": "notice", "info": "info", "information": "info", "informational": "info",
     "debug": "debug", "trace": "debug", "verbose": "debug", "fine": "debug", "finest": "debug",
-    "alarm": "alert", "dbg": "debug", "inf": "info", "ntc": "notice", "wrn": "warning", "crt": "critical",
+    "alarm": "alert", "fault": "error", "dbg": "debug", "inf": "info", "ntc": "notice", "wrn": "warning", "crt": "critical",
     "ftl": "critical", "emr": "emergency",
     # Chinese level words (as written by Chinese PLC, MES and Java logging setups)
     "紧急": "emergency", "报警": "alert", "警报": "alert", "严重": "critical", "致命": "critical",

@@ -180,6 +180,8 @@ def test_syslog_priority_gives_the_level_and_record_numbers_are_no_hosts():
     assert scan("<13>Dec  4 10:01:02 gw-01 cron[7]: job done", 2026).level == "notice"
     h = scan("#082929 20261204T105551.167 press-11 <ALARM> SAFE: guard door 3 opened", 2026)
     assert (h.host, h.level, h.component) == ("press-11", "alert", "SAFE")
+    h = scan("#075356 20261204T104701.716 transfer-2 <FAULT> LUBE: lubricant reservoir empty", 2026)
+    assert (h.host, h.level, h.level_text, h.component) == ("transfer-2", "error", "FAULT", "LUBE")   # a PLC's level
 
 
 def test_a_delimited_source_learns_its_field_count():

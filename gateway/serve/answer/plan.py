@@ -59,6 +59,7 @@ class QueryPlan:
             self.result = {"call": {"text": CALL_PREFIX + call_text}, "error": f"the call did not parse: {exc}"}
         if self.call and self.call.get("op") == "count" and self.result.get("count"):
             self.result["of_all"] = self.tool.surface.run({"op": "count"}).get("count")   # a count of every line
+        self._without_text()
         self._capture_asked()
         self.rendered = render_result(self.result, which_end(self.question))
         if self.call and not self.result.get("error"):     # what was counted, in words
@@ -77,6 +78,22 @@ class QueryPlan:
         # model quoted their example values as the answer); the prefill cost is the same
         asked = [*self.turns[:-1], {"role": "user", "content": self.question}]
         return [*asked, {"role": "assistant", "content": shown}, {"role": "user", "content": answer}]
+
+    def _without_text(self) -> None:
+        """A count whose text matches nothing together with its other conditions (a component, a level, a
+        window) says what those match alone: "How many entries did component X write" was called with the
+        log word "entries" as its text; a question about a text X never writes reads 0 and the other count."""
+        call = self.call or {}
+        if call.get("op") != "count" or not self.result.get("no_match") or not call.get("text") or \
+                not any(call.get(k) for k in _CONDITIONS if k != "text"):
+            return
+        for drop in (("text",), ("text", "template")):      # the kind, too: the model's guess beside the text
+            rest = {k: v for k, v in call.items() if k not in drop}
+            if any(rest.get(k) for k in _CONDITIONS) and (found := self.tool.surface.run(rest)).get("count"):
+                what = f'"{call["text"]}"' + (f" and kind T{call['template']}" if "template" in drop and
+                                               call.get("template") is not None else "")
+                self.result["without_text"] = {"text": what, "count": found["count"]}
+                return
 
     def _summed_up(self) -> bool:
         """The call found the numbers it asked for (stats, or a count's asked parameter): other lines beside

@@ -46,6 +46,7 @@ _FIELD_WORDS = {"component", "components", "program", "process", "service", "mod
                 "machine", "node", "server", "station", "device", "ip", "address", "level", "severity", "kind",
                 "type", "message", "time", "line", "one", "value", "day", "hour", "minute"}
 _RANK = {"emergency": 0, "alert": 1, "critical": 2, "error": 3, "warning": 4, "notice": 5, "info": 6, "debug": 7}
+_WRITTEN_ONLY = {"fault"}   # a level only as the log writes it ("FAULT"); "a Type A fault" is the message's
 _WORSE_TOO = {"error", "critical"}          # "errors": error and every worse level
 _LEVEL_AFTER = re.compile(r"\s*(?:-?\s*level|级别|等级)", re.I)
 # logcat's level letter named as one: 'W level', '"F" 级别', 'level "E"' (quoted when the name is before it)
@@ -251,7 +252,8 @@ def _levels(question: str, levels: Sequence[str]) -> tuple[list[str], set[str]]:
         base = w if w in _LEVELS else w[:-1] if w.endswith("s") and w[:-1] in _LEVELS else None
         if base is not None and not any(x[0] == w for x in asked):
             exact = m.group(0).isupper() or bool(_LEVEL_AFTER.match(question, m.end()))
-            asked.append((w, base, exact))
+            if exact or base not in _WRITTEN_ONLY:
+                asked.append((w, base, exact))
     asked += sorted(((k, c, False) for k, c in _ZH_LEVELS.items() if k in question),
                     key=lambda kc: question.index(kc[0]))
     asked += [(m.group(m.lastindex), _LETTER_LEVELS[m.group(m.lastindex)], True) for m in _LETTER_LEVEL.finditer(question)

@@ -37,7 +37,9 @@ def render_result(result: Mapping[str, Any], end: str | None = None) -> str:
     if r.get("error"):
         text = f"The query failed: {r['error']}."
     elif r.get("no_match"):
-        text = "No line matches this query (0 lines)."
+        w = r.get("without_text")
+        text = "No line matches this query (0 lines)." + (
+            f' Without the text {w["text"]}, the other conditions match {w["count"]} lines.' if w else "")
     else:
         op = str((r.get("call") or {}).get("op"))
         text = _describe_first_last(r, end) if op == "first_last" else _DESCRIBE.get(op, _describe_count)(r)
@@ -168,7 +170,11 @@ def plain_answer(result: Mapping[str, Any], question: str, end: str | None) -> s
     if result.get("error"):
         return f"查询失败：{result['error']}（查询：{call}）" if zh else f"The query failed: {result['error']} (query: {call})."
     if result.get("no_match"):
-        return f"存储的日志里没有符合的行（查询：{call}）。" if zh else f"No stored line matches (query: {call})."
+        w = result.get("without_text")
+        if zh:
+            return f"存储的日志里没有符合的行（查询：{call}）。" + (f"去掉 {w['text']} 后，其他条件符合 {w['count']} 行。" if w else "")
+        return f"No stored line matches (query: {call})." + (
+            f' Without the text {w["text"]}, the other conditions match {w["count"]} lines.' if w else "")
     op = str((result.get("call") or {}).get("op"))
     n = result.get("count", 0)
 
