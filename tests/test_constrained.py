@@ -261,3 +261,22 @@ def test_a_later_ask_is_grounded_with_the_asks_before_it(smol_tokenizer, tmp_pat
     alone = tool.plan([{"role": "user", "content": q}])
     assert not alone.mask.c.grammar.matches('top_k", "by": "host", "text": "E-STOP pressed"}')
     store.close()
+
+
+def test_a_quoted_phrase_picks_the_kinds_listed(smol_tokenizer, tmp_path):
+    """"所有“Payment request”记录的耗时（毫秒）合计": the Chinese words give no kind; the quoted phrase,
+    the lines' own words, does."""
+    from gateway.ingest.record import LogRecord
+    from gateway.pipeline.fields import LineFields, named_params
+    from gateway.pipeline.query import QuerySurface
+    from gateway.pipeline.store import Store
+    from gateway.serve.answer.plan import QueryTool
+    store = Store(tmp_path / "s.db")
+    rows = [(f"Payment request r{i} timed out after {10 * i} ms", "Payment request <*> timed out after <*> ms")
+            for i in range(45)] + [(f"Order {i} shipped", "Order <*> shipped") for i in range(3)]   # not rare:
+    recs = [LogRecord(ts=1.7e9 + i, source="t", host="h", severity=6, text=t) for i, (t, _) in enumerate(rows)]  # no
+    store.append(recs, [1] * 45 + [2] * 3, [LineFields(template=m, params=named_params(m, t)) for t, m in rows])  # evidence
+    tool = QueryTool(QuerySurface(store.path), smol_tokenizer)
+    plan = tool.plan([{"role": "user", "content": "所有“Payment request”记录的耗时（毫秒）合计是多少？"}])
+    assert [k.id for k in plan.kinds] == [1] and "Payment request <request> timed out" in plan.turns[-1]["content"]
+    store.close()

@@ -528,7 +528,9 @@ class QueryTool:
         # the question's rare tokens (an id, a user, an address) are filters the lines hold as they are
         named = list(dict.fromkeys([*ev.tokens, *ev.ids]))
         g.words = [*named, *(w for w in g.words if w not in named)]
-        kinds = self.kinds.kinds([w for w in g.content if not evidence.part_of(w, fields)], named)
+        # the words of a quoted phrase (the lines' own words) point at their kind first
+        quoted = [w for p in g.phrases for w in re.findall(r"[A-Za-z][A-Za-z0-9]+", p)]
+        kinds = self.kinds.kinds([w for w in [*quoted, *g.content] if not evidence.part_of(w, fields)], named)
         g.templates, g.params = [str(k.id) for k in kinds], grounding.params_of(kinds)
         shown = grounding.render(kinds)
         if is_chinese(question) and (words := gloss(QUOTED.sub(" ", question))):
