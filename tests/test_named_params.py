@@ -17,10 +17,11 @@ def test_a_unit_glued_to_the_number_names_it():
     assert named_param(HEALTH, q, [], phrase, phrase[0]) == "duration"
 
 
-def test_a_word_of_the_phrase_that_picks_the_lines_is_no_unit():
-    """"failed" follows <container>; written inside the quoted phrase it names the lines, not <container>."""
-    phrase = ["failed"]
-    assert named_param(HEALTH, 'How many "failed" lines?', [], phrase, phrase[0]) is None
+def test_a_quantitys_unit_before_a_words():
+    """"failed" follows <container> ("<container> failed: timeout after <duration>s"): a question naming
+    seconds asks for the quantity, not the id."""
+    assert grounding.a_quantity(HEALTH, "duration") and not grounding.a_quantity(HEALTH, "container")
+    assert named_param(HEALTH, "How many seconds did the failed health checks wait in all?") == "duration"
 
 
 def test_a_number_named_by_the_words_before_it():

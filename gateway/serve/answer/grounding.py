@@ -164,11 +164,10 @@ def named_param(kind: Kind, question: str, bound: Sequence[str] = (), lines: Seq
     low = question.lower()
     rest = _without(low, lines)
     free = [p for p in kind.params if p not in bound]
-    asked, outside = _own_words(low), _own_words(rest)
-    # a unit the question writes outside the phrases that pick the lines ("failed" after <container> in
-    # "“failed: timeout after”" is no unit asked); a quantity's before a word's
+    asked = _own_words(low)
     by_unit = [name for name in free if (unit := _unit_after(kind, name)) and (
-        unit.lower() in outside or any(_says(n, rest, outside) for n in UNIT_NAMES.get(unit.lower(), ())))]
+        unit.lower() in asked or any(_says(n, low, asked) for n in UNIT_NAMES.get(unit.lower(), ())))]
+    # a quantity's unit before a word's ("<container> failed: timeout after <duration>s", asked in 秒)
     by_unit.sort(key=lambda name: not a_quantity(kind, name))
     quantities = [name for name in by_unit if a_quantity(kind, name)]
     for words in (_own_words(_without(rest, [text])), _own_words(rest)):
