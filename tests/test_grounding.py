@@ -569,3 +569,19 @@ def test_a_text_matching_nothing_with_a_component_says_what_the_component_matche
     assert plan.result["without_text"] == {"text": '"entries"', "count": 2} and "match 2 lines" in plan.rendered
     s.close()
     store.close()
+
+
+def test_a_capital_letter_that_is_a_parameters_value_is_a_condition(tmp_path):
+    tmpl = "EMERGENCY STOP circuit <*> discrepancy, press locked"
+    rows = [f"EMERGENCY STOP circuit {c} discrepancy, press locked" for c in "ABBA"]
+    recs = [LogRecord(ts=1.7e9 + i, source="t", host="h", severity=6, text=t) for i, t in enumerate([*rows, "press ok"])]
+    store = Store(tmp_path / "estop.db")
+    store.append(recs, [1, 1, 1, 1, 2], [*(LineFields(template=tmpl, params=named_params(tmpl, t)) for t in rows),
+                                         LineFields(template="press ok")])
+    s = QuerySurface(store.path)
+    q = 'How many "discrepancy, press locked" entries have channel B? I need it.'
+    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=grounding.Kinds(s).kinds(["discrepancy"], []))
+    plan.finish('count", "text": "discrepancy, press locked"}')
+    assert plan.call["where"] == {"circuit": "B"} and plan.result["count"] == 2
+    s.close()
+    store.close()

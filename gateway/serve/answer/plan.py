@@ -357,7 +357,8 @@ class QueryPlan:
                                                                                      ("host", "component", "level"))]).lower()
         kinds = [k for k in self.kinds if call.get("template") is None or str(k.id) == str(call["template"])]
         literal = {w.lower() for k in self.kinds for w in re.findall(r"[A-Za-z0-9_]+", _SLOT.sub(" ", k.template))}
-        for tok in evidence.candidates(self.question)[:evidence.MAX_TOKENS * 2]:
+        letters = re.findall(r"(?<![\w.-])[A-HJ-Z](?![\w.-])", self.question)    # "circuit B" ("I" is a pronoun)
+        for tok in [*evidence.candidates(self.question)[:evidence.MAX_TOKENS * 2], *dict.fromkeys(letters)]:
             if tok.lower() in held or tok.lower() in literal or evidence.common(tok):
                 continue
             names = [n for t, n in grounding.params_valued(self.tool.surface, tok)
