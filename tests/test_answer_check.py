@@ -279,3 +279,11 @@ def test_a_no_match_says_what_the_other_conditions_match():
     from gateway.serve.answer.render import plain_answer, render_result
     assert 'Without the text "entries", the other conditions match 320 lines.' in render_result(r)
     assert "去掉 \"entries\" 后，其他条件符合 320 行" in plain_answer(r, "PaymentClient 写了多少条？", None)
+
+
+def test_a_no_match_answer_must_say_what_the_rest_matches():
+    r = {"call": {"op": "count", "level": "warn", "text": "entries"}, "count": 0, "no_match": True,
+         "without_text": {"text": '"entries"', "count": 152}}
+    c = run("There are no WARN entries.", "How many WARN entries?", r)
+    assert c.action == "replaced" and c.missing == ["152"] and "match 152 lines" in c.text
+    assert run("None hold it; 152 WARN lines in all.", "How many WARN entries?", r).action == "kept"

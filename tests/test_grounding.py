@@ -585,3 +585,21 @@ def test_a_capital_letter_that_is_a_parameters_value_is_a_condition(tmp_path):
     assert plan.call["where"] == {"circuit": "B"} and plan.result["count"] == 2
     s.close()
     store.close()
+
+
+def test_a_level_word_as_text_and_a_stats_condition_on_its_own_of_are_dropped(tmp_path):
+    rows = [f"ANR in app: is not responding, waited {w}ms" for w in (1, 2000, 4000)]
+    tmpl = "ANR in app: is not responding, waited <*>"
+    recs = [LogRecord(ts=1.7e9 + i, source="t", host="h", severity=4, text=t) for i, t in enumerate([*rows, "boot ok"])]
+    store = Store(tmp_path / "anr.db")
+    store.append(recs, [1, 1, 1, 2], [*(LineFields(template=tmpl, params=named_params(tmpl, t), level="warning")
+                                        for t in rows), LineFields(template="boot ok", level="info")])
+    s = QuerySurface(store.path)
+    q = "“is not responding, waited”记录的耗时（毫秒）平均值是多少（保留 1 位小数）？"
+    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=grounding.Kinds(s).kinds(["responding"], []))
+    plan.finish('stats", "of": "waited", "where": {"waited": "1"}, "text": "is not responding, waited"}')
+    assert "where" not in plan.call and plan.result["n"] == 3
+    plan.finish('count", "level": "warning", "text": "warning"}')
+    assert "text" not in plan.call and plan.result["count"] == 3
+    s.close()
+    store.close()

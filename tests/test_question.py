@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.serve.answer.question import asks, ground, span_s
+from gateway.serve.answer.question import asks, ground, span_s, which_end
 
 WORDS = ["Failed", "password", "authentication", "failure", "fault", "cleared", "operator", "torque", "JAM", "E-STOP"]
 HOSTS = ["LabSZ", "line3/capper", "line3/filler"]
@@ -254,3 +254,7 @@ def test_fault_is_a_level_only_as_the_log_writes_it():
     assert ground("哪个设备记录的 FAULT 日志最多？", [], [], stored, []).levels == ["fault"]
     assert ground("How many lines mention a pump fault?", [], [], stored, []).levels == []
     assert ground("How many errors?", [], [], stored, []).levels == ["fault"]      # an error-class level
+
+
+def test_most_recently_asks_the_last():
+    assert which_end('At what time was "below threshold, temp" most recently logged?') == "last"

@@ -122,6 +122,8 @@ def _norm(s: str) -> str:
 def asked_figures(result: Mapping[str, Any], question: str, end: str | None) -> list[list[str]]:
     """What the answer must hold, as alternatives: each inner list needs one of its values."""
     num = _num
+    if result.get("no_match") and result.get("without_text"):   # none with the text: the answer says what
+        return [[str(result["without_text"]["count"])]]          # the rest matches (or is replaced by it)
     if result.get("error") or result.get("no_match"):
         return []
     op = str((result.get("call") or {}).get("op"))

@@ -362,7 +362,7 @@ class QueryPlan:
             if tok.lower() in held or tok.lower() in literal or evidence.common(tok):
                 continue
             names = [n for t, n in grounding.params_valued(self.tool.surface, tok)
-                     if n not in where and any(k.id == t for k in kinds)]
+                     if n not in where and n != call.get("of") and any(k.id == t for k in kinds)]
             if names:
                 where[names[0]] = tok
         if where == (call.get("where") or {}):
@@ -372,11 +372,16 @@ class QueryPlan:
 
     def _without_field_words(self, call: dict[str, Any]) -> dict[str, Any]:
         """The call's text without the words of its host or component filter ("3" of host "工位3"): the
-        field holds them, and the header's words are no part of a line's message. A host or component
-        that is the call's level word again is dropped."""
+        field holds them, and the header's words are no part of a line's message. A host, component or
+        text that is the call's level word again is dropped, and a stats' condition on its own `of`."""
         level = str(call.get("level") or "").lower()      # one word the model gave two fields ("Warning"
         if level:                                           # as level and component): it is the level
             call = {k: v for k, v in call.items() if k not in ("host", "component") or str(v).lower() != level}
+        if call.get("op") == "stats" and call.get("of") in (call.get("where") or {}):   # a stats of one
+            where = {k: v for k, v in call["where"].items() if k != call["of"]}            # value reads none
+            call = {k: v for k, v in call.items() if k != "where"} | ({"where": where} if where else {})
+        if level and str(call.get("text") or "").lower() == level:      # "warning" as text and level: the level
+            call = {k: v for k, v in call.items() if k != "text"}
         names = [str(call[k]) for k in ("host", "component") if call.get(k)]
         text = str(call.get("text") or "")
         if not names or not text or "<" in text or text in question_phrases(self.question):

@@ -275,7 +275,7 @@ def _levels(question: str, levels: Sequence[str]) -> tuple[list[str], set[str]]:
 
 
 _FIRST = re.compile(r"\b(?:first|earliest|start(?:ed)?)\b|第一次|最早|首次", re.I)
-_LAST = re.compile(r"\b(?:last|latest|most recent|newest|final)\b|最后|最近一次|最新", re.I)
+_LAST = re.compile(r"\b(?:last|latest|most recent(?:ly)?|newest|final)\b|最后|最近一次|最新", re.I)
 
 
 def which_end(question: str) -> str | None:
