@@ -16,3 +16,12 @@ def free_port(kind: int = socket.SOCK_STREAM) -> int:
     with socket.socket(socket.AF_INET, kind) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+class PlanTool:
+    """The part of serve.answer.plan.QueryTool a QueryPlan reads (its surface and kinds), over a test store."""
+
+    def __init__(self, surface) -> None:
+        from gateway.serve.answer import grounding
+        self.surface = surface
+        self.kinds = grounding.Kinds(surface)

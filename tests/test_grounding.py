@@ -17,6 +17,7 @@ from gateway.pipeline.store import Store
 from gateway.serve.answer import grounding
 from gateway.serve.answer.plan import QueryPlan
 from gateway.serve.answer.call import call_grammar
+from tests.helpers import PlanTool
 
 RUN = "Running task <NUM> in stage <NUM> (TID <NUM>)"
 DONE = "Finished task <NUM> in stage <NUM> (TID <NUM>). <NUM> bytes result sent to driver"
@@ -94,10 +95,7 @@ def test_query_by_named_parameter(surface):
     assert surface.run({"op": "stats", "template": 3, "text": "root", "of": "port"})["max"] == 4000
 
 
-class _Tool:
-    def __init__(self, surface):
-        self.surface = surface
-        self.kinds = grounding.Kinds(surface)
+_Tool = PlanTool
 
 
 def test_call_without_condition_reads_the_best_kind(surface):
@@ -499,107 +497,3 @@ def test_a_unit_named_beside_a_name_without_one_asks_for_the_quantity():
                           {"user": "root", "address": "10.0.0.7", "port": "22"})
     assert grounding.named_param(fail, "What port did root fail from?", ["user"]) == "port"
     assert not grounding.a_quantity(fail, "address") and grounding.a_quantity(read, "took")
-
-
-def test_a_where_the_texts_lines_lack_joins_the_text(tmp_path):
-    """"Found block" lines with rdd_2_0, called with where block = rdd_2_0: the grouping wrote that kind as
-    "Found block rdd_<rdd>_<number> locally" (no <block>), so the value joins the text: 2 lines, not the one
-    line of another kind that has a <block>."""
-    rows = ["Found block rdd_2_0 locally", "Found block rdd_2_0 locally", "Found block rdd_2_1 locally",
-            "Block rdd_2_0 stored as bytes in memory"]
-    tmpls = ["Found block rdd_<*>_<*> locally"] * 3 + ["Block <*> stored as bytes in memory"]
-    recs = [LogRecord(ts=1.7e9 + i, source="t", host="h", severity=6, text=t) for i, t in enumerate(rows)]
-    store = Store(tmp_path / "found.db")
-    store.append(recs, [1, 1, 1, 2], [LineFields(template=m, params=named_params(m, t)) for t, m in zip(rows, tmpls)])
-    s = QuerySurface(store.path)
-    q = '"Found block" 里带 rdd_2_0 的行数'
-    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=grounding.Kinds(s).kinds(["found"], []))
-    plan.finish('count", "text": "Found block", "where": {"block": "rdd_2_0"}}')
-    assert plan.result["count"] == 2 and "where" not in plan.call
-    s.close()
-    store.close()
-
-
-def test_a_top_by_host_over_lines_without_one_is_by_component(tmp_path):
-    rows = ["a started", "b started", "c started"]
-    recs = [LogRecord(ts=1.7e9 + i, source="t", host="", severity=6, text=t) for i, t in enumerate(rows)]
-    store = Store(tmp_path / "nohost.db")
-    store.append(recs, [1, 1, 1], [LineFields(template="<*> started", params=named_params("<*> started", t), component=c)
-                                   for t, c in zip(rows, ["executor", "executor", "driver"])])
-    s = QuerySurface(store.path)
-    q = "哪个模块刷日志刷得最多？"
-    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=[])
-    plan.finish('top_k", "by": "host", "k": 1}')
-    assert plan.call["by"] == "component" and plan.result["top"][0]["value"] == "executor"
-    s.close()
-    store.close()
-
-
-def test_a_word_that_is_a_parameters_value_is_a_condition(tmp_path):
-    """"the maximum port for admin": admin is the whole value of a parameter of the listed kind and no word of
-    its text; a 1.5B wrote stats of port over every line, the condition is added."""
-    tmpl = "Failed password for invalid user <*> from <*> port <*> ssh2"
-    rows = [f"Failed password for invalid user {u} from 10.0.0.{i} port {p} ssh2"
-            for i, (u, p) in enumerate([("admin", 100), ("root", 900), ("admin", 300), ("test", 50)])]
-    recs = [LogRecord(ts=1.7e9 + i, source="t", host="h", severity=6, text=t) for i, t in enumerate([*rows, "Server listening on port 22"])]
-    store = Store(tmp_path / "ssh.db")
-    store.append(recs, [1, 1, 1, 1, 2], [*(LineFields(template=tmpl, params=named_params(tmpl, t)) for t in rows),
-                                         LineFields(template="Server listening on port <*>", params=[("22", 22.0, "port")])])
-    s = QuerySurface(store.path)
-    q = "What is the maximum port for admin when failed password?"
-    kinds = grounding.Kinds(s).kinds(["failed", "password", "port"], [])
-    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=kinds)
-    plan.finish('stats", "of": "port", "text": "port"}')
-    assert plan.call["where"] == {"user": "admin"} and plan.result["max"] == 300
-    plan.finish('stats", "of": "port", "text": "password"}')          # "password" is the kind's own word
-    assert plan.call["where"] == {"user": "admin"}
-    s.close()
-    store.close()
-
-
-def test_a_text_matching_nothing_with_a_component_says_what_the_component_matches(tmp_path):
-    rows = ["Payment request took 12 ms", "Payment request took 30 ms", "Evicted 4 cache entries"]
-    recs = [LogRecord(ts=1.7e9 + i, source="t", host="h", severity=6, text=t) for i, t in enumerate(rows)]
-    store = Store(tmp_path / "pay.db")
-    store.append(recs, [1, 1, 2], [LineFields(template=t, component=c) for t, c in zip(rows, ["Pay", "Pay", "Cache"])])
-    s = QuerySurface(store.path)
-    q = "How many entries were written by the Pay component?"
-    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=[])
-    plan.finish('count", "component": "Pay", "text": "entries"}')
-    assert plan.result["without_text"] == {"text": '"entries"', "count": 2} and "match 2 lines" in plan.rendered
-    s.close()
-    store.close()
-
-
-def test_a_capital_letter_that_is_a_parameters_value_is_a_condition(tmp_path):
-    tmpl = "EMERGENCY STOP circuit <*> discrepancy, press locked"
-    rows = [f"EMERGENCY STOP circuit {c} discrepancy, press locked" for c in "ABBA"]
-    recs = [LogRecord(ts=1.7e9 + i, source="t", host="h", severity=6, text=t) for i, t in enumerate([*rows, "press ok"])]
-    store = Store(tmp_path / "estop.db")
-    store.append(recs, [1, 1, 1, 1, 2], [*(LineFields(template=tmpl, params=named_params(tmpl, t)) for t in rows),
-                                         LineFields(template="press ok")])
-    s = QuerySurface(store.path)
-    q = 'How many "discrepancy, press locked" entries have channel B? I need it.'
-    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=grounding.Kinds(s).kinds(["discrepancy"], []))
-    plan.finish('count", "text": "discrepancy, press locked"}')
-    assert plan.call["where"] == {"circuit": "B"} and plan.result["count"] == 2
-    s.close()
-    store.close()
-
-
-def test_a_level_word_as_text_and_a_stats_condition_on_its_own_of_are_dropped(tmp_path):
-    rows = [f"ANR in app: is not responding, waited {w}ms" for w in (1, 2000, 4000)]
-    tmpl = "ANR in app: is not responding, waited <*>"
-    recs = [LogRecord(ts=1.7e9 + i, source="t", host="h", severity=4, text=t) for i, t in enumerate([*rows, "boot ok"])]
-    store = Store(tmp_path / "anr.db")
-    store.append(recs, [1, 1, 1, 2], [*(LineFields(template=tmpl, params=named_params(tmpl, t), level="warning")
-                                        for t in rows), LineFields(template="boot ok", level="info")])
-    s = QuerySurface(store.path)
-    q = "“is not responding, waited”记录的耗时（毫秒）平均值是多少（保留 1 位小数）？"
-    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=grounding.Kinds(s).kinds(["responding"], []))
-    plan.finish('stats", "of": "waited", "where": {"waited": "1"}, "text": "is not responding, waited"}')
-    assert "where" not in plan.call and plan.result["n"] == 3
-    plan.finish('count", "level": "warning", "text": "warning"}')
-    assert "text" not in plan.call and plan.result["count"] == 3
-    s.close()
-    store.close()
