@@ -149,14 +149,17 @@ def test_call_prefix_and_render():
     assert r == "2 lines match. The first at 1970-01-01 00:00:00: x. The last at Jun 9 06:06:21 (component kernel): y."
     r = render_result({"call": {"op": "stats"}, "by": None, "count": 3, "n": 2, "min": 2191.0, "max": 65454.0,
                        "avg": 1.23456, "min_line": {"time": 0.0, "text": "a"}, "max_line": {"time": 0.0, "text": "b"}})
-    assert r.startswith("2 numbers in 3 matching lines: maximum 65454, minimum 2191, average 1.2. ")  # 1 place
+    assert r.startswith("2 numbers in 3 matching lines: maximum (the largest, highest) 65454, minimum (the smallest, "
+                        "lowest) 2191, average (the mean) 1.2. ")  # 1 place
     assert "The maximum at 1970-01-01 00:00:00: b. The minimum at" in r       # no sum given: no total said
     r_in = {"call": {"op": "stats"}, "count": 3, "n": 2, "min": 1.0, "max": 2.5, "avg": 1.75, "sum": 3.5,
             "min_line": {"time": 0.0, "text": "a"}, "max_line": {"time": 0.0, "text": "b"}}
     r = render_result(r_in)
-    assert r.startswith("2 numbers in 3 matching lines: maximum 2.5, minimum 1, average 1.8; they add up to 3.5 "
+    assert r.startswith("2 numbers in 3 matching lines: maximum (the largest, highest) 2.5, minimum (the smallest, "
+                        "lowest) 1, average (the mean) 1.8; they add up to 3.5 "
                         "in all. The maximum at")
-    assert "average 0.42;" in render_result({**r_in, "min": 0.25, "max": 0.5, "avg": 0.41666})  # as its numbers
+    assert "average (the mean) 0.42;" in render_result({**r_in, "min": 0.25, "max": 0.5, "avg": 0.41666})  # its places
+    assert "最小值、最低、最少" in render_result(r_in, zh=True)
     r = render_result({"call": {"op": "top_k", "by": "ip"}, "count": 9, "top": [{"value": "10.0.0.1", "lines": 5}]})
     assert r == "9 lines match. The most frequent IP address is 10.0.0.1 (5 lines)."
     r = render_result({"call": {"op": "top_k", "by": "template"}, "count": 9,

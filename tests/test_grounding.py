@@ -398,7 +398,7 @@ def test_stats_say_numbers_as_written_and_a_unit_word_gives_way_to_the_named_par
     plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=kinds)
     plan.finish('stats", "text": "broadcast_17 free", "of": "KB"}')
     assert plan.call["of"] == "free" and plan.result["max"] == 448.6
-    assert "maximum 448.6, minimum 432.0," in plan.rendered
+    assert "maximum (the largest, highest) 448.6, minimum (the smallest, lowest) 432.0," in plan.rendered
     s.close()
     store.close()
 

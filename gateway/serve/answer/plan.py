@@ -61,7 +61,7 @@ class QueryPlan:
             self.result["of_all"] = self.tool.surface.run({"op": "count"}).get("count")   # a count of every line
         self._without_text()
         self._capture_asked()
-        self.rendered = render_result(self.result, which_end(self.question))
+        self.rendered = render_result(self.result, which_end(self.question), is_chinese(self.question))
         if self.call and not self.result.get("error"):     # what was counted, in words
             self.rendered = f"The query read {grounding.shown_call(self.call, self.kinds)}. {self.rendered}"
         if self.call and self.call.get("op") == "count" and self.result.get("count"):

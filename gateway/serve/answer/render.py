@@ -29,10 +29,11 @@ def _captured_first(r: Mapping[str, Any], end: str | None) -> str:
     return "".join(f"{k} is {v}. " for k, v in got.items())
 
 
-def render_result(result: Mapping[str, Any], end: str | None = None) -> str:
+def render_result(result: Mapping[str, Any], end: str | None = None, zh: bool = False) -> str:
     """The result in plain sentences for the answer's prompt (a 1.5B model restates a sentence more
     reliably than it reads nested JSON): every figure as the store gave it, times as the log wrote
-    them, clipped to RESULT_CHARS. The JSON itself goes to the API as the answer's source."""
+    them, clipped to RESULT_CHARS. The JSON itself goes to the API as the answer's source. `zh`: the
+    question is Chinese (stats name their figures in Chinese words too)."""
     r = dict(result)
     if r.get("error"):
         text = f"The query failed: {r['error']}."
@@ -42,7 +43,8 @@ def render_result(result: Mapping[str, Any], end: str | None = None) -> str:
             f' Without the text {w["text"]}, the other conditions match {w["count"]} lines.' if w else "")
     else:
         op = str((r.get("call") or {}).get("op"))
-        text = _describe_first_last(r, end) if op == "first_last" else _DESCRIBE.get(op, _describe_count)(r)
+        text = _describe_first_last(r, end) if op == "first_last" else \
+            _describe_stats(r, zh) if op == "stats" else _DESCRIBE.get(op, _describe_count)(r)
         if op in ("lines", "first_last"):
             text = _captured_first(r, end) + text
         if r.get("text_relaxed_to"):
@@ -107,15 +109,23 @@ def _describe_top(r: Mapping[str, Any]) -> str:
             + (f" The next ones: {rest}." if rest else ""))                                    # longer 2nd
 
 
-def _describe_stats(r: Mapping[str, Any]) -> str:
+def _describe_stats(r: Mapping[str, Any], zh: bool = False) -> str:
     if not r.get("n"):
         return f"{r.get('count', 0)} lines match, but none of them holds that number."
     total = f"; they add up to {_num(r['sum'])} in all" if r.get("sum") is not None and r["n"] > 1 else ""
     # the figures side by side, their lines after: with each line between them a 1.5B model gave the
     # maximum for "the smallest"
-    return (f"{r['n']} numbers in {r.get('count', 0)} matching lines: maximum {written(r, 'max')}, minimum "
-            f"{written(r, 'min')}, average {shown_avg(r)}{total}. The maximum {_where(r['max_line'])}. "
+    # each figure with the words a question asks it by (a 1.5B matches words better than meanings: it
+    # answered "the smallest port" with the maximum, "最高值" with the average), in Chinese for a Chinese
+    # question
+    mx, mn, avg = (_STATS_WORDS_ZH if zh else _STATS_WORDS)
+    return (f"{r['n']} numbers in {r.get('count', 0)} matching lines: maximum ({mx}) {written(r, 'max')}, minimum "
+            f"({mn}) {written(r, 'min')}, average ({avg}) {shown_avg(r)}{total}. The maximum {_where(r['max_line'])}. "
             f"The minimum {_where(r['min_line'])}.")
+
+
+_STATS_WORDS = ("the largest, highest", "the smallest, lowest", "the mean")
+_STATS_WORDS_ZH = ("最大值、最高、最多", "最小值、最低、最少", "平均值")
 
 
 def written(r: Mapping[str, Any], key: str) -> str:
