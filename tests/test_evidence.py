@@ -168,3 +168,9 @@ def test_one_line_of_each_kind_before_a_second_of_any(tmp_path):
     assert lines[5] in [x["text"] for x in ev.lines] and len(ev.lines) == evidence.MAX_EVIDENCE
     assert "- Dec 10 09:45:06 pam_unix" in evidence.render(ev)
     s.close()
+
+
+def test_a_word_before_a_token_is_only_next_to_it():
+    from gateway.serve.answer.evidence import words_before
+    got = words_before("“is not responding, waited”记录的耗时平均值是多少（保留 1 位小数）？ task 21.0, stage: 3.0")
+    assert "1" not in got and got["21.0"] == "task" and got["3.0"] == "stage"

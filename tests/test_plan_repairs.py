@@ -115,3 +115,20 @@ def test_a_level_word_as_text_and_a_stats_condition_on_its_own_of_are_dropped(tm
     assert "text" not in plan.call and plan.result["count"] == 3
     s.close()
     store.close()
+
+
+def test_a_rare_token_a_field_already_says_is_not_added_to_the_text(tmp_path):
+    from gateway.serve.answer import evidence
+    rows = ["level=warning msg=disk slow", "level=warning msg=fan slow", "level=info msg=ok", "level=info msg=ok"]
+    recs = [LogRecord(ts=1.7e9 + i, source="t", host="h", severity=6, text=t) for i, t in enumerate(rows)]
+    store = Store(tmp_path / "lv.db")
+    store.append(recs, [1, 1, 2, 2], [LineFields(template=t, level="warning" if "warning" in t else "info") for t in rows])
+    s = QuerySurface(store.path)
+    q = "最近 10 分钟内有多少条 warning 日志？"
+    ev = evidence.find(s, q)
+    assert "warning" in ev.tokens                       # a rare token of the question ...
+    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], evidence=ev, kinds=[])
+    plan.finish('count", "level": "warning", "text": "warning"}')
+    assert "text" not in plan.call and plan.result["count"] == 2      # ... that the level says
+    s.close()
+    store.close()

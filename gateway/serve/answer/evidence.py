@@ -142,9 +142,15 @@ def common(word: str) -> bool:
 
 
 def words_before(question: str) -> dict[str, str]:
-    """token -> the word right before it in the question (function words skipped over: none)."""
-    toks = [t.rstrip(".:") for t in _TOKEN.findall(question)]
-    return {b: a for a, b in zip(toks, toks[1:]) if a.lower() not in _COMMON and not any(c.isdigit() for c in a)}
+    """token -> the word right before it in the question (function words skipped over: none); only with
+    spaces or punctuation between them ("waited ... 保留 1 位小数": the 1 is not after "waited")."""
+    found = list(_TOKEN.finditer(question))
+    return {b.group().rstrip(".:"): a.group().rstrip(".:") for a, b in zip(found, found[1:])
+            if _GAP.fullmatch(question[a.end():b.start()]) and a.group().rstrip(".:").lower() not in _COMMON
+            and not any(c.isdigit() for c in a.group())}
+
+
+_GAP = re.compile(r"[\s\"'“”‘’:=,()\[\]-]*")
 
 
 def render(ev: Evidence) -> str:

@@ -419,7 +419,9 @@ class QueryPlan:
         if "<" in text or call.get("op") not in OPS:
             return call, self.tool.surface.run(call)
         have = {w.lower() for w in text.split()}
-        wanted = list(dict.fromkeys([*self.evidence.tokens, *self.evidence.ids]))[:evidence.MAX_TOKENS]
+        fields = {str(call.get(k) or "").lower() for k in ("level", "host", "component")}   # said by a field
+        wanted = [t for t in dict.fromkeys([*self.evidence.tokens, *self.evidence.ids]) if t.lower() not in fields]
+        wanted = wanted[:evidence.MAX_TOKENS]
         missing = [t for t in wanted if t.lower() not in have and t.lower() not in text.lower()]
         ids = [t for t in missing if t in self.evidence.ids]
         texts = [" ".join([*extra, text]).strip() for extra in dict.fromkeys((tuple(missing), tuple(ids))) if extra]
