@@ -287,3 +287,11 @@ def test_a_no_match_answer_must_say_what_the_rest_matches():
     c = run("There are no WARN entries.", "How many WARN entries?", r)
     assert c.action == "replaced" and c.missing == ["152"] and "match 152 lines" in c.text
     assert run("None hold it; 152 WARN lines in all.", "How many WARN entries?", r).action == "kept"
+
+
+def test_a_cited_count_does_not_quote_a_line_the_answer_quotes():
+    line = {"id": 9, "time_text": "Jul  7 08:09:11", "text": "Jul  7 08:09:11 combo udev[1]: removing device node '/udev/vcs2'"}
+    r = {"call": {"op": "count", "text": "vcs2 removing device node"}, "count": 2, "lines": [line]}
+    from gateway.serve.answer.render import plain_answer
+    assert plain_answer(r, "How many?", None).endswith("The newest: " + line["text"])    # its time said once
+    assert "udev[1]" not in plain_answer(r, "How many?", None, said="the line: " + line["text"])

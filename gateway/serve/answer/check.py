@@ -198,7 +198,7 @@ def check(answer: str, question: str, result: Mapping[str, Any], rendered: str, 
         if alts and not any(a in said or (not FIGURE.fullmatch(a) and _norm(a) in _norm(answer)) for a in alts)))
     reads = ev is not None and bool(ev.lines) and evidence.quoted(answer, ev, question)
     if missing and not bad and reads:
-        return Checked(answer.rstrip() + "\n" + plain_answer(result, question, end), "cited", [],
+        return Checked(answer.rstrip() + "\n" + plain_answer(result, question, end, answer), "cited", [],
                        missing)
     if bad or missing or not answer.strip():
         plain = plain_answer(result, question, end)

@@ -173,8 +173,9 @@ def _iso(t: Any) -> Any:
 FEW_QUOTED = 3                # a count of at most this many lines quotes its newest line
 
 
-def plain_answer(result: Mapping[str, Any], question: str, end: str | None) -> str:
-    """The result said plainly, in the question's language: every figure as the store gave it."""
+def plain_answer(result: Mapping[str, Any], question: str, end: str | None, said: str = "") -> str:
+    """The result said plainly, in the question's language: every figure as the store gave it. `said`: an
+    answer it is cited after; a count's line that answer already quotes is not quoted again."""
     shown_time, num = _shown_time, _num
     zh = is_chinese(question)
     call = json.dumps(result.get("call") or {}, ensure_ascii=False)
@@ -192,10 +193,11 @@ def plain_answer(result: Mapping[str, Any], question: str, end: str | None) -> s
     def where(line: Mapping[str, Any]) -> str:
         text = str(line.get("text", ""))
         who = [str(line[k]) for k in ("box", "host", "component") if line.get(k) and str(line[k]) not in text]
+        t = "" if str(shown_time(line)) in text else str(shown_time(line))     # a line that writes its time
         if zh:
-            return f"{shown_time(line)}（{'，'.join(who)}）：{text}" if who else f"{shown_time(line)}：{text}"
+            return f"{t}（{'，'.join(who)}）：{text}" if who else f"{t}：{text}" if t else text
         named = " (" + ", ".join(who) + ")" if who else ""
-        return f"{shown_time(line)}{named}: {text}"
+        return f"{t}{named}: {text}" if t or named else text
 
     if op == "count":          # what was counted: the call; where most of its lines are (plan._most)
         most = [(_LABEL.get(by, (by, by)), t["value"], t.get("count", t.get("lines")))
@@ -203,6 +205,7 @@ def plain_answer(result: Mapping[str, Any], question: str, end: str | None) -> s
         # a count of a few lines that the result holds quotes the newest: "How was the driver registered?"
         # is answered by its one line ("Successfully registered with driver"), not by "1 line matches"
         few = [x for x in result.get("lines") or [] if isinstance(x, dict)][:1] if n <= FEW_QUOTED else []
+        few = [x for x in few if str(x.get("text", "")) not in said]
         if zh:
             return f"共有 {n} 行日志符合查询（查询：{call}）。" + "".join(
                 f"其中最多的{label[1]}是“{v}”（{c} 行）。" for label, v, c in most) + "".join(
