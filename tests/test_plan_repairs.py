@@ -13,6 +13,14 @@ from gateway.serve.answer.plan import QueryPlan
 from tests.helpers import PlanTool as _Tool
 
 
+def _stored(tmp_path, rows, tids, fields, host="h", severity=6):
+    """A store of these lines (one template id and LineFields each) and its query surface."""
+    recs = [LogRecord(ts=1.7e9 + i, source="t", host=host, severity=severity, text=t) for i, t in enumerate(rows)]
+    store = Store(tmp_path / "s.db")
+    store.append(recs, list(tids), list(fields))
+    return store, QuerySurface(store.path)
+
+
 def test_a_where_the_texts_lines_lack_joins_the_text(tmp_path):
     """"Found block" lines with rdd_2_0, called with where block = rdd_2_0: the grouping wrote that kind as
     "Found block rdd_<rdd>_<number> locally" (no <block>), so the value joins the text: 2 lines, not the one
@@ -20,10 +28,7 @@ def test_a_where_the_texts_lines_lack_joins_the_text(tmp_path):
     rows = ["Found block rdd_2_0 locally", "Found block rdd_2_0 locally", "Found block rdd_2_1 locally",
             "Block rdd_2_0 stored as bytes in memory"]
     tmpls = ["Found block rdd_<*>_<*> locally"] * 3 + ["Block <*> stored as bytes in memory"]
-    recs = [LogRecord(ts=1.7e9 + i, source="t", host="h", severity=6, text=t) for i, t in enumerate(rows)]
-    store = Store(tmp_path / "found.db")
-    store.append(recs, [1, 1, 1, 2], [LineFields(template=m, params=named_params(m, t)) for t, m in zip(rows, tmpls)])
-    s = QuerySurface(store.path)
+    store, s = _stored(tmp_path, rows, [1, 1, 1, 2], [LineFields(template=m, params=named_params(m, t)) for t, m in zip(rows, tmpls)])
     q = '"Found block" 里带 rdd_2_0 的行数'
     plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=grounding.Kinds(s).kinds(["found"], []))
     plan.finish('count", "text": "Found block", "where": {"block": "rdd_2_0"}}')
@@ -34,11 +39,8 @@ def test_a_where_the_texts_lines_lack_joins_the_text(tmp_path):
 
 def test_a_top_by_host_over_lines_without_one_is_by_component(tmp_path):
     rows = ["a started", "b started", "c started"]
-    recs = [LogRecord(ts=1.7e9 + i, source="t", host="", severity=6, text=t) for i, t in enumerate(rows)]
-    store = Store(tmp_path / "nohost.db")
-    store.append(recs, [1, 1, 1], [LineFields(template="<*> started", params=named_params("<*> started", t), component=c)
-                                   for t, c in zip(rows, ["executor", "executor", "driver"])])
-    s = QuerySurface(store.path)
+    store, s = _stored(tmp_path, rows, [1, 1, 1], [LineFields(template="<*> started", params=named_params("<*> started", t), component=c)
+                                   for t, c in zip(rows, ["executor", "executor", "driver"])], host="")
     q = "哪个模块刷日志刷得最多？"
     plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=[])
     plan.finish('top_k", "by": "host", "k": 1}')
@@ -53,11 +55,8 @@ def test_a_word_that_is_a_parameters_value_is_a_condition(tmp_path):
     tmpl = "Failed password for invalid user <*> from <*> port <*> ssh2"
     rows = [f"Failed password for invalid user {u} from 10.0.0.{i} port {p} ssh2"
             for i, (u, p) in enumerate([("admin", 100), ("root", 900), ("admin", 300), ("test", 50)])]
-    recs = [LogRecord(ts=1.7e9 + i, source="t", host="h", severity=6, text=t) for i, t in enumerate([*rows, "Server listening on port 22"])]
-    store = Store(tmp_path / "ssh.db")
-    store.append(recs, [1, 1, 1, 1, 2], [*(LineFields(template=tmpl, params=named_params(tmpl, t)) for t in rows),
+    store, s = _stored(tmp_path, [*rows, "Server listening on port 22"], [1, 1, 1, 1, 2], [*(LineFields(template=tmpl, params=named_params(tmpl, t)) for t in rows),
                                          LineFields(template="Server listening on port <*>", params=[("22", 22.0, "port")])])
-    s = QuerySurface(store.path)
     q = "What is the maximum port for admin when failed password?"
     kinds = grounding.Kinds(s).kinds(["failed", "password", "port"], [])
     plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=kinds)
@@ -71,10 +70,7 @@ def test_a_word_that_is_a_parameters_value_is_a_condition(tmp_path):
 
 def test_a_text_matching_nothing_with_a_component_says_what_the_component_matches(tmp_path):
     rows = ["Payment request took 12 ms", "Payment request took 30 ms", "Evicted 4 cache entries"]
-    recs = [LogRecord(ts=1.7e9 + i, source="t", host="h", severity=6, text=t) for i, t in enumerate(rows)]
-    store = Store(tmp_path / "pay.db")
-    store.append(recs, [1, 1, 2], [LineFields(template=t, component=c) for t, c in zip(rows, ["Pay", "Pay", "Cache"])])
-    s = QuerySurface(store.path)
+    store, s = _stored(tmp_path, rows, [1, 1, 2], [LineFields(template=t, component=c) for t, c in zip(rows, ["Pay", "Pay", "Cache"])])
     q = "How many entries were written by the Pay component?"
     plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=[])
     plan.finish('count", "component": "Pay", "text": "entries"}')
@@ -86,11 +82,8 @@ def test_a_text_matching_nothing_with_a_component_says_what_the_component_matche
 def test_a_capital_letter_that_is_a_parameters_value_is_a_condition(tmp_path):
     tmpl = "EMERGENCY STOP circuit <*> discrepancy, press locked"
     rows = [f"EMERGENCY STOP circuit {c} discrepancy, press locked" for c in "ABBA"]
-    recs = [LogRecord(ts=1.7e9 + i, source="t", host="h", severity=6, text=t) for i, t in enumerate([*rows, "press ok"])]
-    store = Store(tmp_path / "estop.db")
-    store.append(recs, [1, 1, 1, 1, 2], [*(LineFields(template=tmpl, params=named_params(tmpl, t)) for t in rows),
+    store, s = _stored(tmp_path, [*rows, "press ok"], [1, 1, 1, 1, 2], [*(LineFields(template=tmpl, params=named_params(tmpl, t)) for t in rows),
                                          LineFields(template="press ok")])
-    s = QuerySurface(store.path)
     q = 'How many "discrepancy, press locked" entries have channel B? I need it.'
     plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=grounding.Kinds(s).kinds(["discrepancy"], []))
     plan.finish('count", "text": "discrepancy, press locked"}')
@@ -102,11 +95,8 @@ def test_a_capital_letter_that_is_a_parameters_value_is_a_condition(tmp_path):
 def test_a_level_word_as_text_and_a_stats_condition_on_its_own_of_are_dropped(tmp_path):
     rows = [f"ANR in app: is not responding, waited {w}ms" for w in (1, 2000, 4000)]
     tmpl = "ANR in app: is not responding, waited <*>"
-    recs = [LogRecord(ts=1.7e9 + i, source="t", host="h", severity=4, text=t) for i, t in enumerate([*rows, "boot ok"])]
-    store = Store(tmp_path / "anr.db")
-    store.append(recs, [1, 1, 1, 2], [*(LineFields(template=tmpl, params=named_params(tmpl, t), level="warning")
-                                        for t in rows), LineFields(template="boot ok", level="info")])
-    s = QuerySurface(store.path)
+    store, s = _stored(tmp_path, [*rows, "boot ok"], [1, 1, 1, 2], [*(LineFields(template=tmpl, params=named_params(tmpl, t), level="warning")
+                                        for t in rows), LineFields(template="boot ok", level="info")], severity=4)
     q = "“is not responding, waited”记录的耗时（毫秒）平均值是多少（保留 1 位小数）？"
     plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=grounding.Kinds(s).kinds(["responding"], []))
     plan.finish('stats", "of": "waited", "where": {"waited": "1"}, "text": "is not responding, waited"}')
@@ -120,10 +110,7 @@ def test_a_level_word_as_text_and_a_stats_condition_on_its_own_of_are_dropped(tm
 def test_a_rare_token_a_field_already_says_is_not_added_to_the_text(tmp_path):
     from gateway.serve.answer import evidence
     rows = ["level=warning msg=disk slow", "level=warning msg=fan slow", "level=info msg=ok", "level=info msg=ok"]
-    recs = [LogRecord(ts=1.7e9 + i, source="t", host="h", severity=6, text=t) for i, t in enumerate(rows)]
-    store = Store(tmp_path / "lv.db")
-    store.append(recs, [1, 1, 2, 2], [LineFields(template=t, level="warning" if "warning" in t else "info") for t in rows])
-    s = QuerySurface(store.path)
+    store, s = _stored(tmp_path, rows, [1, 1, 2, 2], [LineFields(template=t, level="warning" if "warning" in t else "info") for t in rows])
     q = "最近 10 分钟内有多少条 warning 日志？"
     ev = evidence.find(s, q)
     assert "warning" in ev.tokens                       # a rare token of the question ...
