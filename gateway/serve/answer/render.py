@@ -74,11 +74,16 @@ def _where(line: Mapping[str, Any]) -> str:
     answered "which box first" with the time alone."""
     t, text = _shown_time(line), str(line.get("text", ""))[:LINE_SHOWN]
     box = f"in box {line['box']}" if line.get("box") else ""
-    when = "" if t is not None and str(t) and str(t) in text else f"at {t}"
+    when = f"at {t}" if _unwritten(t, text) else ""
     who = ", ".join(f"{k} {line[k]}" for k in ("host", "component") if line.get(k) and str(line[k]) not in text)
     got = "; ".join(f"{k} = {v}" for k, v in (line.get("captured") or {}).items())
     said = " ".join(x for x in (box, when, f"({'; '.join(x for x in (who, got) if x)})" if who or got else "") if x)
     return f"{said}: {text}" if said else text
+
+
+def _unwritten(t: Any, text: str) -> bool:
+    """The shown time is worth saying before the line: the line's text does not write it."""
+    return not (t is not None and str(t) and str(t) in text)
 
 
 def _shown_time(line: Mapping[str, Any]) -> Any:
@@ -192,7 +197,7 @@ def plain_answer(result: Mapping[str, Any], question: str, end: str | None, said
     def where(line: Mapping[str, Any]) -> str:
         text = str(line.get("text", ""))
         who = [str(line[k]) for k in ("box", "host", "component") if line.get(k) and str(line[k]) not in text]
-        t = "" if str(shown_time(line)) in text else str(shown_time(line))     # a line that writes its time
+        t = str(shown_time(line)) if _unwritten(shown_time(line), text) else ""   # a line that writes its time
         if zh:
             return f"{t}（{'，'.join(who)}）：{text}" if who else f"{t}：{text}" if t else text
         named = " (" + ", ".join(who) + ")" if who else ""
