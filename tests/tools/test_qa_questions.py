@@ -134,6 +134,9 @@ def test_demo_is_deterministic_and_counted():
     ("KERNEL logged 12", {"number": 12, "any_of": ["KERNEL"]}, True),
     ("APP logged 12", {"number": 12, "any_of": ["KERNEL"]}, False),
     ("", {"number": 0}, False),
+    ("No.", {"any_of": ["not", "no "]}, True),                      # a span ending in a space ends a word
+    ("no such user", {"any_of": ["no "]}, True),
+    ("The node is up", {"any_of": ["no "]}, False),
 ])
 def test_judge(answer, check, ok):
     assert qq.judge(answer, check) is ok

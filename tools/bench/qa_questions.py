@@ -169,18 +169,27 @@ def numbers_in(text: str) -> list[float]:
 
 
 def judge(answer: str, check: dict) -> bool:
-    """True when `answer` satisfies every part of `check` (number / any_of / all_of)."""
+    """True when `answer` satisfies every part of `check` (number / any_of / all_of). A span is found
+    in the answer case-blind; one that ends in a space ends a word: "no " is in "No." and "no such",
+    not in "node" (external_questions.NEGATIVE)."""
     text = answer or ""
     low = text.lower()
     if "number" in check:
         want = float(check["number"])
         if not any(abs(x - want) <= 1e-9 * max(1.0, abs(want)) for x in numbers_in(text)):
             return False
-    if check.get("any_of") and not any(s.lower() in low for s in check["any_of"]):
+    if check.get("any_of") and not any(_holds(low, s) for s in check["any_of"]):
         return False
-    if check.get("all_of") and not all(s.lower() in low for s in check["all_of"]):
+    if check.get("all_of") and not all(_holds(low, s) for s in check["all_of"]):
         return False
     return True
+
+
+def _holds(low: str, span: str) -> bool:
+    span = span.lower()
+    if span.endswith(" ") and span.strip():
+        return re.search(re.escape(span.rstrip()) + r"(?![^\W_])", low) is not None
+    return span in low
 
 
 LOOP_N = 10          # an n-gram of this many tokens ...
