@@ -56,15 +56,18 @@ def _renamed(new: str, value, old_name: str, old):
 
 
 def auto_act_precision(machine: str, backend: str = "cpu") -> str:
-    """What "auto" means on a machine (platform.machine()) and backend: q8 for the CPU engine on aarch64."""
-    return "q8" if machine.lower() in ("aarch64", "arm64") and backend == "cpu" else "q8x2"
+    """What "auto" means on a machine (platform.machine()) and backend: q8 for the CPU engine (aarch64
+    and x86 alike: the box's answers are the dev machine's), q8x2 for CUDA."""
+    del machine     # kept in the signature: what "auto" means has depended on it (doctor, tests)
+    return "q8" if backend == "cpu" else "q8x2"
 
 
 def resolve_act_precision(act_precision: str, backend: str = "cpu") -> str:
-    """"auto" -> "q8" for the CPU engine on aarch64, else "q8x2"; "q8x2" / "q8" pass through.
-    On the Arm cores the appliance ships on (dotprod, no i8mm), a batch at q8x2 is compute-bound at
-    twice q8's integer work: verification and prefill cost about twice as much
-    (docs/perf/2026-12-02-arm-kernels.md). Why the answers allow q8 there: docs/perf/2026-12-03-act-precision.md."""
+    """"auto" -> "q8" for the CPU engine, "q8x2" for CUDA; "q8x2" / "q8" pass through.
+    A CPU batch (reading the stream, a job's prompt, verifying drafts) is compute-bound: at q8x2 it does
+    twice q8's integer work, 1.5x the prefill time on a Zen 4 and about 2x on the box's A76
+    (docs/perf/2026-12-05-act-precision-x86.md, 2026-12-02-arm-kernels.md); one token's step is bound by
+    weight reads and costs the same at both. What q8 does to answers: docs/perf/2026-12-05-act-precision-x86.md."""
     if act_precision == "auto":
         return auto_act_precision(platform.machine(), backend)
     if act_precision not in ACT_PRECISIONS:

@@ -150,3 +150,18 @@ def test_steal_share_comes_from_the_cpu_line():
     assert bench_engine.steal_pct(after, after) == 0.0
     with pytest.raises(ValueError, match="no 'cpu' line"):
         bench_engine.cpu_ticks("intr 1 2 3\n")
+
+
+def test_worker_cmd_carries_the_precision_asked(monkeypatch, tmp_path):
+    """--act-precision reaches ours' workers; without it they run BARE_ENGINE's (the gate's) precision."""
+    import json
+
+    from gateway.settings import BARE_ENGINE
+
+    def engine_of(cmd: list[str]) -> dict:
+        return json.loads(cmd[cmd.index("--bare-engine") + 1])
+
+    assert engine_of(bench_engine.worker_cmd("ours", "m", 2, tmp_path / "t.json", None)) == BARE_ENGINE.model_dump()
+    monkeypatch.setattr(bench_engine, "ACT_PRECISION", "q8")
+    got = engine_of(bench_engine.worker_cmd("ours", "m", 2, tmp_path / "t.json", None))
+    assert got == {**BARE_ENGINE.model_dump(), "act_precision": "q8"} and BARE_ENGINE.act_precision == "q8x2"

@@ -421,13 +421,15 @@ def use_isa(kind: str, isa: str | None) -> None:
 # The settings' BARE_ENGINE (kv_policy, act_precision), as the orchestrator passed it to this worker (--bare-engine):
 # a worker does not import gateway.settings itself, whose imports (pydantic) would add ~14 MB to the peak RSS it reports.
 BARE_ENGINE: dict = {}
+ACT_PRECISION: str | None = None   # --act-precision: ours' activation precision instead of BARE_ENGINE's (q8x2)
 
 
 def worker_cmd(kind: str, model: str, threads: int, tokens_file: Path, isa: str | None, plan: str | None = None) -> list[str]:
     from gateway.settings import BARE_ENGINE as bare
 
+    engine = {**bare.model_dump(), **({"act_precision": ACT_PRECISION} if ACT_PRECISION else {})}
     return [sys.executable, __file__, "--worker", kind, "--model", model, "--threads", str(threads),
-            "--tokens-file", str(tokens_file), "--bare-engine", bare.model_dump_json()] + \
+            "--tokens-file", str(tokens_file), "--bare-engine", json.dumps(engine)] + \
         (["--isa", isa] if isa else []) + (["--kernel-plan", plan] if plan else [])
 
 
@@ -486,6 +488,9 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--kernel-plan", help="ours runs the calibrated kernel plan in this folder (default: static); "
                     "a second engine with the static plan runs alongside, its rounds alternating with the others")
     ap.add_argument("--no-llama", action="store_true", help="leave llama.cpp out (not installed, or crashing here)")
+    ap.add_argument("--act-precision", choices=("q8x2", "q8"),
+                    help="ours' activation precision (default: the correctness gate's, settings.BARE_ENGINE: q8x2; "
+                         "the appliance's \"auto\" runs q8 on CPUs)")
     return ap.parse_args(argv)
 
 
@@ -510,9 +515,11 @@ def _run_worker(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    global ACT_PRECISION
     args = _args(argv)
     if args.worker:
         return _run_worker(args)
+    ACT_PRECISION = args.act_precision
     from gateway.llm.models import resolve_model
     from gateway.llm.tokenizer import Tokenizer
 
@@ -524,7 +531,9 @@ def main(argv: list[str] | None = None) -> int:
     tokenizer = Tokenizer.from_gguf(resolve_model(MODELS["1.5b"]))   # the 0.5B shares it
     bench_tokens.write_text(json.dumps(loghub_tokens(tokenizer, 1024)))
     stream_tokens.write_text(json.dumps(loghub_tokens(tokenizer, args.stream_tokens)))
-    summary: dict = {"threads": args.threads, "llama_cpp_available": have_llama, "isa": args.isa or "native"}
+    from gateway.settings import BARE_ENGINE as bare
+    summary: dict = {"threads": args.threads, "llama_cpp_available": have_llama, "isa": args.isa or "native",
+                     "act_precision": args.act_precision or bare.act_precision}
     cpuinfo, stat0 = read_text("/proc/cpuinfo"), read_text("/proc/stat")
     summary["cpu"] = cpu_identity(cpuinfo) if cpuinfo else None
     ticks0 = cpu_ticks(stat0) if stat0 else None
