@@ -295,3 +295,26 @@ def test_a_cited_count_does_not_quote_a_line_the_answer_quotes():
     from gateway.serve.answer.render import plain_answer
     assert plain_answer(r, "How many?", None).endswith("The newest: " + line["text"])    # its time said once
     assert "udev[1]" not in plain_answer(r, "How many?", None, said="the line: " + line["text"])
+
+
+PORTS = {"call": {"op": "count", "text": "183.62.140.253 root"}, "count": 553, "of_all": 2000,
+         "param_stats": {"of_param": "port", "n": 276, "sum": 12814927.0, "min": 32826.0, "max": 60948.0,
+                         "avg": 46430.8949, "values": ["52762", "53245", "56423"]}}
+SIZES = {"call": {"op": "stats", "of": "size", "text": "bytes result sent"}, "of_param": "size", "n": 300,
+         "count": 300, "max": 2882.0, "min": 2076.0, "avg": 2342.69, "sum": 702807.0,
+         "max_line": {**LINE, "text": "Finished task 38.0. 2882 bytes result sent to driver"},
+         "min_line": {**LINE, "text": "Finished task 4.0. 2076 bytes result sent to driver"}}
+
+
+def test_a_figure_named_by_the_answer_must_be_the_results():
+    """The answer names the maximum (or sum, ...) and writes another of the result's numbers after it:
+    the result's figure is cited after the answer; a right one, or a count called a total, is kept."""
+    c = run("The maximum port for root when failed password from 183.62.140.253 was 56423.",
+            "the maximum port for root from 183.62.140.253?", PORTS)
+    assert c.action == "cited" and c.missing == ["56423"] and "maximum is 60948" in c.text
+    assert run("The maximum port is 60948; the minimum 32826.", "ports?", PORTS).action == "kept"
+    assert run("A total of 553 lines match.", "how many?", PORTS).action == "kept"
+    c = run("这些行的总和是 2882 字节。", "一共多少字节？", SIZES)
+    assert c.action == "cited" and "总和是 702807" in c.text
+    assert run("The sum is 702807; the largest, 2882, was at 06:55:48.", "sizes?", SIZES).action == "kept"
+    assert run("The average is 2342.7 bytes.", "average size?", SIZES).action == "kept"

@@ -210,6 +210,9 @@ def check(answer: str, question: str, result: Mapping[str, Any], rendered: str, 
     unnamed = _unnamed(answer, result, question) if op == "top_k" and not result.get("error") else []
     if unnamed:
         return Checked(answer.rstrip() + citation(result, question), "cited", [], unnamed)
+    wrong = misstated(answer, result)
+    if wrong:
+        return Checked(answer.rstrip() + _restated(wrong, result, question), "cited", [], [f for _, f in wrong])
     others = _other_values(answer, result, question)
     if others:
         return Checked(answer.rstrip() + others, "cited", [], [])
@@ -269,3 +272,66 @@ def _every_line(result: Mapping[str, Any], question: str) -> str:
     if is_chinese(question):
         return f"（注意：这是存储中全部 {result['count']} 行的数目；查询 {call} 没有筛掉任何一行。）"
     return f"(Note: that is every stored line, {result['count']}; the query {call} filtered none out.)"
+
+
+# The answer's own words for the figures a result gives (render._STATS_WORDS, the answers' usual words):
+# "the maximum port ... was 56423" claims the maximum. Not "most" (the most frequent value, top_k) nor
+# "in all" / 一共 (a count's words as often as a sum's).
+_CLAIMS = (("max", r"maximum|max|largest|highest|biggest|greatest|最大|最高"),
+           ("min", r"minimum|min|smallest|lowest|最小|最低"),
+           ("sum", r"total|sum|add(?:s|ed)? up to|合计|总和|总计"),
+           ("avg", r"average|mean|平均"))
+_CLAIM = re.compile("|".join(f"(?P<{k}>(?<![A-Za-z])(?:{words})(?![A-Za-z]))" for k, words in _CLAIMS), re.I)
+_CLAUSE_END = re.compile(r"[。！？；;，,\n(（]|\.(?=\s|$)")
+_CLAIM_REACH = 80          # characters after the word in which its figure is written
+_PLAIN = re.compile(r"(?<![\w.:/-])[-+]?\d+(?:\.\d+)?(?![\w.:/-]?\d)")
+
+
+def _figures_of(result: Mapping[str, Any]) -> dict[str, float]:
+    st = result.get("param_stats") if str((result.get("call") or {}).get("op")) == "count" else result
+    st = st or {}
+    return {k: float(st[k]) for k in ("max", "min", "sum", "avg") if isinstance(st.get(k), (int, float))
+            and (st.get("n") or 0) > 1}
+
+
+def misstated(answer: str, result: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(figure name, the number the answer gave for it) where the answer names a figure of the result
+    (its maximum, minimum, sum or average over several values) and writes another number right after
+    the name, in the same clause ("the maximum port was 56423" when the lines' maximum is 60948). A
+    "total" that is the count of lines is the count, not a misstated sum."""
+    have = _figures_of(result)
+    if not have:
+        return []
+    counts = {float(result[k]) for k in ("count", "n") if isinstance(result.get(k), (int, float))}
+    counts |= {float((result.get("param_stats") or {}).get("n") or -1)}
+    wrong: list[tuple[str, str]] = []
+    for m in _CLAIM.finditer(answer):
+        key = m.lastgroup
+        if key not in have:
+            continue
+        rest = answer[m.end():m.end() + _CLAIM_REACH]
+        end = _CLAUSE_END.search(rest)
+        got = _PLAIN.search(rest[:end.start()] if end else rest)
+        if not got:
+            continue
+        x, want = float(got.group()), have[key]
+        tol = 0.05 + 1e-3 * abs(want) if key == "avg" else 1e-9 * max(1.0, abs(want))
+        if abs(x - want) > tol and not (key == "sum" and x in counts):
+            wrong.append((key, got.group()))
+    return list(dict.fromkeys(wrong))
+
+
+_FIGURE_NAMES = {"max": ("maximum", "最大值"), "min": ("minimum", "最小值"), "sum": ("sum", "总和"),
+                 "avg": ("average", "平均值")}
+
+
+def _restated(wrong: list[tuple[str, str]], result: Mapping[str, Any], question: str) -> str:
+    """The figures the answer misstated, as the result gives them."""
+    have = _figures_of(result)
+    st = result.get("param_stats") or {}
+    name = str(st.get("of_param") or result.get("of_param") or "value")
+    keys = list(dict.fromkeys(k for k, _ in wrong))
+    if is_chinese(question):
+        return "\n（结果中 " + name + " 的" + "，".join(f"{_FIGURE_NAMES[k][1]}是 {_num(have[k])}" for k in keys) + "。）"
+    return (f"\n(In the result, the {name} values' "
+            + ", ".join(f"{_FIGURE_NAMES[k][0]} is {_num(have[k])}" for k in keys) + ".)")
