@@ -4,7 +4,7 @@ numbering and a date said in words are kept; a top-k answer that does not name t
 
 from __future__ import annotations
 
-from gateway.serve.answer.check import check, figures, supported_figures, unsupported_figures
+from gateway.serve.answer.check import check, figures, misstated, supported_figures, unsupported_figures
 from gateway.serve.answer.render import _shown_time, render_result
 from gateway.serve.answer.question import which_end
 
@@ -318,3 +318,7 @@ def test_a_figure_named_by_the_answer_must_be_the_results():
     assert c.action == "cited" and "总和是 702807" in c.text
     assert run("The sum is 702807; the largest, 2882, was at 06:55:48.", "sizes?", SIZES).action == "kept"
     assert run("The average is 2342.7 bytes.", "average size?", SIZES).action == "kept"
+    assert run("The average of the 300 values is 2342.7.", "average size?", SIZES).action == "kept"
+    assert run("The maximum was on Dec 10 at 06:55:48, 2882 bytes.", "largest?", SIZES).action == "kept"
+    assert misstated("最大值出现在 6月9日 20时，是 2882 字节。", SIZES) == []     # a date is no figure
+    assert misstated("最大值是 6月9日的 2076 字节。", SIZES) == [("max", "2076")]

@@ -285,6 +285,9 @@ _CLAIM = re.compile("|".join(f"(?P<{k}>(?<![A-Za-z])(?:{words})(?![A-Za-z]))" fo
 _CLAUSE_END = re.compile(r"[。！？；;，,\n(（]|\.(?=\s|$)")
 _CLAIM_REACH = 80          # characters after the word in which its figure is written
 _PLAIN = re.compile(r"(?<![\w.:/-])[-+]?\d+(?:\.\d+)?(?![\w.:/-]?\d)")
+# dates and clock times are no claimed figure: "the maximum was on Dec 10 at 06:55:48, port 60948"
+_WHEN_WRITTEN = re.compile(r"\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?\s+\d{1,2}\b|"
+                           r"\d{1,4}\s*[年月日号时点分秒]|\d{1,2}:\d{2}(?::\d{2})?(?:[.,]\d+)?", re.I)
 
 
 def _figures_of(result: Mapping[str, Any]) -> dict[str, float]:
@@ -297,8 +300,9 @@ def _figures_of(result: Mapping[str, Any]) -> dict[str, float]:
 def misstated(answer: str, result: Mapping[str, Any]) -> list[tuple[str, str]]:
     """(figure name, the number the answer gave for it) where the answer names a figure of the result
     (its maximum, minimum, sum or average over several values) and writes another number right after
-    the name, in the same clause ("the maximum port was 56423" when the lines' maximum is 60948). A
-    "total" that is the count of lines is the count, not a misstated sum."""
+    the name, in the same clause ("the maximum port was 56423" when the lines' maximum is 60948). The
+    count of lines or values ("a total of 553 lines", "the average of the 40 values") and dates and clock
+    times are not such a number."""
     have = _figures_of(result)
     if not have:
         return []
@@ -311,12 +315,13 @@ def misstated(answer: str, result: Mapping[str, Any]) -> list[tuple[str, str]]:
             continue
         rest = answer[m.end():m.end() + _CLAIM_REACH]
         end = _CLAUSE_END.search(rest)
-        got = _PLAIN.search(rest[:end.start()] if end else rest)
+        clause = _WHEN_WRITTEN.sub(lambda t: " " * len(t.group()), rest[:end.start()] if end else rest)
+        got = _PLAIN.search(clause)
         if not got:
             continue
         x, want = float(got.group()), have[key]
         tol = 0.05 + 1e-3 * abs(want) if key == "avg" else 1e-9 * max(1.0, abs(want))
-        if abs(x - want) > tol and not (key == "sum" and x in counts):
+        if abs(x - want) > tol and x not in counts:      # "the average of the 40 values": the count
             wrong.append((key, got.group()))
     return list(dict.fromkeys(wrong))
 
