@@ -101,7 +101,7 @@ class Engine:
         kv_policy: what leaves the KV ring when full (native/kv_cache.h); kv_block: tokens per block,
         required by the block policies (novelty, semantic). act_precision: "q8x2" (the precision the
         correctness gate holds), "q8" (one int8 term per activation, llama.cpp's scheme: about half the
-        integer work of a batch) or "auto" (resolve_act_precision: q8 on aarch64 CPUs); both backends.
+        integer work of a batch) or "auto" (resolve_act_precision: q8 on CPUs, q8x2 on CUDA); both backends.
         tokenizer: the caller's Tokenizer for this GGUF, if it has one (else loaded on first use).
         n_threads: default one per performance core this process may use (gateway/llm/cpus.py).
         policy, sem_block: the older names of kv_policy, kv_block (one release)."""

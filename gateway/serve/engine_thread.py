@@ -90,7 +90,7 @@ class EngineThread:
         self.n_sink = n_sink or len(self.sink_tokens)
         self.n_ring, self.n_scratch, self.n_threads = config.n_ring, config.n_scratch, config.n_threads
         self.kv_policy, self.kv_block = config.kv_policy, config.kv_block   # KV eviction (native/kv_cache.h)
-        self.act_precision = config.act_precision   # "auto" resolves in Engine (q8 on aarch64)
+        self.act_precision = config.act_precision   # "auto" resolves in Engine (q8 on CPUs)
         self.prefill_chunk = config.prefill_chunk
         # Stream chunks read between a job's steps (serve/job_reading.py); set up once the engine says it can.
         self.reading: ReadingDuringJobs | None = None
