@@ -11,19 +11,22 @@ rng = np.random.default_rng(0)
 toks = lambda n: [int(x) for x in rng.integers(100, 30000, n)]
 t = time.perf_counter(); e.prefill_stream(toks(876)); print("sink 876", round(time.perf_counter() - t, 2))
 t = time.perf_counter(); e.prefill_stream(toks(2100)); print("ring 2100", round(time.perf_counter() - t, 2), "stream_len", e.stream_len)
+
+
+def prefill(n):      # a prompt of n tokens in 64-token chunks (query_job's PREFILL_CHECK_TOKENS)
+    t = time.perf_counter()
+    for i in range(0, n, 64): e.forward_scratch(toks(min(64, n - i)))
+    return time.perf_counter() - t
+
+
+def decode(n):       # n single steps
+    t = time.perf_counter()
+    for _ in range(n): e.forward_scratch(toks(1))
+    return time.perf_counter() - t
+
+
 for rep in range(2):
     base = e.scratch_len
-    t = time.perf_counter()
-    for i in range(0, 160, 64): e.forward_scratch(toks(min(64, 160 - i)))
-    a = time.perf_counter() - t
-    t = time.perf_counter()
-    for _ in range(20): e.forward_scratch(toks(1))
-    b = time.perf_counter() - t
-    t = time.perf_counter()
-    for i in range(0, 360, 64): e.forward_scratch(toks(min(64, 360 - i)))
-    c = time.perf_counter() - t
-    t = time.perf_counter()
-    for _ in range(40): e.forward_scratch(toks(1))
-    d = time.perf_counter() - t
+    a, b, c, d = prefill(160), decode(20), prefill(360), decode(40)
     e.rollback(base)
     print(f"call prefill 160: {a:.2f}s ({160/a:.0f} tok/s)  call decode 20: {b:.2f}s  answer prefill 360: {c:.2f}s ({360/c:.0f} tok/s)  answer decode 40: {d:.2f}s  total {a+b+c+d:.2f}")
