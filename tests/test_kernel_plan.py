@@ -164,5 +164,8 @@ def test_doctor_names_the_plan(tmp_path, capsys):
     assert out["kernel_plan"] == "static" and out["cpu_model"] == kernel_plan.cpu_model()
     assert out["build_id"] == kernel_plan.build_id() and out["simd"] == _native.quant_simd_name()
     (tmp_path / "cache").mkdir()
-    write(tmp_path / "cache", plan_doc([a_choice()]))
+    from gateway.llm.engine import resolve_act_precision
+    from gateway.settings import EngineSettings
+    # a plan timed at the precision the appliance runs ("auto": q8 on CPUs); another precision's is ignored
+    write(tmp_path / "cache", plan_doc([a_choice()], precision=resolve_act_precision(EngineSettings().act_precision)))
     assert doctor()["kernel_plan"] == "calibrated"
