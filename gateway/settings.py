@@ -218,8 +218,8 @@ class EngineSettings(_Section):
     # the ring on the neighbours of a kept line (docs/perf/2026-12-02-long-stream.md)
     kv_block: int = Field(16, ge=4, le=1024)
     # Activations as two int8 terms ("q8x2": what the correctness gate holds) or one ("q8": llama.cpp's
-    # scheme, half the integer work of a batch). "auto": q8 on CPUs, where batches are compute-bound
-    # (prefill 1.5x on a Zen 4), q8x2 on CUDA (docs/perf/2026-12-05-act-precision-x86.md).
+    # scheme, half the integer work of a batch). "auto": q8 on CPUs, where batches are compute-bound,
+    # q8x2 on CUDA (figures: docs/perf/2026-12-05-act-precision-x86.md).
     act_precision: ActPrecision = "auto"
     # ngram: prompt lookup over the stream, near free and exact; "model" (0.5B draft) pays only off
     # the CPU (NPU, GPU); see docs/perf/2026-11-30-drafter-defaults.md. "model:rknn": the 0.5B on the

@@ -65,8 +65,8 @@ def auto_act_precision(machine: str, backend: str = "cpu") -> str:
 def resolve_act_precision(act_precision: str, backend: str = "cpu") -> str:
     """"auto" -> "q8" for the CPU engine, "q8x2" for CUDA; "q8x2" / "q8" pass through.
     A CPU batch (reading the stream, a job's prompt, verifying drafts) is compute-bound: at q8x2 it does
-    twice q8's integer work, 1.5x the prefill time on a Zen 4 and about 2x on the box's A76
-    (docs/perf/2026-12-05-act-precision-x86.md, 2026-12-02-arm-kernels.md); one token's step is bound by
+    twice q8's integer work, so it takes longer on x86 and on the RK3588's A76 alike (figures:
+    docs/perf/2026-12-05-act-precision-x86.md, 2026-12-02-arm-kernels.md); one token's step is bound by
     weight reads and costs the same at both. What q8 does to answers: docs/perf/2026-12-05-act-precision-x86.md."""
     if act_precision == "auto":
         return auto_act_precision(platform.machine(), backend)
