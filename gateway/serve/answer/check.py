@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from gateway.serve.answer import evidence
-from gateway.serve.answer.render import _LABEL, _num, _shown_time, plain_answer, shown_avg
+from gateway.serve.answer.render import _LABEL, _PLAIN_NUMBER, _num, _shown_time, plain_answer, shown_avg
 from gateway.serve.prompts import is_chinese
 
 FIGURE = re.compile(r"\d+(?:[:.\-/]\d+)*")
@@ -284,7 +284,6 @@ _CLAIMS = (("max", r"maximum|max|largest|highest|biggest|greatest|最大|最高"
 _CLAIM = re.compile("|".join(f"(?P<{k}>(?<![A-Za-z])(?:{words})(?![A-Za-z]))" for k, words in _CLAIMS), re.I)
 _CLAUSE_END = re.compile(r"[。！？；;，,\n(（]|\.(?=\s|$)")
 _CLAIM_REACH = 80          # characters after the word in which its figure is written
-_PLAIN = re.compile(r"(?<![\w.:/-])[-+]?\d+(?:\.\d+)?(?![\w.:/-]?\d)")
 # dates and clock times are no claimed figure: "the maximum was on Dec 10 at 06:55:48, port 60948"
 _WHEN_WRITTEN = re.compile(r"\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?\s+\d{1,2}\b|"
                            r"\d{1,4}\s*[年月日号时点分秒]|\d{1,2}:\d{2}(?::\d{2})?(?:[.,]\d+)?", re.I)
@@ -316,7 +315,7 @@ def misstated(answer: str, result: Mapping[str, Any]) -> list[tuple[str, str]]:
         rest = answer[m.end():m.end() + _CLAIM_REACH]
         end = _CLAUSE_END.search(rest)
         clause = _WHEN_WRITTEN.sub(lambda t: " " * len(t.group()), rest[:end.start()] if end else rest)
-        got = _PLAIN.search(clause)
+        got = _PLAIN_NUMBER.search(clause)
         if not got:
             continue
         x, want = float(got.group()), have[key]
