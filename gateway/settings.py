@@ -238,6 +238,8 @@ class EngineSettings(_Section):
     read_during_jobs_max_lost: float = Field(0.5, ge=0, le=1)
     # ... taking at most this share of a running job's time (0.5: a job at most twice as long)
     read_during_jobs_share: float = Field(0.5, ge=0, le=1)
+    # ... and past this reading lag the stream is due: read even where the job's deadline has no room
+    read_during_jobs_lag_s: float = Field(10.0, ge=0, le=600)
     queue_size: int = Field(8, ge=1, le=1024)
     # Chat answers through one store query (gateway/serve/answer/): the model writes the call under
     # a grammar, the figures come from the store. false: the quoted-lines prompt alone.

@@ -103,3 +103,37 @@ def test_an_engine_without_reading_during_jobs_says_so():
     assert e.reads_during_jobs is False and e.job_view_lost == 0
     e._e = type("Native", (), {"reads_during_jobs": False, "job_view_lost": 0})()
     assert e.reads_during_jobs is False
+
+
+def test_a_job_past_its_estimate_reads_only_a_stream_that_is_due():
+    """Past its estimate a job's rest is unknown: no room for reading, until the stream's own deadline
+    (its lag reached due_lag_s) comes first; the share still bounds it."""
+    r, now = ReadingDuringJobs(True, 1024, CHUNK, 0.5, due_lag_s=10.0), 1000.0
+    clock = JobClock(deadline=now + 60.0, work_ms=1000.0, started=now)
+    assert r.decide(clock, 40, 2.0, 10.0, 0, now=now + 0.5) == READ       # 320 ms + 1.25 * 500 ms << 60 s
+    assert r.decide(clock, 40, 2.0, 10.0, 0, now=now + 1.5) == DEADLINE   # past its estimate
+    assert r.decide(clock, 40, 9.9, 10.0, 0, now=now + 1.5) == DEADLINE
+    assert r.decide(clock, 40, 10.0, 10.0, 0, now=now + 1.5) == READ      # the stream is due
+    r.read(clock, 32, 800.0)
+    assert r.decide(clock, 40, 30.0, 10.0, 0, now=now + 1.6) == SHARE     # ... within the share
+    assert (r.skipped_deadline, r.read_due, r.skipped_share) == (2, 1, 1)
+    assert r.stats()["reads_stream_due"] == 1
+    assert reading().due_lag_s == float("inf")                             # not set: never due
+
+
+def test_a_held_answer_is_due_at_its_end():
+    """A query's answer is checked before the client sees it: its deadline point is the answer's end,
+    priced as the call and a typical answer; an answer that streams is due at its first token."""
+    from gateway.serve.answer.call import TYPICAL_ANSWER_TOKENS, TYPICAL_CALL_TOKENS
+    from gateway.serve.jobs import COMPLETE, TTFT, Job, JobHandle, decode_to_due
+
+    assert decode_to_due(TTFT, 256, False) == 1
+    assert decode_to_due(TTFT, 256, True) == TYPICAL_CALL_TOKENS + TYPICAL_ANSWER_TOKENS
+    assert decode_to_due(TTFT, 8, True) == TYPICAL_CALL_TOKENS + 8
+    assert decode_to_due(COMPLETE, 64, False) == 64
+    plain = Job("chat", [1], 64, 1000.0, TTFT, JobHandle(None))
+    held = Job("chat", [1], 64, 1000.0, TTFT, JobHandle(None), turns=[{"role": "user", "content": "?"}])
+    explain = Job("explain", [1], 64, 1000.0, COMPLETE, JobHandle(None))
+    assert (plain.held, held.held) == (False, True)
+    assert plain.due_at(5.0, 9.0) == 5.0 and held.due_at(5.0, 9.0) == 9.0 and explain.due_at(5.0, 9.0) == 9.0
+    assert plain.due_at(None, 9.0) == 9.0                                   # no token: due at its end

@@ -28,7 +28,7 @@ from gateway.pipeline.token_queue import ContextFeed
 from gateway.serve.admission import Admission
 from gateway.serve.job_reading import READ, JobClock, ReadingDuringJobs
 from gateway.serve.jobs import (COMPLETE, PRIORITY, TTFT, Job, JobHandle, NotReady, PromptTooLong, QueueFull,
-                                Refused)
+                                Refused, decode_to_due)
 from gateway.serve.prompts import Prompts
 from gateway.serve.query_job import generate_query, query_answer
 from gateway.serve.answer.call import QUERY_PROMPT_TOKENS, TYPICAL_CALL_TOKENS, TYPICAL_QUERY_TOKENS
@@ -64,6 +64,7 @@ class EngineConfig(Protocol):
     read_during_jobs: bool
     read_during_jobs_max_lost: float
     read_during_jobs_share: float
+    read_during_jobs_lag_s: float
     queue_size: int
     no_repeat_ngram: int
     kernel_calibration: str
@@ -184,8 +185,9 @@ class EngineThread:
                     loop: asyncio.AbstractEventLoop | None = None, query: bool = False,
                     on_event: Callable[[dict], None] | None = None, grammar: Any = None) -> JobHandle:
         """An operator's answer. query=True (with a query_tool): the model first writes one store query
-        under the call grammar, the query runs, and the answer is written from its result; the call's
-        decode and the result's prefill count toward the first-token budget. grammar: the answer is
+        under the call grammar, the query runs, and the answer is written from its result and checked
+        before any of it is sent: the call, the result's prefill and the answer count toward the
+        first-token budget (jobs.decode_to_due). grammar: the answer is
         decoded under it (gateway.llm.constrained) and ends once it is a whole sentence of it."""
         if query and self.query_tool is not None:
             return self.submit("chat", self.prompts.chat_tokens(messages), max_tokens=max_tokens,
@@ -213,9 +215,7 @@ class EngineThread:
         if len(prompt) + extra + max_tokens > self.n_scratch:
             raise PromptTooLong(f"prompt ({len(prompt)} tokens{f' + {extra} for the store query' if extra else ''})"
                                 f" + max_tokens ({max_tokens}) exceeds engine.n_scratch={self.n_scratch}")
-        decode_in_budget = 1 if deadline_kind == TTFT else max_tokens
-        if turns is not None:
-            decode_in_budget += TYPICAL_CALL_TOKENS  # the call is decoded before the answer's first token
+        decode_in_budget = decode_to_due(deadline_kind, max_tokens, turns is not None)
         with self._est_lock:
             prio = PRIORITY.get(kind, len(self._queued_ms) - 1)
             # A job waits for everything queued at its priority or higher, the one running at those
@@ -228,7 +228,7 @@ class EngineThread:
                                       kind=kind)
             if not d.admitted:
                 raise Refused(d.retry_after_s, d.estimate_ms, budget_ms)
-            full = self.admission.estimate_ms(priced, max_tokens + (decode_in_budget - 1))
+            full = self.admission.estimate_ms(priced, max_tokens + (TYPICAL_CALL_TOKENS if turns is not None else 0))
             job = Job(kind, list(prompt), max_tokens, budget_ms, deadline_kind, JobHandle(loop, on_event),
                       estimate_ms=full, temperature=temperature, top_p=top_p, seed=seed, turns=turns,
                       model_ms=d.model_ms, seq=self._seq, grammar=grammar)
@@ -358,7 +358,7 @@ class EngineThread:
         """The job's deadline point and admission's estimate of its own work to it (as submit priced it)."""
         assert self.admission is not None
         priced = len(job.prompt) + (TYPICAL_QUERY_TOKENS if job.turns is not None else 0)
-        decode = (1 if job.deadline_kind == TTFT else job.max_tokens) + (TYPICAL_CALL_TOKENS if job.turns is not None else 0)
+        decode = decode_to_due(job.deadline_kind, job.max_tokens, job.turns is not None)
         work = self.admission.estimate_ms(priced, decode) * self.admission.bias(job.kind)
         return JobClock(job.deadline, work)
 
@@ -393,7 +393,8 @@ class EngineThread:
             log.warning("engine.read_during_jobs: the %s engine cannot read the stream during a job; "
                         "reading waits for each job's end", self.engine.backend)
         self.reading = ReadingDuringJobs(reads, int(self.config.read_during_jobs_max_lost * self.n_ring),
-                                         self.prefill_chunk, self.config.read_during_jobs_share)
+                                         self.prefill_chunk, self.config.read_during_jobs_share,
+                                         self.config.read_during_jobs_lag_s)
         self._engine_stats = dict(self.engine.stats())
         log.info("engine ready in %.1f s: %s, sink %d tokens, prefill %.2f ms/tok, decode %.2f ms/tok",
                  time.perf_counter() - t0, self.model_path.name, len(self.sink_tokens), prefill_ms, decode_ms)
@@ -406,7 +407,7 @@ class EngineThread:
         out: list[int] = []
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         stop_ids = self.tokenizer.stop_ids
-        hold = job.turns is not None and self.query_tool is not None   # a query's answer is checked first
+        hold = job.held and self.query_tool is not None   # a query's answer is checked first
         preempted: list[bool] = []
         clock = self._clock(job)
         self._on_step = self._reader(job, clock)   # the job's step hook, read by _generate / query_job
@@ -422,7 +423,7 @@ class EngineThread:
         def on_token(tid: int) -> bool:
             if not first_at:
                 first_at.append(time.monotonic())
-                clock.due_passed = job.deadline_kind == TTFT
+                clock.due_passed = job.deadline_kind == TTFT and not job.held   # a held one's is its end
             if tid in stop_ids:
                 return False
             out.append(tid)
@@ -455,7 +456,7 @@ class EngineThread:
         elif res.tokens and res.tokens[-1] in stop_ids:
             finish = "stop"
         end = time.monotonic()
-        due = first_at[0] if (job.deadline_kind == TTFT and first_at) else end
+        due = job.due_at(first_at[0] if first_at else None, end)
         late = due > job.deadline
         self.admission.finished(late)
         if not job.handle.cancelled and not job.preemptions:   # a stopped job's time includes the question's

@@ -3,7 +3,9 @@ steps) the engine thread prefills at most one chunk of the token queue into the 
 holds a chunk's worth (or its oldest entry waits), the job's deadline has room for it at admission's
 measured prefill cost, reading has taken at most `share` of the job's time (a job runs at most
 1 / (1 - share) times as long: a line faster than the engine reads would otherwise starve it), and the
-job has not lost too much of the stream it reads. The job keeps the
+job has not lost too much of the stream it reads. Two deadlines meet here: the job's, and the stream's
+(its reading lag reached `due_lag_s`); a stream that is due is read even where the job's deadline has
+no room, within the same share. A job past its estimate before its deadline point leaves no room. The job keeps the
 stream view it started with (native/kv_cache.h, READING DURING A JOB): it never sees the chunks read
 during it, and loses the view's entries the ring evicts meanwhile (at most max_lost of them).
 
@@ -54,11 +56,13 @@ class ReadingDuringJobs:
     max_lost: int                  # stream tokens a job's view may lose to the ring's eviction
     chunk_tokens: int              # the engine thread's prefill_chunk
     share: float                   # of a running job's time, reading may take at most this
+    due_lag_s: float = float("inf")   # the stream's deadline: past this lag it is read despite the job's
     chunks: int = 0                # stream chunks read during jobs
     tokens: int = 0
     skipped_deadline: int = 0      # a chunk was waiting but the job's deadline had no room for it
     skipped_share: int = 0         # ... but reading had taken its share of the job's time
     skipped_lost: int = 0          # ... but the job's view had lost its share
+    read_due: int = 0              # chunks read because the stream was due, where the job's deadline had no room
     view_lost_tokens: int = 0      # view tokens jobs lost, summed at their ends
 
     def decide(self, clock: JobClock, backlog_tokens: int, lag_s: float, prefill_ms_per_tok: float,
@@ -76,10 +80,12 @@ class ReadingDuringJobs:
         if self.share < 1.0 and (clock.read_ms + chunk_ms) * (1.0 - self.share) > self.share * clock.worked_ms(now):
             self.skipped_share += 1
             return SHARE
-        if not clock.due_passed and \
-                now * 1000 + chunk_ms + DEADLINE_SAFETY * clock.remaining_ms(now) > clock.deadline * 1000:
-            self.skipped_deadline += 1
-            return DEADLINE
+        if not clock.due_passed and (clock.remaining_ms(now) <= 0 or now * 1000 + chunk_ms
+                                     + DEADLINE_SAFETY * clock.remaining_ms(now) > clock.deadline * 1000):
+            if lag_s < self.due_lag_s:
+                self.skipped_deadline += 1
+                return DEADLINE
+            self.read_due += 1
         return READ
 
     def read(self, clock: JobClock, n_tokens: int, ms: float) -> None:
@@ -92,5 +98,6 @@ class ReadingDuringJobs:
     def stats(self) -> dict:
         return {"read_during_jobs": self.enabled, "stream_chunks_during_jobs": self.chunks,
                 "stream_tokens_during_jobs": self.tokens, "reads_skipped_deadline": self.skipped_deadline,
+                "reads_stream_due": self.read_due,
                 "reads_skipped_share": self.skipped_share,
                 "reads_skipped_lost": self.skipped_lost, "job_view_lost_tokens": self.view_lost_tokens}

@@ -13,6 +13,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, TypedDict, Union
 
+from gateway.serve.answer.call import TYPICAL_ANSWER_TOKENS, TYPICAL_CALL_TOKENS
+
 log = logging.getLogger(__name__)
 
 TTFT, COMPLETE = "first_token", "complete"
@@ -171,3 +173,26 @@ class Job:
     @property
     def deadline(self) -> float:
         return self.submitted + self.budget_ms / 1000.0
+
+    @property
+    def held(self) -> bool:
+        """A query's answer: checked whole before the client sees any of it."""
+        return self.turns is not None
+
+    def due_at(self, first_token_at: float | None, end: float) -> float:
+        """When the client got what the deadline is for: the first token (a held answer's is its end),
+        or the whole answer."""
+        if self.deadline_kind == TTFT and first_token_at is not None and not self.held:
+            return first_token_at
+        return end
+
+
+def decode_to_due(deadline_kind: str, max_tokens: int, query: bool) -> int:
+    """Tokens decoded before a job's deadline point: its first token, or all of them. A query's call is
+    decoded first, and its answer is checked before the client sees any of it: the client's first token
+    is the answer's end (priced at a typical answer)."""
+    if deadline_kind != TTFT:
+        n = max_tokens
+    else:
+        n = min(max_tokens, TYPICAL_ANSWER_TOKENS) if query else 1
+    return n + (TYPICAL_CALL_TOKENS if query else 0)

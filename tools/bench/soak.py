@@ -412,7 +412,7 @@ def report(run: Soak, senders: list[Sender], final: dict, rss_end: float, drain_
         # issue 42 part 3: the stream read between jobs' steps (gateway/serve/job_reading.py)
         "reading_during_jobs": {k: (final.get("engine") or {}).get(k) for k in
                                 ("read_during_jobs", "stream_chunks_during_jobs", "stream_tokens_during_jobs",
-                                 "reads_skipped_deadline", "reads_skipped_share", "reads_skipped_lost",
+                                 "reads_skipped_deadline", "reads_stream_due", "reads_skipped_share", "reads_skipped_lost",
                                  "job_view_lost_tokens")},
         "samples": str(run.out / "soak-samples.csv"),
     } | issue42(run, final, lost + udp_uncounted)

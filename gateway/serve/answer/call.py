@@ -35,6 +35,7 @@ MAX_TEXT_BYTES = 48
 MAX_CALL_TOKENS = 256         # the call's decode budget: the grammar's mask keeps every call within it even at
                               # one byte per token (a quoted phrase of MAX_PHRASE_BYTES included)
 TYPICAL_CALL_TOKENS = 32      # what admission control prices a call at (calls seen: 10-40 tokens)
+TYPICAL_ANSWER_TOKENS = 32    # ... and a checked answer at (held to its end: the client's first token)
 MAX_VALUES = 64               # known hosts / components / levels offered per field
 MAX_WORDS = 2000              # log words offered for text / of (the most frequent in the store's templates)
 TEXT_WORDS = 4                # at most this many log words in a text filter
