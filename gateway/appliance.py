@@ -300,8 +300,8 @@ class Appliance:
         self.ingest_lines += len(records)
         if classified is None:
             return ids
-        alerted: set[int] = set()
-        for alert in self.triage.evaluate(records, ids, classified):
+        alerted: set[int] = set()   # alerted now, or new kinds whose grouped alert comes later
+        for alert in self.triage.evaluate(records, ids, classified, new_kinds=alerted):
             alerted.update(alert.line_ids)
             self.publish_alert(alert)
         if self.feed is not None and self.engine_thread is not None:

@@ -417,7 +417,10 @@ class Triage:
 
     # --- alert decisions -------------------------------------------------------------------
     def evaluate(self, records: Sequence[LogRecord], ids: Sequence[int],
-                 classified: Sequence[Classified]) -> list[Alert]:
+                 classified: Sequence[Classified], new_kinds: set[int] | None = None) -> list[Alert]:
+        """The alerts these lines raise now. new_kinds, if given, gets the ids of the lines judged new
+        kinds: their alert may come later, grouped with the source's others, but they matter now (the
+        KV cache keeps them: gateway/appliance.py)."""
         alerts: list[Alert] = []
         with self._alert_lock:
             now = float("-inf")              # the newest record time: closes new-kind groups
@@ -433,6 +436,8 @@ class Triage:
                     if a is not None:
                         alerts.append(a)
                 elif new_kind and self.new_template_alerts:
+                    if new_kinds is not None:
+                        new_kinds.add(line_id)
                     kind = NewKind(cl.template_id, cl.template, rec.text, line_id, rec.ts, rec.host, sev)
                     alerts += [self._new_kind_alert(*g) for g in self.baselines.group(rec.source, kind)]
                 for rule in self.rules:
