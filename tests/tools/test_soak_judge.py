@@ -10,7 +10,7 @@ from gateway.ingest.record import LogRecord
 from gateway.pipeline.store import Store
 from gateway.pipeline.token_queue import ContextFeed, TokenQueue
 from gateway.pipeline.triage import Triage
-from tools.bench.soak_judge import accept, check_summaries, lag_figures, pct, slope
+from tools.bench.soak_judge import accept, check_summaries, lag_figures, pct, question_figures, slope
 
 
 def _summaries_and_store(tmp_path) -> list[dict]:
@@ -62,3 +62,18 @@ def test_lag_figures_and_accept():
     assert accept(flat, 0, {"checked": 5, "mismatched": 0}, True)["all"]
     none = accept(flat, 1, {"checked": 0, "mismatched": 0}, False)
     assert none["lag_p95"] is None and none["summaries_equal_store"] is None and not none["all"]
+    assert none["questions_within_budget"] is None
+
+
+def test_questions_within_budget():
+    """A question answered past its budget fails the acceptance; none asked: not judged."""
+    flat = lag_figures([{"t_s": t, "lag_s": 3.0} for t in range(0, 121, 5)], "lag_s", 60.0)
+    sm = {"checked": 5, "mismatched": 0}
+    q = question_figures(3, [4.0, 11.9, 12.0], 1, 0, 12.0)
+    assert (q["answered"], q["within_budget"], q["budget_s"]) == (3, 3, 12.0)
+    assert accept(flat, 0, sm, True, q)["questions_within_budget"] is True and accept(flat, 0, sm, True, q)["all"]
+    late = question_figures(3, [4.0, 12.5], 1, 0, 12.0)
+    assert late["within_budget"] == 1
+    assert accept(flat, 0, sm, True, late)["questions_within_budget"] is False and not accept(flat, 0, sm, True, late)["all"]
+    assert accept(flat, 0, sm, True, question_figures(2, [], 2, 0, 12.0))["questions_within_budget"] is False
+    assert accept(flat, 0, sm, True, question_figures(0, [], 0, 0, 12.0))["questions_within_budget"] is None

@@ -29,6 +29,7 @@ import random
 import sys
 import time
 from pathlib import Path
+from typing import Iterable
 
 import numpy as np
 
@@ -43,7 +44,7 @@ from gateway.llm.sampling import SamplingParams  # noqa: E402
 from gateway.llm.speculative import speculative_generate  # noqa: E402
 from gateway.pipeline.token_queue import context_line  # noqa: E402
 from gateway.serve.prompts import Prompts  # noqa: E402
-from gateway.settings import BARE_ENGINE  # noqa: E402
+from gateway.settings import BARE_ENGINE, EngineSettings  # noqa: E402
 from tools.bench.harness import cpu_here, print_result, rss_mb  # noqa: E402
 
 POLICIES = ("fifo", "sink_ring", "semantic", "novelty")
@@ -52,6 +53,8 @@ CHECKPOINTS = (10, 25, 50)            # stream length at which questions are ask
 EVENT_EVERY = 2.0                     # x capacity between planted events
 CONTROL_BEFORE = 0.3                  # x capacity: the control event before each checkpoint
 DEPTH_BINS = (0, 1, 2, 5, 10, 25, 50)
+START_TS = 1_764_000_000.0            # the stream's first line
+WARM_GAP_S = 120.0                    # record time between the baseline's lines and the stream (a closed group)
 NO_REPEAT_NGRAM = 12                  # the appliance's default (settings.engine.no_repeat_ngram)
 UNITS = ("press P-12", "robot R-4", "oven O-2", "mixer M-7", "conveyor C-9", "labeler L-3", "palletizer X-1",
          "chiller K-5", "compressor A-8", "welder W-6", "sorter S-2", "crane H-3", "pump Q-9", "kiln N-4",
@@ -90,7 +93,7 @@ def background_lines(seed: int, loghub_every: int):
     demo = DemoLine(seed=seed, jam_every_s=None, overtemp_every_s=None, estop_every_s=None)
     loghub = [ln.rstrip("\n") for p in sorted(loghub_dir().glob("*/*_2k.log"))
               for ln in p.read_text(errors="replace").splitlines() if ln.strip()]
-    ts, k = 1_764_000_000.0, 0
+    ts, k = START_TS, 0
     while True:
         for r in demo.cycle(ts):
             k += 1
@@ -100,22 +103,41 @@ def background_lines(seed: int, loghub_every: int):
         ts += demo.cycle_s
 
 
+def warm_lines(args) -> list[tuple[float, str, str]]:
+    """Background lines of another seed, as many and as long as a source's baseline learns from, timed
+    to end before the stream's first line."""
+    from gateway.pipeline.baseline import BASELINE_LINES, BASELINE_S
+
+    out = []
+    for line in background_lines(args.seed + 1, args.loghub_every):
+        out.append(line)
+        if len(out) >= BASELINE_LINES and out[-1][0] - out[0][0] >= BASELINE_S:
+            break
+    shift = out[-1][0] - START_TS + WARM_GAP_S
+    return [(ts - shift, host, text) for ts, host, text in out]
+
+
 class Novelty:
     """The importance the appliance's triage gives a line: 1 when the triage (gateway.pipeline.triage,
-    Drain3, its default settings) raises an alert for it (a new template, or a warning-or-worse line,
-    one per template and host per dedup_s), else 0."""
+    Drain3, its default settings) raises an alert for it (a warning-or-worse line, one per template and
+    host per dedup_s) or judges it a new kind (its alert may come later, grouped), else 0."""
 
-    def __init__(self) -> None:
+    def __init__(self, warm: Iterable[tuple[float, str, str]] = ()) -> None:
+        """warm: lines the triage sees first, before the stream: its sources' baselines learned from
+        them, as in an appliance past its first minutes (no new-kind alert while a baseline learns)."""
         from gateway.pipeline.triage import Triage
 
         self.triage = Triage(None)
         self.n = 0
+        for ts, host, text in warm:
+            self(ts, host, text)
 
     def __call__(self, ts: float, host: str, text: str) -> float:
         rec = LogRecord.make(text, source="eval", host=host, ts=ts)
         cl = self.triage.classify([rec])
         self.n += 1
-        return 1.0 if self.triage.evaluate([rec], [self.n], cl) else 0.0
+        new: set[int] = set()
+        return 1.0 if self.triage.evaluate([rec], [self.n], cl, new_kinds=new) or new else 0.0
 
 
 def build_stream(prompts: Prompts, capacity: int, n_events: int, args) -> tuple[np.ndarray, np.ndarray, list[dict]]:
@@ -131,7 +153,7 @@ def build_stream(prompts: Prompts, capacity: int, n_events: int, args) -> tuple[
         ev["place"] = at
     toks: list[int] = []
     imp: list[float] = []
-    novelty = Novelty()
+    novelty = Novelty(warm_lines(args) if args.baseline == "warm" else ())
     bg = background_lines(args.seed, args.loghub_every)
     pending = list(events)
     while len(toks) < total:
@@ -183,7 +205,7 @@ def run_policy(policy: str, stream: np.ndarray, imp: np.ndarray, events: list[di
         kw["sem_layer"] = args.sem_layer
     sink = prompts.sink_tokens
     eng = Engine(args.model, n_sink=len(sink), n_ring=args.n_ring, n_scratch=args.n_scratch, kv_policy=policy,
-                 act_precision=BARE_ENGINE.act_precision, n_threads=args.threads, tokenizer=prompts.tokenizer, **kw)
+                 act_precision=args.act_precision, n_threads=args.threads, tokenizer=prompts.tokenizer, **kw)
     eng.prefill_stream(sink)
     base = len(sink)                      # stream index of stream[0]
     want = {p + i for p in places for i in range(args.ppl_window + 1)}
@@ -459,6 +481,11 @@ def main() -> None:
     ap.add_argument("--keep", type=float, default=0.75, help="novelty: share of blocks important lines may hold")
     ap.add_argument("--policies", default=",".join(POLICIES))
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--baseline", choices=("warm", "cold"), default="warm",
+                    help="warm: the triage's baselines learned before the stream (a running appliance); "
+                         "cold: the stream is the appliance's first lines (no new-kind importance while they learn)")
+    ap.add_argument("--act-precision", default=EngineSettings().act_precision, choices=("auto", "q8", "q8x2"),
+                    help="the streamed policies' activations (default: the appliance's; the gate's is q8x2)")
     ap.add_argument("--prefill-chunk", type=int, default=32, help="stream tokens per call (settings default)")
     ap.add_argument("--events", type=int, default=28, help="planted events (3 are the checkpoint controls)")
     ap.add_argument("--loghub-every", type=int, default=6, help="one Loghub line after every N demo lines")
@@ -515,7 +542,7 @@ def main() -> None:
     (args.out_dir / f"{args.stem}.json").write_text(json.dumps(summary, indent=1))
     summary["plots"] = plot(summary, args.out_dir, args.stem)
     del summary["answers"]
-    summary.update(model=args.model, n_ring=args.n_ring, capacity=capacity, stream_tokens=int(stream.size),
+    summary.update(model=args.model, act_precision=args.act_precision, baseline=args.baseline, n_ring=args.n_ring, capacity=capacity, stream_tokens=int(stream.size),
                    events=len(events), events_novel=sum(e["novel"] for e in events),
                    novel_token_share=round(float(imp.mean()), 4), keep=args.keep, block=args.block, sem_layer=args.sem_layer, cpu=cpu_here(),
                    seconds=round(time.time() - t_start))

@@ -33,6 +33,7 @@ import httpx
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
+from gateway.settings import AlertSettings                                          # noqa: E402
 from tests import mqtt_broker                                                        # noqa: E402
 from tools.bench.harness import Served, cpu_here, free_port, print_result, rss_mb  # noqa: E402
 from tools.bench.soak_judge import (SummarySample, accept, check_summaries, lag_figures, pct,  # noqa: E402
@@ -426,20 +427,21 @@ def issue42(run: Soak, final: dict, lines_lost: int) -> dict:
     lag = lag_figures(samples, "lag_s", half)
     health = [x["health_ms"] for x in samples if x.get("health_ms") is not None]
     checked = check_summaries(run.data / "logs.db", run.summaries.kept, len(run.summaries.seen))
+    questions = question_figures(run.questions["asked"], run.chat_s, run.questions["refused"],
+                                 run.questions["failed"], AlertSettings().ttft_budget_ms / 1000)
     (run.out / "soak-summaries.json").write_text(json.dumps(run.summaries.kept, ensure_ascii=False) + "\n")
     return {
         "engine_cpus": sorted(run.engine_cpus) or None, "load_cpus": sorted(run.load_cpus),
         "server_threads_cpus": run.server_threads_cpus,   # as /proc saw them at the end
         "reading_lag": lag, "oldest_unread": lag_figures(samples, "oldest_unread_s", half),
         "token_queue": queue_figures(final.get("token_queue") or {}),
-        "questions": question_figures(run.questions["asked"], run.chat_s, run.questions["refused"],
-                                      run.questions["failed"]),
+        "questions": questions,
         "health_ms": {"p50": pct(health, 0.5), "p95": pct(health, 0.95), "max": max(health, default=None),
                       "unanswered": sum(x.get("health_ms") is None for x in samples)},
         "summaries_check": checked | {"file": str(run.out / "soak-summaries.json"),
                                       "examples": [x.get("text") for x in run.summaries.kept[:3]]},
         "summaries_checked": checked["checked"], "summaries_mismatched": checked["mismatched"],
-        "accept": accept(lag, lines_lost, checked, a.model != "none"),
+        "accept": accept(lag, lines_lost, checked, a.model != "none", questions),
     }
 
 

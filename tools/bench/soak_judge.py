@@ -78,12 +78,14 @@ def queue_figures(tq: dict) -> dict:
             "counted_all": lines == sum(parts) if lines is not None else None}
 
 
-def question_figures(asked: int, answered_s: list[float], refusals: int, failed: int) -> dict:
+def question_figures(asked: int, answered_s: list[float], refusals: int, failed: int, budget_s: float) -> dict:
     """Questions asked, answered (HTTP 200), refused (an HTTP error answer: admission, deadline), failed
-    (no HTTP answer), and the answers' latency."""
+    (no HTTP answer), the answers' latency, and how many came within the first-token budget (a reply
+    that is not streamed gives its first token with its last)."""
     return {"asked": asked, "answered": len(answered_s), "refused": refusals, "failed": failed,
             "latency_p50_s": _r(pct(answered_s, 0.5)), "latency_p95_s": _r(pct(answered_s, 0.95)),
-            "latency_max_s": _r(max(answered_s, default=None))}
+            "latency_max_s": _r(max(answered_s, default=None)), "budget_s": budget_s,
+            "within_budget": sum(s <= budget_s for s in answered_s)}
 
 
 class SummarySample:
@@ -162,17 +164,20 @@ def check_summaries(db: Path, summaries: list[dict], seen: int) -> dict:
     return out
 
 
-def accept(lag: dict, lines_lost: int, summaries: dict, model_on: bool) -> dict:
+def accept(lag: dict, lines_lost: int, summaries: dict, model_on: bool, questions: dict | None = None) -> dict:
     """Issue 42's acceptance, each true/false, with the limits used. Without a model (--model none) the lag
     and summary checks are None: nothing reads and the feed folds nothing. summaries_equal_store is false
-    when no summary could be checked."""
+    when no summary could be checked; questions_within_budget (None without questions): every answer came
+    within its budget."""
     sl = lag["second_half"]["slope_s_per_s"]
     a = {"limits": dict(LIMITS),
          "lag_p95": lag["p95_s"] is not None and lag["p95_s"] <= LIMITS["lag_p95_s"] if model_on else None,
          "lag_not_growing": sl is not None and abs(sl) <= LIMITS["lag_slope_abs_s_per_s"] if model_on else None,
          "nothing_lost": lines_lost <= LIMITS["lines_lost"],
          "summaries_equal_store": summaries["checked"] > 0
-         and summaries["mismatched"] <= LIMITS["summaries_mismatched"] if model_on else None}
+         and summaries["mismatched"] <= LIMITS["summaries_mismatched"] if model_on else None,
+         "questions_within_budget": questions["within_budget"] == questions["answered"] > 0
+         if model_on and questions and questions["asked"] else None}
     a["all"] = all(v for k, v in a.items() if k != "limits" and v is not None)
     return a
 
@@ -190,7 +195,8 @@ def summary_lines(r: dict) -> list[str]:
         f"({q['summaries']} summaries), skipped {q['skipped_lines']}, folding {q['folding_lines']}, "
         f"queue drops {q['dropped_entries']}, counted all {q['counted_all']}",
         f"  questions: asked {qs['asked']}, answered {qs['answered']}, refused {qs['refused']}, failed {qs['failed']}, "
-        f"latency p50 {qs['latency_p50_s']} s, p95 {qs['latency_p95_s']} s",
+        f"latency p50 {qs['latency_p50_s']} s, p95 {qs['latency_p95_s']} s, within {qs['budget_s']} s: "
+        f"{qs['within_budget']}",
         f"  lines: sent {r['lines_sent']}, stored {r['lines_stored']}, lost {r['lines_lost_total']}",
         f"  summaries vs store: checked {sm['checked']} of {sm['seen']} seen, mismatched {sm['mismatched']}, "
         f"pruned {sm['pruned']}",
