@@ -5,9 +5,10 @@ measured prefill cost, reading has taken at most `share` of the job's time (a jo
 1 / (1 - share) times as long: a line faster than the engine reads would otherwise starve it), and the
 job has not lost too much of the stream it reads. Two deadlines meet here: the job's, and the stream's
 (its reading lag reached `due_lag_s`); a stream that is due is read even where the job's deadline has
-no room, within the same share. A job past its estimate before its deadline point leaves no room. The job keeps the
-stream view it started with (native/kv_cache.h, READING DURING A JOB): it never sees the chunks read
-during it, and loses the view's entries the ring evicts meanwhile (at most max_lost of them).
+no room, within the same share. A job past its estimate before its deadline point leaves no room.
+
+The job keeps the stream view it started with (native/kv_cache.h, READING DURING A JOB): it never sees
+the chunks read during it, and loses the view's entries the ring evicts meanwhile (at most max_lost).
 
 Knows nothing about the engine or the queue: the engine thread asks `decide` and reports what it read.
 """
