@@ -300,15 +300,16 @@ class Appliance:
         self.ingest_lines += len(records)
         if classified is None:
             return ids
-        alerted: set[int] = set()   # alerted now, or new kinds whose grouped alert comes later
-        for alert in self.triage.evaluate(records, ids, classified, new_kinds=alerted):
+        alerted: set[int] = set()
+        new_kinds: set[int] = set()   # judged new kinds: their grouped alert may come later
+        for alert in self.triage.evaluate(records, ids, classified, new_kinds=new_kinds):
             alerted.update(alert.line_ids)
             self.publish_alert(alert)
         if self.feed is not None and self.engine_thread is not None:
             for rec, cl, line_id in zip(records, classified, ids):
                 self.feed.add(rec.ts, rec.host, cl.template_id, rec.text, important=line_id in alerted,
-                              new=cl.is_new, template=cl.template, params=cl.fields.params if cl.fields else None,
-                              line_id=line_id)
+                              new=cl.is_new or line_id in new_kinds, template=cl.template,
+                              params=cl.fields.params if cl.fields else None, line_id=line_id)
             self.engine_thread.notify()
         return ids
 

@@ -129,6 +129,23 @@ def test_alerted_and_new_lines_are_never_folded_even_without_budget():
     check_counts(b)
 
 
+def test_alerted_and_new_lines_read_verbatim_are_important_to_the_kv_cache():
+    """The KV policy novelty keeps important entries longer: alerted lines and new ones (a new template,
+    or a kind new against its source's baseline), not routine or rare lines, nor summaries."""
+    sim = Sim(None, window_s=0.0)                       # no budget: every line verbatim
+    rng = random.Random(3)
+    for k, (important, new) in enumerate([(False, False), (False, True), (True, False), (False, False)]):
+        tid, t, text, ps = line(rng, 0)
+        sim.feed.add(sim.now, "h", tid, f"{text} #{k}", important, new=new, template=t, params=ps)
+    got = []
+    while True:
+        toks, n = sim.queue.pop(1)                     # one entry at a time
+        if not n:
+            break
+        got.append(sim.queue.popped_importance)
+    assert got == [0.0, 1.0, 1.0, 0.0]
+
+
 def test_a_flood_of_new_templates_folds_but_alerted_lines_still_go():
     """A source's first minutes: every line a new template. Past NEW_CAP x target_lag_s of backlog the new
     ones fold (else they would fill the queue and overwrite alerted lines); alerted ones never do."""

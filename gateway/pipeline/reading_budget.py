@@ -4,7 +4,8 @@ engine's measured reading rate.
 Every triaged line takes one of four ways, decided when it arrives:
 - **alerted** (the triage alerted on it): verbatim, at once, never folded, whatever the budget (it may
   put the budget in debt, which holds back the rest);
-- **new** (the first line of a template): the same while the backlog is under NEW_CAP x `target_lag_s`;
+- **new** (the first line of a template, or a kind new against its source's baseline): the same while
+  the backlog is under NEW_CAP x `target_lag_s`;
   past it (a source's first minutes with thousands of templates, where every line is new) it folds like
   a rare line, so that the queue does not fill with them and overwrite alerted lines;
 - **rare** (its template had fewer than RARE_LINES lines here, or none for RARE_GAP_S): verbatim while the
@@ -12,6 +13,7 @@ Every triaged line takes one of four ways, decided when it arrives:
 - **routine**: verbatim while the budget has credit and the backlog is under half of `target_lag_s` and
   its template has no open fold; a verbatim routine line opens an empty fold so that its repeats
   fold behind it (the old repeat collapsing); without credit it opens a fold holding itself.
+Alerted and new lines read verbatim go with importance 1 (the KV policy `novelty` keeps them longer).
 
 A fold is a per-template summary over a window (the hosts its lines came from named, up to MAX_HOSTS):
 count, time span and, per template parameter,
@@ -319,7 +321,7 @@ class ReadingBudget:
 
     def _verbatim(self, way: str, ts: float, host: str, text: str, important: bool, now: float) -> None:
         line = self._line(ts, host, text)
-        n = self._push(line, ts, 1.0 if important else 0.0)
+        n = self._push(line, ts, 1.0 if important or way == "new" else 0.0)   # the KV cache keeps these
         self._learn(len(line), n)
         self._spend(n, now)
         self.verbatim[way if way in self.verbatim else "routine"] += 1

@@ -191,7 +191,8 @@ class ContextFeed:
             new: bool = False, template: str | None = None, params: Sequence[tuple] | None = None,
             line_id: int | None = None) -> None:
         """important: the triage alerted on this line (verbatim; the KV policy `novelty` keeps it longer).
-        new: the first line of its template (verbatim). template, params: its Drain template and the
+        new: the first line of its template, or a kind new against its source's baseline (verbatim unless
+        in a flood of them; kept longer too when read verbatim). template, params: its Drain template and the
         parameters the store keeps for it (LineFields.template/.params): what a summary is written from.
         line_id: its store id (kept in the summaries' figures)."""
         with self._lock:

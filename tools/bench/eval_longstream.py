@@ -118,9 +118,10 @@ def warm_lines(args) -> list[tuple[float, str, str]]:
 
 
 class Novelty:
-    """The importance the appliance's triage gives a line: 1 when the triage (gateway.pipeline.triage,
-    Drain3, its default settings) raises an alert for it (a warning-or-worse line, one per template and
-    host per dedup_s) or judges it a new kind (its alert may come later, grouped), else 0."""
+    """The importance the appliance gives a line it reads verbatim (gateway/pipeline/reading_budget.py):
+    1 when the triage (gateway.pipeline.triage, Drain3, its default settings) alerts on it (a
+    warning-or-worse line, one per template and host per dedup_s), or it is new (its template's first
+    line, or a kind new against its source's baseline, whose alert may come later), else 0."""
 
     def __init__(self, warm: Iterable[tuple[float, str, str]] = ()) -> None:
         """warm: lines the triage sees first, before the stream: its sources' baselines learned from
@@ -137,7 +138,8 @@ class Novelty:
         cl = self.triage.classify([rec])
         self.n += 1
         new: set[int] = set()
-        return 1.0 if self.triage.evaluate([rec], [self.n], cl, new_kinds=new) or new else 0.0
+        alerted = self.triage.evaluate([rec], [self.n], cl, new_kinds=new)
+        return 1.0 if alerted or new or cl[0].is_new else 0.0
 
 
 def build_stream(prompts: Prompts, capacity: int, n_events: int, args) -> tuple[np.ndarray, np.ndarray, list[dict]]:
