@@ -67,6 +67,37 @@ def test_ingest_stores_classifies_and_searches(tmp_path):
         assert "linegate_ingest_lines_total 2.0" in text
 
 
+def test_lines_judged_new_kinds_reach_the_reading_feed_as_new(tmp_path):
+    """Kinds new to a source, though another source made their templates, alert once as a burst (the
+    rest are grouped for a later alert), yet each goes to the reading feed as new at once (the KV cache
+    keeps them); the ERROR line as important."""
+    fed: list[tuple[str, bool, bool]] = []
+
+    class Feed:
+        def add(self, ts, host, template_id, text, important=False, **kw):
+            fed.append((text, important, kw["new"]))
+
+    class Engine:
+        ready = False             # no explanations
+
+        def notify(self):
+            pass
+
+    kinds = [f"{w}start {w}middle {w}end" for w in ("alpha", "bravo", "charlie")]
+    with Appliance(_no_engine(tmp_path, ingest={"demo": {"enabled": False}},
+                              triage={"baseline_lines": 4, "baseline_s": 0})) as app:
+        app.ingest([LogRecord(float(i), "t", "line3/plc", 6, f"cycle {i} complete") for i in range(4)])   # t learned
+        app.ingest([LogRecord(10.0 + i, "b", "line3/b", 6, k) for i, k in enumerate(kinds)])   # b still learning
+        app.feed, app.engine_thread = Feed(), Engine()
+        try:
+            app.ingest([LogRecord(100.0 + i / 10, "t", "line3/plc", 6, k) for i, k in enumerate(kinds)]
+                       + [LogRecord(101.0, "t", "line3/plc", 3, "ERROR pump tripped")])
+        finally:
+            app.feed = app.engine_thread = None
+        assert [a["kind"] for a in app.alerts.recent()].count("new_template") == 1   # the first; two held
+        assert fed == [(k, i == 0, True) for i, k in enumerate(kinds)] + [("ERROR pump tripped", True, True)]
+
+
 def test_settings_refuse_unsafe_values(tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text('[store]\nmax_bytes = 10\n')
