@@ -407,7 +407,7 @@ class EngineThread:
         out: list[int] = []
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         stop_ids = self.tokenizer.stop_ids
-        hold = job.held and self.query_tool is not None   # a query's answer is checked first
+        hold = job.held   # a query's answer is checked first (turns: only with a query tool)
         preempted: list[bool] = []
         clock = self._clock(job)
         self._on_step = self._reader(job, clock)   # the job's step hook, read by _generate / query_job
@@ -423,7 +423,7 @@ class EngineThread:
         def on_token(tid: int) -> bool:
             if not first_at:
                 first_at.append(time.monotonic())
-                clock.due_passed = job.deadline_kind == TTFT and not job.held   # a held one's is its end
+                clock.due_passed = job.due_at_first_token
             if tid in stop_ids:
                 return False
             out.append(tid)

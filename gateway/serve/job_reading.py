@@ -81,8 +81,9 @@ class ReadingDuringJobs:
         if self.share < 1.0 and (clock.read_ms + chunk_ms) * (1.0 - self.share) > self.share * clock.worked_ms(now):
             self.skipped_share += 1
             return SHARE
-        if not clock.due_passed and (clock.remaining_ms(now) <= 0 or now * 1000 + chunk_ms
-                                     + DEADLINE_SAFETY * clock.remaining_ms(now) > clock.deadline * 1000):
+        rest = clock.remaining_ms(now)
+        if not clock.due_passed and (rest <= 0 or
+                                     now * 1000 + chunk_ms + DEADLINE_SAFETY * rest > clock.deadline * 1000):
             if lag_s < self.due_lag_s:
                 self.skipped_deadline += 1
                 return DEADLINE

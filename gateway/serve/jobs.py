@@ -179,12 +179,14 @@ class Job:
         """A query's answer: checked whole before the client sees any of it."""
         return self.turns is not None
 
+    @property
+    def due_at_first_token(self) -> bool:
+        """Its deadline is met by its first token (a held answer's first token comes with its end)."""
+        return self.deadline_kind == TTFT and not self.held
+
     def due_at(self, first_token_at: float | None, end: float) -> float:
-        """When the client got what the deadline is for: the first token (a held answer's is its end),
-        or the whole answer."""
-        if self.deadline_kind == TTFT and first_token_at is not None and not self.held:
-            return first_token_at
-        return end
+        """When the client got what the deadline is for: the first token, or the whole answer."""
+        return first_token_at if self.due_at_first_token and first_token_at is not None else end
 
 
 def decode_to_due(deadline_kind: str, max_tokens: int, query: bool) -> int:
