@@ -209,7 +209,8 @@ class EngineSettings(_Section):
     n_scratch: int = Field(1024, ge=64, le=MAX_N_SCRATCH)   # a store query's call and result need ~360
     n_threads: int | None = Field(None, ge=1, le=1024)
     # What leaves the KV ring when it is full (native/kv_cache.h): "novelty" the oldest kv_block-token
-    # block holding no line the triage alerted on (those keep up to 3/4 of the ring); "sink_ring" the
+    # block holding no line the reading budget marked important (those keep up to 3/4 of the ring, the
+    # least important going first past it); "sink_ring" the
     # oldest tokens; "semantic" the older block of the most similar adjacent pair; "fifo" the oldest
     # with no sink (a baseline only). The CUDA engine runs the block policies as sink_ring. Why novelty
     # is the default: docs/perf/2026-12-02-long-stream.md.

@@ -44,7 +44,8 @@ namespace lg {
 // block keeps the largest set_importance() value current while its tokens were planned (the appliance:
 // 1 for a line whose template the triage has rarely seen or whose severity is high). A block with
 // importance > 0 is kept while such blocks hold at most keep * n_blocks; the oldest unimportant block
-// goes first; over that share, the oldest important one. Gaps are closed as for `semantic`.
+// goes first; over that share, the least important one (the oldest of equals). Gaps are closed as for
+// `semantic`.
 //
 // JOBS: a job forks from the stream by writing scratch (positions continue after the ring);
 // rollback(n) truncates scratch to n tokens. Sink and ring bytes are never touched by a job,

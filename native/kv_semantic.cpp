@@ -104,16 +104,18 @@ int KVCache::choose_similar(int m) {
 }
 
 int KVCache::choose_novelty(int m) {
-    int n_imp = 0, first_imp = -1, first_plain = -1;
+    // Over the share, the least important block goes (the oldest of equals): repeats graded lower
+    // give way before the first line of a kind.
+    int n_imp = 0, least_imp = -1, first_plain = -1;
     for (int i = 0; i < n_order_; i++) {  // the share counts every listed block
-        const bool imp = imp_[order_[i]] > 0.0f;
-        n_imp += imp;
-        if (i < m && imp && first_imp < 0) first_imp = i;
-        if (i < m && !imp && first_plain < 0) first_plain = i;
+        const float v = imp_[order_[i]];
+        n_imp += v > 0.0f;
+        if (i < m && v > 0.0f && (least_imp < 0 || v < imp_[order_[least_imp]])) least_imp = i;
+        if (i < m && v <= 0.0f && first_plain < 0) first_plain = i;
     }
-    if (first_imp >= 0 && (first_plain < 0 || n_imp > sem_.keep * n_blocks_)) {
+    if (least_imp >= 0 && (first_plain < 0 || n_imp > sem_.keep * n_blocks_)) {
         ev_.important++;
-        return first_imp;
+        return least_imp;
     }
     ev_.oldest++;
     return first_plain >= 0 ? first_plain : 0;

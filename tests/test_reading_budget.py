@@ -11,7 +11,7 @@ import pytest
 
 from gateway.ingest.record import LogRecord
 from gateway.pipeline.fields import extract_params
-from gateway.pipeline.reading_budget import BURST_S, Fold, ReadingBudget
+from gateway.pipeline.reading_budget import BURST_S, RARE_GAP_S, Fold, ReadingBudget
 from gateway.pipeline.store import Store
 from gateway.pipeline.token_queue import ContextFeed, TokenQueue
 from gateway.pipeline.triage import Triage
@@ -129,21 +129,34 @@ def test_alerted_and_new_lines_are_never_folded_even_without_budget():
     check_counts(b)
 
 
-def test_alerted_and_new_lines_read_verbatim_are_important_to_the_kv_cache():
-    """The KV policy novelty keeps important entries longer: alerted lines and new ones (a new template,
-    or a kind new against its source's baseline), not routine or rare lines, nor summaries."""
+def test_lines_read_verbatim_are_graded_for_the_kv_cache():
+    """The KV policy novelty keeps important entries longer and, over its share, lets the least important
+    go first: a new kind or an alerted line 1; an alerted line of a template and host read important within
+    RARE_GAP_S (a repeat) 0.5, as a rare line (its template's first RARE_LINES lines); routine lines 0."""
     sim = Sim(None, window_s=0.0)                       # no budget: every line verbatim
     rng = random.Random(3)
-    for k, (important, new) in enumerate([(False, False), (False, True), (True, False), (False, False)]):
-        tid, t, text, ps = line(rng, 0)
-        sim.feed.add(sim.now, "h", tid, f"{text} #{k}", important, new=new, template=t, params=ps)
+    steps = [  # (host, template number, alerted, new, seconds later) -> the importance expected
+        ("h", 0, False, False, 0, 0.5),      # the template's first line: rare
+        ("h", 1, False, True, 0, 1.0),       # a new kind
+        ("h", 0, True, False, 0, 1.0),       # alerted: the first of its template on this host
+        ("h", 0, True, False, 1, 0.5),       # ... again a second later: a repeat
+        ("g", 0, True, False, 0, 1.0),       # the same template from another host
+        ("h", 0, False, False, 0, 0.5),      # the template's second and third lines seen as such: rare
+        ("h", 0, False, False, 0, 0.5),
+        ("h", 0, False, False, 0, 0.0),      # the fourth: routine
+        ("h", 0, True, False, RARE_GAP_S + 1, 1.0),   # alerted again after RARE_GAP_S: no repeat
+    ]
+    for k, (host, tno, alerted, new, later, _) in enumerate(steps):
+        sim.now += later
+        tid, t, text, ps = line(rng, tno)
+        sim.feed.add(sim.now, host, tid, f"{text} #{k}", alerted, new=new, template=t, params=ps)
     got = []
     while True:
         toks, n = sim.queue.pop(1)                     # one entry at a time
         if not n:
             break
         got.append(sim.queue.popped_importance)
-    assert got == [0.0, 1.0, 1.0, 0.0]
+    assert got == [want for *_, want in steps]
 
 
 def test_a_flood_of_new_templates_folds_but_alerted_lines_still_go():

@@ -13,7 +13,8 @@ Every triaged line takes one of four ways, decided when it arrives:
 - **routine**: verbatim while the budget has credit and the backlog is under half of `target_lag_s` and
   its template has no open fold; a verbatim routine line opens an empty fold so that its repeats
   fold behind it (the old repeat collapsing); without credit it opens a fold holding itself.
-Alerted and new lines read verbatim go with importance 1 (the KV policy `novelty` keeps them longer).
+Lines read verbatim go with an importance (`Rarity.importance`): the KV policy `novelty` keeps them
+longer, and over its share lets the least important go first.
 
 A fold is a per-template summary over a window (the hosts its lines came from named, up to MAX_HOSTS):
 count, time span and, per template parameter,
@@ -61,6 +62,11 @@ MAX_VALUES = 3              # distinct words of a parameter shown ("RUN|STOP"); 
 CLIP_MARK = "…"
 _MASK = re.compile(r"<[A-Z*]+>|<\*>")
 TIERS = ("alerted", "new", "rare", "routine")
+# The importance the KV cache's novelty policy is told for a line read verbatim (native/kv_cache.h):
+# a new kind or an alerted line most; an alerted line whose template and host were read important
+# within RARE_GAP_S (a repeat: the cache likely holds one already), and a rare line, half, so that
+# over the share they give way first; routine lines and summaries nothing.
+IMPORTANCE = {"alerted": 1.0, "new": 1.0, "repeat": 0.5, "rare": 0.5, "routine": 0.0}
 
 
 def clock_text(ts: float) -> str:
@@ -101,6 +107,42 @@ class ParamRange:
         if self.texts:
             return "|".join(sorted(self.texts))
         return "<*>"
+
+
+class Rarity:
+    """What is known of each template's lines: how many, and when last (a line is rare while its template
+    has fewer than RARE_LINES, or is back after RARE_GAP_S away), and which template and host was last
+    read important when; from these, a verbatim line's importance (IMPORTANCE). Bounded: the oldest
+    templates are forgotten past MAX_TRACKED_TEMPLATES (they count as rare again)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[int, list] = {}          # template_id -> [lines, last ts]
+        self._kept: collections.OrderedDict[tuple, float] = collections.OrderedDict()  # (template, host) -> ts
+
+    def way(self, template_id: int | None, ts: float) -> str:
+        """"rare" or "routine" for a line neither alerted nor new; counts it."""
+        if template_id is None:
+            return "rare"
+        s = self._seen.get(template_id)
+        if s is None:
+            if len(self._seen) >= MAX_TRACKED_TEMPLATES:
+                self._seen.pop(next(iter(self._seen)))
+            s = self._seen[template_id] = [0, ts]
+        rare = s[0] < RARE_LINES or ts - s[1] > RARE_GAP_S
+        s[0] += 1
+        s[1] = max(s[1], ts)
+        return "rare" if rare else "routine"
+
+    def importance(self, way: str, template_id: int | None, host: str, ts: float) -> float:
+        """The importance of a line read verbatim that took `way` (TIERS)."""
+        if way not in ("alerted", "new") or template_id is None:
+            return IMPORTANCE.get(way, 0.0)
+        key = (template_id, host)
+        last = self._kept.pop(key, None)
+        self._kept[key] = ts
+        if len(self._kept) > MAX_TRACKED_TEMPLATES:
+            self._kept.popitem(last=False)
+        return IMPORTANCE["repeat"] if last is not None and ts - last <= RARE_GAP_S else IMPORTANCE[way]
 
 
 class Fold:
@@ -200,7 +242,7 @@ class ReadingBudget:
         self.rate, self.read_share, self.target_lag_s = rate, read_share, target_lag_s or 0.0
         self.clock = clock
         self._folds: collections.OrderedDict[int, Fold] = collections.OrderedDict()
-        self._seen: dict[int, list] = {}          # template_id -> [lines, last ts]
+        self.rarity = Rarity()
         self._rate: float | None = None           # tokens/s the engine reads (measured), cached
         self._rate_at = float("-inf")
         self._credit = 0.0                        # tokens the budget still allows now (negative: debt)
@@ -284,11 +326,11 @@ class ReadingBudget:
         self._refill(now)
         self.due(now)
         self.lines += 1
-        way = "alerted" if important else "new" if new else self._rarity(template_id, ts)
+        way = "alerted" if important else "new" if new else self.rarity.way(template_id, ts)
         if way == "new" and self.budget_tps(now) is not None and self.backlog_s(now) >= NEW_CAP * self.target_lag_s:
             way = "rare"          # a flood of new templates: folded, not verbatim (see the module doc)
         if way in ("alerted", "new") or template_id is None:
-            self._verbatim(way, ts, host, text, important, now)
+            self._verbatim(way, ts, host, template_id, text, now)
             return
         key = template_id
         fold = self._folds.get(key)
@@ -296,7 +338,7 @@ class ReadingBudget:
             self._close(key, now, force=True)
             fold = None
         if fold is None and self._allows(way, len(text) * self._tok_per_char, now):
-            self._verbatim(way, ts, host, text, False, now)
+            self._verbatim(way, ts, host, template_id, text, now)
             if self.window_s > 0:
                 self._open(key, template, now)
             return
@@ -306,22 +348,9 @@ class ReadingBudget:
         fold.add(ts, host, text, params, line_id)
         self.folding_lines += 1
 
-    def _rarity(self, template_id: int | None, ts: float) -> str:
-        if template_id is None:
-            return "rare"
-        s = self._seen.get(template_id)
-        if s is None:
-            if len(self._seen) >= MAX_TRACKED_TEMPLATES:
-                self._seen.pop(next(iter(self._seen)))
-            s = self._seen[template_id] = [0, ts]
-        rare = s[0] < RARE_LINES or ts - s[1] > RARE_GAP_S
-        s[0] += 1
-        s[1] = max(s[1], ts)
-        return "rare" if rare else "routine"
-
-    def _verbatim(self, way: str, ts: float, host: str, text: str, important: bool, now: float) -> None:
+    def _verbatim(self, way: str, ts: float, host: str, template_id: int | None, text: str, now: float) -> None:
         line = self._line(ts, host, text)
-        n = self._push(line, ts, 1.0 if important or way == "new" else 0.0)   # the KV cache keeps these
+        n = self._push(line, ts, self.rarity.importance(way, template_id, host, ts))
         self._learn(len(line), n)
         self._spend(n, now)
         self.verbatim[way if way in self.verbatim else "routine"] += 1

@@ -175,11 +175,13 @@ def test_bad_options_are_named(tiny_path):
 
 
 def novelty_run(path, marks, keep=0.5, n_ring=64):
-    """Blocks of BLOCK tokens, importance 1 for the block numbers in `marks`; kept block numbers."""
+    """Blocks of BLOCK tokens, importance 1 for the block numbers in `marks` (a set) or the importance
+    it maps them to (a dict); kept block numbers."""
     e = make(path, kv_policy="novelty", n_ring=n_ring, sem_keep=keep, max_chunk=BLOCK)
     e.prefill_stream(tokens(4, seed=40))
+    grade = marks if isinstance(marks, dict) else dict.fromkeys(marks, 1.0)
     for b in range(40):
-        e.set_stream_importance(1.0 if b in marks else 0.0)
+        e.set_stream_importance(grade.get(b, 0.0))
         e.prefill_stream(tokens(BLOCK, seed=41 + b))
     ring = e.kept_stream_index()[4:]
     return e, sorted({int(i - 4) // BLOCK for i in ring})
@@ -196,6 +198,14 @@ def test_novelty_keeps_important_blocks_up_to_the_share(tiny_path):
     # keep = 0: nothing is protected, the policy is the ring's FIFO order
     e, kept = novelty_run(tiny_path, marks={3, 10, 17}, keep=0.0)
     assert kept == list(range(32, 40))
+
+
+def test_novelty_lets_the_least_important_go_first_over_the_share(tiny_path):
+    # 7 marked blocks, room for 4 (keep 0.5 of 8): over the share the least important goes, the oldest
+    # of equals first: 3 and 7 (0.5), then 13 (0.25) as soon as it is complete; the older 1 and 5 stay
+    e, kept = novelty_run(tiny_path, marks={1: 1.0, 3: 0.5, 5: 1.0, 7: 0.5, 9: 0.5, 11: 1.0, 13: 0.25})
+    assert kept == [1, 5, 9, 11, 36, 37, 38, 39]
+    assert e.evict_stats["evicted_important"] == 3
 
 
 @pytest.mark.parametrize("arch", ["llama", "qwen2"])

@@ -118,17 +118,20 @@ def warm_lines(args) -> list[tuple[float, str, str]]:
 
 
 class Novelty:
-    """The importance the appliance gives a line it reads verbatim (gateway/pipeline/reading_budget.py):
-    1 when the triage (gateway.pipeline.triage, Drain3, its default settings) alerts on it (a
-    warning-or-worse line, one per template and host per dedup_s), or it is new (its template's first
-    line, or a kind new against its source's baseline, whose alert may come later), else 0."""
+    """The importance the appliance gives a line it reads verbatim (gateway/pipeline/reading_budget.py,
+    `Rarity.importance`): the way the triage (gateway.pipeline.triage, Drain3, its default settings)
+    sends it (alerted: a warning-or-worse line, one per template and host per dedup_s; new: its
+    template's first line, or a kind new against its source's baseline, whose alert may come later;
+    else rare or routine by its template's count), graded as the reading budget grades it."""
 
     def __init__(self, warm: Iterable[tuple[float, str, str]] = ()) -> None:
         """warm: lines the triage sees first, before the stream: its sources' baselines learned from
         them, as in an appliance past its first minutes (no new-kind alert while a baseline learns)."""
+        from gateway.pipeline.reading_budget import Rarity
         from gateway.pipeline.triage import Triage
 
         self.triage = Triage(None)
+        self.rarity = Rarity()
         self.n = 0
         for ts, host, text in warm:
             self(ts, host, text)
@@ -139,7 +142,9 @@ class Novelty:
         self.n += 1
         new: set[int] = set()
         alerted = self.triage.evaluate([rec], [self.n], cl, new_kinds=new)
-        return 1.0 if alerted or new or cl[0].is_new else 0.0
+        tid = cl[0].template_id
+        way = "alerted" if alerted else "new" if new or cl[0].is_new else self.rarity.way(tid, ts)
+        return self.rarity.importance(way, tid, host, ts)
 
 
 def build_stream(prompts: Prompts, capacity: int, n_events: int, args) -> tuple[np.ndarray, np.ndarray, list[dict]]:
