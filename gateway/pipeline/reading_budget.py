@@ -4,10 +4,11 @@ engine's measured reading rate.
 Every triaged line takes one of four ways, decided when it arrives:
 - **alerted** (the triage alerted on it): verbatim, at once, never folded, whatever the budget (it may
   put the budget in debt, which holds back the rest);
-- **new** (the first line of a template, or a kind new against its source's baseline): the same while
-  the backlog is under NEW_CAP x `target_lag_s`;
-  past it (a source's first minutes with thousands of templates, where every line is new) it folds like
-  a rare line, so that the queue does not fill with them and overwrite alerted lines;
+- **new** (the first line of a template, or a kind new against its source's baseline): the same, without
+  waiting for credit, while the backlog is under NEW_CAP x `target_lag_s`; past it (a source's first
+  minutes with thousands of templates, where every line is new) it folds like a rare line, so that the
+  queue does not fill with them and overwrite alerted lines, nor hold the backlog where every job behind
+  it finishes past the lag the settings allow;
 - **rare** (its template had fewer than RARE_LINES lines here, or none for RARE_GAP_S): verbatim while the
   backlog is under `target_lag_s`, else folded;
 - **routine**: verbatim while the budget has credit and the backlog is under half of `target_lag_s` and
@@ -48,7 +49,7 @@ from gateway.pipeline.fields import param_slots
 
 RARE_LINES = 3              # a template with fewer lines than this (here, since start) is rare ...
 RARE_GAP_S = 600.0          # ... and so is one back after this long away
-NEW_CAP = 3.0               # new-template lines fold once the backlog is this many target_lag_s
+NEW_CAP = 1.0               # new-template lines fold once the backlog is this many target_lag_s
 MAX_TRACKED_TEMPLATES = 20_000   # templates whose counts are kept (Drain's own bound, triage.MAX_CLUSTERS)
 MAX_OPEN_FOLDS = 4096       # template folds open at once; past it the oldest closes early
 MAX_HOSTS = 3               # hosts a summary names ("line3/plc|line3/oven"); more: "N hosts"
