@@ -322,3 +322,34 @@ def test_a_figure_named_by_the_answer_must_be_the_results():
     assert run("The maximum was on Dec 10 at 06:55:48, 2882 bytes.", "largest?", SIZES).action == "kept"
     assert misstated("最大值出现在 6月9日 20时，是 2882 字节。", SIZES) == []     # a date is no figure
     assert misstated("最大值是 6月9日的 2076 字节。", SIZES) == [("max", "2076")]
+
+
+def test_a_reading_of_every_counted_line_keeps_its_no_and_cites_the_count():
+    """A count whose every line the answer was shown, answered with no figure beyond the question's (a
+    yes or a no read off the lines): kept, the count cited after it; a count of more lines than were shown
+    still needs its figure."""
+    line = {"id": 4, "time_text": "17/06/09 20:11:11",
+            "text": "17/06/09 20:11:11 INFO executor.Executor: Running task 32.0 in stage 29.0 (TID 1352)"}
+    r = {"call": {"op": "count", "text": "TID", "where": {"tid": "1352"}}, "count": 1, "lines": [line]}
+    q = "Did TID 1352 ever finish?"
+    c = run("No. TID 1352 started running but no line says it finished.", q, r)
+    assert c.action == "cited" and c.text.startswith("No. TID 1352 started") and "1 line matches" in c.text
+    assert run("没有，TID 1352 只开始运行。", "TID 1352 跑完了吗？", r).action == "cited"
+    assert run("No, it ran 3 times.", q, r).action == "replaced"               # a figure of its own: checked
+    assert run("No.", q, {**r, "count": 40}).action == "replaced"              # 39 lines it did not see
+
+
+def test_a_long_token_the_log_holds_whole_is_no_invented_figure():
+    """The model reads the stream too: an address or an id it names that the stored log holds whole is
+    supported though the query's result does not hold it; a short figure (a quantity) is not."""
+    r = {"call": {"op": "lines", "text": "executor"}, "count": 914, "lines": [{**LINE, "id": 1}]}
+    q = "Which driver address did the executor connect to?"
+    end = which_end(q)
+    logged = {"10.10.34.11:48069", "container_1445144423722_0020_01_000012"}.__contains__
+    c = check("It connected to 10.10.34.11:48069.", q, r, render_result(r, end), end, logged=logged)
+    assert c.action == "kept"
+    assert check("It connected to 10.10.34.12:48069.", q, r, render_result(r, end), end,
+                 logged=logged).action == "replaced"                        # not in the log
+    assert check("It connected to 10.10.34.11:48069.", q, r, render_result(r, end), end).action == "replaced"
+    assert check("It connected 7 times.", q, r, render_result(r, end), end,
+                 logged=lambda t: True).action == "replaced"                # a count is the result's

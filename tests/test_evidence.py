@@ -174,3 +174,18 @@ def test_a_word_before_a_token_is_only_next_to_it():
     from gateway.serve.answer.evidence import words_before
     got = words_before("“is not responding, waited”记录的耗时平均值是多少（保留 1 位小数）？ task 21.0, stage: 3.0")
     assert "1" not in got and got["21.0"] == "task" and got["3.0"] == "stage"
+
+
+def test_in_log_holds_a_token_only_whole(tmp_path):
+    """The answer check's store lookup: an address or id a stored line holds whole, not a part of a longer
+    one, nor another number written with the same digits."""
+    s, q = _surface(tmp_path)
+    logged = evidence.in_log(q)
+    assert logged("187.141.143.180") and logged("blk_-6369730") and logged("67108864")
+    assert not logged("187.141.143.18") and not logged("141.143.180") and not logged("blk_63697")
+    assert not logged("6710886") and not logged("10.0.0.9")
+    c = answer_check.check("He came from 187.141.143.180.", "Where is user chen from?",
+                           {"call": {"op": "lines", "text": "chen"}, "count": 1, "lines": []}, "1 line.", None,
+                           logged=logged)
+    assert c.action == "kept"
+    s.close()

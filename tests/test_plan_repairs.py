@@ -119,3 +119,20 @@ def test_a_rare_token_a_field_already_says_is_not_added_to_the_text(tmp_path):
     assert "text" not in plan.call and plan.result["count"] == 2      # ... that the level says
     s.close()
     store.close()
+
+
+def test_a_chinese_question_names_its_parameter_by_its_glossed_word(tmp_path):
+    """"源端口最小是多少" with a stats of a parameter the lines do not have: the question's 端口 glosses to
+    "port", so the stats reads <port> (the address is a condition)."""
+    tmpl = "Failed password for root from <*> port <*> ssh2"
+    rows = [f"Failed password for root from 10.0.0.{i % 2} port {p} ssh2" for i, p in enumerate([700, 300, 500, 100])]
+    store, s = _stored(tmp_path, [*rows, "Accepted publickey for bob"], [1] * 4 + [2],
+                       [*(LineFields(template=tmpl, params=named_params(tmpl, t)) for t in rows),
+                        LineFields(template="Accepted publickey for <*>", params=[("bob", None, "user")])])
+    q = "10.0.0.0 用 root 密码登录失败的那些记录里，源端口最小是多少？"
+    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [],
+                     kinds=grounding.Kinds(s).kinds(["failed", "password"], []))
+    plan.finish('stats", "of": "fail", "where": {"address": "10.0.0.0"}, "text": "10.0.0.0 port"}')
+    assert plan.call["of"] == "port" and plan.result["min"] == 500
+    s.close()
+    store.close()

@@ -6,10 +6,12 @@ becomes "11:37:46", a log without a year gets one invented, a count is rounded. 
 paraphrases the message it should cite. So, after the answer is written and before it is shown:
 
 - every figure in it (a run of digits, with : . - / between digits) must be one the question or the
-  query's result holds; list numbering ("2." at an item) is allowed;
+  query's result holds; list numbering ("2." at an item) is allowed, and so is a figure inside a long
+  token that the stored log holds whole (an address or an id the model read in the stream);
 - the figure the question asked for must be in it: the count, the asked end's time, an extreme;
 - an answer that fails either is replaced by the result said plainly in the question's language
-  (plain_answer); a top-k answer that does not name the store's top values (as many as the call
+  (plain_answer), except an answer that states no figure about a count whose every line it was shown:
+  that is its reading of them (a yes or a no), and the count is cited after it; a top-k answer that does not name the store's top values (as many as the call
   asked for) gets them cited after it.
 
 Pure functions; gateway.serve.engine_thread applies check() to query answers.
@@ -20,7 +22,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from gateway.serve.answer import evidence
 from gateway.serve.answer.render import _LABEL, _PLAIN_NUMBER, _num, _shown_time, plain_answer, shown_avg
@@ -35,6 +37,11 @@ _SPACE = re.compile(r"\s+")
 _WORDS = re.compile(r"[A-Za-z0-9]+")
 _PLACEHOLDER = re.compile(r"<[A-Z*]{0,8}>|<\*>")
 _HAN_NUMBER = "一二三四五六七八九十"
+# A token this long holding a digit names something (an address, an id, a path), not a quantity: the
+# stored log holding it whole supports its figures. ASCII only, so that CJK text does not join it.
+_LONG_TOKEN = re.compile(r"[A-Za-z0-9_.:/\-]*\d[A-Za-z0-9_.:/\-]*")
+MIN_TOKEN_CHARS = 8
+MAX_TOKENS_LOOKED_UP = 4
 _WHEN = re.compile(r"\bwhen\b|\bwhat time\b|\bat what\b|什么时候|何时|几点|哪一天|时间", re.I)   # asks for a time
 
 
@@ -182,22 +189,50 @@ def citation(result: Mapping[str, Any], question: str) -> str:
             + "; ".join(f'"{v}", {c} lines' for v, c in counted) + ".)")
 
 
+def _logged_tokens_out(answer: str, allowed: set[str], logged: Callable[[str], bool]) -> str:
+    """The answer with its long tokens that hold an unsupported figure and that the stored log holds
+    whole blanked out (at most MAX_TOKENS_LOOKED_UP looked up)."""
+    looked = 0
+    for m in reversed(list(_LONG_TOKEN.finditer(answer))):
+        tok = m.group().rstrip(".:/-")
+        if len(tok) < MIN_TOKEN_CHARS or not unsupported_figures(tok, allowed):
+            continue
+        if looked == MAX_TOKENS_LOOKED_UP:
+            break
+        looked += 1
+        if logged(tok):
+            answer = answer[:m.start()] + " " * len(tok) + answer[m.start() + len(tok):]
+    return answer
+
+
+def _read_every_line(result: Mapping[str, Any], said: set[str]) -> bool:
+    """A count whose every line the answer's prompt showed, answered without a figure beyond the
+    question's (`said`: the others): the answer is the model's reading of those lines."""
+    lines = result.get("lines") or []
+    return (str((result.get("call") or {}).get("op")) == "count" and not said and bool(lines)
+            and isinstance(result.get("count"), int) and 0 < result["count"] <= len(lines))
+
+
 def check(answer: str, question: str, result: Mapping[str, Any], rendered: str, end: str | None,
-          ev: evidence.Evidence | None = None) -> Checked:
+          ev: evidence.Evidence | None = None, logged: Callable[[str], bool] | None = None) -> Checked:
     """The answer as shown: kept, cited, or replaced by plain_answer (see the module's doc).
     `rendered` is the result as the answer's prompt gave it (render.render_result). `ev`: the lines the
     question's rare tokens point at; an answer that quotes one of them reads the line (a lookup) and keeps
-    it without the query's figure, which is added after it."""
+    it without the query's figure, which is added after it. `logged(token)`: whether the stored log holds
+    the token whole (None: only the question and the result support figures)."""
     as_json = json.dumps(result, ensure_ascii=False)
     allowed = supported_figures(question, rendered, as_json)
-    bad = unsupported_figures(answer, allowed) + wrong_units(answer, "\n".join(
+    own = unsupported_figures(answer, allowed)
+    if own and logged is not None:
+        own = unsupported_figures(_logged_tokens_out(answer, allowed, logged), allowed)
+    bad = own + wrong_units(answer, "\n".join(
         [question, rendered, as_json, *(x["text"] for x in (ev.lines if ev else []))]))
     said = _with_prefixes(_STATED.findall(answer))      # "2" of "vcs2" does not say the count 2
     missing = list(dict.fromkeys(
         alts[0] for alts in asked_figures(result, question, end)
         if alts and not any(a in said or (not FIGURE.fullmatch(a) and _norm(a) in _norm(answer)) for a in alts)))
     reads = ev is not None and bool(ev.lines) and evidence.quoted(answer, ev, question)
-    if missing and not bad and reads:
+    if missing and not bad and (reads or _read_every_line(result, said - supported_figures(question))):
         return Checked(answer.rstrip() + "\n" + plain_answer(result, question, end, answer), "cited", [],
                        missing)
     if bad or missing or not answer.strip():

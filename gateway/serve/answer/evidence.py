@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from gateway.pipeline.query import _HOST, _LEVEL, _TIME, QueryError, QueryInterrupted, QuerySurface, _line
 from gateway.pipeline.store import fts_query
@@ -103,6 +103,23 @@ def find(surface: QuerySurface, question: str, names: Sequence[str] = ()) -> Evi
     best = _one_per_kind(ranked, [hits[i][7] if len(hits[i]) > 7 else None for i in ranked])[:MAX_EVIDENCE]
     out.lines = [_line(hits[i][:7]) for i in sorted(best, key=lambda i: (hits[i][1] or 0, i))]
     return out
+
+
+def in_log(surface: QuerySurface) -> Callable[[str], bool]:
+    """logged(token) for the answer check: whether a stored line holds the token whole (not as a part
+    of a longer id or number)."""
+    def logged(tok: str) -> bool:
+        q = fts_query(tok) if tok.isascii() else None
+        if q is None:
+            return False
+        try:
+            rows, _ = surface.execute("SELECT l.text FROM logs l WHERE l.id IN "
+                                      "(SELECT rowid FROM logs_fts WHERE logs_fts MATCH ? LIMIT ?)", (q, SCAN_LINES))
+        except (QueryError, QueryInterrupted, Exception):     # a token FTS cannot read is not in the log
+            return False
+        rx = re.compile(r"(?<![A-Za-z0-9_.\-])" + re.escape(tok) + r"(?![A-Za-z0-9_]|[.:\-]\w)")
+        return any(rx.search(r[0]) for r in rows)
+    return logged
 
 
 def _one_per_kind(ids: list[int], kinds: list[Any]) -> list[int]:

@@ -21,7 +21,7 @@ from gateway.serve.answer import evidence, grounding
 from gateway.serve.answer.call import (ANSWER_INSTRUCTION, CALL_INSTRUCTION, CALL_PREFIX, COPY_IN_CHINESE,
                                        GRAMMAR_TTL_S, MAX_CALL_TOKENS, MAX_VALUES, MAX_WORDS, _tidy, call_grammar,
                                        parse_call)
-from gateway.serve.answer.glossary import gloss
+from gateway.serve.answer.glossary import english_terms, gloss
 from gateway.serve.answer.question import (QUOTED, Grounding, ground, question_phrases, span_s, which_end,
                                            writes_duration)
 from gateway.serve.answer.render import _num, render_result, shown_avg
@@ -310,9 +310,11 @@ class QueryPlan:
 
     def _named(self, kind: grounding.Kind, call: Mapping[str, Any]) -> str | None:
         """The parameter of `kind` the question asks for; a phrase of words it quotes, and the call's text,
-        pick the lines."""
+        pick the lines. A Chinese question names it by the English words its terms gloss to (端口: port),
+        the words its prompt shows the model."""
         phrases = [p for p in question_phrases(self.question) if len(p.split()) > 1]
-        return grounding.named_param(kind, self.question, self._given(call), phrases, str(call.get("text") or ""),
+        question = " ".join([self.question, *english_terms(self.question)])
+        return grounding.named_param(kind, question, self._given(call), phrases, str(call.get("text") or ""),
                                      self.tool.kinds.spread)
 
     def _given(self, call: dict[str, Any]) -> list[str]:
@@ -456,7 +458,7 @@ class QueryPlan:
     def check(self, answer: str) -> answer_check.Checked:
         """The answer as the operator sees it: its figures checked against this query (answer_check)."""
         return answer_check.check(answer, self.question, self.result, self.rendered, which_end(self.question),
-                                  self.evidence)
+                                  self.evidence, logged=evidence.in_log(self.tool.surface))
 
 
 _SLOT = re.compile(r"<[^<>]*>")
