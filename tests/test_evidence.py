@@ -189,3 +189,21 @@ def test_in_log_holds_a_token_only_whole(tmp_path):
                            logged=logged)
     assert c.action == "kept"
     s.close()
+
+
+def test_of_an_ids_lines_those_saying_the_questions_words_come_first(tmp_path):
+    """A pid held by many lines of several kinds: the lines shown are those that also say the question's
+    other words (a Chinese question's by the English its terms gloss to), not the oldest."""
+    rows = [f"sshd[24833]: Failed password for invalid user admin port {p}" for p in range(8)] + [
+        "sshd[24833]: pam_unix(sshd:auth): check pass; user unknown",
+        "sshd[24833]: Invalid user admin from 10.1.2.3", "sshd[24833]: Received disconnect from 10.1.2.3: Bye",
+        "sshd[24833]: Disconnecting: Too many authentication failures for admin [preauth]",
+        "sshd[777]: Disconnecting: Too many authentication failures for root [preauth]"]
+    s = Store(tmp_path / "w.db")
+    s.append([LogRecord(1_700_000_000.0 + i, "t", "h", 6, x) for i, x in enumerate(rows)])
+    q = QuerySurface(s.path)
+    for question in ("Which user did sshd[24833] disconnect after too many authentication failures?",
+                     "sshd[24833] 那个进程因为认证失败次数太多被踢掉了，是哪个用户？"):
+        ev = evidence.find(q, question)
+        assert ev.tokens[0] == "24833" and rows[11] in [x["text"] for x in ev.lines], question
+    s.close()

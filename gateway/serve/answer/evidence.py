@@ -13,6 +13,7 @@ from typing import Any, Callable, Sequence
 
 from gateway.pipeline.query import _HOST, _LEVEL, _TIME, QueryError, QueryInterrupted, QuerySurface, _line
 from gateway.pipeline.store import fts_query
+from gateway.serve.answer.glossary import english_terms
 
 RARE_MAX_LINES = 40           # a token held by at most this many lines identifies them
 SCAN_LINES = 400              # candidate lines read per token (FTS phrase hits, then whole-token checked)
@@ -94,15 +95,28 @@ def find(surface: QuerySurface, question: str, names: Sequence[str] = ()) -> Evi
             hits[r[0]] = r
             score[r[0]] = score.get(r[0], 0) + 1 + (1 if near is not None and near.search(r[6]) else 0)
     top = max(score.values(), default=0)         # the lines holding the most of the tokens, only; those of
-    # the question's most identifying token first ("nagios" before "fail": candidates' order)
+    # the question's most identifying token first ("nagios" before "fail": candidates' order), then those
+    # that say more of the question's other words ("sshd[24833] ... kicked out for too many authentication
+    # failures": of the pid's 18 lines, "Too many authentication failures for admin")
     whole = [_whole(t) for t in out.tokens]
     rank = {i: min((k for k, rx in enumerate(whole) if rx.search(hits[i][6])), default=MAX_TOKENS * 2)
             for i in hits if score[i] == top}
-    ranked = sorted(rank, key=lambda i: (rank[i], hits[i][1] or 0, i))
+    said = _words_said(question, out.tokens)
+    ranked = sorted(rank, key=lambda i: (rank[i], -said(hits[i][6]), hits[i][1] or 0, i))
     # a surface without a template column (the fleet node's) gives 7 columns: each line a kind of its own
     best = _one_per_kind(ranked, [hits[i][7] if len(hits[i]) > 7 else None for i in ranked])[:MAX_EVIDENCE]
     out.lines = [_line(hits[i][:7]) for i in sorted(best, key=lambda i: (hits[i][1] or 0, i))]
     return out
+
+
+def _words_said(question: str, tokens: Sequence[str]) -> Callable[[str], int]:
+    """line -> how many of the question's other words (3+ letters, not a question's own; for Chinese the
+    English its glossary terms give) begin a word of the line ("fail" begins "failures")."""
+    words = {w.lower() for w in re.findall(r"[A-Za-z]{3,}", question) if not common(w)}
+    words |= {w.lower() for w in english_terms(question) if len(w) >= 3}
+    words -= {t.lower() for t in tokens}
+    rx = [re.compile(r"(?<![A-Za-z])" + re.escape(w), re.I) for w in sorted(words)]
+    return lambda line: sum(1 for x in rx if x.search(line))
 
 
 def in_log(surface: QuerySurface) -> Callable[[str], bool]:
