@@ -11,8 +11,9 @@ paraphrases the message it should cite. So, after the answer is written and befo
 - the figure the question asked for must be in it: the count, the asked end's time, an extreme;
 - an answer that fails either is replaced by the result said plainly in the question's language
   (plain_answer), except an answer that states no figure about a count whose every line it was shown:
-  that is its reading of them (a yes or a no), and the count is cited after it; a top-k answer that does not name the store's top values (as many as the call
-  asked for) gets them cited after it.
+  that is its reading of them (a yes or a no), and the count is cited after it;
+- a top-k answer that does not name the store's top values (as many as the call asked for) gets them
+  cited after it.
 
 Pure functions; gateway.serve.engine_thread applies check() to query answers.
 """

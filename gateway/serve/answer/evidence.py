@@ -96,8 +96,8 @@ def find(surface: QuerySurface, question: str, names: Sequence[str] = ()) -> Evi
             score[r[0]] = score.get(r[0], 0) + 1 + (1 if near is not None and near.search(r[6]) else 0)
     top = max(score.values(), default=0)         # the lines holding the most of the tokens, only; those of
     # the question's most identifying token first ("nagios" before "fail": candidates' order), then those
-    # that say more of the question's other words ("sshd[24833] ... kicked out for too many authentication
-    # failures": of the pid's 18 lines, "Too many authentication failures for admin")
+    # that say more of the question's other words (a pid asked about with "too many authentication
+    # failures": of the pid's many lines, "Disconnecting: Too many authentication failures for admin")
     whole = [_whole(t) for t in out.tokens]
     rank = {i: min((k for k, rx in enumerate(whole) if rx.search(hits[i][6])), default=MAX_TOKENS * 2)
             for i in hits if score[i] == top}
