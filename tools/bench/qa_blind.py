@@ -85,6 +85,11 @@ def add(system, kind, lang, question, check):
                       "question": question, "check": check})
 
 
+def lookup_one(system, pattern, lang, question):
+    """A lookup whose gold is group 1 of the one raw line `pattern` matches."""
+    add(system, "lookup", lang, question, {"any_of": [one(system, pattern).group(1)]})
+
+
 def ts_variants(full, short):
     out = [full]
     if short != full:
@@ -119,9 +124,8 @@ def _openssh() -> None:
     add(S, "lookup", "en", "When 195.154.37.122 dropped its connection, what error did it report?",
         {"any_of": [m[0].group(1), "JSchException", "Auth fail"]})
 
-    m = one(S, r"sshd\[24833\]: Disconnecting: Too many authentication failures for (\S+)")
-    add(S, "lookup", "zh", "sshd[24833] 那个进程因为认证失败次数太多被踢掉了，是哪个用户？",
-        {"any_of": [m.group(1)]})
+    lookup_one(S, r"sshd\[24833\]: Disconnecting: Too many authentication failures for (\S+)", "zh",
+               "sshd[24833] 那个进程因为认证失败次数太多被踢掉了，是哪个用户？")
 
     # negative: IP that only ever shows up as 'Did not receive identification string'
     ip = "177.79.82.136"
@@ -172,9 +176,8 @@ def _spark() -> None:
     S = "Spark"
     SP_TS = r"^(\d\d/\d\d/\d\d (\d\d:\d\d:\d\d))"
 
-    m = one(S, r"Block broadcast_36 stored as values in memory \(estimated size ([\d.]+ [KMG]?B), free ([\d.]+ [KMG]?B)\)")
-    add(S, "lookup", "en", "broadcast_36 - how big was it (estimated) when it got stored as values in memory?",
-        {"any_of": [m.group(1)]})
+    lookup_one(S, r"Block broadcast_36 stored as values in memory \(estimated size ([\d.]+ [KMG]?B), free ([\d.]+ [KMG]?B)\)", "en",
+               "broadcast_36 - how big was it (estimated) when it got stored as values in memory?")
 
     reads = [(int(x.group(1)), int(x.group(2))) for x in grep(S, r"Reading broadcast variable (\d+) took (\d+) ms")]
     slow = sorted(reads, key=lambda t: -t[1])
@@ -186,13 +189,11 @@ def _spark() -> None:
     add(S, "lookup", "zh", "这个 executor 是在哪台机器上起来的？host 名字给一下",
         {"any_of": [m.group(2)]})
 
-    m = one(S, r"Successfully started service 'sparkExecutorActorSystem' on port (\d+)")
-    add(S, "lookup", "en", "What port did sparkExecutorActorSystem come up on?",
-        {"any_of": [m.group(1)]})
+    lookup_one(S, r"Successfully started service 'sparkExecutorActorSystem' on port (\d+)", "en",
+               "What port did sparkExecutorActorSystem come up on?")
 
-    m = one(S, r"MemoryStore started with capacity ([\d.]+ [KMG]B)")
-    add(S, "lookup", "en", "memory store capacity at startup?",
-        {"any_of": [m.group(1)]})
+    lookup_one(S, r"MemoryStore started with capacity ([\d.]+ [KMG]B)", "en",
+               "memory store capacity at startup?")
 
     m = one(S, r"Connecting to driver: spark://CoarseGrainedScheduler@([\d.]+):(\d+)")
     add(S, "lookup", "zh", "executor 连的 driver 地址是哪个？IP 和端口",
@@ -271,9 +272,8 @@ def _hadoop() -> None:
     add(S, "lookup", "en", "What input size did the job report (bytes)?",
         {"any_of": [m.group(1)]})
 
-    m = one(S, r"addSpeculativeAttempt -- we are speculating (task_\S+)")
-    add(S, "lookup", "en", "which task did the speculator decide to run a speculative copy of?",
-        {"any_of": [m.group(1)]})
+    lookup_one(S, r"addSpeculativeAttempt -- we are speculating (task_\S+)", "en",
+               "which task did the speculator decide to run a speculative copy of?")
 
     c12 = f"container_{APP}_01_000012"
     assert not grep(S, rf"Assigned container {c12}") and grep(S, rf"Cannot assign container Container: \[ContainerId: {c12}")
@@ -329,9 +329,8 @@ def _apache() -> None:
     S = "Apache"
     AP_TS = r"^\[(\w{3} (\w{3} \d\d) (\d\d:\d\d:\d\d) \d{4})\]"
 
-    m = one(S, r"^\[Sun Dec 04 05:15:09 2005\] \[error\] \[client (\S+)\] Directory index forbidden")
-    add(S, "lookup", "en", "Which client got refused a directory listing at 05:15:09 on Dec 4?",
-        {"any_of": [m.group(1)]})
+    lookup_one(S, r"^\[Sun Dec 04 05:15:09 2005\] \[error\] \[client (\S+)\] Directory index forbidden", "en",
+               "Which client got refused a directory listing at 05:15:09 on Dec 4?")
 
     found = collections.defaultdict(set)
     for x in grep(S, r"jk2_init\(\) Found child (\d+) in scoreboard slot (\d+)"):
@@ -409,22 +408,19 @@ def _linux() -> None:
     add(S, "lookup", "en", "Anonymous FTP login - which IP did it come from?",
         {"any_of": sorted(anon)})
 
-    m = one(S, r"kernel: Linux version (\S+)")
-    add(S, "lookup", "en", "What kernel version did the machine boot on Jul 27?",
-        {"any_of": [m.group(1)]})
+    lookup_one(S, r"kernel: Linux version (\S+)", "en",
+               "What kernel version did the machine boot on Jul 27?")
 
-    m = one(S, r"Received SNMP packet\(s\) from (\S+)")
-    add(S, "lookup", "zh", "snmpd 收到的 SNMP 包是从哪个 IP 来的？",
-        {"any_of": [m.group(1)]})
+    lookup_one(S, r"Received SNMP packet\(s\) from (\S+)", "zh",
+               "snmpd 收到的 SNMP 包是从哪个 IP 来的？")
 
     names = {x.group(1) for x in grep(S, r"connection from 203\.101\.45\.59 \(([^)]*)\)")}
     assert len(names) == 1
     add(S, "lookup", "en", "the ftp connections from 203.101.45.59 - what hostname does that IP resolve to?",
         {"any_of": sorted(names)})
 
-    m = one(S, r"User unknown timed out after (\d+) seconds")
-    add(S, "lookup", "zh", "ftpd 里那个 User unknown 超时，是等了多少秒才超时的？",
-        {"any_of": [m.group(1)]})
+    lookup_one(S, r"User unknown timed out after (\d+) seconds", "zh",
+               "ftpd 里那个 User unknown 超时，是等了多少秒才超时的？")
 
     gdm = grep(S, r"gdm")
     assert any("Couldn't authenticate user" in x.string for x in gdm)
