@@ -35,10 +35,25 @@ class Evidence:
                                                     # (an id, a dotted name, a number of 3+ digits), rare or not
 
 
-def _whole(token: str) -> re.Pattern:
+def _whole(token: str, exact: bool = False) -> re.Pattern:
     """The token as a whole token, or as the prefix of an id ("rdd_26" of "rdd_26_0"; not "2001" for
-    "200")."""
-    return re.compile(r"(?<![A-Za-z0-9_.\-])" + re.escape(token) + r"(?![A-Za-z0-9]|\.\d)")
+    "200"); `exact`: never a part of a longer id or number."""
+    after = r"(?![A-Za-z0-9_]|[.:\-]\w)" if exact else r"(?![A-Za-z0-9]|\.\d)"
+    return re.compile(r"(?<![A-Za-z0-9_.\-])" + re.escape(token) + after)
+
+
+def _rows_holding(surface: QuerySurface, tok: str, columns: str, text_at: int, rx: re.Pattern) -> list | None:
+    """Up to SCAN_LINES stored rows (`columns` of `logs l`) that FTS finds for `tok` and whose text (column
+    `text_at`) `rx` matches; None when the token is nothing FTS can look up (not ASCII, no word)."""
+    q = fts_query(tok) if tok.isascii() else None
+    if q is None:
+        return None
+    try:
+        rows, _ = surface.execute(f"SELECT {columns} FROM logs l WHERE l.id IN "
+                                  "(SELECT rowid FROM logs_fts WHERE logs_fts MATCH ? LIMIT ?)", (q, SCAN_LINES))
+    except (QueryError, QueryInterrupted, Exception):     # a token FTS cannot read holds no line
+        return []
+    return [r for r in rows if rx.search(r[text_at])]
 
 
 def candidates(question: str) -> list[str]:
@@ -69,19 +84,11 @@ def find(surface: QuerySurface, question: str, names: Sequence[str] = ()) -> Evi
             continue
         if tried >= MAX_TOKENS * 2:
             break
-        q = fts_query(tok) if tok.isascii() else None
-        if q is None:
+        rows = _rows_holding(surface, tok, f"l.id, {_TIME}, {_HOST}, l.component, {_LEVEL}, l.time_text, l.text, "
+                             "l.template_id", 6, _whole(tok))
+        if rows is None:
             continue
         tried += 1
-        try:
-            rows, _ = surface.execute(
-                f"SELECT l.id, {_TIME}, {_HOST}, l.component, {_LEVEL}, l.time_text, l.text, l.template_id FROM logs l "
-                "WHERE l.id IN "
-                "(SELECT rowid FROM logs_fts WHERE logs_fts MATCH ? LIMIT ?)", (q, SCAN_LINES))
-        except (QueryError, QueryInterrupted, Exception):     # a token FTS cannot read is no evidence
-            continue
-        rx = _whole(tok)
-        rows = [r for r in rows if rx.search(r[6])]
         if rows and is_id(tok):
             out.ids.append(tok)                  # a condition however many lines hold it
         if not rows or len(rows) > RARE_MAX_LINES:
@@ -123,16 +130,7 @@ def in_log(surface: QuerySurface) -> Callable[[str], bool]:
     """logged(token) for the answer check: whether a stored line holds the token whole (not as a part
     of a longer id or number)."""
     def logged(tok: str) -> bool:
-        q = fts_query(tok) if tok.isascii() else None
-        if q is None:
-            return False
-        try:
-            rows, _ = surface.execute("SELECT l.text FROM logs l WHERE l.id IN "
-                                      "(SELECT rowid FROM logs_fts WHERE logs_fts MATCH ? LIMIT ?)", (q, SCAN_LINES))
-        except (QueryError, QueryInterrupted, Exception):     # a token FTS cannot read is not in the log
-            return False
-        rx = re.compile(r"(?<![A-Za-z0-9_.\-])" + re.escape(tok) + r"(?![A-Za-z0-9_]|[.:\-]\w)")
-        return any(rx.search(r[0]) for r in rows)
+        return bool(_rows_holding(surface, tok, "l.text", 0, _whole(tok, exact=True)))
     return logged
 
 
