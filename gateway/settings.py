@@ -241,6 +241,9 @@ class EngineSettings(_Section):
     read_during_jobs_share: float = Field(0.5, ge=0, le=1)
     # ... and past this reading lag the stream is due: read even where the job's deadline has no room
     read_during_jobs_lag_s: float = Field(10.0, ge=0, le=600)
+    # ... and borrowing at most this share of the job's slack (its budget past admission's estimate of
+    # its work): the rest is the answer's margin, for an estimate a loaded host makes too short
+    read_during_jobs_slack: float = Field(0.5, ge=0, le=1)
     queue_size: int = Field(8, ge=1, le=1024)
     # Chat answers through one store query (gateway/serve/answer/): the model writes the call under
     # a grammar, the figures come from the store. false: the quoted-lines prompt alone.

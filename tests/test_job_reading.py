@@ -137,3 +137,41 @@ def test_a_held_answer_is_due_at_its_end():
     assert (plain.held, held.held) == (False, True)
     assert plain.due_at(5.0, 9.0) == 5.0 and held.due_at(5.0, 9.0) == 9.0 and explain.due_at(5.0, 9.0) == 9.0
     assert plain.due_at(None, 9.0) == 9.0                                   # no token: due at its end
+
+
+def test_reading_inside_a_job_borrows_only_its_share_of_the_slack():
+    """The clock a job reads against ends at its estimated end plus read_during_jobs_slack of what its
+    budget leaves past that estimate: the rest is the answer's margin (engine_thread._clock)."""
+    from types import SimpleNamespace
+
+    from gateway.serve.engine_thread import EngineThread
+
+    class Estimates:
+        def estimate_ms(self, prompt_tokens: int, decode_tokens: int) -> float:
+            return 10.0 * prompt_tokens + 40.0 * decode_tokens
+
+        def bias(self, kind: str) -> float:
+            return 1.0
+
+    def clock(slack: float, budget_s: float) -> tuple[JobClock, float]:
+        et = SimpleNamespace(admission=Estimates(), config=SimpleNamespace(read_during_jobs_slack=slack))
+        now = time.monotonic()
+        job = SimpleNamespace(prompt=[0] * 100, turns=None, deadline_kind="total", max_tokens=50, kind="explain",
+                              deadline=now + budget_s)
+        return EngineThread._clock(et, job), job.deadline
+
+    work_s = (10.0 * 100 + 40.0 * 50) / 1000                       # 3 s
+    half, deadline = clock(0.5, 12.0)
+    assert half.work_ms == 3000.0
+    assert abs((half.deadline - half.started) - (work_s + 0.5 * (deadline - half.started - work_s))) < 0.05
+    assert half.deadline < deadline - 4.0
+    whole, deadline = clock(1.0, 12.0)
+    assert abs(whole.deadline - deadline) < 1e-6                     # all the slack: the deadline itself
+    none, _ = clock(0.0, 12.0)
+    assert abs((none.deadline - none.started) - work_s) < 0.05       # no slack lent: the estimate's end
+    # half a second in (2.5 s of work left, 1.25x of it kept): a clock lending a tenth of the slack
+    # has no room for a chunk where the whole slack still has
+    tenth, _ = clock(0.1, 12.0)
+    r = reading()
+    assert r.decide(tenth, 40, 0.5, 10.0, 0, now=tenth.started + 0.5) == DEADLINE
+    assert r.decide(whole, 40, 0.5, 10.0, 0, now=whole.started + 0.5) == READ

@@ -71,6 +71,12 @@ def test_question_goes_through_one_query(thread, question):
                                 json.dumps(q.get("evidence") or {}, ensure_ascii=False))   # the lines it read
     assert unsupported_figures(res["text"], allowed) == [], (res["text"], q)
     assert t.engine.scratch_len == 0
+    # where its time went, stage by stage (chat sources' timing); the stages fit inside the job's time
+    timing = q["timing"]
+    assert set(timing) >= {"plan_ms", "call_prefill_ms", "call_ms", "query_ms", "answer_prefill_ms",
+                           "answer_decode_ms", "read_ms"}
+    assert all(v >= 0 for v in timing.values()) and timing["call_prompt_tokens"] > 0
+    assert sum(v for k, v in timing.items() if k.endswith("_ms")) <= res["total_ms"] + 1
 
 
 def test_abandoned_question_stops_before_its_query(thread):

@@ -65,6 +65,7 @@ class EngineConfig(Protocol):
     read_during_jobs_max_lost: float
     read_during_jobs_share: float
     read_during_jobs_lag_s: float
+    read_during_jobs_slack: float
     queue_size: int
     no_repeat_ngram: int
     kernel_calibration: str
@@ -355,12 +356,17 @@ class EngineThread:
         return step
 
     def _clock(self, job: Job) -> JobClock:
-        """The job's deadline point and admission's estimate of its own work to it (as submit priced it)."""
+        """Admission's estimate of the job's own work to its deadline point (as submit priced it), and the
+        point reading inside the job aims at: the job's estimated end plus read_during_jobs_slack of the
+        slack its budget leaves (never past the deadline itself)."""
         assert self.admission is not None
         priced = len(job.prompt) + (TYPICAL_QUERY_TOKENS if job.turns is not None else 0)
         decode = decode_to_due(job.deadline_kind, job.max_tokens, job.turns is not None)
         work = self.admission.estimate_ms(priced, decode) * self.admission.bias(job.kind)
-        return JobClock(job.deadline, work)
+        started = time.monotonic()
+        slack_s = max(0.0, job.deadline - started - work / 1000)
+        return JobClock(min(job.deadline, started + work / 1000 + self.config.read_during_jobs_slack * slack_s),
+                        work, started)
 
     def _load(self) -> None:
         if self.kernel_plan_dir is not None:   # before the engine's first matmul

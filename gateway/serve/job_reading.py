@@ -32,7 +32,7 @@ READ, EMPTY, DEADLINE, SHARE, LOST = "read", "empty", "deadline", "share", "lost
 class JobClock:
     """One job's account for the reading decision: when it started serving, what its work to the
     deadline point was estimated at, and how much reading was put inside it."""
-    deadline: float            # monotonic time of the deadline point (first token or the whole answer)
+    deadline: float            # monotonic time reading aims to leave the job done by (its deadline point at most)
     work_ms: float             # admission's estimate of the job's own work to that point
     started: float = field(default_factory=time.monotonic)
     read_ms: float = 0.0       # stream reading done inside this job

@@ -57,7 +57,9 @@ def query_answer(et: Any, job: Job, turns: list, on_token: Callable[[int], bool]
     conversation is prefilled once: the answer's prompt shares its prefix with the call's. `before`: the
     message's earlier asks (QueryTool.plan)."""
     assert et.query_tool is not None
+    t_plan = time.perf_counter()
     plan = et.query_tool.plan(turns, before)
+    plan_ms = (time.perf_counter() - t_plan) * 1000
     prompt = et.prompts.chat_tokens(plan.turns, language_hint=False) + plan.prefix_tokens
     stops = sorted(et.tokenizer.stop_ids)
     base = et.engine.scratch_len
@@ -82,15 +84,18 @@ def query_answer(et: Any, job: Job, turns: list, on_token: Callable[[int], bool]
             if not keep_going():
                 return GenerateResult([], "", (time.perf_counter() - t0) * 1000, 0.0, len(prompt), "stop")
             et.engine.forward_scratch(todo[i:i + PREFILL_CHECK_TOKENS])
-        et.admission.observe_prefill(len(prompt) - 1, (time.perf_counter() - t0) * 1000 - read_ms)
+        call_prefill_ms = (time.perf_counter() - t0) * 1000 - read_ms
+        et.admission.observe_prefill(len(prompt) - 1, call_prefill_ms)
         res = speculative_generate(et.engine, et.drafter, prompt, min(MAX_CALL_TOKENS, call_room), SamplingParams(), None,
                                    stop_tokens=stops, on_token=on_call, n_prompt_cached=len(prompt) - 1,
                                    logits_processor=plan.mask, on_step=on_step)
         et.admission.observe_decode(len(res.tokens), res.decode_ms)
         if not keep_going():
             return GenerateResult([], "", 0.0, res.decode_ms, len(prompt), "stop")
+        t_query = time.perf_counter()
         answer = et.prompts.chat_tokens(plan.finish(plan.mask.text_bytes(call).decode("utf-8", "replace")),
                                         language_hint=False)
+        query_ms = (time.perf_counter() - t_query) * 1000
         job.handle._emit({"type": "query", **plan.source()})
         room = et.n_scratch - base - len(answer)
         if room < 1:
@@ -105,7 +110,13 @@ def query_answer(et: Any, job: Job, turns: list, on_token: Callable[[int], bool]
         et.engine.rollback(base)
     et.admission.observe_prefill(out.prefill_tokens, out.prefill_ms)
     et.admission.observe_decode(len(out.tokens), out.decode_ms)
-    out.extra["query"] = {**plan.source(), "call_tokens": len(call), "call_ms": round(res.decode_ms, 1)}
+    # where the question's time went (the stream read between its steps left out of each stage)
+    timing = {"plan_ms": plan_ms, "call_prefill_ms": call_prefill_ms, "call_prompt_tokens": len(prompt),
+              "call_ms": res.decode_ms, "query_ms": query_ms, "answer_prefill_ms": out.prefill_ms,
+              "answer_prefill_tokens": out.prefill_tokens, "answer_decode_ms": out.decode_ms,
+              "read_ms": read_ms + res.stats.step_hook_ms + out.stats.step_hook_ms}
+    out.extra["query"] = {**plan.source(), "call_tokens": len(call), "call_ms": round(res.decode_ms, 1),
+                          "timing": {k: round(v, 1) for k, v in timing.items()}}
     out.extra["plan"] = plan
     out.prompt_tokens = len(answer)
     return out

@@ -10,7 +10,7 @@ from gateway.ingest.record import LogRecord
 from gateway.pipeline.store import Store
 from gateway.pipeline.token_queue import ContextFeed, TokenQueue
 from gateway.pipeline.triage import Triage
-from tools.bench.soak_judge import accept, check_summaries, lag_figures, pct, question_figures, slope
+from tools.bench.soak_judge import accept, check_summaries, lag_figures, pct, question_figures, slope, stage_figures
 
 
 def _summaries_and_store(tmp_path) -> list[dict]:
@@ -77,3 +77,16 @@ def test_questions_within_budget():
     assert accept(flat, 0, sm, True, late)["questions_within_budget"] is False and not accept(flat, 0, sm, True, late)["all"]
     assert accept(flat, 0, sm, True, question_figures(2, [], 2, 0, 12.0))["questions_within_budget"] is False
     assert accept(flat, 0, sm, True, question_figures(0, [], 0, 0, 12.0))["questions_within_budget"] is None
+
+
+def test_stage_figures_sum_each_answers_queries_and_keep_the_wait_outside_them():
+    # two answers: one of two asks (its stages summed), one of one; a third without timing is left out
+    stages = [[{"call_ms": 500.0, "read_ms": 1000.0, "call_prompt_tokens": 30},
+               {"call_ms": 700.0, "read_ms": 0.0, "call_prompt_tokens": 40}],
+              [{"call_ms": 400.0, "read_ms": 3000.0, "call_prompt_tokens": 20}], []]
+    f = stage_figures([4.0, 9.0, 2.0], stages)
+    # nearest-rank median of two values is the lower one
+    assert f["call_ms"] == 400.0 and f["read_ms"] == 1000.0 and f["call_prompt_tokens"] == 20
+    # outside: 4000 - 2200 = 1800 and 9000 - 3400 = 5600 (the token count is no time)
+    assert f["outside_ms"] == 1800.0
+    assert stage_figures([], []) == {}

@@ -37,7 +37,7 @@ from gateway.settings import AlertSettings                                      
 from tests import mqtt_broker                                                        # noqa: E402
 from tools.bench.harness import Served, cpu_here, free_port, print_result, rss_mb  # noqa: E402
 from tools.bench.soak_judge import (SummarySample, accept, check_summaries, lag_figures, pct,  # noqa: E402
-                                    queue_figures, question_figures, summary_lines)
+                                    queue_figures, question_figures, stage_figures, summary_lines)
 from tools.bench.soak_lines import (HIGH_TEMPLATES, STORM_LINES, TRANSPORTS, VARIETIES, count_stored,  # noqa: E402
                                    line_maker, storm_body)
 
@@ -215,6 +215,7 @@ class Soak:
         self.http = self.client()
         self.alert_ids: set[int] = set()
         self.chat_s: list[float] = []
+        self.chat_stages: list[list[dict]] = []   # per answer, its queries' stage timings (ms)
         self.chat_refusals: list[dict] = []
         self.questions = {"asked": 0, "refused": 0, "failed": 0}
         self.samples: list[dict] = []
@@ -312,6 +313,9 @@ class Soak:
             self.questions["failed"] += 1
         elif r.status_code == 200:
             self.chat_s.append(time.monotonic() - tq)
+            # the answer's stages (its query sources' timing); the rest of its latency is queueing
+            self.chat_stages.append([s["timing"] for s in r.json().get("sources") or []
+                                     if isinstance(s, dict) and s.get("timing")])
         else:
             self.questions["refused"] += 1
             if len(self.chat_refusals) < 50:   # why: kept for the report
@@ -430,6 +434,9 @@ def issue42(run: Soak, final: dict, lines_lost: int) -> dict:
     budget_s = AlertSettings().ttft_budget_ms / 1000   # the soak's config leaves the default
     questions = question_figures(run.questions["asked"], run.chat_s, run.questions["refused"],
                                  run.questions["failed"], budget_s)
+    questions["stages_p50_ms"] = stage_figures(run.chat_s, run.chat_stages)
+    (run.out / "soak-questions.json").write_text(json.dumps(
+        [{"s": round(t, 2), "stages": st} for t, st in zip(run.chat_s, run.chat_stages)]) + "\n")
     (run.out / "soak-summaries.json").write_text(json.dumps(run.summaries.kept, ensure_ascii=False) + "\n")
     return {
         "engine_cpus": sorted(run.engine_cpus) or None, "load_cpus": sorted(run.load_cpus),

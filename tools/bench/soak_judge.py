@@ -88,6 +88,24 @@ def question_figures(asked: int, answered_s: list[float], refusals: int, failed:
             "within_budget": sum(s <= budget_s for s in answered_s)}
 
 
+def stage_figures(answered_s: list[float], stages: list[list[dict]]) -> dict:
+    """The median of each stage of the answers' time (ms, summed over an answer's queries), and of what
+    the stages leave out of the answer's latency ("outside": the wait for the engine, HTTP)."""
+    per: dict[str, list[float]] = {}
+    for total_s, timings in zip(answered_s, stages):
+        summed: dict[str, float] = {}
+        for t in timings:
+            for k, v in t.items():
+                summed[k] = summed.get(k, 0.0) + v
+        if not summed:
+            continue
+        spent = sum(v for k, v in summed.items() if k.endswith("_ms"))
+        summed["outside_ms"] = max(0.0, total_s * 1000 - spent)
+        for k, v in summed.items():
+            per.setdefault(k, []).append(v)
+    return {k: _r(pct(v, 0.5), 1) for k, v in per.items()}
+
+
 class SummarySample:
     """A uniform sample (reservoir) of the distinct summaries seen in /api/stats over the run."""
 
@@ -196,7 +214,7 @@ def summary_lines(r: dict) -> list[str]:
         f"queue drops {q['dropped_entries']}, counted all {q['counted_all']}",
         f"  questions: asked {qs['asked']}, answered {qs['answered']}, refused {qs['refused']}, failed {qs['failed']}, "
         f"latency p50 {qs['latency_p50_s']} s, p95 {qs['latency_p95_s']} s, within {qs['budget_s']} s: "
-        f"{qs['within_budget']}",
+        f"{qs['within_budget']}; stage p50 ms {qs.get('stages_p50_ms')}",
         f"  lines: sent {r['lines_sent']}, stored {r['lines_stored']}, lost {r['lines_lost_total']}",
         f"  summaries vs store: checked {sm['checked']} of {sm['seen']} seen, mismatched {sm['mismatched']}, "
         f"pruned {sm['pruned']}",

@@ -93,6 +93,9 @@ class QuerySource(BaseModel):
     # (the top value added), "replaced" (the result said plainly) or "noted" (a count of every line),
     # with the figures that failed it.
     check: dict[str, Any] | None = None
+    # Where the question's time went, in ms by stage (plan: grounding; call: prompt and decode; query:
+    # the store; answer: prompt and decode; read: the stream read between the job's steps).
+    timing: dict[str, float] | None = None
 
 
 class AssistantMessage(BaseModel):
@@ -155,7 +158,8 @@ def _sources(prompt: Prompt) -> list[Source]:
 def _query_source(result: dict) -> list[QuerySource]:
     """The answer's store queries: one per ask of the question (result["queries"]), else its one."""
     qs = result.get("queries") or ([result["query"]] if result.get("query") else [])
-    return [QuerySource(call=q.get("call") or {}, result=q.get("result") or {}, check=q.get("check")) for q in qs]
+    return [QuerySource(call=q.get("call") or {}, result=q.get("result") or {}, check=q.get("check"),
+                        timing=q.get("timing")) for q in qs]
 
 
 def _submit(appliance: Any, prompt: Prompt, req: ChatRequest, max_tokens: int, budget_ms: float,
