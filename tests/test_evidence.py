@@ -207,3 +207,27 @@ def test_of_an_ids_lines_those_saying_the_questions_words_come_first(tmp_path):
         ev = evidence.find(q, question)
         assert ev.tokens[0] == "24833" and rows[11] in [x["text"] for x in ev.lines], question
     s.close()
+
+
+def test_a_latin_name_in_a_chinese_question_is_a_condition_however_common(tmp_path):
+    """A Chinese question writes a name in the log's own script ("u7 ...", "password ..."): each Latin
+    token the store holds is a condition of the call, as an id is; an English question's plain words are
+    conditions only when rare."""
+    from types import SimpleNamespace
+
+    from gateway.serve.answer.plan import QueryPlan
+    s = Store(tmp_path / "n.db")
+    lines = [f"Failed password for {'root' if i % 2 else 'guest'} from 10.0.0.{i % 7} port {4000 + i} ssh2"
+             for i in range(120)]
+    s.append([LogRecord(1_700_000_000.0 + i, "t", "h", 6, x) for i, x in enumerate(lines)])
+    q = QuerySurface(s.path)
+    zh = "root 最后一次密码输错是几点几分？"
+    ev = evidence.find(q, zh)
+    assert ev.ids == ["root"] and ev.lines == []                  # 60 lines: a condition, not evidence
+    plan = QueryPlan(SimpleNamespace(surface=q), [], zh, None, [], evidence=ev)
+    call, result = plan._run_grounded({"op": "first_last", "text": "password"})
+    assert call["text"] == "root password" and result["count"] == 60
+    assert result["last"]["text"] == lines[119]
+    assert evidence.find(q, "When did root last fail its password?").ids == []    # English: too common
+    assert evidence.find(q, "nobody 最后一次密码输错是几点几分？").ids == []          # a name no line holds
+    s.close()

@@ -14,6 +14,7 @@ from typing import Any, Callable, Sequence
 from gateway.pipeline.query import _HOST, _LEVEL, _TIME, QueryError, QueryInterrupted, QuerySurface, _line
 from gateway.pipeline.store import fts_query
 from gateway.serve.answer.glossary import english_terms
+from gateway.serve.prompts import is_chinese
 
 RARE_MAX_LINES = 40           # a token held by at most this many lines identifies them
 SCAN_LINES = 400              # candidate lines read per token (FTS phrase hits, then whole-token checked)
@@ -79,6 +80,9 @@ def find(surface: QuerySurface, question: str, names: Sequence[str] = ()) -> Evi
     score: dict[int, int] = {}
     tried = 0
     before = words_before(question)
+    # a question written in Chinese writes a name in the script the log writes it in ("root 最后一次..."):
+    # each Latin-script token the store holds is a condition, however many lines hold it, as an id is
+    named = is_chinese(question)
     for tok in candidates(question):
         if part_of(tok, names):
             continue
@@ -89,7 +93,7 @@ def find(surface: QuerySurface, question: str, names: Sequence[str] = ()) -> Evi
         if rows is None:
             continue
         tried += 1
-        if rows and is_id(tok):
+        if rows and (is_id(tok) or named):
             out.ids.append(tok)                  # a condition however many lines hold it
         if not rows or len(rows) > RARE_MAX_LINES:
             continue
