@@ -118,8 +118,9 @@ def test_an_id_after_a_parameter_name_is_that_parameter(surface):
                      evidence=evidence.find(surface, q))
     call, result = plan._run_grounded({"op": "count", "template": 1, "text": "3.0"})
     assert call["where"] == {"stage": "3.0"} and "3.0" not in call.get("text", "") and result["count"] == 6
-    call, result = plan._run_grounded({"op": "count", "text": "3.0"})     # no kind: the listed kinds' names
-    assert call["where"] == {"stage": "3.0"} and result["count"] == 12     # not "task 3.0 in stage 4.0"
+    call, result = plan._run_grounded({"op": "count", "text": "3.0"})     # no kind: the listed kinds' names,
+    assert call["where"] == {"stage": "3.0"} and result["count"] == 6      # not "task 3.0 in stage 4.0"; then
+    assert call["template"] == 1               # the first listed kind that has them: running, not finished
     q = "How long did the task in stage 4 take?"                         # a short number after its name too
     plan = QueryPlan(_Tool(surface), [{"role": "user", "content": q}], q, None, [], kinds=kinds,
                      evidence=evidence.find(surface, q))
@@ -137,7 +138,7 @@ def test_the_answer_reads_a_few_counted_lines_and_not_the_kinds_listed(surface):
     assert msgs[-3] == {"role": "user", "content": q}
     assert "They are:" in msgs[-1]["content"] and "Failed password for admin from 10.0.0.7 port 2200" in msgs[-1]["content"]
     msgs = plan.finish('count", "text": "Failed password"}')     # admin, a <word> value, is a condition
-    assert plan.call["where"] == {"word": "admin"} and msgs[-1]["content"].count("Failed password for") == 1
+    assert plan.call["where"] == {"word": "admin"} and msgs[-1]["content"].count("Failed password for admin") == 1
     q = "How many bytes did the failed passwords send?"
     plan = QueryPlan(_Tool(surface), [{"role": "user", "content": q}], q, None, [], kinds=kinds)
     msgs = plan.finish('count", "text": "Failed password"}')            # 3 lines: the limit, shown

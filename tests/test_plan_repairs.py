@@ -136,3 +136,31 @@ def test_a_chinese_question_names_its_parameter_by_its_glossed_word(tmp_path):
     assert plan.call["of"] == "port" and plan.result["min"] == 500
     s.close()
     store.close()
+
+
+def test_a_where_without_a_kind_reads_the_listed_kind_that_has_its_parameters(tmp_path):
+    """"Did TID 7 ever finish?": the question's words list the finished kind; a call with where tid = 7 and
+    no kind matched the started line (a kind with a <tid> too). It reads the listed kind: no line there,
+    so none; TID 5, which finished, keeps its finished line."""
+    started, finished = "Running task <*> in stage <*> (TID <*>)", "Finished task <*> in stage <*> (TID <*>). <*> bytes result sent to driver"
+    rows = ["Running task 1.0 in stage 3.0 (TID 5)", "Running task 2.0 in stage 3.0 (TID 7)",
+            "Finished task 1.0 in stage 3.0 (TID 5). 2128 bytes result sent to driver"]
+    tmpls = [started, started, finished]
+    store, s = _stored(tmp_path, rows, [1, 1, 2], [LineFields(template=m, params=named_params(m, t)) for t, m in zip(rows, tmpls)])
+    kinds = grounding.Kinds(s)
+    listed = [k for k in kinds.kinds(["finished", "driver"], []) if k.id == 2]
+    assert listed and "tid" in listed[0].params
+    q = "Did TID 7 ever finish and send its result to the driver?"
+    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=listed)
+    plan.finish('count", "text": "TID", "where": {"tid": "7"}}')
+    assert plan.call["template"] == 2 and plan.result["count"] == 0
+    q = "Did TID 5 ever finish and send its result to the driver?"
+    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=listed)
+    plan.finish('count", "text": "TID", "where": {"tid": "5"}}')
+    assert plan.call["template"] == 2 and plan.result["count"] == 1
+    # a text the listed kind's lines do not hold ("Running") is the model's own choice of kind: kept
+    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=listed)
+    plan.finish('count", "text": "Running", "where": {"tid": "7"}}')
+    assert "template" not in plan.call and plan.result["count"] == 1
+    s.close()
+    store.close()

@@ -248,7 +248,30 @@ class QueryPlan:
         bound = self._bound(call)
         if bound is not call and (found := self.tool.surface.run(bound)).get("count") and not found.get("text_relaxed_to"):
             call, result = bound, found
-        return self._by_a_field_they_have(*self._stats_of_asked(call, result))
+        return self._by_a_field_they_have(*self._stats_of_asked(*self._in_kind_asked(call, result)))
+
+    def _in_kind_asked(self, call: dict[str, Any], result: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """A call whose `where` names parameters but no kind of line reads the first listed kind that has
+        those parameters and lines with the values; when none has, the first such kind whose lines hold
+        the call's other words, and so no line: the question's words chose the kind, its values the lines,
+        and a value only other kinds hold ("TID 1352" started, never finished) is not what was asked."""
+        where = call.get("where") or {}
+        if not where or call.get("template") is not None or not result.get("count") or "<" in str(call.get("text") or ""):
+            return call, result
+        fit = [k for k in self.kinds if set(where) <= set(k.params)]
+        for k in fit:
+            tried = {**call, "template": k.id}
+            if (found := self.tool.surface.run(tried)).get("count") and not found.get("text_relaxed_to"):
+                return tried, found
+        values = {str(v).lower() for v in where.values()}
+        for k in fit:
+            words = " ".join(w for w in str(call.get("text") or "").split() if w.lower() not in values)
+            bare = {**{x: v for x, v in call.items() if x not in ("where", "text")}, "template": k.id,
+                    **({"text": words} if words else {})}
+            if (seen := self.tool.surface.run(bare)).get("count") and not seen.get("text_relaxed_to"):
+                tried = {**call, "template": k.id}
+                return tried, self.tool.surface.run(tried)
+        return call, result
 
     def _by_a_field_they_have(self, call: dict[str, Any], result: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         """A top_k by host over lines that write no host (or by component over lines without one) is by the
