@@ -53,12 +53,14 @@ from typing import Any
 from gateway.ingest.header import match_ts, parse_ts
 from gateway.pipeline.query_text import (DOTTED_NUMBER, PLACEHOLDER, _add_captures, _like, _line_end_regex,
                                          _number_regex, _regexp, numbers_stats)
+from gateway.pipeline.store_counts import StoreCounts
 from gateway.pipeline.store_read import LINE_HOST, fts_query
 
 OPS = ("count", "top_k", "stats", "first_last", "buckets", "lines")
 BY_FIELDS = ("host", "component", "level", "template", "ip", "value", "param")
 ROW_CAP = 10_000              # rows read back from one statement
 TIME_CAP_S = 2.0              # one call's wall time
+COUNTS_FRESH_S = 1.0          # the running counts (store_counts.py) are brought up to date at most this often
 PROGRESS_STEPS = 1_000        # VM instructions between time checks
 TOP_K_MAX = 20
 MAX_LINES = 50
@@ -110,6 +112,9 @@ class QuerySurface:
         self.row_cap = int(row_cap)
         self.time_cap_s = float(time_cap_s)
         self._local = threading.local()
+        self._counts: StoreCounts | None = None
+        self._counts_lock = threading.Lock()
+        self._counted = -COUNTS_FRESH_S
 
     # --- the connection -----------------------------------------------------------------------
     def connect(self) -> sqlite3.Connection:
@@ -148,6 +153,19 @@ class QuerySurface:
                 raise QueryInterrupted(f"the query ran past its time cap of {self.time_cap_s:g} s") from None
             raise
         return rows[: self.row_cap], len(rows) > self.row_cap
+
+    def counts(self) -> StoreCounts:
+        """The store's running counts by host, component, level and template, brought up to date (at most
+        once a COUNTS_FRESH_S)."""
+        with self._counts_lock:
+            if self._counts is None:
+                self._counts = StoreCounts(self, _FIELD_EXPRS)
+            counts, due = self._counts, time.monotonic() - self._counted >= COUNTS_FRESH_S
+            if due:
+                self._counted = time.monotonic()
+        if due:
+            counts.refresh()
+        return counts
 
     def close(self) -> None:
         """Closes this thread's connection now (other threads' close as those threads end)."""
@@ -477,15 +495,35 @@ def _nice_bucket(seconds: float) -> float:
     return 30 * 86400.0
 
 
+_FIELD_EXPRS = {"host": _HOST, "component": "l.component", "level": _LEVEL}
+
+
 def known_values(surface: QuerySurface, field: str, limit: int = 64) -> list[str]:
-    """The most frequent values of host | component | level in the store (for a call grammar)."""
-    expr = {"host": _HOST, "component": "l.component", "level": _LEVEL}[field]
+    """The most frequent values of host | component | level in the store (for a call grammar): from the
+    store's running counts (store_counts.py) where the surface keeps them, else one GROUP BY."""
+    expr = _FIELD_EXPRS[field]
+    if isinstance(surface, QuerySurface):
+        return surface.counts().top(field, limit)
     try:
         rows, _ = surface.execute(f"SELECT {expr} AS v FROM logs l WHERE v IS NOT NULL AND v != '' GROUP BY v"
                                   " ORDER BY count(*) DESC LIMIT ?", [int(limit)])
     except (QueryInterrupted, sqlite3.DatabaseError):
         return []
     return [str(r[0]) for r in rows]
+
+
+def template_lines(surface: QuerySurface, limit: int) -> list[tuple[int, str, int]]:
+    """(template id, its text, lines) of the store's most frequent templates, from its running counts."""
+    top = surface.counts().templates(limit)
+    text: dict[int, str] = {}
+    for i in range(0, len(top), 500):
+        ids = [t for t, _ in top[i:i + 500]]
+        try:
+            rows, _ = surface.execute(f"SELECT id, template FROM templates WHERE id IN ({','.join('?' * len(ids))})", ids)
+        except (QueryInterrupted, sqlite3.DatabaseError):
+            rows = []
+        text.update({int(t): str(x) for t, x in rows})
+    return [(t, text[t], n) for t, n in top if t in text]
 
 
 _WORD = re.compile(r"[A-Za-z][\w.'/-]*[A-Za-z0-9]|[A-Za-z]{2,}")
@@ -495,11 +533,14 @@ PARAM_WORD_LINES = 20_000     # known_words reads the parameters of this many ne
 def known_words(surface: QuerySurface, limit: int = 2000) -> list[str]:
     """The log words of the store's templates, most frequent first (by lines), in their most frequent
     spelling: what a text filter is made of (for a call grammar). Placeholders and numbers excluded."""
-    try:
-        rows, _ = surface.execute("SELECT t.template, count(*) FROM logs l JOIN templates t ON t.id = l.template_id"
-                                  " GROUP BY l.template_id ORDER BY count(*) DESC LIMIT 5000")
-    except (QueryInterrupted, sqlite3.DatabaseError):
-        return []
+    if isinstance(surface, QuerySurface):
+        rows = [(t, n) for _, t, n in template_lines(surface, 5000)]
+    else:
+        try:
+            rows, _ = surface.execute("SELECT t.template, count(*) FROM logs l JOIN templates t ON t.id = l.template_id"
+                                      " GROUP BY l.template_id ORDER BY count(*) DESC LIMIT 5000")
+        except (QueryInterrupted, sqlite3.DatabaseError):
+            return []
     try:    # words inside the recent lines' template parameters: Drain merges lines that differ in a word
         # ("heater zone 2 temperature 78.2 C" with "... over-temperature: 93.9 C": "temperature" is a <*>)
         params, _ = surface.execute("SELECT p.text, count(*) FROM params p WHERE p.num IS NULL AND p.line_id > "

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from gateway.pipeline.fields import number_of
-from gateway.pipeline.query import QueryError, QueryInterrupted, QuerySurface
+from gateway.pipeline.query import QueryError, QueryInterrupted, QuerySurface, template_lines
 from gateway.pipeline.store import fts_query
 from gateway.serve.answer.evidence import common
 
@@ -73,12 +73,15 @@ class Kinds:
     def _load(self) -> list[tuple[int, str, int, frozenset[str]]]:
         with self._lock:
             if time.monotonic() - self._read > TTL_S:
-                try:
-                    rows, _ = self.surface.execute(
-                        "SELECT l.template_id, t.template, count(*) FROM logs l JOIN templates t ON t.id = l.template_id"
-                        " GROUP BY l.template_id ORDER BY count(*) DESC LIMIT ?", [MAX_TEMPLATES])
-                except (QueryError, QueryInterrupted, sqlite3.DatabaseError):
-                    rows = []
+                if isinstance(self.surface, QuerySurface):     # the store's running counts
+                    rows = template_lines(self.surface, MAX_TEMPLATES)
+                else:
+                    try:
+                        rows, _ = self.surface.execute(
+                            "SELECT l.template_id, t.template, count(*) FROM logs l JOIN templates t ON t.id = l.template_id"
+                            " GROUP BY l.template_id ORDER BY count(*) DESC LIMIT ?", [MAX_TEMPLATES])
+                    except (QueryError, QueryInterrupted, sqlite3.DatabaseError):
+                        rows = []
                 self._templates = [(int(i), str(t), int(n), frozenset(w.lower() for w in _WORD.findall(_MASK.sub(" ", t))))
                                    for i, t, n in rows]
                 self._read = time.monotonic()

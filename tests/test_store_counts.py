@@ -1,0 +1,73 @@
+"""The store's running counts (gateway/pipeline/store_counts.py): what the call grammar and the grounding
+rank hosts, components, levels and templates by, read a bounded number of lines at a time."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from gateway.ingest.record import LogRecord
+from gateway.pipeline.fields import LineFields
+from gateway.pipeline.query import QueryInterrupted, QuerySurface, known_values, template_lines
+from gateway.pipeline.store import Store
+from gateway.pipeline.store_counts import StoreCounts
+
+
+def _lines(store: Store, hosts: list[str], t0: float = 1.7e9) -> None:
+    recs = [LogRecord(ts=t0 + i, source="t", host=h, severity=6, text=f"job {i} done on {h}") for i, h in enumerate(hosts)]
+    store.append(recs, [1 if h != "c" else 2 for h in hosts],
+                 [LineFields(template="job <*> done on <*>" if h != "c" else "c says <*>") for h in hosts])
+
+
+def test_counts_read_new_lines_then_older_ones_a_budget_at_a_time(tmp_path):
+    store = Store(tmp_path / "s.db")
+    hosts = ["a"] * 6 + ["b"] * 3 + ["c"]          # ids 1..10: the newest are b, b, b, c
+    _lines(store, hosts)
+    q = QuerySurface(store.path)
+    exprs = {"host": "coalesce(l.line_host, l.host)", "component": "l.component", "level": "l.level"}
+    c = StoreCounts(q, exprs, budget=4)
+    c.refresh()                                      # the newest 4 lines first
+    assert c.top("host", 5) == ["b", "c"] and sum(n for _, n in c.templates(5)) == 4
+    c.refresh()
+    c.refresh()                                      # then the older ones, 4 at a time, until the first
+    assert c.top("host", 5) == ["a", "b", "c"] and dict(c.templates(5)) == {1: 9, 2: 1}
+    c.refresh()                                      # nothing left to count: nothing counted twice
+    assert dict(c.templates(5)) == {1: 9, 2: 1}
+    _lines(store, ["c"] * 8, t0=1.8e9)               # new lines: counted first
+    c.refresh()
+    c.refresh()
+    assert c.top("host", 1) == ["c"] and dict(c.templates(5)) == {1: 9, 2: 9}
+    # caught up, the counts are the store's
+    rows, _ = q.execute("SELECT coalesce(l.line_host, l.host), count(*) FROM logs l GROUP BY 1")
+    assert Counter({h: n for h, n in rows}) == Counter({"a": 6, "b": 3, "c": 9})
+    store.close()
+
+
+def test_a_read_cut_short_counts_nothing_twice(tmp_path):
+    store = Store(tmp_path / "s.db")
+    _lines(store, ["a", "b", "a"])
+    q = QuerySurface(store.path)
+
+    class Flaky:
+        calls = 0
+
+        def execute(self, sql, args=()):
+            Flaky.calls += 1
+            if Flaky.calls == 3:                       # the second field's statement of the first read
+                raise QueryInterrupted("cut")
+            return q.execute(sql, args)
+
+    c = StoreCounts(Flaky(), {"host": "l.host", "component": "l.component", "level": "l.level"})
+    c.refresh()
+    assert c.top("host", 5) == [] and c.templates(5) == []
+    c.refresh()
+    assert c.top("host", 5) == ["a", "b"] and dict(c.templates(5)) == {1: 3}
+    store.close()
+
+
+def test_the_grammar_and_the_grounding_read_the_running_counts(tmp_path):
+    store = Store(tmp_path / "s.db")
+    _lines(store, ["press-1", "press-2", "press-1", "c"])
+    q = QuerySurface(store.path)
+    assert known_values(q, "host") == ["press-1", "c", "press-2"]
+    assert template_lines(q, 5) == [(1, "job <*> done on <*>", 3), (2, "c says <*>", 1)]
+    store.close()
