@@ -53,7 +53,7 @@ from typing import Any
 from gateway.ingest.header import match_ts, parse_ts
 from gateway.pipeline.query_text import (DOTTED_NUMBER, PLACEHOLDER, _add_captures, _like, _line_end_regex,
                                          _number_regex, _regexp, numbers_stats)
-from gateway.pipeline.store_counts import StoreCounts
+from gateway.pipeline.store_counts import TIME, StoreCounts
 from gateway.pipeline.store_read import LINE_HOST, fts_query
 
 OPS = ("count", "top_k", "stats", "first_last", "buckets", "lines")
@@ -74,7 +74,7 @@ _DENIED_FUNCTIONS = frozenset({"load_extension", "readfile", "writefile", "edit"
 _LEVEL = ("coalesce(l.level, CASE l.severity WHEN 0 THEN 'emergency' WHEN 1 THEN 'alert' WHEN 2 THEN 'critical'"
           " WHEN 3 THEN 'error' WHEN 4 THEN 'warning' WHEN 5 THEN 'notice' WHEN 6 THEN 'info' ELSE 'debug' END)")
 _HOST = LINE_HOST   # the line's host: one meaning for /api/logs and this surface (store_read.py)
-_TIME = "coalesce(l.time, l.ts)"
+_TIME = TIME          # a line's own time, else its arrival (store_counts.py)
 IPV4 = re.compile(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.])")
 
 
@@ -166,6 +166,14 @@ class QuerySurface:
         if due:
             counts.refresh()
         return counts
+
+    def _newest_time(self) -> float | None:
+        """The newest line's own time: the running counts' newest and that of the lines stored since."""
+        known = self.counts().newest()
+        if known is None:
+            return self.execute(f"SELECT max({_TIME}) FROM logs l")[0][0][0]
+        since, _ = self.execute(f"SELECT max({_TIME}) FROM logs l WHERE l.id > ?", [known[1]])
+        return max([known[0], *([since[0][0]] if since and since[0][0] is not None else [])])
 
     def close(self) -> None:
         """Closes this thread's connection now (other threads' close as those threads end)."""
@@ -268,11 +276,14 @@ class QuerySurface:
             args += [name, value]
         since, until = self._time_arg(call, "since"), self._time_arg(call, "until")
         if call.get("last_minutes") is not None:
-            newest = self.execute(f"SELECT max({_TIME}) FROM logs l")[0][0][0]
+            newest = self._newest_time()
             if newest is not None:
                 since = newest - 60.0 * _num(call, "last_minutes")
         if since is not None:
             where.append(f"{_TIME} >= ?"); args.append(float(since))
+            floor = self.counts().since_floor(float(since))   # no index serves the line's time: the
+            if floor:                                          # ids below the window's first line go unread
+                where.append("l.id > ?"); args.append(floor)
         if until is not None:
             where.append(f"{_TIME} <= ?"); args.append(float(until))
         return (" WHERE " + " AND ".join(where)) if where else "", args

@@ -19,6 +19,8 @@ from typing import Any
 
 READ_LINES = 250_000        # lines counted per read (the newest first, then older ones)
 FIELDS = ("host", "component", "level")
+MAX_ZONES = 256             # id ranges whose newest line time is kept (the oldest merge first)
+TIME = "coalesce(l.time, l.ts)"     # a line's own time, else its arrival: every reader's (query.py)
 
 
 class StoreCounts:
@@ -33,6 +35,8 @@ class StoreCounts:
         self._values: dict[str, Counter] = {f: Counter() for f in FIELDS}
         self._templates: Counter = Counter()
         self._span: tuple[int, int] | None = None     # ids counted: (lo, hi], lo shrinking to the first line
+        self._zones: list[tuple[int, int, float]] = []  # (lo, hi, newest line time) over the counted ids
+        self._whole = False                           # the counted ids reach the store's first line
 
     def refresh(self) -> None:
         """Counts the lines stored since the last read, then older uncounted ones, `budget` lines in all
@@ -54,6 +58,7 @@ class StoreCounts:
                     self._count(start, lo)
                     lo = start
                 self._span = (lo, hi)
+                self._whole = lo < first
             except (QueryError, QueryInterrupted, sqlite3.DatabaseError):
                 return                                        # counted next time; what is known stays
 
@@ -66,9 +71,35 @@ class StoreCounts:
                 "AND v IS NOT NULL AND v != '' GROUP BY v", [lo, hi])
         templates, _ = self.surface.execute("SELECT l.template_id, count(*) FROM logs l WHERE l.id > ? AND "
                                             "l.id <= ? AND l.template_id IS NOT NULL GROUP BY l.template_id", [lo, hi])
+        newest, _ = self.surface.execute(f"SELECT max({TIME}) FROM logs l WHERE l.id > ? AND l.id <= ?", [lo, hi])
+        if newest and newest[0][0] is not None:
+            self._zones = sorted([*self._zones, (lo, hi, float(newest[0][0]))])
+            while len(self._zones) > MAX_ZONES:               # the two oldest become one
+                (a, _, t1), (_, b, t2) = self._zones[:2]
+                self._zones[:2] = [(a, b, max(t1, t2))]
         for field, rows in values.items():
             self._values[field].update({str(v): int(n) for v, n in rows})
         self._templates.update({int(t): int(n) for t, n in templates})
+
+    def since_floor(self, since: float) -> int:
+        """An id no line at or below has a time at or after `since` (0: none known): the counted ranges
+        from the first line on whose newest time is older. A time window's lines are all above it."""
+        with self._lock:
+            if not self._whole:
+                return 0
+            floor = 0
+            for lo, hi, newest in self._zones:
+                if newest >= since or (floor and lo != floor):     # a line of the window, or a gap
+                    break
+                floor = hi
+            return floor
+
+    def newest(self) -> tuple[float, int] | None:
+        """(the newest line time of the counted lines, the last id counted) once they reach the first line."""
+        with self._lock:
+            if not self._whole or not self._zones or self._span is None:
+                return None
+            return max(t for _, _, t in self._zones), self._span[1]
 
     def top(self, field: str, limit: int) -> list[str]:
         """The field's most frequent values (ties by value)."""
