@@ -41,7 +41,6 @@ class StoreCounts:
     def refresh(self) -> None:
         """Counts the lines stored since the last read, then older uncounted ones, `budget` lines in all
         (the first read: the newest lines)."""
-        from gateway.pipeline.query import QueryError, QueryInterrupted
         with self._lock:
             try:
                 rows, _ = self.surface.execute("SELECT min(id), max(id) FROM logs")
@@ -59,7 +58,7 @@ class StoreCounts:
                     lo = start
                 self._span = (lo, hi)
                 self._whole = lo < first
-            except (QueryError, QueryInterrupted, sqlite3.DatabaseError):
+            except (ValueError, RuntimeError, sqlite3.DatabaseError):   # query.QueryError, QueryInterrupted
                 return                                        # counted next time; what is known stays
 
     def _count(self, lo: int, hi: int) -> None:
