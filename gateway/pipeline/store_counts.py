@@ -43,7 +43,8 @@ class StoreCounts:
         (the first read: the newest lines)."""
         with self._lock:
             try:
-                rows, _ = self.surface.execute("SELECT min(id), max(id) FROM logs")
+                # one min() or max() a statement: SQLite reads the rowid b-tree's end for each, not every row
+                rows, _ = self.surface.execute("SELECT (SELECT min(id) FROM logs), (SELECT max(id) FROM logs)")
                 first, top = (rows[0][0] or 0, rows[0][1] or 0) if rows else (0, 0)
                 lo, hi = self._span if self._span is not None else (top, top)
                 left = self.budget

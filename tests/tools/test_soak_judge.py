@@ -81,7 +81,7 @@ def test_questions_within_budget():
 
 def test_stage_figures_sum_each_answers_queries_and_keep_the_wait_outside_them():
     # two answers: one of two asks (its stages summed), one of one; a third without timing is left out
-    stages = [[{"call_ms": 500.0, "read_ms": 1000.0, "call_prompt_tokens": 30},
+    stages = [[{"call_ms": 500.0, "read_ms": 1000.0, "call_prompt_tokens": 30, "call": {"op": "count"}},
                {"call_ms": 700.0, "read_ms": 0.0, "call_prompt_tokens": 40}],
               [{"call_ms": 400.0, "read_ms": 3000.0, "call_prompt_tokens": 20}], []]
     f = stage_figures([4.0, 9.0, 2.0], stages)

@@ -314,7 +314,7 @@ class Soak:
         elif r.status_code == 200:
             self.chat_s.append(time.monotonic() - tq)
             # the answer's stages (its query sources' timing); the rest of its latency is queueing
-            self.chat_stages.append([s["timing"] for s in r.json().get("sources") or []
+            self.chat_stages.append([{**s["timing"], "call": s.get("call")} for s in r.json().get("sources") or []
                                      if isinstance(s, dict) and s.get("timing")])
         else:
             self.questions["refused"] += 1

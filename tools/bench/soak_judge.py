@@ -96,7 +96,8 @@ def stage_figures(answered_s: list[float], stages: list[list[dict]]) -> dict:
         summed: dict[str, float] = {}
         for t in timings:
             for k, v in t.items():
-                summed[k] = summed.get(k, 0.0) + v
+                if isinstance(v, (int, float)):          # not the call the stages ran
+                    summed[k] = summed.get(k, 0.0) + v
         if not summed:
             continue
         spent = sum(v for k, v in summed.items() if k.endswith("_ms"))
