@@ -14,6 +14,19 @@ LINES = [f"Failed password for invalid user u{i} from 10.0.0.{i % 5} port {4000 
     "PacketResponder 1 for block blk_-6369730 terminating", "Received block blk_6369730 of size 67108864"]
 
 
+def _grounded(tmp_path, lines, question, call):
+    """A store of these lines; the question's evidence; the call run through the plan's grounding."""
+    from types import SimpleNamespace
+
+    from gateway.serve.answer.plan import QueryPlan
+    s = Store(tmp_path / "g.db")
+    s.append([LogRecord(1_700_000_000.0 + i, "t", "h", 6, x) for i, x in enumerate(lines)])
+    q = QuerySurface(s.path)
+    ev = evidence.find(q, question)
+    plan = QueryPlan(SimpleNamespace(surface=q), [], question, None, [], evidence=ev)
+    return (s, ev, *plan._run_grounded(call))
+
+
 def _surface(tmp_path):
     s = Store(tmp_path / "e.db")
     s.append([LogRecord(1_700_000_000.0 + i, "t", "h", 6, x) for i, x in enumerate(LINES)])
@@ -71,18 +84,10 @@ def test_a_call_that_drops_the_question_s_ids_gets_them_back(tmp_path):
 
 
 def test_identifiers_are_conditions_however_common_and_counts_are_not(tmp_path):
-    from types import SimpleNamespace
-
-    from gateway.serve.answer.plan import QueryPlan
-    s = Store(tmp_path / "i.db")
     lines = [f"Progress of TaskAttempt attempt_{i % 2}_m_000001_0 is : 0.{i}" for i in range(120)]
-    s.append([LogRecord(1_700_000_000.0 + i, "t", "h", 6, x) for i, x in enumerate(lines)])
-    q = QuerySurface(s.path)
     question = 'How many "Progress of TaskAttempt" lines mention attempt_1_m_000001_0 in the top 3?'
-    ev = evidence.find(q, question)
+    s, ev, call, result = _grounded(tmp_path, lines, question, {"op": "count", "text": "Progress of TaskAttempt"})
     assert ev.ids == ["attempt_1_m_000001_0"] and ev.lines == []          # 60 lines: no evidence, a condition
-    plan = QueryPlan(SimpleNamespace(surface=q), [], question, None, [], evidence=ev)
-    call, result = plan._run_grounded({"op": "count", "text": "Progress of TaskAttempt"})
     assert result["count"] == 60
     assert [evidence.is_id(t) for t in ("3", "10:01", "2026-12-04", "1566", "blk_-12", "r1.2", "org.x.Y")] == [
         False, False, False, True, True, True, True]
@@ -213,20 +218,13 @@ def test_a_latin_name_in_a_chinese_question_is_a_condition_however_common(tmp_pa
     """A Chinese question writes a name in the log's own script ("u7 ...", "password ..."): each Latin
     token the store holds is a condition of the call, as an id is; an English question's plain words are
     conditions only when rare."""
-    from types import SimpleNamespace
-
-    from gateway.serve.answer.plan import QueryPlan
-    s = Store(tmp_path / "n.db")
     lines = [f"Failed password for {'root' if i % 2 else 'guest'} from 10.0.0.{i % 7} port {4000 + i} ssh2"
              for i in range(120)]
-    s.append([LogRecord(1_700_000_000.0 + i, "t", "h", 6, x) for i, x in enumerate(lines)])
-    q = QuerySurface(s.path)
-    zh = "root 最后一次密码输错是几点几分？"
-    ev = evidence.find(q, zh)
+    s, ev, call, result = _grounded(tmp_path, lines, "root 最后一次密码输错是几点几分？",
+                                    {"op": "first_last", "text": "password"})
     assert ev.ids == ["root"] and ev.lines == []                  # 60 lines: a condition, not evidence
-    plan = QueryPlan(SimpleNamespace(surface=q), [], zh, None, [], evidence=ev)
-    call, result = plan._run_grounded({"op": "first_last", "text": "password"})
     assert call["text"] == "root password" and result["count"] == 60
+    q = QuerySurface(s.path)
     assert result["last"]["text"] == lines[119]
     assert evidence.find(q, "When did root last fail its password?").ids == []    # English: too common
     assert evidence.find(q, "nobody 最后一次密码输错是几点几分？").ids == []          # a name no line holds
