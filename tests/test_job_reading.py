@@ -169,7 +169,7 @@ def test_reading_inside_a_job_borrows_only_its_share_of_the_slack():
     assert abs(whole.deadline - deadline) < 1e-6                     # all the slack: the deadline itself
     none, _ = clock(0.0, 12.0)
     assert abs((none.deadline - none.started) - work_s) < 0.05       # no slack lent: the estimate's end
-    # half a second in (2.5 s of work left, 1.25x of it kept): a clock lending a tenth of the slack
+    # early in the job, most of its work still to come: a clock lending a tenth of the slack
     # has no room for a chunk where the whole slack still has
     tenth, _ = clock(0.1, 12.0)
     r = reading()

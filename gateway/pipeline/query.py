@@ -512,11 +512,10 @@ _FIELD_EXPRS = {"host": _HOST, "component": "l.component", "level": _LEVEL}
 def known_values(surface: QuerySurface, field: str, limit: int = 64) -> list[str]:
     """The most frequent values of host | component | level in the store (for a call grammar): from the
     store's running counts (store_counts.py) where the surface keeps them, else one GROUP BY."""
-    expr = _FIELD_EXPRS[field]
     if isinstance(surface, QuerySurface):
         return surface.counts().top(field, limit)
     try:
-        rows, _ = surface.execute(f"SELECT {expr} AS v FROM logs l WHERE v IS NOT NULL AND v != '' GROUP BY v"
+        rows, _ = surface.execute(f"SELECT {_FIELD_EXPRS[field]} AS v FROM logs l WHERE v IS NOT NULL AND v != '' GROUP BY v"
                                   " ORDER BY count(*) DESC LIMIT ?", [int(limit)])
     except (QueryInterrupted, sqlite3.DatabaseError):
         return []
@@ -524,7 +523,16 @@ def known_values(surface: QuerySurface, field: str, limit: int = 64) -> list[str
 
 
 def template_lines(surface: QuerySurface, limit: int) -> list[tuple[int, str, int]]:
-    """(template id, its text, lines) of the store's most frequent templates, from its running counts."""
+    """(template id, its text, lines) of the store's most frequent templates: from its running counts
+    where the surface keeps them, else one GROUP BY (a fleet node's surface serves it)."""
+    if not isinstance(surface, QuerySurface):
+        try:
+            rows, _ = surface.execute("SELECT l.template_id, t.template, count(*) FROM logs l JOIN templates t ON "
+                                      "t.id = l.template_id GROUP BY l.template_id ORDER BY count(*) DESC LIMIT ?",
+                                      [int(limit)])
+        except (QueryError, QueryInterrupted, sqlite3.DatabaseError):
+            return []
+        return [(int(i), str(t), int(n)) for i, t, n in rows]
     top = surface.counts().templates(limit)
     text: dict[int, str] = {}
     for i in range(0, len(top), 500):
@@ -544,14 +552,7 @@ PARAM_WORD_LINES = 20_000     # known_words reads the parameters of this many ne
 def known_words(surface: QuerySurface, limit: int = 2000) -> list[str]:
     """The log words of the store's templates, most frequent first (by lines), in their most frequent
     spelling: what a text filter is made of (for a call grammar). Placeholders and numbers excluded."""
-    if isinstance(surface, QuerySurface):
-        rows = [(t, n) for _, t, n in template_lines(surface, 5000)]
-    else:
-        try:
-            rows, _ = surface.execute("SELECT t.template, count(*) FROM logs l JOIN templates t ON t.id = l.template_id"
-                                      " GROUP BY l.template_id ORDER BY count(*) DESC LIMIT 5000")
-        except (QueryInterrupted, sqlite3.DatabaseError):
-            return []
+    rows = [(t, n) for _, t, n in template_lines(surface, 5000)]
     try:    # words inside the recent lines' template parameters: Drain merges lines that differ in a word
         # ("heater zone 2 temperature 78.2 C" with "... over-temperature: 93.9 C": "temperature" is a <*>)
         params, _ = surface.execute("SELECT p.text, count(*) FROM params p WHERE p.num IS NULL AND p.line_id > "

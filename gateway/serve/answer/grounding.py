@@ -73,15 +73,7 @@ class Kinds:
     def _load(self) -> list[tuple[int, str, int, frozenset[str]]]:
         with self._lock:
             if time.monotonic() - self._read > TTL_S:
-                if isinstance(self.surface, QuerySurface):     # the store's running counts
-                    rows = template_lines(self.surface, MAX_TEMPLATES)
-                else:
-                    try:
-                        rows, _ = self.surface.execute(
-                            "SELECT l.template_id, t.template, count(*) FROM logs l JOIN templates t ON t.id = l.template_id"
-                            " GROUP BY l.template_id ORDER BY count(*) DESC LIMIT ?", [MAX_TEMPLATES])
-                    except (QueryError, QueryInterrupted, sqlite3.DatabaseError):
-                        rows = []
+                rows = template_lines(self.surface, MAX_TEMPLATES)
                 self._templates = [(int(i), str(t), int(n), frozenset(w.lower() for w in _WORD.findall(_MASK.sub(" ", t))))
                                    for i, t, n in rows]
                 self._read = time.monotonic()

@@ -258,19 +258,19 @@ class QueryPlan:
         where = call.get("where") or {}
         if not where or call.get("template") is not None or not result.get("count") or "<" in str(call.get("text") or ""):
             return call, result
-        fit = [k for k in self.kinds if set(where) <= set(k.params)]
-        for k in fit:
-            tried = {**call, "template": k.id}
-            if (found := self.tool.surface.run(tried)).get("count") and not found.get("text_relaxed_to"):
-                return tried, found
+        ran = []                                # each fitting kind's call and result, run once
+        for k in self.kinds:
+            if set(where) <= set(k.params):
+                t = {**call, "template": k.id}
+                ran.append((t, f := self.tool.surface.run(t)))
+                if f.get("count") and not f.get("text_relaxed_to"):
+                    return t, f
         values = {str(v).lower() for v in where.values()}
-        for k in fit:
-            words = " ".join(w for w in str(call.get("text") or "").split() if w.lower() not in values)
-            bare = {**{x: v for x, v in call.items() if x not in ("where", "text")}, "template": k.id,
-                    **({"text": words} if words else {})}
+        words = " ".join(w for w in str(call.get("text") or "").split() if w.lower() not in values)
+        for t, f in ran:
+            bare = {**{x: v for x, v in t.items() if x not in ("where", "text")}, **({"text": words} if words else {})}
             if (seen := self.tool.surface.run(bare)).get("count") and not seen.get("text_relaxed_to"):
-                tried = {**call, "template": k.id}
-                return tried, self.tool.surface.run(tried)
+                return t, f
         return call, result
 
     def _by_a_field_they_have(self, call: dict[str, Any], result: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
