@@ -12,7 +12,7 @@ from typing import Any, Callable, Sequence
 
 from gateway.llm.sampling import SamplingParams
 from gateway.llm.speculative import PREFILL_CHECK_TOKENS, GenerateResult, speculative_generate
-from gateway.serve.answer.call import MAX_CALL_TOKENS
+from gateway.serve.answer.call import MAX_CALL_TOKENS, TYPICAL_ANSWER_TOKENS
 from gateway.serve.answer.question import asks
 from gateway.serve.jobs import Job, PromptTooLong
 
@@ -93,8 +93,8 @@ def query_answer(et: Any, job: Job, turns: list, on_token: Callable[[int], bool]
         if not keep_going():
             return GenerateResult([], "", 0.0, res.decode_ms, len(prompt), "stop")
         t_query = time.perf_counter()
-        answer = et.prompts.chat_tokens(plan.finish(plan.mask.text_bytes(call).decode("utf-8", "replace")),
-                                        language_hint=False)
+        answer = _answer_prompt(et, job, plan, plan.finish(plan.mask.text_bytes(call).decode("utf-8", "replace")),
+                                prompt)
         query_ms = (time.perf_counter() - t_query) * 1000
         job.handle._emit({"type": "query", **plan.source()})
         room = et.n_scratch - base - len(answer)
@@ -120,6 +120,21 @@ def query_answer(et: Any, job: Job, turns: list, on_token: Callable[[int], bool]
     out.extra["plan"] = plan
     out.prompt_tokens = len(answer)
     return out
+
+
+def _answer_prompt(et: Any, job: Job, plan: Any, messages: list, asked: list[int]) -> list[int]:
+    """The answer's prompt, with a listing's lines left out from its end while its new tokens (those past
+    the call's prompt `asked`) would not be read by the job's deadline at the measured rates, the
+    answer's decode and the stream's share of the time left (read_during_jobs_slack) set aside. An idle
+    engine shows every line; under a loaded line the answer comes on time with the newest lines."""
+    answer = et.prompts.chat_tokens(messages, language_hint=False)
+    config = getattr(et, "config", None)
+    keep = 1.0 - (config.read_during_jobs_slack if config is not None else 0.0)
+    left_ms = (job.deadline - time.monotonic()) * 1000 - TYPICAL_ANSWER_TOKENS * et.admission.decode_ms_per_tok
+    room = keep * left_ms / et.admission.prefill_ms_per_tok
+    while len(answer) - _common_prefix(asked, answer) > room and (shorter := plan.shorter()) is not None:
+        answer = et.prompts.chat_tokens(shorter, language_hint=False)
+    return answer
 
 
 _TOKEN = re.compile(r"[\u3400-\u9fff]|\w+")

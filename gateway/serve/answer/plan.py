@@ -45,6 +45,7 @@ class QueryPlan:
     kinds: list[grounding.Kind] = field(default_factory=list)               # shown with the question
     _summed: set = field(default_factory=set)       # ids of the lines a count's parameter total covers
     _of: str | None = None                          # a stats call's `of`, when it ran as first_last
+    _shown: int | None = None                       # lines of a listing shown (None: all; shorter())
 
     def finish(self, call_text: str) -> list[dict[str, str]]:
         """Parse and run the call; -> the messages for the answer (the call and its result in them)."""
@@ -61,19 +62,36 @@ class QueryPlan:
             self.result["of_all"] = self.tool.surface.run({"op": "count"}).get("count")   # a count of every line
         self._without_text()
         self._capture_asked()
-        self.rendered = render_result(self.result, which_end(self.question), is_chinese(self.question))
+        self._shown = None
+        return self._messages()
+
+    def shorter(self) -> list[dict[str, str]] | None:
+        """The answer's messages with one line fewer of a listing (op lines) shown, its last, down to one;
+        None when there is none to leave out. For an answer whose prompt would not be read by its deadline."""
+        listed = self.result.get("lines") or []
+        shown = len(listed) if self._shown is None else self._shown
+        if shown <= 1 or (self.call or {}).get("op") != "lines" or self.result.get("error"):
+            return None
+        self._shown = shown - 1
+        return self._messages()
+
+    def _messages(self) -> list[dict[str, str]]:
+        """The answer's messages: the call, its result in words (the first _shown of a listing's lines,
+        all when None), the lines of the question's rare tokens, the instruction."""
+        listed = self.result if self._shown is None else {**self.result, "lines": self.result["lines"][:self._shown]}
+        self.rendered = render_result(listed, which_end(self.question), is_chinese(self.question))
         if self.call and not self.result.get("error"):     # what was counted, in words
             self.rendered = f"The query read {grounding.shown_call(self.call, self.kinds)}. {self.rendered}"
         if self.call and self.call.get("op") == "count" and self.result.get("count"):
             self.rendered += self._count_detail() + self._split()
-        in_result = {x.get("id") for x in self.result.get("lines") or []} | self._summed
+        in_result = {x.get("id") for x in listed.get("lines") or []} | self._summed
         extra = evidence.Evidence(self.evidence.tokens, [x for x in self.evidence.lines if x.get("id") not in in_result])
         if extra.lines and not self._summed_up():   # the lines the question's rare tokens point at: a lookup reads them
             self.rendered += "\n\n" + evidence.render(extra)
         answer = ANSWER_INSTRUCTION.format(result=self.rendered)
         if is_chinese(self.question):
             answer += ANSWER_IN_CHINESE + COPY_IN_CHINESE
-        shown = json.dumps(self.call, ensure_ascii=False) if self.call else CALL_PREFIX + call_text
+        shown = json.dumps(self.call, ensure_ascii=False) if self.call else CALL_PREFIX + self.call_text
         # the question as asked: the kinds listed for the call stay out of the answer's prompt (a 1.5B
         # model quoted their example values as the answer); the prefill cost is the same
         asked = [*self.turns[:-1], {"role": "user", "content": self.question}]
