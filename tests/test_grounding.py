@@ -342,6 +342,30 @@ def test_a_filtered_count_says_where_most_of_its_lines_are(tmp_path):
     store.close()
 
 
+def test_a_text_count_over_several_kinds_says_the_kind_most_of_them_are(tmp_path):
+    """A word filter ("rdd_2") holds lines of several kinds: the count says which kind most of them
+    are, and an answer giving that kind's count is no missing figure; a call naming a kind is not split."""
+    from gateway.serve.answer.check import check
+    found, missing = "Found block <*> locally", "Partition <*> not found, computing it"
+    rows = [(f"Found block rdd_2_{i} locally", 1, found) for i in range(5)] + \
+        [(f"Partition rdd_2_{i} not found, computing it", 2, missing) for i in range(2)] + \
+        [("Starting executor ID 1", 3, "Starting executor ID <NUM>")]
+    recs = [LogRecord(ts=1.7e9 + i, source="t", host="h", severity=6, text=t) for i, (t, _, _) in enumerate(rows)]
+    store = Store(tmp_path / "k.db")
+    store.append(recs, [tid for _, tid, _ in rows], [LineFields(template=tm, params=named_params(tm, t)) for t, _, tm in rows])
+    s = QuerySurface(store.path)
+    q = "rdd_2 blocks found locally - how many times?"
+    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=[])
+    said = plan.finish('count", "text": "rdd_2"}')[-1]["content"]
+    assert plan.result["count"] == 7 and f'by kind of message "{found}" (5 of them)' in said
+    assert check("Found locally 5 times.", q, plan.result, plan.rendered, None).action == "kept"
+    assert check("It was found 3 times.", q, plan.result, plan.rendered, None).action == "replaced"
+    said = plan.finish('count", "text": "rdd_2", "template": 1}')[-1]["content"]
+    assert "kind of message" not in said
+    s.close()
+    store.close()
+
+
 def test_a_level_word_given_to_the_component_too_is_the_level(tmp_path):
     """"How many Warning entries": the model wrote Warning as the level and as a component (one line's
     header parsed that way): the component condition goes, the level stays."""

@@ -182,17 +182,20 @@ class QueryPlan:
 
     def _most(self) -> str:
         """A filtered count's lines by host and by component, the top one of each field that has more
-        than one among them ("how many jams, and which machine had the most"): said, not an answer's
-        figure of its own."""
+        than one among them ("how many jams, and which machine had the most"); a text filter's by kind
+        of line too (its words are in lines of several kinds: "rdd_2" in "Found block rdd_2_0 locally"
+        and in "Partition rdd_2_0 not found"). Said, and one of them may be the figure asked for."""
         conds = {k: v for k, v in self.call.items() if k in _CONDITIONS} if self.call else {}
         parts = []
-        for by in ("host", "component"):
+        kinds = ("template",) if conds.get("text") and conds.get("template") is None else ()
+        for by in ("host", "component", *kinds):
             if conds.get(by):
                 continue
             top = [t for t in self.tool.surface.run({"op": "top_k", "by": by, "k": 2, **conds}).get("top") or []
                    if str(t.get("value") or "").strip()]
             if len(top) > 1:
-                parts.append(f"{by} {top[0]['value']} ({top[0].get('count', top[0].get('lines'))} of them)")
+                what = f'kind of message "{top[0]["value"]}"' if by == "template" else f"{by} {top[0]['value']}"
+                parts.append(f"{what} ({top[0].get('count', top[0].get('lines'))} of them)")
                 self.result.setdefault("most", {})[by] = top[0]
         return " Most of them by " + "; by ".join(parts) + "." if parts else ""
 

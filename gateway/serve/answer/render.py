@@ -191,6 +191,11 @@ def plain_answer(result: Mapping[str, Any], question: str, end: str | None, said
             return f"存储的日志里没有符合的行（查询：{call}）。" + (f"去掉 {w['text']} 后，其他条件符合 {w['count']} 行。" if w else "")
         return f"No stored line matches (query: {call})." + (
             f' Without the text {w["text"]}, the other conditions match {w["count"]} lines.' if w else "")
+    if result.get("text_relaxed_to"):     # no line holds every word asked: said first, then what matched
+        asked, got = (result.get("call") or {}).get("text"), result["text_relaxed_to"]
+        rest = plain_answer({k: v for k, v in result.items() if k != "text_relaxed_to"}, question, end, said)
+        return (f"没有一行同时含有“{asked}”；只含“{got}”的：{rest}" if zh else
+                f'No line holds all of "{asked}"; on "{got}" alone: {rest}')
     op = str((result.get("call") or {}).get("op"))
     n = result.get("count", 0)
 
