@@ -21,6 +21,15 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "按下": ("pressed", "press"), "失败": ("fail", "failed", "failure"), "异常": ("exception", "abnormal"),
     "超时": ("timeout", "timed"), "拒绝": ("refused", "denied", "reject"), "中断": ("interrupt",),
     "丢失": ("lost", "missing"), "断开": ("disconnect", "disconnected", "closed"), "连接": ("connect", "connection"),
+    # what software writes of its work (jobs, transfers, sessions): the verbs of most IT logs
+    "成功": ("success", "succeeded", "successful"), "完成": ("finish", "finished", "complete", "completed", "done"),
+    "结束": ("end", "ended", "finish", "finished"), "开始": ("start", "started", "begin"), "运行": ("run", "running"),
+    "分配": ("assign", "assigned", "allocate", "allocated"), "发送": ("send", "sent"), "接收": ("receive", "received"),
+    "收到": ("receive", "received", "got"), "删除": ("delete", "deleted", "remove", "removed"), "创建": ("create", "created"),
+    "注册": ("register", "registered"), "退出": ("exit", "exited"), "终止": ("terminate", "terminated", "kill", "killed"),
+    "读取": ("read", "reading"), "写入": ("write", "writing", "written"), "重试": ("retry", "retries", "retrying"),
+    "更新": ("update", "updated"), "加载": ("load", "loaded"), "保存": ("save", "saved"), "上报": ("report", "reported"),
+    "无效": ("invalid",), "找到": ("found",), "验证": ("verify", "verified", "verification"), "同步": ("sync",),
     # machines and places
     "输送带": ("conveyor",), "传送带": ("conveyor",), "封盖机": ("capper",), "封盖": ("capper", "cap"),
     "灌装机": ("filler",), "灌装": ("filler", "fill"), "贴标机": ("labeler",), "贴标": ("labeler", "label"),
@@ -31,7 +40,10 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "进程": ("process",), "会话": ("session",), "用户": ("user",), "密码": ("password",), "登录": ("login", "logged"),
     "认证": ("authentication", "auth"), "端口": ("port",), "地址": ("address",), "网络": ("network",),
     "请求": ("request",), "响应": ("response",), "文件": ("file",), "磁盘": ("disk",), "内存": ("memory",),
-    "块": ("block",), "数据": ("data",), "心跳": ("heartbeat",), "缓存": ("cache",), "周期": ("cycle",),
+    "块": ("block",), "数据": ("data",), "字节": ("bytes",), "大小": ("size",), "进度": ("progress",), "阶段": ("stage",),
+    "尝试": ("attempt",), "分区": ("partition",), "副本": ("replica",), "广播": ("broadcast",), "变量": ("variable",),
+    "应用": ("application", "app"), "账号": ("user", "account"), "账户": ("user", "account"), "客户端": ("client",),
+    "目录": ("directory", "dir"), "路径": ("path",), "权限": ("permission",), "队列": ("queue",), "内核": ("kernel",), "心跳": ("heartbeat",), "缓存": ("cache",), "周期": ("cycle",),
     # measurements
     "温度": ("temperature",), "扭矩": ("torque",), "压力": ("pressure",), "速度": ("speed",), "转速": ("speed", "rpm"),
     "液位": ("level",), "灌装量": ("fill",), "总数": ("total",), "计数": ("count",), "产量": ("bottles", "total"),
