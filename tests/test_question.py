@@ -240,6 +240,9 @@ def test_a_chinese_question_s_words_glossed_for_the_call():
                                              "行数=number of lines, 最多=the most")
     assert gloss("How many lines?") == ""
     assert gloss("哪个模块刷日志刷得最多？") == "哪个=which, 模块=component, 日志=log lines, 最多=the most"
+    # its frame and a field name, nothing a line says: no text filter to choose
+    assert ground("哪个模块刷日志刷得最多？", [], ["executor.Executor"], [], ["broadcast", "task"]).words == []
+    assert ground("哪个模块的广播最多？", [], [], [], ["broadcast", "task"]).words == ["broadcast"]
 
 
 def test_a_level_word_before_log_is_a_level_not_the_logs_name():
