@@ -42,12 +42,15 @@ def prompts(smollm_path):
     return Prompts.for_model(smollm_path)
 
 
-def _answer(surface, prompts, call: str, prefill_ms: float, budget_ms: float = 12_000):
+def _answer(surface, prompts, call: str, prefill_ms: float, budget_ms: float = 12_000, backlog: int = 0):
+    """The answer's prompt fitted on a fake engine thread: admission's measured rates, a stream with
+    `backlog` tokens waiting (its reading takes half the time left when there are some)."""
     q = "Were there any faults on line 3?"
     plan = QueryPlan(PlanTool(surface), [{"role": "user", "content": q}], q, None, [])
     asked = prompts.chat_tokens(plan.turns, language_hint=False)
     et = SimpleNamespace(prompts=prompts, admission=Admission(prefill_ms, 50.0),
-                         config=SimpleNamespace(read_during_jobs_slack=0.5))
+                         config=SimpleNamespace(read_during_jobs_slack=0.5), reading=SimpleNamespace(enabled=True),
+                         feed=SimpleNamespace(queue=SimpleNamespace(backlog_tokens=lambda: backlog)))
     job = Job("chat", [], 64, budget_ms, TTFT, JobHandle(), turns=plan.turns, submitted=time.monotonic())
     answer = _answer_prompt(et, job, plan, plan.finish(call), asked)
     return plan, prompts.tokenizer.decode(answer), len(answer) - len(asked)
@@ -60,12 +63,14 @@ def test_an_idle_engine_shows_the_whole_listing(surface, prompts):
 
 def test_a_loaded_engine_shows_the_newest_lines_that_fit_the_time_left(surface, prompts):
     full = _answer(surface, prompts, 'lines"}', prefill_ms=1.0)[2]
-    # 12 s less the answer's decode (32 x 50 ms), half kept for the stream: 5,200 ms of prefill
-    plan, text, new = _answer(surface, prompts, 'lines"}', prefill_ms=5200 / (full - 60))
+    # 12 s less the answer's decode (32 x 50 ms): 10,400 ms of prefill
+    plan, text, new = _answer(surface, prompts, 'lines"}', prefill_ms=10_400 / (full - 60))
     assert new <= full - 60 < full
     assert "axis 11 " in text and "axis 2 " not in text         # newest first: the oldest left out
     assert len(plan.result["lines"]) == 10                      # the API's source keeps every line
     assert f"the newest {text.count('- at ')}," in text         # the prompt says how many it shows
+    # the same rate with a stream waiting: half of that time is the stream's, fewer lines
+    assert _answer(surface, prompts, 'lines"}', prefill_ms=10_400 / (full - 60), backlog=512)[2] <= (full - 60) / 2
     # no time at all: one line, never none
     _, text, _ = _answer(surface, prompts, 'lines"}', prefill_ms=1.0, budget_ms=0)
     assert text.count("- at ") == 1 and "axis 11 " in text

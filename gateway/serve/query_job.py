@@ -125,16 +125,24 @@ def query_answer(et: Any, job: Job, turns: list, on_token: Callable[[int], bool]
 def _answer_prompt(et: Any, job: Job, plan: Any, messages: list, asked: list[int]) -> list[int]:
     """The answer's prompt, with a listing's lines left out from its end while its new tokens (those past
     the call's prompt `asked`) would not be read by the job's deadline at the measured rates, the
-    answer's decode and the stream's share of the time left (read_during_jobs_slack) set aside. An idle
-    engine shows every line; under a loaded line the answer comes on time with the newest lines."""
+    answer's decode and the stream's share of the time left set aside. A quick engine shows every line;
+    under a loaded line the answer comes on time with the newest lines."""
     answer = et.prompts.chat_tokens(messages, language_hint=False)
-    config = getattr(et, "config", None)
-    keep = 1.0 - (config.read_during_jobs_slack if config is not None else 0.0)
+    keep = 1.0 - _reading_share(et)
     left_ms = (job.deadline - time.monotonic()) * 1000 - TYPICAL_ANSWER_TOKENS * et.admission.decode_ms_per_tok
     room = keep * left_ms / et.admission.prefill_ms_per_tok
     while len(answer) - _common_prefix(asked, answer) > room and (shorter := plan.shorter()) is not None:
         answer = et.prompts.chat_tokens(shorter, language_hint=False)
     return answer
+
+
+def _reading_share(et: Any) -> float:
+    """Of a job's time left, what the stream's reading inside it may take (read_during_jobs_slack) while
+    the stream has tokens waiting; none when it has none or reading during jobs is off."""
+    reading, feed = getattr(et, "reading", None), getattr(et, "feed", None)
+    if reading is None or not reading.enabled or feed is None or feed.queue.backlog_tokens() <= 0:
+        return 0.0
+    return et.config.read_during_jobs_slack
 
 
 _TOKEN = re.compile(r"[\u3400-\u9fff]|\w+")
