@@ -117,20 +117,20 @@ def _describe_top(r: Mapping[str, Any]) -> str:
 def _describe_stats(r: Mapping[str, Any], zh: bool = False) -> str:
     if not r.get("n"):
         return f"{r.get('count', 0)} lines match, but none of them holds that number."
-    mx, mn, avg, sums = (_STATS_WORDS_ZH if zh else _STATS_WORDS)
-    total = f"; they add up to ({sums}) {_num(r['sum'])} in all" if r.get("sum") is not None and r["n"] > 1 else ""
+    total = f"; they add up to {_num(r['sum'])} in all" if r.get("sum") is not None and r["n"] > 1 else ""
     # the figures side by side, their lines after: with each line between them a 1.5B model gave the
     # maximum for "the smallest"
     # each figure with the words a question asks it by (a 1.5B matches words better than meanings: it
     # answered "the smallest port" with the maximum, "最高值" with the average), in Chinese for a Chinese
     # question
+    mx, mn, avg = (_STATS_WORDS_ZH if zh else _STATS_WORDS)
     return (f"{r['n']} numbers in {r.get('count', 0)} matching lines: maximum ({mx}) {written(r, 'max')}, minimum "
             f"({mn}) {written(r, 'min')}, average ({avg}) {shown_avg(r)}{total}. The maximum {_where(r['max_line'])}. "
             f"The minimum {_where(r['min_line'])}.")
 
 
-_STATS_WORDS = ("the largest, highest", "the smallest, lowest", "the mean", "the sum, total")
-_STATS_WORDS_ZH = ("最大值、最高、最多", "最小值、最低、最少", "平均值", "总和、一共、加起来")
+_STATS_WORDS = ("the largest, highest", "the smallest, lowest", "the mean")
+_STATS_WORDS_ZH = ("最大值、最高、最多", "最小值、最低、最少", "平均值")
 
 
 def written(r: Mapping[str, Any], key: str) -> str:
