@@ -355,16 +355,15 @@ def test_a_long_token_the_log_holds_whole_is_no_invented_figure():
                  logged=lambda t: True).action == "replaced"                # a count is the result's
 
 
-def test_a_relaxed_text_asks_for_no_count_and_its_fallback_says_no_line_holds_every_word():
-    """A text no line holds whole is matched on its first words (query.py's relaxation): the count is of
-    those other lines, so "no" is an answer, and the fallback says first that no line holds every word."""
+def test_a_relaxed_text_s_fallback_says_first_that_no_line_holds_every_word():
+    """A text no line holds whole is matched on its first words (query.py's relaxation): an answer that
+    leaves out the count is replaced, and the fallback says first that no line holds every word asked."""
     relaxed = {"call": {"op": "count", "text": "broadcast variable 35"}, "count": 74,
                "text_relaxed_to": "broadcast variable"}
-    assert run("没有，broadcast variable 35 没有被读过。", "broadcast variable 35 有没有被读过？", relaxed).action == "kept"
     c = run("Yes, it was read 2 times.", "Was broadcast variable 35 ever read?", relaxed)
     assert c.action == "replaced"
     assert c.text.startswith('No line holds all of "broadcast variable 35"; on "broadcast variable" alone: 74 lines')
-    zh = run("读过 2 次。", "broadcast variable 35 有没有被读过？", relaxed)
-    assert zh.action == "replaced" and zh.text.startswith("没有一行同时含有“broadcast variable 35”")
-    exact = {**relaxed, "text_relaxed_to": None}      # the same count of the lines asked for must be said
-    assert run("没有。", "broadcast variable 35 有没有被读过？", exact).missing == ["74"]
+    zh = run("没有。", "broadcast variable 35 有没有被读过？", relaxed)
+    assert zh.action == "replaced" and zh.missing == ["74"] and zh.text.startswith("没有一行同时含有“broadcast variable 35”")
+    exact = {**relaxed, "text_relaxed_to": None}      # no relaxation: the plain count alone
+    assert run("没有。", "broadcast variable 35 有没有被读过？", exact).text.startswith("共有 74 行")

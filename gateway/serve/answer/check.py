@@ -132,16 +132,15 @@ def asked_figures(result: Mapping[str, Any], question: str, end: str | None) -> 
     num = _num
     if result.get("no_match") and result.get("without_text"):   # none with the text: the answer says what
         return [[str(result["without_text"]["count"])]]          # the rest matches (or is replaced by it)
-    if result.get("error") or result.get("no_match") or result.get("text_relaxed_to"):
-        return []     # relaxed: no line holds every word asked; what the rest matches is no asked figure
+    if result.get("error") or result.get("no_match"):
+        return []
     op = str((result.get("call") or {}).get("op"))
     if op == "count":      # or the asked parameter's total / extreme / average over the counted lines
         st = result.get("param_stats") or {}
         return [[str(result.get("count", 0)), *(num(st[k]) for k in ("sum", "max", "min", "avg") if st.get(k) is not None),
                  *([shown_avg(st)] if st.get("avg") is not None else []),
                  *(str(v) for v in st.get("values") or []), *(str(v) for v in st.get("at") or []),
-                 *(str(t.get("count", t.get("lines"))) for top in (result.get("split") or {}).values() for t in top),
-                 *(str(t.get("count", t.get("lines"))) for t in (result.get("most") or {}).values())]]
+                 *(str(t.get("count", t.get("lines"))) for top in (result.get("split") or {}).values() for t in top)]]
     if op == "first_last":
         # the captured value a pattern asked for, else the time when the question asks when
         ends = [result[e] for e in ([end] if end in ("first", "last") else ["first", "last"])
