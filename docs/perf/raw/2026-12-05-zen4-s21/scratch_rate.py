@@ -1,7 +1,7 @@
 """Per-chunk forward_scratch time against the scratch position, ring full (2,048 stream tokens)."""
 import sys, time, glob, os
 sys.meta_path[:] = [f for f in sys.meta_path if 'ScikitBuild' not in type(f).__name__]
-sys.path.insert(0, sys.argv[1] if len(sys.argv) > 1 else '/work/main')
+sys.path.insert(0, sys.argv[1] if len(sys.argv) > 1 else '.')   # a tree with the built _native
 from gateway.llm.engine import Engine
 import numpy as np
 model = glob.glob(os.path.expanduser('~/.cache/linegate/models/qwen2.5-coder-1.5b*.gguf'))[0]
