@@ -43,7 +43,8 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "块": ("block",), "数据": ("data",), "字节": ("bytes",), "大小": ("size",), "进度": ("progress",), "阶段": ("stage",),
     "尝试": ("attempt",), "分区": ("partition",), "副本": ("replica",), "广播": ("broadcast",), "变量": ("variable",),
     "应用": ("application", "app"), "账号": ("user", "account"), "账户": ("user", "account"), "客户端": ("client",),
-    "目录": ("directory", "dir"), "路径": ("path",), "权限": ("permission",), "队列": ("queue",), "内核": ("kernel",), "心跳": ("heartbeat",), "缓存": ("cache",), "周期": ("cycle",),
+    "目录": ("directory", "dir"), "路径": ("path",), "权限": ("permission",), "队列": ("queue",), "内核": ("kernel",),
+    "心跳": ("heartbeat",), "缓存": ("cache",), "周期": ("cycle",),
     # measurements
     "温度": ("temperature",), "扭矩": ("torque",), "压力": ("pressure",), "速度": ("speed",), "转速": ("speed", "rpm"),
     "液位": ("level",), "灌装量": ("fill",), "总数": ("total",), "计数": ("count",), "产量": ("bottles", "total"),

@@ -184,7 +184,8 @@ class QueryPlan:
         """A filtered count's lines by host and by component, the top one of each field that has more
         than one among them ("how many jams, and which machine had the most"); a text filter's by kind
         of line too (its words are in lines of several kinds: "rdd_2" in "Found block rdd_2_0 locally"
-        and in "Partition rdd_2_0 not found"). Said, and one of them may be the figure asked for."""
+        and in "Partition rdd_2_0 not found"). Said beside the count, not an answer's figure of its own:
+        the check still asks for the count (an answer on a top count alone stood in for it)."""
         conds = {k: v for k, v in self.call.items() if k in _CONDITIONS} if self.call else {}
         parts = []
         kinds = ("template",) if conds.get("text") and conds.get("template") is None else ()
