@@ -14,6 +14,7 @@ from gateway.pipeline.fields import LineFields, named_params
 from gateway.pipeline.query import QuerySurface
 from gateway.pipeline.store import Store
 from gateway.serve.admission import Admission
+from gateway.serve.answer.call import TYPICAL_ANSWER_TOKENS
 from gateway.serve.answer.plan import QueryPlan
 from gateway.serve.jobs import TTFT, Job, JobHandle
 from gateway.serve.prompts import Prompts
@@ -42,13 +43,16 @@ def prompts(smollm_path):
     return Prompts.for_model(smollm_path)
 
 
-def _answer(surface, prompts, call: str, prefill_ms: float, budget_ms: float = 12_000, backlog: int = 0):
+BUDGET_MS, DECODE_MS = 12_000.0, 50.0     # the fake job's budget and admission's decode rate
+
+
+def _answer(surface, prompts, call: str, prefill_ms: float, budget_ms: float = BUDGET_MS, backlog: int = 0):
     """The answer's prompt fitted on a fake engine thread: admission's measured rates, a stream with
     `backlog` tokens waiting (its reading takes half the time left when there are some)."""
     q = "Were there any faults on line 3?"
     plan = QueryPlan(PlanTool(surface), [{"role": "user", "content": q}], q, None, [])
     asked = prompts.chat_tokens(plan.turns, language_hint=False)
-    et = SimpleNamespace(prompts=prompts, admission=Admission(prefill_ms, 50.0),
+    et = SimpleNamespace(prompts=prompts, admission=Admission(prefill_ms, DECODE_MS),
                          config=SimpleNamespace(read_during_jobs_slack=0.5), reading=SimpleNamespace(enabled=True),
                          feed=SimpleNamespace(queue=SimpleNamespace(backlog_tokens=lambda: backlog)))
     job = Job("chat", [], 64, budget_ms, TTFT, JobHandle(), turns=plan.turns, submitted=time.monotonic())
@@ -63,14 +67,15 @@ def test_an_idle_engine_shows_the_whole_listing(surface, prompts):
 
 def test_a_loaded_engine_shows_the_newest_lines_that_fit_the_time_left(surface, prompts):
     full = _answer(surface, prompts, 'lines"}', prefill_ms=1.0)[2]
-    # 12 s less the answer's decode (32 x 50 ms): 10,400 ms of prefill
-    plan, text, new = _answer(surface, prompts, 'lines"}', prefill_ms=10_400 / (full - 60))
+    # a rate at which the budget, less the answer's decode, reads all but 60 of the listing's tokens
+    prefill_ms = (BUDGET_MS - TYPICAL_ANSWER_TOKENS * DECODE_MS) / (full - 60)
+    plan, text, new = _answer(surface, prompts, 'lines"}', prefill_ms=prefill_ms)
     assert new <= full - 60 < full
     assert "axis 11 " in text and "axis 2 " not in text         # newest first: the oldest left out
     assert len(plan.result["lines"]) == 10                      # the API's source keeps every line
     assert f"the newest {text.count('- at ')}," in text         # the prompt says how many it shows
     # the same rate with a stream waiting: half of that time is the stream's, fewer lines
-    assert _answer(surface, prompts, 'lines"}', prefill_ms=10_400 / (full - 60), backlog=512)[2] <= (full - 60) / 2
+    assert _answer(surface, prompts, 'lines"}', prefill_ms=prefill_ms, backlog=512)[2] <= (full - 60) / 2
     # no time at all: one line, never none
     _, text, _ = _answer(surface, prompts, 'lines"}', prefill_ms=1.0, budget_ms=0)
     assert text.count("- at ") == 1 and "axis 11 " in text

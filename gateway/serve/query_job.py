@@ -139,8 +139,7 @@ def _answer_prompt(et: Any, job: Job, plan: Any, messages: list, asked: list[int
 def _reading_share(et: Any) -> float:
     """Of a job's time left, what the stream's reading inside it may take (read_during_jobs_slack) while
     the stream has tokens waiting; none when it has none or reading during jobs is off."""
-    reading, feed = getattr(et, "reading", None), getattr(et, "feed", None)
-    if reading is None or not reading.enabled or feed is None or feed.queue.backlog_tokens() <= 0:
+    if et.reading is None or not et.reading.enabled or et.feed.queue.backlog_tokens() <= 0:
         return 0.0
     return et.config.read_during_jobs_slack
 
