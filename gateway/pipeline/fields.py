@@ -59,13 +59,60 @@ def number_of(text: str) -> float | None:
     return v
 
 
+_WRAP = "()[]{}\"',;:."                     # what may wrap an identifier in a line ("[container_01_05]")
+_GLUE = re.compile(r"[A-Za-z0-9_-]*")
+
+
+@lru_cache(maxsize=4096)
+def one_value(tok: str) -> tuple[str, str, str] | None:
+    """(lead, core, trail) of a template token whose masks are one identifier with the letters around
+    them: only letters, digits, "_" and "-" between and beside the masks, a letter or "_" right before a
+    mask or "_" right after one ("container_<NUM>_<NUM>_<NUM>", "[attempt_<NUM>_<NUM>_m_<NUM>]",
+    "rdd_<NUM>_<NUM>", "v<NUM>"). Its value is the whole core: the digits of an id are not values of their
+    own. None for any other token ("rhost=<IP>", "<NUM>/<NUM>", "<NUM>-<NUM>", "<NUM>ms", a bare mask)."""
+    lead = len(tok) - len(tok.lstrip(_WRAP))
+    end = len(tok.rstrip(_WRAP))
+    core = tok[lead:end]
+    parts = _MASK.split(core)
+    # a letter or "_" right before a mask, or "_" right after one: an id ("<NUM>ms" is a number and its unit)
+    glued = any(p[-1:].isalpha() or p[-1:] == "_" for p in parts[:-1]) or any(p[:1] == "_" for p in parts[1:])
+    if len(parts) == 1 or not glued or not all(_GLUE.fullmatch(p) for p in parts):
+        return None
+    return tok[:lead], core, tok[end:]
+
+
 @lru_cache(maxsize=4096)
 def _token_regex(tok: str) -> re.Pattern | None:
-    """A template token with masks inside -> a regex whose groups are the masked parts."""
+    """A template token with masks inside -> a regex whose groups are its values: the masked parts, or
+    the whole identifier of a one_value token."""
+    whole = one_value(tok)
+    if whole is not None:
+        return re.compile(re.escape(whole[0]) + "(.+?)" + re.escape(whole[2]) + r"\Z", re.S)
     parts = _MASK.split(tok)
     if len(parts) == 1:
         return None
     return re.compile("(.+?)".join(re.escape(p) for p in parts) + r"\Z", re.S)
+
+
+def fill(tok: str, values: Sequence[str]) -> str:
+    """A template token with its values in place of its masks (a one_value token's core replaced whole)."""
+    if tok == "<*>":
+        return values[0]
+    whole = one_value(tok)
+    if whole is not None:
+        return whole[0] + values[0] + whole[2]
+    parts = _MASK.split(tok)
+    return parts[0] + "".join(v + p for v, p in zip(values, parts[1:]))
+
+
+def named_template(template: str, names: Sequence[str]) -> str:
+    """The template with each parameter written <name> (names in extract_params order; "*" past them)."""
+    it = iter(names)
+    out = []
+    for tok in template.split():
+        n = 1 if tok == "<*>" or one_value(tok) else len(_MASK.findall(tok))
+        out.append(fill(tok, [f"<{next(it, '*')}>" for _ in range(n)]) if n else tok)
+    return " ".join(out)
 
 
 @lru_cache(maxsize=4096)
@@ -172,7 +219,8 @@ def param_slots(template: str) -> tuple[tuple[str, int], ...]:
     for i, t in enumerate(toks):
         if "<" not in t:
             continue
-        heads = _MASK.split(t)[:-1] if t != "<*>" else [""]
+        whole = one_value(t)
+        heads = [""] if t == "<*>" else [_MASK.split(whole[1])[0]] if whole else _MASK.split(t)[:-1]
         for k, head in enumerate(heads):
             key = re.search(r"([A-Za-z_][\w.-]*)[=:]$", head)
             name = key.group(1).lower() if key else _name_before(toks, i, head) if k == 0 else None

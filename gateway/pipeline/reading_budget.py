@@ -45,7 +45,7 @@ import re
 import time
 from typing import Callable, Sequence
 
-from gateway.pipeline.fields import param_slots
+from gateway.pipeline.fields import fill, param_slots
 
 RARE_LINES = 3              # a template with fewer lines than this (here, since start) is rare ...
 RARE_GAP_S = 600.0          # ... and so is one back after this long away
@@ -191,13 +191,7 @@ class Fold:
         out = []
         for i, tok in enumerate(toks):
             vals = by_tok.get(i)
-            if vals is None:
-                out.append(tok)
-            elif tok == "<*>":
-                out.append(vals[0])
-            else:
-                parts = _MASK.split(tok)
-                out.append(parts[0] + "".join(v + p for v, p in zip(vals, parts[1:])))
+            out.append(tok if vals is None else fill(tok, vals))
         return " ".join(out)
 
     def host_text(self) -> str:

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from gateway.pipeline.fields import number_of
+from gateway.pipeline.fields import named_template, number_of
 from gateway.pipeline.query import QueryError, QueryInterrupted, QuerySurface, template_lines
 from gateway.pipeline.store import fts_query
 from gateway.serve.answer.evidence import common
@@ -141,8 +141,7 @@ class Kinds:
             key = str(name or f"p{pos}")
             if key not in examples and text:
                 examples[key] = str(text)[:24]
-        slots = iter(names)
-        named = _MASK.sub(lambda m: f"<{next(slots, '*')}>", template)
+        named = named_template(template, names)
         return Kind(tid, named, count, names, {k: examples[k] for k in names if k in examples})
 
 
