@@ -28,6 +28,7 @@ MAX_TEMPLATES = 5000          # templates read (the most frequent)
 TTL_S = 30.0                  # the templates are re-read at most this often
 EXAMPLE_LINES = 20            # a kind's newest lines read for its parameters' names and examples
 MAX_SHOWN_PARAMS = 4          # parameters given an example value
+EXAMPLE_CHARS = 24            # of an example value; a longer one is cut, marked "…" (not a value to copy)
 PREFIX = 4                    # letters two words share to be one word ("failures" ~ "failed")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]+|[\u4e00-\u9fff]+")
 # a word the question writes on its own: "attempt" in attempt_1445_0020_m_000001_0 is part of an id
@@ -140,7 +141,7 @@ class Kinds:
         for _, pos, name, text in rows:
             key = str(name or f"p{pos}")
             if key not in examples and text:
-                examples[key] = str(text)[:24]
+                examples[key] = str(text) if len(str(text)) <= EXAMPLE_CHARS else str(text)[:EXAMPLE_CHARS] + "…"
         named = named_template(template, names)
         return Kind(tid, named, count, names, {k: examples[k] for k in names if k in examples})
 

@@ -16,6 +16,7 @@ from gateway.serve.prompts import is_chinese
 
 RESULT_CHARS = 900            # the result as the prompt quotes it (~250 tokens)
 LINE_SHOWN = 160              # a line's text in it
+HEADER_CHARS = 120            # a line's header (time, level, thread, component) ends within this
 _LABEL = {"box": ("box", "箱"), "template": ("kind of message", "消息"), "ip": ("IP address", "IP 地址"), "value": ("value", "值"),
           "host": ("host", "主机"), "component": ("component", "组件"), "level": ("level", "级别")}
 
@@ -72,13 +73,36 @@ def _where(line: Mapping[str, Any]) -> str:
     host and component only where the text does not say them (said twice, they cost the prompt and were
     copied into listings). A fleet node's line names its box before the time: in the parenthesis the 1.5B
     answered "which box first" with the time alone."""
-    t, text = _shown_time(line), str(line.get("text", ""))[:LINE_SHOWN]
+    message = message_of(line, LINE_SHOWN)
+    t, text = _shown_time(line), message or str(line.get("text", ""))[:LINE_SHOWN]
     box = f"in box {line['box']}" if line.get("box") else ""
     when = f"at {t}" if _unwritten(t, text) else ""
-    who = ", ".join(f"{k} {line[k]}" for k in ("host", "component") if line.get(k) and str(line[k]) not in text)
+    said = {**line, **header_fields(line)} if message else line
+    fields = ("host", "component", "level") if message else ("host", "component")
+    who = ", ".join(f"{k} {said[k]}" for k in fields if said.get(k) and str(said[k]) not in text)
     got = "; ".join(f"{k} = {v}" for k, v in (line.get("captured") or {}).items())
     said = " ".join(x for x in (box, when, f"({'; '.join(x for x in (who, got) if x)})" if who or got else "") if x)
     return f"{said}: {text}" if said else text
+
+
+def message_of(line: Mapping[str, Any], room: int | None = None) -> str | None:
+    """A line longer than `room` (LINE_SHOWN when None) from past its header's component, the header's
+    last field ("... org.apache.hadoop...TaskAttemptImpl: TaskAttempt: [...] on NM: [...]" from
+    "TaskAttempt"), clipped to `room`: a clip then takes the header, whose fields are said apart, not
+    the message's end. None for a line that fits, or whose component is not in its first HEADER_CHARS."""
+    text, comp = str(line.get("text", "")), str(line.get("component") or "")
+    if len(text) <= (room or LINE_SHOWN) or not comp or not 0 <= (i := text.find(comp)) <= HEADER_CHARS:
+        return None
+    rest = text[i + len(comp):].lstrip(" :|>-")
+    return rest[:room] if room else rest or None
+
+
+def header_fields(line: Mapping[str, Any]) -> dict[str, str]:
+    """The fields of a header message_of left out, said short: a dotted component by its last part (a
+    logger's class, "TaskAttemptImpl"), the level unless it is the ordinary info."""
+    comp = str(line.get("component") or "")
+    level = str(line.get("level") or "")
+    return {"component": comp.rsplit(".", 1)[-1] or comp, "level": "" if level == "info" else level}
 
 
 def _unwritten(t: Any, text: str) -> bool:
