@@ -7,7 +7,7 @@ from gateway.ingest.record import LogRecord
 from gateway.pipeline.query import QuerySurface
 from gateway.pipeline.store import Store
 from gateway.serve.answer import check as answer_check
-from gateway.serve.answer import evidence
+from gateway.serve.answer import evidence, render
 
 LINES = [f"Failed password for invalid user u{i} from 10.0.0.{i % 5} port {4000 + i} ssh2" for i in range(60)] + [
     "Invalid user chen from 187.141.143.180", "input_userauth_request: invalid user chen [preauth]",
@@ -229,3 +229,24 @@ def test_a_latin_name_in_a_chinese_question_is_a_condition_however_common(tmp_pa
     assert evidence.find(q, "When did root last fail its password?").ids == []    # English: too common
     assert evidence.find(q, "nobody 最后一次密码输错是几点几分？").ids == []          # a name no line holds
     s.close()
+
+
+HADOOP = ("2015-10-18 18:04:05,127 INFO [AsyncDispatcher event handler] org.apache.hadoop.mapreduce.v2.app.job.impl."
+          "TaskAttemptImpl: TaskAttempt: [attempt_1445144423722_0020_m_000007_0] using containerId: "
+          "[container_1445144423722_0020_01_000009 on NM: [MSRA-SA-41.fareast.corp.microsoft.com:7109]")
+
+
+def test_a_long_line_is_shown_from_its_message():
+    """A line longer than the prompt shows of it: its header's fields said short before its message, so
+    the clip takes the header and not the message's end (the node asked for)."""
+    line = {"id": 1, "time": 1445162645.127, "time_text": "2015-10-18 18:04:05,127", "text": HADOOP,
+            "component": "org.apache.hadoop.mapreduce.v2.app.job.impl.TaskAttemptImpl", "level": "info"}
+    assert render.message_of(line).startswith("TaskAttempt: [attempt_") and "MSRA-SA-41" in render.message_of(line)
+    shown = render.render_result({"call": {"op": "lines"}, "count": 1, "lines": [line]})
+    assert "(component TaskAttemptImpl)" in shown and "MSRA-SA-41" in shown and "INFO [AsyncDispatcher" not in shown
+    ev = evidence.render(evidence.Evidence(["attempt_1445144423722_0020_m_000007_0"], [line]))
+    assert "- 2015-10-18 18:04:05,127 (TaskAttemptImpl): TaskAttempt: [attempt_" in ev and "7109]" in ev
+    short = {**line, "text": "2015-10-18 18:04:05,127 INFO [main] a.b.C: done", "component": "a.b.C"}
+    assert render.message_of(short) is None and short["text"] in evidence.render(evidence.Evidence(["x"], [short]))
+    # a component not in the line's header leaves the line as it is
+    assert render.message_of({**line, "component": "nowhere"}) is None

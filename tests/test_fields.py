@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gateway.ingest.record import LogRecord
-from gateway.pipeline.fields import extract_params, number_of
+from gateway.pipeline.fields import extract_params, fill, named_params, named_template, number_of
 from gateway.pipeline.triage import Triage
 
 
@@ -68,3 +68,47 @@ def test_parameters_are_named_by_the_template_words_and_typed_by_value():
     assert [n for n, _ in param_names("<*> to <*>", "a1 to b2")] == ["id", "id_2"]
     assert param_names("加热区<NUM> 温度 <NUM> ℃", "加热区2 温度 81.6 ℃")[0][0] == "加热区"
     assert named_params("port <NUM>", "port 22") == [("22", 22.0, "port")]
+
+
+@pytest.mark.parametrize("template, message, want", [
+    # an id's digit runs, masked apart, are one value: the whole id, named by its own prefix
+    ("Assigned container container_<NUM>_<NUM>_<NUM>_<NUM> to attempt_<NUM>_<NUM>_m_<NUM>_<NUM>",
+     "Assigned container container_1445_0020_01_000009 to attempt_1445_0020_m_000007_0",
+     [("container_1445_0020_01_000009", None, "container"), ("attempt_1445_0020_m_000007_0", None, "attempt")]),
+    ("TaskAttempt: [attempt_<NUM>_<NUM>_m_<NUM>_<NUM>] on NM: <*>", "TaskAttempt: [attempt_1_2_m_3_4] on NM: n41",
+     [("attempt_1_2_m_3_4", None, "attempt"), ("n41", None, "nm")]),     # the brackets are not the id's
+    ("Found block rdd_<NUM>_<NUM> locally", "Found block rdd_2_0 locally", [("rdd_2_0", None, "rdd")]),
+    # a number with its unit, key=value, a range and a bare number keep their parts
+    ("took <NUM>ms", "took 250ms", [("250", 250.0, "took")]),
+    ("from rhost=<IP>", "from rhost=10.1.2.3", [("10.1.2.3", None, "rhost")]),
+    ("range <NUM>-<NUM>", "range 10-20", [("10", 10.0, "range"), ("20", 20.0, "number")]),
+])
+def test_an_ids_masked_digits_are_one_value(template, message, want):
+    assert named_params(template, message) == want
+
+
+def test_a_template_written_with_names_and_filled_with_values():
+    t = "TaskAttempt: [attempt_<NUM>_<NUM>_m_<NUM>] using [container_<NUM>_<NUM> on NM: <*> after <NUM>ms"
+    assert named_template(t, ["attempt", "container", "nm", "took"]) == \
+        "TaskAttempt: [<attempt>] using [<container> on NM: <nm> after <took>ms"
+    assert fill("[attempt_<NUM>_<NUM>_m_<NUM>]", ["attempt_1_2_m_3"]) == "[attempt_1_2_m_3]"
+    assert fill("<NUM>ms", ["250"]) == "250ms" and fill("<*>", ["n41"]) == "n41"
+    assert fill("<NUM>-<NUM>", ["10", "20"]) == "10-20"
+
+
+def test_a_where_on_a_whole_id_reads_its_lines(tmp_path):
+    """Triage, the store and a call's `where`: the id the question writes is the value stored."""
+    from gateway.pipeline.query import QuerySurface
+    from gateway.pipeline.store import Store
+    t = Triage(None)
+    lines = [f"Assigned container container_1445_0020_01_{n:06d} to attempt_1445_0020_m_{n:06d}_0" for n in range(2, 9)]
+    out = t.classify([LogRecord(1.7e9 + i, "s", "", 6, x) for i, x in enumerate(lines)])
+    store = Store(tmp_path / "s.db")
+    store.append([LogRecord(1.7e9 + i, "s", "h", 6, x) for i, x in enumerate(lines)], [o.template_id for o in out],
+                 [o.fields for o in out])
+    s = QuerySurface(store.path)
+    got = s.run({"op": "lines", "where": {"container": "container_1445_0020_01_000005"}})
+    assert got["count"] == 1 and "attempt_1445_0020_m_000005_0" in got["lines"][0]["text"]
+    assert s.run({"op": "count", "where": {"attempt": "attempt_1445_0020_m_000009_0"}}).get("count", 0) == 0
+    s.close()
+    store.close()

@@ -523,3 +523,17 @@ def test_a_unit_named_beside_a_name_without_one_asks_for_the_quantity():
                           {"user": "root", "address": "10.0.0.7", "port": "22"})
     assert grounding.named_param(fail, "What port did root fail from?", ["user"]) == "port"
     assert not grounding.a_quantity(fail, "address") and grounding.a_quantity(read, "took")
+
+
+def test_a_kind_with_ids_shows_each_id_as_one_parameter(tmp_path):
+    """The digit runs of an id are masked apart by the grouping; the kind is shown with the whole id as
+    one parameter, its long example value marked cut (not a value to copy)."""
+    tmpl = "Assigned container container_<NUM>_<NUM>_<NUM>_<NUM> to attempt_<NUM>_<NUM>_m_<NUM>_<NUM>"
+    texts = [f"Assigned container container_1445144423722_0020_01_{n:06d} to attempt_1445144423722_0020_m_{n:06d}_0"
+             for n in range(2, 6)]
+    store, s = _made(tmp_path, texts, [LineFields(template=tmpl, params=named_params(tmpl, t)) for t in texts])
+    k = grounding.Kinds(s).kinds([], ["container_1445144423722_0020_01_000003"])[0]
+    assert k.template == "Assigned container <container> to <attempt>" and k.params == ["container", "attempt"]
+    assert k.examples["container"] == "container_1445144423722_…"
+    s.close()
+    store.close()
