@@ -175,18 +175,3 @@ def test_reading_inside_a_job_borrows_only_its_share_of_the_slack():
     r = reading()
     assert r.decide(tenth, 40, 0.5, 10.0, 0, now=tenth.started + 0.5) == DEADLINE
     assert r.decide(whole, 40, 0.5, 10.0, 0, now=whole.started + 0.5) == READ
-
-
-def test_the_work_a_job_measures_replaces_its_priced_estimate():
-    """A query priced before its prompts existed tells its clock the work they measure: reading that the
-    priced estimate left room for is refused once the job knows its answer's prompt is long, and allowed
-    again when what is left is short."""
-    r, now = reading(), 1000.0
-    clock = JobClock(deadline=now + 6.0, work_ms=2000.0, started=now)
-    assert r.decide(clock, 40, 0.0, 10.0, 0, now=now) == READ
-    clock.expect(5000.0, now=now + 1.0)                 # one second worked, five to come: no room left
-    assert clock.work_ms == 6000.0 and clock.remaining_ms(now + 1.0) == 5000.0
-    assert r.decide(clock, 40, 0.0, 10.0, 0, now=now + 1.0) == DEADLINE
-    clock.expect(500.0, now=now + 4.0)
-    assert clock.remaining_ms(now + 4.0) == 500.0
-    assert r.decide(clock, 40, 0.0, 10.0, 0, now=now + 4.0) == READ

@@ -98,7 +98,6 @@ class EngineThread:
         self.reading: ReadingDuringJobs | None = None
         self._draft_pending: list[list[int]] = []   # stream tokens read during a job, for the drafter after it
         self._on_step: Callable[[], None] | None = None   # the running job's step hook (_reader)
-        self.job_clock: JobClock | None = None              # ... and its reading account (_clock)
         self._last_tick = time.monotonic()
         # "none" | "ngram" | "model[:backend]" (gateway.llm.drafters): what runs for the configured drafter
         # (auto, or model:rknn without an NPU, resolve here: a missing runtime with fallback "error" stops start-up)
@@ -287,7 +286,7 @@ class EngineThread:
                 finally:
                     with self._est_lock:
                         self._running = None
-                    self._on_step = self.job_clock = None
+                    self._on_step = None
                     self._flush_drafter()
                 continue
             self._tick()
@@ -416,7 +415,7 @@ class EngineThread:
         stop_ids = self.tokenizer.stop_ids
         hold = job.held   # a query's answer is checked first (turns: only with a query tool)
         preempted: list[bool] = []
-        clock = self.job_clock = self._clock(job)   # query_job tells it the work its prompts measure
+        clock = self._clock(job)
         self._on_step = self._reader(job, clock)   # the job's step hook, read by _generate / query_job
 
         def keep_going() -> bool:

@@ -43,12 +43,6 @@ class JobClock:
         """The job's own time so far (its reading left out)."""
         return max(0.0, (now - self.started) * 1000 - self.read_ms)
 
-    def expect(self, rest_ms: float, now: float | None = None) -> None:
-        """The job's own work still to come, as the job measured it once it knew (a query's call prompt,
-        then its answer prompt, by their tokens): admission priced a query before its prompts existed."""
-        now = time.monotonic() if now is None else now
-        self.work_ms = self.worked_ms(now) + rest_ms
-
     def remaining_ms(self, now: float) -> float:
         """The job's own work still to come before its deadline point (0 once it is passed)."""
         if self.due_passed:

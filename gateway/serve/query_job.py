@@ -12,7 +12,7 @@ from typing import Any, Callable, Sequence
 
 from gateway.llm.sampling import SamplingParams
 from gateway.llm.speculative import PREFILL_CHECK_TOKENS, GenerateResult, speculative_generate
-from gateway.serve.answer.call import MAX_CALL_TOKENS, TYPICAL_ANSWER_TOKENS, TYPICAL_CALL_TOKENS, TYPICAL_QUERY_TOKENS
+from gateway.serve.answer.call import MAX_CALL_TOKENS, TYPICAL_ANSWER_TOKENS
 from gateway.serve.answer.question import asks
 from gateway.serve.jobs import Job, PromptTooLong
 
@@ -73,7 +73,6 @@ def query_answer(et: Any, job: Job, turns: list, on_token: Callable[[int], bool]
         return not job.handle.cancelled
 
     call_room = et.n_scratch - base - len(prompt)     # a call is far shorter than its budget
-    _expect(et, len(prompt) + TYPICAL_QUERY_TOKENS, TYPICAL_CALL_TOKENS + TYPICAL_ANSWER_TOKENS)
     try:
         t0, read_ms = time.perf_counter(), 0.0
         todo = prompt[:-1]
@@ -102,7 +101,6 @@ def query_answer(et: Any, job: Job, turns: list, on_token: Callable[[int], bool]
         if room < 1:
             raise PromptTooLong(f"the answer's prompt ({len(answer)} tokens) does not fit engine.n_scratch")
         cached = min(_common_prefix(prompt[:-1], answer), len(answer) - 1)
-        _expect(et, len(answer) - cached, TYPICAL_ANSWER_TOKENS)
         et.engine.rollback(base + cached)
         out = speculative_generate(et.engine, et.drafter, answer, min(job.max_tokens, room),
                                    SamplingParams(temperature=job.temperature, top_p=job.top_p), job.seed,
@@ -136,15 +134,6 @@ def _answer_prompt(et: Any, job: Job, plan: Any, messages: list, asked: list[int
     while len(answer) - _common_prefix(asked, answer) > room and (shorter := plan.shorter()) is not None:
         answer = et.prompts.chat_tokens(shorter, language_hint=False)
     return answer
-
-
-def _expect(et: Any, prefill_tokens: int, decode_tokens: int) -> None:
-    """Tells the job's reading account (job_reading.JobClock) the work still to come, now that its prompt
-    is known: admission priced the query at TYPICAL_QUERY_TOKENS before its grounding and result existed,
-    and reading inside the job took room the job needed (answers past their budget under a loaded line)."""
-    if et.job_clock is not None:
-        et.job_clock.expect(prefill_tokens * et.admission.prefill_ms_per_tok
-                            + decode_tokens * et.admission.decode_ms_per_tok)
 
 
 def _reading_share(et: Any) -> float:
