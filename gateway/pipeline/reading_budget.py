@@ -41,7 +41,6 @@ Not thread-safe: the caller (ContextFeed) serializes.
 from __future__ import annotations
 
 import collections
-import re
 import time
 from typing import Callable, Sequence
 
@@ -61,7 +60,6 @@ RATE_REFRESH_S = 0.25       # the reading rate is asked at most this often
 MAX_CONTEXT_CHARS = 240     # a summary line is clipped like a context line (the store keeps every line)
 MAX_VALUES = 3              # distinct words of a parameter shown ("RUN|STOP"); more show as <*>
 CLIP_MARK = "…"
-_MASK = re.compile(r"<[A-Z*]+>|<\*>")
 TIERS = ("alerted", "new", "rare", "routine")
 # The importance the KV cache's novelty policy is told for a line read verbatim (native/kv_cache.h):
 # a new kind or an alerted line most; an alerted line whose template and host were read important
