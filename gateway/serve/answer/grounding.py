@@ -140,8 +140,9 @@ class Kinds:
         examples: dict[str, str] = {}
         for _, pos, name, text in rows:
             key = str(name or f"p{pos}")
-            if key not in examples and text:
-                examples[key] = str(text) if len(str(text)) <= EXAMPLE_CHARS else str(text)[:EXAMPLE_CHARS] + "…"
+            value = str(text or "")
+            if key not in examples and value:
+                examples[key] = value if len(value) <= EXAMPLE_CHARS else value[:EXAMPLE_CHARS] + "…"
         named = named_template(template, names)
         return Kind(tid, named, count, names, {k: examples[k] for k in names if k in examples})
 

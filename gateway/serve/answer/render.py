@@ -77,9 +77,9 @@ def _where(line: Mapping[str, Any]) -> str:
     t, text = _shown_time(line), message or str(line.get("text", ""))[:LINE_SHOWN]
     box = f"in box {line['box']}" if line.get("box") else ""
     when = f"at {t}" if _unwritten(t, text) else ""
-    said = {**line, **header_fields(line)} if message else line
+    named = {**line, **header_fields(line)} if message else line
     fields = ("host", "component", "level") if message else ("host", "component")
-    who = ", ".join(f"{k} {said[k]}" for k in fields if said.get(k) and str(said[k]) not in text)
+    who = ", ".join(f"{k} {named[k]}" for k in fields if named.get(k) and str(named[k]) not in text)
     got = "; ".join(f"{k} = {v}" for k, v in (line.get("captured") or {}).items())
     said = " ".join(x for x in (box, when, f"({'; '.join(x for x in (who, got) if x)})" if who or got else "") if x)
     return f"{said}: {text}" if said else text
@@ -88,13 +88,14 @@ def _where(line: Mapping[str, Any]) -> str:
 def message_of(line: Mapping[str, Any], room: int | None = None) -> str | None:
     """A line longer than `room` (LINE_SHOWN when None) from past its header's component, the header's
     last field ("... org.apache.hadoop...TaskAttemptImpl: TaskAttempt: [...] on NM: [...]" from
-    "TaskAttempt"), clipped to `room`: a clip then takes the header, whose fields are said apart, not
-    the message's end. None for a line that fits, or whose component is not in its first HEADER_CHARS."""
+    "TaskAttempt"), clipped to `room` when given: a clip then takes the header, whose fields are said
+    apart, not the message's end. None for a line that fits, whose component is not in its first
+    HEADER_CHARS, or with nothing after it."""
     text, comp = str(line.get("text", "")), str(line.get("component") or "")
     if len(text) <= (room or LINE_SHOWN) or not comp or not 0 <= (i := text.find(comp)) <= HEADER_CHARS:
         return None
     rest = text[i + len(comp):].lstrip(" :|>-")
-    return rest[:room] if room else rest or None
+    return (rest[:room] if room else rest) or None
 
 
 def header_fields(line: Mapping[str, Any]) -> dict[str, str]:
