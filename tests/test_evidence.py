@@ -250,3 +250,29 @@ def test_a_long_line_is_shown_from_its_message():
     assert render.message_of(short) is None and short["text"] in evidence.render(evidence.Evidence(["x"], [short]))
     # a component not in the line's header leaves the line as it is
     assert render.message_of({**line, "component": "nowhere"}) is None
+
+
+def _sshd(i: int, user: str = "guest", host: str = "LabSZ") -> dict:
+    t = f"Dec 10 11:04:{38 - i:02d}"
+    return {"id": 100 - i, "time": 1000.0 - i, "time_text": t, "host": host, "component": "sshd",
+            "text": f"{t} {host} sshd[{25534 + i}]: input_userauth_request: invalid user {user} [preauth]"}
+
+
+def test_a_message_written_again_is_shown_once_with_its_count():
+    """Lines that differ only in their header's time and process id are one message: shown once with how
+    many and since when, in the prompt, the fallback and the evidence (listed one by one, a 1.5B model
+    copied the same text into its answer once per line)."""
+    lines = [_sshd(0), _sshd(1), _sshd(2), _sshd(3, user="ingrid"), _sshd(4, host="other")]
+    r = {"call": {"op": "lines", "text": "invalid"}, "count": 5, "lines": lines}
+    shown = render.render_result(r)
+    assert shown.count("invalid user guest") == 2 and "(x3, the first at Dec 10 11:04:36)" in shown
+    assert "sshd[25534]" in shown and "sshd[25535]" not in shown        # the newest of them stands for them
+    assert "invalid user ingrid" in shown and "the newest 5, newest first" in shown
+    plain = render.plain_answer(r, "which users?", None)
+    assert plain.count("invalid user guest [preauth] (x3") == 1 and "ingrid" in plain   # one of each message
+    assert "（x3，最早在 Dec 10 11:04:36）" in render.plain_answer(r, "哪些用户？", None)
+    ev = evidence.render(evidence.Evidence(["guest"], lines[:3]))
+    assert ev.count("invalid user guest") == 1 and "(x3, the first at Dec 10 11:04:36)" in ev
+    # numbers of the message itself keep lines apart
+    sent = [{**_sshd(i), "text": f"Dec 10 11:04:{38 - i:02d} LabSZ sshd[1]: sent {i} bytes"} for i in range(3)]
+    assert [n for _, n, _ in render.fold(sent)] == [1, 1, 1]

@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence
 from gateway.pipeline.query import _HOST, _LEVEL, _TIME, QueryError, QueryInterrupted, QuerySurface, _line
 from gateway.pipeline.store import fts_query
 from gateway.serve.answer.glossary import english_terms
-from gateway.serve.answer.render import header_fields, message_of
+from gateway.serve.answer.render import again, fold, header_fields, message_of
 from gateway.serve.prompts import is_chinese
 
 RARE_MAX_LINES = 40           # a token held by at most this many lines identifies them
@@ -192,7 +192,7 @@ def render(ev: Evidence) -> str:
     if not ev.lines:
         return ""
     toks = ", ".join(f'"{t}"' for t in ev.tokens)
-    shown = "\n".join(f"- {_shown(x)}" for x in ev.lines)
+    shown = "\n".join(f"- {_shown(x)}{again(n, first)}" for x, n, first in fold(ev.lines))
     return f"Stored lines that hold {toks} (read them for what the question asks):\n{shown}"
 
 

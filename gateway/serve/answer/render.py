@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime, timezone
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from gateway.ingest.header import match_ts
 from gateway.serve.prompts import is_chinese
@@ -184,8 +184,54 @@ def _describe_buckets(r: Mapping[str, Any]) -> str:
 
 
 def _describe_lines(r: Mapping[str, Any]) -> str:
-    shown = "\n".join(f"- {_where(x)}" for x in r.get("lines", []))
+    shown = "\n".join(f"- {_where(x)}{again(n, first)}" for x, n, first in fold(r.get("lines", [])))
     return f"{r.get('count', 0)} lines match; the newest {len(r.get('lines', []))}, newest first:\n{shown}"
+
+
+def fold(lines: Sequence[Mapping[str, Any]]) -> list[tuple[Mapping[str, Any], int, Mapping[str, Any]]]:
+    """(line, n, oldest) per message of `lines`, in their order (each message by its first line): lines
+    that say the same (same_message) shown once. Listed one by one, a message written again (a retry, a poll) fills the prompt with one
+    text, and a 1.5B model copies it into its answer once per line."""
+    groups: dict[tuple[str, ...], list] = {}
+    for x in lines:
+        g = groups.setdefault(same_message(x), [x, 0, x])
+        g[1] += 1
+        if _before(x, g[2]):
+            g[2] = x
+    return [tuple(g) for g in groups.values()]
+
+
+def _before(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    try:
+        return float(a.get("time")) < float(b.get("time"))     # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False
+
+
+def same_message(line: Mapping[str, Any]) -> tuple[str, ...]:
+    """What a line says apart from its header's time and the numbers of its header before the message (a
+    process or thread id): (box, host, text with those taken out)."""
+    text, comp = str(line.get("text", "")), str(line.get("component") or "")
+    t = str(line.get("time_text") or "")
+    if t:
+        text = text.replace(t, "", 1)
+    i = text.find(comp) if comp else -1
+    end = i + len(comp) if 0 <= i <= HEADER_CHARS else 0
+    if m := _HEADER_NUMBER.match(text, end):
+        end = m.end()
+    return str(line.get("box") or ""), str(line.get("host") or ""), _DIGITS.sub("#", text[:end]) + text[end:]
+
+
+_HEADER_NUMBER = re.compile(r"\s*[\[(]\d+[\])]")    # "sshd[25534]": the process id after the component
+_DIGITS = re.compile(r"\d+")
+
+
+def again(n: int, first: Mapping[str, Any], zh: bool = False) -> str:
+    """A folded line's count and its oldest time: " (x3, the first at ...)"."""
+    if n <= 1:
+        return ""
+    t = _shown_time(first)
+    return (f"（x{n}，最早在 {t}）" if zh else f" (x{n}, the first at {t})") if t else f" (x{n})"
 
 
 _DESCRIBE = {"count": _describe_count, "top_k": _describe_top, "stats": _describe_stats,
@@ -290,12 +336,11 @@ def plain_answer(result: Mapping[str, Any], question: str, end: str | None, said
         per = "，".join if zh else ", ".join
         spans = per(f"{shown_time({'time': b['start']})}: {b['count']}" for b in result.get("buckets", []))
         return f"共 {n} 行符合，按时间：{spans}。" if zh else f"{n} lines match; over time: {spans}."
-    lines = list(result.get("lines") or [])[:3]
-    shown = "\n".join(f"- {where(x)}" for x in lines)
+    lines = fold(list(result.get("lines") or []))[:3]          # one of each message
+    shown = "\n".join(f"- {where(x)}{again(k, first, zh)}" for x, k, first in lines)
     got: dict[str, list[str]] = {}           # the asked parameter's value read off them first ("port: 49811")
-    for x in lines:
+    for x, _, _ in lines:
         for k, v in (x.get("captured") or {}).items():
             got.setdefault(str(k), []).append(str(v))
     said = "".join(f"{k}{'：' if zh else ': '}{', '.join(dict.fromkeys(v))}{'。' if zh else '. '}" for k, v in got.items())
-    return said + (f"共 {n} 行符合，最新的 {len(lines)} 行：\n{shown}" if zh else
-                   f"{n} lines match; the newest {len(lines)}:\n{shown}")
+    return said + (f"共 {n} 行符合，最新的：\n{shown}" if zh else f"{n} lines match; the newest:\n{shown}")
