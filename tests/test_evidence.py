@@ -41,6 +41,8 @@ def test_rare_tokens_find_their_lines_and_common_ones_do_not(tmp_path):
     assert [x["text"] for x in ev.lines] == [LINES[62]]
     assert evidence.find(q, "How many failed password lines are there?").lines == []   # held by 60 lines
     assert evidence.find(q, "Which port did user u7 use?").tokens == ["u7"]
+    # in any case, as the operator types it: the log writes "PacketResponder"
+    assert [x["text"] for x in evidence.find(q, "which packetresponder terminated?").lines] == [LINES[62]]
     s.close()
 
 

@@ -39,9 +39,10 @@ class Evidence:
 
 def _whole(token: str, exact: bool = False) -> re.Pattern:
     """The token as a whole token, or as the prefix of an id ("rdd_26" of "rdd_26_0"; not "2001" for
-    "200"); `exact`: never a part of a longer id or number."""
+    "200"); `exact`: never a part of a longer id or number. In any case, as the store's text search
+    finds words: an operator writes "management" for the log's "Invalid user Management"."""
     after = r"(?![A-Za-z0-9_]|[.:\-]\w)" if exact else r"(?![A-Za-z0-9]|\.\d)"
-    return re.compile(r"(?<![A-Za-z0-9_.\-])" + re.escape(token) + after)
+    return re.compile(r"(?<![A-Za-z0-9_.\-])" + re.escape(token) + after, re.IGNORECASE)
 
 
 def _rows_holding(surface: QuerySurface, tok: str, columns: str, text_at: int, rx: re.Pattern) -> list | None:

@@ -159,7 +159,7 @@ class QueryPlan:
         if self.result["count"] <= FEW_LINES and st.get("n", 0) <= 1:   # several values: one line's is no answer
             few = self.tool.surface.run({**self.call, "op": "lines", "limit": FEW_LINES})
             self.result["lines"] = few.get("lines") or []
-            out += " " + render_result(few).split("\n", 1)[-1].join(["They are:\n", ""])
+            out += " " + render_result(few).split("\n", 1)[-1].join(["They are:\n", "\n"])   # what follows: its own line
         return out
 
     def _split(self) -> str:
