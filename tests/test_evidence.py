@@ -275,6 +275,8 @@ def test_a_message_written_again_is_shown_once_with_its_count():
     assert "（x3，最早在 Dec 10 11:04:36）" in render.plain_answer(r, "哪些用户？", None)
     ev = evidence.render(evidence.Evidence(["guest"], lines[:3]))
     assert ev.count("invalid user guest") == 1 and "(x3, the first at Dec 10 11:04:36)" in ev
+    oldest_first = evidence.render(evidence.Evidence(["guest"], lines[2::-1]))   # evidence's own order
+    assert "sshd[25536]" in oldest_first and oldest_first.rstrip().endswith("[preauth] (x3)")
     # numbers of the message itself keep lines apart
     sent = [{**_sshd(i), "text": f"Dec 10 11:04:{38 - i:02d} LabSZ sshd[1]: sent {i} bytes"} for i in range(3)]
     assert [n for _, n, _ in render.fold(sent)] == [1, 1, 1]

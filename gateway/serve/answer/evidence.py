@@ -193,7 +193,7 @@ def render(ev: Evidence) -> str:
     if not ev.lines:
         return ""
     toks = ", ".join(f'"{t}"' for t in ev.tokens)
-    shown = "\n".join(f"- {_shown(x)}{again(n, first)}" for x, n, first in fold(ev.lines))
+    shown = "\n".join(f"- {_shown(x)}{again(n, first, shown=x)}" for x, n, first in fold(ev.lines))
     return f"Stored lines that hold {toks} (read them for what the question asks):\n{shown}"
 
 

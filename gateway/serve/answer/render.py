@@ -190,8 +190,8 @@ def _describe_lines(r: Mapping[str, Any]) -> str:
 
 def fold(lines: Sequence[Mapping[str, Any]]) -> list[tuple[Mapping[str, Any], int, Mapping[str, Any]]]:
     """(line, n, oldest) per message of `lines`, in their order (each message by its first line): lines
-    that say the same (same_message) shown once. Listed one by one, a message written again (a retry, a poll) fills the prompt with one
-    text, and a 1.5B model copies it into its answer once per line."""
+    that say the same (same_message) shown once. Listed one by one, a message written again (a retry, a
+    poll) fills the prompt with one text, and a 1.5B model copies it into its answer once per line."""
     groups: dict[tuple[str, ...], list] = {}
     for x in lines:
         g = groups.setdefault(same_message(x), [x, 0, x])
@@ -202,6 +202,7 @@ def fold(lines: Sequence[Mapping[str, Any]]) -> list[tuple[Mapping[str, Any], in
 
 
 def _before(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """a's time is earlier than b's (False when either has none)."""
     try:
         return float(a.get("time")) < float(b.get("time"))     # type: ignore[arg-type]
     except (TypeError, ValueError):
@@ -226,11 +227,12 @@ _HEADER_NUMBER = re.compile(r"\s*[\[(]\d+[\])]")    # "sshd[25534]": the process
 _DIGITS = re.compile(r"\d+")
 
 
-def again(n: int, first: Mapping[str, Any], zh: bool = False) -> str:
-    """A folded line's count and its oldest time: " (x3, the first at ...)"."""
+def again(n: int, first: Mapping[str, Any], zh: bool = False, shown: Mapping[str, Any] | None = None) -> str:
+    """A folded line's count and its oldest time: " (x3, the first at ...)"; the count alone when the
+    oldest is the `shown` line itself (a listing oldest first)."""
     if n <= 1:
         return ""
-    t = _shown_time(first)
+    t = _shown_time(first) if first is not shown else None
     return (f"（x{n}，最早在 {t}）" if zh else f" (x{n}, the first at {t})") if t else f" (x{n})"
 
 
