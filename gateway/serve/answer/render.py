@@ -91,11 +91,19 @@ def message_of(line: Mapping[str, Any], room: int | None = None) -> str | None:
     "TaskAttempt"), clipped to `room` when given: a clip then takes the header, whose fields are said
     apart, not the message's end. None for a line that fits, whose component is not in its first
     HEADER_CHARS, or with nothing after it."""
-    text, comp = str(line.get("text", "")), str(line.get("component") or "")
-    if len(text) <= (room or LINE_SHOWN) or not comp or not 0 <= (i := text.find(comp)) <= HEADER_CHARS:
+    text = str(line.get("text", ""))
+    if len(text) <= (room or LINE_SHOWN) or (end := _past_component(text, line)) is None:
         return None
-    rest = text[i + len(comp):].lstrip(" :|>-")
+    rest = text[end:].lstrip(" :|>-")
     return (rest[:room] if room else rest) or None
+
+
+def _past_component(text: str, line: Mapping[str, Any]) -> int | None:
+    """Where `text` goes on past the line's component, the header's last field; None when it has none or
+    does not write it within its first HEADER_CHARS."""
+    comp = str(line.get("component") or "")
+    i = text.find(comp) if comp else -1
+    return i + len(comp) if 0 <= i <= HEADER_CHARS else None
 
 
 def header_fields(line: Mapping[str, Any]) -> dict[str, str]:
@@ -212,12 +220,10 @@ def _before(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
 def same_message(line: Mapping[str, Any]) -> tuple[str, ...]:
     """What a line says apart from its header's time and the numbers of its header before the message (a
     process or thread id): (box, host, text with those taken out)."""
-    text, comp = str(line.get("text", "")), str(line.get("component") or "")
-    t = str(line.get("time_text") or "")
+    text, t = str(line.get("text", "")), str(line.get("time_text") or "")
     if t:
         text = text.replace(t, "", 1)
-    i = text.find(comp) if comp else -1
-    end = i + len(comp) if 0 <= i <= HEADER_CHARS else 0
+    end = _past_component(text, line) or 0
     if m := _HEADER_NUMBER.match(text, end):
         end = m.end()
     return str(line.get("box") or ""), str(line.get("host") or ""), _DIGITS.sub("#", text[:end]) + text[end:]
