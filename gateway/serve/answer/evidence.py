@@ -107,13 +107,17 @@ def find(surface: QuerySurface, question: str, names: Sequence[str] = ()) -> Evi
         for r in rows:
             hits[r[0]] = r
             score[r[0]] = score.get(r[0], 0) + 1 + (1 if near is not None and near.search(r[6]) else 0)
+    if out.ids:     # an identifier the question names is a condition: a line holding none of them is about
+        # another entity ("which container got assigned to attempt X": the other attempts' lines are not it)
+        named_ids = [_whole(t) for t in out.ids]
+        score = {i: s for i, s in score.items() if any(rx.search(hits[i][6]) for rx in named_ids)}
     top = max(score.values(), default=0)         # the lines holding the most of the tokens, only; those of
     # the question's most identifying token first ("nagios" before "fail": candidates' order), then those
     # that say more of the question's other words (a pid asked about with "too many authentication
     # failures": of the pid's many lines, "Disconnecting: Too many authentication failures for admin")
     whole = [_whole(t) for t in out.tokens]
     rank = {i: min((k for k, rx in enumerate(whole) if rx.search(hits[i][6])), default=MAX_TOKENS * 2)
-            for i in hits if score[i] == top}
+            for i in score if score[i] == top}
     said = _words_said(question, out.tokens)
     ranked = sorted(rank, key=lambda i: (rank[i], -said(hits[i][6]), hits[i][1] or 0, i))
     # a surface without a template column (the fleet node's) gives 7 columns: each line a kind of its own

@@ -159,7 +159,9 @@ class QueryPlan:
         if self.result["count"] <= FEW_LINES and st.get("n", 0) <= 1:   # several values: one line's is no answer
             few = self.tool.surface.run({**self.call, "op": "lines", "limit": FEW_LINES})
             self.result["lines"] = few.get("lines") or []
-            out += " " + render_result(few).split("\n", 1)[-1].join(["They are:\n", "\n"])   # what follows: its own line
+            # the lines alone: what the count matched on (a relaxed text) the count's own sentence said
+            listing = render_result({k: v for k, v in few.items() if k != "text_relaxed_to"})
+            out += " " + listing.split("\n", 1)[-1].join(["They are:\n", "\n"])   # what follows: its own line
         return out
 
     def _split(self) -> str:
