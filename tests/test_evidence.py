@@ -280,3 +280,35 @@ def test_a_message_written_again_is_shown_once_with_its_count():
     # numbers of the message itself keep lines apart
     sent = [{**_sshd(i), "text": f"Dec 10 11:04:{38 - i:02d} LabSZ sshd[1]: sent {i} bytes"} for i in range(3)]
     assert [n for _, n, _ in render.fold(sent)] == [1, 1, 1]
+
+
+def test_an_id_the_question_names_keeps_other_entities_lines_out(tmp_path):
+    """"Which container got assigned to attempt X?": the assignment lines of other attempts hold the
+    question's rare words but not its id; shown beside the result, they are another attempt's answer."""
+    lines = [f"Assigned container container_{i:02d} to attempt_{i:02d}_m_0" for i in range(5)]
+    lines += [f"Progress of TaskAttempt attempt_03_m_0 is : 0.{i}" for i in range(50)]   # the id: 51 lines
+    question = "Which container got assigned to attempt_03_m_0?"
+    s, ev, call, result = _grounded(tmp_path, lines, question, {"op": "count", "text": "assigned"})
+    assert ev.ids == ["attempt_03_m_0"] and "assigned" in ev.tokens
+    assert [x["text"] for x in ev.lines] == [lines[3]]              # not the first three attempts' lines
+    without = evidence.find(QuerySurface(s.path), "Which container got assigned to a task?")
+    assert [x["text"] for x in without.lines] == lines[:3]          # no id named: the oldest of them
+    s.close()
+
+
+def test_a_few_lines_listing_does_not_repeat_what_the_count_matched_on(tmp_path):
+    """A count whose text was relaxed to the words the lines hold says so once, not again after its
+    listing (20 tokens of the answer's prompt said twice)."""
+    from types import SimpleNamespace
+
+    from gateway.serve.answer.plan import QueryPlan
+    s = Store(tmp_path / "r.db")
+    lines = [f"Assigned container container_{i:02d} to attempt_{i:02d}_m_0" for i in range(2)]
+    s.append([LogRecord(1_700_000_000.0 + i, "t", "h", 6, x) for i, x in enumerate(lines)])
+    question = "Which container got assigned?"
+    plan = QueryPlan(SimpleNamespace(surface=QuerySurface(s.path)), [{"role": "user", "content": question}],
+                     question, None, [])
+    prompt = plan.finish('count", "text": "container got assigned"}')[-1]["content"]
+    assert plan.result.get("text_relaxed_to") and prompt.count("Matched on the words") == 1
+    assert lines[0].split()[-1] in prompt and lines[1].split()[-1] in prompt      # the lines listed
+    s.close()
