@@ -32,7 +32,7 @@ from gateway.pipeline.triage import Triage, load_rules
 from gateway.sdnotify import Watchdog
 from gateway.serve.engine_thread import EngineThread
 from gateway.serve.answer.call import tool_help
-from gateway.serve.answer.plan import QueryTool
+from gateway.serve.answer.tool import QueryTool
 from gateway.serve.layouts import layout_grammar
 from gateway.serve.jobs import NotReady, PromptTooLong, QueueFull, Refused
 from gateway.serve.prompts import Prompts

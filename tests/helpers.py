@@ -19,7 +19,7 @@ def free_port(kind: int = socket.SOCK_STREAM) -> int:
 
 
 class PlanTool:
-    """The part of serve.answer.plan.QueryTool a QueryPlan reads (its surface and kinds), over a test store."""
+    """The part of serve.answer.tool.QueryTool a QueryPlan reads (its surface and kinds), over a test store."""
 
     def __init__(self, surface) -> None:
         from gateway.serve.answer import grounding

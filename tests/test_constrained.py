@@ -251,7 +251,7 @@ def test_a_later_ask_is_grounded_with_the_asks_before_it(smol_tokenizer, tmp_pat
     from gateway.pipeline.fields import LineFields
     from gateway.pipeline.query import QuerySurface
     from gateway.pipeline.store import Store
-    from gateway.serve.answer.plan import QueryTool
+    from gateway.serve.answer.tool import QueryTool
     store = Store(tmp_path / "s.db")
     recs = [LogRecord(ts=1.7e9 + i, source="t", host=h, severity=6, text=f"E-STOP pressed on {h}")
             for i, h in enumerate(["press-1", "press-2", "press-2"])]
@@ -273,7 +273,7 @@ def test_a_quoted_phrase_picks_the_kinds_listed(smol_tokenizer, tmp_path):
     from gateway.pipeline.fields import LineFields, named_params
     from gateway.pipeline.query import QuerySurface
     from gateway.pipeline.store import Store
-    from gateway.serve.answer.plan import QueryTool
+    from gateway.serve.answer.tool import QueryTool
     store = Store(tmp_path / "s.db")
     rows = [(f"Payment request r{i} timed out after {10 * i} ms", "Payment request <*> timed out after <*> ms")
             for i in range(45)] + [(f"Order {i} shipped", "Order <*> shipped") for i in range(3)]   # not rare:

@@ -16,7 +16,7 @@ from gateway.pipeline.token_queue import ContextFeed, TokenQueue
 from gateway.serve.engine_thread import EngineThread
 from gateway.serve.prompts import Prompts
 from gateway.serve.answer.check import supported_figures, unsupported_figures
-from gateway.serve.answer.plan import QueryTool
+from gateway.serve.answer.tool import QueryTool
 from gateway.serve.answer.render import render_result
 from gateway.serve.answer.question import which_end
 from gateway.settings import EngineSettings

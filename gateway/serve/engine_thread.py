@@ -32,7 +32,7 @@ from gateway.serve.jobs import (COMPLETE, PRIORITY, TTFT, Job, JobHandle, NotRea
 from gateway.serve.prompts import Prompts
 from gateway.serve.query_job import generate_query, query_answer
 from gateway.serve.answer.call import QUERY_PROMPT_TOKENS, TYPICAL_CALL_TOKENS, TYPICAL_QUERY_TOKENS
-from gateway.serve.answer.plan import QueryTool
+from gateway.serve.answer.tool import QueryTool
 from gateway.serve.answer.question import Grounding
 
 QUERY_MIN_ROOM = 256       # scratch left for question + answer beside a store query (else no query)

@@ -168,7 +168,7 @@ def test_without_node_search_has_no_box(tmp_path):
 def test_the_call_names_a_box_only_on_a_fleet_node(plant):
     from gateway.llm.constrained import Grammar
     from gateway.serve.answer.call import call_grammar
-    from gateway.serve.answer.plan import QueryTool
+    from gateway.serve.answer.tool import QueryTool
 
     box = Grammar(call_grammar(words=["stop"], recent=False))
     assert not box.matches('top_k", "by": "box"}') and not box.matches('count", "box": "b1"}')

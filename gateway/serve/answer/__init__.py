@@ -5,8 +5,9 @@
   grounding  (grounding.py,  the kinds of line its words and identifiers point at, with named
               evidence.py)   parameters; the lines that hold its identifiers;
   call       (call.py)       the grammar the model writes one store query under, its prompt texts;
-  plan       (plan.py)       QueryTool.plan -> QueryPlan: the call's prompt and mask; finish runs the
-                             call (identifiers ANDed, ids bound to parameters) -> the answer's prompt;
+  tool       (tool.py)       QueryTool.plan -> QueryPlan: the call's prompt and mask;
+  plan       (plan.py)       QueryPlan.finish runs the call (identifiers ANDed, ids bound to
+                             parameters) -> the answer's prompt;
   render     (render.py)     the result in words: for the answer's prompt and the plain fallback;
   check      (check.py)      the model's answer against its query: figures, the asked value, the
                              line a lookup must quote, a count of every line noted.

@@ -1,5 +1,5 @@
-"""One chat job's store query: QueryTool.plan(turns) grounds the question (its times, values, the kinds of
-line and identifiers it points at), gives the call's prompt and grammar; QueryPlan.finish runs the call
+"""One chat job's store query: QueryTool.plan(turns) (tool.py) grounds the question (its times, values, the
+kinds of line and identifiers it points at), gives the call's prompt and grammar; QueryPlan.finish runs the call
 the model wrote (with the question's identifiers and parameter bindings) and gives the answer's prompt;
 QueryPlan.check checks the answer against it. Run on the engine thread (EngineThread._query_answer).
 """
@@ -8,31 +8,25 @@ from __future__ import annotations
 
 import json
 import re
-import threading
-import time
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping
 
-from gateway.llm.constrained import Constraint, Grammar, LogitsMask, Vocabulary
+from gateway.llm.constrained import LogitsMask
 from gateway.pipeline.fields import number_of
-from gateway.pipeline.query import OPS, QuerySurface, known_values, known_words
+from gateway.pipeline.query import OPS
 from gateway.serve.answer import check as answer_check
 from gateway.serve.answer import evidence, grounding
-from gateway.serve.answer.call import (ANSWER_INSTRUCTION, CALL_INSTRUCTION, CALL_PREFIX, COPY_IN_CHINESE,
-                                       GRAMMAR_TTL_S, MAX_CALL_TOKENS, MAX_VALUES, MAX_WORDS, _tidy, call_grammar,
-                                       parse_call)
-from gateway.serve.answer.glossary import english_terms, gloss
-from gateway.serve.answer.question import (QUOTED, Grounding, ground, question_phrases, span_s, which_end,
-                                           writes_duration)
+from gateway.serve.answer.call import ANSWER_INSTRUCTION, CALL_PREFIX, COPY_IN_CHINESE, _tidy, parse_call
+from gateway.serve.answer.glossary import english_terms
+from gateway.serve.answer.question import question_phrases, span_s, which_end, writes_duration
 from gateway.serve.answer.render import _num, render_result, shown_avg
 from gateway.serve.prompts import ANSWER_IN_CHINESE, is_chinese
-
 
 @dataclass
 class QueryPlan:
     """One chat job's tool step: the call prompt's extra tokens, its mask, and after the call the answer
     messages. Built by QueryTool.plan; run on the engine thread (see EngineThread._serve_query)."""
-    tool: "QueryTool"
+    tool: Any                            # the QueryTool (tool.py) that planned it: its surface and kinds
     turns: list[dict[str, str]]          # the conversation, the last user turn holding the call instruction
     question: str
     mask: LogitsMask
@@ -516,82 +510,3 @@ SPLIT_TOP = 3                 # a count of every line: the top values of each fi
 PARAM_VALUES_SHOWN = 8        # a count's values of an asked id-like parameter listed for the answer
 
 _CONDITIONS = ("text", "template", "where", "host", "component", "level", "since", "until", "last_minutes", "box")
-
-
-class QueryTool:
-    """The store's query surface and the call grammar over one tokenizer. plan(turns) -> QueryPlan.
-    Thread-safe. The store's known values and words are re-read at most every GRAMMAR_TTL_S; each
-    question's grammar offers what it names (gateway.serve.answer.question); the last few are kept."""
-
-    def __init__(self, surface: QuerySurface, tokenizer) -> None:
-        self.surface = surface
-        self.tokenizer = tokenizer
-        self._vocab: Vocabulary | None = None
-        self._values: tuple = ((), (), (), ())
-        self._read = -GRAMMAR_TTL_S
-        self._constraints: dict[tuple, Constraint] = {}
-        self._lock = threading.Lock()
-        self.kinds = grounding.Kinds(surface)
-
-    def grounding(self, question: str) -> Grounding:
-        with self._lock:
-            if time.monotonic() - self._read > GRAMMAR_TTL_S:
-                values = tuple(tuple(known_values(self.surface, f, MAX_VALUES)) for f in ("host", "component", "level"))
-                self._values = values + (tuple(known_words(self.surface, MAX_WORDS)),)
-                self._read = time.monotonic()
-            return ground(question, *self._values)
-
-    def vocabulary(self) -> Vocabulary:
-        with self._lock:
-            if self._vocab is None:
-                self._vocab = Vocabulary.of(self.tokenizer)
-            return self._vocab
-
-    def boxes(self, question: str) -> tuple[str, ...] | None:
-        """None on a box; on a fleet node (a surface with boxes()) the boxes the question names by name."""
-        if not hasattr(self.surface, "boxes"):
-            return None
-        low = question.lower()
-        return tuple(b for b in self.surface.boxes()
-                     if re.search(r"(?<![A-Za-z0-9_])" + re.escape(b.lower()) + r"(?![A-Za-z0-9_])", low))
-
-    def constraint(self, g: Grounding, boxes: tuple[str, ...] | None = None) -> Constraint:
-        vocab = self.vocabulary()
-        with self._lock:
-            self._vocab = vocab
-            key = (g.key(), boxes)
-            c = self._constraints.get(key)
-            if c is None:
-                while len(self._constraints) >= 8:
-                    self._constraints.pop(next(iter(self._constraints)))
-                c = Constraint(Grammar(call_grammar(g.hosts, g.components, g.levels, g.words, g.phrases, g.times,
-                                                    g.recent, g.ops, g.by, g.of_words, g.by_words, named=True,
-                                                    templates=g.templates, params=g.params, minutes=g.minutes,
-                                                    whole=g.whole, boxes=boxes)),
-                               self._vocab)
-                self._constraints[key] = c
-            return c
-
-    def plan(self, turns: Sequence[Mapping[str, str]], before: str = "") -> QueryPlan:
-        """`before`: the asks of the same message before this one ("How many X? Which station had the
-        most?"): grounded with it (its phrases and values), the later ask names no subject of its own."""
-        turns = [dict(t) for t in turns]
-        question = turns[-1]["content"]
-        prefix = self.tokenizer.encode(CALL_PREFIX, parse_special=False)
-        about = f"{before} {question}".strip()
-        g = self.grounding(about)
-        fields = [*g.hosts, *g.components]         # named: a field filter, not what a kind of line says
-        ev = evidence.find(self.surface, about, fields)
-        # the question's rare tokens (an id, a user, an address) are filters the lines hold as they are
-        named = list(dict.fromkeys([*ev.tokens, *ev.ids]))
-        g.words = [*named, *(w for w in g.words if w not in named)]
-        # the words of a quoted phrase (the lines' own words) point at their kind first
-        quoted = [w for p in g.phrases for w in re.findall(r"[A-Za-z][A-Za-z0-9]+", p)]
-        kinds = self.kinds.kinds([w for w in [*quoted, *g.content] if not evidence.part_of(w, fields)], named)
-        g.templates, g.params = [str(k.id) for k in kinds], grounding.params_of(kinds)
-        shown = grounding.render(kinds)
-        if is_chinese(question) and (words := gloss(QUOTED.sub(" ", question))):
-            shown = f"The question's words in English: {words}.\n{shown}".strip()
-        turns[-1]["content"] = question + "\n\n" + (shown + "\n" if shown else "") + CALL_INSTRUCTION
-        c = self.constraint(g, self.boxes(question))
-        return QueryPlan(self, turns, question, LogitsMask(c, MAX_CALL_TOKENS), prefix, evidence=ev, kinds=kinds)
