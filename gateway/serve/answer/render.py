@@ -17,6 +17,7 @@ from gateway.serve.prompts import is_chinese
 RESULT_CHARS = 900            # the result as the prompt quotes it (~250 tokens)
 LINE_SHOWN = 160              # a line's text in it
 HEADER_CHARS = 120            # a line's header (time, level, thread, component) ends within this
+LONG_HEADER = 64              # a header longer than this is said short even on a line that fits (below)
 _LABEL = {"box": ("box", "箱"), "template": ("kind of message", "消息"), "ip": ("IP address", "IP 地址"), "value": ("value", "值"),
           "host": ("host", "主机"), "component": ("component", "组件"), "level": ("level", "级别")}
 
@@ -86,13 +87,15 @@ def _where(line: Mapping[str, Any]) -> str:
 
 
 def message_of(line: Mapping[str, Any], room: int | None = None) -> str | None:
-    """A line longer than `room` (LINE_SHOWN when None) from past its header's component, the header's
-    last field ("... org.apache.hadoop...TaskAttemptImpl: TaskAttempt: [...] on NM: [...]" from
-    "TaskAttempt"), clipped to `room` when given: a clip then takes the header, whose fields are said
-    apart, not the message's end. None for a line that fits, whose component is not in its first
-    HEADER_CHARS, or with nothing after it."""
+    """A line longer than `room` (LINE_SHOWN when None), or whose header ends past LONG_HEADER, from past
+    its header's component, the header's last field ("... org.apache.hadoop...TaskAttemptImpl: TaskAttempt:
+    [...] on NM: [...]" from "TaskAttempt"), clipped to `room` when given: a clip then takes the header,
+    whose fields are said apart, not the message's end; a long header (a thread and a logger's dotted
+    class: 30 tokens a line) costs a listing more than its fields said short. None for a line that fits
+    with a short header, whose component is not in its first HEADER_CHARS, or with nothing after it."""
     text = str(line.get("text", ""))
-    if len(text) <= (room or LINE_SHOWN) or (end := _past_component(text, line)) is None:
+    end = _past_component(text, line)
+    if end is None or (len(text) <= (room or LINE_SHOWN) and end <= LONG_HEADER):
         return None
     rest = text[end:].lstrip(" :|>-")
     return (rest[:room] if room else rest) or None
