@@ -316,3 +316,22 @@ def test_a_few_lines_listing_does_not_repeat_what_the_count_matched_on(tmp_path)
     assert plan.result.get("text_relaxed_to") and prompt.count("Matched on the words") == 1
     assert lines[0].split()[-1] in prompt and lines[1].split()[-1] in prompt      # the lines listed
     s.close()
+
+
+def test_the_fallback_says_a_line_s_time_once():
+    """A line that begins with its time in its own form ("17/06/09", a year of two digits) is listed in the
+    plain answer after the time's ISO form (the form answers give) from past its written time: said twice,
+    a line's time made three lines' listing hold a 10-word run three times (the benchmark's loop)."""
+    t0 = 1497038458.0
+    lines = [{"id": 9 - i, "time": t0 + i, "time_text": f"17/06/09 20:00:{58 - i}", "component": "executor.Executor",
+              "text": f"17/06/09 20:00:{58 - i} INFO executor.Executor: Finished task {i}.0 in stage 2.0"}
+             for i in range(3)]
+    plain = render.plain_answer({"call": {"op": "lines", "text": "Finished"}, "count": 3, "lines": lines},
+                                "which tasks finished?", None)
+    iso = str(render._shown_time(lines[0]))
+    assert iso.startswith("2017-06-") and "17/06/09" not in plain
+    assert f"\n- {iso}: INFO executor.Executor: Finished task 0.0 in stage 2.0" in plain
+    # a line whose time the answer gives as written is listed whole
+    sshd = {"id": 1, "time": t0, "time_text": "Dec 10 06:55:46", "text": "Dec 10 06:55:46 LabSZ sshd[24200]: x"}
+    assert "\n- Dec 10 06:55:46 LabSZ sshd[24200]: x" in render.plain_answer(
+        {"call": {"op": "lines"}, "count": 1, "lines": [sshd]}, "what?", None)

@@ -282,9 +282,11 @@ def plain_answer(result: Mapping[str, Any], question: str, end: str | None, said
     n = result.get("count", 0)
 
     def where(line: Mapping[str, Any]) -> str:
-        text = str(line.get("text", ""))
+        text, written = str(line.get("text", "")), str(line.get("time_text") or "")
         who = [str(line[k]) for k in ("box", "host", "component") if line.get(k) and str(line[k]) not in text]
         t = str(shown_time(line)) if _unwritten(shown_time(line), text) else ""   # a line that writes its time
+        if t and written and text.startswith(written):     # ... in another form ("17/06/09 20:11:11 INFO"):
+            text = text[len(written):].lstrip()             # said once, in the form the answer gives
         if zh:
             return f"{t}（{'，'.join(who)}）：{text}" if who else f"{t}：{text}" if t else text
         named = " (" + ", ".join(who) + ")" if who else ""
