@@ -335,3 +335,21 @@ def test_the_fallback_says_a_line_s_time_once():
     sshd = {"id": 1, "time": t0, "time_text": "Dec 10 06:55:46", "text": "Dec 10 06:55:46 LabSZ sshd[24200]: x"}
     assert "\n- Dec 10 06:55:46 LabSZ sshd[24200]: x" in render.plain_answer(
         {"call": {"op": "lines"}, "count": 1, "lines": [sshd]}, "what?", None)
+
+
+def test_the_fallback_lists_lines_of_one_second_under_their_time():
+    """Three lines of one second are listed under their time once, each from past the time it writes:
+    each said whole, the time and the header made a 10-word run three times (the benchmark's loop)."""
+    from tools.bench import qa_judge
+    lines = [{"id": 9 - i, "time": 1497038471.0, "time_text": "17/06/09 20:01:11", "component": "executor.Executor",
+              "text": f"17/06/09 20:01:11 INFO executor.Executor: Finished task {i}.0 in stage 29.0 (TID {i}). "
+                      "2128 bytes result sent to driver"} for i in range(3)]
+    r = {"call": {"op": "lines", "text": "driver"}, "count": 3, "lines": lines}
+    iso = str(render._shown_time(lines[0]))
+    for question in ("which tasks sent results to the driver?", "哪些任务把结果发给了 driver？"):
+        plain = render.plain_answer(r, question, None)
+        assert plain.count(iso) == 1 and "\n  - INFO executor.Executor: Finished task 2.0 in stage 29.0" in plain
+        assert not qa_judge.looped(plain, "stop")
+    apart = [{**x, "time": 1497038471.0 - i} for i, x in enumerate(lines)]    # seconds apart: one a line
+    assert "\n- " + str(render._shown_time(apart[2])) + ": INFO" in render.plain_answer(
+        {**r, "lines": apart}, "which?", None)
