@@ -250,6 +250,39 @@ _DESCRIBE = {"count": _describe_count, "top_k": _describe_top, "stats": _describ
              "first_last": _describe_first_last, "buckets": _describe_buckets, "lines": _describe_lines}
 
 
+def _plain_where(line: Mapping[str, Any], zh: bool) -> str:
+    """A line for the plain answer: its time (unless it writes it as the answer gives it), the box, host and
+    component its text does not write, then its text."""
+    text, written = str(line.get("text", "")), str(line.get("time_text") or "")
+    who = _who(line, text)
+    t = str(_shown_time(line)) if _unwritten(_shown_time(line), text) else ""   # a line that writes its time
+    if t and written and text.startswith(written):     # ... in another form ("17/06/09 20:11:11 INFO"):
+        text = text[len(written):].lstrip()             # said once, in the form the answer gives
+    if zh:
+        return f"{t}（{'，'.join(who)}）：{text}" if who else f"{t}：{text}" if t else text
+    named = " (" + ", ".join(who) + ")" if who else ""
+    return f"{t}{named}: {text}" if t or named else text
+
+
+def _plain_listing(lines: list, zh: bool) -> str:
+    """Folded lines, newest first; lines of one second under their time once, each from past the time it
+    writes ("- T:" then "  - line"): listed whole, three lines of one second said it three times."""
+    out = []
+    for t, group in groupby(lines, key=lambda g: str(_shown_time(g[0]) or "")):
+        group = list(group)
+        if len(group) == 1 or not t:
+            out += [f"- {_plain_where(x, zh)}{again(k, first, zh)}" for x, k, first in group]
+            continue
+        out.append(f"- {t}{'：' if zh else ':'}")
+        for x, k, first in group:
+            text, written = str(x.get("text", "")), str(x.get("time_text") or "")
+            body = text[len(written):].lstrip() if written and text.startswith(written) else text
+            who = _who(x, text)
+            named = (f"（{'，'.join(who)}）" if zh else f"({', '.join(who)}) ") if who else ""
+            out.append(f"  - {named}{body}{again(k, first, zh)}")
+    return "\n".join(out)
+
+
 def _who(line: Mapping[str, Any], text: str) -> list[str]:
     """The box, host and component of a line that its text does not write."""
     return [str(line[k]) for k in ("box", "host", "component") if line.get(k) and str(line[k]) not in text]
@@ -288,33 +321,7 @@ def plain_answer(result: Mapping[str, Any], question: str, end: str | None, said
     n = result.get("count", 0)
 
     def where(line: Mapping[str, Any]) -> str:
-        text, written = str(line.get("text", "")), str(line.get("time_text") or "")
-        who = _who(line, text)
-        t = str(shown_time(line)) if _unwritten(shown_time(line), text) else ""   # a line that writes its time
-        if t and written and text.startswith(written):     # ... in another form ("17/06/09 20:11:11 INFO"):
-            text = text[len(written):].lstrip()             # said once, in the form the answer gives
-        if zh:
-            return f"{t}（{'，'.join(who)}）：{text}" if who else f"{t}：{text}" if t else text
-        named = " (" + ", ".join(who) + ")" if who else ""
-        return f"{t}{named}: {text}" if t or named else text
-
-    def listing(lines: list) -> str:
-        """Folded lines, newest first; lines of one second under their time once, each from past the time it
-        writes ("- T:" then "  - line"): listed whole, three lines of one second said it three times."""
-        out = []
-        for t, group in groupby(lines, key=lambda g: str(shown_time(g[0]) or "")):
-            group = list(group)
-            if len(group) == 1 or not t:
-                out += [f"- {where(x)}{again(k, first, zh)}" for x, k, first in group]
-                continue
-            out.append(f"- {t}{'：' if zh else ':'}")
-            for x, k, first in group:
-                text, written = str(x.get("text", "")), str(x.get("time_text") or "")
-                body = text[len(written):].lstrip() if written and text.startswith(written) else text
-                who = _who(x, text)
-                named = (f"（{'，'.join(who)}）" if zh else f"({', '.join(who)}) ") if who else ""
-                out.append(f"  - {named}{body}{again(k, first, zh)}")
-        return "\n".join(out)
+        return _plain_where(line, zh)
 
     if op == "count":          # what was counted: the call; where most of its lines are (plan._most)
         most = [(_LABEL.get(by, (by, by)), t["value"], t.get("count", t.get("lines")))
@@ -374,7 +381,7 @@ def plain_answer(result: Mapping[str, Any], question: str, end: str | None, said
         spans = per(f"{shown_time({'time': b['start']})}: {b['count']}" for b in result.get("buckets", []))
         return f"共 {n} 行符合，按时间：{spans}。" if zh else f"{n} lines match; over time: {spans}."
     lines = fold(list(result.get("lines") or []))[:3]          # one of each message
-    shown = listing(lines)
+    shown = _plain_listing(lines, zh)
     got: dict[str, list[str]] = {}           # the asked parameter's value read off them first ("port: 49811")
     for x, _, _ in lines:
         for k, v in (x.get("captured") or {}).items():
