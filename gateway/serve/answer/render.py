@@ -92,7 +92,7 @@ def message_of(line: Mapping[str, Any], room: int | None = None) -> str | None:
     its header's component, the header's last field ("... org.apache.hadoop...TaskAttemptImpl: TaskAttempt:
     [...] on NM: [...]" from "TaskAttempt"), clipped to `room` when given: a clip then takes the header,
     whose fields are said apart, not the message's end; a long header (a thread and a logger's dotted
-    class: 30 tokens a line) costs a listing more than its fields said short. None for a line that fits
+    class) costs a listing more than its fields said short. None for a line that fits
     with a short header, whose component is not in its first HEADER_CHARS, or with nothing after it."""
     text = str(line.get("text", ""))
     end = _past_component(text, line)
@@ -250,18 +250,19 @@ _DESCRIBE = {"count": _describe_count, "top_k": _describe_top, "stats": _describ
              "first_last": _describe_first_last, "buckets": _describe_buckets, "lines": _describe_lines}
 
 
-def _plain_where(line: Mapping[str, Any], zh: bool) -> str:
-    """A line for the plain answer: its time (unless it writes it as the answer gives it), the box, host and
-    component its text does not write, then its text."""
+def _plain_where(line: Mapping[str, Any], zh: bool, timed: bool = True) -> str:
+    """A line for the plain answer: its time (unless it writes it as the answer gives it; never when not
+    `timed`, a listing having said it), the box, host and component its text does not write, its text."""
     text, written = str(line.get("text", "")), str(line.get("time_text") or "")
     who = _who(line, text)
-    t = str(_shown_time(line)) if _unwritten(_shown_time(line), text) else ""   # a line that writes its time
-    if t and written and text.startswith(written):     # ... in another form ("17/06/09 20:11:11 INFO"):
-        text = text[len(written):].lstrip()             # said once, in the form the answer gives
+    t = str(_shown_time(line)) if timed and _unwritten(_shown_time(line), text) else ""   # it writes its time
+    if (t or not timed) and written and text.startswith(written):   # ... in another form ("17/06/09 20:11:11
+        text = text[len(written):].lstrip()                          # INFO"): said once, as the answer does
     if zh:
         return f"{t}（{'，'.join(who)}）：{text}" if who else f"{t}：{text}" if t else text
     named = " (" + ", ".join(who) + ")" if who else ""
-    return f"{t}{named}: {text}" if t or named else text
+    said = f"{t}{named}: {text}" if t or named else text
+    return said if timed else said.lstrip()
 
 
 def _plain_listing(lines: list, zh: bool) -> str:
@@ -272,14 +273,9 @@ def _plain_listing(lines: list, zh: bool) -> str:
         group = list(group)
         if len(group) == 1 or not t:
             out += [f"- {_plain_where(x, zh)}{again(k, first, zh)}" for x, k, first in group]
-            continue
-        out.append(f"- {t}{'：' if zh else ':'}")
-        for x, k, first in group:
-            text, written = str(x.get("text", "")), str(x.get("time_text") or "")
-            body = text[len(written):].lstrip() if written and text.startswith(written) else text
-            who = _who(x, text)
-            named = (f"（{'，'.join(who)}）" if zh else f"({', '.join(who)}) ") if who else ""
-            out.append(f"  - {named}{body}{again(k, first, zh)}")
+        else:
+            out += [f"- {t}{'：' if zh else ':'}"] + [f"  - {_plain_where(x, zh, timed=False)}{again(k, first, zh)}"
+                                                      for x, k, first in group]
     return "\n".join(out)
 
 

@@ -6,7 +6,6 @@ b={ (r['id'],r['question']):r for r in json.load(open(sys.argv[2]))}
 for k in b:
     if k in a and a[k]['pass']!=b[k]['pass']:
         r=b[k]; print('+' if r['pass'] else '-', r['id'], r['lang'], round(a[k]['seconds'],1), '->', round(r['seconds'],1), '|', r['question'][:90], '|', ' '.join(r['answer'].split())[:200], '|', json.dumps((r.get('query') or {}).get('call')))
-import statistics
 for n,d in (('a',a),('b',b)):
     ks=[k for k in b if k in a]
     ts=sorted(d[k]['seconds'] for k in ks); 

@@ -1,11 +1,7 @@
 """mkdb.py SYSTEM: ingest the Loghub 2k file through a served appliance (LINEGATE: a snapshot's linegate);
 copy its store to $STORES/SYSTEM/ (the stores evsnap.py and psize.py read)."""
 import sys, shutil, time, os, tempfile
-# TREE: the tree whose gateway/ is measured (a `git archive` of a commit with the venv's native module
-# copied in); the venv's editable-install finder, which maps `gateway` to the checkout before sys.path is
-# read, is dropped so that TREE's code is what runs
-sys.meta_path[:] = [f for f in sys.meta_path if not type(f).__name__.startswith("ScikitBuild")]
-sys.path.insert(0, os.path.abspath(os.environ.get("TREE", ".")))
+import tree  # noqa: F401,E402  (TREE's gateway/ first: tree.py)
 from pathlib import Path
 import httpx
 from tools.bench import bench_qa as b, qa_questions as qq

@@ -1,11 +1,8 @@
 """prefill_ctx.py: a 600-token prompt's prefill in 64-token chunks (as a query job does) with the stream
 empty and with the ring full (2048 tokens), q8 activations, 2 threads: where the appliance's ~100 tok/s goes."""
-import os, sys, time, numpy as np
-# TREE: the tree whose gateway/ is measured (a `git archive` of a commit with the venv's native module
-# copied in); the venv's editable-install finder, which maps `gateway` to the checkout before sys.path is
-# read, is dropped so that TREE's code is what runs
-sys.meta_path[:] = [f for f in sys.meta_path if not type(f).__name__.startswith("ScikitBuild")]
-sys.path.insert(0, os.path.abspath(os.environ.get("TREE", ".")))
+import time
+import numpy as np
+import tree  # noqa: F401,E402  (TREE's gateway/ first: tree.py)
 from gateway.llm.engine import Engine
 from gateway.llm.models import resolve_model
 m = resolve_model("qwen2.5-coder-1.5b-instruct")

@@ -1,11 +1,7 @@
 """psize.py OUT.json: the answer prompt's token count for every tune question (Hadoop/OpenSSH/Spark) with
 the call its run recorded, over $STORES: prompt size before/after a render change, noise-free."""
 import os, sys, json
-# TREE: the tree whose gateway/ is measured (a `git archive` of a commit with the venv's native module
-# copied in); the venv's editable-install finder, which maps `gateway` to the checkout before sys.path is
-# read, is dropped so that TREE's code is what runs
-sys.meta_path[:] = [f for f in sys.meta_path if not type(f).__name__.startswith("ScikitBuild")]
-sys.path.insert(0, os.path.abspath(os.environ.get("TREE", ".")))
+import tree  # noqa: F401,E402  (TREE's gateway/ first: tree.py)
 from gateway.llm.tokenizer import Tokenizer
 from gateway.llm.models import resolve_model
 from gateway.pipeline.query import QuerySurface

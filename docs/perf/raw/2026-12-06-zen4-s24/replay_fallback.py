@@ -1,9 +1,7 @@
 """replay_fallback.py: the plain answer (render.plain_answer) of every recorded result of the tune runs,
 rebuilt by TREE's code, and how many the benchmark's loop rule flags; noise-free (no model, no ring)."""
 import glob, json, os, sys
-# TREE: the tree measured; the venv's editable-install finder is dropped so that TREE's code runs
-sys.meta_path[:] = [f for f in sys.meta_path if not type(f).__name__.startswith("ScikitBuild")]
-sys.path.insert(0, os.path.abspath(os.environ.get("TREE", ".")))
+import tree  # noqa: F401,E402  (TREE's gateway/ first: tree.py)
 from gateway.serve.answer import render          # noqa: E402
 sys.path.insert(1, os.path.abspath("."))
 from tools.bench import qa_judge                  # noqa: E402  (the checkout's judge, the same for every TREE)
