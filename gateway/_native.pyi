@@ -144,6 +144,14 @@ class Engine:
         stream tokens of the running job's view evicted since it began
         """
     @property
+    def job_sees_stream(self) -> bool:
+        """
+        a job started from now on attends to sink + ring (True) or to the sink only (kv_cache.h)
+        """
+    @job_sees_stream.setter
+    def job_sees_stream(self, arg1: bool) -> None:
+        ...
+    @property
     def arch(self) -> str:
         ...
     @property

@@ -244,6 +244,11 @@ class EngineSettings(_Section):
     # ... and borrowing at most this share of the job's slack (its budget past admission's estimate of
     # its work): the rest is the answer's margin, for an estimate a loaded host makes too short
     read_during_jobs_slack: float = Field(0.5, ge=0, le=1)
+    # A chat question answered from the store (query below) attends to the sink and its own prompt, not
+    # to the ring (native/kv_cache.h, A JOB WITHOUT THE STREAM): its figures and lines are the store's,
+    # in its prompt. Attending to the ring made it slower and its answer depend on what the ring held
+    # that second. Alert explanations always see the ring. docs/perf/2026-12-06-questions-without-ring.md
+    questions_see_stream: bool = False
     queue_size: int = Field(8, ge=1, le=1024)
     # Chat answers through one store query (gateway/serve/answer/): the model writes the call under
     # a grammar, the figures come from the store. false: the quoted-lines prompt alone.

@@ -65,6 +65,9 @@ public:
     uint64_t stream_checksum() const { return cache_.stream_checksum(); }
     // Stream tokens of the running job's view evicted by chunks read during it (0 without a job).
     int64_t job_view_lost() const { return cache_.job_view_lost(); }
+    // Whether a job started from now on attends to the ring (kv_cache.h, A JOB WITHOUT THE STREAM).
+    void set_job_sees_stream(bool v) { cache_.set_job_sees_stream(v); }
+    bool job_sees_stream() const { return cache_.job_sees_stream(); }
 
 private:
     void check_tokens(const int32_t* tokens, int n) const;

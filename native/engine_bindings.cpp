@@ -60,6 +60,9 @@ void register_engine(py::module_& m) {
                                "prefill_stream may run while a job holds scratch (kv_cache.h)")
         .def_property_readonly("job_view_lost", [](const PyEngine& e) { return e.job_view_lost(); },
                                "stream tokens of the running job's view evicted since it began")
+        .def_property("job_sees_stream", [](const PyEngine& e) { return e.job_sees_stream(); },
+                      [](PyEngine& e, bool v) { e.set_job_sees_stream(v); },
+                      "a job started from now on attends to sink + ring (True) or to the sink only (kv_cache.h)")
         .def_property_readonly("n_threads", [](const PyEngine& e) { return e.n_threads(); })
         .def_property_readonly("max_chunk", [](const PyEngine& e) { return e.max_chunk(); })
         .def_property_readonly("act_precision", [](const PyEngine& e) { return std::string(lg::act_precision_name(e.act_precision())); })

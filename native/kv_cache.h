@@ -63,6 +63,10 @@ namespace lg {
 // block, so the distances from the job's tokens to its most recent context never change (one fp32
 // rounding per moved key, as for the ring's). rollback(0) ends the view. The CUDA engine does not read
 // during jobs (its prefill_stream refuses while scratch is in use).
+// A JOB WITHOUT THE STREAM (set_job_sees_stream(false), read at a job's first scratch write): the view
+// holds the sink only; scratch follows it by position, its keys rotated from rot_next_ as always. Such a
+// job's logits do not depend on what the ring holds (bit for bit), it attends to sink + scratch only, and
+// the ring may evict anything while it runs (job_view_lost stays 0).
 enum class EvictPolicy { SinkRing, Fifo, Semantic, Novelty };
 
 // What the semantic policy needs beyond the layout: block size, the layer whose hidden state is
@@ -156,6 +160,9 @@ public:
     // Stream tokens of the running job's view that the ring evicted since the job began (0 without a job).
     int64_t job_view_lost() const { return view_active_ ? view_lost_ : 0; }
     bool job_active() const { return view_active_; }
+    // Whether the next job's view holds the ring (true) or the sink only (false): see A JOB WITHOUT THE STREAM.
+    void set_job_sees_stream(bool v) { job_sees_stream_ = v; }
+    bool job_sees_stream() const { return job_sees_stream_; }
     // 64-bit hash of sink+ring K/V bytes (used slots) and the stream bookkeeping.
     uint64_t stream_checksum() const;
 
@@ -201,6 +208,7 @@ private:
     int64_t view_rot_ = 0;        // rotation index of the job's first scratch token
     int64_t view_lost_ = 0;
     bool view_active_ = false;
+    bool job_sees_stream_ = true;
 };
 
 }  // namespace lg

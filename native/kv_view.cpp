@@ -15,6 +15,10 @@ void KVCache::begin_view() {
     view_sink_ = sink_used_;
     view_rot_ = rot_next_;
     view_anchor_ = blocked() && n_order_ > 0 ? order_[n_order_ - 1] : -1;
+    if (!job_sees_stream_) {  // the sink only: sink positions come first in fill_pos_slot's order
+        view_len_ = sink_used_;
+        view_anchor_ = -1;
+    }
     view_lost_ = 0;
     view_active_ = true;
 }

@@ -199,6 +199,17 @@ class Engine:
         """Stream tokens of the running job's view that the ring evicted since the job began."""
         return int(getattr(self._e, "job_view_lost", 0))
 
+    @property
+    def job_sees_stream(self) -> bool:
+        """Whether a job started from now on attends to the ring (True) or to the sink only (False:
+        native/kv_cache.h, A JOB WITHOUT THE STREAM). Engines without the choice always see the ring."""
+        return bool(getattr(self._e, "job_sees_stream", True))
+
+    @job_sees_stream.setter
+    def job_sees_stream(self, value: bool) -> None:
+        if hasattr(self._e, "job_sees_stream"):
+            self._e.job_sees_stream = bool(value)
+
     # --- jobs in scratch ---------------------------------------------------------------------
 
     def forward_scratch(self, tokens: Sequence[int], all_logits: bool = False) -> np.ndarray:

@@ -66,6 +66,7 @@ class EngineConfig(Protocol):
     read_during_jobs_share: float
     read_during_jobs_lag_s: float
     read_during_jobs_slack: float
+    questions_see_stream: bool
     queue_size: int
     no_repeat_ngram: int
     kernel_calibration: str

@@ -73,6 +73,8 @@ def query_answer(et: Any, job: Job, turns: list, on_token: Callable[[int], bool]
         return not job.handle.cancelled
 
     call_room = et.n_scratch - base - len(prompt)     # a call is far shorter than its budget
+    sees = et.engine.job_sees_stream
+    et.engine.job_sees_stream = et.config.questions_see_stream    # read at the job's first scratch write
     try:
         t0, read_ms = time.perf_counter(), 0.0
         todo = prompt[:-1]
@@ -108,6 +110,7 @@ def query_answer(et: Any, job: Job, turns: list, on_token: Callable[[int], bool]
                                    no_repeat_ngram=et.no_repeat_ngram, keep_going=keep_going, on_step=on_step)
     finally:
         et.engine.rollback(base)
+        et.engine.job_sees_stream = sees
     et.admission.observe_prefill(out.prefill_tokens, out.prefill_ms)
     et.admission.observe_decode(len(out.tokens), out.decode_ms)
     # where the question's time went (the stream read between its steps left out of each stage)
