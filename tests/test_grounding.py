@@ -537,3 +537,22 @@ def test_a_kind_with_ids_shows_each_id_as_one_parameter(tmp_path):
     assert k.examples["container"] == "container_1445144423722_…"
     s.close()
     store.close()
+
+
+def test_a_partial_listing_gives_its_parameter_s_ends_over_every_line(tmp_path):
+    """A listing of the newest lines read for their port (captured) says the smallest and largest port
+    over every matched line, and the check restates an answer's "maximum" taken from the shown lines."""
+    texts = [f"Failed password for root from 10.0.0.7 port {p} ssh2" for p in [60948, *range(30000, 30020)]]
+    fields = [LineFields(template=FAIL, params=named_params(FAIL, t)) for t in texts]
+    store, surface = _made(tmp_path, texts, fields)
+    q = "What is the maximum port for root from 10.0.0.7?"
+    kinds = grounding.Kinds(surface).kinds(["port", "failed"], ["root", "10.0.0.7"])
+    plan = QueryPlan(_Tool(surface), [{"role": "user", "content": q}], q, None, [], kinds=kinds)
+    prompt = plan.finish('lines", "text": "10.0.0.7 root"}')[-1]["content"]
+    shown = [x for x in plan.result["lines"] if x.get("captured")]
+    assert plan.result["truncated"] and shown and all("60948" not in x["text"] for x in plan.result["lines"])
+    assert "Over all 21 matched lines with a port: minimum 30000, maximum 60948." in prompt
+    assert "60948" in plan.check("The maximum port was 30019.").text
+    assert plan.check("The maximum port was 60948.").text == "The maximum port was 60948."
+    surface.close()
+    store.close()

@@ -133,3 +133,24 @@ def test_answer_budget(thread):
     assert b.n_scratch == 640 and not b.query and b.reserved == 0      # 640 - 400 < QUERY_MIN_ROOM
     assert b.max_prompt_tokens == int(0.5 * 10_000 / t.admission.prefill_ms_per_tok)
     assert t.prompt_tokens([{"role": "user", "content": "hi"}]) == len(t.prompts.chat_tokens([{"role": "user", "content": "hi"}]))
+
+
+@pytest.mark.parametrize("sees", [False, True])
+def test_a_question_sees_the_ring_as_configured(thread, monkeypatch, sees):
+    """[engine] questions_see_stream reaches every scratch write of a query job (native/kv_cache.h, A JOB
+    WITHOUT THE STREAM), and the engine's own setting is back after it: alert explanations see the ring."""
+    t, _ = thread
+    seen: list[bool] = []
+    real = t.engine.forward_scratch
+
+    def recording(tokens, all_logits=False):
+        seen.append(t.engine.job_sees_stream)
+        return real(tokens, all_logits)
+
+    monkeypatch.setattr(t.engine, "forward_scratch", recording)
+    monkeypatch.setattr(t.config, "questions_see_stream", sees)
+    h = t.submit_chat([{"role": "user", "content": "How many times was the E-STOP pressed?"}], max_tokens=8,
+                      ttft_budget_ms=GENEROUS_MS, query=True)
+    h.result(timeout=300)
+    assert seen and set(seen) == {sees}
+    assert t.engine.job_sees_stream is True

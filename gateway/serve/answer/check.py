@@ -152,7 +152,8 @@ def asked_figures(result: Mapping[str, Any], question: str, end: str | None) -> 
     if op == "lines":      # the asked parameter's value read off the lines ("port 49811", not the address)
         captured = [str(v) for x in result.get("lines") or [] if isinstance(x, dict)
                     for v in (x.get("captured") or {}).values()]
-        return [list(dict.fromkeys(captured))] if captured else []
+        ends = [num(v) for k in ("min", "max") if (v := (result.get("listed_stats") or {}).get(k)) is not None]
+        return [list(dict.fromkeys(captured + ends))] if captured else []
     return []
 
 
@@ -326,7 +327,8 @@ _WHEN_WRITTEN = re.compile(r"\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|De
 
 
 def _figures_of(result: Mapping[str, Any]) -> dict[str, float]:
-    st = result.get("param_stats") if str((result.get("call") or {}).get("op")) == "count" else result
+    op = str((result.get("call") or {}).get("op"))
+    st = result.get("param_stats") if op == "count" else result.get("listed_stats") if op == "lines" else result
     st = st or {}
     return {k: float(st[k]) for k in ("max", "min", "sum", "avg") if isinstance(st.get(k), (int, float))
             and (st.get("n") or 0) > 1}

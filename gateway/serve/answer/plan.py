@@ -40,6 +40,7 @@ class QueryPlan:
     _summed: set = field(default_factory=set)       # ids of the lines a count's parameter total covers
     _of: str | None = None                          # a stats call's `of`, when it ran as first_last
     _shown: int | None = None                       # lines of a listing shown (None: all; shorter())
+    _listed: str = ""                               # a partial listing's figures over all its lines
 
     def finish(self, call_text: str) -> list[dict[str, str]]:
         """Parse and run the call; -> the messages for the answer (the call and its result in them)."""
@@ -56,6 +57,7 @@ class QueryPlan:
             self.result["of_all"] = self.tool.surface.run({"op": "count"}).get("count")   # a count of every line
         self._without_text()
         self._capture_asked()
+        self._listed = self._listing_figures()
         self._shown = None
         return self._messages()
 
@@ -78,6 +80,7 @@ class QueryPlan:
             self.rendered = f"The query read {grounding.shown_call(self.call, self.kinds)}. {self.rendered}"
         if self.call and self.call.get("op") == "count" and self.result.get("count"):
             self.rendered += self._count_detail() + self._split()
+        self.rendered += self._listed
         in_result = {x.get("id") for x in listed.get("lines") or []} | self._summed
         extra = evidence.Evidence(self.evidence.tokens, [x for x in self.evidence.lines if x.get("id") not in in_result])
         if extra.lines and not self._summed_up():   # the lines the question's rare tokens point at: a lookup reads them
@@ -128,6 +131,21 @@ class QueryPlan:
                     x["captured"] = {name: got[x["id"]]}
             if got:
                 return
+
+    def _listing_figures(self) -> str:
+        """A listing that shows some of its matched lines, read for one numeric parameter (captured): that
+        parameter's smallest and largest over every matched line. The shown lines' own largest is not the
+        lines' largest (a 1.5B model answered "the maximum port" with the largest of the ten shown)."""
+        call = self.call or {}
+        names = {k for x in self.result.get("lines") or [] if isinstance(x, dict) for k in (x.get("captured") or {})}
+        if call.get("op") != "lines" or not self.result.get("truncated") or len(names) != 1:
+            return ""
+        name = names.pop()
+        st = self.tool.surface.run({**{k: v for k, v in call.items() if k != "limit"}, "op": "stats", "of": name})
+        if (st.get("n") or 0) < 2 or st.get("min") == st.get("max"):
+            return ""
+        self.result["listed_stats"] = {k: st.get(k) for k in ("of_param", "n", "min", "max")}
+        return f" Over all {st['n']} matched lines with a {name}: minimum {_num(st['min'])}, maximum {_num(st['max'])}."
 
     def _count_detail(self) -> str:
         """What a count adds for the answer: the sum, min and max over the counted lines of a numeric
