@@ -370,7 +370,7 @@ _FIGURE_NAMES = {"max": ("maximum", "最大值"), "min": ("minimum", "最小值"
 def _restated(wrong: list[tuple[str, str]], result: Mapping[str, Any], question: str) -> str:
     """The figures the answer misstated, as the result gives them."""
     have = _figures_of(result)
-    st = result.get("param_stats") or {}
+    st = result.get("param_stats") or result.get("listed_stats") or {}
     name = str(st.get("of_param") or result.get("of_param") or "value")
     keys = list(dict.fromkeys(k for k, _ in wrong))
     if is_chinese(question):
