@@ -15,8 +15,8 @@ tok = Tokenizer.from_gguf(resolve_model("qwen2.5-coder-1.5b-instruct"))
 pr = Prompts(tok, "en", tool_help())
 tools = {s: QueryTool(QuerySurface(os.path.join(os.environ["STORES"], s, "logs.db")), tok) for s in ("Hadoop", "OpenSSH", "Spark")}
 out = {}
-for f in ("blind_tune", "ext17", "own_tune"):
-    for r in json.load(open(os.path.join(os.environ["RUNS"], "out_a_" + f))):
+for f in os.environ.get("SETS", "out_a_blind_tune,out_a_ext17,out_a_own_tune").split(","):   # files in RUNS
+    for r in json.load(open(os.path.join(os.environ["RUNS"], f))):
         if r["system"] not in tools or not (r.get("query") or {}).get("call"):
             continue
         plan = tools[r["system"]].plan([{"role": "user", "content": r["question"]}])
