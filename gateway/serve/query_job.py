@@ -12,6 +12,7 @@ from typing import Any, Callable, Sequence
 
 from gateway.llm.sampling import SamplingParams
 from gateway.llm.speculative import PREFILL_CHECK_TOKENS, GenerateResult, speculative_generate
+from gateway.serve.answer.alike import Watch
 from gateway.serve.answer.call import MAX_CALL_TOKENS, TYPICAL_ANSWER_TOKENS
 from gateway.serve.answer.question import asks
 from gateway.serve.jobs import Job, PromptTooLong
@@ -103,11 +104,17 @@ def query_answer(et: Any, job: Job, turns: list, on_token: Callable[[int], bool]
         if room < 1:
             raise PromptTooLong(f"the answer's prompt ({len(answer)} tokens) does not fit engine.n_scratch")
         cached = min(_common_prefix(prompt[:-1], answer), len(answer) - 1)
+        watch = Watch(et.tokenizer.token_bytes)     # a listing of lines alike ends early
+
+        def on_answer_token(tid: int) -> bool:
+            return on_token(tid) is not False and watch(tid)
+
         et.engine.rollback(base + cached)
         out = speculative_generate(et.engine, et.drafter, answer, min(job.max_tokens, room),
                                    SamplingParams(temperature=job.temperature, top_p=job.top_p), job.seed,
-                                   stop_tokens=stops, on_token=on_token, n_prompt_cached=cached,
+                                   stop_tokens=stops, on_token=on_answer_token, n_prompt_cached=cached,
                                    no_repeat_ngram=et.no_repeat_ngram, keep_going=keep_going, on_step=on_step)
+        plan.ended, plan.ran_out = watch.stopped, out.finish_reason != "stop"
     finally:
         et.engine.rollback(base)
         et.engine.job_sees_stream = sees

@@ -15,7 +15,7 @@ from gateway.llm.constrained import LogitsMask
 from gateway.pipeline.fields import number_of
 from gateway.pipeline.query import OPS
 from gateway.serve.answer import check as answer_check
-from gateway.serve.answer import evidence, grounding
+from gateway.serve.answer import alike, evidence, grounding
 from gateway.serve.answer.call import ANSWER_INSTRUCTION, CALL_PREFIX, COPY_IN_CHINESE, _tidy, parse_call
 from gateway.serve.answer.glossary import english_terms
 from gateway.serve.answer.question import question_phrases, span_s, which_end, writes_duration
@@ -41,6 +41,8 @@ class QueryPlan:
     _of: str | None = None                          # a stats call's `of`, when it ran as first_last
     _shown: int | None = None                       # lines of a listing shown (None: all; shorter())
     _listed: str = ""                               # a partial listing's figures over all its lines
+    ended: bool = False                             # the answer's decode was ended by alike.Watch
+    ran_out: bool = False                           # ... or by max_tokens (it was still going)
 
     def finish(self, call_text: str) -> list[dict[str, str]]:
         """Parse and run the call; -> the messages for the answer (the call and its result in them)."""
@@ -516,8 +518,11 @@ class QueryPlan:
 
     def check(self, answer: str) -> answer_check.Checked:
         """The answer as the operator sees it: its figures checked against this query (answer_check)."""
-        return answer_check.check(answer, self.question, self.result, self.rendered, which_end(self.question),
-                                  self.evidence, logged=evidence.in_log(self.tool.surface))
+        if self.ended:
+            answer = alike.ended(answer)
+        checked = answer_check.check(answer, self.question, self.result, self.rendered, which_end(self.question),
+                                     self.evidence, logged=evidence.in_log(self.tool.surface))
+        return alike.folded(checked, 1 if self.ran_out else alike.TIMES)     # no run written a third time
 
 
 _SLOT = re.compile(r"<[^<>]*>")
