@@ -24,8 +24,9 @@ RUN = 10            # units in a run that lines of one kind share
 TIMES = 2           # times an answer writes one run
 MAX_CUT_LINES = 2   # lines with a cut before Watch ends the answer
 
-_WORD = re.compile(r"[\u3400-\u9fff\uf900-\ufaffA-Za-z0-9_]")
-_UNIT = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]|[A-Za-z0-9_]+|[^\sA-Za-z0-9_\u3400-\u9fff\uf900-\ufaff]")
+_CJK = "\u3400-\u9fff\uf900-\ufaff"
+_WORD = re.compile(f"[{_CJK}A-Za-z0-9_]")                           # a unit that is no mark
+_UNIT = re.compile(f"[{_CJK}]|[A-Za-z0-9_]+|[^\\sA-Za-z0-9_{_CJK}]")
 
 
 def cuts(text: str, times: int = TIMES) -> list[tuple[int, int]]:

@@ -326,10 +326,16 @@ _WHEN_WRITTEN = re.compile(r"\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|De
                            r"\d{1,4}\s*[年月日号时点分秒]|\d{1,2}:\d{2}(?::\d{2})?(?:[.,]\d+)?", re.I)
 
 
-def _figures_of(result: Mapping[str, Any]) -> dict[str, float]:
+def _stats_of(result: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Where a result keeps its figures over a parameter: a count's param_stats, a listing's
+    listed_stats, a stats call's own result."""
     op = str((result.get("call") or {}).get("op"))
     st = result.get("param_stats") if op == "count" else result.get("listed_stats") if op == "lines" else result
-    st = st or {}
+    return st or {}
+
+
+def _figures_of(result: Mapping[str, Any]) -> dict[str, float]:
+    st = _stats_of(result)
     return {k: float(st[k]) for k in ("max", "min", "sum", "avg") if isinstance(st.get(k), (int, float))
             and (st.get("n") or 0) > 1}
 
@@ -370,8 +376,7 @@ _FIGURE_NAMES = {"max": ("maximum", "最大值"), "min": ("minimum", "最小值"
 def _restated(wrong: list[tuple[str, str]], result: Mapping[str, Any], question: str) -> str:
     """The figures the answer misstated, as the result gives them."""
     have = _figures_of(result)
-    st = result.get("param_stats") or result.get("listed_stats") or {}
-    name = str(st.get("of_param") or result.get("of_param") or "value")
+    name = str(_stats_of(result).get("of_param") or result.get("of_param") or "value")
     keys = list(dict.fromkeys(k for k, _ in wrong))
     if is_chinese(question):
         return "\n（结果中 " + name + " 的" + "，".join(f"{_FIGURE_NAMES[k][1]}是 {_num(have[k])}" for k in keys) + "。）"
