@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence
 from gateway.pipeline.query import _HOST, _LEVEL, _TIME, QueryError, QueryInterrupted, QuerySurface, _line
 from gateway.pipeline.store import fts_query
 from gateway.serve.answer.glossary import english_terms
-from gateway.serve.answer.render import _where, again, fold
+from gateway.serve.answer.render import again, fold, header_fields, message_of
 from gateway.serve.prompts import is_chinese
 
 RARE_MAX_LINES = 40           # a token held by at most this many lines identifies them
@@ -202,8 +202,14 @@ def render(ev: Evidence) -> str:
 
 
 def _shown(line: dict[str, Any]) -> str:
-    """The line whole, as the query's result says its lines (render._where): one time, in one form."""
-    return _where(line, room=None)
+    """The line whole, its time before it unless its text begins with it (said twice, it costs the
+    prompt); a long one as time, level and component, then its message (render.message_of)."""
+    t, text = str(line.get("time_text") or ""), str(line.get("text", ""))
+    message = message_of(line)
+    if message is not None:
+        fields = ", ".join(v for v in header_fields(line).values() if v)
+        return f"{t} ({fields}): {message}" if t else f"({fields}): {message}"
+    return text if not t or text.startswith(t) else f"{t} {text}"
 
 
 def quoted(answer: str, ev: Evidence, question: str) -> bool:

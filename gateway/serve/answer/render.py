@@ -15,7 +15,7 @@ from typing import Any, Mapping, Sequence
 from gateway.ingest.header import match_ts
 from gateway.serve.prompts import is_chinese
 
-RESULT_TOKENS = 400           # the result as the prompt quotes it, in tokens as _tokens counts them
+RESULT_CHARS = 900            # the result as the prompt quotes it (~250 tokens)
 LINE_SHOWN = 160              # a line's text in it
 HEADER_CHARS = 120            # a line's header (time, level, thread, component) ends within this
 LONG_HEADER = 64              # a header longer than this is said short even on a line that fits (below)
@@ -35,7 +35,7 @@ def _captured_first(r: Mapping[str, Any], end: str | None) -> str:
 def render_result(result: Mapping[str, Any], end: str | None = None, zh: bool = False) -> str:
     """The result in plain sentences for the answer's prompt (a 1.5B model restates a sentence more
     reliably than it reads nested JSON): every figure as the store gave it, times as the log wrote
-    them, clipped to RESULT_TOKENS. The JSON itself goes to the API as the answer's source. `zh`: the
+    them, clipped to RESULT_CHARS. The JSON itself goes to the API as the answer's source. `zh`: the
     question is Chinese (stats name their figures in Chinese words too)."""
     r = dict(result)
     if r.get("error"):
@@ -54,30 +54,7 @@ def render_result(result: Mapping[str, Any], end: str | None = None, zh: bool = 
             text += f' (Matched on the words "{r["text_relaxed_to"]}"; the other words asked for occur in none of them.)'
         if r.get("truncated"):
             text += " (Only the first lines were read: the figures may be partial.)"
-    return _clipped(text, RESULT_TOKENS)
-
-
-_COSTLY = re.compile(r"[0-9\u3400-\u9fff]")
-
-
-def _tokens(text: str) -> float:
-    """About how many tokens a tokenizer makes of `text`: a token per digit and per CJK character (the
-    Qwen tokenizer splits numbers into digits), one per four other characters. Clipped by characters, a
-    listing of ids and times cost twice what one of words did."""
-    costly = len(_COSTLY.findall(text))
-    return costly + (len(text) - costly) / 4
-
-
-def _clipped(text: str, room: float) -> str:
-    """`text` cut where its tokens (_tokens) pass `room`, marked "...(clipped)"."""
-    if _tokens(text) <= room:
-        return text
-    used = 0.0
-    for i, ch in enumerate(text):
-        used += 1 if _COSTLY.match(ch) else 0.25
-        if used > room:
-            return text[:i] + "...(clipped)"
-    return text
+    return text if len(text) <= RESULT_CHARS else text[:RESULT_CHARS] + "...(clipped)"
 
 
 def _num(x: Any) -> str:
@@ -93,32 +70,21 @@ def shown_avg(r: Mapping[str, Any]) -> str:
     return _num(round(float(r["avg"]), places))
 
 
-def _where(line: Mapping[str, Any], timed: bool = True, room: int | None = LINE_SHOWN) -> str:
+def _where(line: Mapping[str, Any]) -> str:
     """`[in box <box> ][at <time> ][(<host>, <component>; <captured>)]: <text>` of a result line; the time,
     host and component only where the text does not say them (said twice, they cost the prompt and were
-    copied into listings). A line whose text begins with its time in another form ("17/06/09 20:11:11")
-    is said from past it: the time once, in the form answers copy. Not `timed`: no time (a listing said
-    it). `room`: the text's characters shown (None: all). A fleet node's line names its box before the time: in the parenthesis the 1.5B answered "which
-    box first" with the time alone."""
-    message = message_of(line, room)
-    t, text = _shown_time(line), message or _past_time(line, str(line.get("text", "")), not timed)[:room]
+    copied into listings). A fleet node's line names its box before the time: in the parenthesis the 1.5B
+    answered "which box first" with the time alone."""
+    message = message_of(line, LINE_SHOWN)
+    t, text = _shown_time(line), message or str(line.get("text", ""))[:LINE_SHOWN]
     box = f"in box {line['box']}" if line.get("box") else ""
-    when = f"at {t}" if timed and _unwritten(t, text) else ""
+    when = f"at {t}" if _unwritten(t, text) else ""
     named = {**line, **header_fields(line)} if message else line
     fields = ("host", "component", "level") if message else ("host", "component")
     who = ", ".join(f"{k} {named[k]}" for k in fields if named.get(k) and str(named[k]) not in text)
     got = "; ".join(f"{k} = {v}" for k, v in (line.get("captured") or {}).items())
     said = " ".join(x for x in (box, when, f"({'; '.join(x for x in (who, got) if x)})" if who or got else "") if x)
     return f"{said}: {text}" if said else text
-
-
-def _past_time(line: Mapping[str, Any], text: str, untimed: bool = False) -> str:
-    """`text` from past the time it begins with when the answer says that time in another form (ISO) or
-    `untimed` (a listing said it before the line); as it is otherwise."""
-    written = str(line.get("time_text") or "")
-    if written and text.startswith(written) and (untimed or _unwritten(_shown_time(line), text)):
-        return text[len(written):].lstrip() or text
-    return text
 
 
 def message_of(line: Mapping[str, Any], room: int | None = None) -> str | None:
@@ -230,17 +196,7 @@ def _describe_buckets(r: Mapping[str, Any]) -> str:
 
 
 def _describe_lines(r: Mapping[str, Any]) -> str:
-    """The lines folded (fold), lines of one second under their time once ("- at T:" then "  - line"):
-    listed whole, ten lines of one second wrote it ten times, twice each in two forms, and the 1.5B
-    answered "which host" and "how was it registered" with that time."""
-    out = []
-    for t, group in groupby(fold(r.get("lines", [])), key=lambda g: str(_shown_time(g[0]) or "")):
-        group = list(group)
-        if len(group) == 1 or not t:
-            out += [f"- {_where(x)}{again(n, first)}" for x, n, first in group]
-        else:
-            out += [f"- at {t}:"] + [f"  - {_where(x, timed=False)}{again(n, first)}" for x, n, first in group]
-    shown = "\n".join(out)
+    shown = "\n".join(f"- {_where(x)}{again(n, first)}" for x, n, first in fold(r.get("lines", [])))
     return f"{r.get('count', 0)} lines match; the newest {len(r.get('lines', []))}, newest first:\n{shown}"
 
 
@@ -297,10 +253,11 @@ _DESCRIBE = {"count": _describe_count, "top_k": _describe_top, "stats": _describ
 def _plain_where(line: Mapping[str, Any], zh: bool, timed: bool = True) -> str:
     """A line for the plain answer: its time (unless it writes it as the answer gives it; never when not
     `timed`, a listing having said it), the box, host and component its text does not write, its text."""
-    text = str(line.get("text", ""))
+    text, written = str(line.get("text", "")), str(line.get("time_text") or "")
     who = _who(line, text)
     t = str(_shown_time(line)) if timed and _unwritten(_shown_time(line), text) else ""   # it writes its time
-    text = _past_time(line, text, not timed)     # ... in another form: said once, as the answer does
+    if (t or not timed) and written and text.startswith(written):   # ... in another form ("17/06/09 20:11:11
+        text = text[len(written):].lstrip()                          # INFO"): said once, as the answer does
     if zh:
         return f"{t}（{'，'.join(who)}）：{text}" if who else f"{t}：{text}" if t else text
     named = " (" + ", ".join(who) + ")" if who else ""
