@@ -460,7 +460,7 @@ class EngineThread:
         if job.handle.cancelled:
             finish = "cancelled"
             self.jobs_cancelled += 1
-        elif res.finish_reason == "stop" or (res.tokens and res.tokens[-1] in stop_ids):
+        elif res.finish_reason == "stop":
             finish = "stop"      # a stop token, or the answer ended on purpose (answer.alike.Watch)
         end = time.monotonic()
         due = job.due_at(first_at[0] if first_at else None, end)
