@@ -105,20 +105,37 @@ def test_an_engine_without_reading_during_jobs_says_so():
     assert e.reads_during_jobs is False
 
 
-def test_a_job_past_its_estimate_reads_only_a_stream_that_is_due():
-    """Past its estimate a job's rest is unknown: no room for reading, until the stream's own deadline
-    (its lag reached due_lag_s) comes first; the share still bounds it."""
-    r, now = ReadingDuringJobs(True, 1024, CHUNK, 0.5, due_lag_s=10.0), 1000.0
-    clock = JobClock(deadline=now + 60.0, work_ms=1000.0, started=now)
-    assert r.decide(clock, 40, 2.0, 10.0, 0, now=now + 0.5) == READ       # 320 ms + 1.25 * 500 ms << 60 s
-    assert r.decide(clock, 40, 2.0, 10.0, 0, now=now + 1.5) == DEADLINE   # past its estimate
-    assert r.decide(clock, 40, 9.9, 10.0, 0, now=now + 1.5) == DEADLINE
-    assert r.decide(clock, 40, 10.0, 10.0, 0, now=now + 1.5) == READ      # the stream is due
-    r.read(clock, 32, 800.0)
-    assert r.decide(clock, 40, 30.0, 10.0, 0, now=now + 1.6) == SHARE     # ... within the share
-    assert (r.skipped_deadline, r.read_due, r.skipped_share) == (2, 1, 1)
+def test_a_due_stream_reads_in_the_margin_but_not_past_the_jobs_deadline():
+    """A stream whose lag reached due_lag_s is read past the job's deadline point (the slack kept as the
+    answer's margin), up to the job's own deadline and not past it."""
+    r, now = ReadingDuringJobs(True, 1024, CHUNK, 1.0, due_lag_s=10.0), 1000.0
+    # estimated 4 s of work; the deadline point at 5 s, the job's own deadline at 8 s
+    clock = JobClock(deadline=now + 5.0, work_ms=4000.0, started=now, hard=now + 8.0)
+    at = now + 2.0                                                        # 2 s worked, 2 s to come
+    assert r.decide(clock, 40, 2.0, 10.0, 0, now=at) == READ              # 2.32 + 2.5 < 5
+    clock.read_ms = 1000.0                                                # 1 s of it read: 3 s to come
+    assert r.decide(clock, 40, 2.0, 10.0, 0, now=at) == DEADLINE          # 2.32 + 3.75 > 5 ...
+    assert r.decide(clock, 40, 12.0, 10.0, 0, now=at) == READ             # ... but due: 6.07 < 8
+    clock.read_ms = 4000.0                                                # at 7.5 s, 3.5 s worked
+    assert r.decide(clock, 40, 12.0, 10.0, 0, now=now + 7.5) == DEADLINE  # due, but 7.82 + 0.625 > 8
+    assert (r.skipped_deadline, r.read_due) == (2, 1)
     assert r.stats()["reads_stream_due"] == 1
     assert reading().due_lag_s == float("inf")                             # not set: never due
+
+
+def test_a_job_past_its_estimate_reads_a_due_stream_only_once_late():
+    """Past its estimate a job's rest is unknown: no room for reading, not even for a due stream, while
+    its own deadline is ahead; once that has passed the due stream is read, the share still bounding it."""
+    r, now = ReadingDuringJobs(True, 1024, CHUNK, 0.5, due_lag_s=10.0), 1000.0
+    clock = JobClock(deadline=now + 2.0, work_ms=1000.0, started=now, hard=now + 12.0)
+    assert r.decide(clock, 40, 2.0, 10.0, 0, now=now + 0.5) == READ       # 320 ms + 1.25 * 500 ms < 2 s
+    assert r.decide(clock, 40, 2.0, 10.0, 0, now=now + 1.5) == DEADLINE   # past its estimate
+    assert r.decide(clock, 40, 30.0, 10.0, 0, now=now + 1.5) == DEADLINE  # due, but the deadline is ahead
+    assert r.decide(clock, 40, 9.9, 10.0, 0, now=now + 12.5) == DEADLINE  # late, but not due
+    assert r.decide(clock, 40, 10.0, 10.0, 0, now=now + 12.5) == READ     # late and due
+    r.read(clock, 32, 12000.0)
+    assert r.decide(clock, 40, 30.0, 10.0, 0, now=now + 12.6) == SHARE    # ... within the share
+    assert (r.skipped_deadline, r.read_due, r.skipped_share) == (3, 1, 1)
 
 
 def test_a_held_answer_is_due_at_its_end():

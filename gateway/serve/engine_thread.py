@@ -367,7 +367,7 @@ class EngineThread:
         started = time.monotonic()
         slack_s = max(0.0, job.deadline - started - work / 1000)
         return JobClock(min(job.deadline, started + work / 1000 + self.config.read_during_jobs_slack * slack_s),
-                        work, started)
+                        work, started, job.deadline)
 
     def _load(self) -> None:
         if self.kernel_plan_dir is not None:   # before the engine's first matmul

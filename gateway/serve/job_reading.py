@@ -4,8 +4,11 @@ holds a chunk's worth (or its oldest entry waits), the job's deadline has room f
 measured prefill cost, reading has taken at most `share` of the job's time (a job runs at most
 1 / (1 - share) times as long: a line faster than the engine reads would otherwise starve it), and the
 job has not lost too much of the stream it reads. Two deadlines meet here: the job's, and the stream's
-(its reading lag reached `due_lag_s`); a stream that is due is read even where the job's deadline has
-no room, within the same share. A job past its estimate before its deadline point leaves no room.
+(its reading lag reached `due_lag_s`). A stream that is due is read past the job's deadline point (the
+slack it keeps as the answer's margin), within the same share, but not past the job's own deadline:
+the lag's target is the appliance's own, a question's budget is what the person waiting was promised.
+A job past its estimate leaves no room (its rest is unknown) until its deadline has passed: late
+whatever it does, it no longer holds the stream back beyond its share.
 
 The job keeps the stream view it started with (native/kv_cache.h, READING DURING A JOB): it never sees
 the chunks read during it, and loses the view's entries the ring evicts meanwhile (at most max_lost).
@@ -35,6 +38,7 @@ class JobClock:
     deadline: float            # monotonic time reading aims to leave the job done by (its deadline point at most)
     work_ms: float             # admission's estimate of the job's own work to that point
     started: float = field(default_factory=time.monotonic)
+    hard: float = float("inf")   # the job's own deadline: a due stream is read up to it, not past it
     read_ms: float = 0.0       # stream reading done inside this job
     read_before_due_ms: float = 0.0   # ... before its deadline point (left out of the outcome)
     due_passed: bool = False   # a first-token job whose first token is out: no deadline left
@@ -48,6 +52,11 @@ class JobClock:
         if self.due_passed:
             return 0.0
         return max(0.0, self.work_ms - self.worked_ms(now))
+
+
+def _fits(now: float, chunk_ms: float, rest_ms: float, until: float) -> bool:
+    """A chunk now, then the job's rest with its margin, ends by `until`."""
+    return now * 1000 + chunk_ms + DEADLINE_SAFETY * rest_ms <= until * 1000
 
 
 @dataclass
@@ -81,14 +90,17 @@ class ReadingDuringJobs:
         if self.share < 1.0 and (clock.read_ms + chunk_ms) * (1.0 - self.share) > self.share * clock.worked_ms(now):
             self.skipped_share += 1
             return SHARE
+        if clock.due_passed:
+            return READ
         rest = clock.remaining_ms(now)
-        if not clock.due_passed and (rest <= 0 or
-                                     now * 1000 + chunk_ms + DEADLINE_SAFETY * rest > clock.deadline * 1000):
-            if lag_s < self.due_lag_s:
-                self.skipped_deadline += 1
-                return DEADLINE
+        if rest > 0 and _fits(now, chunk_ms, rest, clock.deadline):
+            return READ
+        due = lag_s >= self.due_lag_s
+        if due and (now > clock.hard if rest <= 0 else _fits(now, chunk_ms, rest, clock.hard)):
             self.read_due += 1
-        return READ
+            return READ
+        self.skipped_deadline += 1
+        return DEADLINE
 
     def read(self, clock: JobClock, n_tokens: int, ms: float) -> None:
         self.chunks += 1
