@@ -8,7 +8,8 @@ job has not lost too much of the stream it reads. Two deadlines meet here: the j
 slack it keeps as the answer's margin), within the same share, but not past the job's own deadline:
 the lag's target is the appliance's own, a question's budget is what the person waiting was promised.
 A job past its estimate leaves no room (its rest is unknown) until its deadline has passed: late
-whatever it does, it no longer holds the stream back beyond its share.
+whatever it does, it no longer holds the stream back beyond its share. A late job with estimate left
+reads no due stream (its rest, priced against that deadline, never fits).
 
 The job keeps the stream view it started with (native/kv_cache.h, READING DURING A JOB): it never sees
 the chunks read during it, and loses the view's entries the ring evicts meanwhile (at most max_lost).
@@ -72,7 +73,7 @@ class ReadingDuringJobs:
     skipped_deadline: int = 0      # a chunk was waiting but the job's deadline had no room for it
     skipped_share: int = 0         # ... but reading had taken its share of the job's time
     skipped_lost: int = 0          # ... but the job's view had lost its share
-    read_due: int = 0              # chunks read because the stream was due, where the job's deadline had no room
+    read_due: int = 0              # chunks read because the stream was due, where the deadline point had no room
     view_lost_tokens: int = 0      # view tokens jobs lost, summed at their ends
 
     def decide(self, clock: JobClock, backlog_tokens: int, lag_s: float, prefill_ms_per_tok: float,
