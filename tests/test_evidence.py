@@ -353,3 +353,22 @@ def test_the_fallback_lists_lines_of_one_second_under_their_time():
     apart = [{**x, "time": 1497038471.0 - i} for i, x in enumerate(lines)]    # seconds apart: one a line
     assert "\n- " + str(render._shown_time(apart[2])) + ": INFO" in render.plain_answer(
         {**r, "lines": apart}, "which?", None)
+
+
+def test_a_token_rare_in_the_first_hits_but_common_in_the_store_is_not_rare(tmp_path):
+    """The token-search scan reads a sample (its first SCAN_LINES hits); rarity is judged on the store:
+    "3" is a whole token in few of the first hits ("0.3", "3.0" are not whole) but in many lines past them."""
+    lines = [f"valve open {i % 97} pressure {(i % 500) / 10:.1f} bar" for i in range(6000)]
+    lines += ["probe x9 failed"] * 3 + [f"probe at node.x9.lan {i} ok" for i in range(600)]
+    s = Store(tmp_path / "r.db")
+    s.append([LogRecord(1_700_000_000.0 + i, "t", "h", 6, x) for i, x in enumerate(lines)])
+    q = QuerySurface(s.path)
+    first = [r for r in q.execute("SELECT l.text FROM logs l WHERE l.id IN (SELECT rowid FROM logs_fts "
+                                  "WHERE logs_fts MATCH '\"3\"' LIMIT ?)", [evidence.SCAN_LINES])[0]]
+    held = sum(1 for (t,) in first if evidence._whole("3").search(t))
+    assert 0 < held <= evidence.RARE_MAX_LINES and len(first) == evidence.SCAN_LINES   # the sample says rare
+    assert "3" not in evidence.find(q, "Were there any faults on line 3?").tokens
+    # a token most of whose hits are parts of an address, and whole in a few lines only, stays rare
+    ev = evidence.find(q, "what failed at probe x9?")
+    assert ev.tokens[0] == "x9" and [x["text"] for x in ev.lines] == ["probe x9 failed"] * 3
+    s.close()

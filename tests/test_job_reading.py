@@ -9,8 +9,8 @@ from tests.fakes import ScratchLM
 
 from gateway.llm.sampling import SamplingParams
 from gateway.llm.speculative import PREFILL_CHECK_TOKENS, speculative_generate
-from gateway.serve.job_reading import (DEADLINE, DEADLINE_SAFETY, EMPTY, LOST, READ, SHARE, JobClock,
-                                       ReadingDuringJobs)
+from gateway.serve.job_reading import (DEADLINE, DEADLINE_SAFETY, EMPTY, LATE_DUE_FACTOR, LOST, READ, SHARE,
+                                       JobClock, ReadingDuringJobs)
 
 CHUNK = 32
 
@@ -123,19 +123,22 @@ def test_a_due_stream_reads_in_the_margin_but_not_past_the_jobs_deadline():
     assert reading().due_lag_s == float("inf")                             # not set: never due
 
 
-def test_a_job_past_its_estimate_reads_a_due_stream_only_once_late():
+def test_a_job_past_its_estimate_reads_only_an_overdue_stream_once_late():
     """Past its estimate a job's rest is unknown: no room for reading, not even for a due stream, while
-    its own deadline is ahead; once that has passed the due stream is read, the share still bounding it."""
+    its own deadline is ahead. Once that has passed, a person still waits for it: it reads only a stream
+    overdue (lag at LATE_DUE_FACTOR times the due lag), the share still bounding it."""
     r, now = ReadingDuringJobs(True, 1024, CHUNK, 0.5, due_lag_s=10.0), 1000.0
+    overdue = LATE_DUE_FACTOR * 10.0
     clock = JobClock(deadline=now + 2.0, work_ms=1000.0, started=now, hard=now + 12.0)
     assert r.decide(clock, 40, 2.0, 10.0, 0, now=now + 0.5) == READ       # 320 ms + 1.25 * 500 ms < 2 s
     assert r.decide(clock, 40, 2.0, 10.0, 0, now=now + 1.5) == DEADLINE   # past its estimate
-    assert r.decide(clock, 40, 30.0, 10.0, 0, now=now + 1.5) == DEADLINE  # due, but the deadline is ahead
-    assert r.decide(clock, 40, 9.9, 10.0, 0, now=now + 12.5) == DEADLINE  # late, but not due
-    assert r.decide(clock, 40, 10.0, 10.0, 0, now=now + 12.5) == READ     # late and due
+    assert r.decide(clock, 40, 30.0, 10.0, 0, now=now + 1.5) == DEADLINE  # overdue, but the deadline is ahead
+    assert r.decide(clock, 40, 10.0, 10.0, 0, now=now + 12.5) == DEADLINE  # late and due, not overdue
+    assert r.decide(clock, 40, overdue - 0.1, 10.0, 0, now=now + 12.5) == DEADLINE
+    assert r.decide(clock, 40, overdue, 10.0, 0, now=now + 12.5) == READ   # late and overdue
     r.read(clock, 32, 12000.0)
     assert r.decide(clock, 40, 30.0, 10.0, 0, now=now + 12.6) == SHARE    # ... within the share
-    assert (r.skipped_deadline, r.read_due, r.skipped_share) == (3, 1, 1)
+    assert (r.skipped_deadline, r.read_due, r.skipped_share) == (4, 1, 1)
 
 
 def test_a_held_answer_is_due_at_its_end():

@@ -7,9 +7,11 @@ job has not lost too much of the stream it reads. Two deadlines meet here: the j
 (its reading lag reached `due_lag_s`). A stream that is due is read past the job's deadline point (the
 slack it keeps as the answer's margin), within the same share, but not past the job's own deadline:
 the lag's target is the appliance's own, a question's budget is what the person waiting was promised.
-A job past its estimate leaves no room (its rest is unknown) until its deadline has passed: late
-whatever it does, it no longer holds the stream back beyond its share. A late job with estimate left
-reads no due stream (its rest, priced against that deadline, never fits).
+A job past its estimate leaves no room (its rest is unknown). Once its deadline has passed it is late
+whatever it does, but a person still waits for it, and each second read inside it is one more second of
+waiting: it reads only an overdue stream (lag at LATE_DUE_FACTOR times the due lag), so that a job far
+past its estimate does not hold the stream back without bound. A late job with estimate left reads no
+due stream (its rest, priced against that deadline, never fits).
 
 The job keeps the stream view it started with (native/kv_cache.h, READING DURING A JOB): it never sees
 the chunks read during it, and loses the view's entries the ring evicts meanwhile (at most max_lost).
@@ -28,6 +30,8 @@ DEADLINE_SAFETY = 1.25
 # A queue holding less than a chunk is read during a job once its oldest entry waited this long: short
 # chunks cost nearly a full forward each, so the job's steps are not interleaved with crumbs.
 PARTIAL_CHUNK_AFTER_S = 1.0
+# A late job reads the stream only once its lag is this many times the due lag (see above).
+LATE_DUE_FACTOR = 2.0
 
 READ, EMPTY, DEADLINE, SHARE, LOST = "read", "empty", "deadline", "share", "lost"
 
@@ -96,8 +100,11 @@ class ReadingDuringJobs:
         rest = clock.remaining_ms(now)
         if rest > 0 and _fits(now, chunk_ms, rest, clock.deadline):
             return READ
-        due = lag_s >= self.due_lag_s
-        if due and (now > clock.hard if rest <= 0 else _fits(now, chunk_ms, rest, clock.hard)):
+        if rest > 0:
+            due = lag_s >= self.due_lag_s and _fits(now, chunk_ms, rest, clock.hard)
+        else:
+            due = now > clock.hard and lag_s >= LATE_DUE_FACTOR * self.due_lag_s
+        if due:
             self.read_due += 1
             return READ
         self.skipped_deadline += 1

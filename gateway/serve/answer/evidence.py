@@ -48,6 +48,12 @@ def _whole(token: str, exact: bool = False) -> re.Pattern:
 def _rows_holding(surface: QuerySurface, tok: str, columns: str, text_at: int, rx: re.Pattern) -> list | None:
     """Up to SCAN_LINES stored rows (`columns` of `logs l`) that FTS finds for `tok` and whose text (column
     `text_at`) `rx` matches; None when the token is nothing FTS can look up (not ASCII, no word)."""
+    got = _scan(surface, tok, columns, text_at, rx)
+    return None if got is None else got[0]
+
+
+def _scan(surface: QuerySurface, tok: str, columns: str, text_at: int, rx: re.Pattern) -> tuple[list, int] | None:
+    """(_rows_holding's rows, how many FTS hits they were taken from: SCAN_LINES when the scan was cut)."""
     q = fts_query(tok) if tok.isascii() else None
     if q is None:
         return None
@@ -55,8 +61,26 @@ def _rows_holding(surface: QuerySurface, tok: str, columns: str, text_at: int, r
         rows, _ = surface.execute(f"SELECT {columns} FROM logs l WHERE l.id IN "
                                   "(SELECT rowid FROM logs_fts WHERE logs_fts MATCH ? LIMIT ?)", (q, SCAN_LINES))
     except (QueryError, QueryInterrupted, Exception):     # a token FTS cannot read holds no line
-        return []
-    return [r for r in rows if rx.search(r[text_at])]
+        return [], 0
+    return [r for r in rows if rx.search(r[text_at])], len(rows)
+
+
+def _few(surface: QuerySurface, tok: str, held: int, scanned: int) -> bool:
+    """The lines holding the token whole are at most RARE_MAX_LINES: `held` of the `scanned` FTS hits
+    read hold it whole. A scan cut at SCAN_LINES is a sample ("3" of "line 3" is a whole token in few of
+    the first hits but in thousands of lines past them): the store's FTS hits are counted, up to where
+    the sample's share of them would pass the limit."""
+    if not held or held > RARE_MAX_LINES:
+        return False
+    if scanned < SCAN_LINES:
+        return True
+    bound = RARE_MAX_LINES * SCAN_LINES // held         # FTS hits at which the estimate reaches the limit
+    try:
+        rows, _ = surface.execute("SELECT count(*) FROM (SELECT rowid FROM logs_fts WHERE logs_fts MATCH ? "
+                                  "LIMIT ?)", (fts_query(tok), bound + 1))
+    except (QueryError, QueryInterrupted, Exception):
+        return False
+    return int(rows[0][0]) <= bound
 
 
 def candidates(question: str) -> list[str]:
@@ -90,14 +114,15 @@ def find(surface: QuerySurface, question: str, names: Sequence[str] = ()) -> Evi
             continue
         if tried >= MAX_TOKENS * 2:
             break
-        rows = _rows_holding(surface, tok, f"l.id, {_TIME}, {_HOST}, l.component, {_LEVEL}, l.time_text, l.text, "
-                             "l.template_id", 6, _whole(tok))
-        if rows is None:
+        got = _scan(surface, tok, f"l.id, {_TIME}, {_HOST}, l.component, {_LEVEL}, l.time_text, l.text, "
+                    "l.template_id", 6, _whole(tok))
+        if got is None:
             continue
+        rows, scanned = got
         tried += 1
         if rows and (is_id(tok) or named):
             out.ids.append(tok)                  # a condition however many lines hold it
-        if not rows or len(rows) > RARE_MAX_LINES:
+        if not _few(surface, tok, len(rows), scanned):
             continue
         out.tokens.append(tok)
         # the word the question writes before the token, before it in the line too ("task 21.0", not
