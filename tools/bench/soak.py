@@ -216,6 +216,7 @@ class Soak:
         self.alert_ids: set[int] = set()
         self.chat_s: list[float] = []
         self.chat_stages: list[list[dict]] = []   # per answer, its queries' stage timings (ms)
+        self.chat_asked: list[tuple[str, str]] = []   # per answer, the question and the answer's text
         self.chat_refusals: list[dict] = []
         self.questions = {"asked": 0, "refused": 0, "failed": 0}
         self.samples: list[dict] = []
@@ -313,6 +314,8 @@ class Soak:
             self.questions["failed"] += 1
         elif r.status_code == 200:
             self.chat_s.append(time.monotonic() - tq)
+            choices = r.json().get("choices") or [{}]
+            self.chat_asked.append((question, str((choices[0].get("message") or {}).get("content") or "")))
             # the answer's stages (its query sources' timing); the rest of its latency is queueing
             self.chat_stages.append([{**s["timing"], "call": s.get("call")} for s in r.json().get("sources") or []
                                      if isinstance(s, dict) and s.get("timing")])
@@ -436,7 +439,8 @@ def issue42(run: Soak, final: dict, lines_lost: int) -> dict:
                                  run.questions["failed"], budget_s)
     questions["stages_p50_ms"] = stage_figures(run.chat_s, run.chat_stages)
     (run.out / "soak-questions.json").write_text(json.dumps(
-        [{"s": round(t, 2), "stages": st} for t, st in zip(run.chat_s, run.chat_stages)]) + "\n")
+        [{"q": q, "answer": a, "s": round(t, 2), "stages": st}
+         for t, st, (q, a) in zip(run.chat_s, run.chat_stages, run.chat_asked)], ensure_ascii=False) + "\n")
     (run.out / "soak-summaries.json").write_text(json.dumps(run.summaries.kept, ensure_ascii=False) + "\n")
     return {
         "engine_cpus": sorted(run.engine_cpus) or None, "load_cpus": sorted(run.load_cpus),
