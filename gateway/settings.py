@@ -240,7 +240,7 @@ class EngineSettings(_Section):
     # ... taking at most this share of a running job's time (0.5: a job at most twice as long)
     read_during_jobs_share: float = Field(0.5, ge=0, le=1)
     # ... and past this reading lag the stream is due: read in the slack kept as the answer's margin too,
-    # but not past the job's own deadline (a job past it, late: only at twice this lag)
+    # but not past the job's own deadline (a job past it, late: only at job_reading.LATE_DUE_FACTOR times it)
     read_during_jobs_lag_s: float = Field(10.0, ge=0, le=600)
     # ... and borrowing at most this share of the job's slack (its budget past admission's estimate of
     # its work): the rest is the answer's margin, for an estimate a loaded host makes too short
