@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.serve.admission import BIAS_HALF_LIFE_S, EMA_ALPHA, STALE_S, Admission
+from gateway.serve.admission import BIAS_HALF_LIFE_S, EMA_ALPHA, KIND_PROBE_S, STALE_S, Admission
 
 
 def test_ema_alpha_02():
@@ -92,3 +92,28 @@ def test_an_old_correction_fades_so_a_refused_kind_is_not_refused_for_good():
     assert a.bias("explain") == pytest.approx(1.125, abs=1e-3) and a.decide(**ask).admitted
     a.observe_outcome("explain", 1000, 1000)       # a new outcome starts from what was left
     assert a.bias("explain") == pytest.approx(1.125 + EMA_ALPHA * (1.0 - 1.125), abs=1e-3)
+
+
+def test_a_kind_refused_for_long_gets_a_probe_that_corrects_its_estimate():
+    """A kind refused on fresh figures (a stream read without pause keeps them fresh) gets no outcome to
+    correct its estimate: after KIND_PROBE_S with none admitted, one is admitted on an idle queue, and its
+    outcome lets the kind's later jobs in. Other kinds and busy queues are not probed."""
+    now = [0.0]
+    a = Admission(prefill_ms_per_tok=2.0, decode_ms_per_tok=20.0, clock=lambda: now[0])
+    ask = dict(prompt_tokens=500, decode_tokens=30, budget_ms=1500, kind="chat")    # model: 1600 ms
+    assert a.decide(prompt_tokens=10, decode_tokens=1, budget_ms=1500, kind="explain").admitted
+    while now[0] < KIND_PROBE_S - 1:
+        now[0] += 1.0
+        a.observe_prefill(32, 64.0)                  # the stream's reading: the figures stay fresh
+        assert not a.decide(**ask, idle=True).admitted
+    now[0] = KIND_PROBE_S
+    a.observe_prefill(32, 64.0)
+    assert not a.decide(**ask, idle=False).admitted   # a busy queue: no probe
+    d = a.decide(**ask, idle=True)
+    assert d.admitted and d.estimate_ms == pytest.approx(1600) and a.stats()["probes"] == 1
+    assert a.prefill_ms_per_tok == pytest.approx(2.0)  # fresh figures are kept (no reseed)
+    assert not a.decide(**ask, idle=True).admitted     # one probe, not a door left open
+    a.observe_outcome("chat", d.model_ms, 1000.0)      # the model overestimated this kind
+    assert a.decide(**ask, idle=True).admitted and a.stats()["probes"] == 1
+    now[0] += KIND_PROBE_S
+    assert not a.decide(prompt_tokens=500, decode_tokens=30, budget_ms=100, kind="explain", idle=False).admitted

@@ -20,6 +20,9 @@ BIAS_LIMITS = (0.25, 4.0)   # how far outcomes may scale the cost model (a runaw
 # A kind's correction fades back to none as its last outcome ages: a kind that is refused gets no new
 # outcomes, so an old bad one must not refuse it for good (the probe's reason, for the correction).
 BIAS_HALF_LIFE_S = 300.0
+# A kind with no job admitted for this long gets one admitted on an idle queue (a probe): its estimate is
+# corrected only by its own outcomes, and a refused kind has none (see decide).
+KIND_PROBE_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -50,7 +53,13 @@ class Admission:
     long it really took to its deadline point against what the model said (observe_outcome); the
     running ratio, per kind of job (starting at 1, fading back to 1 as it ages), scales later
     estimates. A model that overestimates stops refusing jobs that would have made it; one that
-    underestimates (missed deadlines) refuses sooner.
+    underestimates (missed deadlines) refuses sooner. But a kind whose uncorrected estimate sits over
+    its budget is refused before it has any outcome, and a stream read without pause keeps the figures
+    fresh (no probe on stale figures): a one-core soak refused every question for its whole run, each
+    estimated just over its budget by a model that its outcomes, had any been let in, would have
+    corrected down (they had, in the run before). So a kind with no job admitted for KIND_PROBE_S gets
+    one admitted on an idle queue (a probe, counted; a late one counted as missed too): its outcome
+    corrects the kind's estimate either way.
     """
 
     def __init__(self, prefill_ms_per_tok: float, decode_ms_per_tok: float, alpha: float = EMA_ALPHA,
@@ -70,6 +79,8 @@ class Admission:
         self._clock = clock
         self._observed = clock()
         self._bias: dict[str, tuple[MsPerToken, float]] = {}   # kind -> (EMA of actual / modelled ms, when)
+        self._admitted_at: dict[str, float] = {}    # kind -> when a job of it was last admitted
+        self._started = clock()
 
     @property
     def prefill_ms_per_tok(self) -> float:
@@ -102,12 +113,16 @@ class Admission:
         model = self.estimate_ms(prompt_tokens, decode_tokens, queue_wait_ms)
         est = model * self.bias(kind)
         with self._lock:
-            probe = idle and self._clock() - self._observed >= STALE_S
-            if est <= budget_ms or probe:
+            now = self._clock()
+            stale = now - self._observed >= STALE_S
+            untried = now - self._admitted_at.get(kind, self._started) >= KIND_PROBE_S
+            if est <= budget_ms or idle and (stale or untried):
                 self.admitted += 1
+                self._admitted_at[kind] = now
                 if est > budget_ms:
                     self.probes += 1
-                    self._reseed = {"prefill": True, "decode": True}
+                    if stale:
+                        self._reseed = {"prefill": True, "decode": True}
                 return Decision(True, est, budget_ms, 0.0, model)
             self.refused += 1
         # The queue drains at about the rate it was estimated; after that much time the job would fit.
