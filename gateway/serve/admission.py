@@ -53,13 +53,11 @@ class Admission:
     long it really took to its deadline point against what the model said (observe_outcome); the
     running ratio, per kind of job (starting at 1, fading back to 1 as it ages), scales later
     estimates. A model that overestimates stops refusing jobs that would have made it; one that
-    underestimates (missed deadlines) refuses sooner. But a kind whose uncorrected estimate sits over
-    its budget is refused before it has any outcome, and a stream read without pause keeps the figures
-    fresh (no probe on stale figures): a one-core soak refused every question for its whole run, each
-    estimated just over its budget by a model that its outcomes, had any been let in, would have
-    corrected down (they had, in the run before). So a kind with no job admitted for KIND_PROBE_S gets
-    one admitted on an idle queue (a probe, counted; a late one counted as missed too): its outcome
-    corrects the kind's estimate either way.
+    underestimates (missed deadlines) refuses sooner. A kind whose uncorrected estimate sits over its
+    budget gets no outcome, and a stream read without pause keeps the figures fresh (no stale-figures
+    probe): so a kind with no job admitted for KIND_PROBE_S gets one admitted on an idle queue (a probe,
+    counted; a late one counted as missed too), and its outcome corrects the kind's estimate either way
+    (docs/perf/2026-12-06-rarity-and-late-reading.md, section 5).
     """
 
     def __init__(self, prefill_ms_per_tok: float, decode_ms_per_tok: float, alpha: float = EMA_ALPHA,

@@ -314,10 +314,11 @@ class Soak:
             self.questions["failed"] += 1
         elif r.status_code == 200:
             self.chat_s.append(time.monotonic() - tq)
-            choices = r.json().get("choices") or [{}]
+            body = r.json()
+            choices = body.get("choices") or [{}]
             self.chat_asked.append((question, str((choices[0].get("message") or {}).get("content") or "")))
             # the answer's stages (its query sources' timing); the rest of its latency is queueing
-            self.chat_stages.append([{**s["timing"], "call": s.get("call")} for s in r.json().get("sources") or []
+            self.chat_stages.append([{**s["timing"], "call": s.get("call")} for s in body.get("sources") or []
                                      if isinstance(s, dict) and s.get("timing")])
         else:
             self.questions["refused"] += 1

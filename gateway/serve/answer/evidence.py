@@ -45,15 +45,10 @@ def _whole(token: str, exact: bool = False) -> re.Pattern:
     return re.compile(r"(?<![A-Za-z0-9_.\-])" + re.escape(token) + after, re.IGNORECASE)
 
 
-def _rows_holding(surface: QuerySurface, tok: str, columns: str, text_at: int, rx: re.Pattern) -> list | None:
-    """Up to SCAN_LINES stored rows (`columns` of `logs l`) that FTS finds for `tok` and whose text (column
-    `text_at`) `rx` matches; None when the token is nothing FTS can look up (not ASCII, no word)."""
-    got = _scan(surface, tok, columns, text_at, rx)
-    return None if got is None else got[0]
-
-
 def _scan(surface: QuerySurface, tok: str, columns: str, text_at: int, rx: re.Pattern) -> tuple[list, int] | None:
-    """(_rows_holding's rows, how many FTS hits they were taken from: SCAN_LINES when the scan was cut)."""
+    """(up to SCAN_LINES stored rows, `columns` of `logs l`, that FTS finds for `tok` and whose text, column
+    `text_at`, `rx` matches; how many FTS hits they were taken from: SCAN_LINES when the scan was cut).
+    None when the token is nothing FTS can look up (not ASCII, no word)."""
     q = fts_query(tok) if tok.isascii() else None
     if q is None:
         return None
@@ -165,7 +160,8 @@ def in_log(surface: QuerySurface) -> Callable[[str], bool]:
     """logged(token) for the answer check: whether a stored line holds the token whole (not as a part
     of a longer id or number)."""
     def logged(tok: str) -> bool:
-        return bool(_rows_holding(surface, tok, "l.text", 0, _whole(tok, exact=True)))
+        got = _scan(surface, tok, "l.text", 0, _whole(tok, exact=True))
+        return bool(got and got[0])
     return logged
 
 
