@@ -141,6 +141,25 @@ def test_a_job_past_its_estimate_reads_only_an_overdue_stream_once_late():
     assert (r.skipped_deadline, r.read_due, r.skipped_share) == (4, 1, 1)
 
 
+def test_a_jobs_rest_once_known_prices_its_reading():
+    """Once the answer's prompt is built the job's rest is known (JobClock.rest_known): a job that
+    overran its estimate but has room for its rest reads again; one whose rest is longer than the
+    estimate priced stops reading where that rest does not fit."""
+    r, now = ReadingDuringJobs(True, 1024, CHUNK, 1.0), 1000.0
+    over = JobClock(deadline=now + 8.0, work_ms=3000.0, started=now, hard=now + 12.0)
+    assert r.decide(over, 40, 0.5, 10.0, 0, now=now + 4.0) == DEADLINE     # past its estimate: rest unknown
+    over.rest_known(now + 4.0, 1000.0)
+    assert over.remaining_ms(now + 4.0) == 1000.0
+    assert r.decide(over, 40, 0.5, 10.0, 0, now=now + 4.0) == READ         # 4 s + 320 ms + 1.25 s < 8 s
+    long = JobClock(deadline=now + 8.0, work_ms=6000.0, started=now, hard=now + 12.0)
+    assert r.decide(long, 40, 0.5, 10.0, 0, now=now + 2.0) == READ         # 2.32 s + 1.25 * 4 s < 8 s
+    long.rest_known(now + 2.0, 5000.0)                                     # the prompt left is longer
+    assert r.decide(long, 40, 0.5, 10.0, 0, now=now + 2.0) == DEADLINE     # 2.32 s + 1.25 * 5 s > 8 s
+    long.read_ms = 1000.0                                                  # reading is not the job's work
+    long.rest_known(now + 3.0, 1000.0)
+    assert long.work_ms == 2000.0 + 1000.0
+
+
 def test_a_held_answer_is_due_at_its_end():
     """A query's answer is checked before the client sees it: its deadline point is the answer's end,
     priced as the call and a typical answer; an answer that streams is due at its first token."""
@@ -151,6 +170,7 @@ def test_a_held_answer_is_due_at_its_end():
     assert decode_to_due(TTFT, 256, True) == TYPICAL_CALL_TOKENS + TYPICAL_ANSWER_TOKENS
     assert decode_to_due(TTFT, 8, True) == TYPICAL_CALL_TOKENS + 8
     assert decode_to_due(COMPLETE, 64, False) == 64
+    assert decode_to_due(TTFT, 256, True, called=True) == TYPICAL_ANSWER_TOKENS    # the call is done
     plain = Job("chat", [1], 64, 1000.0, TTFT, JobHandle(None))
     held = Job("chat", [1], 64, 1000.0, TTFT, JobHandle(None), turns=[{"role": "user", "content": "?"}])
     explain = Job("explain", [1], 64, 1000.0, COMPLETE, JobHandle(None))

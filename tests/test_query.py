@@ -79,6 +79,16 @@ def test_top_k(q):
     assert q.run({"op": "top_k", "by": "param", "param": 0, "template": 1})["top"][0] == {"value": "2", "count": 2}
 
 
+def test_top_k_by_a_field_counts_every_matching_line_beyond_its_k_groups(q):
+    """A field's top_k says how many lines matched (the groups' sum from the one scan), not the k shown."""
+    for by in ("component", "host", "level", "template"):
+        for filters in ({}, {"level": "error"}, {"text": "zone"}, {"host": "nosuch"}):
+            r = q.run({"op": "top_k", "by": by, "k": 1, **filters})
+            assert r["count"] == q.run({"op": "count", **filters})["count"], (by, filters)
+            assert len(r["top"]) == (1 if r["count"] else 0)
+    assert q.run({"op": "top_k", "by": "component", "k": 1})["count"] == 7
+
+
 def test_stats(q):
     r = q.run({"op": "stats", "text": "temp"})                 # the number after the text's last word
     assert (r["n"], r["min"], r["max"]) == (3, 60.0, 81.5)

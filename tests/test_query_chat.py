@@ -77,6 +77,7 @@ def test_question_goes_through_one_query(thread, question):
                            "answer_decode_ms", "read_ms"}
     assert all(v >= 0 for v in timing.values()) and timing["call_prompt_tokens"] > 0
     assert sum(v for k, v in timing.items() if k.endswith("_ms")) <= res["total_ms"] + 1
+    assert timing["rest_priced"] > 0        # the job's rest, once its answer's prompt was built
 
 
 def test_abandoned_question_stops_before_its_query(thread):

@@ -347,12 +347,17 @@ class QuerySurface:
             pos = _int(call, "param", 0)
             sql = (f"SELECT p.text, count(*) FROM logs l JOIN params p ON p.line_id = l.id AND p.pos = {pos}"
                    f"{where} GROUP BY p.text ORDER BY count(*) DESC, p.text LIMIT ?")
-        elif by == "template":
-            sql = (f"SELECT coalesce(t.template, 'template ' || l.template_id), count(*) FROM logs l LEFT JOIN "
-                   f"templates t ON t.id = l.template_id{where} GROUP BY l.template_id ORDER BY count(*) DESC LIMIT ?")
-        else:
-            expr = {"host": _HOST, "component": "l.component", "level": _LEVEL}[by]
-            sql = f"SELECT {expr} AS v, count(*) FROM logs l{where} GROUP BY v ORDER BY count(*) DESC, v LIMIT ?"
+        else:       # one group per line: the lines matched are the groups' sum, from the same scan
+            if by == "template":
+                sql = (f"SELECT coalesce(t.template, 'template ' || l.template_id), count(*), sum(count(*)) OVER () "
+                       f"FROM logs l LEFT JOIN templates t ON t.id = l.template_id{where} GROUP BY l.template_id "
+                       "ORDER BY count(*) DESC LIMIT ?")
+            else:
+                expr = {"host": _HOST, "component": "l.component", "level": _LEVEL}[by]
+                sql = (f"SELECT {expr} AS v, count(*), sum(count(*)) OVER () FROM logs l{where} GROUP BY v "
+                       "ORDER BY count(*) DESC, v LIMIT ?")
+            rows, _ = self.execute(sql, [*args, k])
+            return {"by": by, "count": rows[0][2] if rows else 0, "top": [{"value": v, "count": n} for v, n, _ in rows]}
         rows, _ = self.execute(sql, [*args, k])
         total = self._count(call, where, args)["count"]
         return {"by": by, "count": total, "top": [{"value": v, "count": n} for v, n in rows]}

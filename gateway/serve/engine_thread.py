@@ -99,6 +99,7 @@ class EngineThread:
         self.reading: ReadingDuringJobs | None = None
         self._draft_pending: list[list[int]] = []   # stream tokens read during a job, for the drafter after it
         self._on_step: Callable[[], None] | None = None   # the running job's step hook (_reader)
+        self._job_clock: JobClock | None = None           # ... and its reading account
         self._last_tick = time.monotonic()
         # "none" | "ngram" | "model[:backend]" (gateway.llm.drafters): what runs for the configured drafter
         # (auto, or model:rknn without an NPU, resolve here: a missing runtime with fallback "error" stops start-up)
@@ -287,7 +288,7 @@ class EngineThread:
                 finally:
                     with self._est_lock:
                         self._running = None
-                    self._on_step = None
+                    self._on_step, self._job_clock = None, None
                     self._flush_drafter()
                 continue
             self._tick()
@@ -327,6 +328,16 @@ class EngineThread:
         self.prefill_calls += 1
         self.last_prefill_ms = ms
         return len(ids)
+
+    def rest_known(self, prompt_tokens: int, decode_tokens: int) -> float | None:
+        """The running job's own work left is a prompt of `prompt_tokens` new tokens and `decode_tokens`
+        to its deadline point, at the measured rates: reading inside it is priced at that (ms, returned)
+        from here. None: no job's clock to tell."""
+        if self._job_clock is None or self.admission is None:
+            return None
+        rest = prompt_tokens * self.admission.prefill_ms_per_tok + decode_tokens * self.admission.decode_ms_per_tok
+        self._job_clock.rest_known(time.monotonic(), rest)
+        return rest
 
     def _flush_drafter(self) -> None:
         """The stream tokens read during the last job, to the drafter in their order."""
@@ -416,7 +427,7 @@ class EngineThread:
         stop_ids = self.tokenizer.stop_ids
         hold = job.held   # a query's answer is checked first (turns: only with a query tool)
         preempted: list[bool] = []
-        clock = self._clock(job)
+        clock = self._job_clock = self._clock(job)
         self._on_step = self._reader(job, clock)   # the job's step hook, read by _generate / query_job
 
         def keep_going() -> bool:

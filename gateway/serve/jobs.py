@@ -189,12 +189,12 @@ class Job:
         return first_token_at if self.due_at_first_token and first_token_at is not None else end
 
 
-def decode_to_due(deadline_kind: str, max_tokens: int, query: bool) -> int:
+def decode_to_due(deadline_kind: str, max_tokens: int, query: bool, called: bool = False) -> int:
     """Tokens decoded before a job's deadline point: its first token, or all of them. A query's call is
-    decoded first, and its answer is checked before the client sees any of it: the client's first token
-    is the answer's end (priced at a typical answer)."""
+    decoded first (unless `called`: its call is done), and its answer is checked before the client sees
+    any of it: the client's first token is the answer's end (priced at a typical answer)."""
     if deadline_kind != TTFT:
         n = max_tokens
     else:
         n = min(max_tokens, TYPICAL_ANSWER_TOKENS) if query else 1
-    return n + (TYPICAL_CALL_TOKENS if query else 0)
+    return n + (TYPICAL_CALL_TOKENS if query and not called else 0)

@@ -15,7 +15,7 @@ from gateway.llm.speculative import PREFILL_CHECK_TOKENS, GenerateResult, specul
 from gateway.serve.answer.alike import Watch
 from gateway.serve.answer.call import MAX_CALL_TOKENS, TYPICAL_ANSWER_TOKENS
 from gateway.serve.answer.question import asks
-from gateway.serve.jobs import Job, PromptTooLong
+from gateway.serve.jobs import Job, PromptTooLong, decode_to_due
 
 
 def generate_query(et: Any, job: Job, on_token: Callable[[int], bool],
@@ -41,7 +41,7 @@ def generate_query(et: Any, job: Job, on_token: Callable[[int], bool],
         said = [t for i, (r, text) in enumerate(done) for t in ({"role": "user", "content": parts[i]},
                                                                   {"role": "assistant", "content": text})]
         res = query_answer(et, job, [*job.turns[:-1], *said, {"role": "user", "content": part}], on_ask_token,
-                           on_step, before=" ".join(parts[:len(done)]))
+                           on_step, before=" ".join(parts[:len(done)]), last=len(done) == len(parts) - 1)
         if job.handle.cancelled or "plan" not in res.extra:
             return res
         done.append((res, res.extra["plan"].check(et.tokenizer.decode(toks)).text))
@@ -53,10 +53,11 @@ def generate_query(et: Any, job: Job, on_token: Callable[[int], bool],
 
 
 def query_answer(et: Any, job: Job, turns: list, on_token: Callable[[int], bool],
-                 on_step: Callable[[], None] | None = None, before: str = "") -> GenerateResult:
+                 on_step: Callable[[], None] | None = None, before: str = "", last: bool = True) -> GenerateResult:
     """Question -> call (greedy, under the call grammar) -> the query -> answer from its result. The
     conversation is prefilled once: the answer's prompt shares its prefix with the call's. `before`: the
-    message's earlier asks (QueryTool.plan)."""
+    message's earlier asks (QueryTool.plan); `last`: no ask comes after this one (the job's rest is then
+    this answer's prompt and decode: EngineThread.rest_known)."""
     assert et.query_tool is not None
     t_plan = time.perf_counter()
     plan = et.query_tool.plan(turns, before)
@@ -104,6 +105,8 @@ def query_answer(et: Any, job: Job, turns: list, on_token: Callable[[int], bool]
         if room < 1:
             raise PromptTooLong(f"the answer's prompt ({len(answer)} tokens) does not fit engine.n_scratch")
         cached = min(_common_prefix(prompt[:-1], answer), len(answer) - 1)
+        rest = et.rest_known(len(answer) - cached, decode_to_due(job.deadline_kind, job.max_tokens, True,
+                                                                  called=True)) if last else None
         watch = Watch(et.tokenizer.token_bytes)     # a listing of lines alike ends early
 
         def on_answer_token(tid: int) -> bool:
@@ -125,6 +128,8 @@ def query_answer(et: Any, job: Job, turns: list, on_token: Callable[[int], bool]
               "call_ms": res.decode_ms, "query_ms": query_ms, "answer_prefill_ms": out.prefill_ms,
               "answer_prefill_tokens": out.prefill_tokens, "answer_decode_ms": out.decode_ms,
               "read_ms": read_ms + res.stats.step_hook_ms + out.stats.step_hook_ms}
+    if rest is not None:
+        timing["rest_priced"] = rest        # what reading inside the job priced its rest at (ms)
     out.extra["query"] = {**plan.source(), "call_tokens": len(call), "call_ms": round(res.decode_ms, 1),
                           "timing": {k: round(v, 1) for k, v in timing.items()}}
     out.extra["plan"] = plan

@@ -204,7 +204,8 @@ class Soak:
         if self.engine_cpus:
             os.sched_setaffinity(0, self.engine_cpus)
         try:
-            self.server = Served(self.tmp, cfg, data_dir=self.data, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+            self.server = Served(self.tmp, cfg, data_dir=self.data, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                                 linegate=os.path.abspath(self.args.linegate) if self.args.linegate else None)
         finally:
             if self.engine_cpus:
                 os.sched_setaffinity(0, self.load_cpus)
@@ -474,6 +475,7 @@ def main() -> None:
                     help="--variety high: templates per transport (each comes back every this many lines of it)")
     ap.add_argument("--engine-cpus", default=None, metavar="LIST",
                     help="CPUs of the served appliance, e.g. 1 or 0-1 (the load generator gets the others)")
+    ap.add_argument("--linegate", default=None, help="the `linegate` to serve (default: this checkout's gateway)")
     run = Soak(ap.parse_args())
     run.wait_ready()
     sub = run.subscribe_alerts()
