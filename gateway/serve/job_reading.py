@@ -8,11 +8,12 @@ job has not lost too much of the stream it reads. Two deadlines meet here: the j
 slack it keeps as the answer's margin), within the same share, but not past the job's own deadline:
 the lag's target is the appliance's own, a question's budget is what the person waiting was promised.
 A job past its estimate leaves no room (its rest is unknown) until its last prompt is built: from then
-its rest is priced at that prompt's length (JobClock.rest_known), not at the estimate made at its start. Once its deadline has passed it is late
-whatever it does, but a person still waits for it, and each second read inside it is one more second of
-waiting: it reads only an overdue stream (lag at LATE_DUE_FACTOR times the due lag), so that a job far
-past its estimate does not hold the stream back without bound. A late job with estimate left reads no
-due stream (its rest, priced against that deadline, never fits).
+its rest is priced at that prompt and its answer (JobClock.rest_known), not at the estimate made at its
+start. Once its deadline has passed it is late whatever it does, but a person still waits for it, and
+each second read inside it is one more second of waiting: it reads only an overdue stream (lag at
+LATE_DUE_FACTOR times the due lag), so that a job far past its estimate does not hold the stream back
+without bound. A late job with estimate left reads no due stream (its rest, priced against that
+deadline, never fits).
 
 The job keeps the stream view it started with (native/kv_cache.h, READING DURING A JOB): it never sees
 the chunks read during it, and loses the view's entries the ring evicts meanwhile (at most max_lost).
