@@ -74,7 +74,7 @@ def test_question_goes_through_one_query(thread, question):
     # where its time went, stage by stage (chat sources' timing); the stages fit inside the job's time
     timing = q["timing"]
     assert set(timing) >= {"plan_ms", "call_prefill_ms", "call_ms", "query_ms", "answer_prefill_ms",
-                           "answer_decode_ms", "read_ms"}
+                           "answer_decode_ms", "read_ms", "queue_ms"}
     assert all(v >= 0 for v in timing.values()) and timing["call_prompt_tokens"] > 0
     assert sum(v for k, v in timing.items() if k.endswith("_ms")) <= res["total_ms"] + 1
     assert timing["rest_priced"] > 0        # the job's rest, once its answer's prompt was built

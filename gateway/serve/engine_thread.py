@@ -501,6 +501,8 @@ class EngineThread:
         if "query" in res.extra:
             result["query"] = res.extra["query"]
             result["prompt_tokens"] = res.prompt_tokens
+            # the wait before its stages, beside them: what a late question waited for shows in its timing
+            result["query"].setdefault("timing", {})["queue_ms"] = round(result["queue_ms"], 1)
             if checked is not None and "checked" not in res.extra:
                 result["query"]["check"] = checked.summary()
             if "queries" in res.extra:

@@ -318,7 +318,8 @@ class Soak:
             body = r.json()
             choices = body.get("choices") or [{}]
             self.chat_asked.append((question, str((choices[0].get("message") or {}).get("content") or "")))
-            # the answer's stages (its query sources' timing); the rest of its latency is queueing
+            # the answer's stages (its query sources' timing, its wait for the engine among them); the rest
+            # of its latency is HTTP and the route
             self.chat_stages.append([{**s["timing"], "call": s.get("call")} for s in body.get("sources") or []
                                      if isinstance(s, dict) and s.get("timing")])
         else:

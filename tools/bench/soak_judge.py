@@ -90,7 +90,8 @@ def question_figures(asked: int, answered_s: list[float], refusals: int, failed:
 
 def stage_figures(answered_s: list[float], stages: list[list[dict]]) -> dict:
     """The median of each stage of the answers' time (ms, summed over an answer's queries), and of what
-    the stages leave out of the answer's latency ("outside": the wait for the engine, HTTP)."""
+    the stages leave out of the answer's latency ("outside": HTTP and the route; the wait for the engine is
+    queue_ms, a stage since the engine reports it)."""
     per: dict[str, list[float]] = {}
     for total_s, timings in zip(answered_s, stages):
         summed: dict[str, float] = {}
