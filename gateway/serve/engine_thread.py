@@ -335,7 +335,7 @@ class EngineThread:
         from here. None: no job's clock to tell."""
         if self._job_clock is None or self.admission is None:
             return None
-        rest = prompt_tokens * self.admission.prefill_ms_per_tok + decode_tokens * self.admission.decode_ms_per_tok
+        rest = self.admission.estimate_ms(prompt_tokens, decode_tokens)
         self._job_clock.rest_known(time.monotonic(), rest)
         return rest
 
