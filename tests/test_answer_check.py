@@ -367,3 +367,18 @@ def test_a_relaxed_text_s_fallback_says_first_that_no_line_holds_every_word():
     assert zh.action == "replaced" and zh.missing == ["74"] and zh.text.startswith("没有一行同时含有“broadcast variable 35”")
     exact = {**relaxed, "text_relaxed_to": None}      # no relaxation: the plain count alone
     assert run("没有。", "broadcast variable 35 有没有被读过？", exact).text.startswith("共有 74 行")
+
+
+def test_an_answer_stating_a_relaxed_text_s_count_is_noted_with_what_the_lines_hold():
+    """An answer that states the count of a relaxed text claims it for the words asked; it is kept and
+    followed by what the lines hold and what none holds. The same answer over the text whole is kept."""
+    relaxed = {"call": {"op": "count", "text": "broadcast variable 35"}, "count": 74,
+               "text_relaxed_to": "broadcast variable"}
+    q = "broadcast variable 35 有没有被读过？"
+    c = run("有74条日志消息包含“broadcast variable 35”。", q, relaxed)
+    assert c.action == "noted" and c.text.startswith("有74条日志消息")
+    assert "没有一行同时含有“broadcast variable 35”" in c.text and "只含“broadcast variable”" in c.text
+    en = run("74 lines mention broadcast variable 35.", "How often was broadcast variable 35 read?", relaxed)
+    assert en.action == "noted" and 'no line holds all of "broadcast variable 35"' in en.text
+    exact = {**relaxed, "text_relaxed_to": None}
+    assert run("有74条日志消息包含“broadcast variable 35”。", q, exact).action == "kept"

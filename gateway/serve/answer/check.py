@@ -13,7 +13,9 @@ paraphrases the message it should cite. So, after the answer is written and befo
   (plain_answer), except an answer that states no figure about a count whose every line it was shown:
   that is its reading of them (a yes or a no), and the count is cited after it;
 - a top-k answer that does not name the store's top values (as many as the call asked for) gets them
-  cited after it.
+  cited after it;
+- a count over a text no line holds whole (matched on its first words) is noted as such after an
+  answer that states it.
 
 Pure functions; gateway.serve.engine_thread applies check() to query answers.
 """
@@ -50,7 +52,7 @@ _WHEN = re.compile(r"\bwhen\b|\bwhat time\b|\bat what\b|什么时候|何时|几�
 @dataclass
 class Checked:
     text: str                                  # what the operator is shown
-    action: str = "kept"                       # kept | replaced | cited | noted (a count of every line)
+    action: str = "kept"                       # kept | replaced | cited | noted (a count of every line, of a relaxed text)
     unsupported: list[str] = field(default_factory=list)   # figures no source holds
     missing: list[str] = field(default_factory=list)       # asked-for figures or values left out
 
@@ -255,7 +257,18 @@ def check(answer: str, question: str, result: Mapping[str, Any], rendered: str, 
         return Checked(answer.rstrip() + others, "cited", [], [])
     if op == "count" and result.get("count") and result.get("count") == result.get("of_all"):
         return Checked(answer.rstrip() + "\n" + _every_line(result, question), "noted")
+    if result.get("text_relaxed_to") and str(result.get("count")) in said:
+        return Checked(answer.rstrip() + "\n" + _relaxed(result, question), "noted")
     return Checked(answer)
+
+
+def _relaxed(result: Mapping[str, Any], question: str) -> str:
+    """A count over a text relaxed to its first words (query.py) is not a count of the words asked: an
+    answer stating it is followed by what the lines hold and what none of them holds."""
+    asked, got = (result.get("call") or {}).get("text"), result["text_relaxed_to"]
+    if is_chinese(question):
+        return f"（注意：没有一行同时含有“{asked}”；这 {result['count']} 行只含“{got}”。）"
+    return f'(Note: no line holds all of "{asked}"; these {result["count"]} lines hold "{got}" only.)'
 
 
 def asked_values(result: Mapping[str, Any]) -> tuple[str, list[str]]:
