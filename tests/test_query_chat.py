@@ -77,7 +77,27 @@ def test_question_goes_through_one_query(thread, question):
                            "answer_decode_ms", "read_ms", "queue_ms"}
     assert all(v >= 0 for v in timing.values()) and timing["call_prompt_tokens"] > 0
     assert sum(v for k, v in timing.items() if k.endswith("_ms")) <= res["total_ms"] + 1
-    assert timing["rest_priced"] > 0        # the job's rest, once its answer's prompt was built
+    assert timing["rest_planned"] > 0 and timing["rest_priced"] > 0   # the job's rest: planned, answer built
+
+
+def test_a_questions_rest_is_priced_from_its_call_prompt_then_its_answers(thread, monkeypatch):
+    """Reading inside a question is priced at its own prompts once they are built (EngineThread.rest_known):
+    first the call's prompt (the question's grounding in it) plus what a query typically adds, with the
+    call and the answer to decode; then the answer's new prompt tokens, with the answer alone."""
+    from gateway.serve.answer.call import TYPICAL_QUERY_TOKENS
+    from gateway.serve.jobs import TTFT, decode_to_due
+
+    t, _ = thread
+    told: list[tuple[int, int]] = []
+    real = t.rest_known
+    monkeypatch.setattr(t, "rest_known", lambda p, d: told.append((p, d)) or real(p, d))
+    res = t.submit_chat([{"role": "user", "content": "How many times was the E-STOP pressed?"}], max_tokens=24,
+                        ttft_budget_ms=GENEROUS_MS, query=True).result(timeout=300)
+    timing = res["query"]["timing"]
+    assert len(told) == 2, told
+    assert told[0] == (timing["call_prompt_tokens"] + TYPICAL_QUERY_TOKENS, decode_to_due(TTFT, 24, True))
+    assert told[1][1] == decode_to_due(TTFT, 24, True, called=True)
+    assert 0 < told[1][0] <= timing["answer_prefill_tokens"] + 1
 
 
 def test_abandoned_question_stops_before_its_query(thread):

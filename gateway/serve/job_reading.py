@@ -7,9 +7,9 @@ job has not lost too much of the stream it reads. Two deadlines meet here: the j
 (its reading lag reached `due_lag_s`). A stream that is due is read past the job's deadline point (the
 slack it keeps as the answer's margin), within the same share, but not past the job's own deadline:
 the lag's target is the appliance's own, a question's budget is what the person waiting was promised.
-A job past its estimate leaves no room (its rest is unknown) until its last prompt is built: from then
-its rest is priced at that prompt and its answer (JobClock.rest_known), not at the estimate made at its
-start. Once its deadline has passed it is late whatever it does, but a person still waits for it, and
+A job past its estimate leaves no room (its rest is unknown) until its next prompt is built: a
+question's rest is priced at its call's prompt once planned, then at its answer's prompt
+(JobClock.rest_known), not at the typical question admission priced at its start. Once its deadline has passed it is late whatever it does, but a person still waits for it, and
 each second read inside it is one more second of waiting: it reads only an overdue stream (lag at
 LATE_DUE_FACTOR times the due lag), so that a job far past its estimate does not hold the stream back
 without bound. A late job with estimate left reads no due stream (its rest, priced against that
@@ -55,10 +55,10 @@ class JobClock:
         return max(0.0, (now - self.started) * 1000 - self.read_ms)
 
     def rest_known(self, now: float, rest_ms: float) -> None:
-        """The job's own work left is known from here (its last prompt is built: the rest is that prompt's
-        prefill and the answer's decode at the measured rates): its estimate becomes the work done so
-        far plus that, so a job that overran its estimate, or has a longer prompt left than the estimate
-        priced, stops reading where the rest does not fit."""
+        """The job's own work left is known from here (a prompt of it is built: the rest is its prefill,
+        what follows it and the decode at the measured rates; told again as each prompt is built): its
+        estimate becomes the work done so far plus that, so a job that overran its estimate, or has a
+        longer prompt left than the estimate priced, stops reading where the rest does not fit."""
         self.work_ms = self.worked_ms(now) + max(0.0, rest_ms)
 
     def remaining_ms(self, now: float) -> float:

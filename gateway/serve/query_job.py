@@ -13,7 +13,7 @@ from typing import Any, Callable, Sequence
 from gateway.llm.sampling import SamplingParams
 from gateway.llm.speculative import PREFILL_CHECK_TOKENS, GenerateResult, speculative_generate
 from gateway.serve.answer.alike import Watch
-from gateway.serve.answer.call import MAX_CALL_TOKENS, TYPICAL_ANSWER_TOKENS
+from gateway.serve.answer.call import MAX_CALL_TOKENS, TYPICAL_ANSWER_TOKENS, TYPICAL_QUERY_TOKENS
 from gateway.serve.answer.question import asks
 from gateway.serve.jobs import Job, PromptTooLong, decode_to_due
 
@@ -57,7 +57,7 @@ def query_answer(et: Any, job: Job, turns: list, on_token: Callable[[int], bool]
     """Question -> call (greedy, under the call grammar) -> the query -> answer from its result. The
     conversation is prefilled once: the answer's prompt shares its prefix with the call's. `before`: the
     message's earlier asks (QueryTool.plan); `last`: no ask comes after this one (the job's rest is then
-    this answer's prompt and decode: EngineThread.rest_known)."""
+    its call's prompt once planned, then this answer's prompt, and their decode: EngineThread.rest_known)."""
     assert et.query_tool is not None
     t_plan = time.perf_counter()
     plan = et.query_tool.plan(turns, before)
@@ -75,6 +75,10 @@ def query_answer(et: Any, job: Job, turns: list, on_token: Callable[[int], bool]
         return not job.handle.cancelled
 
     call_room = et.n_scratch - base - len(prompt)     # a call is far shorter than its budget
+    # The call's prompt (the question's grounding in it) is known: the rest is that prompt, what a query
+    # typically adds for its answer, the call and the answer, not the typical question admission priced.
+    planned = et.rest_known(len(prompt) + TYPICAL_QUERY_TOKENS,
+                            decode_to_due(job.deadline_kind, job.max_tokens, True)) if last else None
     sees = et.engine.job_sees_stream
     et.engine.job_sees_stream = et.config.questions_see_stream    # read at the job's first scratch write
     try:
@@ -128,8 +132,10 @@ def query_answer(et: Any, job: Job, turns: list, on_token: Callable[[int], bool]
               "call_ms": res.decode_ms, "query_ms": query_ms, "answer_prefill_ms": out.prefill_ms,
               "answer_prefill_tokens": out.prefill_tokens, "answer_decode_ms": out.decode_ms,
               "read_ms": read_ms + res.stats.step_hook_ms + out.stats.step_hook_ms}
+    if planned is not None:
+        timing["rest_planned"] = planned    # what reading inside the job priced its rest at once planned (ms)
     if rest is not None:
-        timing["rest_priced"] = rest        # what reading inside the job priced its rest at (ms)
+        timing["rest_priced"] = rest        # ... and once its answer's prompt was built
     out.extra["query"] = {**plan.source(), "call_tokens": len(call), "call_ms": round(res.decode_ms, 1),
                           "timing": {k: round(v, 1) for k, v in timing.items()}}
     out.extra["plan"] = plan
