@@ -9,8 +9,9 @@ slack it keeps as the answer's margin), within the same share, but not past the 
 the lag's target is the appliance's own, a question's budget is what the person waiting was promised.
 A job past its estimate leaves no room (its rest is unknown) until its next prompt is built: a
 question's rest is priced at its call's prompt once planned, then at its answer's prompt
-(JobClock.rest_known), not at the typical question admission priced at its start. Once its deadline has passed it is late whatever it does, but a person still waits for it, and
-each second read inside it is one more second of waiting: it reads only an overdue stream (lag at
+(JobClock.rest_known), not at the typical question admission priced at its start. Once its deadline
+has passed it is late whatever it does, but a person still waits for it, and each second read inside
+it is one more second of waiting: it reads only an overdue stream (lag at
 LATE_DUE_FACTOR times the due lag), so that a job far past its estimate does not hold the stream back
 without bound. A late job with estimate left reads no due stream (its rest, priced against that
 deadline, never fits).

@@ -52,7 +52,7 @@ _WHEN = re.compile(r"\bwhen\b|\bwhat time\b|\bat what\b|什么时候|何时|几�
 @dataclass
 class Checked:
     text: str                                  # what the operator is shown
-    action: str = "kept"                       # kept | replaced | cited | noted (a count of every line, of a relaxed text)
+    action: str = "kept"                       # kept | replaced | cited | noted (all lines; a relaxed text)
     unsupported: list[str] = field(default_factory=list)   # figures no source holds
     missing: list[str] = field(default_factory=list)       # asked-for figures or values left out
 
