@@ -9,7 +9,8 @@ import pytest
 
 from gateway.ingest.record import LogRecord
 from gateway.pipeline.fields import LineFields, number_of
-from gateway.pipeline.query import QueryInterrupted, QuerySurface, known_values
+from gateway.pipeline.query import QueryInterrupted, QuerySurface
+from gateway.pipeline.query_vocab import known_values
 from gateway.pipeline.store import Store
 
 T0 = 1_700_000_000.0
@@ -310,7 +311,7 @@ def test_a_pattern_is_the_lines_form_before_its_pieces(tmp_path):
 
 
 def test_known_words_hold_words_inside_template_parameters(q):
-    from gateway.pipeline.query import known_words
+    from gateway.pipeline.query_vocab import known_words
     words = known_words(q)
     assert "operator" in words and "previous" in words      # only ever a <*> value ("E-STOP pressed by <*>")
     assert "zone" in words and "<*>" not in words

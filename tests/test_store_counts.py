@@ -7,7 +7,8 @@ from collections import Counter
 
 from gateway.ingest.record import LogRecord
 from gateway.pipeline.fields import LineFields
-from gateway.pipeline.query import QueryInterrupted, QuerySurface, known_values, template_lines
+from gateway.pipeline.query import QueryInterrupted, QuerySurface
+from gateway.pipeline.query_vocab import known_values, template_lines
 from gateway.pipeline.store import Store
 from gateway.pipeline.store_counts import StoreCounts
 
@@ -52,7 +53,7 @@ def test_a_read_cut_short_counts_nothing_twice(tmp_path):
 
         def execute(self, sql, args=()):
             Flaky.calls += 1
-            if Flaky.calls == 3:                       # the second field's statement of the first read
+            if Flaky.calls == 3:                       # the templates' statement of the first read
                 raise QueryInterrupted("cut")
             return q.execute(sql, args)
 
@@ -107,4 +108,58 @@ def test_a_time_window_reads_only_the_ids_past_its_older_lines_and_counts_the_sa
         assert c2.since_floor(1.7e9 + 120) == 0      # one zone holding the window's lines: nothing skipped
     finally:
         sc.MAX_ZONES = old
+    store.close()
+
+
+def test_counts_and_top_hosts_over_a_window_come_from_the_zones_and_equal_a_full_read(tmp_path, monkeypatch):
+    """A count or top_k by host / component / level filtered by those fields and time alone is summed
+    from the zones wholly in the window and the store; only the lines not counted yet, the zones
+    retention cut into and those the window's edge crosses are read. Each result equals the SQL's."""
+    import sqlite3
+
+    import gateway.pipeline.store_counts as sc
+    from gateway.pipeline import query_counts
+
+    monkeypatch.setattr(sc, "MAX_ZONES", 4)
+    store = Store(tmp_path / "s.db")
+    q = QuerySurface(store.path)
+    for z in range(6):                                # 6 reads of 20 lines: zones merge down to 4
+        _lines(store, ["a", "b", "b", "c"] * 5, t0=1.7e9 + 100 * z)
+        q._counted = -1e9
+        q.counts()
+    zones = q.counts()._zones
+    assert len(zones) == 4 and sum(z.lines for z in zones) == 120 and all(z.joint is not None for z in zones)
+    _lines(store, ["d"] * 3, t0=1.7e9 + 600)          # stored since the last read: read by the query
+    db = sqlite3.connect(store.path)                  # retention: the oldest ids go
+    db.execute("DELETE FROM logs WHERE id < 8")
+    db.commit()
+    db.close()
+    read: list[str] = []
+    surface_execute = q.execute
+    monkeypatch.setattr(q, "execute", lambda sql, args=(): (read.append(sql), surface_execute(sql, args))[1])
+
+    def by_sql(call):
+        where, args = q._filters(call)
+        return getattr(q, "_" + call["op"])(call, where, args)
+
+    calls = [{"op": "count", "host": "b"}, {"op": "count", "level": ["INFO", "error"]},
+             {"op": "count", "host": "d", "last_minutes": 5}, {"op": "top_k", "by": "host", "k": 3},
+             {"op": "top_k", "by": "host", "since": 1.7e9 + 250, "until": 1.7e9 + 460},
+             {"op": "count", "component": "nothing"}]
+    for call in calls:
+        assert query_counts.counted_call(call)
+        read.clear()
+        got, run_read = q.run(call), list(read)
+        assert {k: v for k, v in got.items() if k not in ("call", "no_match")} == by_sql(call), call
+        assert run_read and all("l.id > ?" in s for s in run_read if "FROM logs l" in s), run_read   # no whole read
+    known, ranges = q.counts().split(None, None)
+    assert ranges == [(zones[0].lo, zones[0].hi), (120, None)]      # the zone cut into, the new lines
+    rows, _ = q.execute("SELECT count(*) FROM logs l WHERE l.id <= ? OR l.id > 120", [zones[0].hi])
+    assert sum(known.values()) + rows[0][0] == 123 - 7
+    monkeypatch.setattr(sc, "MAX_JOINT", 2)          # zones with more values keep none: their lines are read
+    q._counts = None
+    assert q.run({"op": "count", "host": "b"})["count"] == by_sql({"op": "count", "host": "b"})["count"]
+    assert all(z.joint is None for z in q.counts()._zones) and len(q.counts().split(None, None)[1]) == 1
+    assert not query_counts.counted_call({"op": "count", "host": "b", "text": "job"})
+    assert not query_counts.counted_call({"op": "top_k", "by": "template"})
     store.close()

@@ -53,6 +53,7 @@ from typing import Any
 from gateway.ingest.header import match_ts, parse_ts
 from gateway.pipeline.query_text import (DOTTED_NUMBER, PLACEHOLDER, _add_captures, _like, _line_end_regex,
                                          _number_regex, _regexp, numbers_stats)
+from gateway.pipeline.query_counts import counted_call, from_counts
 from gateway.pipeline.store_counts import TIME, StoreCounts
 from gateway.pipeline.store_read import LINE_HOST, fts_query
 
@@ -225,7 +226,13 @@ class QuerySurface:
     def _run_pattern(self, call: dict[str, Any], op: str) -> dict[str, Any]:
         """The op's result; a text pattern ("lines of the form ...") is first matched as the end of the
         line (its form, not a line that merely holds its pieces: BGL has several lines with "Machine
-        State Register: ..." inside), then anywhere when no line ends so."""
+        State Register: ..." inside), then anywhere when no line ends so. A count or top_k by a field
+        filtered by fields and time alone comes from the running counts (query_counts.py)."""
+        if counted_call(call):
+            k = min(max(_int(call, "k", 5), 1), TOP_K_MAX)
+            out = from_counts(self, call, *self._window(call), k)
+            if out is not None:
+                return out
         if PLACEHOLDER.search(str(call.get("text") or "")):
             where, args = self._filters(call, anchored=True)
             out = getattr(self, "_" + op)(call, where, args)
@@ -274,11 +281,7 @@ class QuerySurface:
         for name, value in _param_conditions(call):
             where.append("EXISTS (SELECT 1 FROM params p WHERE p.line_id = l.id AND p.name = ? AND p.text = ?)")
             args += [name, value]
-        since, until = self._time_arg(call, "since"), self._time_arg(call, "until")
-        if call.get("last_minutes") is not None:
-            newest = self._newest_time()
-            if newest is not None:
-                since = newest - 60.0 * _num(call, "last_minutes")
+        since, until = self._window(call)
         if since is not None:
             where.append(f"{_TIME} >= ?"); args.append(float(since))
             floor = self.counts().since_floor(float(since))   # no index serves the line's time: the
@@ -287,6 +290,15 @@ class QuerySurface:
         if until is not None:
             where.append(f"{_TIME} <= ?"); args.append(float(until))
         return (" WHERE " + " AND ".join(where)) if where else "", args
+
+    def _window(self, call: dict[str, Any]) -> tuple[float | None, float | None]:
+        """(since, until) of the call's time filters as Unix seconds; None: open."""
+        since, until = self._time_arg(call, "since"), self._time_arg(call, "until")
+        if call.get("last_minutes") is not None:
+            newest = self._newest_time()
+            if newest is not None:
+                since = newest - 60.0 * _num(call, "last_minutes")
+        return since, until
 
     def _time_arg(self, call: dict[str, Any], key: str) -> float | None:
         """since/until as Unix seconds: a number, or a time as text (module doc)."""
@@ -512,65 +524,3 @@ def _nice_bucket(seconds: float) -> float:
 
 
 _FIELD_EXPRS = {"host": _HOST, "component": "l.component", "level": _LEVEL}
-
-
-def known_values(surface: QuerySurface, field: str, limit: int = 64) -> list[str]:
-    """The most frequent values of host | component | level in the store (for a call grammar): from the
-    store's running counts (store_counts.py) where the surface keeps them, else one GROUP BY."""
-    if isinstance(surface, QuerySurface):
-        return surface.counts().top(field, limit)
-    try:
-        rows, _ = surface.execute(f"SELECT {_FIELD_EXPRS[field]} AS v FROM logs l WHERE v IS NOT NULL AND v != '' GROUP BY v"
-                                  " ORDER BY count(*) DESC LIMIT ?", [int(limit)])
-    except (QueryInterrupted, sqlite3.DatabaseError):
-        return []
-    return [str(r[0]) for r in rows]
-
-
-def template_lines(surface: QuerySurface, limit: int) -> list[tuple[int, str, int]]:
-    """(template id, its text, lines) of the store's most frequent templates: from its running counts
-    where the surface keeps them, else one GROUP BY (a fleet node's surface serves it)."""
-    if not isinstance(surface, QuerySurface):
-        try:
-            rows, _ = surface.execute("SELECT l.template_id, t.template, count(*) FROM logs l JOIN templates t ON "
-                                      "t.id = l.template_id GROUP BY l.template_id ORDER BY count(*) DESC LIMIT ?",
-                                      [int(limit)])
-        except (QueryError, QueryInterrupted, sqlite3.DatabaseError):
-            return []
-        return [(int(i), str(t), int(n)) for i, t, n in rows]
-    top = surface.counts().templates(limit)
-    text: dict[int, str] = {}
-    for i in range(0, len(top), 500):
-        ids = [t for t, _ in top[i:i + 500]]
-        try:
-            rows, _ = surface.execute(f"SELECT id, template FROM templates WHERE id IN ({','.join('?' * len(ids))})", ids)
-        except (QueryInterrupted, sqlite3.DatabaseError):
-            rows = []
-        text.update({int(t): str(x) for t, x in rows})
-    return [(t, text[t], n) for t, n in top if t in text]
-
-
-_WORD = re.compile(r"[A-Za-z][\w.'/-]*[A-Za-z0-9]|[A-Za-z]{2,}")
-PARAM_WORD_LINES = 20_000     # known_words reads the parameters of this many newest lines
-
-
-def known_words(surface: QuerySurface, limit: int = 2000) -> list[str]:
-    """The log words of the store's templates, most frequent first (by lines), in their most frequent
-    spelling: what a text filter is made of (for a call grammar). Placeholders and numbers excluded."""
-    rows = [(t, n) for _, t, n in template_lines(surface, 5000)]
-    try:    # words inside the recent lines' template parameters: Drain merges lines that differ in a word
-        # ("heater zone 2 temperature 78.2 C" with "... over-temperature: 93.9 C": "temperature" is a <*>)
-        params, _ = surface.execute("SELECT p.text, count(*) FROM params p WHERE p.num IS NULL AND p.line_id > "
-                                    "(SELECT max(id) FROM logs) - ? GROUP BY p.text ORDER BY 2 DESC LIMIT 5000",
-                                    [PARAM_WORD_LINES])
-    except (QueryInterrupted, sqlite3.DatabaseError):
-        params = []
-    by_lower: dict[str, Counter] = {}
-    for template, n in [*rows, *params]:
-        for tok in str(template).split():
-            if "<" in tok:
-                continue
-            for w in _WORD.findall(tok):
-                by_lower.setdefault(w.lower(), Counter())[w] += n
-    ranked = sorted(by_lower.values(), key=lambda c: -sum(c.values()))
-    return [c.most_common(1)[0][0] for c in ranked[:limit]]

@@ -20,7 +20,8 @@ from gateway.fleet.schema import init_schema, insert_lines_sql
 from gateway.fleet.settings import FleetSettings
 from gateway.fleet.source import StoreSource
 from gateway.ingest.record import LogRecord
-from gateway.pipeline.query import QueryError, QuerySurface, known_values, known_words
+from gateway.pipeline.query import QueryError, QuerySurface
+from gateway.pipeline.query_vocab import known_values, known_words
 from gateway.server.app import create_app
 from gateway.server.auth import KeyStore
 from gateway.serve.answer import evidence, grounding

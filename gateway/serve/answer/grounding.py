@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from gateway.pipeline.fields import named_template, number_of
-from gateway.pipeline.query import QueryError, QueryInterrupted, QuerySurface, template_lines
+from gateway.pipeline.query import QueryError, QueryInterrupted, QuerySurface
+from gateway.pipeline.query_vocab import template_lines
 from gateway.pipeline.store import fts_query
 from gateway.serve.answer.evidence import common
 

@@ -11,7 +11,8 @@ import time
 from typing import Mapping, Sequence
 
 from gateway.llm.constrained import Constraint, Grammar, LogitsMask, Vocabulary
-from gateway.pipeline.query import QuerySurface, known_values, known_words
+from gateway.pipeline.query import QuerySurface
+from gateway.pipeline.query_vocab import known_values, known_words
 from gateway.serve.answer import evidence, grounding
 from gateway.serve.answer.call import (CALL_INSTRUCTION, CALL_PREFIX, GRAMMAR_TTL_S, MAX_CALL_TOKENS, MAX_VALUES,
                                        MAX_WORDS, call_grammar)
