@@ -107,7 +107,8 @@ def test_an_engine_without_reading_during_jobs_says_so():
 
 def test_a_due_stream_reads_in_the_margin_but_not_past_the_jobs_deadline():
     """A stream whose lag reached due_lag_s is read past the job's deadline point (the slack kept as the
-    answer's margin), up to the job's own deadline and not past it."""
+    answer's margin), up to the job's own deadline less one more chunk's cost (a chunk cannot be cut once
+    started), not past it."""
     r, now = ReadingDuringJobs(True, 1024, CHUNK, 1.0, due_lag_s=10.0), 1000.0
     # estimated 4 s of work; the deadline point at 5 s, the job's own deadline at 8 s
     clock = JobClock(deadline=now + 5.0, work_ms=4000.0, started=now, hard=now + 8.0)
@@ -115,10 +116,13 @@ def test_a_due_stream_reads_in_the_margin_but_not_past_the_jobs_deadline():
     assert r.decide(clock, 40, 2.0, 10.0, 0, now=at) == READ              # 2.32 + 2.5 < 5
     clock.read_ms = 1000.0                                                # 1 s of it read: 3 s to come
     assert r.decide(clock, 40, 2.0, 10.0, 0, now=at) == DEADLINE          # 2.32 + 3.75 > 5 ...
-    assert r.decide(clock, 40, 12.0, 10.0, 0, now=at) == READ             # ... but due: 6.07 < 8
+    assert r.decide(clock, 40, 12.0, 10.0, 0, now=at) == READ             # ... but due: 6.07 + 0.32 < 8
     clock.read_ms = 4000.0                                                # at 7.5 s, 3.5 s worked
     assert r.decide(clock, 40, 12.0, 10.0, 0, now=now + 7.5) == DEADLINE  # due, but 7.82 + 0.625 > 8
-    assert (r.skipped_deadline, r.read_due) == (2, 1)
+    clock.read_ms = 3600.0                                                # at 7.5 s, 3.9 s worked
+    # the chunk (0.32 s) and the rest's margin (0.125 s) end at 7.945 s: the chunk's cost again is no margin
+    assert r.decide(clock, 40, 12.0, 10.0, 0, now=now + 7.5) == DEADLINE
+    assert (r.skipped_deadline, r.read_due) == (3, 1)
     assert r.stats()["reads_stream_due"] == 1
     assert reading().due_lag_s == float("inf")                             # not set: never due
 

@@ -5,8 +5,9 @@ measured prefill cost, reading has taken at most `share` of the job's time (a jo
 1 / (1 - share) times as long: a line faster than the engine reads would otherwise starve it), and the
 job has not lost too much of the stream it reads. Two deadlines meet here: the job's, and the stream's
 (its reading lag reached `due_lag_s`). A stream that is due is read past the job's deadline point (the
-slack it keeps as the answer's margin), within the same share, but not past the job's own deadline:
-the lag's target is the appliance's own, a question's budget is what the person waiting was promised.
+slack it keeps as the answer's margin), within the same share, but not past the job's own deadline
+less a chunk's cost: the lag's target is the appliance's own, a question's budget is what the person
+waiting was promised.
 A job past its estimate leaves no room (its rest is unknown) until its next prompt is built: a
 question's rest is priced at its call's prompt once planned, then at its answer's prompt
 (JobClock.rest_known), not at the typical question admission priced at its start. Once its deadline
@@ -110,8 +111,9 @@ class ReadingDuringJobs:
         rest = clock.remaining_ms(now)
         if rest > 0 and _fits(now, chunk_ms, rest, clock.deadline):
             return READ
-        if rest > 0:
-            due = lag_s >= self.due_lag_s and _fits(now, chunk_ms, rest, clock.hard)
+        if rest > 0:      # a started chunk cannot be cut, and its cost varies with the ring's state: the
+            # job's own deadline, a promise to the person waiting, keeps one more chunk's cost as margin
+            due = lag_s >= self.due_lag_s and _fits(now, 2 * chunk_ms, rest, clock.hard)
         else:
             due = now > clock.hard and lag_s >= LATE_DUE_FACTOR * self.due_lag_s
         if due:
