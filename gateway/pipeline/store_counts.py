@@ -26,7 +26,8 @@ from typing import Any
 READ_LINES = 250_000        # lines counted per read (the newest first, then older ones)
 FIELDS = ("host", "component", "level")
 MAX_ZONES = 256             # id ranges whose counts and times are kept (the smallest neighbours merge)
-MAX_JOINT = 2048            # (host, component, level) values a zone keeps; past it its lines are read
+MAX_JOINT = 512             # (host, component, level) values a zone keeps; past it its lines are read
+                            # (bounds the zones' memory to tens of MB on a store of many hosts)
 TIME = "coalesce(l.time, l.ts)"     # a line's own time, else its arrival: every reader's (query.py)
 
 
