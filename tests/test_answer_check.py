@@ -382,3 +382,29 @@ def test_an_answer_stating_a_relaxed_text_s_count_is_noted_with_what_the_lines_h
     assert en.action == "noted" and 'no line holds all of "broadcast variable 35"' in en.text
     exact = {**relaxed, "text_relaxed_to": None}
     assert run("有74条日志消息包含“broadcast variable 35”。", q, exact).action == "kept"
+
+
+def test_a_lookup_answer_that_reads_no_line_gets_its_line_cited():
+    """A lookup (no figure asked) answered by a paraphrase of its line ("logged in" for "Invalid user")
+    gets the line cited after it; an answer that writes a span of the line is kept as it is; a count is
+    not a lookup (its figure is checked instead)."""
+    from gateway.serve.answer.evidence import Evidence
+    named = {"id": 9, "time": 1796885748.0, "time_text": "Dec 10 09:17:26",
+             "text": "Dec 10 09:17:26 LabSZ sshd[24496]: Invalid user postgres from 187.141.143.180"}
+    result = {"call": {"op": "lines", "template": 3, "where": {"user": "postgres"}}, "count": 1, "lines": [named]}
+    q = "What is the status of the user postgres?"
+    end = which_end(q)
+    ev = Evidence(["postgres"], [named])
+    c = check("The user postgres logged in from 187.141.143.180 on Dec 10 09:17:26.", q, result,
+              render_result(result, end), end, ev)
+    assert c.action == "cited" and c.text.endswith(named["text"])
+    kept = check("The line says: Invalid user postgres from 187.141.143.180.", q, result, render_result(result, end), end, ev)
+    assert kept.action == "kept"
+    zh = check("用户 postgres 从 187.141.143.180 登录了。", "用户 postgres 的状态是什么？", result,
+               render_result(result, end), end, ev)
+    assert zh.action == "cited" and "回答依据的日志行" in zh.text
+    counted = {"call": {"op": "count", "text": "postgres"}, "count": 1, "lines": [named]}
+    assert "Invalid user" not in check("1 line mentions postgres.", "How many lines mention postgres?", counted,
+                                       render_result(counted, None), None, ev).text
+    many = {**result, "count": 40, "lines": [named] * 10}
+    assert check("He logged in.", "What did postgres do?", many, render_result(many, None), None).action == "kept"

@@ -259,7 +259,36 @@ def check(answer: str, question: str, result: Mapping[str, Any], rendered: str, 
         return Checked(answer.rstrip() + "\n" + _every_line(result, question), "noted")
     if result.get("text_relaxed_to") and str(result.get("count")) in said:
         return Checked(answer.rstrip() + "\n" + _relaxed(result, question), "noted")
+    read = _unread_line(answer, question, result, end, ev)
+    if read is not None:
+        return Checked(answer.rstrip() + "\n" + _quote_line(read, question), "cited")
     return Checked(answer)
+
+
+MAX_READ_LINES = 3        # a listing this short is the lines a lookup reads
+
+
+def _unread_line(answer: str, question: str, result: Mapping[str, Any], end: str | None,
+                 ev: evidence.Evidence | None) -> Mapping[str, Any] | None:
+    """A lookup (no figure asked of its result) whose answer reads no line it was shown: the line to cite
+    after it, the best the question's rare tokens point at, else a short listing's newest or the asked
+    end's. A 1.5B model paraphrased "Invalid user postgres from ..." as "postgres logged in from ..."; the
+    operator gets the line it answered from. None when the answer writes a span of it."""
+    op = str((result.get("call") or {}).get("op"))
+    if result.get("error") or op in ("top_k", "buckets") or asked_figures(result, question, end):
+        return None
+    listed = [x for x in result.get("lines") or [] if isinstance(x, dict)]
+    shown = (ev.lines[:1] if ev is not None and ev.lines else
+             listed[:1] if op == "lines" and 0 < int(result.get("count") or 0) <= MAX_READ_LINES else
+             [result[end]] if op == "first_last" and end in ("first", "last") and isinstance(result.get(end), dict) else [])
+    if not shown or any(evidence.holds_span(answer, x) for x in [*shown, *listed[:MAX_READ_LINES]]):
+        return None
+    return shown[0]
+
+
+def _quote_line(line: Mapping[str, Any], question: str) -> str:
+    head = "回答依据的日志行：" if is_chinese(question) else "The line this answer reads:"
+    return f"{head}\n- {line['text']}"
 
 
 def _relaxed(result: Mapping[str, Any], question: str) -> str:

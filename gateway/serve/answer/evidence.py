@@ -243,3 +243,23 @@ def quoted(answer: str, ev: Evidence, question: str) -> bool:
         if any((len(w) >= 3 or w.isdigit()) and w in words for w in said):
             return True
     return False
+
+
+SPAN_TOKENS = 3               # consecutive tokens of a line's message an answer that reads it holds
+
+
+def holds_span(answer: str, line: dict[str, Any]) -> bool:
+    """The answer writes a run of SPAN_TOKENS consecutive tokens of the line's message (its written time
+    left out), or the whole message when it is shorter: it reads the line, not only a value or a
+    paraphrase ("logged in from 187.141.143.180" does not read "Invalid user postgres from ...")."""
+    text = str(line.get("text", ""))
+    t = str(line.get("time_text") or "")
+    if t:
+        text = text.replace(t, " ", 1)
+    words = [w.lower() for w in _TOKEN.findall(text)]
+    said = [w.lower() for w in _TOKEN.findall(answer)]
+    need = min(SPAN_TOKENS, len(words))
+    if not need:
+        return True
+    runs = {tuple(words[i:i + need]) for i in range(len(words) - need + 1)}
+    return any(tuple(said[i:i + need]) in runs for i in range(len(said) - need + 1))
