@@ -408,3 +408,15 @@ def test_a_lookup_answer_that_reads_no_line_gets_its_line_cited():
                                        render_result(counted, None), None, ev).text
     many = {**result, "count": 40, "lines": [named] * 10}
     assert check("He logged in.", "What did postgres do?", many, render_result(many, None), None).action == "kept"
+
+
+def test_a_when_question_needs_the_time_even_when_the_pattern_captured_values():
+    """"When did <pattern> first appear": the values the pattern captured are not when; an answer that
+    gives them without the time is replaced by the plain answer, which says the time."""
+    line = {**LINE, "text": "Dec 10 06:55:48 LabSZ sshd[24200]: Address change detected. Old: 10.0.0.1 New: 10.0.0.2",
+            "captured": {"old": "10.0.0.1"}}
+    result = {"call": {"op": "first_last", "text": "Address change detected. Old"}, "count": 3, "first": line, "last": line}
+    c = run("旧地址：10.0.0.1。", '"Address change detected. Old" 首次出现时间', result)
+    assert c.action == "replaced" and "06:55:48" in c.text
+    assert run("Old is 10.0.0.1.", 'What was the old address the first "Address change detected" line gave?',
+               result).action == "kept"

@@ -144,11 +144,13 @@ def asked_figures(result: Mapping[str, Any], question: str, end: str | None) -> 
                  *(str(v) for v in st.get("values") or []), *(str(v) for v in st.get("at") or []),
                  *(str(t.get("count", t.get("lines"))) for top in (result.get("split") or {}).values() for t in top)]]
     if op == "first_last":
-        # the captured value a pattern asked for, else the time when the question asks when
+        # the time when the question asks when (a pattern's captured value is not when it appeared),
+        # else the captured value a pattern asked for
         ends = [result[e] for e in ([end] if end in ("first", "last") else ["first", "last"])
                 if isinstance(result.get(e), dict)]
-        captured = [[str(v) for v in line["captured"].values()] for line in ends if line.get("captured")]
-        return captured or ([_time_figure(line) for line in ends] if _WHEN.search(question) else [])
+        if _WHEN.search(question):
+            return [_time_figure(line) for line in ends]
+        return [[str(v) for v in line["captured"].values()] for line in ends if line.get("captured")]
     if op == "stats" and result.get("n"):
         return [[*(num(result[k]) for k in ("max", "min", "avg", "sum") if result.get(k) is not None), shown_avg(result)]]
     if op == "lines":      # the asked parameter's value read off the lines ("port 49811", not the address)
