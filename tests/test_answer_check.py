@@ -420,3 +420,29 @@ def test_a_when_question_needs_the_time_even_when_the_pattern_captured_values():
     assert c.action == "replaced" and "06:55:48" in c.text
     assert run("Old is 10.0.0.1.", 'What was the old address the first "Address change detected" line gave?',
                result).action == "kept"
+
+
+def test_a_stats_call_names_its_asked_figure_and_the_answer_must_give_it():
+    """`want` in a stats call (the figure the question asks for) parses under the grammar, is said first
+    in the answer's prompt and the plain answer, and is the one figure the answer must give: the maximum
+    given for "the total" is replaced."""
+    from gateway.llm.constrained import Grammar
+    from gateway.serve.answer.call import call_grammar, parse_call
+    from gateway.serve.answer.render import plain_answer
+    gr = Grammar(call_grammar([], [], [], ["memory"], [], [], False, ["stats"]))
+    text = 'stats", "text": "memory", "of": "memory", "want": "sum"}'
+    assert gr.matches(text) and parse_call(text)["want"] == "sum" and not gr.matches(text.replace("sum", "median"))
+    low = {**LINE, "id": 2, "text": "Dec 10 06:55:48 LabSZ yarn: getResources() for app: memory 0"}
+    high = {**LINE, "id": 3, "text": "Dec 10 06:55:49 LabSZ yarn: getResources() for app: memory 10240"}
+    result = {"call": {"op": "stats", "of": "memory", "text": "getResources() for", "want": "sum"}, "count": 5,
+              "n": 5, "min": 0, "max": 10240, "avg": 4710.4, "sum": 23552, "min_line": low, "max_line": high}
+    assert render_result(result).startswith("Asked for: sum (the total, in all) = 23552.")
+    q = 'sum of values after "memory" in "getResources() for" lines?'
+    c = run("The maximum memory was 10240.", q, result)
+    assert c.action == "replaced" and c.missing == ["23552"] and c.text.startswith("The sum is 23552")
+    assert run("They add up to 23552.", q, result).action == "kept"
+    mx = {**result, "call": {**result["call"], "want": "max"}}
+    assert plain_answer(mx, "largest memory?", None).startswith("The maximum 10240.")
+    assert run("The memory values add up to 23552.", "largest memory?", mx).action == "replaced"
+    free = {**result, "call": {k: v for k, v in result["call"].items() if k != "want"}}     # no want: any figure
+    assert run("The maximum memory was 10240.", q, free).action == "kept"

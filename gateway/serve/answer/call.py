@@ -8,6 +8,7 @@ grammar (gateway.llm.constrained): the op, then its arguments in a fixed order, 
    [, "template": <the number of a kind of line listed with the question>]
    [, "text": "<one to four log words of the store> | <a phrase quoted in the question>"]
    [, "of": "<a log word: the number after it> | <a listed kind's parameter>"]      (stats only)
+   [, "want": "max"|"min"|"avg"|"sum"]          (stats only: the figure the question asks for)
    [, "host": "<a host in the store>"] [, "component": "<a component in the store>"]
    [, "level": "<a level in the store>"] [, "since": "<a time named in the question>"]
    [, "until": "<a time named in the question>"] [, "last_minutes": <1..5 digits>]}
@@ -31,6 +32,7 @@ from gateway.pipeline.query import OPS
 from gateway.serve.answer.question import JSON_SAFE
 
 CALL_PREFIX = '{"op": "'
+WANTS = ("max", "min", "avg", "sum")     # a stats call's asked figure (its result holds all four)
 MAX_TEXT_BYTES = 48
 MAX_CALL_TOKENS = 256         # the call's decode budget: the grammar's mask keeps every call within it even at
                               # one byte per token (a quoted phrase of MAX_PHRASE_BYTES included)
@@ -50,7 +52,8 @@ TOOL_HELP = (
     "op: count = how many lines; top_k = the most frequent values, by host (machine, station), component, "
     "level, template (kind of message), ip, value (a name or id in the lines) or a word of the lines (the "
     "value written after it), k = how many; stats = "
-    "min/max/avg/sum of a number (of = the word before the number, or the <N> of a quoted pattern); first_last = "
+    "min/max/avg/sum of a number (of = the word before the number, or the <N> of a quoted pattern; want = the "
+    "one the question asks for); first_last = "
     "when something first and last appeared; buckets = lines over time; lines = show matching lines.\n"
     "text = what the lines say: a quoted phrase exactly as quoted, else one to four English words of the "
     "log; leave out every filter the question does not ask for.\n"
@@ -61,18 +64,19 @@ TOOL_HELP = (
     'Which station logged the most errors? {"op": "top_k", "by": "host", "level": "error"}\n'
     'What kind of message is most common? {"op": "top_k", "by": "template"}\n'
     'Which 3 IP addresses appear most? {"op": "top_k", "by": "ip", "k": 3}\n'
-    'What was the highest oil pressure? {"op": "stats", "text": "oil pressure", "of": "pressure"}\n'
+    'What was the highest oil pressure? {"op": "stats", "text": "oil pressure", "of": "pressure", "want": "max"}\n'
     'When did "disk full" last appear? {"op": "first_last", "text": "disk full"}\n'
     'Which user failed to log in most often? {"op": "top_k", "by": "user", "text": "failed"}\n'
     'What state is valve V-17 in? {"op": "lines", "text": "V-17"}\n'
     'Which port did user bob connect from? (T703: Accepted password for <user> from <address> port <port>) '
     '{"op": "lines", "template": 703, "text": "bob"}\n'
     'How many times did 10.0.0.7 time out? {"op": "count", "text": "10.0.0.7 timeout"}\n'
-    'What is the lowest port of failed logins from 10.0.0.7? {"op": "stats", "text": "failed 10.0.0.7", "of": "port"}\n'
-    'How many bytes did node-3 send in total? {"op": "stats", "text": "node-3 sent", "of": "bytes"}\n'
+    'What is the lowest port of failed logins from 10.0.0.7? {"op": "stats", "text": "failed 10.0.0.7", "of": "port", "want": "min"}\n'
+    'How many bytes did node-3 send in total? {"op": "stats", "text": "node-3 sent", "of": "bytes", "want": "sum"}\n'
+    'Average cycle time of press P2? {"op": "stats", "text": "P2 cycle", "of": "cycle", "want": "avg"}\n'
     'Why did the press stop so often? {"op": "top_k", "by": "template", "text": "stop"}\n'
     'How many tasks ran in stage 4.0? (T701: Running task <task> in stage <stage>) {"op": "count", "template": 701, "text": "4.0"}\n'
-    'Largest size sent by stage 2.0? (T702: Sent <size> bytes in stage <stage>) {"op": "stats", "template": 702, "text": "2.0", "of": "size"}\n'
+    'Largest size sent by stage 2.0? (T702: Sent <size> bytes in stage <stage>) {"op": "stats", "template": 702, "text": "2.0", "of": "size", "want": "max"}\n'
     '最近十分钟有哪些告警？ {"op": "lines", "level": "warning", "last_minutes": 10}\n'
     '泵跳闸了多少次？ {"op": "count", "text": "pump trip"}\n'
     '哪台设备报警最多？ {"op": "top_k", "by": "host", "level": "warning"}')
@@ -183,7 +187,8 @@ def call_grammar(hosts: Sequence[str] = (), components: Sequence[str] = (), leve
     # a numbered name in the question ("zone 2"): `of` is required, else the number after the text's
     # last word ("zone") is read, which is the name's own number
     must_of = of is not None and of_words is not None and words is not None and list(of_words) != list(words)
-    stats = seq("stats", '"', *filters[:n_text], *([of if must_of else opt(of)] if of is not None else []),
+    want = opt(seq(', "want": "', one_of(list(WANTS)), '"'))
+    stats = seq("stats", '"', *filters[:n_text], *([of if must_of else opt(of)] if of is not None else []), want,
                 *filters[n_text:], "}")
     others = [h for op, h in zip(OPS, heads) if op != "stats" and op in allowed]
     parts = ([stats] if "stats" in allowed else []) + ([seq(any_of(*others), *filters, "}")] if others else [])

@@ -8,7 +8,8 @@ paraphrases the message it should cite. So, after the answer is written and befo
 - every figure in it (a run of digits, with : . - / between digits) must be one the question or the
   query's result holds; list numbering ("2." at an item) is allowed, and so is a figure inside a long
   token that the stored log holds whole (an address or an id the model read in the stream);
-- the figure the question asked for must be in it: the count, the asked end's time, an extreme;
+- the figure the question asked for must be in it: the count, the asked end's time, an extreme (the one
+  a stats call's `want` names);
 - an answer that fails either is replaced by the result said plainly in the question's language
   (plain_answer), except an answer that states no figure about a count whose every line it was shown:
   that is its reading of them (a yes or a no), and the count is cited after it;
@@ -28,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from gateway.serve.answer import evidence
-from gateway.serve.answer.render import _LABEL, _PLAIN_NUMBER, _num, _shown_time, plain_answer, shown_avg
+from gateway.serve.answer.render import _LABEL, _PLAIN_NUMBER, _num, _shown_time, asked_stat, plain_answer, shown_avg
 from gateway.serve.prompts import is_chinese
 
 FIGURE = re.compile(r"\d+(?:[:.\-/]\d+)*")
@@ -151,6 +152,8 @@ def asked_figures(result: Mapping[str, Any], question: str, end: str | None) -> 
         if _WHEN.search(question):
             return [_time_figure(line) for line in ends]
         return [[str(v) for v in line["captured"].values()] for line in ends if line.get("captured")]
+    if op == "stats" and result.get("n") and (asked := asked_stat(result)) is not None:   # the call's `want`
+        return [list(dict.fromkeys([asked[1], num(result[asked[0]])]))]
     if op == "stats" and result.get("n"):
         return [[*(num(result[k]) for k in ("max", "min", "avg", "sum") if result.get(k) is not None), shown_avg(result)]]
     if op == "lines":      # the asked parameter's value read off the lines ("port 49811", not the address)

@@ -161,11 +161,30 @@ def _describe_stats(r: Mapping[str, Any], zh: bool = False) -> str:
     # answered "the smallest port" with the maximum, "最高值" with the average), in Chinese for a Chinese
     # question
     mx, mn, avg = (_STATS_WORDS_ZH if zh else _STATS_WORDS)
-    return (f"{r['n']} numbers in {r.get('count', 0)} matching lines: maximum ({mx}) {written(r, 'max')}, minimum "
+    return (_asked_first(r, zh) + f"{r['n']} numbers in {r.get('count', 0)} matching lines: maximum ({mx}) {written(r, 'max')}, minimum "
             f"({mn}) {written(r, 'min')}, average ({avg}) {shown_avg(r)}{total}. The maximum {_where(r['max_line'])}. "
             f"The minimum {_where(r['min_line'])}.")
 
 
+def asked_stat(r: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(the figure a stats call's `want` names, as the answer should write it), or None."""
+    want = str((r.get("call") or {}).get("want") or "")
+    if want not in ("max", "min", "avg", "sum") or r.get(want) is None:
+        return None
+    return want, (shown_avg(r) if want == "avg" else written(r, want) if want in ("max", "min") else _num(r["sum"]))
+
+
+def _asked_first(r: Mapping[str, Any], zh: bool) -> str:
+    """The figure the call asked for, said before the others: with every figure side by side a 1.5B
+    model answered "the total" with the maximum."""
+    asked = asked_stat(r)
+    if asked is None:
+        return ""
+    words = dict(zip(("max", "min", "avg", "sum"), (*(_STATS_WORDS_ZH if zh else _STATS_WORDS), _SUM_WORDS[zh])))
+    return f"Asked for: {asked[0]} ({words[asked[0]]}) = {asked[1]}. "
+
+
+_SUM_WORDS = ("the total, in all", "总和、合计")
 _STATS_WORDS = ("the largest, highest", "the smallest, lowest", "the mean")
 _STATS_WORDS_ZH = ("最大值、最高、最多", "最小值、最低、最少", "平均值")
 
@@ -352,16 +371,20 @@ def plain_answer(result: Mapping[str, Any], question: str, end: str | None, said
         if not result.get("n"):
             return f"{n} 行符合，但都没有这个数值。" if zh else f"{n} lines match, but none of them holds that number."
         mx, mn, avg = written(result, "max"), written(result, "min"), shown_avg(result)
+        asked = asked_stat(result)      # the asked figure first, where the text below does not begin with it
+        lead = "" if asked is None or (asked[0] == "sum") != (mx == mn) else \
+            {"max": ("The maximum", "最大值"), "min": ("The minimum", "最小值"), "avg": ("The average", "平均值"),
+             "sum": ("The sum", "总和")}[asked[0]][zh] + f" {asked[1]}" + ("。" if zh else ". ")
         if mx == mn:     # one value (said once: the same line twice reads as a loop)
-            return (f"{result['n']} 个数值都是 {mx}，例如在 {where(result['max_line'])}。" if zh else
-                    f"All {result['n']} values are {mx}, e.g. at {where(result['max_line'])}.")
+            return lead + (f"{result['n']} 个数值都是 {mx}，例如在 {where(result['max_line'])}。" if zh else
+                           f"All {result['n']} values are {mx}, e.g. at {where(result['max_line'])}.")
         # one line quoted (the maximum's): two lines of one kind share long runs and read as a loop
         low = shown_time(result["min_line"])
         if zh:
-            return ((f"总和 {num(result['sum'])}（{result['n']} 个数值）。" if result.get("sum") is not None else "")
-                    + f"最大值 {mx}，在 {where(result['max_line'])}。最小值 {mn}（{low}）。平均值 {avg}。")
+            return lead + ((f"总和 {num(result['sum'])}（{result['n']} 个数值）。" if result.get("sum") is not None else "")
+                           + f"最大值 {mx}，在 {where(result['max_line'])}。最小值 {mn}（{low}）。平均值 {avg}。")
         total = f"The sum is {num(result['sum'])} ({result['n']} values). " if result.get("sum") is not None else ""
-        return (f"{total}The maximum is {mx}, at {where(result['max_line'])}. The minimum is {mn} (at {low}). "
+        return (f"{lead}{total}The maximum is {mx}, at {where(result['max_line'])}. The minimum is {mn} (at {low}). "
                 f"The average is {avg}.")
     if op == "first_last":
         ends = [end] if end in ("first", "last") else ["first", "last"]
