@@ -13,6 +13,7 @@ from itertools import groupby
 from typing import Any, Mapping, Sequence
 
 from gateway.ingest.header import match_ts
+from gateway.serve.answer.call import WANTS
 from gateway.serve.prompts import is_chinese
 
 RESULT_CHARS = 900            # the result as the prompt quotes it (~250 tokens)
@@ -169,7 +170,7 @@ def _describe_stats(r: Mapping[str, Any], zh: bool = False) -> str:
 def asked_stat(r: Mapping[str, Any]) -> tuple[str, str] | None:
     """(the figure a stats call's `want` names, as the answer should write it), or None."""
     want = str((r.get("call") or {}).get("want") or "")
-    if want not in ("max", "min", "avg", "sum") or r.get(want) is None:
+    if want not in WANTS or r.get(want) is None:
         return None
     return want, (shown_avg(r) if want == "avg" else written(r, want) if want in ("max", "min") else _num(r["sum"]))
 
@@ -180,7 +181,7 @@ def _asked_first(r: Mapping[str, Any], zh: bool) -> str:
     asked = asked_stat(r)
     if asked is None:
         return ""
-    words = dict(zip(("max", "min", "avg", "sum"), (*(_STATS_WORDS_ZH if zh else _STATS_WORDS), _SUM_WORDS[zh])))
+    words = dict(zip(WANTS, (*(_STATS_WORDS_ZH if zh else _STATS_WORDS), _SUM_WORDS[zh])))
     return f"Asked for: {asked[0]} ({words[asked[0]]}) = {asked[1]}. "
 
 
