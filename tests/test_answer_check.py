@@ -446,3 +446,17 @@ def test_a_stats_call_names_its_asked_figure_and_the_answer_must_give_it():
     assert run("The memory values add up to 23552.", "largest memory?", mx).action == "replaced"
     free = {**result, "call": {k: v for k, v in result["call"].items() if k != "want"}}     # no want: any figure
     assert run("The maximum memory was 10240.", q, free).action == "kept"
+
+
+def test_the_asked_extreme_is_said_with_the_unit_its_line_writes():
+    """"Asked for: max = 5.2 KB": the unit written right after the figure in its line goes with it (a
+    size, a duration, a percentage); a word after it that is no unit does not."""
+    line = {**LINE, "text": "17/06/09 20:10:48 INFO storage.MemoryStore: Block broadcast_9_piece0 stored as bytes "
+                            "in memory (estimated size 5.2 KB, free 317.6 KB)"}
+    result = {"call": {"op": "stats", "of": "size", "want": "max"}, "count": 1, "n": 1, "min": 5.2, "max": 5.2,
+              "avg": 5.2, "sum": 5.2, "min_line": line, "max_line": line}
+    assert render_result(result).startswith("Asked for: max (the largest, highest) = 5.2 KB.")
+    assert run("最大值是 5.2 KB。", "broadcast_9_piece0 的 size 是多少？", result).action == "kept"
+    plain = {**line, "text": "Reading broadcast variable 39 took 716 for the read"}
+    took = {**result, "max": 716, "min": 716, "avg": 716, "sum": 716, "max_line": plain, "min_line": plain}
+    assert render_result(took).startswith("Asked for: max (the largest, highest) = 716.")

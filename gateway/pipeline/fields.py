@@ -162,6 +162,7 @@ _PREPOSITIONS = frozenset("from to by at in on for of with via into onto as is w
                           "than after before".split())
 _SIZE_UNITS = frozenset("b kb mb gb tb kib mib gib bytes byte".split())
 _DURATION_UNITS = frozenset("ns us µs ms s sec secs second seconds min mins minute minutes h hour hours".split())
+UNITS = _SIZE_UNITS | _DURATION_UNITS | {"%", "°c", "°f"}     # what a number written before it measures
 _ADDRESS = re.compile(r"/?\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+:\d+")
 _UNIT_SUFFIX = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)\s*([A-Za-zµ%°]+)")
 _NAME = re.compile(r"[A-Za-z\u4e00-\u9fff][\w\u4e00-\u9fff-]*")

@@ -13,6 +13,7 @@ from itertools import groupby
 from typing import Any, Mapping, Sequence
 
 from gateway.ingest.header import match_ts
+from gateway.pipeline.fields import UNITS
 from gateway.serve.answer.call import WANTS
 from gateway.serve.prompts import is_chinese
 
@@ -172,7 +173,16 @@ def asked_stat(r: Mapping[str, Any]) -> tuple[str, str] | None:
     want = str((r.get("call") or {}).get("want") or "")
     if want not in WANTS or r.get(want) is None:
         return None
-    return want, (shown_avg(r) if want == "avg" else written(r, want) if want in ("max", "min") else _num(r["sum"]))
+    return want, (shown_avg(r) if want == "avg" else _with_unit(r, want) if want in ("max", "min") else _num(r["sum"]))
+
+
+def _with_unit(r: Mapping[str, Any], key: str) -> str:
+    """An extreme as its line writes it, with the unit written right after it ("5.2 KB", "716 ms"): the
+    figure alone does not say what it measures, and a 1.5B model copies what it is given."""
+    fig = written(r, key)
+    text = str((r.get(f"{key}_line") or {}).get("text") or "")
+    m = re.search(rf"(?<![\w.]){re.escape(fig)}(\s?)([A-Za-zµ%°]+)", text)
+    return f"{fig}{m.group(1)}{m.group(2)}" if m and m.group(2).lower() in UNITS else fig
 
 
 def _asked_first(r: Mapping[str, Any], zh: bool) -> str:
