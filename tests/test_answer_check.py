@@ -460,3 +460,17 @@ def test_the_asked_extreme_is_said_with_the_unit_its_line_writes():
     plain = {**line, "text": "Reading broadcast variable 39 took 716 for the read"}
     took = {**result, "max": 716, "min": 716, "avg": 716, "sum": 716, "max_line": plain, "min_line": plain}
     assert render_result(took).startswith("Asked for: max (the largest, highest) = 716.")
+
+
+def test_an_answer_that_repeats_the_question_s_words_reads_no_line():
+    """"invalid user boot" is in the line and in the question: an answer that says only that and the host
+    reads no line, so the line is cited after it."""
+    from gateway.serve.answer.evidence import Evidence
+    named = {"id": 9, "time": 1796885748.0, "time_text": "Dec 10 09:17:26",
+             "text": "Dec 10 09:17:26 LabSZ sshd[24496]: Invalid user boot from 183.62.140.253"}
+    result = {"call": {"op": "lines", "template": 3, "where": {"user": "boot"}}, "count": 1,
+              "lines": [{**named, "id": 8, "text": "Dec 10 09:17:26 LabSZ sshd[24496]: input_userauth_request: invalid user boot [preauth]"}]}
+    q = "What is the name of the device that caused an invalid user boot?"
+    c = check("The device that caused an invalid user boot is LabSZ.", q, result, render_result(result, None), None,
+              Evidence(["boot"], [named]))
+    assert c.action == "cited" and "183.62.140.253" in c.text

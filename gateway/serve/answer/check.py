@@ -286,7 +286,7 @@ def _unread_line(answer: str, question: str, result: Mapping[str, Any], end: str
     shown = (ev.lines[:1] if ev is not None and ev.lines else
              listed[:1] if op == "lines" and 0 < int(result.get("count") or 0) <= MAX_READ_LINES else
              [result[end]] if op == "first_last" and end in ("first", "last") and isinstance(result.get(end), dict) else [])
-    if not shown or any(evidence.holds_span(answer, x) for x in [*shown, *listed[:MAX_READ_LINES]]):
+    if not shown or any(evidence.holds_span(answer, x, question) for x in [*shown, *listed[:MAX_READ_LINES]]):
         return None
     return shown[0]
 

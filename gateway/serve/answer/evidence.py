@@ -248,10 +248,11 @@ def quoted(answer: str, ev: Evidence, question: str) -> bool:
 SPAN_TOKENS = 3               # consecutive tokens of a line's message an answer that reads it holds
 
 
-def holds_span(answer: str, line: dict[str, Any]) -> bool:
+def holds_span(answer: str, line: dict[str, Any], question: str = "") -> bool:
     """The answer writes a run of SPAN_TOKENS consecutive tokens of the line's message (its written time
-    left out), or the whole message when it is shorter: it reads the line, not only a value or a
-    paraphrase ("logged in from 187.141.143.180" does not read "Invalid user postgres from ...")."""
+    left out), or the whole message when it is shorter, one of them at least not the question's: it
+    reads the line, not only a value, a paraphrase ("logged in from 187.141.143.180" does not read
+    "Invalid user postgres from ...") or the question's own words ("an invalid user boot is LabSZ")."""
     text = str(line.get("text", ""))
     t = str(line.get("time_text") or "")
     if t:
@@ -261,5 +262,7 @@ def holds_span(answer: str, line: dict[str, Any]) -> bool:
     need = min(SPAN_TOKENS, len(words))
     if not need:
         return True
+    asked = {w.lower() for w in _TOKEN.findall(question)}
     runs = {tuple(words[i:i + need]) for i in range(len(words) - need + 1)}
-    return any(tuple(said[i:i + need]) in runs for i in range(len(said) - need + 1))
+    return any((run := tuple(said[i:i + need])) in runs and not asked.issuperset(run)
+               for i in range(len(said) - need + 1))
