@@ -474,3 +474,29 @@ def test_an_answer_that_repeats_the_question_s_words_reads_no_line():
     c = check("The device that caused an invalid user boot is LabSZ.", q, result, render_result(result, None), None,
               Evidence(["boot"], [named]))
     assert c.action == "cited" and "183.62.140.253" in c.text
+
+
+def test_the_cited_line_is_the_one_the_answer_shares_most_with_and_a_min_answer_reads_its_line():
+    """Of the lines a lookup was shown, the one citing its answer shares the most tokens with it (the
+    listing's "Successfully registered with driver" at the answer's time, not an evidence line that only
+    says "Registered"); a stats answer that names what the asked minimum's line holds, without the figure,
+    keeps its words and gets the figure cited, and the plain answer quotes the minimum's line."""
+    from gateway.serve.answer.evidence import Evidence
+    other = {"id": 1, "time": 1497039040.0, "time_text": "17/06/09 20:10:40",
+             "text": "17/06/09 20:10:40 INFO executor.CoarseGrainedExecutorBackend: Registered signal handlers for [TERM]"}
+    line = {"id": 15, "time": 1497039042.0, "time_text": "17/06/09 20:10:42",
+            "text": "17/06/09 20:10:42 INFO executor.CoarseGrainedExecutorBackend: Successfully registered with driver"}
+    result = {"call": {"op": "lines", "text": "registered driver"}, "count": 1, "lines": [line]}
+    q = "How was the driver registered?"
+    c = check("The driver was registered at 2017-06-09 20:10:42.", q, result, render_result(result, None), None,
+              Evidence(["registered"], [other]))
+    assert c.action == "cited" and c.text.endswith(line["text"])
+    low = {**LINE, "id": 2, "text": "17/06/09 20:11:08 INFO storage.MemoryStore: Block rdd_42_6 stored as bytes in memory (estimated size 559.0 B)"}
+    high = {**LINE, "id": 3, "text": "17/06/09 20:11:08 INFO storage.MemoryStore: Block rdd_42_32 stored as bytes in memory (estimated size 993.0 B)"}
+    st = {"call": {"op": "stats", "of": "size", "want": "min", "text": "rdd_42 memory"}, "count": 40, "n": 40,
+          "min": 559.0, "max": 993.0, "avg": 878.0, "sum": 35122.0, "min_line": low, "max_line": high}
+    q = "What partition of rdd_42 has min memory estimated?"
+    c = run("The partition is rdd_42_6.", q, st)
+    assert c.action == "cited" and c.text.startswith("The partition is rdd_42_6.\nThe minimum 559.0 B.")
+    c = run("The partition is rdd_42_3.", q, st)
+    assert c.action == "replaced" and "rdd_42_6" in c.text and "rdd_42_32" not in c.text

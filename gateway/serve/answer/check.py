@@ -164,6 +164,14 @@ def asked_figures(result: Mapping[str, Any], question: str, end: str | None) -> 
     return []
 
 
+def _reads_asked_extreme(answer: str, result: Mapping[str, Any], question: str) -> bool:
+    """A stats answer that reads the line of the extreme its call asked for ("which partition has the
+    least": the partition named on the minimum's line) without its figure: the figure is cited after it."""
+    asked = asked_stat(result) if str((result.get("call") or {}).get("op")) == "stats" else None
+    line = result.get(f"{asked[0]}_line") if asked is not None else None
+    return isinstance(line, dict) and evidence.quoted(answer, evidence.Evidence([], [dict(line)]), question)
+
+
 def _quote_lines(ev: evidence.Evidence, question: str) -> str:
     head = "含有这些标识的日志行：" if is_chinese(question) else "Lines that hold what the question names:"
     return head + "\n- " + ev.lines[0]["text"]          # the best line (more would read as a loop)
@@ -240,7 +248,8 @@ def check(answer: str, question: str, result: Mapping[str, Any], rendered: str, 
     missing = list(dict.fromkeys(
         alts[0] for alts in asked_figures(result, question, end)
         if alts and not any(a in said or (not FIGURE.fullmatch(a) and _norm(a) in _norm(answer)) for a in alts)))
-    reads = ev is not None and bool(ev.lines) and evidence.quoted(answer, ev, question)
+    reads = ev is not None and bool(ev.lines) and evidence.quoted(answer, ev, question) or \
+        _reads_asked_extreme(answer, result, question)
     if missing and not bad and (reads or _read_every_line(result, said - supported_figures(question))):
         return Checked(answer.rstrip() + "\n" + plain_answer(result, question, end, answer), "cited", [],
                        missing)
@@ -276,19 +285,21 @@ MAX_READ_LINES = 3        # a listing this short is the lines a lookup reads
 def _unread_line(answer: str, question: str, result: Mapping[str, Any], end: str | None,
                  ev: evidence.Evidence | None) -> Mapping[str, Any] | None:
     """A lookup (no figure asked of its result) whose answer reads no line it was shown: the line to cite
-    after it, the best the question's rare tokens point at, else a short listing's newest or the asked
-    end's. A 1.5B model paraphrased "Invalid user postgres from ..." as "postgres logged in from ..."; the
-    operator gets the line it answered from. None when the answer writes a span of it."""
+    after it: of the lines the question's rare tokens point at, a short listing's and the asked end, the
+    one sharing the most tokens with the answer (the first on a tie). A 1.5B model paraphrased
+    "Invalid user postgres from ..." as "postgres logged in from ..."; the operator gets the line it
+    answered from. None when the answer writes a span of one of them."""
     op = str((result.get("call") or {}).get("op"))
     if result.get("error") or op in ("top_k", "buckets") or asked_figures(result, question, end):
         return None
     listed = [x for x in result.get("lines") or [] if isinstance(x, dict)]
-    shown = (ev.lines[:1] if ev is not None and ev.lines else
-             listed[:1] if op == "lines" and 0 < int(result.get("count") or 0) <= MAX_READ_LINES else
-             [result[end]] if op == "first_last" and end in ("first", "last") and isinstance(result.get(end), dict) else [])
+    shown = [*(ev.lines if ev is not None else []),
+             *(listed[:MAX_READ_LINES] if op == "lines" and 0 < int(result.get("count") or 0) <= MAX_READ_LINES else []),
+             *([result[end]] if op == "first_last" and end in ("first", "last") and isinstance(result.get(end), dict) else [])]
     if not shown or any(evidence.holds_span(answer, x, question) for x in [*shown, *listed[:MAX_READ_LINES]]):
         return None
-    return shown[0]
+    said = {w.lower() for w in evidence.tokens(answer)}
+    return max(shown, key=lambda x: len(said & {w.lower() for w in evidence.tokens(str(x.get("text", "")))}))
 
 
 def _quote_line(line: Mapping[str, Any], question: str) -> str:

@@ -245,6 +245,11 @@ def quoted(answer: str, ev: Evidence, question: str) -> bool:
     return False
 
 
+def tokens(text: str) -> list[str]:
+    """The text's words, identifiers, addresses and numbers as the evidence reads them (_TOKEN)."""
+    return _TOKEN.findall(text)
+
+
 SPAN_TOKENS = 3               # consecutive tokens of a line's message an answer that reads it holds
 
 

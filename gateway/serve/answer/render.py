@@ -389,14 +389,15 @@ def plain_answer(result: Mapping[str, Any], question: str, end: str | None, said
         if mx == mn:     # one value (said once: the same line twice reads as a loop)
             return lead + (f"{result['n']} 个数值都是 {mx}，例如在 {where(result['max_line'])}。" if zh else
                            f"All {result['n']} values are {mx}, e.g. at {where(result['max_line'])}.")
-        # one line quoted (the maximum's): two lines of one kind share long runs and read as a loop
-        low = shown_time(result["min_line"])
+        # one line quoted (the maximum's, the minimum's when the call asked for it): two lines of one kind
+        # share long runs and read as a loop
+        low, high = (where, shown_time) if asked is not None and asked[0] == "min" else (shown_time, where)
         if zh:
             return lead + ((f"总和 {num(result['sum'])}（{result['n']} 个数值）。" if result.get("sum") is not None else "")
-                           + f"最大值 {mx}，在 {where(result['max_line'])}。最小值 {mn}（{low}）。平均值 {avg}。")
+                           + f"最大值 {mx}，在 {high(result['max_line'])}。最小值 {mn}（{low(result['min_line'])}）。平均值 {avg}。")
         total = f"The sum is {num(result['sum'])} ({result['n']} values). " if result.get("sum") is not None else ""
-        return (f"{lead}{total}The maximum is {mx}, at {where(result['max_line'])}. The minimum is {mn} (at {low}). "
-                f"The average is {avg}.")
+        return (f"{lead}{total}The maximum is {mx}, at {high(result['max_line'])}. The minimum is {mn} (at "
+                f"{low(result['min_line'])}). The average is {avg}.")
     if op == "first_last":
         ends = [end] if end in ("first", "last") else ["first", "last"]
         if len(ends) == 2 and result["first"].get("id") == result["last"].get("id"):
