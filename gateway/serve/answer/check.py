@@ -245,8 +245,9 @@ def check(answer: str, question: str, result: Mapping[str, Any], rendered: str, 
     bad = own + wrong_units(answer, "\n".join(
         [question, rendered, as_json, *(x["text"] for x in (ev.lines if ev else []))]))
     said = _with_prefixes(_STATED.findall(answer))      # "2" of "vcs2" does not say the count 2
+    asked = asked_figures(result, question, end)
     missing = list(dict.fromkeys(
-        alts[0] for alts in asked_figures(result, question, end)
+        alts[0] for alts in asked
         if alts and not any(a in said or (not FIGURE.fullmatch(a) and _norm(a) in _norm(answer)) for a in alts)))
     reads = ev is not None and bool(ev.lines) and evidence.quoted(answer, ev, question) or \
         _reads_asked_extreme(answer, result, question)
@@ -273,7 +274,7 @@ def check(answer: str, question: str, result: Mapping[str, Any], rendered: str, 
         return Checked(answer.rstrip() + "\n" + _every_line(result, question), "noted")
     if result.get("text_relaxed_to") and str(result.get("count")) in said:
         return Checked(answer.rstrip() + "\n" + _relaxed(result, question), "noted")
-    read = _unread_line(answer, question, result, end, ev)
+    read = None if asked else _unread_line(answer, question, result, end, ev)
     if read is not None:
         return Checked(answer.rstrip() + "\n" + _quote_line(read, question), "cited")
     return Checked(answer)
@@ -284,13 +285,13 @@ MAX_READ_LINES = 3        # a listing this short is the lines a lookup reads
 
 def _unread_line(answer: str, question: str, result: Mapping[str, Any], end: str | None,
                  ev: evidence.Evidence | None) -> Mapping[str, Any] | None:
-    """A lookup (no figure asked of its result) whose answer reads no line it was shown: the line to cite
+    """A lookup (no figure asked of its result: the caller's asked_figures) whose answer reads no line it was shown: the line to cite
     after it: of the lines the question's rare tokens point at, a short listing's and the asked end, the
     one sharing the most tokens with the answer (the first on a tie). A 1.5B model paraphrased
     "Invalid user postgres from ..." as "postgres logged in from ..."; the operator gets the line it
     answered from. None when the answer writes a span of one of them."""
     op = str((result.get("call") or {}).get("op"))
-    if result.get("error") or op in ("top_k", "buckets") or asked_figures(result, question, end):
+    if result.get("error") or op in ("top_k", "buckets"):
         return None
     listed = [x for x in result.get("lines") or [] if isinstance(x, dict)]
     shown = [*(ev.lines if ev is not None else []),
