@@ -345,3 +345,16 @@ def test_stats_of_a_named_parameter_never_reads_an_address(tmp_path):
     r = q.run({"op": "stats", "text": "root", "of": "from"})      # no parameter so named: the word's number
     assert r.get("n", 0) == 0                                      # an address is no number
     s.close()
+
+
+def test_stats_of_a_word_with_no_number_near_reads_the_first_number_after_it(tmp_path):
+    """"max bytes stored" called as of "bytes": in "stored as bytes in memory (estimated size 263.0 B" no number
+    is within reach of the word; when no line has one that near, the first number after it is read."""
+    texts = ["Block rdd_16_4 stored as bytes in memory (estimated size 263.0 B, free 386.4 KB)",
+             "Block rdd_16_1 stored as bytes in memory (estimated size 351.0 B, free 387.4 KB)"]
+    s = Store(tmp_path / "b.db")
+    s.append([LogRecord(T0 + i, "t", "h", 6, t) for i, t in enumerate(texts)], [None, None], [LineFields(), LineFields()])
+    q = QuerySurface(s.path)
+    r = q.run({"op": "stats", "text": "rdd_16", "of": "bytes"})
+    assert (r["n"], r["max"], r["min"]) == (2, 351.0, 263.0) and "rdd_16_1" in r["max_line"]["text"]
+    s.close()

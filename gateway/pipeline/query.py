@@ -444,8 +444,8 @@ class QuerySurface:
             out[key] = _line(r[0][:2] + (None, None, None, r[0][2], r[0][3]))
         return out
 
-    def _stats_by_regex(self, rx: list[re.Pattern], where: str, args: list) -> dict:
-        """min/max/avg of the number the first of `rx` to match captures in each matching line."""
+    def _stats_by_regex(self, rx: list[list[re.Pattern]], where: str, args: list) -> dict:
+        """min/max/avg of the number `rx` (tiers of regexes: numbers_stats) captures in each matching line."""
         rows, truncated = self._matching_texts(where, args)
         out, lo, hi = numbers_stats(rows, lambda r: r[3], rx, truncated)
         for name, r in (("min_line", lo), ("max_line", hi)):

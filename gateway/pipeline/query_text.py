@@ -74,10 +74,12 @@ def _like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def _number_regex(call: dict[str, Any]) -> list[re.Pattern] | None:
-    """The number a stats call asks for, as regexes over a line tried in order (group 1 the number): the
-    <N> of a text pattern; or the number after the word "of" or right before it (a unit), the nearer; without
-    "of" nor "param", the same for the text's last word. None: by template parameter."""
+def _number_regex(call: dict[str, Any]) -> list[list[re.Pattern]] | None:
+    """The number a stats call asks for, as tiers of regexes over a line (group 1 the number; numbers_stats
+    reads the first tier that finds one in any line): the <N> of a text pattern; or the number after the
+    word "of" or right before it (a unit), the nearer, and, when no line has one that near, the first number
+    after the word anywhere in the line ("stored as bytes in memory (estimated size 263.0 B": 263.0); without
+    "of" nor "param", the near ones for the text's last word. None: by template parameter."""
     text = str(call.get("text") or "")
     if "<N>" in text or "<n>" in text:
         parts = re.split(r"(<[A-Za-z*]{1,8}>)", text)
@@ -92,30 +94,36 @@ def _number_regex(call: dict[str, Any]) -> list[re.Pattern] | None:
                        + (r"\s*" if p[-1].isspace() else ""))
             else:
                 rx += r"\s*"
-        return [re.compile(rx, re.IGNORECASE)]
+        return [[re.compile(rx, re.IGNORECASE)]]
     of = str(call.get("of") or "").strip()
+    named = bool(of)
     if not of and call.get("param") is None and text.split():
         of = text.split()[-1]                 # "heater temperature": the number after "temperature"
     if not of:
         return None
     w = re.escape(of)
-    return [re.compile(rf"(?<![\w]){w}(?![\w])[^\d\n+-]{{0,24}}?{NUMBER}", re.IGNORECASE),   # "torque 2.12"
+    near = [re.compile(rf"(?<![\w]){w}(?![\w])[^\d\n+-]{{0,24}}?{NUMBER}", re.IGNORECASE),   # "torque 2.12"
             re.compile(rf"{NUMBER}\s*{w}(?![\w])", re.IGNORECASE)]                            # "2.12 Nm"
-    # (_stats_by_regex takes the nearer of the two in a line: "2.12 Nm, caps applied 24" -> 2.12)
+    # (numbers_stats takes the nearer of the two in a line: "2.12 Nm, caps applied 24" -> 2.12)
+    return [near, [re.compile(rf"(?<![\w]){w}(?![\w])[^\d\n]*?{NUMBER}", re.IGNORECASE)]] if named else [near]
 
 
-def numbers_stats(rows: list, text_of: Callable[[Any], str], rx: list[re.Pattern],
+def numbers_stats(rows: list, text_of: Callable[[Any], str], tiers: list[list[re.Pattern]],
                   truncated: bool) -> tuple[dict[str, Any], Any, Any]:
-    """A stats result over `rows` (any row type; text_of gives its line's text) of the number the first of
-    `rx` to match captures in each, after the word or before it (a unit): the nearer one, "after" on a
-    tie. -> (result without its min_line/max_line, the row of the minimum, of the maximum; None, None
-    when no row holds such a number). Shared by the box's store surface and the fleet node's."""
-    vals = []
-    for r in rows:
-        found = [m for x in rx if (m := x.search(text_of(r)))]
-        if found:
-            m = min(found, key=lambda m: (m.end() - m.start() - len(m.group(1)), found.index(m)))
-            vals.append((float(m.group(1)), r))
+    """A stats result over `rows` (any row type; text_of gives its line's text) of the number the first
+    tier of regexes (_number_regex) to read one in any row captures in each: of a tier's regexes, the
+    nearer match, "after" on a tie. -> (result without its min_line/max_line, the row of the minimum, of
+    the maximum; None, None when no row holds such a number). Shared by the box's store surface and the
+    fleet node's."""
+    vals: list = []
+    for rx in tiers:
+        for r in rows:
+            found = [m for x in rx if (m := x.search(text_of(r)))]
+            if found:
+                m = min(found, key=lambda m: (m.end() - m.start() - len(m.group(1)), found.index(m)))
+                vals.append((float(m.group(1)), r))
+        if vals:
+            break
     out: dict[str, Any] = {"count": len(rows), "n": len(vals), "truncated": truncated}
     if not vals:
         out["note"] = "no such number in these lines"

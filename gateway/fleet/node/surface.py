@@ -248,7 +248,7 @@ class FleetSurface:
                 out[key] = _line(line[0])
         return out
 
-    def _stats_by_regex(self, rx: list[re.Pattern], w: sql.Where) -> dict:
+    def _stats_by_regex(self, rx: list[list[re.Pattern]], w: sql.Where) -> dict:
         texts, truncated = self._matching_texts(w)
         out, lo, hi = numbers_stats(texts, lambda r: r["text"], rx, truncated)
         for name, r in (("min_line", lo), ("max_line", hi)):
