@@ -164,3 +164,40 @@ def test_a_where_without_a_kind_reads_the_listed_kind_that_has_its_parameters(tm
     assert "template" not in plan.call and plan.result["count"] == 1
     s.close()
     store.close()
+
+
+def test_stats_of_a_listed_kinds_parameter_read_that_kind_only(tmp_path):
+    """"the highest progress of attempt X": the listed kind writes "Progress ... is : <number>"; a call with of
+    "number" and no kind read every kind's <number> of the attempt (a port, 13562). It reads the listed kind's."""
+    progress, port = "Progress of TaskAttempt <*> is : <*>", "Shuffle port returned by ContainerManager for <*> : <*>"
+    rows = ["Progress of TaskAttempt attempt_9 is : 0.29", "Shuffle port returned by ContainerManager for attempt_9 : 13562",
+            "Progress of TaskAttempt attempt_9 is : 0.76", "Progress of TaskAttempt attempt_8 is : 0.99"]
+    tmpls = [progress, port, progress, progress]
+    store, s = _stored(tmp_path, rows, [1, 2, 1, 1], [LineFields(template=m, params=named_params(m, t)) for t, m in zip(rows, tmpls)])
+    listed = [k for k in grounding.Kinds(s).kinds(["progress"], []) if k.id == 1]
+    assert listed and "number" in listed[0].params
+    q = "What's the highest progress value reported for attempt_9?"
+    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=listed)
+    plan.finish('stats", "of": "number", "want": "max", "text": "attempt_9"}')
+    assert plan.call["template"] == 1 and plan.result["max"] == 0.76
+    s.close()
+    store.close()
+
+
+def test_a_listing_of_no_kind_reads_the_listed_kind_with_the_asked_parameter(tmp_path):
+    """"which driver address did the executor connect to": a listing of "executor driver" lines read the many
+    result lines; the listed kind with an <address> is read, with the text's word it writes ("driver")."""
+    sent, conn = "Finished task <*> in stage <*>. <*> bytes result sent to driver", "Connecting to driver: spark://S@<*>"
+    rows = [f"Finished task {i}.0 in stage 3.0. 2128 bytes result sent to driver" for i in range(4)] + \
+        ["Connecting to driver: spark://S@10.10.34.11:48069"]
+    tmpls = [sent] * 4 + [conn]
+    store, s = _stored(tmp_path, rows, [1] * 4 + [2], [LineFields(template=m, params=named_params(m, t), component="executor")
+                                                      for t, m in zip(rows, tmpls)])
+    listed = grounding.Kinds(s).kinds(["finished", "connecting"], [])
+    assert any(k.id == 2 and "address" in k.params for k in listed)
+    q = "executor 连的 driver 地址是哪个？"
+    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=listed)
+    plan.finish('lines", "text": "driver finished"}')
+    assert plan.call["template"] == 2 and plan.result["count"] == 1 and "10.10.34.11" in plan.rendered
+    s.close()
+    store.close()

@@ -292,16 +292,20 @@ class QueryPlan:
         """A call whose `where` names parameters but no kind of line reads the first listed kind that has
         those parameters and lines with the values; when none has, the first such kind whose lines hold
         the call's other words, and so no line: the question's words chose the kind, its values the lines,
-        and a value only other kinds hold ("TID 1352" started, never finished) is not what was asked."""
+        and a value only other kinds hold ("TID 1352" started, never finished) is not what was asked.
+        Stats whose `of` names a listed kind's parameter read that kind's numbers: other kinds' parameters
+        of the same name ("<number>") are other quantities."""
         where = call.get("where") or {}
-        if not where or call.get("template") is not None or not result.get("count") or "<" in str(call.get("text") or ""):
+        needs = set(where) | ({str(call["of"])} if call.get("op") == "stats" and
+                              any(call.get("of") in k.params for k in self.kinds) else set())
+        if not needs or call.get("template") is not None or not result.get("count") or "<" in str(call.get("text") or ""):
             return call, result
         ran = []                                # each fitting kind's call and result, run once
         for k in self.kinds:
-            if set(where) <= set(k.params):
+            if needs <= set(k.params):
                 t = {**call, "template": k.id}
                 ran.append((t, f := self.tool.surface.run(t)))
-                if f.get("count") and not f.get("text_relaxed_to"):
+                if f.get("count") and not f.get("text_relaxed_to") and (call.get("op") != "stats" or f.get("n")):
                     return t, f
         values = {str(v).lower() for v in where.values()}
         words = " ".join(w for w in str(call.get("text") or "").split() if w.lower() not in values)
@@ -392,11 +396,13 @@ class QueryPlan:
         """A lookup's (or a count's) kind of line that lacks the parameter the question asks for ("what
         port did user X come from": Invalid user <user> from <address>) gives way to a listed kind that has
         it (... <user> from <address> port <port>), with the conditions that kind has too, when it has
-        lines."""
+        lines. A listing of no kind reads such a kind too, with the words of its text that kind writes when
+        the whole text holds none of its lines ("executor 连的 driver 地址", text "executor driver": the
+        302 lines that send results to the driver, not "Connecting to driver: spark://...@<address>")."""
         kind = self._kind_of(call)
         where = dict(call.get("where") or {})
-        if call.get("op") not in ("lines", "first_last", "count") or kind is None or \
-                self._named(kind, call):
+        if call.get("op") not in ("lines", "first_last", "count") or (kind is None and call.get("op") != "lines") or \
+                kind is not None and self._named(kind, call):
             return call
         for other in self.kinds:
             if other is kind or not self._named(other, call):
@@ -404,8 +410,15 @@ class QueryPlan:
             moved = {**call, "template": other.id, "where": {k: v for k, v in where.items() if k in other.params}}
             if not moved["where"]:
                 del moved["where"]
-            if self.tool.surface.run({**moved, "op": "count"}).get("count"):
-                return moved
+            texts = [moved]
+            if kind is None and call.get("text") and "<" not in str(call["text"]):
+                own = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9]+", re.sub(r"<[^>]*>", " ", other.template))}
+                if (kept := [w for w in str(call["text"]).split() if w.lower() in own]):
+                    texts.append({**moved, "text": " ".join(kept)})
+            for tried in texts:     # of no kind: its lines, not those the store's relaxed text finds
+                if (r := self.tool.surface.run({**tried, "op": "count"})).get("count") and \
+                        (kind is not None or not r.get("text_relaxed_to")):
+                    return tried
         return call
 
     def _valued(self, call: dict[str, Any]) -> dict[str, Any]:
