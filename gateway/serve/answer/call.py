@@ -72,11 +72,11 @@ TOOL_HELP = (
     '{"op": "lines", "template": 703, "text": "bob"}\n'
     'How many times did 10.0.0.7 time out? {"op": "count", "text": "10.0.0.7 timeout"}\n'
     'What is the lowest port of failed logins from 10.0.0.7? {"op": "stats", "text": "failed 10.0.0.7", "of": "port", "want": "min"}\n'
-    'Most bytes node-3 sent at once? {"op": "stats", "text": "node-3 sent", "of": "bytes", "want": "max"}\n'
+    'How many bytes did node-3 send in total? {"op": "stats", "text": "node-3 sent", "of": "bytes", "want": "sum"}\n'
     'Average cycle time of press P2? {"op": "stats", "text": "P2 cycle", "of": "cycle", "want": "avg"}\n'
     'Why did the press stop so often? {"op": "top_k", "by": "template", "text": "stop"}\n'
     'How many tasks ran in stage 4.0? (T701: Running task <task> in stage <stage>) {"op": "count", "template": 701, "text": "4.0"}\n'
-    'How many bytes did stage 2.0 send? (T702: Sent <size> bytes in stage <stage>) {"op": "stats", "template": 702, "text": "2.0", "of": "size", "want": "sum"}\n'
+    'Largest size sent by stage 2.0? (T702: Sent <size> bytes in stage <stage>) {"op": "stats", "template": 702, "text": "2.0", "of": "size", "want": "max"}\n'
     '最近十分钟有哪些告警？ {"op": "lines", "level": "warning", "last_minutes": 10}\n'
     '泵跳闸了多少次？ {"op": "count", "text": "pump trip"}\n'
     '哪台设备报警最多？ {"op": "top_k", "by": "host", "level": "warning"}')
