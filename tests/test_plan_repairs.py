@@ -10,6 +10,7 @@ from gateway.pipeline.query import QuerySurface
 from gateway.pipeline.store import Store
 from gateway.serve.answer import grounding
 from gateway.serve.answer.plan import QueryPlan
+from gateway.serve.answer.render import render_result
 from tests.helpers import PlanTool as _Tool
 
 
@@ -199,5 +200,26 @@ def test_a_listing_of_no_kind_reads_the_listed_kind_with_the_asked_parameter(tmp
     plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=listed)
     plan.finish('lines", "text": "driver finished"}')
     assert plan.call["template"] == 2 and plan.result["count"] == 1 and "10.10.34.11" in plan.rendered
+    s.close()
+    store.close()
+
+
+def test_a_cut_listing_of_an_id_shows_its_lines_of_the_questions_kind(tmp_path):
+    """"why did attempt_5 exit abnormally": a listing of the id's many lines (newest first: state changes)
+    reads its "Diagnostics report ... Exception" line too, the kind the question's words chose."""
+    diag, state = "Diagnostics report from <*>: Error: java.net.NoRouteToHostException", "<*> TaskAttempt Transitioned from <*> to <*>"
+    rows = ["Diagnostics report from attempt_5: Error: java.net.NoRouteToHostException"] + \
+        [f"attempt_5 TaskAttempt Transitioned from S{i} to S{i + 1}" for i in range(14)]
+    tmpls = [diag] + [state] * 14
+    store, s = _stored(tmp_path, rows, [1] + [2] * 14, [LineFields(template=m, params=named_params(m, t)) for t, m in zip(rows, tmpls)])
+    listed = sorted(grounding.Kinds(s).kinds(["diagnostics", "transitioned"], []), key=lambda k: k.id)   # best first
+    assert [k.id for k in listed] == [1, 2]
+    q = "attempt_5 是因为什么异常退出的？"
+    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=listed)
+    messages = plan.finish('lines", "text": "attempt_5"}')
+    assert plan.result["count"] == 15 and "NoRouteToHostException" not in render_result(plan.result)
+    assert "NoRouteToHostException" in messages[-1]["content"]
+    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=listed[1:])   # its kind not listed
+    assert "NoRouteToHostException" not in plan.finish('lines", "text": "attempt_5"}')[-1]["content"]
     s.close()
     store.close()

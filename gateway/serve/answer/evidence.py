@@ -217,9 +217,21 @@ def render(ev: Evidence) -> str:
     """The lines for the answer's prompt."""
     if not ev.lines:
         return ""
-    toks = ", ".join(f'"{t}"' for t in ev.tokens)
+    toks = ", ".join(f'"{t}"' for t in (ev.tokens or ev.ids))
     shown = "\n".join(f"- {_shown(x)}{again(n, first, shown=x)}" for x, n, first in fold(ev.lines))
     return f"Stored lines that hold {toks} (read them for what the question asks):\n{shown}"
+
+
+def of_kind(surface: QuerySurface, call: dict[str, Any], count: int, kinds: Sequence[Any]) -> list[dict[str, Any]]:
+    """Of a listing cut short (`count` lines), up to MAX_EVIDENCE lines of the first listed kind (best first:
+    the question's words chose it) that holds fewer of its lines, shown again after the listing's clipped
+    newest ones: the 73 lines of an attempt id show state changes first, and "why did it exit abnormally"
+    asks about its "Diagnostics report ... NoRouteToHostException" lines."""
+    for k in kinds:
+        r = surface.run({**call, "op": "lines", "template": k.id})
+        if r.get("count") and not r.get("text_relaxed_to") and r["count"] < count:
+            return (r.get("lines") or [])[:MAX_EVIDENCE]
+    return []
 
 
 def _shown(line: dict[str, Any]) -> str:

@@ -41,6 +41,7 @@ class QueryPlan:
     _of: str | None = None                          # a stats call's `of`, when it ran as first_last
     _shown: int | None = None                       # lines of a listing shown (None: all; shorter())
     _listed: str = ""                               # a partial listing's figures over all its lines
+    _of_kind: list = field(default_factory=list)    # a cut listing's lines of the question's best kind (finish)
     ended: bool = False                             # the answer's decode was ended by alike.Watch
     ran_out: bool = False                           # ... or by max_tokens (it was still going)
 
@@ -61,7 +62,17 @@ class QueryPlan:
         self._capture_asked()
         self._listed = self._listing_figures()
         self._shown = None
+        self._of_kind = []                 # a cut listing of no kind: its lines of the question's best kind
+        listed = self.result.get("lines") or []
+        if (self.call or {}).get("op") == "lines" and self.call.get("template") is None and not self.evidence.lines \
+                and self.result.get("count", 0) > len(listed):
+            self._of_kind = evidence.of_kind(self.tool.surface, self.call, self.result["count"], self.kinds)
         return self._messages()
+
+    def _read(self) -> evidence.Evidence:
+        """The evidence the answer reads: the question's rare-token lines, or a cut listing's lines of its kind."""
+        ev = self.evidence
+        return evidence.Evidence(ev.tokens, [*ev.lines, *self._of_kind], ev.ids) if self._of_kind else ev
 
     def shorter(self) -> list[dict[str, str]] | None:
         """The answer's messages with one line fewer of a listing (op lines) shown, its last, down to one;
@@ -84,7 +95,9 @@ class QueryPlan:
             self.rendered += self._count_detail() + self._split()
         self.rendered += self._listed
         in_result = {x.get("id") for x in listed.get("lines") or []} | self._summed
-        extra = evidence.Evidence(self.evidence.tokens, [x for x in self.evidence.lines if x.get("id") not in in_result])
+        ev = self._read()
+        kind_ids = {x.get("id") for x in self._of_kind}      # shown again: the listing's text is clipped
+        extra = evidence.Evidence(ev.tokens, [x for x in ev.lines if x.get("id") not in in_result - kind_ids], ev.ids)
         if extra.lines and not self._summed_up():   # the lines the question's rare tokens point at: a lookup reads them
             self.rendered += "\n\n" + evidence.render(extra)
         answer = ANSWER_INSTRUCTION.format(result=self.rendered)
@@ -534,7 +547,7 @@ class QueryPlan:
         if self.ended:
             answer = alike.ended(answer)
         checked = answer_check.check(answer, self.question, self.result, self.rendered, which_end(self.question),
-                                     self.evidence, logged=evidence.in_log(self.tool.surface))
+                                     self._read(), logged=evidence.in_log(self.tool.surface))
         return alike.folded(checked, 1 if self.ran_out else alike.TIMES)     # no run written a third time
 
 
