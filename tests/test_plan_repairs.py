@@ -223,3 +223,20 @@ def test_a_cut_listing_of_an_id_shows_its_lines_of_the_questions_kind(tmp_path):
     assert "NoRouteToHostException" not in plan.finish('lines", "text": "attempt_5"}')[-1]["content"]
     s.close()
     store.close()
+
+
+def test_stats_that_read_numbers_keep_them_over_a_listed_kind_without_any(tmp_path):
+    """Stats of "size" over an id's lines read numbers; the listed kind with a <size> holds the id's words
+    but no number there: the numbers stay."""
+    stored, sent = "Block <*> stored size <*>", "Block <*> sent size <*>"
+    rows = ["Block b_1 stored size 12", "Block b_1 stored size 30", "Block b_2 sent size unknown"]
+    tmpls = [stored, stored, sent]
+    store, s = _stored(tmp_path, rows, [1, 1, 2], [LineFields(template=m, params=named_params(m, t)) for t, m in zip(rows, tmpls)])
+    listed = [k for k in grounding.Kinds(s).kinds(["sent"], []) if k.id == 2]
+    assert listed and "size" in listed[0].params
+    q = "What is the largest size of block b_1?"
+    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=listed)
+    plan.finish('stats", "of": "size", "want": "max", "text": "b_1"}')
+    assert plan.result["max"] == 30 and "template" not in plan.call
+    s.close()
+    store.close()

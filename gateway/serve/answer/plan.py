@@ -323,6 +323,8 @@ class QueryPlan:
         values = {str(v).lower() for v in where.values()}
         words = " ".join(w for w in str(call.get("text") or "").split() if w.lower() not in values)
         for t, f in ran:
+            if result.get("n") and not f.get("n"):      # stats that read numbers keep them over a kind's none
+                continue
             bare = {**{x: v for x, v in t.items() if x not in ("where", "text")}, **({"text": words} if words else {})}
             if (seen := self.tool.surface.run(bare)).get("count") and not seen.get("text_relaxed_to"):
                 return t, f
