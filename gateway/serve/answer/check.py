@@ -285,11 +285,11 @@ MAX_READ_LINES = 3        # a listing this short is the lines a lookup reads
 
 def _unread_line(answer: str, question: str, result: Mapping[str, Any], end: str | None,
                  ev: evidence.Evidence | None) -> Mapping[str, Any] | None:
-    """A lookup (no figure asked of its result: the caller's asked_figures) whose answer reads no line it was shown: the line to cite
-    after it: of the lines the question's rare tokens point at, a short listing's and the asked end, the
-    one sharing the most tokens with the answer (the first on a tie). A 1.5B model paraphrased
-    "Invalid user postgres from ..." as "postgres logged in from ..."; the operator gets the line it
-    answered from. None when the answer writes a span of one of them."""
+    """A lookup (no figure asked of its result: the caller checks asked_figures) whose answer reads no line
+    it was shown: the line to cite after it: of the lines the question's rare tokens point at, a short
+    listing's and the asked end, the one sharing the most tokens with the answer (the first on a tie). A
+    1.5B model paraphrased "Invalid user postgres from ..." as "postgres logged in from ..."; the operator
+    gets the line it answered from. None when the answer writes a span of one of them."""
     op = str((result.get("call") or {}).get("op"))
     if result.get("error") or op in ("top_k", "buckets"):
         return None

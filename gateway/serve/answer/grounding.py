@@ -46,6 +46,10 @@ class Kind:
     params: list[str] = field(default_factory=list)          # its parameter names, in order
     examples: dict[str, str] = field(default_factory=dict)   # name -> a value from its newest line
 
+    def words(self) -> set[str]:
+        """The words its text writes (lower case), its <parameters> left out."""
+        return {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9]+", re.sub(r"<[^<>]*>", " ", self.template))}
+
     def shown(self) -> str:
         ex = ", ".join(f"{k}={v}" for k, v in list(self.examples.items())[:MAX_SHOWN_PARAMS])
         return f"T{self.id} ({self.count} lines): {self.template}" + (f"  (e.g. {ex})" if ex else "")

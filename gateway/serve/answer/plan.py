@@ -427,8 +427,7 @@ class QueryPlan:
                 del moved["where"]
             texts = [moved]
             if kind is None and call.get("text") and "<" not in str(call["text"]):
-                own = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9]+", re.sub(r"<[^>]*>", " ", other.template))}
-                if (kept := [w for w in str(call["text"]).split() if w.lower() in own]):
+                if (kept := [w for w in str(call["text"]).split() if w.lower() in other.words()]):
                     texts.append({**moved, "text": " ".join(kept)})
             for tried in texts:     # of no kind: its lines, not those the store's relaxed text finds
                 if (r := self.tool.surface.run({**tried, "op": "count"})).get("count") and \
