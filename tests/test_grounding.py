@@ -556,3 +556,25 @@ def test_a_partial_listing_gives_its_parameter_s_ends_over_every_line(tmp_path):
     assert plan.check("The maximum port was 60948.").text == "The maximum port was 60948."
     surface.close()
     store.close()
+
+
+def test_a_partial_listing_names_the_lines_of_its_ends(tmp_path):
+    """A listing read for a quantity (took) names the lines of its smallest and largest by their other
+    parameter, a bare number too ("the slowest variable"), and does not say the first line's took as if
+    it were the answer."""
+    took, started = "Reading broadcast variable <*> took <*> ms", "Started reading broadcast variable <*>"
+    rows = [(f"Reading broadcast variable {v} took {t} ms", 1, took) for v, t in [(39, 716), *((v, 10 + v) for v in range(20))]]
+    rows.append(("Started reading broadcast variable 7", 2, started))
+    recs = [LogRecord(ts=1.7e9 + i, source="t", host="h", severity=6, text=t) for i, (t, _, _) in enumerate(rows)]
+    store = Store(tmp_path / "l.db")
+    store.append(recs, [tid for _, tid, _ in rows], [LineFields(template=m, params=named_params(m, t)) for t, _, m in rows])
+    surface = QuerySurface(store.path)
+    q = "Which broadcast variable was slowest to read, and how many ms did it take?"
+    kinds = grounding.Kinds(surface).kinds(["broadcast", "variable", "took"], [])
+    plan = QueryPlan(_Tool(surface), [{"role": "user", "content": q}], q, None, [], kinds=kinds)
+    prompt = plan.finish(f'lines", "template": {kinds[0].id}}}')[-1]["content"]
+    assert plan.result["truncated"] and all("716" not in x["text"] for x in plan.result["lines"])
+    assert "the maximum (716) is on the line with variable 39" in prompt
+    assert "took is" not in prompt
+    surface.close()
+    store.close()

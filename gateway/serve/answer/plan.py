@@ -160,7 +160,8 @@ class QueryPlan:
         if (st.get("n") or 0) < 2 or st.get("min") == st.get("max"):
             return ""
         self.result["listed_stats"] = {k: st.get(k) for k in ("of_param", "n", "min", "max")}
-        return f" Over all {st['n']} matched lines with a {name}: minimum {_num(st['min'])}, maximum {_num(st['max'])}."
+        return (f" Over all {st['n']} matched lines with a {name}: minimum {_num(st['min'])}, maximum {_num(st['max'])}."
+                + self._extremes_of(name, st, numbers=True))     # which lines: "the slowest variable" names its line
 
     def _count_detail(self) -> str:
         """What a count adds for the answer: the sum, min and max over the counted lines of a numeric
@@ -257,16 +258,16 @@ class QueryPlan:
         return (f"{listed} (minimum {_num(st['min'])}, maximum {_num(st['max'])}; over the {st['n']} lines they "
                 f"sum to {_num(st['sum'])})." + self._extremes_of(name, st))
 
-    def _extremes_of(self, name: str, st: Mapping[str, Any]) -> str:
+    def _extremes_of(self, name: str, st: Mapping[str, Any], numbers: bool = False) -> str:
         """Which lines hold a quantity's minimum and maximum, by their other parameters ("block rdd_21_0"):
         what "which partition has the most free" asks for. Not their text: quoted, a 1.5B model read one
-        line's number as the total."""
+        line's number as the total. `numbers`: bare numbers name a line too (a listing shows them anyway)."""
         kind = next((k for k in self.kinds if name in k.params), None)
         ends = [(end, st[key], st.get(f"{key}_line") or {}) for end, key in (("minimum", "min"), ("maximum", "max"))]
         if kind is None or st.get("min") == st.get("max") or not all(x.get("id") is not None for _, _, x in ends):
             return ""
         ids = [x["id"] for _, _, x in ends]
-        others = {p: {i: v for i, v in grounding.param_values(self.tool.surface, p, ids).items() if _AN_ID.search(v)}
+        others = {p: {i: v for i, v in grounding.param_values(self.tool.surface, p, ids).items() if numbers or _AN_ID.search(v)}
                   for p in kind.params if p != name}     # ids (letters and digits): a bare number reads as the answer
         said = [f"the {end} ({_num(value)}) is on the line with "
                 + ", ".join(f"{p} {got[x['id']]}" for p, got in others.items() if x["id"] in got)

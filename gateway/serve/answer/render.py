@@ -31,6 +31,8 @@ def _captured_first(r: Mapping[str, Any], end: str | None) -> str:
     lines = [r[end]] if end in ("first", "last") and isinstance(r.get(end), dict) else \
         [*r.get("lines", [])[:1], *(r[k] for k in ("last",) if isinstance(r.get(k), dict))][:1]
     got = (lines[0].get("captured") or {}) if lines else {}
+    if any((x.get("captured") or got) != got for x in r.get("lines") or [] if isinstance(x, dict)):
+        return ""       # a listing whose lines capture several values: the first one's is not the answer
     return "".join(f"{k} is {v}. " for k, v in got.items())
 
 
