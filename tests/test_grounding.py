@@ -558,6 +558,26 @@ def test_a_partial_listing_gives_its_parameter_s_ends_over_every_line(tmp_path):
     store.close()
 
 
+def test_a_count_adds_up_a_parameter_written_before_times(tmp_path):
+    """"message repeated <n> times" counts occurrences: a count of such lines says what they add up to,
+    each line's value said (two lines of 5 are 10, not "5"); "how many times" still names no parameter."""
+    rep, other = "message repeated <*> times: [ Failed password for root]", "Accepted password for <*>"
+    rows = [("message repeated 5 times: [ Failed password for root]", 1, rep),
+            ("message repeated 5 times: [ Failed password for root]", 1, rep), ("Accepted password for fztu", 2, other)]
+    recs = [LogRecord(ts=1.7e9 + i, source="t", host="h", severity=6, text=t) for i, (t, _, _) in enumerate(rows)]
+    store = Store(tmp_path / "l.db")
+    store.append(recs, [tid for _, tid, _ in rows], [LineFields(template=m, params=named_params(m, t)) for t, _, m in rows])
+    surface = QuerySurface(store.path)
+    q = "How many repeated failed passwords were folded in all?"
+    kinds = grounding.Kinds(surface).kinds(["repeated", "failed", "folded"], [])
+    plan = QueryPlan(_Tool(surface), [{"role": "user", "content": q}], q, None, [], kinds=kinds)
+    prompt = plan.finish('count", "text": "message repeated"}')[-1]["content"]
+    assert "add up to 10 times in all (2 values: 5 times, 5 times;" in prompt
+    assert grounding.named_param(kinds[0], "How many times did root fail?") is None
+    surface.close()
+    store.close()
+
+
 def test_a_partial_listing_names_the_lines_of_its_ends(tmp_path):
     """A listing read for a quantity (took) names the lines of its smallest and largest by their other
     parameter, a bare number too ("the slowest variable"), and does not say the first line's took as if

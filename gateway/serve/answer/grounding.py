@@ -242,11 +242,16 @@ def _unit_after(kind: Kind, name: str) -> str | None:
 _GLUED_UNIT = re.compile(r"[-+]?\d+(?:\.\d+)?([A-Za-z]{1,3})")
 
 
-def unit_of(kind: Kind, name: str) -> str | None:
+_OCCURRENCES = frozenset({"times"})      # "repeated <n> times": a count of occurrences, a quantity too
+
+
+def unit_of(kind: Kind, name: str, occurrences: bool = False) -> str | None:
     """The word the kind writes right after parameter `name` ("<size> bytes" -> "bytes"), if any; a
-    word questions are written in ("<user> from") is none."""
+    word questions are written in ("<user> from") is none. `occurrences`: "times" is one (what the
+    parameter's values add up to), though questions write it too ("how many times" names no parameter)."""
     after = re.search(r"<" + re.escape(name) + r">\s*([A-Za-z]{2,})(?![A-Za-z0-9_])", kind.template)
-    return after.group(1) if after and not common(after.group(1)) else None
+    word = after.group(1) if after else None
+    return word if word and (not common(word) or occurrences and word.lower() in _OCCURRENCES) else None
 
 
 def param_values(surface: QuerySurface, name: str, line_ids: Sequence[int]) -> dict[int, str]:

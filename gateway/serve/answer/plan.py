@@ -176,7 +176,7 @@ class QueryPlan:
             st = self.tool.surface.run({**self.call, "op": "stats", "of": name}) if name else {}
             if st.get("n"):
                 break
-        unit = grounding.unit_of(kind, name) if kind is not None and name else None
+        unit = grounding.unit_of(kind, name, occurrences=True) if kind is not None and name else None
         if st.get("n", 0) > 1:   # the lines summed: quoted one by one they read as the answer
             summed = self.tool.surface.run({**self.call, "op": "lines", "limit": SUMMED_SHOWN_OUT})
             self._summed = {x.get("id") for x in summed.get("lines") or []}
@@ -242,6 +242,8 @@ class QueryPlan:
         got = grounding.param_values(self.tool.surface, name, sorted(i for i in self._summed if i is not None))
         values = list(dict.fromkeys(got.values()))
         if unit:       # a few values said one by one too: one of them may be what is asked of a thing
+            if len(got) == st["n"] <= PARAM_VALUES_SHOWN:   # each line's, when every line's was read: they add up
+                values = list(got.values())
             few = len(values) <= PARAM_VALUES_SHOWN and all(number_of(v) is not None for v in values)
             if few:
                 self.result["param_stats"].update(values=values, unit=unit)
