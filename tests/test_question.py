@@ -171,7 +171,9 @@ def test_asks(question, parts):
 @pytest.mark.parametrize("question, seconds", [
     ("How many alarms in the last 10 minutes?", 600), ("最近十分钟有哪些告警？", 600), ("过去2小时报错几次", 7200),
     ("errors in the past 30s", 30), ("最近二十五分钟", 1500), ("过去几分钟里急停按了几次？", None),
-    ('what does "last 5 minutes" mean', None), ("When was the last error?", None)])
+    ('what does "last 5 minutes" mean', None), ("When was the last error?", None),
+    ("WARN entries in the final 10 minutes, measured back from the latest line", 600),
+    ("从最后一条日志往前推 10 分钟，警告日志出了几条", 600), ("最后一条日志是什么", None), ("接近10秒的任务", None)])
 def test_span(question, seconds):
     assert span_s(question) == seconds
 
@@ -186,6 +188,15 @@ def test_written_window_is_the_calls():
     assert gr.matches('count", "level": "error", "last_minutes": 10}')
     assert not gr.matches('count", "level": "error", "last_minutes": 5}')
     assert not gr.matches('count", "level": "error"}')
+
+
+def test_a_window_s_number_is_no_text_word():
+    """"最近 10 分钟": 10 is the window's length, never the text filter a line is searched for."""
+    for q in ("以最新一条日志为准，最近 10 分钟内有多少条 WARN 日志？", "从最后一条日志往前推 10 分钟，警告日志出了几条",
+              "How many WARN lines in the last 10 minutes?"):
+        g = ground(q, [], [], ["warn"], ["10", "CRC", "frame"])
+        assert g.minutes == 10 and "10" not in g.words, q
+    assert "10" in ground("帧校验出错了几条？", [], [], [], ["10", "CRC", "frame"]).words   # no window: any log word
 
 
 def test_a_value_written_out_is_a_required_filter():

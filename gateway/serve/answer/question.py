@@ -97,7 +97,8 @@ def _an_ask(part: str) -> bool:
         bool(_ASK_END.search(part)) or len(_WORD.findall(part)) >= 3 or len(re.findall(r"[\u4e00-\u9fff]", part)) >= 4)
 
 
-_SPAN = re.compile(r"(?:\b(?:last|past|previous)\s+|最近\s*|过去\s*)(\d{1,4}|[一二两三四五六七八九十]{1,3})\s*"
+_SPAN = re.compile(r"(?:\b(?:last|past|previous|final|latest|most\s+recent)\s+|(?:最近|过去|最后|往前推|往回推)\s*)"
+                   r"(\d{1,4}|[一二两三四五六七八九十]{1,3})\s*"
                    r"(seconds?|secs?|s|minutes?|mins?|m|hours?|h|days?|秒钟?|分钟|分|小时|个小时|天)(?![A-Za-z])", re.I)
 _SPAN_UNIT_S = {"s": 1, "sec": 1, "second": 1, "秒": 1, "m": 60, "min": 60, "minute": 60, "分钟": 60, "分": 60,
                 "h": 3600, "hour": 3600, "小时": 3600, "个小时": 3600, "day": 86400, "天": 86400}
@@ -314,6 +315,11 @@ def ground(question: str, hosts: Sequence[str], components: Sequence[str], level
     m = _ZH_SUBJECT.match(question)
     if m and m.group(1).lower() not in {w.lower() for w in words} and not _levels(m.group(1), levels)[0]:
         question = question[m.end():]          # "Hadoop 在 ... 之间": the log's name (not one of its words)
+    span = span_s(question)
+    window = set()                             # "the last 10 minutes": a window's length, not what a line says
+    if span is not None:
+        window = {n for m in _DURATION.finditer(question) for n in re.findall(r"\d+", m.group(0))}
+        question = _DURATION.sub(" ", question)
     latin = {w.lower() for w in _WORD.findall(question)}
     g.levels, level_words = _levels(question, levels)
     for w in _ZH_LEVELS:                       # a Chinese level word names a level (or nothing), not a text
@@ -329,7 +335,7 @@ def ground(question: str, hosts: Sequence[str], components: Sequence[str], level
     if content:
         g.words = [w for w in words if any(_near(w.lower(), q) for q in content)]
     elif not latin and len(han_content(question)) >= 2:
-        g.words = list(words)                  # Chinese beyond the glossary: the model translates
+        g.words = [w for w in words if w not in window]   # Chinese beyond the glossary: the model translates
     # else: the question names nothing a line says (a time window, a level): no text filter
     g.of_words = _of_words(question, g.words)
     qwords |= named_words
@@ -346,7 +352,7 @@ def ground(question: str, hosts: Sequence[str], components: Sequence[str], level
     g.of_words = [w for w in g.of_words if w.lower() not in names]   # "capper torque": the station, not a measure
     log_words = {w.lower(): w for w in words}
     g.of_words = [*dict.fromkeys([log_words[q.lower()] for q in quoted_words if q.lower() in log_words] + g.of_words)]
-    g.recent = bool(_RECENT.search(question))
-    if (span := span_s(question)) is not None:
+    g.recent = span is not None or bool(_RECENT.search(question))
+    if span is not None:
         g.minutes = max(1, math.ceil(span / 60))
     return g
