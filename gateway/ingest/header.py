@@ -183,6 +183,7 @@ class _Scan:
         self.end = 0                    # character offset where the message starts
         self.ts_rank = 0
         self.pri_level: str | None = None  # the syslog PRI's severity ("<34>": 34 % 8 = critical)
+        self.column = False             # the component is a column after the level (a later "word:" is the message's)
 
     def set_ts(self, m: re.Match) -> None:
         """The header's time: the first one, except that a written date and time replaces an epoch or
@@ -300,6 +301,8 @@ def _scan_tokens(sc: _Scan, start: int) -> None:
             i += 1
             sc.end = e
             continue
+        if sc.column:
+            break        # past a column component, the message's ("Warning  CSI  3b3562d1 Warning: ...")
         if tok.isdigit() and ((seen_ts and not sc.h.level and not sc.h.component) or _anchor_ahead(line, toks, i)):
             if sc.h.pid is None and seen_ts and len(tok) <= 10:
                 sc.h.pid = int(tok)
@@ -320,7 +323,7 @@ def _scan_tokens(sc: _Scan, start: int) -> None:
             break
         if (sc.h.level and not sc.h.component and not sc.words and _IDENT.match(tok) and i + 1 < n
                 and line[e:e + 2] == "  "):
-            sc.h.component = tok                              # "Info   CBS    Session: ...": a column
+            sc.h.component, sc.column = tok, True             # "Info   CBS    Session: ...": a column
             i += 1
             sc.end = e
             continue
@@ -338,7 +341,7 @@ def _scan_tokens(sc: _Scan, start: int) -> None:
             break
         elif (sc.h.level and not sc.h.component and _IDENT.match(tok) and i + 1 < n
               and (nxt.startswith("[") or line[e:e + 2] == "  ")):
-            sc.h.component = tok                              # a column after the level
+            sc.h.component, sc.column = tok, True             # a column after the level
         else:
             break
         i += 1

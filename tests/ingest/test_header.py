@@ -38,6 +38,12 @@ SHAPES = {
     "windows_cbs": ("2016-09-28 04:30:30, Info                  CBS    Loaded Servicing Stack v6.1.7601.23505 with Core",
                     dict(level="info", component="CBS", ts_text="2016-09-28 04:30:30",
                          message="Loaded Servicing Stack v6.1.7601.23505 with Core")),
+    "windows_cbs_id": ("2016-09-28 04:30:31, Warning               CSI    3b3562d1 Warning: Unrecognized packageExtended attribute.",
+                       dict(level="warning", component="CSI", host=None,      # past a column component: the message
+                            message="3b3562d1 Warning: Unrecognized packageExtended attribute.")),
+    "windows_cbs_num": ("2016-09-28 04:30:31, Warning               CSI    91725646 Warning: Unrecognized packageExtended attribute.",
+                        dict(level="warning", component="CSI", pid=None,
+                             message="91725646 Warning: Unrecognized packageExtended attribute.")),
     "proxifier": ("[10.30 16:49:06] chrome.exe - proxy.cse.cuhk.edu.hk:5070 open through proxy proxy.cse.cuhk.edu.hk:5070 HTTPS",
                   dict(component="chrome.exe", ts_text="10.30 16:49:06",
                        message="proxy.cse.cuhk.edu.hk:5070 open through proxy proxy.cse.cuhk.edu.hk:5070 HTTPS")),
