@@ -409,6 +409,10 @@ def test_a_parameter_is_named_outside_the_lines_text_or_by_its_unit():
     assert grounding.named_param(done, q, ["stage"]) == "task"
     attempt = grounding.Kind(2, "Progress of TaskAttempt <attempt> is : <progress>", 9, ["attempt", "progress"])
     assert grounding.named_param(attempt, "How many lines mention attempt_1445_0020_m_000001_0?") is None
+    modbus = grounding.Kind(4, "<address> unit <unit> read holding registers timed out after <duration> ms", 9,
+                            ["address", "unit", "duration"], {"address": "10.0.0.1:502", "unit": "208", "duration": "96"})
+    phrase = "read holding registers timed out after"      # its "read" is no unit of <unit>: it picks the lines
+    assert grounding.named_param(modbus, f"所有“{phrase}”记录的耗时（毫秒）合计是多少？", (), [phrase]) == "duration"
 
 
 def test_stats_say_numbers_as_written_and_a_unit_word_gives_way_to_the_named_parameter(tmp_path):
