@@ -240,3 +240,22 @@ def test_stats_that_read_numbers_keep_them_over_a_listed_kind_without_any(tmp_pa
     assert plan.result["max"] == 30 and "template" not in plan.call
     s.close()
     store.close()
+
+
+def test_stats_of_another_listed_kinds_parameter_read_that_kind(tmp_path):
+    """"the lowest Timeout (ms)": the call's kind ("... timeout after <duration>") has no <timeout>; the
+    numbers after its word "timeout" were seconds of another thing. The listed kind that writes <timeout>
+    is read, with the call's other conditions."""
+    slow, health = "Read stalled Timeout <*>", "Health check failed: timeout after <*>"
+    rows = ["Read stalled Timeout 753ms", "Read stalled Timeout 5ms", "Health check failed: timeout after 25s",
+            "Health check failed: timeout after 56s"]
+    tmpls = [slow, slow, health, health]
+    store, s = _stored(tmp_path, rows, [1, 1, 2, 2], [LineFields(template=m, params=named_params(m, t)) for t, m in zip(rows, tmpls)])
+    listed = grounding.Kinds(s).kinds(["timeout", "stalled", "health"], [])
+    assert {k.id for k in listed} == {1, 2} and "timeout" in next(k for k in listed if k.id == 1).params
+    q = "“Timeout”记录中耗时（毫秒）的最低值是多少？"
+    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=listed)
+    plan.finish('stats", "of": "timeout", "want": "min", "text": "Timeout", "template": 2}')
+    assert plan.call["template"] == 1 and plan.result["min"] == 5
+    s.close()
+    store.close()

@@ -6,8 +6,9 @@
               evidence.py)   parameters; the lines that hold its identifiers;
   call       (call.py)       the grammar the model writes one store query under, its prompt texts;
   tool       (tool.py)       QueryTool.plan -> QueryPlan: the call's prompt and mask;
-  plan       (plan.py)       QueryPlan.finish runs the call (identifiers ANDed, ids bound to
-                             parameters) -> the answer's prompt;
+  plan       (plan.py,       QueryPlan.finish runs the call (identifiers ANDed, ids bound to
+              detail.py)     parameters) -> the answer's prompt, with what the result adds (a
+                             count's total, a listing's extremes and the lines that hold them);
   render     (render.py)     the result in words: for the answer's prompt and the plain fallback;
   check      (check.py)      the model's answer against its query: figures, the asked value, the
                              line a lookup must quote, a count of every line noted.

@@ -12,18 +12,18 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from gateway.llm.constrained import LogitsMask
-from gateway.pipeline.fields import number_of
 from gateway.pipeline.query import OPS
 from gateway.serve.answer import check as answer_check
 from gateway.serve.answer import alike, evidence, grounding
 from gateway.serve.answer.call import ANSWER_INSTRUCTION, CALL_PREFIX, COPY_IN_CHINESE, _tidy, parse_call
 from gateway.serve.answer.glossary import english_terms
 from gateway.serve.answer.question import question_phrases, span_s, which_end, writes_duration
-from gateway.serve.answer.render import _num, render_result, shown_avg
+from gateway.serve.answer.detail import _CONDITIONS, ResultDetail
+from gateway.serve.answer.render import _num, render_result
 from gateway.serve.prompts import ANSWER_IN_CHINESE, is_chinese
 
 @dataclass
-class QueryPlan:
+class QueryPlan(ResultDetail):
     """One chat job's tool step: the call prompt's extra tokens, its mask, and after the call the answer
     messages. Built by QueryTool.plan; run on the engine thread (see EngineThread._serve_query)."""
     tool: Any                            # the QueryTool (tool.py) that planned it: its surface and kinds
@@ -147,138 +147,6 @@ class QueryPlan:
             if got:
                 return
 
-    def _listing_figures(self) -> str:
-        """A listing that shows some of its matched lines, read for one numeric parameter (captured): that
-        parameter's smallest and largest over every matched line. The shown lines' own largest is not the
-        lines' largest (a 1.5B model answered "the maximum port" with the largest of the ten shown)."""
-        call = self.call or {}
-        names = {k for x in self.result.get("lines") or [] if isinstance(x, dict) for k in (x.get("captured") or {})}
-        if call.get("op") != "lines" or not self.result.get("truncated") or len(names) != 1:
-            return ""
-        name = names.pop()
-        st = self.tool.surface.run({**{k: v for k, v in call.items() if k != "limit"}, "op": "stats", "of": name})
-        if (st.get("n") or 0) < 2 or st.get("min") == st.get("max"):
-            return ""
-        self.result["listed_stats"] = {k: st.get(k) for k in ("of_param", "n", "min", "max")}
-        return (f" Over all {st['n']} matched lines with a {name}: minimum {_num(st['min'])}, maximum {_num(st['max'])}."
-                + self._extremes_of(name, st, numbers=True))     # which lines: "the slowest variable" names its line
-
-    def _count_detail(self) -> str:
-        """What a count adds for the answer: the sum, min and max over the counted lines of a numeric
-        parameter of its kind that the question names by its name or by the word after it in the kind
-        ("how many bytes": <size> bytes); and the lines themselves when few ("how many bytes did task X
-        send" is read off the line)."""
-        assert self.call is not None
-        out, st, name, kind = "", {}, None, None
-        mine = self._kind_of(self.call)
-        for kind in [mine] if mine is not None else self.kinds:     # no kind in the call: a listed one's
-            name = self._named(kind, self.call)
-            st = self.tool.surface.run({**self.call, "op": "stats", "of": name}) if name else {}
-            if st.get("n"):
-                break
-        unit = grounding.unit_of(kind, name, occurrences=True) if kind is not None and name else None
-        if st.get("n", 0) > 1:   # the lines summed: quoted one by one they read as the answer
-            summed = self.tool.surface.run({**self.call, "op": "lines", "limit": SUMMED_SHOWN_OUT})
-            self._summed = {x.get("id") for x in summed.get("lines") or []}
-        if st.get("n"):
-            self.result["param_stats"] = {k: st.get(k) for k in ("of_param", "n", "sum", "min", "max", "avg")}
-            out = self._param_figures(name, unit, st)
-
-        if self.result["count"] <= FEW_LINES and st.get("n", 0) <= 1:   # several values: one line's is no answer
-            few = self.tool.surface.run({**self.call, "op": "lines", "limit": FEW_LINES})
-            self.result["lines"] = few.get("lines") or []
-            # the lines alone: what the count matched on (a relaxed text) the count's own sentence said
-            listing = render_result({k: v for k, v in few.items() if k != "text_relaxed_to"})
-            out += " " + listing.split("\n", 1)[-1].join(["They are:\n", "\n"])   # what follows: its own line
-        return out
-
-    def _split(self) -> str:
-        """A count of every line (no condition at all) is rarely what a question means: how the lines split
-        by component, host and level (the top few of each field with more than one value) goes with it."""
-        assert self.call is not None
-        if any(self.call.get(k) for k in _CONDITIONS):
-            return self._most()
-        parts, split = [], {}
-        for by in ("component", "host", "level"):
-            top = [t for t in self.tool.surface.run({"op": "top_k", "by": by, "k": SPLIT_TOP}).get("top") or []
-                   if str(t.get("value") or "").strip()]
-            if len(top) > 1:
-                split[by] = top
-                parts.append(f"by {by} " + ", ".join(f"{t['value']} {t.get('count', t.get('lines'))}" for t in top))
-        if not parts:
-            return ""
-        self.result["split"] = split
-        return " The most lines " + "; ".join(parts) + "."
-
-    def _most(self) -> str:
-        """A filtered count's lines by host and by component, the top one of each field that has more
-        than one among them ("how many jams, and which machine had the most"); a text filter's by kind
-        of line too (its words are in lines of several kinds: "rdd_2" in "Found block rdd_2_0 locally"
-        and in "Partition rdd_2_0 not found"). Said beside the count, not an answer's figure of its own:
-        the check still asks for the count (an answer on a top count alone stood in for it)."""
-        conds = {k: v for k, v in self.call.items() if k in _CONDITIONS} if self.call else {}
-        parts = []
-        kinds = ("template",) if conds.get("text") and conds.get("template") is None else ()
-        for by in ("host", "component", *kinds):
-            if conds.get(by):
-                continue
-            top = [t for t in self.tool.surface.run({"op": "top_k", "by": by, "k": 2, **conds}).get("top") or []
-                   if str(t.get("value") or "").strip()]
-            if len(top) > 1:
-                what = f'kind of message "{top[0]["value"]}"' if by == "template" else f"{by} {top[0]['value']}"
-                parts.append(f"{what} ({top[0].get('count', top[0].get('lines'))} of them)")
-                self.result.setdefault("most", {})[by] = top[0]
-        return " Most of them by " + "; by ".join(parts) + "." if parts else ""
-
-    def _param_figures(self, name: str, unit: str | None, st: Mapping[str, Any]) -> str:
-        """A quantity (a number the kind writes a unit after: "<size> bytes") adds up: its total first.
-        A number without a unit (a port, a task) is an id: its values first (their sum, read as the
-        answer to "what port", last)."""
-        if st["n"] == 1:          # as its line writes it ("24.0", not 24)
-            lines = self.tool.surface.run({**(self.call or {}), "op": "lines", "limit": FEW_LINES}).get("lines") or []
-            got = grounding.param_values(self.tool.surface, name, [x["id"] for x in lines if x.get("id") is not None])
-            one = next((v for v in got.values() if number_of(v) == st["sum"]), _num(st["sum"]))
-            return f" The one {name} value among them: {one}{f' {unit}' if unit else ''}."
-        got = grounding.param_values(self.tool.surface, name, sorted(i for i in self._summed if i is not None))
-        values = list(dict.fromkeys(got.values()))
-        if unit:       # a few values said one by one too: one of them may be what is asked of a thing
-            if len(got) == st["n"] <= PARAM_VALUES_SHOWN:   # each line's, when every line's was read: they add up
-                values = list(got.values())
-            few = len(values) <= PARAM_VALUES_SHOWN and all(number_of(v) is not None for v in values)
-            if few:
-                self.result["param_stats"].update(values=values, unit=unit)
-            each = f": {', '.join(f'{v} {unit}' for v in values)}" if few else ""
-            return (f" Their {name} values add up to {_num(st['sum'])} {unit} in all ({st['n']} values{each}; "
-                    f"minimum {_num(st['min'])}, maximum {_num(st['max'])}, average {shown_avg(st)})."
-                    + self._extremes_of(name, st))
-        more = f" and {len(values) - PARAM_VALUES_SHOWN} more" if len(values) > PARAM_VALUES_SHOWN else ""
-        listed = f" Their {name} values: {', '.join(values[:PARAM_VALUES_SHOWN])}{more}"
-        if not all(number_of(v) is not None for v in values):   # names with a few numbers among them (users):
-            self.result["param_stats"] = {"of_param": name, "values": values[:PARAM_VALUES_SHOWN]}  # no sum
-            return listed + "."
-        self.result["param_stats"]["values"] = values[:PARAM_VALUES_SHOWN]
-        return (f"{listed} (minimum {_num(st['min'])}, maximum {_num(st['max'])}; over the {st['n']} lines they "
-                f"sum to {_num(st['sum'])})." + self._extremes_of(name, st))
-
-    def _extremes_of(self, name: str, st: Mapping[str, Any], numbers: bool = False) -> str:
-        """Which lines hold a quantity's minimum and maximum, by their other parameters ("block rdd_21_0"):
-        what "which partition has the most free" asks for. Not their text: quoted, a 1.5B model read one
-        line's number as the total. `numbers`: bare numbers name a line too (a listing shows them anyway)."""
-        kind = next((k for k in self.kinds if name in k.params), None)
-        ends = [(end, st[key], st.get(f"{key}_line") or {}) for end, key in (("minimum", "min"), ("maximum", "max"))]
-        if kind is None or st.get("min") == st.get("max") or not all(x.get("id") is not None for _, _, x in ends):
-            return ""
-        ids = [x["id"] for _, _, x in ends]
-        others = {p: {i: v for i, v in grounding.param_values(self.tool.surface, p, ids).items() if numbers or _AN_ID.search(v)}
-                  for p in kind.params if p != name}     # ids (letters and digits): a bare number reads as the answer
-        said = [f"the {end} ({_num(value)}) is on the line with "
-                + ", ".join(f"{p} {got[x['id']]}" for p, got in others.items() if x["id"] in got)
-                for end, value, x in ends if any(x["id"] in got for got in others.values())]
-        if said and isinstance(self.result.get("param_stats"), dict):    # an answer may name a line by them
-            self.result["param_stats"]["at"] = list(dict.fromkeys(
-                v for got in others.values() for i in ids if (v := got.get(i)) is not None))
-        return f" Of these, {'; '.join(said)}." if said else ""
-
     def _run_grounded(self, call: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         """Runs the call the model wrote, held to what the question says, in this order: the words of
         its own host/component filter leave its text; a call without a condition reads the best kind; a
@@ -311,6 +179,12 @@ class QueryPlan:
         and a value only other kinds hold ("TID 1352" started, never finished) is not what was asked.
         Stats whose `of` names a listed kind's parameter read that kind's numbers: other kinds' parameters
         of the same name ("<number>") are other quantities."""
+        mine = self._kind_of(call)
+        if call.get("op") == "stats" and mine is not None and call.get("of") not in mine.params and \
+                any(call.get("of") in k.params for k in self.kinds):   # `of` another listed kind's parameter:
+            bare = {k: v for k, v in call.items() if k != "template"}   # that kind's numbers, not the words
+            got = self._in_kind_asked(bare, self.tool.surface.run(bare))  # after it in the model's kind
+            return got if got[0] is not bare and got[1].get("n") else (call, result)
         where = call.get("where") or {}
         needs = set(where) | ({str(call["of"])} if call.get("op") == "stats" and
                               any(call.get("of") in k.params for k in self.kinds) else set())
@@ -556,10 +430,4 @@ class QueryPlan:
 
 
 _SLOT = re.compile(r"<[^<>]*>")
-_AN_ID = re.compile(r"[A-Za-z][^\s]*\d|\d[^\s]*[A-Za-z]")
-FEW_LINES = 3                 # a count of at most this many lines shows them to the answer
-SUMMED_SHOWN_OUT = 200        # the counted lines kept out of the evidence shown beside a total
-SPLIT_TOP = 3                 # a count of every line: the top values of each field said with it
-PARAM_VALUES_SHOWN = 8        # a count's values of an asked id-like parameter listed for the answer
 
-_CONDITIONS = ("text", "template", "where", "host", "component", "level", "since", "until", "last_minutes", "box")
