@@ -259,3 +259,21 @@ def test_stats_of_another_listed_kinds_parameter_read_that_kind(tmp_path):
     assert plan.call["template"] == 1 and plan.result["min"] == 5
     s.close()
     store.close()
+
+
+def test_stats_naming_no_quantity_over_several_kinds_count_the_lines(tmp_path):
+    """"设备 press-08 总共产生了多少条日志": stats with no `of` over a host's lines of several kinds summed each
+    line's first number (rpm, strokes); the lines are counted. Over one kind's lines its number stays."""
+    pump, ctrl = "pump <*> started, <*> rpm", "CTRL: <*> strokes"
+    rows = ["pump 1 started, 1624 rpm", "CTRL: 987858 strokes", "CTRL: 987859 strokes"]
+    tmpls = [pump, ctrl, ctrl]
+    store, s = _stored(tmp_path, rows, [1, 2, 2], [LineFields(template=m, params=named_params(m, t)) for t, m in zip(rows, tmpls)])
+    q = "设备 press-08 总共产生了多少条日志？"
+    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=[])
+    plan.finish('stats", "want": "sum"}')
+    assert plan.call["op"] == "count" and plan.result["count"] == 3
+    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=[])
+    plan.finish('stats", "want": "sum", "text": "strokes"}')
+    assert plan.call["op"] == "stats" and plan.result["sum"] == 987858 + 987859
+    s.close()
+    store.close()

@@ -243,7 +243,15 @@ class QueryPlan(ResultDetail):
                 tried = {**call, "of": name}
                 if (found := self.tool.surface.run(tried)).get("n") and not self._written(found):
                     return tried, found
-        return call, result
+        if not of and call.get("template") is None and self._kinds_read(call) > 1:   # no quantity named over
+            counted = {k: v for k, v in call.items() if k not in ("want", "of")} | {"op": "count"}   # lines of
+            return counted, self.tool.surface.run(counted)     # several kinds: their first numbers are unlike
+        return call, result                                    # things; the lines are counted
+
+    def _kinds_read(self, call: dict[str, Any]) -> int:
+        """How many kinds of line the call's conditions read (2: two or more)."""
+        conds = {k: v for k, v in call.items() if k in _CONDITIONS}
+        return len(self.tool.surface.run({"op": "top_k", "by": "template", "k": 2, **conds}).get("top") or [])
 
     def _written(self, result: Mapping[str, Any]) -> bool:
         """Stats whose every value is a number the question itself writes ("below the limit 0.5 MPa"): the
