@@ -201,6 +201,22 @@ def test_fields_and_params_round_trip(tmp_path):
             s.append([_rec("x", 1)], fields=[f, f])
 
 
+def test_a_templates_first_lines_get_the_parameters_it_gained(tmp_path):
+    """A template's first line was stored when the template was its own text (no <*>), so without
+    parameters; once the template has <*> there, that line gets them too: a `where circuit = B` finds it."""
+    from gateway.pipeline.fields import LineFields
+    head = "#0753 20261204T104659.585 press-07 <EMERG> SAFE: "
+    lit, gen = "EMERGENCY STOP circuit B discrepancy, press locked", "EMERGENCY STOP circuit <*> discrepancy, press locked"
+    with Store(tmp_path / "s.db") as s:
+        first = s.append([_rec(head + lit, 1)], [7], [LineFields(template=lit, params=[])])[0]
+        later = s.append([_rec(head + "EMERGENCY STOP circuit A discrepancy, press locked", 2)], [7],
+                         [LineFields(template=gen, params=[("A", None, "circuit")])])[0]
+        assert s.fields(first)["params"] == [{"pos": 0, "text": "B", "num": None, "name": "circuit"}]
+        assert s.fields(later)["params"] == [{"pos": 0, "text": "A", "num": None, "name": "circuit"}]
+        s.append([_rec("other", 3)], [8], [LineFields(template="other", params=[])])   # an unchanged one: nothing
+        assert s.fields(first)["params"][0]["text"] == "B"
+
+
 def test_retention_deletes_params(tmp_path):
     from gateway.pipeline.fields import LineFields
     import gateway.pipeline.store as store_mod

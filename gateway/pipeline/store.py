@@ -25,7 +25,7 @@ from typing import Callable, Sequence
 
 from gateway.ingest.batch import take_batch
 from gateway.ingest.record import LogRecord
-from gateway.pipeline.fields import LineFields
+from gateway.pipeline.fields import LineFields, named_params, param_slots
 from gateway.pipeline.store_read import StoreClosed, StoreReader, fts_query
 from gateway.pipeline.store_schema import create_or_migrate
 
@@ -38,6 +38,7 @@ MIN_STORE_BYTES = 1 << 20        # smaller max_bytes would thrash retention
 RETENTION_CHECK_ROWS = 10_000    # check the size after about this many new rows
 RETENTION_TARGET = 0.9           # retention deletes down to this fraction of max_bytes
 DEFAULT_MAX_BYTES = 2 << 30      # 2 GiB
+REFILL_MAX_LINES = 1000          # lines of one changed template given its parameters again per commit
 CACHE_KIB = 65_536               # page cache of a read connection
 WRITER_CACHE_KIB = 8_192         # the writer's: 64 MiB wrote no faster (into a 1M-row store) and took
                                  # minutes to fill, RSS growing all the while (issue 29)
@@ -256,6 +257,7 @@ class Store:
             db.executemany("INSERT INTO ingest_keys(key, line_id) VALUES (?,?)", seen.items())
             db.execute("DELETE FROM ingest_keys WHERE seq <= (SELECT max(seq) FROM ingest_keys) - ?", (KEY_WINDOW,))
         if templates:
+            _refill_params(db, templates)
             db.executemany("INSERT OR REPLACE INTO templates(id, template) VALUES (?,?)", templates.items())
         db.execute("COMMIT")
         return next_id
@@ -383,6 +385,29 @@ def _row_values(r: LogRecord, template_id: int | None, f: LineFields | None) -> 
     if f is None:
         return base + (r.ts, None, None, None, None, None)
     return base + (f.time if f.time is not None else r.ts, f.time_text, f.host, f.component, f.pid, f.level)
+
+
+def _refill_params(db: sqlite3.Connection, templates: dict[int, str]) -> None:
+    """A template's first lines were mined before it had their <*> (a new template is its first line's
+    text): they were stored without the parameters its later lines have, and a `where` on one missed
+    them. For each template of this commit whose text is not the stored one, its lines with fewer
+    parameters than it has slots get them from its new text (the message: the line's last tokens, as
+    many as the template has; a line whose tokens do not fit keeps what it has)."""
+    stored = dict(db.execute(f"SELECT id, template FROM templates WHERE id IN ({','.join('?' * len(templates))})",
+                             list(templates)).fetchall())
+    for tid, text in templates.items():
+        slots = len(param_slots(text)) if stored.get(tid) != text and "<" in text else 0
+        if not slots:
+            continue
+        n_tok = len(text.split())
+        rows = db.execute("SELECT l.id, l.text FROM logs l WHERE l.template_id = ? AND (SELECT count(*) FROM params p "
+                          "WHERE p.line_id = l.id) < ? LIMIT ?", (tid, slots, REFILL_MAX_LINES)).fetchall()
+        for line_id, line in rows:
+            got = named_params(text, " ".join(str(line).split()[-n_tok:]))
+            if len(got) == slots:
+                db.execute("DELETE FROM params WHERE line_id = ?", (line_id,))
+                db.executemany("INSERT INTO params(line_id, pos, text, num, name) VALUES (?,?,?,?,?)",
+                               [(line_id, k, *p) for k, p in enumerate(got)])
 
 
 def _templates(template_ids: Sequence[int | None], fields: Sequence[LineFields | None]) -> dict[int, str]:
