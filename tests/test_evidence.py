@@ -258,6 +258,20 @@ def test_a_long_line_is_shown_from_its_message():
     assert render.message_of({**line, "component": "nowhere"}) is None
 
 
+def test_a_json_line_is_shown_by_its_message_not_its_metadata():
+    """A journald JSON line opens with a cursor and boot ids: shown clipped from its start, its message
+    was never in the prompt. It is shown by its message pair (the rest as key=value), its fields said."""
+    text = ('{"__CURSOR":"s=66eb06e466eb06e466eb06e466eb06e4;i=125f6;b=4e60be664e60be664e60be664e60be66",'
+            '"__REALTIME_TIMESTAMP":"1796379525895155","_BOOT_ID":"4e60be664e60be664e60be664e60be66","PRIORITY":"4",'
+            '"SYSLOG_IDENTIFIER":"dockerd","_HOSTNAME":"edge-03","MESSAGE":"Health check for container 6534 failed: '
+            'timeout after 21s"}')
+    line = {"id": 1, "time": 1796379525.9, "time_text": "1796379525895155", "text": text, "host": "edge-03",
+            "component": "dockerd", "level": "warning"}
+    assert render.message_of(line) == "Health check for container 6534 failed: timeout after 21s"
+    shown = render.render_result({"call": {"op": "lines"}, "count": 1, "lines": [line]})
+    assert "component dockerd" in shown and "timeout after 21s" in shown and "__CURSOR" not in shown
+
+
 def _sshd(i: int, user: str = "guest", host: str = "LabSZ") -> dict:
     t = f"Dec 10 11:04:{38 - i:02d}"
     return {"id": 100 - i, "time": 1000.0 - i, "time_text": t, "host": host, "component": "sshd",

@@ -12,7 +12,8 @@ from datetime import datetime, timezone
 from itertools import groupby
 from typing import Any, Mapping, Sequence
 
-from gateway.ingest.header import match_ts
+from gateway.ingest.header import match_ts, scan
+from gateway.ingest.structured import pairs_of
 from gateway.pipeline.fields import UNITS
 from gateway.serve.answer.call import WANTS
 from gateway.serve.prompts import is_chinese
@@ -99,6 +100,9 @@ def message_of(line: Mapping[str, Any], room: int | None = None) -> str | None:
     class) costs a listing more than its fields said short. None for a line that fits
     with a short header, whose component is not in its first HEADER_CHARS, or with nothing after it."""
     text = str(line.get("text", ""))
+    if (text[:1] == "{" or "=" in text[:64]) and pairs_of(text) is not None:
+        said = scan(text).message           # a JSON or logfmt line: its message pair first (the rest as
+        return (said[:room] if room else said) or None   # key=value), not its metadata's run of keys
     end = _past_component(text, line)
     if end is None or (len(text) <= (room or LINE_SHOWN) and end <= LONG_HEADER):
         return None
