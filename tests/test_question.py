@@ -192,11 +192,13 @@ def test_written_window_is_the_calls():
 
 def test_a_window_s_number_is_no_text_word():
     """"最近 10 分钟": 10 is the window's length, never the text filter a line is searched for."""
+    from gateway.serve.answer.evidence import candidates
     for q in ("以最新一条日志为准，最近 10 分钟内有多少条 WARN 日志？", "从最后一条日志往前推 10 分钟，警告日志出了几条",
               "How many WARN lines in the last 10 minutes?"):
         g = ground(q, [], [], ["warn"], ["10", "CRC", "frame"])
-        assert g.minutes == 10 and "10" not in g.words, q
+        assert g.minutes == 10 and "10" not in g.words and "10" not in candidates(q), q   # nor a token to look up
     assert "10" in ground("帧校验出错了几条？", [], [], [], ["10", "CRC", "frame"]).words   # no window: any log word
+    assert "10" in candidates("how many WARN in the last 10 minutes on pump 10?")
 
 
 def test_a_value_written_out_is_a_required_filter():

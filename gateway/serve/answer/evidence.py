@@ -14,6 +14,7 @@ from typing import Any, Callable, Sequence
 from gateway.pipeline.query import _HOST, _LEVEL, _TIME, QueryError, QueryInterrupted, QuerySurface, _line
 from gateway.pipeline.store import fts_query
 from gateway.serve.answer.glossary import english_terms
+from gateway.serve.answer.question import without_window
 from gateway.serve.answer.render import again, fold, header_fields, message_of
 from gateway.serve.prompts import is_chinese
 
@@ -82,7 +83,7 @@ def candidates(question: str) -> list[str]:
     """Tokens of the question that could identify lines: with a digit, or a word outside _COMMON with a
     capital or digit or underscore inside, or any other word of 3+ letters (the store decides)."""
     seen: list[str] = []
-    for t in _TOKEN.findall(question):
+    for t in _TOKEN.findall(without_window(question)):
         t = t.rstrip(".:")
         if len(t) < 2 and not t.isdigit() or t.lower() in _COMMON or t in seen:
             continue

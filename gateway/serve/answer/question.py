@@ -130,6 +130,12 @@ def span_s(question: str) -> float | None:
     return float(n * _SPAN_UNIT_S[unit]) if n and unit in _SPAN_UNIT_S else None
 
 
+def without_window(question: str) -> str:
+    """The question with the length of the recent window it writes blanked out ("最近 10 分钟", "the last
+    10 minutes"): a window, not a value a line holds."""
+    return _DURATION.sub(" ", question) if span_s(question) is not None else question
+
+
 _DURATION = re.compile(r"(?:\d+|[一二两三四五六七八九十]{1,3}|几)\s*(?:seconds?|secs?|minutes?|mins?|hours?|days?|"
                        r"秒钟?|分钟|小时|个小时|天)(?![A-Za-z])", re.I)
 
@@ -316,10 +322,8 @@ def ground(question: str, hosts: Sequence[str], components: Sequence[str], level
     if m and m.group(1).lower() not in {w.lower() for w in words} and not _levels(m.group(1), levels)[0]:
         question = question[m.end():]          # "Hadoop 在 ... 之间": the log's name (not one of its words)
     span = span_s(question)
-    window = set()                             # "the last 10 minutes": a window's length, not what a line says
-    if span is not None:
-        window = {n for m in _DURATION.finditer(question) for n in re.findall(r"\d+", m.group(0))}
-        question = _DURATION.sub(" ", question)
+    window = {n for m in _DURATION.finditer(question) for n in re.findall(r"\d+", m.group(0))} if span else set()
+    question = without_window(question)
     latin = {w.lower() for w in _WORD.findall(question)}
     g.levels, level_words = _levels(question, levels)
     for w in _ZH_LEVELS:                       # a Chinese level word names a level (or nothing), not a text
