@@ -171,7 +171,22 @@ def run_system(system: str, qs: list[dict], a: argparse.Namespace, log, recs: li
             log(f"{'PASS' if ok else 'FAIL'}{' LOOP' if loop else ''} {q['id']} [{q['lang']}] {r['seconds']:.1f}s "
                 f"| {q['question'][:100]} | want {json.dumps(q['check'], ensure_ascii=False)} | {shown} "
                 f"| call {call}{' (result has it)' if found else ''}")
+        if any(r["error"] for r in recs[-len(qs):]):
+            server_errors(app, log)
     return recs
+
+
+def server_errors(app: Served, log, lines: int = 60) -> None:
+    """The appliance's log from its last traceback on, into the bench's log: the temporary data dir (and
+    the log with it) is removed when the system is done, and an error answer says only its status."""
+    try:
+        text = Path(app.log_path).read_text(errors="replace").splitlines()
+    except OSError as exc:
+        log(f"(server log unreadable: {exc})")
+        return
+    at = max((i for i, x in enumerate(text) if x.startswith("Traceback")), default=None)
+    log("\n".join(["## server log from its last traceback:", *text[at:at + lines]]) if at is not None
+        else "## server log: no traceback")
 
 
 def summary(recs: list[dict], a: argparse.Namespace) -> dict:
