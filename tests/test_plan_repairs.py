@@ -257,6 +257,9 @@ def test_stats_of_another_listed_kinds_parameter_read_that_kind(tmp_path):
     plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=listed)
     plan.finish('stats", "of": "timeout", "want": "min", "text": "Timeout", "template": 2}')
     assert plan.call["template"] == 1 and plan.result["min"] == 5
+    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=listed)
+    plan.finish('stats", "of": "duration", "want": "min", "text": "Timeout"}')   # the other kind's quantity
+    assert plan.call["template"] == 1 and plan.call["of"] == "timeout" and plan.result["min"] == 5
     s.close()
     store.close()
 

@@ -225,9 +225,18 @@ UNIT_NAMES: dict[str, tuple[str, ...]] = {
 }
 
 
+_HAN_UNIT_NAMES = sorted({n for names in UNIT_NAMES.values() for n in names if not n.isascii()}, key=len, reverse=True)
+
+
 def _says(name: str, low: str, words: set[str]) -> bool:
-    """The question writes this unit name: a Chinese one anywhere, an English one as a word (or plural)."""
-    return name in low if not name.isascii() else (name in words or name + "s" in words)
+    """The question writes this unit name: a Chinese one anywhere but inside a longer one (秒 of 毫秒), an
+    English one as a word (or plural)."""
+    if name.isascii():
+        return name in words or name + "s" in words
+    for longer in _HAN_UNIT_NAMES:
+        if name in longer and name != longer:
+            low = low.replace(longer, " ")
+    return name in low
 
 
 def _unit_after(kind: Kind, name: str) -> str | None:

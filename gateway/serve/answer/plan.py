@@ -239,8 +239,8 @@ class QueryPlan(ResultDetail):
                 (a_param and not unit_named or not any(n for _, n in named)):
             return call, result
         for kind, name in named:
-            if name and name != call.get("of"):
-                tried = {**call, "of": name}
+            if name and name != call.get("of"):       # that kind's parameter, not the name in another kind
+                tried = {**call, "of": name, "template": kind.id}
                 if (found := self.tool.surface.run(tried)).get("n") and not self._written(found):
                     return tried, found
         if not of and call.get("template") is None and self._kinds_read(call) > 1:   # no quantity named over
