@@ -565,16 +565,21 @@ def test_a_partial_listing_gives_its_parameter_s_ends_over_every_line(tmp_path):
     store.close()
 
 
+def _kinded(tmp_path, rows):
+    """A store of (text, template id, template) rows, each line's parameters named, and its surface."""
+    recs = [LogRecord(ts=1.7e9 + i, source="t", host="h", severity=6, text=t) for i, (t, _, _) in enumerate(rows)]
+    store = Store(tmp_path / "l.db")
+    store.append(recs, [tid for _, tid, _ in rows], [LineFields(template=m, params=named_params(m, t)) for t, _, m in rows])
+    return store, QuerySurface(store.path)
+
+
 def test_a_count_adds_up_a_parameter_written_before_times(tmp_path):
     """"message repeated <n> times" counts occurrences: a count of such lines says what they add up to,
     each line's value said (two lines of 5 are 10, not "5"); "how many times" still names no parameter."""
     rep, other = "message repeated <*> times: [ Failed password for root]", "Accepted password for <*>"
     rows = [("message repeated 5 times: [ Failed password for root]", 1, rep),
             ("message repeated 5 times: [ Failed password for root]", 1, rep), ("Accepted password for fztu", 2, other)]
-    recs = [LogRecord(ts=1.7e9 + i, source="t", host="h", severity=6, text=t) for i, (t, _, _) in enumerate(rows)]
-    store = Store(tmp_path / "l.db")
-    store.append(recs, [tid for _, tid, _ in rows], [LineFields(template=m, params=named_params(m, t)) for t, _, m in rows])
-    surface = QuerySurface(store.path)
+    store, surface = _kinded(tmp_path, rows)
     q = "How many repeated failed passwords were folded in all?"
     kinds = grounding.Kinds(surface).kinds(["repeated", "failed", "folded"], [])
     plan = QueryPlan(_Tool(surface), [{"role": "user", "content": q}], q, None, [], kinds=kinds)
@@ -592,10 +597,7 @@ def test_a_partial_listing_names_the_lines_of_its_ends(tmp_path):
     took, started = "Reading broadcast variable <*> took <*> ms", "Started reading broadcast variable <*>"
     rows = [(f"Reading broadcast variable {v} took {t} ms", 1, took) for v, t in [(39, 716), *((v, 10 + v) for v in range(20))]]
     rows.append(("Started reading broadcast variable 7", 2, started))
-    recs = [LogRecord(ts=1.7e9 + i, source="t", host="h", severity=6, text=t) for i, (t, _, _) in enumerate(rows)]
-    store = Store(tmp_path / "l.db")
-    store.append(recs, [tid for _, tid, _ in rows], [LineFields(template=m, params=named_params(m, t)) for t, _, m in rows])
-    surface = QuerySurface(store.path)
+    store, surface = _kinded(tmp_path, rows)
     q = "Which broadcast variable was slowest to read, and how many ms did it take?"
     kinds = grounding.Kinds(surface).kinds(["broadcast", "variable", "took"], [])
     plan = QueryPlan(_Tool(surface), [{"role": "user", "content": q}], q, None, [], kinds=kinds)
