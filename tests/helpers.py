@@ -25,3 +25,27 @@ class PlanTool:
         from gateway.serve.answer import grounding
         self.surface = surface
         self.kinds = grounding.Kinds(surface)
+
+
+def made_store(tmp_path, texts, fields, hosts=None, severity=6):
+    """A store of these lines (one LineFields each, all of template 1) and its query surface."""
+    from gateway.ingest.record import LogRecord
+    from gateway.pipeline.query import QuerySurface
+    from gateway.pipeline.store import Store
+    recs = [LogRecord(ts=1.7e9 + i, source="t", host=(hosts[i] if hosts else "h"), severity=severity, text=t)
+            for i, t in enumerate(texts)]
+    store = Store(tmp_path / "made.db")
+    store.append(recs, [1] * len(recs), list(fields))
+    return store, QuerySurface(store.path)
+
+
+def kinded_store(tmp_path, rows):
+    """A store of (text, template id, template) rows, each line's parameters named, and its surface."""
+    from gateway.ingest.record import LogRecord
+    from gateway.pipeline.fields import LineFields, named_params
+    from gateway.pipeline.query import QuerySurface
+    from gateway.pipeline.store import Store
+    recs = [LogRecord(ts=1.7e9 + i, source="t", host="h", severity=6, text=t) for i, (t, _, _) in enumerate(rows)]
+    store = Store(tmp_path / "l.db")
+    store.append(recs, [tid for _, tid, _ in rows], [LineFields(template=m, params=named_params(m, t)) for t, _, m in rows])
+    return store, QuerySurface(store.path)

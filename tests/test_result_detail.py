@@ -1,0 +1,116 @@
+"""What a query's result adds to the answer's prompt (gateway/serve/answer/detail.py): a count's total of
+the parameter the question names and the lines of its extremes, a partial listing's extremes over every
+matched line and the lines that hold them."""
+
+from __future__ import annotations
+
+from gateway.ingest.record import LogRecord
+from gateway.pipeline.fields import LineFields, named_params
+from gateway.pipeline.query import QuerySurface
+from gateway.pipeline.store import Store
+from gateway.serve.answer import grounding
+from gateway.serve.answer.plan import QueryPlan
+from tests.helpers import PlanTool as _Tool
+from tests.helpers import kinded_store as _kinded
+from tests.helpers import made_store as _made
+
+FAIL = "Failed password for <*> from <IP> port <NUM> ssh2"
+
+
+def test_a_counts_quantity_shows_the_lines_of_its_extremes(tmp_path):
+    """"Which partition of rdd_2 has the most free?" counted: the free values add up, and the lines of the
+    minimum and maximum say which block each is."""
+    tmpl = "Block <*> stored as values in memory (estimated size <NUM> KB, free <NUM> KB)"
+    rows = [f"Block rdd_2_{i} stored as values in memory (estimated size 1.0 KB, free {b} KB)"
+            for i, b in enumerate(("403.0", "403.8", "403.2"))]
+    store, s = _made(tmp_path, rows, [LineFields(template=tmpl, params=named_params(tmpl, t)) for t in rows])
+    kinds = grounding.Kinds(s).kinds(["free", "partition"], ["rdd_2"])
+    q = "Which partition of rdd_2 has the maximum free?"
+    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=kinds)
+    plan.finish('count", "text": "rdd_2"}')
+    assert "add up to 1210 KB" in plan.rendered
+    assert "the minimum (403) is on the line with " in plan.rendered and "rdd_2_0" in plan.rendered
+    assert "the maximum (403.8) is on the line with " in plan.rendered and "rdd_2_1" in plan.rendered
+    s.close()
+    store.close()
+
+
+def test_a_number_named_by_the_words_before_it_shows_its_extremes_lines(tmp_path):
+    """"Which partition of rdd_4 has min memory estimated?": no parameter is named by its name or unit, but
+    "estimated" is written right before <size>; the unit is a parameter of its own (B or KB), so the size
+    is listed as values, and the lines of its minimum and maximum still say which block each is."""
+    tmpl = "Block <*> stored as bytes in memory (estimated size <NUM> <*>, free <NUM> KB)"
+    rows = [f"Block rdd_4_{i} stored as bytes in memory (estimated size {b} B, free 80{i}.0 KB)"
+            for i, b in enumerate(("913.0", "559.0", "935.0"))]
+    other = "Partition <*> not found, computing it"
+    rows, tmpls = [*rows, "Partition rdd_4_0 not found, computing it"], [tmpl] * 3 + [other]
+    recs = [LogRecord(ts=1.7e9 + i, source="t", host="h", severity=6, text=t) for i, t in enumerate(rows)]
+    store = Store(tmp_path / "rdd.db")
+    store.append(recs, [1, 1, 1, 2], [LineFields(template=m, params=named_params(m, t)) for t, m in zip(rows, tmpls)])
+    s = QuerySurface(store.path)
+    kinds = [k for k in grounding.Kinds(s).kinds(["memory", "estimated"], ["rdd_4"]) if "size" in k.params]
+    q = "What partition of rdd_4 has min memory estimated?"
+    assert grounding.named_param(kinds[0], q) == "size"
+    assert grounding.named_param(kinds[0], "Which rdd_4 size was written?") == "size"    # by its name first
+    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=kinds)   # a word, no number
+    plan.finish(f'count", "template": {kinds[0].id}, "text": "rdd_4"}}')
+    assert "the minimum (559) is on the line with block rdd_4_1" in plan.rendered
+    assert "the maximum (935) is on the line with block rdd_4_2" in plan.rendered
+    assert plan.check("The partition with the least is rdd_4_1.").action == "kept"
+    s.close()
+    store.close()
+
+
+def test_a_partial_listing_gives_its_parameter_s_ends_over_every_line(tmp_path):
+    """A listing of the newest lines read for their port (captured) says the smallest and largest port
+    over every matched line, and the check restates an answer's "maximum" taken from the shown lines."""
+    texts = [f"Failed password for root from 10.0.0.7 port {p} ssh2" for p in [60948, *range(30000, 30020)]]
+    fields = [LineFields(template=FAIL, params=named_params(FAIL, t)) for t in texts]
+    store, surface = _made(tmp_path, texts, fields)
+    q = "What is the maximum port for root from 10.0.0.7?"
+    kinds = grounding.Kinds(surface).kinds(["port", "failed"], ["root", "10.0.0.7"])
+    plan = QueryPlan(_Tool(surface), [{"role": "user", "content": q}], q, None, [], kinds=kinds)
+    prompt = plan.finish('lines", "text": "10.0.0.7 root"}')[-1]["content"]
+    shown = [x for x in plan.result["lines"] if x.get("captured")]
+    assert plan.result["truncated"] and shown and all("60948" not in x["text"] for x in plan.result["lines"])
+    assert "Over all 21 matched lines with a port: minimum 30000, maximum 60948." in prompt
+    assert "the port values' maximum is 60948" in plan.check("The maximum port was 30019.").text
+    assert plan.check("The maximum port was 60948.").text == "The maximum port was 60948."
+    surface.close()
+    store.close()
+
+
+def test_a_count_adds_up_a_parameter_written_before_times(tmp_path):
+    """"message repeated <n> times" counts occurrences: a count of such lines says what they add up to,
+    each line's value said (two lines of 5 are 10, not "5"); "how many times" still names no parameter."""
+    rep, other = "message repeated <*> times: [ Failed password for root]", "Accepted password for <*>"
+    rows = [("message repeated 5 times: [ Failed password for root]", 1, rep),
+            ("message repeated 5 times: [ Failed password for root]", 1, rep), ("Accepted password for fztu", 2, other)]
+    store, surface = _kinded(tmp_path, rows)
+    q = "How many repeated failed passwords were folded in all?"
+    kinds = grounding.Kinds(surface).kinds(["repeated", "failed", "folded"], [])
+    plan = QueryPlan(_Tool(surface), [{"role": "user", "content": q}], q, None, [], kinds=kinds)
+    prompt = plan.finish('count", "text": "message repeated"}')[-1]["content"]
+    assert "add up to 10 times in all (2 values: 5 times, 5 times;" in prompt
+    assert grounding.named_param(kinds[0], "How many times did root fail?") is None
+    surface.close()
+    store.close()
+
+
+def test_a_partial_listing_names_the_lines_of_its_ends(tmp_path):
+    """A listing read for a quantity (took) names the lines of its smallest and largest by their other
+    parameter, a bare number too ("the slowest variable"), and does not say the first line's took as if
+    it were the answer."""
+    took, started = "Reading broadcast variable <*> took <*> ms", "Started reading broadcast variable <*>"
+    rows = [(f"Reading broadcast variable {v} took {t} ms", 1, took) for v, t in [(39, 716), *((v, 10 + v) for v in range(20))]]
+    rows.append(("Started reading broadcast variable 7", 2, started))
+    store, surface = _kinded(tmp_path, rows)
+    q = "Which broadcast variable was slowest to read, and how many ms did it take?"
+    kinds = grounding.Kinds(surface).kinds(["broadcast", "variable", "took"], [])
+    plan = QueryPlan(_Tool(surface), [{"role": "user", "content": q}], q, None, [], kinds=kinds)
+    prompt = plan.finish(f'lines", "template": {kinds[0].id}}}')[-1]["content"]
+    assert plan.result["truncated"] and all("716" not in x["text"] for x in plan.result["lines"])
+    assert "the maximum (716) is on the line with variable 39" in prompt
+    assert "took is" not in prompt
+    surface.close()
+    store.close()
