@@ -349,7 +349,7 @@ def test_a_text_count_over_several_kinds_says_the_kind_most_of_them_are(tmp_path
     q = "rdd_2 blocks found locally - how many times?"
     plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=[])
     said = plan.finish('count", "text": "rdd_2"}')[-1]["content"]
-    assert plan.result["count"] == 7 and f'by kind of message "{found}" (5 of them)' in said
+    assert plan.result["count"] == 7 and f'By kind of message: "{found}" (5), "{missing}" (2).' in said
     c = check("Found locally 5 times.", q, plan.result, plan.rendered, None)
     assert c.action == "replaced" and "7 lines match" in c.text and f'kind of message "{found}" (5)' in c.text
     said = plan.finish('count", "text": "rdd_2", "template": 1}')[-1]["content"]

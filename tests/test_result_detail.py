@@ -114,3 +114,26 @@ def test_a_partial_listing_names_the_lines_of_its_ends(tmp_path):
     assert "took is" not in prompt
     surface.close()
     store.close()
+
+
+def test_a_text_count_lists_its_kinds_and_a_kind_of_one_line_by_its_line(tmp_path):
+    """"Which account logged in with a password?" called as a count over "password": the count lists the
+    kinds it counted, the one "Accepted password" line among the failures by its text; an answer naming
+    its user without a figure reads that line (the count cited after it), and a count stated wrong is
+    still replaced."""
+    accepted = "Accepted password for <*> from <IP> port <NUM> ssh2"
+    rows = [(f"Failed password for root from 10.0.0.{i} port 22 ssh2", 1, FAIL) for i in range(4)] + \
+        [("Accepted password for fztu from 10.0.0.9 port 22 ssh2", 2, accepted),
+         ("Received disconnect from 10.0.0.1: 11: Bye Bye", 3, "Received disconnect from <IP>: <NUM>: Bye Bye")]
+    store, s = _kinded(tmp_path, rows)
+    q = "Which account actually managed to log in with a password?"
+    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=[])
+    plan.finish('count", "text": "password"}')
+    assert f'By kind of message: "{FAIL}" (4), the line "Accepted password for fztu from 10.0.0.9' in plan.rendered
+    c = plan.check("The account fztu logged in with a password.")
+    assert c.action == "cited" and c.text.startswith("The account fztu") and "5 lines match" in c.text
+    assert plan.check("4 accounts logged in.").action == "replaced"
+    plan.finish('count", "text": "password", "template": 1}')      # one kind: nothing to list
+    assert "By kind of message" not in plan.rendered
+    s.close()
+    store.close()

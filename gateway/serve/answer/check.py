@@ -223,11 +223,14 @@ def _logged_tokens_out(answer: str, allowed: set[str], logged: Callable[[str], b
 
 
 def _read_every_line(result: Mapping[str, Any], said: set[str]) -> bool:
-    """A count whose every line the answer's prompt showed, answered without a figure beyond the
-    question's (`said`: the others): the answer is the model's reading of those lines."""
+    """A count whose every line the answer's prompt showed, or whose kinds it listed with lines among
+    them (detail._kinds_counted), answered without a figure beyond the question's (`said`: the others):
+    the answer is the model's reading of those lines ("which account logged in": the one line of its
+    kind), the count cited after it."""
     lines = result.get("lines") or []
-    return (str((result.get("call") or {}).get("op")) == "count" and not said and bool(lines)
-            and isinstance(result.get("count"), int) and 0 < result["count"] <= len(lines))
+    if str((result.get("call") or {}).get("op")) != "count" or said or not isinstance(result.get("count"), int):
+        return False
+    return (bool(lines) and 0 < result["count"] <= len(lines)) or bool(result.get("kind_lines"))
 
 
 def check(answer: str, question: str, result: Mapping[str, Any], rendered: str, end: str | None,

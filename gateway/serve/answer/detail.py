@@ -10,7 +10,7 @@ from typing import Any, Mapping
 
 from gateway.pipeline.fields import number_of
 from gateway.serve.answer import grounding
-from gateway.serve.answer.render import _num, render_result, shown_avg
+from gateway.serve.answer.render import _num, message_of, render_result, shown_avg
 
 
 class ResultDetail:
@@ -87,17 +87,49 @@ class ResultDetail:
         the check still asks for the count (an answer on a top count alone stood in for it)."""
         conds = {k: v for k, v in self.call.items() if k in _CONDITIONS} if self.call else {}
         parts = []
-        kinds = ("template",) if conds.get("text") and conds.get("template") is None else ()
-        for by in ("host", "component", *kinds):
+        for by in ("host", "component"):
             if conds.get(by):
                 continue
             top = [t for t in self.tool.surface.run({"op": "top_k", "by": by, "k": 2, **conds}).get("top") or []
                    if str(t.get("value") or "").strip()]
             if len(top) > 1:
-                what = f'kind of message "{top[0]["value"]}"' if by == "template" else f"{by} {top[0]['value']}"
-                parts.append(f"{what} ({top[0].get('count', top[0].get('lines'))} of them)")
+                parts.append(f"{by} {top[0]['value']} ({top[0].get('count', top[0].get('lines'))} of them)")
                 self.result.setdefault("most", {})[by] = top[0]
-        return " Most of them by " + "; by ".join(parts) + "." if parts else ""
+        most = " Most of them by " + "; by ".join(parts) + "." if parts else ""
+        return most + (self._kinds_counted(conds) if conds.get("text") and conds.get("template") is None else "")
+
+    def _kinds_counted(self, conds: Mapping[str, Any]) -> str:
+        """The kinds of line a text filter counted, the most frequent KINDS_LISTED with their counts; a
+        kind of one line among them shown by that line. What was counted, said: a question that asks
+        which account logged in, counted over "password", finds the one "Accepted password for ..."
+        among hundreds of failures; "which user" of a process's 18 lines, its one "Disconnecting ...
+        for admin" line (an answer that reads them states no count: check cites it)."""
+        got = self.tool.surface.run({"op": "top_k", "by": "template", "k": KINDS_LISTED, **conds})
+        top = [t for t in got.get("top") or [] if str(t.get("value") or "").strip()]
+        if len(top) < 2:
+            return ""
+        self.result.setdefault("most", {})["template"] = top[0]
+        said, lines = [], []
+        for t in top:
+            line = self._one_line(conds, str(t["value"])) if t.get("count") == 1 else None
+            if line is not None:
+                lines.append(line)
+                said.append(f'the line "{message_of(line, KIND_LINE_SHOWN) or str(line.get("text", ""))[:KIND_LINE_SHOWN]}" (1)')
+            else:
+                said.append(f'"{t["value"]}" ({t.get("count")})')
+        rest = int(got.get("count") or 0) - sum(int(t.get("count") or 0) for t in top)
+        if lines:
+            self.result["kind_lines"] = lines
+        more = f", and {rest} lines of other kinds" if rest > 0 else ""
+        return f" By kind of message: {', '.join(said)}{more}."
+
+    def _one_line(self, conds: Mapping[str, Any], template: str) -> dict[str, Any] | None:
+        """The line of a kind (its template's text) that conds matched once."""
+        rows, _ = self.tool.surface.execute("SELECT id FROM templates WHERE template = ? LIMIT 2", [template])
+        if len(rows) != 1:
+            return None
+        got = self.tool.surface.run({**conds, "op": "lines", "template": rows[0][0], "limit": 1}).get("lines") or []
+        return got[0] if got and isinstance(got[0], dict) else None
 
     def _param_figures(self, name: str, unit: str | None, st: Mapping[str, Any]) -> str:
         """A quantity (a number the kind writes a unit after: "<size> bytes") adds up: its total first.
@@ -152,6 +184,8 @@ class ResultDetail:
 _AN_ID = re.compile(r"[A-Za-z][^\s]*\d|\d[^\s]*[A-Za-z]")
 FEW_LINES = 3                 # a count of at most this many lines shows them to the answer
 SUMMED_SHOWN_OUT = 200        # the counted lines kept out of the evidence shown beside a total
+KINDS_LISTED = 5              # a text filter's count: its most frequent kinds of line said with it
+KIND_LINE_SHOWN = 120         # ... a kind of one line by its message, clipped to this many characters
 SPLIT_TOP = 3                 # a count of every line: the top values of each field said with it
 PARAM_VALUES_SHOWN = 8        # a count's values of an asked id-like parameter listed for the answer
 _CONDITIONS = ("text", "template", "where", "host", "component", "level", "since", "until", "last_minutes", "box")
