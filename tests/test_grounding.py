@@ -404,6 +404,8 @@ def test_a_parameter_is_named_outside_the_lines_text_or_by_its_unit():
                             ["address", "unit", "duration"], {"address": "10.0.0.1:502", "unit": "208", "duration": "96"})
     phrase = "read holding registers timed out after"      # its "read" is no unit of <unit>: it picks the lines
     assert grounding.named_param(modbus, f"所有“{phrase}”记录的耗时（毫秒）合计是多少？", (), [phrase]) == "duration"
+    # "unit" after <address> labels <unit>: no unit of <address> ("which host ... with unit 103")
+    assert grounding.named_param(modbus, f'Which host reported the "{phrase}" entry with unit 103?', ["unit"], [phrase]) is None
     health = grounding.Kind(5, "Health check failed: timeout after <duration>", 9, ["duration"], {"duration": "56s"})
     assert grounding.named_param(health, "耗时（毫秒）的最低值是多少？") is None      # 秒 inside 毫秒 names no seconds
     assert grounding.named_param(health, "耗时（秒）的最低值是多少？") == "duration"

@@ -166,7 +166,8 @@ def named_param(kind: Kind, question: str, bound: Sequence[str] = (), lines: Seq
     rest = _without(low, lines)
     free = [p for p in kind.params if p not in bound]
     asked, outside = _own_words(low), _own_words(rest)      # a phrase that picks the lines names no unit
-    by_unit = [name for name in free if (unit := _unit_after(kind, name)) and (     # ("... unit <unit> read")
+    names = {p.lower() for p in kind.params}    # "<address> unit <unit>": "unit" labels <unit>, no unit of <address>
+    by_unit = [name for name in free if (unit := _unit_after(kind, name)) and unit.lower() not in names and (
         unit.lower() in outside or any(_says(n, rest, outside) for n in UNIT_NAMES.get(unit.lower(), ())))]
     # a quantity's unit before a word's ("<container> failed: timeout after <duration>s", asked in 秒)
     by_unit.sort(key=lambda name: not a_quantity(kind, name))
