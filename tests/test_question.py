@@ -274,3 +274,8 @@ def test_fault_is_a_level_only_as_the_log_writes_it():
 
 def test_most_recently_asks_the_last():
     assert which_end('At what time was "below threshold, temp" most recently logged?') == "last"
+
+
+def test_the_first_one_in_chinese_asks_the_first():
+    assert which_end("第一个 map 任务是什么时候成功完成的？") == "first"      # 第一个 as 第一次: the first end
+    assert which_end("第一条告警是几点？") == "first" and which_end("最后一条告警是几点？") == "last"

@@ -281,7 +281,7 @@ def _levels(question: str, levels: Sequence[str]) -> tuple[list[str], set[str]]:
     return out, used
 
 
-_FIRST = re.compile(r"\b(?:first|earliest|start(?:ed)?)\b|第一次|最早|首次", re.I)
+_FIRST = re.compile(r"\b(?:first|earliest|start(?:ed)?)\b|第一|最早|首次", re.I)    # 第一次, 第一个, 第一条
 _LAST = re.compile(r"\b(?:last|latest|most recent(?:ly)?|newest|final)\b|最后|最近一次|最新", re.I)
 
 
