@@ -13,7 +13,7 @@ from typing import Any, Callable, Sequence
 from gateway.llm.sampling import SamplingParams
 from gateway.llm.speculative import PREFILL_CHECK_TOKENS, GenerateResult, speculative_generate
 from gateway.serve.answer.alike import Watch
-from gateway.serve.answer.call import MAX_CALL_TOKENS, TYPICAL_ANSWER_TOKENS, TYPICAL_QUERY_TOKENS
+from gateway.serve.answer.call import ANSWER_DUE_MS, MAX_CALL_TOKENS, TYPICAL_ANSWER_TOKENS, TYPICAL_QUERY_TOKENS
 from gateway.serve.answer.question import asks
 from gateway.serve.jobs import Job, PromptTooLong, decode_to_due
 
@@ -144,13 +144,15 @@ def query_answer(et: Any, job: Job, turns: list, on_token: Callable[[int], bool]
 
 
 def _answer_prompt(et: Any, job: Job, plan: Any, messages: list, asked: list[int]) -> list[int]:
-    """The answer's prompt, with a listing's lines left out from its end while its new tokens (those past
-    the call's prompt `asked`) would not be read by the job's deadline at the measured rates, the
-    answer's decode and the stream's share of the time left set aside. A quick engine shows every line;
-    under a loaded line the answer comes on time with the newest lines."""
+    """The answer's prompt, with lines left out (plan.shorter: a listing's last, then the evidence's) while
+    its new tokens (those past the call's prompt `asked`) would not be read by its due time (ANSWER_DUE_MS
+    after the question came, the job's deadline when sooner) at the measured rates, the answer's decode
+    and the stream's share of the time left set aside. A quick engine shows every line; a slow one or a
+    loaded line answers on time from the newest lines."""
     answer = et.prompts.chat_tokens(messages, language_hint=False)
     keep = 1.0 - _reading_share(et)
-    left_ms = (job.deadline - time.monotonic()) * 1000 - TYPICAL_ANSWER_TOKENS * et.admission.decode_ms_per_tok
+    due = min(job.deadline, job.submitted + ANSWER_DUE_MS / 1000)
+    left_ms = (due - time.monotonic()) * 1000 - TYPICAL_ANSWER_TOKENS * et.admission.decode_ms_per_tok
     room = keep * left_ms / et.admission.prefill_ms_per_tok
     while len(answer) - _common_prefix(asked, answer) > room and (shorter := plan.shorter()) is not None:
         answer = et.prompts.chat_tokens(shorter, language_hint=False)

@@ -43,6 +43,8 @@ MAX_WORDS = 2000              # log words offered for text / of (the most freque
 TEXT_WORDS = 4                # at most this many log words in a text filter
 GRAMMAR_TTL_S = 30.0          # known values are re-read from the store at most this often
 QUERY_PROMPT_TOKENS = 400     # room a query adds to a chat prompt: instruction, call, result, answer instruction
+ANSWER_DUE_MS = 7000.0        # an answer's prompt is fitted to be read this long after its question came, the
+                              # job's deadline when sooner (query_job._answer_prompt): 2-core p95 <= 8 s
 TYPICAL_QUERY_TOKENS = 200    # what admission prices it at: the reserved 400 alone priced 2-core questions over
                               # the default first-token budget (docs/perf/2026-12-02-query-tool.md)
 # The tool's description, examples included, lives in the system turn (the sink: prefilled once, not

@@ -40,6 +40,8 @@ class QueryPlan(ResultDetail):
     _summed: set = field(default_factory=set)       # ids of the lines a count's parameter total covers
     _of: str | None = None                          # a stats call's `of`, when it ran as first_last
     _shown: int | None = None                       # lines of a listing shown (None: all; shorter())
+    _ev_shown: int | None = None                    # ... of the evidence shown after it (None: all)
+    _ev_count: int = 0                              # evidence lines the last _messages had to show
     _listed: str = ""                               # a partial listing's figures over all its lines
     _of_kind: list = field(default_factory=list)    # a cut listing's lines of the question's best kind (finish)
     ended: bool = False                             # the answer's decode was ended by alike.Watch
@@ -61,7 +63,7 @@ class QueryPlan(ResultDetail):
         self._without_text()
         self._capture_asked()
         self._listed = self._listing_figures()
-        self._shown = None
+        self._shown = self._ev_shown = None
         self._of_kind = []                 # a cut listing of no kind: its lines of the question's best kind
         listed = self.result.get("lines") or []
         if (self.call or {}).get("op") == "lines" and self.call.get("template") is None and not self.evidence.lines \
@@ -75,13 +77,21 @@ class QueryPlan(ResultDetail):
         return evidence.Evidence(ev.tokens, [*ev.lines, *self._of_kind], ev.ids) if self._of_kind else ev
 
     def shorter(self) -> list[dict[str, str]] | None:
-        """The answer's messages with one line fewer of a listing (op lines) shown, its last, down to one;
-        None when there is none to leave out. For an answer whose prompt would not be read by its deadline."""
+        """The answer's messages with one line fewer shown: a listing's (op lines) last down to
+        LISTED_KEPT, then the evidence lines' last down to one, then the listing's down to one; None when
+        there is none to leave out. For an answer whose prompt would not be read by its due time."""
         listed = self.result.get("lines") or []
         shown = len(listed) if self._shown is None else self._shown
-        if shown <= 1 or (self.call or {}).get("op") != "lines" or self.result.get("error"):
+        ev = self._ev_count if self._ev_shown is None else self._ev_shown
+        cut = (self.call or {}).get("op") == "lines" and not self.result.get("error")
+        if cut and shown > LISTED_KEPT:
+            self._shown = shown - 1
+        elif ev > 1:
+            self._ev_shown = ev - 1
+        elif cut and shown > 1:
+            self._shown = shown - 1
+        else:
             return None
-        self._shown = shown - 1
         return self._messages()
 
     def _messages(self) -> list[dict[str, str]]:
@@ -98,6 +108,8 @@ class QueryPlan(ResultDetail):
         ev = self._read()
         kind_ids = {x.get("id") for x in self._of_kind}      # shown again: the listing's text is clipped
         extra = evidence.Evidence(ev.tokens, [x for x in ev.lines if x.get("id") not in in_result - kind_ids], ev.ids)
+        self._ev_count = len(extra.lines)
+        extra.lines[self._ev_shown or len(extra.lines):] = []        # shorter(): the first ones kept
         if extra.lines and not self._summed_up():   # the lines the question's rare tokens point at: a lookup reads them
             self.rendered += "\n\n" + evidence.render(extra)
         answer = ANSWER_INSTRUCTION.format(result=self.rendered)
@@ -439,3 +451,4 @@ class QueryPlan(ResultDetail):
 
 _SLOT = re.compile(r"<[^<>]*>")
 
+LISTED_KEPT = 3               # shorter(): a listing keeps this many lines before the evidence gives any up
