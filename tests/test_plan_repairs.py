@@ -280,3 +280,24 @@ def test_stats_naming_no_quantity_over_several_kinds_count_the_lines(tmp_path):
     assert plan.call["op"] == "stats" and plan.result["sum"] == 987858 + 987859
     s.close()
     store.close()
+
+
+def test_a_listing_of_words_its_lines_lack_the_asked_parameter_of_reads_the_listed_kind(tmp_path):
+    """"which task did the speculator copy?", text "speculations": "We launched 1 speculations" has no
+    <task>; the listed kind that has one, whose lines write no word of the text, is read without it. A
+    text naming an id keeps to its lines."""
+    spec, launched = "Scheduling a redundant attempt for task <*>", "We launched <NUM> speculations. Sleeping <NUM> milliseconds."
+    rows = ["We launched 1 speculations. Sleeping 15000 milliseconds.", "Scheduling a redundant attempt for task task_7_m_000000",
+            "We launched 0 speculations. Sleeping 15000 milliseconds."]
+    tmpls = [launched, spec, launched]
+    store, s = _stored(tmp_path, rows, [2, 1, 2], [LineFields(template=m, params=named_params(m, t)) for t, m in zip(rows, tmpls)])
+    listed = [k for k in grounding.Kinds(s).kinds(["redundant"], []) if k.id == 1]
+    assert listed and "task" in listed[0].params
+    q = "which task did the speculator decide to run a speculative copy of?"
+    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=listed)
+    plan.finish('lines", "text": "speculations"}')
+    assert plan.call.get("template") == 1 and "text" not in plan.call and "task_7_m_000000" in plan.rendered
+    plan.finish('lines", "text": "speculations 15000"}')        # a number in the text: a condition kept
+    assert plan.call.get("template") is None and plan.result["count"] == 2
+    s.close()
+    store.close()

@@ -310,7 +310,10 @@ class QueryPlan(ResultDetail):
         it (... <user> from <address> port <port>), with the conditions that kind has too, when it has
         lines. A listing of no kind reads such a kind too, with the words of its text that kind writes when
         the whole text holds none of its lines ("executor 连的 driver 地址", text "executor driver": the
-        302 lines that send results to the driver, not "Connecting to driver: spark://...@<address>")."""
+        302 lines that send results to the driver, not "Connecting to driver: spark://...@<address>"), or
+        without its text when it writes none of them, the text is words only and its own lines lack the
+        parameter ("which task did the speculator copy", text "speculations": "We launched 1 speculations"
+        has no <task>; "... we are speculating <task>" has)."""
         kind = self._kind_of(call)
         where = dict(call.get("where") or {})
         if call.get("op") not in ("lines", "first_last", "count") or (kind is None and call.get("op") != "lines") or \
@@ -326,11 +329,24 @@ class QueryPlan(ResultDetail):
             if kind is None and call.get("text") and "<" not in str(call["text"]):
                 if (kept := [w for w in str(call["text"]).split() if w.lower() in other.words()]):
                     texts.append({**moved, "text": " ".join(kept)})
+                elif self._plain_words(str(call["text"])) and not self._lines_hold(call, self._named(other, call)):
+                    texts.append({k: v for k, v in moved.items() if k != "text"})
             for tried in texts:     # of no kind: its lines, not those the store's relaxed text finds
                 if (r := self.tool.surface.run({**tried, "op": "count"})).get("count") and \
                         (kind is not None or not r.get("text_relaxed_to")):
                     return tried
         return call
+
+    def _plain_words(self, text: str) -> bool:
+        """A text of words only: none of them an id or a rare token the question names (a condition)."""
+        named = {t.lower() for t in [*self.evidence.ids, *self.evidence.tokens]}
+        return not any(w.lower() in named or any(c.isdigit() for c in w) for w in text.split())
+
+    def _lines_hold(self, call: dict[str, Any], name: str | None) -> bool:
+        """Some of the call's lines (its newest listing) have a parameter called `name`."""
+        lines = self.tool.surface.run({**call, "op": "lines"}).get("lines") or []
+        ids = [x["id"] for x in lines if isinstance(x, dict) and x.get("id") is not None]
+        return bool(name and ids and grounding.param_values(self.tool.surface, name, ids))
 
     def _valued(self, call: dict[str, Any]) -> dict[str, Any]:
         """A word of the question that the call does not hold and that is the whole value of a parameter of
