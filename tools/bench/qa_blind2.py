@@ -31,7 +31,7 @@ import re
 import sys
 from pathlib import Path
 
-DATA = Path(os.environ.get("LOGHUB_DIR", "/work/shared/data/loghub"))
+DATA = Path(os.environ.get("LOGHUB_DIR", Path(__file__).resolve().parents[3] / "shared" / "data" / "loghub"))
 NEG = ["not", "no ", "none", "never", "n't", "没有", "不", "否"]
 
 
