@@ -254,7 +254,10 @@ def check(answer: str, question: str, result: Mapping[str, Any], rendered: str, 
         if alts and not any(a in said or (not FIGURE.fullmatch(a) and _norm(a) in _norm(answer)) for a in alts)))
     reads = ev is not None and bool(ev.lines) and evidence.quoted(answer, ev, question) or \
         _reads_asked_extreme(answer, result, question)
-    if missing and not bad and (reads or _read_every_line(result, said - supported_figures(question))):
+    # a reading of a count's kinds may say the figures of its kinds' lines (an address), not their times
+    shown = [str(x.get("text", "")).replace(str(x.get("time_text") or "\0"), " ")
+             for x in result.get("kind_lines") or [] if isinstance(x, dict)]
+    if missing and not bad and (reads or _read_every_line(result, said - supported_figures(question, *shown))):
         return Checked(answer.rstrip() + "\n" + plain_answer(result, question, end, answer), "cited", [],
                        missing)
     if bad or missing or not answer.strip():
