@@ -38,6 +38,7 @@ def test_chinese_question_words_through_the_glossary_else_every_log_word():
     assert x.words == ["JAM"] and not x.recent
     assert g("产线状况说明？").words == WORDS   # Chinese beyond the glossary: the model translates
     assert g("一共记录了多少行日志？").words == []       # nothing beyond the question's frame: no text
+    assert g("press-1 那边打了多少条日志了").words == []   # 打 (日志) writes lines, 那边 is where: a frame
     assert g("最近十分钟有什么报警？").recent and g("What happened in the last 5 minutes?").recent
 
 
