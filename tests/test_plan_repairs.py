@@ -301,3 +301,24 @@ def test_a_listing_of_words_its_lines_lack_the_asked_parameter_of_reads_the_list
     assert plan.call.get("template") is None and plan.result["count"] == 2
     s.close()
     store.close()
+
+
+def test_a_level_the_store_has_no_line_at_is_a_condition_no_line_meets(tmp_path):
+    """"Anything logged at WARN or ERROR?" over INFO lines: the call the model wrote without the level
+    (the grammar offers only stored levels) is run at the named levels, and no line matches."""
+    from gateway.serve.answer.tool import QueryTool
+    rows = [f"Running task {i}.0 in stage 3.0" for i in range(3)]
+    store, s = _stored(tmp_path, rows, [1] * 3, [LineFields(template="Running task <*> in stage <*>") for _ in rows])
+    tool = QueryTool(s, None)
+    q = "Anything logged at WARN or ERROR by this executor?"
+    assert tool.grounding(q).levels == [] and tool.absent_levels(q) == ["WARN", "ERROR"]
+    assert tool.absent_levels("How many lines say Running?") == []
+    assert tool.absent_levels("Any stage at INFO or DEBUG?") == ["DEBUG"]      # stored at info
+    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], absent_levels=tool.absent_levels(q))
+    plan.finish('count"}')
+    assert plan.call["level"] == ["WARN", "ERROR"] and plan.result["count"] == 0
+    plan = QueryPlan(_Tool(s), [{"role": "user", "content": "Any task?"}], "Any task?", None, [])
+    plan.finish('count"}')
+    assert plan.result["count"] == 3
+    s.close()
+    store.close()

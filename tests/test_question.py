@@ -280,3 +280,12 @@ def test_most_recently_asks_the_last():
 def test_the_first_one_in_chinese_asks_the_first():
     assert which_end("第一个 map 任务是什么时候成功完成的？") == "first"      # 第一个 as 第一次: the first end
     assert which_end("第一条告警是几点？") == "first" and which_end("最后一条告警是几点？") == "last"
+
+
+def test_a_level_written_as_logs_write_it_that_no_line_is_at_is_absent():
+    from gateway.serve.answer.question import absent_levels
+    q = "Anything logged at WARN or ERROR by this executor?"
+    assert absent_levels(q, ["INFO"]) == ["WARN", "ERROR"] and absent_levels(q, ["INFO", "WARN"]) == ["ERROR"]
+    assert absent_levels("How many ERROR-level lines?", ["info", "error"]) == []      # "ERROR-level": error
+    assert g("How many ERROR-level lines did the AM write?").levels == ["error"]
+    assert absent_levels("any errors today?", ["INFO"]) == []       # a kind of problem, not a level as written

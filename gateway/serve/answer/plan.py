@@ -37,6 +37,7 @@ class QueryPlan(ResultDetail):
     rendered: str = ""                   # the result as the answer's prompt quoted it (finish)
     evidence: evidence.Evidence = field(default_factory=evidence.Evidence)   # lines of its rare tokens
     kinds: list[grounding.Kind] = field(default_factory=list)               # shown with the question
+    absent_levels: list[str] = field(default_factory=list)   # levels it names the store has no line at
     _summed: set = field(default_factory=set)       # ids of the lines a count's parameter total covers
     _of: str | None = None                          # a stats call's `of`, when it ran as first_last
     _shown: int | None = None                       # lines of a listing shown (None: all; shorter())
@@ -168,6 +169,9 @@ class QueryPlan(ResultDetail):
         parameter; a listing, stats or count for a question that asks one end (first or last) is that
         end. Each step keeps the model's call unless its own finds lines."""
         call = self._without_field_words(call)
+        if self.absent_levels and not call.get("level"):    # a level the store has none of: no line meets it
+            call = {**call, "level": list(self.absent_levels)}
+            return call, self.tool.surface.run(call)
         if call.get("op") in ("lines", "stats", "count") and which_end(self.question) and "last_minutes" not in call \
                 and span_s(self.question) is None and not writes_duration(self.question):
             self._of = call.get("of")     # one end asked: the listing's newest-first order was misread, the

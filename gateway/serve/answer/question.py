@@ -48,6 +48,7 @@ _FIELD_WORDS = {"component", "components", "program", "process", "service", "mod
 _RANK = {"emergency": 0, "alert": 1, "critical": 2, "error": 3, "warning": 4, "notice": 5, "info": 6, "debug": 7}
 _WRITTEN_ONLY = {"fault"}   # a level only as the log writes it ("FAULT"); "a Type A fault" is the message's
 _WORSE_TOO = {"error", "critical"}          # "errors": error and every worse level
+_LEVEL_WORD = re.compile(r"[A-Za-z][\w.'/]*[A-Za-z0-9]|[A-Za-z]")   # _WORD's, a hyphen between: "ERROR-level"
 _LEVEL_AFTER = re.compile(r"\s*(?:-?\s*level|级别|等级)", re.I)
 # logcat's level letter named as one: 'W level', '"F" 级别', 'level "E"' (quoted when the name is before it)
 _LETTER_LEVEL = re.compile(r"(?<![\w-])[\"\u201c']?([VDIWEFA])[\"\u201d']?\s*(?=level\b|级别|等级)"
@@ -247,6 +248,18 @@ def _canon(level: str) -> str:
     return _LEVELS.get(level, _LETTER_LEVELS.get(level.upper(), level) if len(level) == 1 else level)
 
 
+def absent_levels(question: str, levels: Sequence[str]) -> list[str]:
+    """Level words written as a log writes a level ("WARN", "ERROR-level") that name no stored level
+    (`levels`), as written: a condition no stored line meets ("anything at WARN or ERROR?" over a log
+    of INFO lines is answered by no line, not by every line)."""
+    have = {lv.lower() for lv in levels} | {_canon(lv.lower()) for lv in levels}
+    question = _QUOTED.sub(" ", question)
+    out = [m.group(0) for m in _LEVEL_WORD.finditer(question)
+           if (low := m.group(0).lower()) in _LEVELS and (m.group(0).isupper() or _LEVEL_AFTER.match(question, m.end()))
+           and low not in have and _LEVELS[low] not in have]
+    return list(dict.fromkeys(out))
+
+
 def _levels(question: str, levels: Sequence[str]) -> tuple[list[str], set[str]]:
     """(store levels the question names, the question words that named them). A level word written as
     the log writes a level ("SEVERE", "ERROR level", "WARN 级别", logcat's "W level") is that level;
@@ -254,7 +267,7 @@ def _levels(question: str, levels: Sequence[str]) -> tuple[list[str], set[str]]:
     errors are error or worse (BGL's SEVERE, FATAL, FAILURE too), warnings the warning class."""
     have = {lv.lower(): lv for lv in levels}
     asked: list[tuple[str, str, bool]] = []          # (word, level word, exact)
-    for m in _WORD.finditer(question):               # in the question's order
+    for m in _LEVEL_WORD.finditer(question):         # in the question's order
         w = m.group(0).lower()
         base = w if w in _LEVELS else w[:-1] if w.endswith("s") and w[:-1] in _LEVELS else None
         if base is not None and not any(x[0] == w for x in asked):

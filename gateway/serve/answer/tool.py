@@ -18,7 +18,7 @@ from gateway.serve.answer.call import (CALL_INSTRUCTION, CALL_PREFIX, GRAMMAR_TT
                                        MAX_WORDS, call_grammar)
 from gateway.serve.answer.glossary import gloss
 from gateway.serve.answer.plan import QueryPlan
-from gateway.serve.answer.question import QUOTED, Grounding, ground
+from gateway.serve.answer.question import QUOTED, Grounding, absent_levels, ground
 from gateway.serve.prompts import is_chinese
 
 
@@ -98,4 +98,11 @@ class QueryTool:
             shown = f"The question's words in English: {words}.\n{shown}".strip()
         turns[-1]["content"] = question + "\n\n" + (shown + "\n" if shown else "") + CALL_INSTRUCTION
         c = self.constraint(g, self.boxes(question))
-        return QueryPlan(self, turns, question, LogitsMask(c, MAX_CALL_TOKENS), prefix, evidence=ev, kinds=kinds)
+        return QueryPlan(self, turns, question, LogitsMask(c, MAX_CALL_TOKENS), prefix, evidence=ev, kinds=kinds,
+                         absent_levels=self.absent_levels(question))
+
+    def absent_levels(self, question: str) -> list[str]:
+        """Levels the question names as logs write one ("WARN") that no stored line is at, nor holds as a
+        word (a header the ingest did not read is no proof of absence). After grounding(): its levels."""
+        return [w for w in absent_levels(question, self._values[2])
+                if not self.surface.run({"op": "count", "text": w}).get("count")]
