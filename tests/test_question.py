@@ -289,3 +289,8 @@ def test_a_level_written_as_logs_write_it_that_no_line_is_at_is_absent():
     assert absent_levels("How many ERROR-level lines?", ["info", "error"]) == []      # "ERROR-level": error
     assert g("How many ERROR-level lines did the AM write?").levels == ["error"]
     assert absent_levels("any errors today?", ["INFO"]) == []       # a kind of problem, not a level as written
+
+
+def test_a_pair_of_written_times_is_the_window_not_a_recent_one():
+    assert not g("18:03:00 到 18:03:59 这一分钟里，progress 一共报了几次？").recent
+    assert g("最近十分钟有什么报警？").recent and g("18:03 之后最近十分钟有几条？").recent

@@ -369,7 +369,8 @@ def ground(question: str, hosts: Sequence[str], components: Sequence[str], level
     g.of_words = [w for w in g.of_words if w.lower() not in names]   # "capper torque": the station, not a measure
     log_words = {w.lower(): w for w in words}
     g.of_words = [*dict.fromkeys([log_words[q.lower()] for q in quoted_words if q.lower() in log_words] + g.of_words)]
-    g.recent = span is not None or bool(_RECENT.search(question))
+    # a pair of written times is the window ("18:03:00 到 18:03:59 这一分钟里"): its 分钟 asks no recent one
+    g.recent = span is not None or (bool(_RECENT.search(question)) and len(g.times) < 2)
     if span is not None:
         g.minutes = max(1, math.ceil(span / 60))
     return g
