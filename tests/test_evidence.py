@@ -386,3 +386,9 @@ def test_a_token_rare_in_the_first_hits_but_common_in_the_store_is_not_rare(tmp_
     ev = evidence.find(q, "what failed at probe x9?")
     assert ev.tokens[0] == "x9" and [x["text"] for x in ev.lines] == ["probe x9 failed"] * 3
     s.close()
+
+
+def test_a_written_windows_times_are_no_tokens_and_one_time_is():
+    assert evidence.candidates("20:10:50 到 20:10:59 这十秒里，Finished task 一共有几条？") == ["Finished", "task"]
+    assert "18:04:04" not in evidence.candidates("How many lines between 2015-10-18 18:04:04 and 2015-10-18 18:04:06?")
+    assert evidence.candidates("What happened at 10:55:49?")[0] == "10:55:49"     # a point in time: its line

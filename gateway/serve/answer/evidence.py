@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence
 from gateway.pipeline.query import _HOST, _LEVEL, _TIME, QueryError, QueryInterrupted, QuerySurface, _line
 from gateway.pipeline.store import fts_query
 from gateway.serve.answer.glossary import english_terms
-from gateway.serve.answer.question import without_window
+from gateway.serve.answer.question import question_times, without_window
 from gateway.serve.answer.render import again, fold, header_fields, message_of
 from gateway.serve.prompts import is_chinese
 
@@ -81,11 +81,14 @@ def _few(surface: QuerySurface, tok: str, held: int, scanned: int) -> bool:
 
 def candidates(question: str) -> list[str]:
     """Tokens of the question that could identify lines: with a digit, or a word outside _COMMON with a
-    capital or digit or underscore inside, or any other word of 3+ letters (the store decides)."""
+    capital or digit or underscore inside, or any other word of 3+ letters (the store decides); not the
+    times of a window it writes ("20:10:50 到 20:10:59": since and until; one time may name its line)."""
     seen: list[str] = []
+    times = question_times(question)      # a pair of written times is the call's window, not two identifiers
+    window = {p for x in times for p in x.split()} if len(times) >= 2 else set()
     for t in _TOKEN.findall(without_window(question)):
         t = t.rstrip(".:")
-        if len(t) < 2 and not t.isdigit() or t.lower() in _COMMON or t in seen:
+        if len(t) < 2 and not t.isdigit() or t.lower() in _COMMON or t in seen or t in window:
             continue
         seen.append(t)
     # identifiers first: digits, then mixed case / underscores, then plain words
