@@ -322,3 +322,25 @@ def test_a_level_the_store_has_no_line_at_is_a_condition_no_line_meets(tmp_path)
     assert plan.result["count"] == 3
     s.close()
     store.close()
+
+
+def test_a_call_of_fields_every_line_has_reads_the_kind_the_question_names(tmp_path):
+    """"How many times did sshd warn about a POSSIBLE BREAK-IN ATTEMPT?" called as a count of component
+    sshd, which every line has: the listed kind whose words the question writes is counted; "how many
+    lines did sshd write" (one word of a kind) keeps every line."""
+    brk = "reverse mapping checking getaddrinfo for <*> failed - POSSIBLE BREAK-IN ATTEMPT!"
+    rows = ["reverse mapping checking getaddrinfo for a.example failed - POSSIBLE BREAK-IN ATTEMPT!",
+            "Write failed: Connection reset by peer", "Invalid user bob from 10.0.0.1"]
+    tmpls = [brk, "Write failed: Connection reset by peer", "Invalid user <*> from <*>"]
+    store, s = _stored(tmp_path, rows, [1, 2, 3], [LineFields(template=m, params=named_params(m, t), component="sshd")
+                                                   for t, m in zip(rows, tmpls)])
+    q = "How many times did sshd warn about a POSSIBLE BREAK-IN ATTEMPT?"
+    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=grounding.Kinds(s).kinds(["possible", "attempt"], []))
+    plan.finish('count", "component": "sshd"}')
+    assert plan.call["template"] == 1 and plan.result["count"] == 1
+    q = "How many lines did sshd write?"
+    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=grounding.Kinds(s).kinds(["write"], []))
+    plan.finish('count", "component": "sshd"}')
+    assert plan.call.get("template") is None and plan.result["count"] == 3
+    s.close()
+    store.close()

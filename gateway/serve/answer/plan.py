@@ -180,6 +180,9 @@ class QueryPlan(ResultDetail):
         if self.kinds and not any(call.get(k) for k in _CONDITIONS):
             call = {**call, "template": self.kinds[0].id}   # a question about something, asked of every line: its
                                                             # best kind (a count of all lines is rarely meant)
+        elif self.kinds and not any(call.get(k) for k in ("template", "text", "where")) and \
+                self._names_kind(self.kinds[0]) and self._every_line(call):
+            call = {**call, "template": self.kinds[0].id}   # ... of fields every line has ("sshd"): the same
         call = self._kind_with_asked_param(call)
         call = self._valued(call)
         call, result = self._with_tokens(call)
@@ -340,6 +343,18 @@ class QueryPlan(ResultDetail):
                         (kind is not None or not r.get("text_relaxed_to")):
                     return tried
         return call
+
+    def _names_kind(self, kind: grounding.Kind) -> bool:
+        """The question writes two or more of the kind's own words ("a POSSIBLE BREAK-IN ATTEMPT"): it is
+        about that kind of line."""
+        said = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9]+", self.question)} | set(english_terms(self.question))
+        return len({w for w in kind.words() & said if not evidence.common(w)}) >= 2
+
+    def _every_line(self, call: dict[str, Any]) -> bool:
+        """The call's conditions keep every stored line."""
+        conds = {k: v for k, v in call.items() if k in _CONDITIONS}
+        run = self.tool.surface.run
+        return run({**conds, "op": "count"}).get("count") == run({"op": "count"}).get("count")
 
     def _plain_words(self, text: str) -> bool:
         """A text of words only: none of them an id or a rare token the question names (a condition)."""
