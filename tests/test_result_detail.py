@@ -138,3 +138,16 @@ def test_a_text_count_lists_its_kinds_and_a_kind_of_one_line_by_its_line(tmp_pat
     assert "By kind of message" not in plan.rendered
     s.close()
     store.close()
+
+
+def test_a_listing_of_a_few_lines_shows_them_whole():
+    """A long line among a few (a pipeline's bad datanode named at its end) is shown whole; a listing of
+    many clips each line to LINE_SHOWN."""
+    from gateway.serve.answer.render import LINE_SHOWN, render_result
+    tail = "Bad datanode 10.190.173.170:50010"
+    text = "2015-10-18 18:05:57,001 WARN [DataStreamer] org.apache.hadoop.hdfs.DFSClient: " + "x" * 200 + " " + tail
+    line = {"id": 1, "time_text": "2015-10-18 18:05:57,001", "text": text, "component": "org.apache.hadoop.hdfs.DFSClient"}
+    assert tail in render_result({"call": {"op": "lines"}, "count": 1, "lines": [line]})
+    many = [{**line, "id": i, "text": text.replace("xxx", f"x{i}y", 1)} for i in range(5)]
+    said = render_result({"call": {"op": "lines"}, "count": 5, "lines": many})
+    assert tail not in said and all(len(x) < LINE_SHOWN + 80 for x in said.splitlines())

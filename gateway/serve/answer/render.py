@@ -20,6 +20,7 @@ from gateway.serve.prompts import is_chinese
 
 RESULT_CHARS = 900            # the result as the prompt quotes it (~250 tokens)
 LINE_SHOWN = 160              # a line's text in it
+FEW_SHOWN = 480               # ... in a listing of FEW_QUOTED lines at most, or a first/last line: read whole
 HEADER_CHARS = 120            # a line's header (time, level, thread, component) ends within this
 LONG_HEADER = 64              # a header longer than this is said short even on a line that fits (below)
 _LABEL = {"box": ("box", "箱"), "template": ("kind of message", "消息"), "ip": ("IP address", "IP 地址"), "value": ("value", "值"),
@@ -75,13 +76,14 @@ def shown_avg(r: Mapping[str, Any]) -> str:
     return _num(round(float(r["avg"]), places))
 
 
-def _where(line: Mapping[str, Any]) -> str:
+def _where(line: Mapping[str, Any], room: int = LINE_SHOWN) -> str:
     """`[in box <box> ][at <time> ][(<host>, <component>; <captured>)]: <text>` of a result line; the time,
     host and component only where the text does not say them (said twice, they cost the prompt and were
     copied into listings). A fleet node's line names its box before the time: in the parenthesis the 1.5B
-    answered "which box first" with the time alone."""
-    message = message_of(line, LINE_SHOWN)
-    t, text = _shown_time(line), message or str(line.get("text", ""))[:LINE_SHOWN]
+    answered "which box first" with the time alone. `room`: the text's characters (a few lines read whole:
+    the datanode a long pipeline line names last)."""
+    message = message_of(line, room)
+    t, text = _shown_time(line), message or str(line.get("text", ""))[:room]
     box = f"in box {line['box']}" if line.get("box") else ""
     when = f"at {t}" if _unwritten(t, text) else ""
     named = {**line, **header_fields(line)} if message else line
@@ -221,9 +223,9 @@ _PLAIN_NUMBER = re.compile(r"(?<![\w.:/-])[-+]?\d+(?:\.\d+)?(?![\w.:/-]?\d)")
 def _describe_first_last(r: Mapping[str, Any], end: str | None = None) -> str:
     """Both ends, or only the one the question asks for (`end`: "first" | "last")."""
     if end in ("first", "last"):
-        return f"{r.get('count', 0)} lines match. The {end} of them (the {end} time it appeared) {_where(r[end])}."
-    return (f"{r.get('count', 0)} lines match. The first {_where(r['first'])}. "
-            f"The last {_where(r['last'])}.")
+        return f"{r.get('count', 0)} lines match. The {end} of them (the {end} time it appeared) {_where(r[end], FEW_SHOWN)}."
+    return (f"{r.get('count', 0)} lines match. The first {_where(r['first'], FEW_SHOWN)}. "
+            f"The last {_where(r['last'], FEW_SHOWN)}.")
 
 
 def _describe_buckets(r: Mapping[str, Any]) -> str:
@@ -232,7 +234,8 @@ def _describe_buckets(r: Mapping[str, Any]) -> str:
 
 
 def _describe_lines(r: Mapping[str, Any]) -> str:
-    shown = "\n".join(f"- {_where(x)}{again(n, first)}" for x, n, first in fold(r.get("lines", [])))
+    room = FEW_SHOWN if len(r.get("lines", [])) <= FEW_QUOTED else LINE_SHOWN
+    shown = "\n".join(f"- {_where(x, room)}{again(n, first)}" for x, n, first in fold(r.get("lines", [])))
     return f"{r.get('count', 0)} lines match; the newest {len(r.get('lines', []))}, newest first:\n{shown}"
 
 
