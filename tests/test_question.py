@@ -294,3 +294,8 @@ def test_a_level_written_as_logs_write_it_that_no_line_is_at_is_absent():
 def test_a_pair_of_written_times_is_the_window_not_a_recent_one():
     assert not g("18:03:00 到 18:03:59 这一分钟里，progress 一共报了几次？").recent
     assert g("最近十分钟有什么报警？").recent and g("18:03 之后最近十分钟有几条？").recent
+
+
+def test_a_start_in_other_words_asks_the_first():
+    assert which_end("When did stage 29.0 kick off on this box?") == "first"
+    assert which_end("stage 29.0 是什么时候开始的？") == "first" and which_end("When did the job begin?") == "first"

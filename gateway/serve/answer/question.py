@@ -294,7 +294,8 @@ def _levels(question: str, levels: Sequence[str]) -> tuple[list[str], set[str]]:
     return out, used
 
 
-_FIRST = re.compile(r"\b(?:first|earliest|start(?:ed)?)\b|第一|最早|首次", re.I)    # 第一次, 第一个, 第一条
+_FIRST = re.compile(r"\b(?:first|earliest|start(?:ed)?|beg(?:in|an|un)|kick(?:ed)? off)\b|第一|最早|首次|开始",
+                    re.I)    # 第一次, 第一个, 第一条; a start ("when did stage 29.0 kick off"): its first line
 _LAST = re.compile(r"\b(?:last|latest|most recent(?:ly)?|newest|final)\b|最后|最近一次|最新", re.I)
 
 
