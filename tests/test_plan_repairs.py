@@ -14,6 +14,13 @@ from gateway.serve.answer.render import render_result
 from tests.helpers import PlanTool as _Tool
 
 
+def _named_kinds(tmp_path, rows, tids, tmpls, words, kind_id):
+    """A store of these lines (each its template, its parameters named), and its listed kind `kind_id`
+    as the question's `words` list it."""
+    store, s = _stored(tmp_path, rows, tids, [LineFields(template=m, params=named_params(m, t)) for t, m in zip(rows, tmpls)])
+    return store, s, [k for k in grounding.Kinds(s).kinds(words, []) if k.id == kind_id]
+
+
 def _stored(tmp_path, rows, tids, fields, host="h", severity=6):
     """A store of these lines (one template id and LineFields each) and its query surface."""
     recs = [LogRecord(ts=1.7e9 + i, source="t", host=host, severity=severity, text=t) for i, t in enumerate(rows)]
@@ -230,9 +237,7 @@ def test_stats_that_read_numbers_keep_them_over_a_listed_kind_without_any(tmp_pa
     but no number there: the numbers stay."""
     stored, sent = "Block <*> stored size <*>", "Block <*> sent size <*>"
     rows = ["Block b_1 stored size 12", "Block b_1 stored size 30", "Block b_2 sent size unknown"]
-    tmpls = [stored, stored, sent]
-    store, s = _stored(tmp_path, rows, [1, 1, 2], [LineFields(template=m, params=named_params(m, t)) for t, m in zip(rows, tmpls)])
-    listed = [k for k in grounding.Kinds(s).kinds(["sent"], []) if k.id == 2]
+    store, s, listed = _named_kinds(tmp_path, rows, [1, 1, 2], [stored, stored, sent], ["sent"], 2)
     assert listed and "size" in listed[0].params
     q = "What is the largest size of block b_1?"
     plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=listed)
@@ -289,9 +294,7 @@ def test_a_listing_of_words_its_lines_lack_the_asked_parameter_of_reads_the_list
     spec, launched = "Scheduling a redundant attempt for task <*>", "We launched <NUM> speculations. Sleeping <NUM> milliseconds."
     rows = ["We launched 1 speculations. Sleeping 15000 milliseconds.", "Scheduling a redundant attempt for task task_7_m_000000",
             "We launched 0 speculations. Sleeping 15000 milliseconds."]
-    tmpls = [launched, spec, launched]
-    store, s = _stored(tmp_path, rows, [2, 1, 2], [LineFields(template=m, params=named_params(m, t)) for t, m in zip(rows, tmpls)])
-    listed = [k for k in grounding.Kinds(s).kinds(["redundant"], []) if k.id == 1]
+    store, s, listed = _named_kinds(tmp_path, rows, [2, 1, 2], [launched, spec, launched], ["redundant"], 1)
     assert listed and "task" in listed[0].params
     q = "which task did the speculator decide to run a speculative copy of?"
     plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=listed)
