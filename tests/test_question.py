@@ -296,6 +296,9 @@ def test_a_pair_of_written_times_is_the_window_not_a_recent_one():
     assert g("最近十分钟有什么报警？").recent and g("18:03 之后最近十分钟有几条？").recent
 
 
-def test_a_start_in_other_words_asks_the_first():
+def test_a_start_asks_the_first_only_of_a_when_question():
     assert which_end("When did stage 29.0 kick off on this box?") == "first"
     assert which_end("stage 29.0 是什么时候开始的？") == "first" and which_end("When did the job begin?") == "first"
+    assert which_end("stage 29.0 里有几个 task 开始跑了但日志里一直没看到 Finished？") is None     # starts counted
+    assert which_end("stage 24.0: number of tasks started, and the highest TID among them?") is None
+    assert which_end("Which task started first?") == "first"

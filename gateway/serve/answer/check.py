@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from gateway.serve.answer import evidence
+from gateway.serve.answer.question import WHEN
 from gateway.serve.answer.render import _LABEL, _PLAIN_NUMBER, _num, _shown_time, asked_stat, plain_answer, shown_avg
 from gateway.serve.prompts import is_chinese
 
@@ -46,7 +47,6 @@ _HAN_NUMBER = "一二三四五六七八九十"
 _LONG_TOKEN = re.compile(r"[A-Za-z0-9_.:/\-]*\d[A-Za-z0-9_.:/\-]*")
 MIN_TOKEN_CHARS = 8
 MAX_TOKENS_LOOKED_UP = 4
-_WHEN = re.compile(r"\bwhen\b|\bwhat time\b|\bat what\b|什么时候|何时|几点|哪一天|时间", re.I)   # asks for a time
 
 
 
@@ -149,7 +149,7 @@ def asked_figures(result: Mapping[str, Any], question: str, end: str | None) -> 
         # else the captured value a pattern asked for
         ends = [result[e] for e in ([end] if end in ("first", "last") else ["first", "last"])
                 if isinstance(result.get(e), dict)]
-        if _WHEN.search(question):
+        if WHEN.search(question):
             return [_time_figure(line) for line in ends]
         return [[str(v) for v in line["captured"].values()] for line in ends if line.get("captured")]
     if op == "stats" and result.get("n") and (asked := asked_stat(result)) is not None:   # the call's `want`

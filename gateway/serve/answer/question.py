@@ -294,8 +294,11 @@ def _levels(question: str, levels: Sequence[str]) -> tuple[list[str], set[str]]:
     return out, used
 
 
-_FIRST = re.compile(r"\b(?:first|earliest|start(?:ed)?|beg(?:in|an|un)|kick(?:ed)? off)\b|第一|最早|首次|开始",
-                    re.I)    # 第一次, 第一个, 第一条; a start ("when did stage 29.0 kick off"): its first line
+_FIRST = re.compile(r"\b(?:first|earliest)\b|第一|最早|首次", re.I)    # 第一次, 第一个, 第一条
+# a start asks for the first line only of a question that asks when ("When did stage 29.0 kick off?");
+# "how many tasks started", "几个 task 开始跑了" count the starts
+_START = re.compile(r"\b(?:start(?:ed|s)?|beg(?:in|an|un|ins)|kick(?:ed|s)? off)\b|开始|启动", re.I)
+WHEN = re.compile(r"\bwhen\b|\bwhat time\b|\bat what\b|什么时候|何时|几点|哪一天|时间", re.I)   # asks for a time
 _LAST = re.compile(r"\b(?:last|latest|most recent(?:ly)?|newest|final)\b|最后|最近一次|最新", re.I)
 
 
@@ -303,7 +306,8 @@ def which_end(question: str) -> str | None:
     """"first" or "last" when the question asks for only that end of a first/last result (an answer
     shown both confuses them), else None."""
     question = _QUOTED.sub(" ", question)
-    first, last = bool(_FIRST.search(question)), bool(_LAST.search(question))
+    first = bool(_FIRST.search(question) or WHEN.search(question) and _START.search(question))
+    last = bool(_LAST.search(question))
     return "first" if first and not last else "last" if last and not first else None
 
 
