@@ -48,7 +48,7 @@ class Kind:
 
     def words(self) -> set[str]:
         """The words its text writes (lower case), its <parameters> left out."""
-        return {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9]+", re.sub(r"<[^<>]*>", " ", self.template))}
+        return words_of(re.sub(r"<[^<>]*>", " ", self.template))
 
     def shown(self) -> str:
         ex = ", ".join(f"{k}={v}" for k, v in list(self.examples.items())[:MAX_SHOWN_PARAMS])
@@ -196,6 +196,11 @@ def _label_words(kind: Kind, name: str) -> list[str]:
     if at <= 0 or not re.search(r"[\s=:(]$", literal):          # "rdd_<rdd>": a piece of an id, no label
         return []
     return [w for w in re.findall(r"[a-z][a-z0-9]+", literal.lower())[-2:] if not common(w)]
+
+
+def words_of(text: str) -> set[str]:
+    """The words of a text (lower case): letters, then letters or digits; what a kind and a question share."""
+    return {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9]+", text)}
 
 
 def a_quantity(kind: Kind, name: str) -> bool:

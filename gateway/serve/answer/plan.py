@@ -347,7 +347,7 @@ class QueryPlan(ResultDetail):
     def _names_kind(self, kind: grounding.Kind) -> bool:
         """The question writes two or more of the kind's own words ("a POSSIBLE BREAK-IN ATTEMPT"): it is
         about that kind of line."""
-        said = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9]+", self.question)} | set(english_terms(self.question))
+        said = grounding.words_of(self.question) | set(english_terms(self.question))
         return len({w for w in kind.words() & said if not evidence.common(w)}) >= 2
 
     def _every_line(self, call: dict[str, Any]) -> bool:
