@@ -151,3 +151,29 @@ def test_a_listing_of_a_few_lines_shows_them_whole():
     many = [{**line, "id": i, "text": text.replace("xxx", f"x{i}y", 1)} for i in range(5)]
     said = render_result({"call": {"op": "lines"}, "count": 5, "lines": many})
     assert tail not in said and all(len(x) < LINE_SHOWN + 80 for x in said.splitlines())
+
+
+def test_a_filtered_count_says_its_lines_by_the_values_that_name_things(tmp_path):
+    """"Which address failed the most?" called as a count over "Failed password": the count says its lines
+    by address (the most frequent first, with their counts) and not by port (a number: a measure); an
+    answer naming the address reads that (the count cited after it), and a count stated wrong is still
+    replaced."""
+    ips = ["10.0.0.7"] * 3 + ["10.0.0.2", "10.0.0.3"]
+    rows = [(f"Failed password for root from {ip} port {40000 + i} ssh2", 1, FAIL) for i, ip in enumerate(ips)]
+    rows.append(("Received disconnect from 10.0.0.1: 11: Bye Bye", 2, "Received disconnect from <IP>: <NUM>: Bye Bye"))
+    store, s = _kinded(tmp_path, rows)
+    q = "Which address had the most failed passwords?"
+    plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=[])
+    plan.finish('count", "text": "Failed password"}')
+    said = plan.rendered.split("Among them ", 1)[-1]
+    assert said.startswith("by address (in 5 lines): 10.0.0.7 (3), 10.0.0.2 (1), and 1 other values")
+    assert "port" not in said and "10.0.0.1" not in said
+    c = plan.check("10.0.0.7 failed the most.")
+    assert c.action == "cited" and c.text.startswith("10.0.0.7 failed") and "5 lines match" in c.text
+    assert plan.check("9 addresses failed.").action == "replaced"
+    c = plan.check("10.0.0.7 failed 3 times.")      # a value's count is no reading: the plain answer says it
+    assert c.action == "replaced" and 'address "10.0.0.7" (3)' in c.text
+    plan.finish('count", "text": "Failed password", "where": {"address": "10.0.0.7"}}')    # its own condition
+    assert "by address" not in plan.rendered and "by word (in 3 lines): root (3)" in plan.rendered
+    s.close()
+    store.close()

@@ -384,6 +384,23 @@ class QuerySurface:
         return {"by": name, "of_param": name, "count": self._count({}, where, args)["count"],
                 "top": [{"value": v, "count": n} for v, n in rows]}
 
+    def param_tops(self, call: dict[str, Any], k: int = 2) -> dict[str, dict[str, Any]]:
+        """Over the lines the call's filters match, each named template parameter: its distinct values,
+        the lines that have it, whether every value is a number, and its k most frequent values with
+        their counts ({name: {"values", "lines", "numeric", "top": [{"value", "count"}]}})."""
+        where, args = self._filters(call)
+        rows, _ = self.execute(
+            "SELECT name, text, n, d, tot, numeric FROM (SELECT p.name AS name, p.text AS text, count(*) AS n, "
+            "count(*) OVER w AS d, sum(count(*)) OVER w AS tot, min(min(p.num IS NOT NULL)) OVER w AS numeric, "
+            "row_number() OVER (PARTITION BY p.name ORDER BY count(*) DESC, p.text) AS r "
+            f"FROM logs l JOIN params p ON p.line_id = l.id AND p.name IS NOT NULL{where} GROUP BY p.name, p.text "
+            "WINDOW w AS (PARTITION BY p.name)) WHERE r <= ? ORDER BY tot DESC, name, n DESC", [*args, k])
+        out: dict[str, dict[str, Any]] = {}
+        for name, text, n, d, tot, numeric in rows:
+            got = out.setdefault(name, {"values": d, "lines": tot, "numeric": bool(numeric), "top": []})
+            got["top"].append({"value": text, "count": n})
+        return out
+
     def _top_after(self, word: str, k: int, where: str, args: list) -> dict:
         """top_k by the value written after `word` in the matching lines ("operator O-117 cleared")."""
         if not re.fullmatch(r"[\w][\w.'/-]{0,47}", word):

@@ -224,13 +224,14 @@ def _logged_tokens_out(answer: str, allowed: set[str], logged: Callable[[str], b
 
 def _read_every_line(result: Mapping[str, Any], said: set[str]) -> bool:
     """A count whose every line the answer's prompt showed, or whose kinds it listed with lines among
-    them (detail._kinds_counted), answered without a figure beyond the question's (`said`: the others):
-    the answer is the model's reading of those lines ("which account logged in": the one line of its
-    kind), the count cited after it."""
+    them (detail._kinds_counted), or its lines by parameter value (detail._by_param), answered without a
+    figure beyond the question's (`said`: the others): the answer is the model's reading of those lines
+    ("which account logged in": the one line of its kind), the count cited after it."""
     lines = result.get("lines") or []
     if str((result.get("call") or {}).get("op")) != "count" or said or not isinstance(result.get("count"), int):
         return False
-    return (bool(lines) and 0 < result["count"] <= len(lines)) or bool(result.get("kind_lines"))
+    return (bool(lines) and 0 < result["count"] <= len(lines)) or bool(result.get("kind_lines")) \
+        or bool(result.get("by_param"))
 
 
 def check(answer: str, question: str, result: Mapping[str, Any], rendered: str, end: str | None,
@@ -257,6 +258,7 @@ def check(answer: str, question: str, result: Mapping[str, Any], rendered: str, 
     # a reading of a count's kinds may say the figures of its kinds' lines (an address), not their times
     shown = [str(x.get("text", "")).replace(str(x.get("time_text") or "\0"), " ")
              for x in result.get("kind_lines") or [] if isinstance(x, dict)]
+    shown += [str(t["value"]) for top in (result.get("by_param") or {}).values() for t in top]   # not counts
     if missing and not bad and (reads or _read_every_line(result, said - supported_figures(question, *shown))):
         return Checked(answer.rstrip() + "\n" + plain_answer(result, question, end, answer), "cited", [],
                        missing)

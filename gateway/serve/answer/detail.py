@@ -6,9 +6,11 @@ split by field and kind; a partial listing's extremes over every matched line; w
 from __future__ import annotations
 
 import re
+import sqlite3
 from typing import Any, Mapping
 
 from gateway.pipeline.fields import number_of
+from gateway.pipeline.query import QueryError, QueryInterrupted
 from gateway.serve.answer import grounding
 from gateway.serve.answer.render import _num, message_of, render_result, shown_avg
 
@@ -96,7 +98,35 @@ class ResultDetail:
                 parts.append(f"{by} {top[0]['value']} ({top[0].get('count', top[0].get('lines'))} of them)")
                 self.result.setdefault("most", {})[by] = top[0]
         most = " Most of them by " + "; by ".join(parts) + "." if parts else ""
-        return most + (self._kinds_counted(conds) if conds.get("text") and conds.get("template") is None else "")
+        return most + (self._kinds_counted(conds) if conds.get("text") and conds.get("template") is None else "") \
+            + self._by_param(conds)
+
+    def _by_param(self, conds: Mapping[str, Any]) -> str:
+        """A filtered count's lines by the values of their kinds' parameters that name things (not
+        numbers: a port or a size is a measure, for stats): the most frequent values of the parameters
+        most lines have, each with its count of the lines that have the parameter. What "which address
+        failed most" or "which users were disconnected" reads off a count (it is said beside the count
+        as its kinds are; the check cites the count after a reading of them)."""
+        relaxed = self.result.get("text_relaxed_to")      # the words the count matched on
+        try:
+            tops = self.tool.surface.param_tops({**conds, **({"text": relaxed} if relaxed else {})}, BY_PARAM_VALUES)
+        except (QueryError, QueryInterrupted, sqlite3.DatabaseError):
+            return ""
+        fixed = {str(v) for v in (conds.get("where") or {}).values()} if isinstance(conds.get("where"), Mapping) else set()
+        said = []
+        for name, got in tops.items():
+            top = got["top"]
+            if got["numeric"] or (got["values"] == 1 and str(top[0]["value"]) in fixed) \
+                    or (top[0]["count"] < 2 and got["values"] > BY_PARAM_VALUES):
+                continue        # a measure, the call's own condition, or every value different
+            self.result.setdefault("by_param", {})[name] = top
+            self.result.setdefault("most", {})[name] = top[0]      # the plain answer says it too
+            rest = got["values"] - len(top)
+            said.append(f"by {name} (in {got['lines']} lines): " + ", ".join(f"{t['value']} ({t['count']})" for t in top)
+                        + (f", and {rest} other values" if rest > 0 else ""))
+            if len(said) == BY_PARAMS_SHOWN:
+                break
+        return f" Among them {'; '.join(said)}." if said else ""
 
     def _kinds_counted(self, conds: Mapping[str, Any]) -> str:
         """The kinds of line a text filter counted, the most frequent KINDS_LISTED with their counts; a
@@ -187,5 +217,7 @@ SUMMED_SHOWN_OUT = 200        # the counted lines kept out of the evidence shown
 KINDS_LISTED = 5              # a text filter's count: its most frequent kinds of line said with it
 KIND_LINE_SHOWN = 120         # ... a kind of one line by its message, clipped to this many characters
 SPLIT_TOP = 3                 # a count of every line: the top values of each field said with it
+BY_PARAM_VALUES = 2           # a filtered count's lines by parameter: each one's most frequent values said
+BY_PARAMS_SHOWN = 3           # ... of this many parameters at most (those most lines have)
 PARAM_VALUES_SHOWN = 8        # a count's values of an asked id-like parameter listed for the answer
 _CONDITIONS = ("text", "template", "where", "host", "component", "level", "since", "until", "last_minutes", "box")
