@@ -107,18 +107,20 @@ class ResultDetail:
         most lines have, each with its count of the lines that have the parameter. What "which address
         failed most" or "which users were disconnected" reads off a count (it is said beside the count
         as its kinds are; the check cites the count after a reading of them)."""
+        if self.result.get("param_stats"):        # the question named the parameter it asks of them
+            return ""
         relaxed = self.result.get("text_relaxed_to")      # the words the count matched on
         try:
             tops = self.tool.surface.param_tops({**conds, **({"text": relaxed} if relaxed else {})}, BY_PARAM_VALUES)
         except (QueryError, QueryInterrupted, sqlite3.DatabaseError):
             return ""
-        fixed = {str(v) for v in (conds.get("where") or {}).values()} if isinstance(conds.get("where"), Mapping) else set()
+        fixed = {str(v).lower() for v in (conds.get("where") or {}).values()} if isinstance(conds.get("where"), Mapping) else set()
+        fixed |= {w.lower() for w in str(conds.get("text") or "").split()}      # the call's own conditions
         said = []
         for name, got in tops.items():
             top = got["top"]
-            if got["numeric"] or (got["values"] == 1 and str(top[0]["value"]) in fixed) \
-                    or (top[0]["count"] < 2 and got["values"] > BY_PARAM_VALUES):
-                continue        # a measure, the call's own condition, or every value different
+            if got["numeric"] or (got["values"] == 1 and str(top[0]["value"]).lower() in fixed) or top[0]["count"] < 2:
+                continue        # a measure, the call's own condition, or every value once (few: the lines show them)
             self.result.setdefault("by_param", {})[name] = top
             self.result.setdefault("most", {})[name] = top[0]      # the plain answer says it too
             rest = got["values"] - len(top)
