@@ -347,3 +347,24 @@ def test_a_call_of_fields_every_line_has_reads_the_kind_the_question_names(tmp_p
     assert plan.call.get("template") is None and plan.result["count"] == 3
     s.close()
     store.close()
+
+
+def test_stats_over_one_kind_of_a_family_the_question_does_not_single_out_reads_them_all(tmp_path):
+    """"The failed password lines from A": the model's kind ("... for root ...") is one of three that have
+    <address> and <port>; no word of the question is that kind's alone, so the stats reads all three by
+    the words they share that the question says; a question that says "root" keeps the model's kind."""
+    tmpls = ["Failed password for root from <*> port <*> ssh2", "Failed password for invalid user <*> from <*> port <*> ssh2",
+             "Accepted password for <*> from <*> port <*> ssh2"]
+    rows = ["Failed password for root from 10.0.0.5 port 4100 ssh2", "Failed password for invalid user pi from 10.0.0.5 port 6500 ssh2",
+            "Accepted password for fztu from 10.0.0.5 port 9000 ssh2", "Failed password for root from 10.0.0.6 port 7000 ssh2"]
+    store, s = _stored(tmp_path, rows, [1, 2, 3, 1], [LineFields(template=m, params=named_params(m, t))
+                                                       for t, m in zip(rows, [tmpls[0], tmpls[1], tmpls[2], tmpls[0]])])
+    for q, want in (("What is the highest port among the failed password lines from 10.0.0.5?", 6500),
+                    ("What is the highest port of the failed password for root lines from 10.0.0.5?", 4100)):
+        kinds = grounding.Kinds(s).kinds(["failed", "password", "port", "root"], ["10.0.0.5"])
+        plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=kinds)
+        root = next(k.id for k in kinds if "root" in k.template)
+        plan.finish(f'stats", "of": "port", "where": {{"address": "10.0.0.5"}}, "template": {root}}}')
+        assert plan.result["max"] == want, (q, plan.call)
+    s.close()
+    store.close()

@@ -189,7 +189,33 @@ class QueryPlan(ResultDetail):
         bound = self._bound(call)
         if bound is not call and (found := self.tool.surface.run(bound)).get("count") and not found.get("text_relaxed_to"):
             call, result = bound, found
-        return self._by_a_field_they_have(*self._stats_of_asked(*self._in_kind_asked(call, result)))
+        return self._over_kin(*self._by_a_field_they_have(*self._stats_of_asked(*self._in_kind_asked(call, result))))
+
+    def _over_kin(self, call: dict[str, Any], result: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """A count or stats over one kind, by parameters other listed kinds have too, that the question does
+        not single out (none of its words is that kind's alone) runs over all of them, by the words they
+        share that the question says: "the failed password lines from A" are "Failed password for root
+        ..." and "Failed password for invalid user ..." alike. Kept when it counts no fewer lines."""
+        mine = self._kind_of(call)
+        needs = set(call.get("where") or {}) | ({str(call["of"])} if call.get("op") == "stats" and call.get("of") else set())
+        if mine is None or call.get("op") not in ("count", "stats") or not result.get("count") or \
+                not needs <= set(mine.params) or "<" in str(call.get("text") or ""):
+            return call, result
+        kin = [k for k in self.kinds if k is not mine and needs <= set(k.params)]
+        said = grounding.words_of(self.question) | set(english_terms(self.question))
+        if not kin or (mine.words() - set().union(*(k.words() for k in kin))) & said:
+            return call, result
+        shared = [w for w in re.findall(r"[A-Za-z][A-Za-z0-9]+", re.sub(r"<[^<>]*>", " ", mine.template))
+                  if w.lower() in said and all(w.lower() in k.words() for k in kin) and not evidence.common(w)]
+        if not shared:
+            return call, result
+        text = " ".join(dict.fromkeys([*str(call.get("text") or "").split(), *shared]))
+        wide = {**{k: v for k, v in call.items() if k != "template"}, "text": text}
+        got = self.tool.surface.run(wide)
+        if got.get("count", 0) < result["count"] or got.get("text_relaxed_to") or \
+                (call.get("op") == "stats" and got.get("n", 0) < result.get("n", 0)):
+            return call, result
+        return wide, got
 
     def _in_kind_asked(self, call: dict[str, Any], result: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         """A call whose `where` names parameters but no kind of line reads the first listed kind that has
