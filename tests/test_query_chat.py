@@ -100,6 +100,21 @@ def test_a_questions_rest_is_priced_from_its_call_prompt_then_its_answers(thread
     assert 0 < told[1][0] <= timing["answer_prefill_tokens"] + 1
 
 
+def test_an_answer_stops_at_its_end_time(thread, monkeypatch):
+    """Past ANSWER_END_MS after its question came, an answer stops once it has ANSWER_MIN_TOKENS (a
+    listing quoted line by line ran to 8-10 s on 2 cores); before it, the same answer runs on."""
+    from gateway.serve import query_job
+
+    t, _ = thread
+    q = [{"role": "user", "content": "What happened on the line?"}]
+    full = t.submit_chat(q, max_tokens=64, ttft_budget_ms=GENEROUS_MS, query=True).result(timeout=300)
+    monkeypatch.setattr(query_job, "ANSWER_END_MS", 0.0)
+    monkeypatch.setattr(query_job, "ANSWER_MIN_TOKENS", 3)
+    cut = t.submit_chat(q, max_tokens=64, ttft_budget_ms=GENEROUS_MS, query=True).result(timeout=300)
+    assert full["completion_tokens"] > 4 and cut["completion_tokens"] <= 4
+    assert t.engine.scratch_len == 0
+
+
 def test_abandoned_question_stops_before_its_query(thread):
     """A question cancelled while it waits (its client went away) runs neither its call nor its query:
     the engine goes straight to the next job (issue 30)."""

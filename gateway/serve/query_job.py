@@ -13,7 +13,8 @@ from typing import Any, Callable, Sequence
 from gateway.llm.sampling import SamplingParams
 from gateway.llm.speculative import PREFILL_CHECK_TOKENS, GenerateResult, speculative_generate
 from gateway.serve.answer.alike import Watch
-from gateway.serve.answer.call import ANSWER_DUE_MS, MAX_CALL_TOKENS, TYPICAL_ANSWER_TOKENS, TYPICAL_QUERY_TOKENS
+from gateway.serve.answer.call import (ANSWER_DUE_MS, ANSWER_END_MS, ANSWER_MIN_TOKENS, MAX_CALL_TOKENS,
+                                       TYPICAL_ANSWER_TOKENS, TYPICAL_QUERY_TOKENS)
 from gateway.serve.answer.question import asks
 from gateway.serve.jobs import Job, PromptTooLong, decode_to_due
 
@@ -112,8 +113,13 @@ def query_answer(et: Any, job: Job, turns: list, on_token: Callable[[int], bool]
         rest = et.rest_known(len(answer) - cached, decode_to_due(job.deadline_kind, job.max_tokens, True,
                                                                   called=True)) if last else None
         watch = Watch(et.tokenizer.token_bytes)     # a listing of lines alike ends early
+        end, written = min(job.deadline, job.submitted + ANSWER_END_MS / 1000), [0]
 
         def on_answer_token(tid: int) -> bool:
+            written[0] += 1         # past its end time, an answer of ANSWER_MIN_TOKENS stops (plan.cut_short)
+            if written[0] > ANSWER_MIN_TOKENS and time.monotonic() > end and tid not in stops:
+                plan.timed_out = True
+                return False
             return on_token(tid) is not False and watch(tid)
 
         et.engine.rollback(base + cached)

@@ -77,6 +77,16 @@ def ended(answer: str) -> str:
     return head + "\n…"
 
 
+_SENTENCE_END = re.compile(r"[。！？!?\n]|\.(?=\s)")
+
+
+def cut_short(answer: str) -> str:
+    """An answer stopped at its end time: what it wrote to its last sentence's end (a line's end, a full
+    stop), the rest marked "…"; all of it with the mark when no sentence ended."""
+    ends = [m.end() for m in _SENTENCE_END.finditer(answer)]
+    return (answer[:ends[-1]].rstrip() if ends else answer.rstrip()) + " …"
+
+
 class Watch:
     """Follows one answer's tokens: __call__(token) -> False once the line being written needs a cut
     and MAX_CUT_LINES lines before it did (the answer goes no further; `ended` drops that line)."""

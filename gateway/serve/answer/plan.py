@@ -47,6 +47,7 @@ class QueryPlan(ResultDetail):
     _of_kind: list = field(default_factory=list)    # a cut listing's lines of the question's best kind (finish)
     ended: bool = False                             # the answer's decode was ended by alike.Watch
     ran_out: bool = False                           # ... or by max_tokens (it was still going)
+    timed_out: bool = False                         # ... or at its end time (query_job: ANSWER_END_MS)
 
     def finish(self, call_text: str) -> list[dict[str, str]]:
         """Parse and run the call; -> the messages for the answer (the call and its result in them)."""
@@ -505,9 +506,11 @@ class QueryPlan(ResultDetail):
         """The answer as the operator sees it: its figures checked against this query (answer_check)."""
         if self.ended:
             answer = alike.ended(answer)
+        elif self.timed_out:
+            answer = alike.cut_short(answer)
         checked = answer_check.check(answer, self.question, self.result, self.rendered, which_end(self.question),
                                      self._read(), logged=evidence.in_log(self.tool.surface))
-        return alike.folded(checked, 1 if self.ran_out else alike.TIMES)     # no run written a third time
+        return alike.folded(checked, 1 if self.ran_out or self.timed_out else alike.TIMES)     # no run written a third time
 
 
 _SLOT = re.compile(r"<[^<>]*>")
