@@ -368,3 +368,23 @@ def test_stats_over_one_kind_of_a_family_the_question_does_not_single_out_reads_
         assert plan.result["max"] == want, (q, plan.call)
     s.close()
     store.close()
+
+
+def test_a_call_over_one_kind_reads_the_kin_kind_the_question_singles_out(tmp_path):
+    """"Did TID 2 finish?" called over "Running task ... (TID <tid>)": "finish" is a word of the kin kind
+    "Finished task ... (TID <tid>)" alone, so the call reads that kind, where no line has TID 2 (the
+    answer is "no"); a question that says "running" keeps the model's kind."""
+    tmpls = ["Running task <*> in stage <*> (TID <*>)", "Finished task <*> in stage <*> (TID <*>) in <*> ms"]
+    rows = ["Running task 1.0 in stage 3.0 (TID 1)", "Running task 2.0 in stage 3.0 (TID 2)",
+            "Finished task 1.0 in stage 3.0 (TID 1) in 40 ms"]
+    store, s = _stored(tmp_path, rows, [1, 1, 2], [LineFields(template=m, params=named_params(m, t))
+                                                    for t, m in zip(rows, [tmpls[0], tmpls[0], tmpls[1]])])
+    for q, tid, want in (("Did TID 2 ever finish?", 2, 0), ("Did TID 1 ever finish?", 1, 1),
+                         ("When did TID 2 start running?", 2, 1), ("TID 2 那个 task 最后跑完了没有？", 2, 0)):
+        kinds = grounding.Kinds(s).kinds(["task", "tid", "finished", "running"], [])
+        plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=kinds)
+        running = next(k.id for k in kinds if k.template.startswith("Running"))
+        plan.finish(f'first_last", "template": {running}, "where": {{"tid": "{tid}"}}}}')
+        assert plan.result["count"] == want, (q, plan.call)
+    s.close()
+    store.close()

@@ -29,6 +29,8 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "注册": ("register", "registered"), "退出": ("exit", "exited"), "终止": ("terminate", "terminated", "kill", "killed"),
     "读取": ("read", "reading"), "写入": ("write", "writing", "written"), "重试": ("retry", "retries", "retrying"),
     "更新": ("update", "updated"), "加载": ("load", "loaded"), "保存": ("save", "saved"), "上报": ("report", "reported"),
+    "跑完": ("finish", "finished", "complete", "completed"), "跑起来": ("start", "started", "run", "running"),
+    "挂掉": ("fail", "failed", "died", "killed"), "挂了": ("fail", "failed", "died", "killed"), "崩溃": ("crash", "crashed"),
     "无效": ("invalid",), "找到": ("found",), "验证": ("verify", "verified", "verification"), "同步": ("sync",),
     # machines and places
     "输送带": ("conveyor",), "传送带": ("conveyor",), "封盖机": ("capper",), "封盖": ("capper", "cap"),

@@ -61,7 +61,9 @@ def render(kinds: Sequence[Kind]) -> str:
     return "Kinds of stored lines the question may be about:\n" + "\n".join(k.shown() for k in kinds)
 
 
-def _near(a: str, b: str) -> bool:
+def near(a: str, b: str) -> bool:
+    """Two words one word: the same, or sharing their first PREFIX letters and one the other's start (or one
+    more letter): "failures" ~ "failed", "finish" ~ "finished"."""
     return a == b or (len(a) >= PREFIX and len(b) >= PREFIX and a[:PREFIX] == b[:PREFIX]
                       and (a.startswith(b) or b.startswith(a) or a[:PREFIX + 1] == b[:PREFIX + 1]))
 
@@ -93,7 +95,7 @@ class Kinds:
         n = len(templates)
         score: dict[int, float] = {}
         for q in dict.fromkeys(w.lower() for w in words):
-            hit = [t for t in templates if any(_near(q, w) for w in t[3])]
+            hit = [t for t in templates if any(near(q, w) for w in t[3])]
             if hit and len(hit) < n:                  # a word every kind holds tells none apart
                 weight = math.log((n + 1) / len(hit))
                 for t in hit:
@@ -117,7 +119,7 @@ class Kinds:
                 self._spread = (templates, {})
             got = self._spread[1]
         if w not in got:
-            got[w] = sum(1 for t in templates if any(_near(w, x) for x in t[3]))
+            got[w] = sum(1 for t in templates if any(near(w, x) for x in t[3]))
         return got[w]
 
     def _holding(self, token: str) -> list[int]:

@@ -193,22 +193,33 @@ class QueryPlan(ResultDetail):
         return self._over_kin(*self._by_a_field_they_have(*self._stats_of_asked(*self._in_kind_asked(call, result))))
 
     def _over_kin(self, call: dict[str, Any], result: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-        """A count or stats over one kind, by parameters other listed kinds have too, that the question does
-        not single out (none of its words is that kind's alone) runs over all of them, by the words they
-        share that the question says: "the failed password lines from A" are "Failed password for root
-        ..." and "Failed password for invalid user ..." alike. Kept when it counts no fewer lines."""
+        """A call over one kind, by parameters other listed kinds (its kin) have too, that the question does
+        not single out (none of its words is that kind's alone): the kin kind it does single out, when
+        one ("did TID 1354 finish": "Finished task ... (TID <tid>)", not the model's "Running task ...";
+        none of its lines may be the answer); else, a count or stats runs over them all, by the words they
+        share that the question says ("the failed password lines from A": "... for root ..." and "...
+        for invalid user ..." alike), kept when it counts no fewer lines."""
         mine = self._kind_of(call)
         needs = set(call.get("where") or {}) | ({str(call["of"])} if call.get("op") == "stats" and call.get("of") else set())
-        if mine is None or call.get("op") not in ("count", "stats") or not result.get("count") or \
+        if mine is None or call.get("op") not in ("count", "stats", "first_last", "lines") or \
                 not needs <= set(mine.params) or "<" in str(call.get("text") or ""):
             return call, result
         kin = [k for k in self.kinds if k is not mine and needs <= set(k.params)]
         said = grounding.words_of(self.question) | set(english_terms(self.question))
-        if not kin or (mine.words() - set().union(*(k.words() for k in kin))) & said:
+
+        def own_said(k: grounding.Kind) -> bool:
+            own = k.words() - set().union(*(o.words() for o in [mine, *kin] if o is not k))
+            return any(grounding.near(w, x) for w in own for x in said)
+        if not kin or own_said(mine):
             return call, result
+        if len(named := [k for k in kin if own_said(k)]) == 1:
+            own = mine.words() - set().union(*(o.words() for o in kin))
+            text = " ".join(w for w in str(call.get("text") or "").split() if w.lower() not in own)
+            other = {**{k: v for k, v in call.items() if k != "text"}, "template": named[0].id, **({"text": text} if text else {})}
+            return other, self.tool.surface.run(other)
         shared = [w for w in re.findall(r"[A-Za-z][A-Za-z0-9]+", re.sub(r"<[^<>]*>", " ", mine.template))
                   if w.lower() in said and all(w.lower() in k.words() for k in kin) and not evidence.common(w)]
-        if not shared:
+        if named or not shared or call.get("op") not in ("count", "stats") or not result.get("count"):
             return call, result
         text = " ".join(dict.fromkeys([*str(call.get("text") or "").split(), *shared]))
         wide = {**{k: v for k, v in call.items() if k != "template"}, "text": text}
