@@ -101,6 +101,8 @@ class Kinds:
                 for t in hit:
                     score[t[0]] = score.get(t[0], 0.0) + weight
         for tok in tokens:
+            if any(tok.lower() in t[3] for t in templates):
+                continue        # a word some kind writes ("report", "AM"): scored as a word above, not a value
             for tid in self._holding(tok):
                 score[tid] = score.get(tid, 0.0) + math.log(n + 1)
         if not score:
