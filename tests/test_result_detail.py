@@ -133,7 +133,8 @@ def test_a_text_count_lists_its_kinds_and_a_kind_of_one_line_by_its_line(tmp_pat
     c = plan.check("The account fztu logged in with a password.")
     assert c.action == "cited" and c.text.startswith("The account fztu") and "5 lines match" in c.text
     assert plan.check("fztu logged in from 10.0.0.9.").action == "cited"     # the line's own figures
-    assert plan.check("4 accounts logged in.").action == "replaced"
+    c = plan.check("4 accounts logged in.")
+    assert c.action == "replaced" and "A kind of one line among them:" in c.text and "for fztu from" in c.text
     plan.finish('count", "text": "password", "template": 1}')      # one kind: nothing to list
     assert "By kind of message" not in plan.rendered
     s.close()

@@ -21,6 +21,7 @@ from gateway.serve.prompts import is_chinese
 RESULT_CHARS = 900            # the result as the prompt quotes it (~250 tokens)
 LINE_SHOWN = 160              # a line's text in it
 FEW_SHOWN = 480               # ... in a listing of FEW_QUOTED lines at most, or a first/last line: read whole
+ODD_QUOTED = 2                # a plain count quotes this many lines of kinds it holds once
 HEADER_CHARS = 120            # a line's header (time, level, thread, component) ends within this
 LONG_HEADER = 64              # a header longer than this is said short even on a line that fits (below)
 _LABEL = {"box": ("box", "箱"), "template": ("kind of message", "消息"), "ip": ("IP address", "IP 地址"), "value": ("value", "值"),
@@ -365,14 +366,19 @@ def plain_answer(result: Mapping[str, Any], question: str, end: str | None, said
         # is answered by its one line ("Successfully registered with driver"), not by "1 line matches"
         few = [x for x in result.get("lines") or [] if isinstance(x, dict)][:1] if n <= FEW_QUOTED else []
         few = [x for x in few if str(x.get("text", "")) not in said]
+        # a kind of one line among them (detail._kinds_counted): the odd one out, quoted as the prompt did
+        odd = [x for x in result.get("kind_lines") or [] if isinstance(x, dict) and str(x.get("text", "")) not in said
+               and x.get("id") not in {y.get("id") for y in few}][:ODD_QUOTED]
         if zh:
             return f"共有 {n} 行日志符合查询（查询：{call}）。" + "".join(
                 f"其中最多的{label[1]}是“{v}”（{c} 行）。" for label, v, c in most) + "".join(
-                f"{'这一行' if n == 1 else '最新的一行'}：{where(x)}" for x in few)
+                f"{'这一行' if n == 1 else '最新的一行'}：{where(x)}" for x in few) + "".join(
+                f"\n只有一行的一类：{where(x)}" for x in odd)
         head = "1 line matches" if n == 1 else f"{n} lines match"
         return f"{head} (query: {call})." + "".join(f' Most of them: {label[0]} "{v}" ({c}).'
                                                      for label, v, c in most) + "".join(
-            f" {'It' if n == 1 else 'The newest'}: {where(x)}" for x in few)
+            f" {'It' if n == 1 else 'The newest'}: {where(x)}" for x in few) + "".join(
+            f"\nA kind of one line among them: {where(x)}" for x in odd)
     if op == "top_k":
         label, label_zh = _LABEL.get(str(result.get("by")), (f'value after "{result.get("by")}"',
                                                              f"“{result.get('by')}”后的值"))
