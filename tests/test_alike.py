@@ -105,8 +105,6 @@ def test_the_plans_check_folds_its_answer(tmp_path):
     store.close()
 
 
-def test_an_answer_cut_at_its_end_time_keeps_its_whole_sentences():
-    assert alike.cut_short("Block 7 was deleted. It was on 10.0.0.1 and") == "Block 7 was deleted. …"
-    assert alike.cut_short("共 3 行。其中最多的是") == "共 3 行。 …"
-    assert alike.cut_short("The lines:\n- a\n- b and c") == "The lines:\n- a …"
-    assert alike.cut_short("no sentence ended") == "no sentence ended …"
+def test_an_answer_cut_at_its_end_time_keeps_what_it_wrote():
+    assert alike.cut_short("Block 7 was deleted. It was on 10.0.0.1 and ") == "Block 7 was deleted. It was on 10.0.0.1 and …"
+    assert alike.cut_short("共 3 行。其中最多的是") == "共 3 行。其中最多的是 …"

@@ -77,14 +77,10 @@ def ended(answer: str) -> str:
     return head + "\n…"
 
 
-_SENTENCE_END = re.compile(r"[。！？!?\n]|\.(?=\s)")
-
-
 def cut_short(answer: str) -> str:
-    """An answer stopped at its end time: what it wrote to its last sentence's end (a line's end, a full
-    stop), the rest marked "…"; all of it with the mark when no sentence ended."""
-    ends = [m.end() for m in _SENTENCE_END.finditer(answer)]
-    return (answer[:ends[-1]].rstrip() if ends else answer.rstrip()) + " …"
+    """An answer stopped at its end time: all it wrote (a line it was quoting holds what was asked as far
+    as it got: cut back to its last full stop, a bad datanode's line went whole), marked "…"."""
+    return answer.rstrip() + " …"
 
 
 class Watch:
