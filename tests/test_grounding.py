@@ -17,7 +17,7 @@ from gateway.pipeline.store import Store
 from gateway.serve.answer import grounding
 from gateway.serve.answer.plan import QueryPlan
 from gateway.serve.answer.call import call_grammar
-from tests.helpers import PlanTool, kinded_store, made_store as _made
+from tests.helpers import PlanTool, made_store as _made
 
 RUN = "Running task <NUM> in stage <NUM> (TID <NUM>)"
 DONE = "Finished task <NUM> in stage <NUM> (TID <NUM>). <NUM> bytes result sent to driver"
@@ -63,26 +63,6 @@ def test_kinds_ranked_by_words_and_shown_with_names(surface):
 def test_kinds_by_identifier_alone(surface):
     kinds = grounding.Kinds(surface).kinds([], ["10.0.0.7"])
     assert [k.id for k in kinds] == [3]
-
-
-def test_a_token_some_kind_writes_is_scored_as_a_word_only(tmp_path):
-    """"When did the AM report it could not contact the RM?": "report" and "AM" are rare in the store, but
-    kinds write them as words ("Diagnostics report from <*>", "YARN_AM_RM_TOKEN"); as tokens too they
-    outweighed "contact" (held by one kind). A value no kind writes ("oracle") still points at its lines, and
-    so does a token named as an id."""
-    rows = [("Kind: YARN_AM_RM_TOKEN, Service: x", 1, "Kind: YARN_AM_RM_TOKEN, Service: <*>"),
-            ("Diagnostics report from attempt_1: killed", 2, "Diagnostics report from <*>: killed"),
-            ("ERROR IN CONTACTING RM.", 3, "ERROR IN CONTACTING RM."), ("Invalid user oracle from 10.0.0.1", 4, "Invalid user <*> from <IP>"),
-            ("Added filter AM_PROXY_FILTER to context static", 6, "Added filter AM_PROXY_FILTER to context <*>"),
-            *((f"Progress of TaskAttempt attempt_{i} is : 0.5", 5, "Progress of TaskAttempt <*> is : <*>") for i in range(40))]
-    store, s = kinded_store(tmp_path, rows)
-    kinds = grounding.Kinds(s).kinds(["am", "report", "contact", "rm"], ["AM", "report"])
-    assert kinds[0].template == "ERROR IN CONTACTING RM."
-    # named as ids (a Chinese question's Latin words are conditions): the lines that hold them still count
-    assert grounding.Kinds(s).kinds(["am", "report", "contact", "rm"], ["AM", "report"], ["AM", "report"])[0].id == 1
-    assert [k.id for k in grounding.Kinds(s).kinds(["account"], ["oracle"])] == [4]
-    s.close()
-    store.close()
 
 
 def test_grammar_takes_a_kind_and_a_parameter_name():

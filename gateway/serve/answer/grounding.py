@@ -87,10 +87,8 @@ class Kinds:
                 self._read = time.monotonic()
             return self._templates
 
-    def kinds(self, words: Sequence[str], tokens: Sequence[str] = (), ids: Sequence[str] = ()) -> list[Kind]:
-        """The kinds the question's content words (lower case) and identifiers point at, best first. `ids`:
-        those of the tokens that name something whatever kinds write them (evidence.Evidence.ids: every
-        Latin token of a Chinese question)."""
+    def kinds(self, words: Sequence[str], tokens: Sequence[str] = ()) -> list[Kind]:
+        """The kinds the question's content words (lower case) and identifiers point at, best first."""
         templates = self._load()
         if not templates or not (words or tokens):
             return []
@@ -103,8 +101,6 @@ class Kinds:
                 for t in hit:
                     score[t[0]] = score.get(t[0], 0.0) + weight
         for tok in tokens:
-            if tok not in ids and any(tok.lower() in t[3] for t in templates):
-                continue        # a word some kind writes ("report", "AM"): scored as a word above, not a value
             for tid in self._holding(tok):
                 score[tid] = score.get(tid, 0.0) + math.log(n + 1)
         if not score:

@@ -91,7 +91,7 @@ class QueryTool:
         g.words = [*named, *(w for w in g.words if w not in named)]
         # the words of a quoted phrase (the lines' own words) point at their kind first
         quoted = [w for p in g.phrases for w in re.findall(r"[A-Za-z][A-Za-z0-9]+", p)]
-        kinds = self.kinds.kinds([w for w in [*quoted, *g.content] if not evidence.part_of(w, fields)], named, ev.ids)
+        kinds = self.kinds.kinds([w for w in [*quoted, *g.content] if not evidence.part_of(w, fields)], named)
         g.templates, g.params = [str(k.id) for k in kinds], grounding.params_of(kinds)
         shown = grounding.render(kinds)
         if is_chinese(question) and (words := gloss(QUOTED.sub(" ", question))):
