@@ -116,7 +116,7 @@ def query_answer(et: Any, job: Job, turns: list, on_token: Callable[[int], bool]
         end, written = min(job.deadline, job.submitted + ANSWER_END_MS / 1000), [0]
 
         def on_answer_token(tid: int) -> bool:
-            written[0] += 1         # past its end time, an answer of ANSWER_MIN_TOKENS stops (plan.cut_short)
+            written[0] += 1         # past its end time, an answer of ANSWER_MIN_TOKENS stops (alike.cut_short)
             if written[0] > ANSWER_MIN_TOKENS and time.monotonic() > end and tid not in stops:
                 plan.timed_out = True
                 return False

@@ -78,8 +78,8 @@ def ended(answer: str) -> str:
 
 
 def cut_short(answer: str) -> str:
-    """An answer stopped at its end time: all it wrote (a line it was quoting holds what was asked as far
-    as it got: cut back to its last full stop, a bad datanode's line went whole), marked "…"."""
+    """An answer stopped at its end time: all it wrote, marked "…". A line it was quoting holds what was
+    asked as far as it got (cut back to its last full stop, a bad datanode's line was lost whole)."""
     return answer.rstrip() + " …"
 
 

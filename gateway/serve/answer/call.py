@@ -45,8 +45,9 @@ GRAMMAR_TTL_S = 30.0          # known values are re-read from the store at most 
 QUERY_PROMPT_TOKENS = 400     # room a query adds to a chat prompt: instruction, call, result, answer instruction
 ANSWER_DUE_MS = 7000.0        # an answer's prompt is fitted to be read this long after its question came, the
                               # job's deadline when sooner (query_job._answer_prompt): 2-core p95 <= 8 s
-ANSWER_END_MS = 7500.0        # an answer's decode ends this long after its question came (the deadline when
-ANSWER_MIN_TOKENS = 80        # sooner), once it has this many tokens: a listing quoted line by line ran to 8-10 s
+ANSWER_END_MS = 7500.0        # an answer's decode stops this long after its question came (the job's deadline
+                              # when sooner): a listing quoted line by line ran to 8-10 s (query_job)
+ANSWER_MIN_TOKENS = 80        # ... once it has this many tokens (48 cut right answers before their last value)
 TYPICAL_QUERY_TOKENS = 200    # what admission prices it at: the reserved 400 alone priced 2-core questions over
                               # the default first-token budget (docs/perf/2026-12-02-query-tool.md)
 # The tool's description, examples included, lives in the system turn (the sink: prefilled once, not
