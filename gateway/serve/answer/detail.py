@@ -107,11 +107,12 @@ class ResultDetail:
         most lines have, each with its count of the lines that have the parameter. What "which address
         failed most" or "which users were disconnected" reads off a count (it is said beside the count
         as its kinds are; the check cites the count after a reading of them)."""
-        if self.result.get("param_stats"):        # the question named the parameter it asks of them
-            return ""
+        tops_of = getattr(self.tool.surface, "param_tops", None)   # none: a surface without named parameters
+        if self.result.get("param_stats") or tops_of is None:      # (the fleet node's); or the question named
+            return ""                                               # the parameter it asks of the lines
         relaxed = self.result.get("text_relaxed_to")      # the words the count matched on
         try:
-            tops = self.tool.surface.param_tops({**conds, **({"text": relaxed} if relaxed else {})}, BY_PARAM_VALUES)
+            tops = tops_of({**conds, **({"text": relaxed} if relaxed else {})}, BY_PARAM_VALUES)
         except (QueryError, QueryInterrupted, sqlite3.DatabaseError):
             return ""
         fixed = {str(v).lower() for v in (conds.get("where") or {}).values()} if isinstance(conds.get("where"), Mapping) else set()
