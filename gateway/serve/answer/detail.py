@@ -16,7 +16,8 @@ from gateway.serve.answer.render import _num, message_of, render_result, shown_a
 
 
 class ResultDetail:
-    """QueryPlan's result details (a mixin: its call, result, kinds, tool and the _summed ids are the plan's)."""
+    """QueryPlan's result details (a mixin: its call, result, kinds, tool, the _summed ids and the _tops read
+    are the plan's)."""
 
     def _listing_figures(self) -> str:
         """A listing that shows some of its matched lines, read for one numeric parameter (captured): that
@@ -111,10 +112,14 @@ class ResultDetail:
         if self.result.get("param_stats") or tops_of is None:      # (the fleet node's); or the question named
             return ""                                               # the parameter it asks of the lines
         relaxed = self.result.get("text_relaxed_to")      # the words the count matched on
-        try:
-            tops = tops_of({**conds, **({"text": relaxed} if relaxed else {})}, BY_PARAM_VALUES)
-        except (QueryError, QueryInterrupted, sqlite3.DatabaseError):
-            return ""
+        asked = {**conds, **({"text": relaxed} if relaxed else {})}
+        key = repr(sorted(asked.items()))
+        if key not in self._tops:                          # read once per call: shorter() renders again
+            try:
+                self._tops[key] = tops_of(asked, BY_PARAM_VALUES)
+            except (QueryError, QueryInterrupted, sqlite3.DatabaseError):
+                self._tops[key] = {}
+        tops = self._tops[key]
         fixed = {str(v).lower() for v in (conds.get("where") or {}).values()} if isinstance(conds.get("where"), Mapping) else set()
         fixed |= {w.lower() for w in str(conds.get("text") or "").split()}      # the call's own conditions
         said = []

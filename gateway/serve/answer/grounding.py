@@ -35,6 +35,7 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]+|[\u4e00-\u9fff]+")
 # a word the question writes on its own: "attempt" in attempt_1445_0020_m_000001_0 is part of an id
 _OWN_WORD = re.compile(r"(?<![\w.])[A-Za-z][A-Za-z0-9]+(?!\w)|[\u4e00-\u9fff]+")
 _MASK = re.compile(r"<[A-Z*]+>|<\*>")
+_WORDS = re.compile(r"[A-Za-z][A-Za-z0-9]+")        # a kind's and a question's words (words_of)
 
 
 @dataclass
@@ -48,7 +49,11 @@ class Kind:
 
     def words(self) -> set[str]:
         """The words its text writes (lower case), its <parameters> left out."""
-        return words_of(re.sub(r"<[^<>]*>", " ", self.template))
+        return {w.lower() for w in self.literal_words()}
+
+    def literal_words(self) -> list[str]:
+        """The words its text writes, in order and as written, its <parameters> left out."""
+        return _WORDS.findall(re.sub(r"<[^<>]*>", " ", self.template))
 
     def shown(self) -> str:
         ex = ", ".join(f"{k}={v}" for k, v in list(self.examples.items())[:MAX_SHOWN_PARAMS])
@@ -202,7 +207,7 @@ def _label_words(kind: Kind, name: str) -> list[str]:
 
 def words_of(text: str) -> set[str]:
     """The words of a text (lower case): letters, then letters or digits; what a kind and a question share."""
-    return {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9]+", text)}
+    return {w.lower() for w in _WORDS.findall(text)}
 
 
 def a_quantity(kind: Kind, name: str) -> bool:

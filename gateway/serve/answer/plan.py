@@ -39,6 +39,7 @@ class QueryPlan(ResultDetail):
     kinds: list[grounding.Kind] = field(default_factory=list)               # shown with the question
     absent_levels: list[str] = field(default_factory=list)   # levels it names the store has no line at
     _summed: set = field(default_factory=set)       # ids of the lines a count's parameter total covers
+    _tops: dict = field(default_factory=dict)       # param_tops by its call (shorter() renders again)
     _of: str | None = None                          # a stats call's `of`, when it ran as first_last
     _shown: int | None = None                       # lines of a listing shown (None: all; shorter())
     _ev_shown: int | None = None                    # ... of the evidence shown after it (None: all)
@@ -52,7 +53,7 @@ class QueryPlan(ResultDetail):
     def finish(self, call_text: str) -> list[dict[str, str]]:
         """Parse and run the call; -> the messages for the answer (the call and its result in them)."""
         self.call_text = call_text
-        self._summed, self._of = set(), None     # of this call only
+        self._summed, self._of, self._tops = set(), None, {}     # of this call only
         try:
             self.call = _tidy(parse_call(call_text), question_phrases(self.question))
             self.call, self.result = self._run_grounded(self.call)
@@ -205,7 +206,7 @@ class QueryPlan(ResultDetail):
                 not needs <= set(mine.params) or "<" in str(call.get("text") or ""):
             return call, result
         kin = [k for k in self.kinds if k is not mine and needs <= set(k.params)]
-        said = grounding.words_of(self.question) | set(english_terms(self.question))
+        said = self._said()
 
         def own_said(k: grounding.Kind) -> bool:
             own = k.words() - set().union(*(o.words() for o in [mine, *kin] if o is not k))
@@ -217,8 +218,7 @@ class QueryPlan(ResultDetail):
             text = " ".join(w for w in str(call.get("text") or "").split() if w.lower() not in own)
             other = {**{k: v for k, v in call.items() if k != "text"}, "template": named[0].id, **({"text": text} if text else {})}
             return other, self.tool.surface.run(other)
-        shared = [w for w in re.findall(r"[A-Za-z][A-Za-z0-9]+", re.sub(r"<[^<>]*>", " ", mine.template))
-                  if w.lower() in said and all(w.lower() in k.words() for k in kin) and not evidence.common(w)]
+        shared = [w for w in mine.literal_words() if w.lower() in said and all(w.lower() in k.words() for k in kin) and not evidence.common(w)]
         if named or not shared or call.get("op") not in ("count", "stats") or not result.get("count"):
             return call, result
         text = " ".join(dict.fromkeys([*str(call.get("text") or "").split(), *shared]))
@@ -385,8 +385,11 @@ class QueryPlan(ResultDetail):
     def _names_kind(self, kind: grounding.Kind) -> bool:
         """The question writes two or more of the kind's own words ("a POSSIBLE BREAK-IN ATTEMPT"): it is
         about that kind of line."""
-        said = grounding.words_of(self.question) | set(english_terms(self.question))
-        return len({w for w in kind.words() & said if not evidence.common(w)}) >= 2
+        return len({w for w in kind.words() & self._said() if not evidence.common(w)}) >= 2
+
+    def _said(self) -> set[str]:
+        """The question's words (lower case), a Chinese one's by the English its glossary terms give."""
+        return grounding.words_of(self.question) | set(english_terms(self.question))
 
     def _every_line(self, call: dict[str, Any]) -> bool:
         """The call's conditions keep every stored line."""
