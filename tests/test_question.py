@@ -302,3 +302,15 @@ def test_a_start_asks_the_first_only_of_a_when_question():
     assert which_end("stage 29.0 里有几个 task 开始跑了但日志里一直没看到 Finished？") is None     # starts counted
     assert which_end("stage 24.0: number of tasks started, and the highest TID among them?") is None
     assert which_end("Which task started first?") == "first"
+
+
+def test_words_are_one_word_by_an_ending_not_by_a_shared_start():
+    from gateway.serve.answer.question import near
+    for a, b in [("failures", "failed"), ("stop", "stopped"), ("retry", "retries"), ("connect", "connection"),
+                 ("allocate", "allocated"), ("finish", "finished")]:
+        assert near(a, b) and near(b, a), (a, b)
+    # the same first letters, other words: "couldn't contact the RM" is not about containers
+    for a, b in [("contact", "container"), ("memory", "memo"), ("time", "timeout"), ("run", "running")]:
+        assert not near(a, b), (a, b)
+    g = ground("When did the AM first fail to contact the RM?", [], [], [], ["contacting", "container", "failed"])
+    assert set(g.words) == {"contacting", "failed"}

@@ -22,6 +22,7 @@ from gateway.pipeline.query import QueryError, QueryInterrupted, QuerySurface
 from gateway.pipeline.query_vocab import template_lines
 from gateway.pipeline.store import fts_query
 from gateway.serve.answer.evidence import common
+from gateway.serve.answer.question import near
 
 MAX_KINDS = 3                 # kinds shown with a question
 KEEP_SHARE = 0.6              # a kind scoring under this share of the best one is not shown
@@ -30,7 +31,6 @@ TTL_S = 30.0                  # the templates are re-read at most this often
 EXAMPLE_LINES = 20            # a kind's newest lines read for its parameters' names and examples
 MAX_SHOWN_PARAMS = 4          # parameters given an example value
 EXAMPLE_CHARS = 24            # of an example value; a longer one is cut, marked "…" (not a value to copy)
-PREFIX = 4                    # letters two words share to be one word ("failures" ~ "failed")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]+|[\u4e00-\u9fff]+")
 # a word the question writes on its own: "attempt" in attempt_1445_0020_m_000001_0 is part of an id
 _OWN_WORD = re.compile(r"(?<![\w.])[A-Za-z][A-Za-z0-9]+(?!\w)|[\u4e00-\u9fff]+")
@@ -64,13 +64,6 @@ def render(kinds: Sequence[Kind]) -> str:
     if not kinds:
         return ""
     return "Kinds of stored lines the question may be about:\n" + "\n".join(k.shown() for k in kinds)
-
-
-def near(a: str, b: str) -> bool:
-    """Two words one word: the same, or sharing their first PREFIX letters and one the other's start (or one
-    more letter): "failures" ~ "failed", "finish" ~ "finished"."""
-    return a == b or (len(a) >= PREFIX and len(b) >= PREFIX and a[:PREFIX] == b[:PREFIX]
-                      and (a.startswith(b) or b.startswith(a) or a[:PREFIX + 1] == b[:PREFIX + 1]))
 
 
 class Kinds:

@@ -17,7 +17,7 @@ from gateway.serve.answer import check as answer_check
 from gateway.serve.answer import alike, evidence, grounding
 from gateway.serve.answer.call import ANSWER_INSTRUCTION, CALL_PREFIX, COPY_IN_CHINESE, _tidy, parse_call
 from gateway.serve.answer.glossary import english_terms
-from gateway.serve.answer.question import question_phrases, span_s, which_end, writes_duration
+from gateway.serve.answer.question import near, question_phrases, span_s, which_end, writes_duration
 from gateway.serve.answer.detail import _CONDITIONS, ResultDetail
 from gateway.serve.answer.render import _num, render_result
 from gateway.serve.prompts import ANSWER_IN_CHINESE, is_chinese
@@ -210,7 +210,7 @@ class QueryPlan(ResultDetail):
 
         def own_said(k: grounding.Kind) -> bool:
             own = k.words() - set().union(*(o.words() for o in [mine, *kin] if o is not k))
-            return any(grounding.near(w, x) for w in own for x in said)
+            return any(near(w, x) for w in own for x in said)
         if not kin or own_said(mine):
             return call, result
         if len(named := [k for k in kin if own_said(k)]) == 1:

@@ -214,12 +214,32 @@ class Grounding:
                       tuple(sorted(self.whole.items()))))
 
 
-def _near(a: str, b: str) -> bool:
-    """One word inflected ("faults" ~ "fault"); a dotted or numbered name is only itself."""
+# endings that inflect a word or make a noun of it: two words differing only by these (after a shared
+# stem of PREFIX letters or more) are one word; "contact" / "container" share "conta" and are two
+_ENDINGS = frozenset(("", "e", "s", "es", "d", "ed", "ing", "er", "ers", "or", "ors", "ion", "ions", "ation",
+                      "ations", "ure", "ures", "ment", "ments", "al", "ful", "ies", "ied"))
+
+
+def _ending(rest: str, stem: str) -> bool:
+    return rest in _ENDINGS or (len(rest) > 1 and rest[0] == stem[-1] and rest[1:] in _ENDINGS)   # stop-ped
+
+
+def near(a: str, b: str) -> bool:
+    """One word inflected or made a noun ("faults" ~ "fault", "failures" ~ "failed", "stop" ~ "stopped",
+    "retry" ~ "retries"); a dotted or numbered name is only itself."""
+    if a == b:
+        return True
     if not (a.isalpha() and b.isalpha()):
-        return a == b
-    return a == b or (len(a) >= PREFIX and len(b) >= PREFIX and a[:PREFIX] == b[:PREFIX]
-                      and (a.startswith(b) or b.startswith(a) or len(a) > PREFIX + 1 and a[:PREFIX + 1] == b[:PREFIX + 1]))
+        return False
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    if n < PREFIX:
+        return False
+    ra, rb = a[n:], b[n:]
+    if {ra, rb} <= {"y", "ies", "ied"}:                               # retry ~ retries
+        return True
+    return _ending(ra, a[:n]) and _ending(rb, b[:n])
 
 
 def _parts(value: str) -> list[str]:
@@ -319,7 +339,7 @@ def _of_words(question: str, words: Sequence[str]) -> list[str]:
         return list(words)
     rest = question[names[-1].end():]
     after = ({w.lower() for w in _WORD.findall(rest)} | set(english_terms(rest))) - _NOT_CONTENT
-    return [w for w in words if any(_near(w.lower(), q) for q in after)]
+    return [w for w in words if any(near(w.lower(), q) for q in after)]
 
 
 def ground(question: str, hosts: Sequence[str], components: Sequence[str], levels: Sequence[str],
@@ -355,7 +375,7 @@ def ground(question: str, hosts: Sequence[str], components: Sequence[str], level
         content.discard("level")
         content.discard("levels")
     if content:
-        g.words = [w for w in words if any(_near(w.lower(), q) for q in content)]
+        g.words = [w for w in words if any(near(w.lower(), q) for q in content)]
     elif not latin and len(han_content(question)) >= 2:
         g.words = [w for w in words if w not in window]   # Chinese beyond the glossary: the model translates
     # else: the question names nothing a line says (a time window, a level): no text filter
