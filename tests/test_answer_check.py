@@ -500,3 +500,12 @@ def test_the_cited_line_is_the_one_the_answer_shares_most_with_and_a_min_answer_
     assert c.action == "cited" and c.text.startswith("The partition is rdd_42_6.\nThe minimum 559.0 B.")
     c = run("The partition is rdd_42_3.", q, st)
     assert c.action == "replaced" and "rdd_42_6" in c.text and "rdd_42_32" not in c.text
+
+
+def test_a_count_in_han_numerals_gets_the_figure_in_digits():
+    r = {"call": {"op": "count", "text": "vcs2 removing device node"}, "count": 2, "of_all": 2000,
+         "param_stats": {"of_param": "node", "values": ["'/udev/vcs2'"]}}
+    c = run("有两条记录，其中一条的节点值是 '/udev/vcs2'。", "vcs2 相关的“removing device node”记录有几条？", r)
+    assert c.action == "cited" and c.text.startswith("有两条记录") and "2 行" in c.text
+    assert run("有2条记录，节点值是 '/udev/vcs2'。", "vcs2 相关的“removing device node”记录有几条？", r).action == "kept"
+    assert "12" in run("有十二条记录。", "记录有几条？", {**r, "count": 12}).text        # replaced: nothing else said

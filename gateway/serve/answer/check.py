@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from gateway.serve.answer import evidence
-from gateway.serve.answer.question import WHEN
+from gateway.serve.answer.question import WHEN, _han_number
 from gateway.serve.answer.render import _LABEL, _PLAIN_NUMBER, _num, _shown_time, asked_stat, plain_answer, shown_avg
 from gateway.serve.prompts import is_chinese
 
@@ -272,6 +272,8 @@ def check(answer: str, question: str, result: Mapping[str, Any], rendered: str, 
     unnamed = _unnamed(answer, result, question) if op == "top_k" and not result.get("error") else []
     if unnamed:
         return Checked(answer.rstrip() + citation(result, question), "cited", [], unnamed)
+    if op == "count" and _han_count(answer, result, said):
+        return Checked(answer.rstrip() + "\n" + plain_answer(result, question, end, answer), "cited")
     wrong = misstated(answer, result)
     if wrong:
         return Checked(answer.rstrip() + _restated(wrong, result, question), "cited", [], [f for _, f in wrong])
@@ -289,6 +291,16 @@ def check(answer: str, question: str, result: Mapping[str, Any], rendered: str, 
 
 
 MAX_READ_LINES = 3        # a listing this short is the lines a lookup reads
+
+
+_HAN_COUNTED = re.compile(r"([一二两三四五六七八九十]{1,3})\s*(?:条|行|次|个|台|项|种|位|笔)")
+
+
+def _han_count(answer: str, result: Mapping[str, Any], said: set[str]) -> bool:
+    """A count said only in Han numerals ("有两条记录"): right for a reader, but not a figure a script or a
+    search finds; the store's count is cited after it in digits."""
+    n = result.get("count")
+    return bool(n) and str(n) not in said and n in {_han_number(m) for m in _HAN_COUNTED.findall(answer)}
 
 
 def _unread_line(answer: str, question: str, result: Mapping[str, Any], end: str | None,
