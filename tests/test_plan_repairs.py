@@ -8,7 +8,7 @@ from gateway.ingest.record import LogRecord
 from gateway.pipeline.fields import LineFields, named_params
 from gateway.pipeline.query import QuerySurface
 from gateway.pipeline.store import Store
-from gateway.serve.answer import grounding
+from gateway.serve.answer import evidence, grounding
 from gateway.serve.answer.plan import QueryPlan
 from gateway.serve.answer.render import render_result
 from tests.helpers import PlanTool as _Tool
@@ -116,7 +116,6 @@ def test_a_level_word_as_text_and_a_stats_condition_on_its_own_of_are_dropped(tm
 
 
 def test_a_rare_token_a_field_already_says_is_not_added_to_the_text(tmp_path):
-    from gateway.serve.answer import evidence
     rows = ["level=warning msg=disk slow", "level=warning msg=fan slow", "level=info msg=ok", "level=info msg=ok"]
     store, s = _stored(tmp_path, rows, [1, 1, 2, 2], [LineFields(template=t, level="warning" if "warning" in t else "info") for t in rows])
     q = "最近 10 分钟内有多少条 warning 日志？"
@@ -385,6 +384,28 @@ def test_a_call_over_one_kind_reads_the_kin_kind_the_question_singles_out(tmp_pa
         plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=kinds)
         running = next(k.id for k in kinds if k.template.startswith("Running"))
         plan.finish(f'first_last", "template": {running}, "where": {{"tid": "{tid}"}}}}')
+        assert plan.result["count"] == want, (q, plan.call)
+    s.close()
+    store.close()
+
+
+def test_a_call_naming_only_a_thing_reads_it_in_the_one_kind_the_question_names(tmp_path):
+    """"Was oracle ever kicked off for too many authentication failures?" called as a count of "oracle":
+    its lines of other kinds are not the answer; the one listed kind the question names ("Too many
+    authentication failures") has none of them: 0. A question naming no kind keeps every line of it."""
+    tmpls = ["Invalid user <*> from <*>", "Failed password for invalid user <*> from <*> port <*> ssh2",
+             "Disconnecting: Too many authentication failures for <*> [preauth]"]
+    rows = ["Invalid user oracle from 10.0.0.1", "Failed password for invalid user oracle from 10.0.0.1 port 22 ssh2",
+            "Disconnecting: Too many authentication failures for admin [preauth]"]
+    store, s = _stored(tmp_path, rows, [1, 2, 3], [LineFields(template=m, params=named_params(m, t))
+                                                    for t, m in zip(rows, tmpls)])
+    for q, who, want in (("Was the oracle account ever kicked off for too many authentication failures?", "oracle", 0),
+                         ("Was admin ever kicked off for too many authentication failures?", "admin", 1),
+                         ("How many lines are about oracle?", "oracle", 2)):
+        kinds = grounding.Kinds(s).kinds([w for w in q.lower().strip("?").split() if w != who], [who])
+        ev = evidence.Evidence(tokens=[who])
+        plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], evidence=ev, kinds=kinds)
+        plan.finish(f'count", "text": "{who}"}}')
         assert plan.result["count"] == want, (q, plan.call)
     s.close()
     store.close()

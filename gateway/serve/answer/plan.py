@@ -188,6 +188,7 @@ class QueryPlan(ResultDetail):
         call = self._kind_with_asked_param(call)
         call = self._valued(call)
         call, result = self._with_tokens(call)
+        call, result = self._in_kind_named(call, result)
         bound = self._bound(call)
         if bound is not call and (found := self.tool.surface.run(bound)).get("count") and not found.get("text_relaxed_to"):
             call, result = bound, found
@@ -381,6 +382,24 @@ class QueryPlan(ResultDetail):
                         (kind is not None or not r.get("text_relaxed_to")):
                     return tried
         return call
+
+    def _in_kind_named(self, call: dict[str, Any], result: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """A count, lookup or first/last of no kind whose text only names a thing (the question's rare tokens,
+        no word of a listed kind) reads that thing in the one listed kind the question names ("was oracle
+        ever kicked off for too many authentication failures": text "oracle" counted its 18 lines of every
+        kind; the "Disconnecting: Too many authentication failures" kind has none of them). No line there
+        is the answer: the question's predicate is that kind."""
+        text = str(call.get("text") or "").split()
+        rare = {t.lower() for t in [*self.evidence.tokens, *self.evidence.ids]}
+        if call.get("op") not in ("count", "lines", "first_last") or call.get("template") is not None or \
+                not text or not result.get("count") or any(w.lower() not in rare for w in text) or \
+                any(w.lower() in k.words() for k in self.kinds for w in text):
+            return call, result
+        named = [k for k in self.kinds if self._names_kind(k)]
+        if len(named) != 1:
+            return call, result
+        tried = {**call, "template": named[0].id}
+        return tried, self.tool.surface.run(tried)
 
     def _names_kind(self, kind: grounding.Kind) -> bool:
         """The question writes two or more of the kind's own words ("a POSSIBLE BREAK-IN ATTEMPT"): it is
