@@ -77,7 +77,7 @@ TOOL_HELP = (
     '{"op": "lines", "template": 703, "text": "bob"}\n'
     'How many times did 10.0.0.7 time out? {"op": "count", "text": "10.0.0.7 timeout"}\n'
     'What is the lowest port of failed logins from 10.0.0.7? {"op": "stats", "text": "failed 10.0.0.7", "of": "port", "want": "min"}\n'
-    'How many bytes did node-3 send in total? {"op": "stats", "text": "node-3 sent", "of": "bytes", "want": "sum"}\n'
+    'How many bytes did node-3 send? {"op": "stats", "text": "node-3 sent", "of": "bytes", "want": "sum"}\n'
     'Average cycle time of press P2? {"op": "stats", "text": "P2 cycle", "of": "cycle", "want": "avg"}\n'
     'Why did the press stop so often? {"op": "top_k", "by": "template", "text": "stop"}\n'
     'How many tasks ran in stage 4.0? (T701: Running task <task> in stage <stage>) {"op": "count", "template": 701, "text": "4.0"}\n'
