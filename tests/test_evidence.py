@@ -69,6 +69,21 @@ def test_the_word_before_a_token_and_id_prefixes(tmp_path):
     s.close()
 
 
+def test_an_id_of_parts_names_the_longer_id_it_ends(tmp_path):
+    """"m_000003_0" names attempt_1445_0020_m_000003_0 (the part that tells the attempts apart); a part
+    with no "_" of its own ("000003") is no such name, nor is a tail inside another word."""
+    s = Store(tmp_path / "t.db")
+    lines = ["Assigned container container_1445_01_000005 to attempt_1445_0020_m_000003_0",
+             "Assigned container container_1445_01_000006 to attempt_1445_0020_m_000004_0",
+             "Progress of TaskAttempt xm_000003_0 is : 0.5"]
+    s.append([LogRecord(1_700_000_000.0 + i, "t", "h", 6, x) for i, x in enumerate(lines)])
+    q = QuerySurface(s.path)
+    ev = evidence.find(q, "m_000003_0 这个 attempt 分到的是哪个 container？")
+    assert "m_000003_0" in ev.ids and [x["text"] for x in ev.lines] == lines[:1]
+    assert evidence.find(q, "What is 000003?").lines == []
+    s.close()
+
+
 def test_a_call_that_drops_the_question_s_ids_gets_them_back(tmp_path):
     from types import SimpleNamespace
 

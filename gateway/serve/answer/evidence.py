@@ -40,10 +40,13 @@ class Evidence:
 
 def _whole(token: str, exact: bool = False) -> re.Pattern:
     """The token as a whole token, or as the prefix of an id ("rdd_26" of "rdd_26_0"; not "2001" for
-    "200"); `exact`: never a part of a longer id or number. In any case, as the store's text search
-    finds words: an operator writes "management" for the log's "Invalid user Management"."""
+    "200") or, an id of parts itself, as its last parts ("m_000003_0" of "attempt_1445_0020_m_000003_0": an
+    operator names an id by the part that tells it apart); `exact`: never a part of a longer id or number.
+    In any case, as the store's text search finds words: "management" for the log's "Management"."""
     after = r"(?![A-Za-z0-9_]|[.:\-]\w)" if exact else r"(?![A-Za-z0-9]|\.\d)"
-    return re.compile(r"(?<![A-Za-z0-9_.\-])" + re.escape(token) + after, re.IGNORECASE)
+    tail = not exact and "_" in token.strip("_") and any(c.isdigit() for c in token)
+    before = r"(?<![A-Za-z0-9.\-])" if tail else r"(?<![A-Za-z0-9_.\-])"
+    return re.compile(before + re.escape(token) + after, re.IGNORECASE)
 
 
 def _scan(surface: QuerySurface, tok: str, columns: str, text_at: int, rx: re.Pattern) -> tuple[list, int] | None:
