@@ -409,3 +409,22 @@ def test_a_call_naming_only_a_thing_reads_it_in_the_one_kind_the_question_names(
         assert plan.result["count"] == want, (q, plan.call)
     s.close()
     store.close()
+
+
+def test_a_text_one_listed_kind_holds_reads_that_kind_when_the_question_says_more_of_it(tmp_path):
+    """"How many failed password lines were for invalid users?" called as a count of "Failed password"
+    (every kind of failed password): the one listed kind holding those words whose other words the
+    question says ("invalid") is counted; a question that says no more than the text keeps every line."""
+    tmpls = ["Failed password for invalid user <*> from <*> port <*> ssh2", "Failed password for root from <*> port <*> ssh2"]
+    rows = ["Failed password for invalid user pi from 10.0.0.5 port 22 ssh2",
+            "Failed password for root from 10.0.0.5 port 23 ssh2", "Failed password for root from 10.0.0.6 port 24 ssh2"]
+    store, s = _stored(tmp_path, rows, [1, 2, 2], [LineFields(template=m, params=named_params(m, t))
+                                                    for t, m in zip(rows, [tmpls[0], tmpls[1], tmpls[1]])])
+    for q, words, want in (("How many failed password lines were for invalid users?", ["failed", "password", "invalid"], 1),
+                           ("How many failed password lines are there?", ["failed", "password"], 3)):
+        kinds = [k for k in grounding.Kinds(s).kinds(words, []) if "invalid" in k.template]   # as if only it listed
+        plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=kinds)
+        plan.finish('count", "text": "Failed password"}')
+        assert plan.result["count"] == want, (q, plan.call)
+    s.close()
+    store.close()

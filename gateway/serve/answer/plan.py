@@ -384,22 +384,36 @@ class QueryPlan(ResultDetail):
         return call
 
     def _in_kind_named(self, call: dict[str, Any], result: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-        """A count, lookup or first/last of no kind whose text only names a thing (the question's rare tokens,
-        no word of a listed kind) reads that thing in the one listed kind the question names ("was oracle
-        ever kicked off for too many authentication failures": text "oracle" counted its 18 lines of every
-        kind; the "Disconnecting: Too many authentication failures" kind has none of them). No line there
-        is the answer: the question's predicate is that kind."""
+        """A call of no kind that the question's words say the kind of reads that kind: a text that only
+        names a thing (the question's rare tokens, no word of a listed kind) in the one listed kind the
+        question names ("was oracle ever kicked off for too many authentication failures": text "oracle"
+        counted 18 lines of every kind; "Disconnecting: Too many authentication failures" has none of them,
+        and no line there is the answer); a text of words one listed kind holds, of which the question says
+        more ("failed password lines for invalid users": text "Failed password", 520 lines of three kinds;
+        "Failed password for invalid user ...", 135), kept when it has lines."""
         text = str(call.get("text") or "").split()
         rare = {t.lower() for t in [*self.evidence.tokens, *self.evidence.ids]}
-        if call.get("op") not in ("count", "lines", "first_last") or call.get("template") is not None or \
-                not text or not result.get("count") or any(w.lower() not in rare for w in text) or \
-                any(w.lower() in k.words() for k in self.kinds for w in text):
+        if call.get("op") not in ("count", "lines", "first_last", "stats") or call.get("template") is not None or \
+                not text or not result.get("count") or "<" in " ".join(text):
             return call, result
-        named = [k for k in self.kinds if self._names_kind(k)]
-        if len(named) != 1:
+        words = {w.lower() for w in text if w.lower() not in rare}
+        if not words and call["op"] != "stats":
+            if any(w.lower() in k.words() for k in self.kinds for w in text):
+                return call, result
+            named = [k for k in self.kinds if self._names_kind(k)]
+            if len(named) != 1:
+                return call, result
+            tried = {**call, "template": named[0].id}
+            return tried, self.tool.surface.run(tried)
+        holding = [k for k in self.kinds if words and words <= k.words()]
+        if len(holding) != 1 or not {w for w in holding[0].words() & self._said() - words if not evidence.common(w)}:
             return call, result
-        tried = {**call, "template": named[0].id}
-        return tried, self.tool.surface.run(tried)
+        tried = {**call, "template": holding[0].id}
+        found = self.tool.surface.run(tried)
+        if not found.get("count") or found.get("text_relaxed_to") or found["count"] >= result["count"] or \
+                (call["op"] == "stats" and not found.get("n")):
+            return call, result
+        return tried, found
 
     def _names_kind(self, kind: grounding.Kind) -> bool:
         """The question writes two or more of the kind's own words ("a POSSIBLE BREAK-IN ATTEMPT"): it is
