@@ -493,3 +493,18 @@ def test_a_kind_with_ids_shows_each_id_as_one_parameter(tmp_path):
     assert k.examples["container"] == "container_1445144423722_…"
     s.close()
     store.close()
+
+
+def test_the_glosses_of_one_chinese_term_are_one_word(tmp_path):
+    """成功 glosses to success, succeeded, successful: one word of the question. Scored apart, the one kind
+    writing the rare "successful" ("Auth successful") outranked "Task <*> succeeded" for 任务成功."""
+    from tests.helpers import kinded_store
+    tmpls = ["Auth successful for <*>", "Task <*> succeeded", "Stage <*> succeeded", "Job <*> succeeded",
+             "Task <*> started", "Task <*> running", "Task <*> queued", "Task <*> killed", "Disk full", "Fan slow",
+             "Belt slow"]
+    store, s = kinded_store(tmp_path, [(t.replace("<*>", "7"), i + 1, t) for i, t in enumerate(tmpls)])
+    words, alike = ["success", "succeeded", "successful", "task"], [("success", "succeeded", "successful"), ("task", "job")]
+    assert grounding.Kinds(s).kinds(words, [])[0].id == 1                # apart: the rare gloss wins
+    assert grounding.Kinds(s).kinds(words, [], alike)[0].id == 2          # one word: the kind saying both
+    s.close()
+    store.close()

@@ -96,13 +96,18 @@ def gloss(question: str) -> str:
 
 def english_terms(question: str) -> list[str]:
     """English stems for the glossary terms in `question` (longest terms first: 封盖机 before 封盖)."""
-    out: list[str] = []
+    return list(dict.fromkeys(w for group in term_groups(question) for w in group))
+
+
+def term_groups(question: str) -> list[tuple[str, ...]]:
+    """The English stems of each glossary term in `question`, a tuple per term (english_terms' order)."""
+    out: list[tuple[str, ...]] = []
     rest = question
     for term in sorted(GLOSSARY, key=len, reverse=True):
         if term in rest:
-            out.extend(GLOSSARY[term])
+            out.append(GLOSSARY[term])
             rest = rest.replace(term, " ")
-    return list(dict.fromkeys(out))
+    return out
 
 
 def term_at(text: str) -> tuple[str, ...]:

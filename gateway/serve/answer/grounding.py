@@ -85,15 +85,23 @@ class Kinds:
                 self._read = time.monotonic()
             return self._templates
 
-    def kinds(self, words: Sequence[str], tokens: Sequence[str] = ()) -> list[Kind]:
-        """The kinds the question's content words (lower case) and identifiers point at, best first."""
+    def kinds(self, words: Sequence[str], tokens: Sequence[str] = (), alike: Sequence[Sequence[str]] = ()) -> list[Kind]:
+        """The kinds the question's content words (lower case) and identifiers point at, best first.
+        `alike`: words that are one word of the question (a Chinese term's English glosses: 完成 = finish,
+        complete, done): scored once, as the kinds any of them points at (else the rarest gloss wins)."""
         templates = self._load()
         if not templates or not (words or tokens):
             return []
         n = len(templates)
         score: dict[int, float] = {}
-        for q in dict.fromkeys(w.lower() for w in words):
-            hit = [t for t in templates if any(near(q, w) for w in t[3])]
+        units: list[list[str]] = []
+        left = list(dict.fromkeys(w.lower() for w in words))
+        for group in alike:
+            unit = [w for w in dict.fromkeys(x.lower() for x in group) if w in left]
+            left = [w for w in left if w not in unit]
+            units += [unit] if unit else []
+        for unit in [*units, *([w] for w in left)]:
+            hit = [t for t in templates if any(near(q, w) for q in unit for w in t[3])]
             if hit and len(hit) < n:                  # a word every kind holds tells none apart
                 weight = math.log((n + 1) / len(hit))
                 for t in hit:

@@ -16,7 +16,7 @@ from gateway.pipeline.query_vocab import known_values, known_words
 from gateway.serve.answer import evidence, grounding
 from gateway.serve.answer.call import (CALL_INSTRUCTION, CALL_PREFIX, GRAMMAR_TTL_S, MAX_CALL_TOKENS, MAX_VALUES,
                                        MAX_WORDS, call_grammar)
-from gateway.serve.answer.glossary import gloss
+from gateway.serve.answer.glossary import gloss, term_groups
 from gateway.serve.answer.plan import QueryPlan
 from gateway.serve.answer.question import QUOTED, Grounding, absent_levels, ground
 from gateway.serve.prompts import is_chinese
@@ -91,7 +91,8 @@ class QueryTool:
         g.words = [*named, *(w for w in g.words if w not in named)]
         # the words of a quoted phrase (the lines' own words) point at their kind first
         quoted = [w for p in g.phrases for w in re.findall(r"[A-Za-z][A-Za-z0-9]+", p)]
-        kinds = self.kinds.kinds([w for w in [*quoted, *g.content] if not evidence.part_of(w, fields)], named)
+        kinds = self.kinds.kinds([w for w in [*quoted, *g.content] if not evidence.part_of(w, fields)], named,
+                                 term_groups(QUOTED.sub(" ", about)))
         g.templates, g.params = [str(k.id) for k in kinds], grounding.params_of(kinds)
         shown = grounding.render(kinds)
         if is_chinese(question) and (words := gloss(QUOTED.sub(" ", question))):
