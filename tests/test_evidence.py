@@ -407,3 +407,19 @@ def test_a_written_windows_times_are_no_tokens_and_one_time_is():
     assert evidence.candidates("20:10:50 到 20:10:59 这十秒里，Finished task 一共有几条？") == ["Finished", "task"]
     assert "18:04:04" not in evidence.candidates("How many lines between 2015-10-18 18:04:04 and 2015-10-18 18:04:06?")
     assert evidence.candidates("What happened at 10:55:49?")[0] == "10:55:49"     # a point in time: its line
+
+
+def test_a_cut_listing_shows_its_newest_error_lines(tmp_path):
+    """"Why did attempt A die?": of A's many lines the newest are state changes; its one FATAL line says
+    why and is shown after the listing. A listing whose lines are all errors gets none (they tell nothing
+    apart), nor does one with no error line."""
+    s = Store(tmp_path / "w.db")
+    rows = [(6, f"Progress of attempt_7 is : 0.{i}") for i in range(30)] + [
+        (2, "Task: attempt_7 - exited : java.net.NoRouteToHostException"), (6, "attempt_7 Transitioned to FAILED")]
+    s.append([LogRecord(1_700_000_000.0 + i, "t", "h", sev, x) for i, (sev, x) in enumerate(rows)])
+    q = QuerySurface(s.path)
+    call = {"op": "lines", "text": "attempt_7"}
+    assert [x["text"] for x in evidence.worst(q, call, 32)] == [rows[30][1]]
+    assert evidence.worst(q, {**call, "text": "NoRouteToHostException"}, 1) == []
+    assert evidence.worst(q, {**call, "text": "Progress"}, 30) == []
+    s.close()

@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence
 from gateway.pipeline.query import _HOST, _LEVEL, _TIME, QueryError, QueryInterrupted, QuerySurface, _line
 from gateway.pipeline.store import fts_query
 from gateway.serve.answer.glossary import english_terms
-from gateway.serve.answer.question import question_times, without_window
+from gateway.serve.answer.question import is_error, question_times, without_window
 from gateway.serve.answer.render import again, fold, header_fields, message_of
 from gateway.serve.prompts import is_chinese
 
@@ -22,6 +22,7 @@ RARE_MAX_LINES = 40           # a token held by at most this many lines identifi
 SCAN_LINES = 400              # candidate lines read per token (FTS phrase hits, then whole-token checked)
 MAX_TOKENS = 4                # question tokens tried
 MAX_EVIDENCE = 3              # lines shown
+MAX_WORST = 2                 # a cut listing's lines at an error level or worse shown after it
 _TOKEN = re.compile(r"[A-Za-z0-9_/][\w.:/@$\-]*[A-Za-z0-9_]|\d")
 # Words a question is written in: never an identifier (kept short; the store decides the rest by
 # how many lines hold a token).
@@ -239,6 +240,17 @@ def of_kind(surface: QuerySurface, call: dict[str, Any], count: int, kinds: Sequ
         if r.get("count") and not r.get("text_relaxed_to") and r["count"] < count:
             return (r.get("lines") or [])[:MAX_EVIDENCE]
     return []
+
+
+def worst(surface: QuerySurface, call: dict[str, Any], count: int) -> list[dict[str, Any]]:
+    """Of a listing cut short (`count` lines), its newest MAX_WORST lines at an error level or worse, when
+    some of its lines are not: "why did attempt X die" listed its 73 lines' newest state changes; its one
+    FATAL line ("... exited : java.net.NoRouteToHostException") says why."""
+    levels = surface.run({**call, "op": "top_k", "by": "level", "k": 20}).get("top") or []
+    bad = [t for t in levels if is_error(str(t.get("value") or ""))]
+    if not bad or sum(int(t.get("count") or 0) for t in bad) >= count:
+        return []
+    return (surface.run({**call, "op": "lines", "level": [t["value"] for t in bad]}).get("lines") or [])[:MAX_WORST]
 
 
 def _shown(line: dict[str, Any]) -> str:

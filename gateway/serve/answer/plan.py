@@ -45,7 +45,8 @@ class QueryPlan(ResultDetail):
     _ev_shown: int | None = None                    # ... of the evidence shown after it (None: all)
     _ev_count: int = 0                              # evidence lines the last _messages had to show
     _listed: str = ""                               # a partial listing's figures over all its lines
-    _of_kind: list = field(default_factory=list)    # a cut listing's lines of the question's best kind (finish)
+    _of_kind: list = field(default_factory=list)    # a cut listing's lines of the question's best kind, and
+                                                    # its worst (error or worse) lines (finish)
     ended: bool = False                             # the answer's decode was ended by alike.Watch
     ran_out: bool = False                           # ... or by max_tokens (it was still going)
     timed_out: bool = False                         # ... or at its end time (query_job: ANSWER_END_MS)
@@ -72,6 +73,9 @@ class QueryPlan(ResultDetail):
         if (self.call or {}).get("op") == "lines" and self.call.get("template") is None and not self.evidence.lines \
                 and self.result.get("count", 0) > len(listed):
             self._of_kind = evidence.of_kind(self.tool.surface, self.call, self.result["count"], self.kinds)
+        if (self.call or {}).get("op") == "lines" and self.result.get("count", 0) > len(listed):
+            seen = {x.get("id") for x in self._of_kind}
+            self._of_kind += [x for x in evidence.worst(self.tool.surface, self.call, self.result["count"]) if x.get("id") not in seen]
         return self._messages()
 
     def _read(self) -> evidence.Evidence:

@@ -263,6 +263,11 @@ def _shared_parts(values: Sequence[str]) -> set[str]:
     return {p for p, n in seen.items() if n > 1}
 
 
+def is_error(level: str) -> bool:
+    """A stored level of the error class or worse ("ERROR", "FATAL", "E", "crit")."""
+    return _RANK.get(_canon(level.lower()), 9) <= _RANK["error"]
+
+
 def _canon(level: str) -> str:
     """A stored level's class: its word's ("warn": warning), or a level letter's ("e": error)."""
     return _LEVELS.get(level, _LETTER_LEVELS.get(level.upper(), level) if len(level) == 1 else level)
