@@ -428,3 +428,24 @@ def test_a_text_one_listed_kind_holds_reads_that_kind_when_the_question_says_mor
         assert plan.result["count"] == want, (q, plan.call)
     s.close()
     store.close()
+
+
+def test_a_word_of_one_listed_kind_with_an_id_the_kind_lacks_is_none(tmp_path):
+    """"TID 1354 那个 task 最后跑完了没有？" called as first_last of "finish" (375 lines of any kind writing
+    it): the one listed kind writing "finished" is read with the question's id, and has no line of it:
+    the answer is none; an id it has gives its line."""
+    tmpls = ["Running task <*> in stage <*> (TID <*>)", "Finished task <*> in stage <*> (TID <*>) in <*> ms",
+             "Times: total = <*>, boot = <*>, finish = <*>"]
+    rows = ["Running task 1.0 in stage 3.0 (TID 1221)", "Running task 2.0 in stage 3.0 (TID 1354)",
+            "Finished task 1.0 in stage 3.0 (TID 1221) in 40 ms", "Times: total = 40, boot = 3, finish = 1"]
+    store, s = _stored(tmp_path, rows, [1, 1, 2, 3], [LineFields(template=m, params=named_params(m, t))
+                                                       for t, m in zip(rows, [tmpls[0], tmpls[0], tmpls[1], tmpls[2]])])
+    for tid, want in (("1354", 0), ("1221", 1)):
+        q = f"TID {tid} 那个 task 最后跑完了没有？"
+        kinds = [k for k in grounding.Kinds(s).kinds(["task", "tid", "finish", "finished"], []) if k.id in (1, 2)]
+        plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], kinds=kinds,
+                         evidence=evidence.find(s, q))
+        plan.finish('first_last", "text": "finish"}')
+        assert plan.result["count"] == want and plan.call.get("template") == 2, (q, plan.call)
+    s.close()
+    store.close()

@@ -17,13 +17,14 @@ from gateway.serve.answer import check as answer_check
 from gateway.serve.answer import alike, evidence, grounding
 from gateway.serve.answer.call import ANSWER_INSTRUCTION, CALL_PREFIX, COPY_IN_CHINESE, _tidy, parse_call
 from gateway.serve.answer.glossary import english_terms
-from gateway.serve.answer.question import near, question_phrases, span_s, which_end, writes_duration
+from gateway.serve.answer.question import question_phrases, span_s, which_end, writes_duration
 from gateway.serve.answer.detail import _CONDITIONS, ResultDetail
+from gateway.serve.answer.kind_choice import KindChoice
 from gateway.serve.answer.render import _num, render_result
 from gateway.serve.prompts import ANSWER_IN_CHINESE, is_chinese
 
 @dataclass
-class QueryPlan(ResultDetail):
+class QueryPlan(KindChoice, ResultDetail):
     """One chat job's tool step: the call prompt's extra tokens, its mask, and after the call the answer
     messages. Built by QueryTool.plan; run on the engine thread (see EngineThread._serve_query)."""
     tool: Any                            # the QueryTool (tool.py) that planned it: its surface and kinds
@@ -198,77 +199,6 @@ class QueryPlan(ResultDetail):
             call, result = bound, found
         return self._over_kin(*self._by_a_field_they_have(*self._stats_of_asked(*self._in_kind_asked(call, result))))
 
-    def _over_kin(self, call: dict[str, Any], result: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-        """A call over one kind, by parameters other listed kinds (its kin) have too, that the question does
-        not single out (none of its words is that kind's alone): the kin kind it does single out, when
-        one ("did TID 1354 finish": "Finished task ... (TID <tid>)", not the model's "Running task ...";
-        none of its lines may be the answer); else, a count or stats runs over them all, by the words they
-        share that the question says ("the failed password lines from A": "... for root ..." and "...
-        for invalid user ..." alike), kept when it counts no fewer lines."""
-        mine = self._kind_of(call)
-        needs = set(call.get("where") or {}) | ({str(call["of"])} if call.get("op") == "stats" and call.get("of") else set())
-        if mine is None or call.get("op") not in ("count", "stats", "first_last", "lines") or \
-                not needs <= set(mine.params) or "<" in str(call.get("text") or ""):
-            return call, result
-        kin = [k for k in self.kinds if k is not mine and needs <= set(k.params)]
-        said = self._said()
-
-        def own_said(k: grounding.Kind) -> bool:
-            own = k.words() - set().union(*(o.words() for o in [mine, *kin] if o is not k))
-            return any(near(w, x) for w in own for x in said)
-        if not kin or own_said(mine):
-            return call, result
-        if len(named := [k for k in kin if own_said(k)]) == 1:
-            own = mine.words() - set().union(*(o.words() for o in kin))
-            text = " ".join(w for w in str(call.get("text") or "").split() if w.lower() not in own)
-            other = {**{k: v for k, v in call.items() if k != "text"}, "template": named[0].id, **({"text": text} if text else {})}
-            return other, self.tool.surface.run(other)
-        shared = [w for w in mine.literal_words() if w.lower() in said and all(w.lower() in k.words() for k in kin) and not evidence.common(w)]
-        if named or not shared or call.get("op") not in ("count", "stats") or not result.get("count"):
-            return call, result
-        text = " ".join(dict.fromkeys([*str(call.get("text") or "").split(), *shared]))
-        wide = {**{k: v for k, v in call.items() if k != "template"}, "text": text}
-        got = self.tool.surface.run(wide)
-        if got.get("count", 0) < result["count"] or got.get("text_relaxed_to") or \
-                (call.get("op") == "stats" and got.get("n", 0) < result.get("n", 0)):
-            return call, result
-        return wide, got
-
-    def _in_kind_asked(self, call: dict[str, Any], result: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-        """A call whose `where` names parameters but no kind of line reads the first listed kind that has
-        those parameters and lines with the values; when none has, the first such kind whose lines hold
-        the call's other words, and so no line: the question's words chose the kind, its values the lines,
-        and a value only other kinds hold ("TID 1352" started, never finished) is not what was asked.
-        Stats whose `of` names a listed kind's parameter read that kind's numbers: other kinds' parameters
-        of the same name ("<number>") are other quantities."""
-        mine = self._kind_of(call)
-        if call.get("op") == "stats" and mine is not None and call.get("of") not in mine.params and \
-                any(call.get("of") in k.params for k in self.kinds):   # `of` another listed kind's parameter:
-            bare = {k: v for k, v in call.items() if k != "template"}   # that kind's numbers, not the words
-            got = self._in_kind_asked(bare, self.tool.surface.run(bare))  # after it in the model's kind
-            return got if got[0] is not bare and got[1].get("n") else (call, result)
-        where = call.get("where") or {}
-        needs = set(where) | ({str(call["of"])} if call.get("op") == "stats" and
-                              any(call.get("of") in k.params for k in self.kinds) else set())
-        if not needs or call.get("template") is not None or not result.get("count") or "<" in str(call.get("text") or ""):
-            return call, result
-        ran = []                                # each fitting kind's call and result, run once
-        for k in self.kinds:
-            if needs <= set(k.params):
-                t = {**call, "template": k.id}
-                ran.append((t, f := self.tool.surface.run(t)))
-                if f.get("count") and not f.get("text_relaxed_to") and (call.get("op") != "stats" or f.get("n")):
-                    return t, f
-        values = {str(v).lower() for v in where.values()}
-        words = " ".join(w for w in str(call.get("text") or "").split() if w.lower() not in values)
-        for t, f in ran:
-            if result.get("n") and not f.get("n"):      # stats that read numbers keep them over a kind's none
-                continue
-            bare = {**{x: v for x, v in t.items() if x not in ("where", "text")}, **({"text": words} if words else {})}
-            if (seen := self.tool.surface.run(bare)).get("count") and not seen.get("text_relaxed_to"):
-                return t, f
-        return call, result
-
     def _by_a_field_they_have(self, call: dict[str, Any], result: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         """A top_k by host over lines that write no host (or by component over lines without one) is by the
         other: both say where a line came from, and a log has often one of them only."""
@@ -331,10 +261,6 @@ class QueryPlan(ResultDetail):
                 return tried, found
         return call, result
 
-    def _kind_of(self, call: dict[str, Any]) -> grounding.Kind | None:
-        """The listed kind the call's `template` names, if any."""
-        return next((k for k in self.kinds if str(k.id) == str(call.get("template"))), None)
-
     def _named(self, kind: grounding.Kind, call: Mapping[str, Any]) -> str | None:
         """The parameter of `kind` the question asks for; a phrase of words it quotes, and the call's text,
         pick the lines. A Chinese question names it by the English words its terms gloss to (端口: port),
@@ -353,80 +279,6 @@ class QueryPlan(ResultDetail):
     def _a_value(self, token: str) -> bool:
         """A token of the question that can be a parameter's value: an id, a rare token, a number."""
         return token in self.evidence.ids or token in self.evidence.tokens or any(c.isdigit() for c in token)
-
-    def _kind_with_asked_param(self, call: dict[str, Any]) -> dict[str, Any]:
-        """A lookup's (or a count's) kind of line that lacks the parameter the question asks for ("what
-        port did user X come from": Invalid user <user> from <address>) gives way to a listed kind that has
-        it (... <user> from <address> port <port>), with the conditions that kind has too, when it has
-        lines. A listing of no kind reads such a kind too, with the words of its text that kind writes when
-        the whole text holds none of its lines ("executor 连的 driver 地址", text "executor driver": the
-        302 lines that send results to the driver, not "Connecting to driver: spark://...@<address>"), or
-        without its text when it writes none of them, the text is words only and its own lines lack the
-        parameter ("which task did the speculator copy", text "speculations": "We launched 1 speculations"
-        has no <task>; "... we are speculating <task>" has)."""
-        kind = self._kind_of(call)
-        where = dict(call.get("where") or {})
-        if call.get("op") not in ("lines", "first_last", "count") or (kind is None and call.get("op") != "lines") or \
-                kind is not None and self._named(kind, call):
-            return call
-        for other in self.kinds:
-            if other is kind or not self._named(other, call):
-                continue
-            moved = {**call, "template": other.id, "where": {k: v for k, v in where.items() if k in other.params}}
-            if not moved["where"]:
-                del moved["where"]
-            texts = [moved]
-            if kind is None and call.get("text") and "<" not in str(call["text"]):
-                if (kept := [w for w in str(call["text"]).split() if w.lower() in other.words()]):
-                    texts.append({**moved, "text": " ".join(kept)})
-                elif self._plain_words(str(call["text"])) and not self._lines_hold(call, self._named(other, call)):
-                    texts.append({k: v for k, v in moved.items() if k != "text"})
-            for tried in texts:     # of no kind: its lines, not those the store's relaxed text finds
-                if (r := self.tool.surface.run({**tried, "op": "count"})).get("count") and \
-                        (kind is not None or not r.get("text_relaxed_to")):
-                    return tried
-        return call
-
-    def _in_kind_named(self, call: dict[str, Any], result: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-        """A call of no kind that the question's words say the kind of reads that kind: a text that only
-        names a thing (the question's rare tokens, no word of a listed kind) in the one listed kind the
-        question names ("was oracle ever kicked off for too many authentication failures": text "oracle"
-        counted 18 lines of every kind; "Disconnecting: Too many authentication failures" has none of them,
-        and no line there is the answer); a text of words one listed kind holds, of which the question says
-        more ("failed password lines for invalid users": text "Failed password", 520 lines of three kinds;
-        "Failed password for invalid user ...", 135), kept when it has lines."""
-        text = str(call.get("text") or "").split()
-        rare = {t.lower() for t in [*self.evidence.tokens, *self.evidence.ids]}
-        if call.get("op") not in ("count", "lines", "first_last", "stats") or call.get("template") is not None or \
-                not text or not result.get("count") or "<" in " ".join(text):
-            return call, result
-        words = {w.lower() for w in text if w.lower() not in rare}
-        if not words and call["op"] != "stats":
-            if any(w.lower() in k.words() for k in self.kinds for w in text):
-                return call, result
-            named = [k for k in self.kinds if self._names_kind(k)]
-            if len(named) != 1:
-                return call, result
-            tried = {**call, "template": named[0].id}
-            return tried, self.tool.surface.run(tried)
-        holding = [k for k in self.kinds if words and words <= k.words()]
-        if len(holding) != 1 or not {w for w in holding[0].words() & self._said() - words if not evidence.common(w)}:
-            return call, result
-        tried = {**call, "template": holding[0].id}
-        found = self.tool.surface.run(tried)
-        if not found.get("count") or found.get("text_relaxed_to") or found["count"] >= result["count"] or \
-                (call["op"] == "stats" and not found.get("n")):
-            return call, result
-        return tried, found
-
-    def _names_kind(self, kind: grounding.Kind) -> bool:
-        """The question writes two or more of the kind's own words ("a POSSIBLE BREAK-IN ATTEMPT"): it is
-        about that kind of line."""
-        return len({w for w in kind.words() & self._said() if not evidence.common(w)}) >= 2
-
-    def _said(self) -> set[str]:
-        """The question's words (lower case), a Chinese one's by the English its glossary terms give."""
-        return grounding.words_of(self.question) | set(english_terms(self.question))
 
     def _every_line(self, call: dict[str, Any]) -> bool:
         """The call's conditions keep every stored line."""
