@@ -314,3 +314,12 @@ def test_words_are_one_word_by_an_ending_not_by_a_shared_start():
         assert not near(a, b), (a, b)
     g = ground("When did the AM first fail to contact the RM?", [], [], [], ["contacting", "container", "failed"])
     assert set(g.words) == {"contacting", "failed"}
+
+
+def test_a_glossary_stem_offers_every_log_word_it_begins():
+    """认证 glosses to "auth": a stem, not a word of its own; it offers "authorized" (and near() alone
+    does not: "auth" + "orized" is no ending)."""
+    from gateway.serve.answer.question import near, stem_near
+    assert not near("authorized", "auth") and stem_near("authorized", "auth", {"auth"})
+    assert near("recover", "recovery") and near("retry", "retries")
+    assert "authorized" in ground("认证失败了几次？", [], [], [], ["authorized", "failed", "memo"]).words

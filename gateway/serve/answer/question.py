@@ -217,7 +217,7 @@ class Grounding:
 # endings that inflect a word or make a noun of it: two words differing only by these (after a shared
 # stem of PREFIX letters or more) are one word; "contact" / "container" share "conta" and are two
 _ENDINGS = frozenset(("", "e", "s", "es", "d", "ed", "ing", "er", "ers", "or", "ors", "ion", "ions", "ation",
-                      "ations", "ure", "ures", "ment", "ments", "al", "ful", "ies", "ied"))
+                      "ations", "ure", "ures", "ment", "ments", "al", "ful", "y", "ies", "ied"))
 
 
 def _ending(rest: str, stem: str) -> bool:
@@ -226,7 +226,7 @@ def _ending(rest: str, stem: str) -> bool:
 
 def near(a: str, b: str) -> bool:
     """One word inflected or made a noun ("faults" ~ "fault", "failures" ~ "failed", "stop" ~ "stopped",
-    "retry" ~ "retries"); a dotted or numbered name is only itself."""
+    "retry" ~ "retries", "recover" ~ "recovery"); a dotted or numbered name is only itself."""
     if a == b:
         return True
     if not (a.isalpha() and b.isalpha()):
@@ -237,9 +237,13 @@ def near(a: str, b: str) -> bool:
     if n < PREFIX:
         return False
     ra, rb = a[n:], b[n:]
-    if {ra, rb} <= {"y", "ies", "ied"}:                               # retry ~ retries
-        return True
     return _ending(ra, a[:n]) and _ending(rb, b[:n])
+
+
+def stem_near(word: str, stem: str, stems: set[str] | frozenset[str] = frozenset()) -> bool:
+    """near(), and a glossary stem (one of `stems`: the English a Chinese term glosses to) is the start of
+    every log word it begins ("auth": "authorized", "sync": "synchronized")."""
+    return near(word, stem) or (stem in stems and len(stem) >= PREFIX and word.startswith(stem))
 
 
 def _parts(value: str) -> list[str]:
@@ -344,7 +348,8 @@ def _of_words(question: str, words: Sequence[str]) -> list[str]:
         return list(words)
     rest = question[names[-1].end():]
     after = ({w.lower() for w in _WORD.findall(rest)} | set(english_terms(rest))) - _NOT_CONTENT
-    return [w for w in words if any(near(w.lower(), q) for q in after)]
+    stems = set(english_terms(rest))
+    return [w for w in words if any(stem_near(w.lower(), q, stems) for q in after)]
 
 
 def ground(question: str, hosts: Sequence[str], components: Sequence[str], levels: Sequence[str],
@@ -380,7 +385,7 @@ def ground(question: str, hosts: Sequence[str], components: Sequence[str], level
         content.discard("level")
         content.discard("levels")
     if content:
-        g.words = [w for w in words if any(near(w.lower(), q) for q in content)]
+        g.words = [w for w in words if any(stem_near(w.lower(), q, set(gloss)) for q in content)]
     elif not latin and len(han_content(question)) >= 2:
         g.words = [w for w in words if w not in window]   # Chinese beyond the glossary: the model translates
     # else: the question names nothing a line says (a time window, a level): no text filter
