@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from gateway.serve.answer import evidence
-from gateway.serve.answer.question import WHEN, _han_number
+from gateway.serve.answer.question import WHEN, han_number
 from gateway.serve.answer.render import _LABEL, _PLAIN_NUMBER, _num, _shown_time, asked_stat, plain_answer, shown_avg
 from gateway.serve.prompts import is_chinese
 
@@ -300,7 +300,7 @@ def _han_count(answer: str, result: Mapping[str, Any], said: set[str]) -> bool:
     """A count said only in Han numerals ("有两条记录"): right for a reader, but not a figure a script or a
     search finds; the store's count is cited after it in digits."""
     n = result.get("count")
-    return bool(n) and str(n) not in said and n in {_han_number(m) for m in _HAN_COUNTED.findall(answer)}
+    return bool(n) and str(n) not in said and n in {han_number(m) for m in _HAN_COUNTED.findall(answer)}
 
 
 def _unread_line(answer: str, question: str, result: Mapping[str, Any], end: str | None,

@@ -106,7 +106,7 @@ _SPAN_UNIT_S = {"s": 1, "sec": 1, "second": 1, "秒": 1, "m": 60, "min": 60, "mi
 _HAN_DIGITS = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 
 
-def _han_number(text: str) -> int | None:
+def han_number(text: str) -> int | None:
     """一..九十九 ("十" 10, "二十" 20, "十五" 15); None for anything else."""
     if text.isdigit():
         return int(text)
@@ -124,7 +124,7 @@ def span_s(question: str) -> float | None:
     m = _SPAN.search(_QUOTED.sub(" ", question))
     if not m:
         return None
-    n = _han_number(m.group(1))
+    n = han_number(m.group(1))
     unit = m.group(2).lower()
     unit = (unit[:-1] if len(unit) > 1 and unit.endswith("s") else unit) if unit.isascii() else unit.rstrip("钟")
     unit = {"sec": "s"}.get(unit, unit)
