@@ -145,12 +145,10 @@ class KindChoice:
                 return call, result
             tried = {**call, "template": named[0].id}
             return tried, self.tool.surface.run(tried)
-        def says(k: grounding.Kind, w: str) -> bool:
-            return any(near(w, x) for x in k.words())
-        holding = [k for k in self.kinds if words and all(says(k, w) for w in words)]
+        holding = [k for k in self.kinds if words and all(any(near(w, x) for x in k.words()) for w in words)]
         said = self._said()
-        if len(holding) != 1 or not {w for w in holding[0].words() if not evidence.common(w) and w not in words
-                                     and any(near(w, x) for x in said)}:
+        if len(holding) != 1 or not {w for w in holding[0].words() if not evidence.common(w)     # it says more
+                                     and not any(near(w, t) for t in words) and any(near(w, x) for x in said)}:
             return call, result
         kind = holding[0]           # its words as it writes them ("finish" is no whole token of "Finished")
         ids = [t for t in self.evidence.ids if evidence.is_id(t) and t.lower() not in {w.lower() for w in text}
