@@ -508,3 +508,17 @@ def test_the_glosses_of_one_chinese_term_are_one_word(tmp_path):
     assert grounding.Kinds(s).kinds(words, [], alike)[0].id == 2          # one word: the kind saying both
     s.close()
     store.close()
+
+
+def test_a_kind_s_words_are_not_the_parts_of_a_name_joined_by_underscores(tmp_path):
+    """"How many log entries did host X produce?": "entries" is "entry", but the "entry" of
+    "ext4_find_entry" is a part of a function's name, not a word the kind's lines say."""
+    from tests.helpers import kinded_store
+    tmpls = ["EXT4-fs error (device <*>): ext4_find_entry:<*>: inode reading directory", "Started session <*>"]
+    store, s = kinded_store(tmp_path, [("EXT4-fs error (device sda1): ext4_find_entry:1455: inode reading directory", 1,
+                                        tmpls[0]), ("Started session 4", 2, tmpls[1])])
+    assert grounding.Kinds(s).kinds(["entries", "log"], []) == []
+    kind = grounding.Kinds(s).kinds(["error", "directory"], [])[0]
+    assert "entry" not in kind.words() and {"error", "directory", "inode"} <= kind.words()
+    s.close()
+    store.close()

@@ -31,11 +31,13 @@ TTL_S = 30.0                  # the templates are re-read at most this often
 EXAMPLE_LINES = 20            # a kind's newest lines read for its parameters' names and examples
 MAX_SHOWN_PARAMS = 4          # parameters given an example value
 EXAMPLE_CHARS = 24            # of an example value; a longer one is cut, marked "…" (not a value to copy)
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]+|[\u4e00-\u9fff]+")
+# a kind's words: what its lines say, not the parts of a name joined by "_" ("ext4_find_entry",
+# "YARN_AM_RM_TOKEN": no "entry" nor "AM" of the kind's)
+_WORD = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z][A-Za-z0-9]+(?![A-Za-z0-9_])|[\u4e00-\u9fff]+")
 # a word the question writes on its own: "attempt" in attempt_1445_0020_m_000001_0 is part of an id
 _OWN_WORD = re.compile(r"(?<![\w.])[A-Za-z][A-Za-z0-9]+(?!\w)|[\u4e00-\u9fff]+")
 _MASK = re.compile(r"<[A-Z*]+>|<\*>")
-_WORDS = re.compile(r"[A-Za-z][A-Za-z0-9]+")        # a kind's and a question's words (words_of)
+_WORDS = re.compile(r"[A-Za-z][A-Za-z0-9]+")        # a question's words (words_of)
 
 
 @dataclass
@@ -53,7 +55,7 @@ class Kind:
 
     def literal_words(self) -> list[str]:
         """The words its text writes, in order and as written, its <parameters> left out."""
-        return _WORDS.findall(re.sub(r"<[^<>]*>", " ", self.template))
+        return [w for w in _WORD.findall(re.sub(r"<[^<>]*>", " ", self.template)) if w.isascii()]
 
     def shown(self) -> str:
         ex = ", ".join(f"{k}={v}" for k, v in list(self.examples.items())[:MAX_SHOWN_PARAMS])
