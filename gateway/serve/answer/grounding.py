@@ -22,7 +22,7 @@ from gateway.pipeline.query import QueryError, QueryInterrupted, QuerySurface
 from gateway.pipeline.query_vocab import template_lines
 from gateway.pipeline.store import fts_query
 from gateway.serve.answer.evidence import common
-from gateway.serve.answer.question import near, stem_near
+from gateway.serve.answer.question import near
 
 MAX_KINDS = 3                 # kinds shown with a question
 KEEP_SHARE = 0.6              # a kind scoring under this share of the best one is not shown
@@ -97,14 +97,13 @@ class Kinds:
         n = len(templates)
         score: dict[int, float] = {}
         units: list[list[str]] = []
-        stems = {w.lower() for group in alike for w in group}     # a gloss is a stem: "auth" ~ "authorized"
         left = list(dict.fromkeys(w.lower() for w in words))
         for group in alike:
             unit = [w for w in dict.fromkeys(x.lower() for x in group) if w in left]
             left = [w for w in left if w not in unit]
             units += [unit] if unit else []
         for unit in [*units, *([w] for w in left)]:
-            hit = [t for t in templates if any(stem_near(w, q, stems) for q in unit for w in t[3])]
+            hit = [t for t in templates if any(near(w, q) for q in unit for w in t[3])]
             if hit and len(hit) < n:                  # a word every kind holds tells none apart
                 weight = math.log((n + 1) / len(hit))
                 for t in hit:

@@ -214,36 +214,30 @@ class Grounding:
                       tuple(sorted(self.whole.items()))))
 
 
-# endings that inflect a word or make a noun of it: two words differing only by these (after a shared
-# stem of PREFIX letters or more) are one word; "contact" / "container" share "conta" and are two
-_ENDINGS = frozenset(("", "e", "s", "es", "d", "ed", "ing", "er", "ers", "or", "ors", "ion", "ions", "ation",
-                      "ations", "ure", "ures", "ment", "ments", "al", "ful", "y", "ies", "ied"))
+# endings that inflect a word or make a noun of it ("failures", "stopped", "retries")
+_ENDINGS = sorted(("e", "s", "es", "d", "ed", "ing", "er", "ers", "or", "ors", "ion", "ions", "ation", "ations",
+                   "ure", "ures", "ment", "ments", "al", "ful", "y", "ies", "ied"), key=len, reverse=True)
 
 
-def _ending(rest: str, stem: str) -> bool:
-    return rest in _ENDINGS or (len(rest) > 1 and rest[0] == stem[-1] and rest[1:] in _ENDINGS)   # stop-ped
+def _stem(word: str) -> str:
+    """The word less its longest ending that leaves PREFIX letters ("failures": "fail"; "stopped": "stop")."""
+    for end in _ENDINGS:
+        if word.endswith(end) and len(word) - len(end) >= PREFIX:
+            stem = word[:-len(end)]
+            return stem[:-1] if len(stem) > PREFIX and stem[-1] == stem[-2] and end[0] in "aeiouy" else stem
+    return word
 
 
 def near(a: str, b: str) -> bool:
-    """One word inflected or made a noun ("faults" ~ "fault", "failures" ~ "failed", "stop" ~ "stopped",
-    "retry" ~ "retries", "recover" ~ "recovery"); a dotted or numbered name is only itself."""
+    """One word, inflected, made a noun or begun by the other: the stem of one (the word less its ending)
+    begins the other: "faults" ~ "fault", "failures" ~ "failed", "stop" ~ "stopped", "retry" ~ "retries",
+    "allocated" ~ "allocateBlock", "packet" ~ "PacketResponder"; not "contact" ~ "container" (they share
+    "conta", and neither's stem begins the other). A dotted or numbered name is only itself."""
     if a == b:
         return True
-    if not (a.isalpha() and b.isalpha()):
+    if not (a.isalpha() and b.isalpha()) or len(a) < PREFIX or len(b) < PREFIX:
         return False
-    n = 0
-    while n < min(len(a), len(b)) and a[n] == b[n]:
-        n += 1
-    if n < PREFIX:
-        return False
-    ra, rb = a[n:], b[n:]
-    return _ending(ra, a[:n]) and _ending(rb, b[:n])
-
-
-def stem_near(word: str, stem: str, stems: set[str] | frozenset[str] = frozenset()) -> bool:
-    """near(), and a glossary stem (one of `stems`: the English a Chinese term glosses to) is the start of
-    every log word it begins ("auth": "authorized", "sync": "synchronized")."""
-    return near(word, stem) or (stem in stems and len(stem) >= PREFIX and word.startswith(stem))
+    return b.startswith(_stem(a)) or a.startswith(_stem(b))
 
 
 def _parts(value: str) -> list[str]:
@@ -348,8 +342,7 @@ def _of_words(question: str, words: Sequence[str]) -> list[str]:
         return list(words)
     rest = question[names[-1].end():]
     after = ({w.lower() for w in _WORD.findall(rest)} | set(english_terms(rest))) - _NOT_CONTENT
-    stems = set(english_terms(rest))
-    return [w for w in words if any(stem_near(w.lower(), q, stems) for q in after)]
+    return [w for w in words if any(near(w.lower(), q) for q in after)]
 
 
 def ground(question: str, hosts: Sequence[str], components: Sequence[str], levels: Sequence[str],
@@ -385,7 +378,7 @@ def ground(question: str, hosts: Sequence[str], components: Sequence[str], level
         content.discard("level")
         content.discard("levels")
     if content:
-        g.words = [w for w in words if any(stem_near(w.lower(), q, set(gloss)) for q in content)]
+        g.words = [w for w in words if any(near(w.lower(), q) for q in content)]
     elif not latin and len(han_content(question)) >= 2:
         g.words = [w for w in words if w not in window]   # Chinese beyond the glossary: the model translates
     # else: the question names nothing a line says (a time window, a level): no text filter
