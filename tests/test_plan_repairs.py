@@ -449,3 +449,21 @@ def test_a_word_of_one_listed_kind_with_an_id_the_kind_lacks_is_none(tmp_path):
         assert plan.result["count"] == want and plan.call.get("template") == 2, (q, plan.call)
     s.close()
     store.close()
+
+
+def test_a_lookup_of_a_thing_the_named_kind_lacks_keeps_the_things_lines(tmp_path):
+    """"What size was blk_9 received with?" listed as the lines of "blk_9": the kind the question
+    names ("Received block ... of size") has no line of it; the listing of none would hide the block's
+    other lines, so the model's listing stands (a count would be 0: "no")."""
+    tmpls = ["Received block <*> of size <*> from <*>", "Deleting block <*> file <*>"]
+    rows = ["Received block blk_1 of size 512 from 10.0.0.1", "Deleting block blk_9 file /data/blk_9"]
+    store, s = _stored(tmp_path, rows, [1, 2], [LineFields(template=m, params=named_params(m, t)) for t, m in zip(rows, tmpls)])
+    q = "What size was blk_9 received with?"
+    kinds = [k for k in grounding.Kinds(s).kinds(["size", "received"], ["blk_9"]) if k.id == 1]
+    for op, want in (("lines", 1), ("count", 0)):
+        plan = QueryPlan(_Tool(s), [{"role": "user", "content": q}], q, None, [], evidence=evidence.Evidence(tokens=["blk_9"]),
+                         kinds=kinds)
+        plan.finish(f'{op}", "text": "blk_9"}}')
+        assert plan.result["count"] == want, (op, plan.call)
+    s.close()
+    store.close()

@@ -127,10 +127,12 @@ class KindChoice:
         names a thing (the question's rare tokens, no word of a listed kind) in the one listed kind the
         question names ("was oracle ever kicked off for too many authentication failures": text "oracle"
         counted 18 lines of every kind; "Disconnecting: Too many authentication failures" has none of them,
-        and no line there is the answer); a text of words one listed kind holds, of which the question says
+        and no line there is the answer; a listing of none keeps the model's call, whose lines the answer
+        reads); a text of words one listed kind holds, of which the question says
         more ("failed password lines for invalid users": text "Failed password", 520 lines of three kinds;
         "Failed password for invalid user ...", 135), kept when it has fewer lines, or none of an id the
-        question names ("TID 1354 跑完了没有", text "finish": "Finished task ... (TID <tid>)" has no 1354)."""
+        question names ("TID 1354 跑完了没有", text "finish": "Finished task ... (TID <tid>)" has no 1354), a
+        listing again only when it has lines."""
         text = str(call.get("text") or "").split()
         rare = {t.lower() for t in [*self.evidence.tokens, *self.evidence.ids]}
         if call.get("op") not in ("count", "lines", "first_last", "stats") or call.get("template") is not None or \
@@ -144,7 +146,8 @@ class KindChoice:
             if len(named) != 1:
                 return call, result
             tried = {**call, "template": named[0].id}
-            return tried, self.tool.surface.run(tried)
+            found = self.tool.surface.run(tried)      # a listing of none would hide the thing's lines
+            return (tried, found) if found.get("count") or call["op"] != "lines" else (call, result)
         holding = [k for k in self.kinds if words and all(any(near(w, x) for x in k.words()) for w in words)]
         said = self._said()
         if len(holding) != 1 or not {w for w in holding[0].words() if not evidence.common(w)     # it says more
@@ -158,7 +161,7 @@ class KindChoice:
         found = self.tool.surface.run(tried)
         if ids:                                            # the thing asked of, in that kind: its lines or none
             return (call, result) if found.get("text_relaxed_to") or (call["op"] == "stats" and not found.get("n")) \
-                else (tried, found)
+                or (call["op"] == "lines" and not found.get("count")) else (tried, found)
         if not found.get("count") or found.get("text_relaxed_to") or found["count"] >= result["count"] or \
                 (call["op"] == "stats" and not found.get("n")):
             return call, result
