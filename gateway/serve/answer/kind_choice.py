@@ -123,16 +123,15 @@ class KindChoice:
         return call
 
     def _in_kind_named(self, call: dict[str, Any], result: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-        """A call of no kind that the question's words say the kind of reads that kind: a text that only
-        names a thing (the question's rare tokens, no word of a listed kind) in the one listed kind the
-        question names ("was oracle ever kicked off for too many authentication failures": text "oracle"
-        counted 18 lines of every kind; "Disconnecting: Too many authentication failures" has none of them,
-        and no line there is the answer; a listing of none keeps the model's call, whose lines the answer
-        reads); a text of words one listed kind holds, of which the question says
-        more ("failed password lines for invalid users": text "Failed password", 520 lines of three kinds;
-        "Failed password for invalid user ...", 135), kept when it has fewer lines, or none of an id the
-        question names ("TID 1354 跑完了没有", text "finish": "Finished task ... (TID <tid>)" has no 1354), a
-        listing again only when it has lines."""
+        """A call of no kind reads the kind the question's words name. A text that only names a thing (the
+        question's rare tokens, no word of a listed kind) reads it in the one listed kind the question names
+        ("was oracle ever kicked off for too many authentication failures": text "oracle" counted 18 lines of
+        every kind; "Disconnecting: Too many authentication failures" has none of them, and no line there is
+        the answer; a listing of none keeps the model's call, whose lines the answer reads). A text of words
+        one listed kind writes, of which the question says more ("failed password lines for invalid users":
+        text "Failed password", 520 lines of three kinds; "Failed password for invalid user ...", 135), reads
+        that kind, kept when it has fewer lines; with an id the question names, whatever it reads ("TID 1354
+        跑完了没有", text "finish": "Finished task ... (TID <tid>)" has no 1354), a listing only with lines."""
         text = str(call.get("text") or "").split()
         rare = {t.lower() for t in [*self.evidence.tokens, *self.evidence.ids]}
         if call.get("op") not in ("count", "lines", "first_last", "stats") or call.get("template") is not None or \
