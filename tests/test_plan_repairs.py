@@ -21,6 +21,12 @@ def _named_kinds(tmp_path, rows, tids, tmpls, words, kind_id):
     return store, s, [k for k in grounding.Kinds(s).kinds(words, []) if k.id == kind_id]
 
 
+def _kinded(tmp_path, rows, tids, tmpls):
+    """A store of these lines, line i of template tids[i] (tmpls[tids[i] - 1]), its parameters named."""
+    return _stored(tmp_path, rows, tids, [LineFields(template=tmpls[t - 1], params=named_params(tmpls[t - 1], r))
+                                          for r, t in zip(rows, tids)])
+
+
 def _stored(tmp_path, rows, tids, fields, host="h", severity=6):
     """A store of these lines (one template id and LineFields each) and its query surface."""
     recs = [LogRecord(ts=1.7e9 + i, source="t", host=host, severity=severity, text=t) for i, t in enumerate(rows)]
@@ -356,8 +362,7 @@ def test_stats_over_one_kind_of_a_family_the_question_does_not_single_out_reads_
              "Accepted password for <*> from <*> port <*> ssh2"]
     rows = ["Failed password for root from 10.0.0.5 port 4100 ssh2", "Failed password for invalid user pi from 10.0.0.5 port 6500 ssh2",
             "Accepted password for fztu from 10.0.0.5 port 9000 ssh2", "Failed password for root from 10.0.0.6 port 7000 ssh2"]
-    store, s = _stored(tmp_path, rows, [1, 2, 3, 1], [LineFields(template=m, params=named_params(m, t))
-                                                       for t, m in zip(rows, [tmpls[0], tmpls[1], tmpls[2], tmpls[0]])])
+    store, s = _kinded(tmp_path, rows, [1, 2, 3, 1], tmpls)
     for q, want in (("What is the highest port among the failed password lines from 10.0.0.5?", 6500),
                     ("What is the highest port of the failed password for root lines from 10.0.0.5?", 4100)):
         kinds = grounding.Kinds(s).kinds(["failed", "password", "port", "root"], ["10.0.0.5"])
@@ -376,8 +381,7 @@ def test_a_call_over_one_kind_reads_the_kin_kind_the_question_singles_out(tmp_pa
     tmpls = ["Running task <*> in stage <*> (TID <*>)", "Finished task <*> in stage <*> (TID <*>) in <*> ms"]
     rows = ["Running task 1.0 in stage 3.0 (TID 1)", "Running task 2.0 in stage 3.0 (TID 2)",
             "Finished task 1.0 in stage 3.0 (TID 1) in 40 ms"]
-    store, s = _stored(tmp_path, rows, [1, 1, 2], [LineFields(template=m, params=named_params(m, t))
-                                                    for t, m in zip(rows, [tmpls[0], tmpls[0], tmpls[1]])])
+    store, s = _kinded(tmp_path, rows, [1, 1, 2], tmpls)
     for q, tid, want in (("Did TID 2 ever finish?", 2, 0), ("Did TID 1 ever finish?", 1, 1),
                          ("When did TID 2 start running?", 2, 1), ("TID 2 那个 task 最后跑完了没有？", 2, 0)):
         kinds = grounding.Kinds(s).kinds(["task", "tid", "finished", "running"], [])
@@ -397,8 +401,7 @@ def test_a_call_naming_only_a_thing_reads_it_in_the_one_kind_the_question_names(
              "Disconnecting: Too many authentication failures for <*> [preauth]"]
     rows = ["Invalid user oracle from 10.0.0.1", "Failed password for invalid user oracle from 10.0.0.1 port 22 ssh2",
             "Disconnecting: Too many authentication failures for admin [preauth]"]
-    store, s = _stored(tmp_path, rows, [1, 2, 3], [LineFields(template=m, params=named_params(m, t))
-                                                    for t, m in zip(rows, tmpls)])
+    store, s = _kinded(tmp_path, rows, [1, 2, 3], tmpls)
     for q, who, want in (("Was the oracle account ever kicked off for too many authentication failures?", "oracle", 0),
                          ("Was admin ever kicked off for too many authentication failures?", "admin", 1),
                          ("How many lines are about oracle?", "oracle", 2)):
@@ -418,8 +421,7 @@ def test_a_text_one_listed_kind_holds_reads_that_kind_when_the_question_says_mor
     tmpls = ["Failed password for invalid user <*> from <*> port <*> ssh2", "Failed password for root from <*> port <*> ssh2"]
     rows = ["Failed password for invalid user pi from 10.0.0.5 port 22 ssh2",
             "Failed password for root from 10.0.0.5 port 23 ssh2", "Failed password for root from 10.0.0.6 port 24 ssh2"]
-    store, s = _stored(tmp_path, rows, [1, 2, 2], [LineFields(template=m, params=named_params(m, t))
-                                                    for t, m in zip(rows, [tmpls[0], tmpls[1], tmpls[1]])])
+    store, s = _kinded(tmp_path, rows, [1, 2, 2], tmpls)
     for q, words, want in (("How many failed password lines were for invalid users?", ["failed", "password", "invalid"], 1),
                            ("How many failed password lines are there?", ["failed", "password"], 3)):
         kinds = [k for k in grounding.Kinds(s).kinds(words, []) if "invalid" in k.template]   # as if only it listed
@@ -438,8 +440,7 @@ def test_a_word_of_one_listed_kind_with_an_id_the_kind_lacks_is_none(tmp_path):
              "Times: total = <*>, boot = <*>, finish = <*>"]
     rows = ["Running task 1.0 in stage 3.0 (TID 1221)", "Running task 2.0 in stage 3.0 (TID 1354)",
             "Finished task 1.0 in stage 3.0 (TID 1221) in 40 ms", "Times: total = 40, boot = 3, finish = 1"]
-    store, s = _stored(tmp_path, rows, [1, 1, 2, 3], [LineFields(template=m, params=named_params(m, t))
-                                                       for t, m in zip(rows, [tmpls[0], tmpls[0], tmpls[1], tmpls[2]])])
+    store, s = _kinded(tmp_path, rows, [1, 1, 2, 3], tmpls)
     for tid, want in (("1354", 0), ("1221", 1)):
         q = f"TID {tid} 那个 task 最后跑完了没有？"
         kinds = [k for k in grounding.Kinds(s).kinds(["task", "tid", "finish", "finished"], []) if k.id in (1, 2)]
