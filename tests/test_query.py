@@ -358,3 +358,18 @@ def test_stats_of_a_word_with_no_number_near_reads_the_first_number_after_it(tmp
     r = q.run({"op": "stats", "text": "rdd_16", "of": "bytes"})
     assert (r["n"], r["max"], r["min"]) == (2, 351.0, 263.0) and "rdd_16_1" in r["max_line"]["text"]
     s.close()
+
+
+def test_a_text_word_is_not_matched_inside_a_loggers_package_path(tmp_path):
+    pkg = "org.example.app.job.impl"
+    rows = [_line(0, f"INFO {pkg}.TaskImpl: task_7 Transitioned to SUCCEEDED", comp=f"{pkg}.TaskImpl"),
+            _line(1, "INFO org.example.app.rm.Allocator: job job_1 finished", comp="org.example.app.rm.Allocator"),
+            _line(2, f"INFO {pkg}.JobImpl: all maps done for this job.", comp=f"{pkg}.JobImpl")]
+    s = Store(tmp_path / "p.db")
+    s.append([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
+    q = QuerySurface(s.path)
+    assert q.run({"op": "count", "text": "job"})["count"] == 2          # its own word, before a full stop too
+    assert "text_relaxed_to" in q.run({"op": "count", "text": "job SUCCEEDED"})   # no line holds both
+    assert q.run({"op": "count", "text": "TaskImpl"})["count"] == 1     # the class: the name's last part
+    assert q.run({"op": "count", "text": "app"})["count"] == 0
+    s.close()

@@ -52,7 +52,7 @@ from typing import Any
 
 from gateway.ingest.header import match_ts, parse_ts
 from gateway.pipeline.query_text import (DOTTED_NUMBER, PLACEHOLDER, _add_captures, _like, _line_end_regex,
-                                         _number_regex, _regexp, numbers_stats)
+                                         _number_regex, _regexp, numbers_stats, outside_dotted, package_parts)
 from gateway.pipeline.query_counts import counted_call, from_counts
 from gateway.pipeline.store_counts import TIME, StoreCounts
 from gateway.pipeline.store_read import LINE_HOST, fts_query
@@ -67,6 +67,7 @@ TOP_K_MAX = 20
 MAX_LINES = 50
 MAX_BUCKETS = 48
 MAX_TEXT_CHARS = 200
+MAX_COMPONENTS = 500          # the most frequent components whose dotted names a text word is kept out of
 LINE_CHARS = 300              # a line's text in a result is clipped to this
 TABLES = frozenset({"logs", "params", "templates", "logs_fts", "logs_fts_data", "logs_fts_idx",
                     "logs_fts_docsize", "logs_fts_config", "logs_fts_content", "sqlite_master",
@@ -252,10 +253,11 @@ class QuerySurface:
             if literal.isascii() and (q := fts_query(literal)) is not None:
                 where.append("l.id IN (SELECT rowid FROM logs_fts WHERE logs_fts MATCH ?)")
                 args.append(q)
+                inside = package_parts(self.counts().top("component", MAX_COMPONENTS))
                 for word in literal.split():      # the index splits at dots: "123" is not in "123.235.32.19"
-                    if DOTTED_NUMBER.fullmatch(word):
+                    if DOTTED_NUMBER.fullmatch(word) or word.lower() in inside:
                         where.append("l.text REGEXP ?")
-                        args.append(r"(?<![\w.])" + re.escape(word) + r"(?![\w]|\.\w)")
+                        args.append(outside_dotted(word))
             if len(pieces) > 1:                 # a pattern: its pieces in order ("seconds.  Will" as
                 where.append("l.text LIKE ? ESCAPE '\\'")    # "seconds. Will": spacing is not text)
                 args.append("%" + "%".join(_like(w) for p in pieces for w in p.split()) + "%")

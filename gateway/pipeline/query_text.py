@@ -14,6 +14,19 @@ NUMBER = r"(?<![\d.])([-+]?\d+(?:\.\d+)?)(?![\d]|\.\d)"      # not a piece of an
 DOTTED_NUMBER = re.compile(r"\d+(?:\.\d+)*")   # a number, a version or an address: one token of a text filter
 
 
+def package_parts(components: list[str]) -> set[str]:
+    """The lower-case parts of dotted component names before their last one ("job", "app" of
+    org.apache.hadoop.mapreduce.v2.app.job.impl.TaskImpl): a logger's package path, not what its line
+    says. The full-text index splits at dots, so a text word "job" matched every line that logger wrote."""
+    return {p for c in components if "." in c for p in c.split(".")[:-1] if p and p == p.lower()}
+
+
+def outside_dotted(word: str) -> str:
+    """A regex for `word` as a token of its own: not a part of a dotted name ("123" in "123.235.32.19",
+    "job" in "app.job.impl"); a sentence's full stop after it is no dotted name."""
+    return r"(?i)(?<![\w.])" + re.escape(word) + r"(?![\w]|\.\w)"
+
+
 def _line_end_regex(pattern: str) -> str:
     """A text pattern as a regex for the end of a line: words with any spacing, <*>/<N>/<X> any text
     (a trailing one: one whitespace-free value)."""
