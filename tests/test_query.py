@@ -373,3 +373,19 @@ def test_a_text_word_is_not_matched_inside_a_loggers_package_path(tmp_path):
     assert q.run({"op": "count", "text": "TaskImpl"})["count"] == 1     # the class: the name's last part
     assert q.run({"op": "count", "text": "app"})["count"] == 0
     s.close()
+
+
+def test_an_id_joined_by_underscores_is_matched_whole_when_a_line_holds_it_whole(tmp_path):
+    rows = [_line(0, "Block broadcast_29 stored as values (free 374.2 KB)", params=("broadcast_29", "374.2")),
+            _line(1, "Block broadcast_29_piece0 stored as bytes (free 379.5 KB)", params=("broadcast_29_piece0", "379.5")),
+            _line(2, "Block rdd_2_0 stored as values (free 320.3 KB)", params=("rdd_2_0", "320.3")),
+            _line(3, "Block rdd_2_1 stored as values (free 319.9 KB)", params=("rdd_2_1", "319.9")),
+            _line(4, "attempt_17_0020_m_000002_0 failed", template=2, tmpl="<*> failed", params=("x",))]
+    s = Store(tmp_path / "u.db")
+    s.append([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
+    q = QuerySurface(s.path)
+    assert q.run({"op": "count", "text": "broadcast_29"})["count"] == 1       # not broadcast_29_piece0
+    assert q.run({"op": "stats", "text": "broadcast_29 free", "of": "free"})["sum"] == 374.2
+    assert q.run({"op": "count", "text": "rdd_2"})["count"] == 2              # no line holds it whole: its parts
+    assert q.run({"op": "count", "text": "m_000002_0"})["count"] == 1         # the tail of a longer id
+    s.close()

@@ -18,7 +18,8 @@ result. Operations:
   buckets     matching lines per time bucket                        -> {"bucket_s", "buckets": [{"start", "count"}]}
   lines       the newest matching lines (at most "limit", <= MAX_LINES) -> {"lines": [...]}
 
-Filters (all optional, ANDed): "text" (words that must occur: FTS5 for ASCII text; a substring match
+Filters (all optional, ANDed; built in query_filters.py): "text" (words that must occur: FTS5 for ASCII
+text, a number, a word of a logger's package path and an id joined by "_" as tokens of their own; a substring match
 (LIKE) when the text holds non-ASCII characters such as Chinese, which the default FTS5 tokenizer does
 not split; a pattern when it holds placeholders such as <*>, <N> or <X>: its literal pieces, in order,
 with anything between), "host" (the line's header host, else the transport's), "component", "level" (the header's
@@ -40,8 +41,6 @@ the result says so). Knows nothing about the model.
 
 from __future__ import annotations
 
-import calendar
-import math
 import re
 import sqlite3
 import threading
@@ -50,12 +49,11 @@ from pathlib import Path
 from collections import Counter
 from typing import Any
 
-from gateway.ingest.header import match_ts, parse_ts
-from gateway.pipeline.query_text import (DOTTED_NUMBER, PLACEHOLDER, _add_captures, _like, _line_end_regex,
-                                         _number_regex, _regexp, numbers_stats, outside_dotted, package_parts)
+from gateway.pipeline.query_filters import (_HOST, _LEVEL, _TIME, MAX_TEXT_CHARS, CallFilters, QueryError,  # noqa: F401
+                                            _int, _num, _param_conditions)   # the names other modules import here
+from gateway.pipeline.query_text import PLACEHOLDER, _add_captures, _number_regex, _regexp, numbers_stats
 from gateway.pipeline.query_counts import counted_call, from_counts
-from gateway.pipeline.store_counts import TIME, StoreCounts
-from gateway.pipeline.store_read import LINE_HOST, fts_query
+from gateway.pipeline.store_counts import StoreCounts
 
 OPS = ("count", "top_k", "stats", "first_last", "buckets", "lines")
 BY_FIELDS = ("host", "component", "level", "template", "ip", "value", "param")
@@ -66,22 +64,12 @@ PROGRESS_STEPS = 1_000        # VM instructions between time checks
 TOP_K_MAX = 20
 MAX_LINES = 50
 MAX_BUCKETS = 48
-MAX_TEXT_CHARS = 200
-MAX_COMPONENTS = 500          # the most frequent components whose dotted names a text word is kept out of
 LINE_CHARS = 300              # a line's text in a result is clipped to this
 TABLES = frozenset({"logs", "params", "templates", "logs_fts", "logs_fts_data", "logs_fts_idx",
                     "logs_fts_docsize", "logs_fts_config", "logs_fts_content", "sqlite_master",
                     "sqlite_schema"})
 _DENIED_FUNCTIONS = frozenset({"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"})
-_LEVEL = ("coalesce(l.level, CASE l.severity WHEN 0 THEN 'emergency' WHEN 1 THEN 'alert' WHEN 2 THEN 'critical'"
-          " WHEN 3 THEN 'error' WHEN 4 THEN 'warning' WHEN 5 THEN 'notice' WHEN 6 THEN 'info' ELSE 'debug' END)")
-_HOST = LINE_HOST   # the line's host: one meaning for /api/logs and this surface (store_read.py)
-_TIME = TIME          # a line's own time, else its arrival (store_counts.py)
 IPV4 = re.compile(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.])")
-
-
-class QueryError(ValueError):
-    """A call the surface cannot run (unknown op, bad argument); run() turns it into {"error"}."""
 
 
 class QueryInterrupted(RuntimeError):
@@ -104,7 +92,7 @@ def _authorizer(action: int, a1: str | None, a2: str | None, db: str | None, tri
     return sqlite3.SQLITE_DENY   # INSERT, UPDATE, DELETE, ATTACH, PRAGMA, CREATE, DROP, TRANSACTION, ...
 
 
-class QuerySurface:
+class QuerySurface(CallFilters):
     """run(call) -> dict over the store at `path`, read-only. One connection per calling thread."""
 
     def __init__(self, path: str | Path, row_cap: int = ROW_CAP, time_cap_s: float = TIME_CAP_S,
@@ -241,97 +229,6 @@ class QuerySurface:
                 return out
         where, args = self._filters(call)
         return getattr(self, "_" + op)(call, where, args)
-
-    def _filters(self, call: dict[str, Any], anchored: bool = False) -> tuple[str, list]:
-        where: list[str] = []
-        args: list = []
-        text = call.get("text")
-        if text:
-            text = str(text)[:MAX_TEXT_CHARS]
-            pieces = [p.strip() for p in PLACEHOLDER.split(text)]
-            literal = " ".join(p for p in pieces if p)
-            if literal.isascii() and (q := fts_query(literal)) is not None:
-                where.append("l.id IN (SELECT rowid FROM logs_fts WHERE logs_fts MATCH ?)")
-                args.append(q)
-                inside = package_parts(self.counts().top("component", MAX_COMPONENTS))
-                for word in literal.split():      # the index splits at dots: "123" is not in "123.235.32.19"
-                    if DOTTED_NUMBER.fullmatch(word) or word.lower() in inside:
-                        where.append("l.text REGEXP ?")
-                        args.append(outside_dotted(word))
-            if len(pieces) > 1:                 # a pattern: its pieces in order ("seconds.  Will" as
-                where.append("l.text LIKE ? ESCAPE '\\'")    # "seconds. Will": spacing is not text)
-                args.append("%" + "%".join(_like(w) for p in pieces for w in p.split()) + "%")
-                if anchored:
-                    where.append("l.text REGEXP ?")
-                    args.append(_line_end_regex(text))
-            elif not literal.isascii() or not args:
-                for word in text.split() or [text]:
-                    where.append("l.text LIKE ? ESCAPE '\\'")
-                    args.append("%" + _like(word) + "%")
-                    if word.isascii() and re.search(r"\w", word):   # a Latin word or number: whole tokens only
-                        where.append("l.text REGEXP ?")           # ("200" is not inside "req-2001")
-                        args.append(r"(?<![\w])" + re.escape(word) + r"(?![\w])")
-        for key, expr in (("host", _HOST), ("component", "l.component")):
-            if call.get(key):
-                where.append(f"{expr} = ?"); args.append(str(call[key]))
-        if call.get("level"):
-            levels = call["level"] if isinstance(call["level"], list) else [call["level"]]
-            where.append(f"{_LEVEL} IN ({', '.join('?' * len(levels))})")
-            args += [str(v).lower() for v in levels]
-        if call.get("template") is not None:
-            where.append("l.template_id = ?"); args.append(_int(call, "template"))
-        for name, value in _param_conditions(call):
-            where.append("EXISTS (SELECT 1 FROM params p WHERE p.line_id = l.id AND p.name = ? AND p.text = ?)")
-            args += [name, value]
-        since, until = self._window(call)
-        if since is not None:
-            where.append(f"{_TIME} >= ?"); args.append(float(since))
-            floor = self.counts().since_floor(float(since))   # no index serves the line's time: the
-            if floor:                                          # ids below the window's first line go unread
-                where.append("l.id > ?"); args.append(floor)
-        if until is not None:
-            where.append(f"{_TIME} <= ?"); args.append(float(until))
-        return (" WHERE " + " AND ".join(where)) if where else "", args
-
-    def _window(self, call: dict[str, Any]) -> tuple[float | None, float | None]:
-        """(since, until) of the call's time filters as Unix seconds; None: open."""
-        since, until = self._time_arg(call, "since"), self._time_arg(call, "until")
-        if call.get("last_minutes") is not None:
-            newest = self._newest_time()
-            if newest is not None:
-                since = newest - 60.0 * _num(call, "last_minutes")
-        return since, until
-
-    def _time_arg(self, call: dict[str, Any], key: str) -> float | None:
-        """since/until as Unix seconds: a number, or a time as text (module doc)."""
-        v = call.get(key)
-        if v is None or isinstance(v, (int, float)) and not isinstance(v, bool):
-            return None if v is None else _num(call, key)
-        text = " ".join(str(v).split())
-        if re.fullmatch(r"[-+]?\d+(\.\d+)?", text):
-            return _num({key: text}, key)
-        newest = self.execute(f"SELECT max({_TIME}) FROM logs l")[0][0][0]
-        ref = time.gmtime(newest if newest is not None else time.time())
-        m = match_ts(text, 0)
-        t = parse_ts(m, ref.tm_year) if m and m.end() == len(text) else None
-        if t is None and m is not None and m.end() == len(text) and m.groupdict().get("H"):
-            # a time of day alone: on the newest line's day
-            g = m.groupdict()
-            t = float(calendar.timegm((ref.tm_year, ref.tm_mon, ref.tm_mday, int(g["H"]), int(g["M"]),
-                                       int(g.get("S") or 0), 0, 0, 0)))
-        if t is None:       # a date, a date and hh:mm, or hh:mm alone (the newest line's day)
-            d = re.fullmatch(r"(?:(\d{4})-(\d{1,2})-(\d{1,2}))?[ T]?(?:(\d{1,2}):(\d{2}))?", text)
-            if d is None or not text:
-                raise QueryError(f"{key}={v!r} is not a time this store can read")
-            y, mo, da = (int(x) for x in d.groups()[:3]) if d.group(1) else (ref.tm_year, ref.tm_mon, ref.tm_mday)
-            hh, mi = (int(d.group(4)), int(d.group(5))) if d.group(4) else (0, 0)
-            t = float(calendar.timegm((y, mo, da, hh, mi, 0, 0, 0, 0)))
-            if key == "until":
-                t += 0.999 if d.group(4) else 86399.999     # that second; a date alone: the whole day
-            return t
-        if key == "until" and "." not in text.rsplit(":", 1)[-1] and "," not in text:
-            t += 0.999                          # "until 22:16:34" includes that second
-        return t
 
     def _matching_texts(self, where: str, args: list) -> tuple[list[tuple], bool]:
         """(id, time, time_text, text) of the matching lines, oldest first, at most row_cap."""
@@ -504,35 +401,6 @@ def _line(r: tuple) -> dict:
     d = {"id": lid, "time": t, "time_text": time_text, "text": text[:LINE_CHARS]}
     d.update({k: v for k, v in (("host", host), ("component", comp), ("level", level)) if v})
     return d
-
-
-def _param_conditions(call: dict) -> list[tuple[str, str]]:
-    """"where": {parameter name: its value as written} (fields.param_names), each one a condition."""
-    conds = call.get("where")
-    if conds is None:
-        return []
-    if not isinstance(conds, dict) or len(conds) > 4 or not all(
-            isinstance(k, str) and 0 < len(k) <= 48 and isinstance(v, (str, int, float)) and not isinstance(v, bool)
-            for k, v in conds.items()):
-        raise QueryError("where: {parameter name: value}, at most 4")
-    return [(k.lower(), str(v)) for k, v in conds.items()]
-
-
-def _int(call: dict, key: str, default: int | None = None) -> int:
-    try:
-        return int(call.get(key, default) if call.get(key) is not None else default)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise QueryError(f"{key}={call.get(key)!r} is not an integer") from None
-
-
-def _num(call: dict, key: str, default: float | None = None) -> float:
-    try:
-        v = float(call.get(key) if call.get(key) is not None else default)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise QueryError(f"{key}={call.get(key)!r} is not a number") from None
-    if not math.isfinite(v):
-        raise QueryError(f"{key}={v} is not finite")
-    return v
 
 
 def _nice_bucket(seconds: float) -> float:
