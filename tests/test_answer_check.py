@@ -198,6 +198,22 @@ def test_one_of_several_values_named_gets_the_others_cited():
     assert c.action == "cited" and "52683, 49811" in c.text
 
 
+def test_every_value_of_a_quantity_listed_gets_their_total():
+    """An answer listing each line's bytes ("2128 and 2705 bytes") gets what they add up to after it; one
+    listing the stages of a task (no unit: ids, not amounts), or stating the total, is kept."""
+    q = "How many bytes did task 21.0 send?"
+    sized = {"call": {"op": "count", "where": {"task": "21.0"}}, "count": 2, "of_all": 2000,
+             "param_stats": {"of_param": "size", "n": 2, "sum": 4833.0, "min": 2128.0, "max": 2705.0,
+                             "avg": 2416.5, "values": ["2128", "2705"], "unit": "bytes"}}
+    c = run("Task 21.0 sent 2128 and 2705 bytes.", q, sized)
+    assert c.action == "cited" and c.text.endswith("(In all: 4833 bytes.)")
+    assert run("Task 21.0 sent 4833 bytes: 2128 and 2705.", q, sized).action == "kept"
+    assert run("任务 21.0 发送了 2128 和 2705 字节。", "任务 21.0 发送了多少字节？", sized).text.endswith("（合计 4833 bytes。）")
+    staged = {**sized, "param_stats": {**sized["param_stats"], "of_param": "stage", "values": ["2.0", "7.0"],
+                                       "unit": None, "sum": 9.0}}
+    assert run("Task 21.0 ran in stages 2.0 and 7.0.", "Which stages did task 21.0 run in?", staged).action == "kept"
+
+
 def test_an_ask_that_says_an_earlier_answer_again_is_dropped():
     """"What is the average? give it to 1 decimal": the remark is an ask of its own (question.asks) and
     its answer says the first again; a second ask with words of its own is kept."""

@@ -361,11 +361,24 @@ def _other_values(answer: str, result: Mapping[str, Any], question: str) -> str:
     if len(values) < 2:
         return ""
     said = [v for v in values if re.search(rf"(?<![\w.]){re.escape(v.split()[0])}(?![\w]|\.\d)", answer)]
-    if len(said) == len(values) or not (said or _says_total(answer, result)):
+    if len(said) == len(values):
+        return _listed_total(answer, result, question)
+    if not (said or _says_total(answer, result)):
         return ""
     if is_chinese(question):
         return f"\n（{name} 在这些行中的值：" + "、".join(values) + "。）"
     return f"\n(The {name} values in these lines: " + ", ".join(values) + ".)"
+
+
+def _listed_total(answer: str, result: Mapping[str, Any], question: str) -> str:
+    """An answer that lists each line's value of a quantity (a number its kind writes a unit after:
+    "2703, 2263, 2087 and 2128 bytes") gets their total after it: "how many bytes did task 8.0 send"
+    asks for what they add up to, and a 1.5B model listed them without it."""
+    st = result.get("param_stats") or {}
+    if not st.get("unit") or not isinstance(st.get("sum"), (int, float)) or _says_total(answer, result):
+        return ""
+    total = f"{_num(st['sum'])} {st['unit']}"
+    return f"\n（合计 {total}。）" if is_chinese(question) else f"\n(In all: {total}.)"
 
 
 def _says_total(answer: str, result: Mapping[str, Any]) -> bool:
