@@ -5,7 +5,7 @@ numbering and a date said in words are kept; a top-k answer that does not name t
 from __future__ import annotations
 
 from gateway.serve.answer.check import check, figures, misstated, supported_figures, unsupported_figures
-from gateway.serve.answer.render import _shown_time, render_result
+from gateway.serve.answer.render import _shown_time, plain_answer, render_result
 from gateway.serve.answer.question import which_end
 
 LINE = {"id": 6, "time": 1796885748.0, "time_text": "Dec 10 06:55:48", "host": "LabSZ", "component": "sshd",
@@ -525,3 +525,16 @@ def test_a_count_in_han_numerals_gets_the_figure_in_digits():
     assert c.action == "cited" and c.text.startswith("有两条记录") and "2 行" in c.text
     assert run("有2条记录，节点值是 '/udev/vcs2'。", "vcs2 相关的“removing device node”记录有几条？", r).action == "kept"
     assert "12" in run("有十二条记录。", "记录有几条？", {**r, "count": 12}).text        # replaced: nothing else said
+
+
+def test_a_plain_count_says_its_figures_over_the_asked_parameter():
+    """The fallback for "how many bytes did task 22.0 send" was "4 lines match": it now says what the
+    lines' sizes add up to, and an id's values (stages) as they are."""
+    sized = {"call": {"op": "count", "where": {"task": "22.0"}}, "count": 2,
+             "param_stats": {"of_param": "size", "n": 2, "sum": 4833.0, "values": ["2128", "2705"], "unit": "bytes"}}
+    assert "Their size values add up to 4833 bytes (2128, 2705 bytes)." in plain_answer(sized, "How many bytes?", None)
+    assert "size 值合计 4833 bytes（2128、2705 bytes）。" in plain_answer(sized, "发送了多少字节？", None)
+    many = {**sized, "count": 30, "param_stats": {"of_param": "size", "n": 30, "sum": 83480.0, "unit": "bytes"}}
+    assert "add up to 83480 bytes." in plain_answer(many, "How many bytes?", None)
+    staged = {**sized, "param_stats": {"of_param": "stage", "n": 2, "sum": 9.0, "values": ["2.0", "7.0"]}}
+    assert "Their stage values: 2.0, 7.0." in plain_answer(staged, "Which stages?", None)

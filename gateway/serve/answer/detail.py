@@ -54,6 +54,8 @@ class ResultDetail:
             self._summed = {x.get("id") for x in summed.get("lines") or []}
         if st.get("n"):
             self.result["param_stats"] = {k: st.get(k) for k in ("of_param", "n", "sum", "min", "max", "avg")}
+            if unit:
+                self.result["param_stats"]["unit"] = unit          # a quantity: its total is an answer
             out = self._param_figures(name, unit, st)
 
         if self.result["count"] <= FEW_LINES and st.get("n", 0) <= 1:   # several values: one line's is no answer

@@ -334,6 +334,21 @@ def _iso(t: Any) -> Any:
 FEW_QUOTED = 3                # a count of at most this many lines quotes its newest line
 
 
+def _param_plain(st: Mapping[str, Any], zh: bool) -> str:
+    """A count's figures over the parameter its question asks for (detail.py's param_stats): a quantity's
+    total with its values, an id's values. "4 lines match" alone did not answer "how many bytes"."""
+    name, vals, unit = st.get("of_param"), [str(v) for v in st.get("values") or []], st.get("unit")
+    if not name:
+        return ""
+    if unit and isinstance(st.get("sum"), (int, float)):
+        each = (("（" + "、".join(vals) + f" {unit}）") if zh else f" ({', '.join(vals)} {unit})") if vals else ""
+        return (f"{name} 值合计 {_num(st['sum'])} {unit}{each}。" if zh
+                else f" Their {name} values add up to {_num(st['sum'])} {unit}{each}.")
+    if vals:
+        return f"{name} 值：{'、'.join(vals)}。" if zh else f" Their {name} values: {', '.join(vals)}."
+    return ""
+
+
 def plain_answer(result: Mapping[str, Any], question: str, end: str | None, said: str = "") -> str:
     """The result said plainly, in the question's language: every figure as the store gave it. `said`: an
     answer it is cited after; a count's line that answer already quotes is not quoted again."""
@@ -369,13 +384,14 @@ def plain_answer(result: Mapping[str, Any], question: str, end: str | None, said
         # a kind of one line among them (detail._kinds_counted): the odd one out, quoted as the prompt did
         odd = [x for x in result.get("kind_lines") or [] if isinstance(x, dict) and str(x.get("text", "")) not in said
                and x.get("id") not in {y.get("id") for y in few}][:ODD_QUOTED]
+        figs = _param_plain(result.get("param_stats") or {}, zh)
         if zh:
-            return f"共有 {n} 行日志符合查询（查询：{call}）。" + "".join(
+            return f"共有 {n} 行日志符合查询（查询：{call}）。" + figs + "".join(
                 f"其中最多的{label[1]}是“{v}”（{c} 行）。" for label, v, c in most) + "".join(
                 f"{'这一行' if n == 1 else '最新的一行'}：{where(x)}" for x in few) + "".join(
                 f"\n只有一行的一类：{where(x)}" for x in odd)
         head = "1 line matches" if n == 1 else f"{n} lines match"
-        return f"{head} (query: {call})." + "".join(f' Most of them: {label[0]} "{v}" ({c}).'
+        return f"{head} (query: {call})." + figs + "".join(f' Most of them: {label[0]} "{v}" ({c}).'
                                                      for label, v, c in most) + "".join(
             f" {'It' if n == 1 else 'The newest'}: {where(x)}" for x in few) + "".join(
             f"\nA kind of one line among them: {where(x)}" for x in odd)
