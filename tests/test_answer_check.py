@@ -476,6 +476,9 @@ def test_the_asked_extreme_is_said_with_the_unit_its_line_writes():
     plain = {**line, "text": "Reading broadcast variable 39 took 716 for the read"}
     took = {**result, "max": 716, "min": 716, "avg": 716, "sum": 716, "max_line": plain, "min_line": plain}
     assert render_result(took).startswith("Asked for: max (the largest, highest) = 716.")
+    one = {**result, "call": {"op": "stats", "of": "free", "want": "sum"}, "sum": 317.6, "max": 317.6, "min": 317.6}
+    one["max_line"] = one["min_line"] = {**line, "text": line["text"].replace("size 5.2", "size 317.6")}
+    assert render_result(one).startswith("Asked for: sum (the total, in all) = 317.6 KB.")   # one number: as written
 
 
 def test_an_answer_that_repeats_the_question_s_words_reads_no_line():

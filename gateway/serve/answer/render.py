@@ -182,6 +182,8 @@ def asked_stat(r: Mapping[str, Any]) -> tuple[str, str] | None:
     want = str((r.get("call") or {}).get("want") or "")
     if want not in WANTS or r.get(want) is None:
         return None
+    if r.get("n") == 1:            # one number: as its line writes it ("393.0 KB", not a sum of 393)
+        return want, _with_unit(r, "max")
     return want, (shown_avg(r) if want == "avg" else _with_unit(r, want) if want in ("max", "min") else _num(r["sum"]))
 
 
