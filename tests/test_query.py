@@ -364,7 +364,8 @@ def test_a_text_word_is_not_matched_inside_a_loggers_package_path(tmp_path):
     pkg = "org.example.app.job.impl"
     rows = [_line(0, f"INFO {pkg}.TaskImpl: task_7 Transitioned to SUCCEEDED", comp=f"{pkg}.TaskImpl"),
             _line(1, "INFO org.example.app.rm.Allocator: job job_1 finished", comp="org.example.app.rm.Allocator"),
-            _line(2, f"INFO {pkg}.JobImpl: all maps done for this job.", comp=f"{pkg}.JobImpl")]
+            _line(2, f"INFO {pkg}.JobImpl: all maps done for this job.", comp=f"{pkg}.JobImpl"),
+            _line(3, "INFO org.example.broadcast.Torrent: Block broadcast_29 stored", comp="org.example.broadcast.Torrent")]
     s = Store(tmp_path / "p.db")
     s.append([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
     q = QuerySurface(s.path)
@@ -372,6 +373,8 @@ def test_a_text_word_is_not_matched_inside_a_loggers_package_path(tmp_path):
     assert "text_relaxed_to" in q.run({"op": "count", "text": "job SUCCEEDED"})   # no line holds both
     assert q.run({"op": "count", "text": "TaskImpl"})["count"] == 1     # the class: the name's last part
     assert q.run({"op": "count", "text": "app"})["count"] == 0
+    r = q.run({"op": "count", "text": "broadcast stored"})                    # the first part of an id: a word
+    assert r["count"] == 1 and "text_relaxed_to" not in r
     s.close()
 
 

@@ -22,9 +22,12 @@ def package_parts(components: list[str]) -> set[str]:
 
 
 def outside_dotted(word: str) -> str:
-    """A regex for `word` as a token of its own: not a part of a dotted name ("123" in "123.235.32.19",
-    "job" in "app.job.impl"); a sentence's full stop after it is no dotted name."""
-    return r"(?i)(?<![\w.])" + re.escape(word) + r"(?![\w]|\.\w)"
+    """A regex for `word` not as a part of a dotted name: a number not in "123.235.32.19" nor in an id
+    ("blk_123"); a word not in "app.job.impl", though in an id joined by "_" as the index matches it
+    ("broadcast" of broadcast_29). A sentence's full stop after it is no dotted name."""
+    if DOTTED_NUMBER.fullmatch(word):
+        return r"(?<![\w.])" + re.escape(word) + r"(?![\w]|\.\w)"
+    return r"(?i)(?<![A-Za-z0-9.])" + re.escape(word) + r"(?![A-Za-z0-9]|\.\w)"
 
 
 def _line_end_regex(pattern: str) -> str:
