@@ -402,8 +402,9 @@ def test_an_answer_stating_a_relaxed_text_s_count_is_noted_with_what_the_lines_h
 
 def test_a_lookup_answer_that_reads_no_line_gets_its_line_cited():
     """A lookup (no figure asked) answered by a paraphrase of its line ("logged in" for "Invalid user")
-    gets the line cited after it; an answer that writes a span of the line is kept as it is; a count is
-    not a lookup (its figure is checked instead)."""
+    gets the line cited after it; an answer that writes a span of the line is kept as it is. A count of a
+    few lines that the question's rare tokens point at is a lookup too ("What is the status of the user
+    cheng?" counted cheng's 3 lines): one of them is cited after it; a count of more is not."""
     from gateway.serve.answer.evidence import Evidence
     named = {"id": 9, "time": 1796885748.0, "time_text": "Dec 10 09:17:26",
              "text": "Dec 10 09:17:26 LabSZ sshd[24496]: Invalid user postgres from 187.141.143.180"}
@@ -420,8 +421,11 @@ def test_a_lookup_answer_that_reads_no_line_gets_its_line_cited():
                render_result(result, end), end, ev)
     assert zh.action == "cited" and "回答依据的日志行" in zh.text
     counted = {"call": {"op": "count", "text": "postgres"}, "count": 1, "lines": [named]}
-    assert "Invalid user" not in check("1 line mentions postgres.", "How many lines mention postgres?", counted,
-                                       render_result(counted, None), None, ev).text
+    c = check("There is 1 line where user = postgres.", q, counted, render_result(counted, None), None, ev)
+    assert c.action == "cited" and c.text.endswith("One of the lines counted:\n- " + named["text"])
+    more = {**counted, "count": 4}
+    assert "Invalid user" not in check("4 lines mention postgres.", "How many lines mention postgres?", more,
+                                       render_result(more, None), None, ev).text
     many = {**result, "count": 40, "lines": [named] * 10}
     assert check("He logged in.", "What did postgres do?", many, render_result(many, None), None).action == "kept"
 

@@ -30,7 +30,8 @@ from typing import Any, Callable, Mapping
 
 from gateway.serve.answer import evidence
 from gateway.serve.answer.question import WHEN, han_number
-from gateway.serve.answer.render import _LABEL, _PLAIN_NUMBER, _num, _shown_time, asked_stat, plain_answer, shown_avg
+from gateway.serve.answer.render import (FEW_QUOTED, _LABEL, _PLAIN_NUMBER, _num, _shown_time, asked_stat, plain_answer,
+                                         shown_avg)
 from gateway.serve.prompts import is_chinese
 
 FIGURE = re.compile(r"\d+(?:[:.\-/]\d+)*")
@@ -284,9 +285,12 @@ def check(answer: str, question: str, result: Mapping[str, Any], rendered: str, 
         return Checked(answer.rstrip() + "\n" + _every_line(result, question), "noted")
     if result.get("text_relaxed_to") and str(result.get("count")) in said:
         return Checked(answer.rstrip() + "\n" + _relaxed(result, question), "noted")
-    read = None if asked else _unread_line(answer, question, result, end, ev)
+    # a count of a few lines that the question's rare tokens point at is a lookup too ("What is the status
+    # of the user cheng?" counted cheng's 3 lines): the answer that reads none of them gets one cited
+    few = op == "count" and 0 < int(result.get("count") or 0) <= FEW_QUOTED and ev is not None and bool(ev.lines)
+    read = None if asked and not few else _unread_line(answer, question, result, end, ev)
     if read is not None:
-        return Checked(answer.rstrip() + "\n" + _quote_line(read, question), "cited")
+        return Checked(answer.rstrip() + "\n" + _quote_line(read, question, counted=few), "cited")
     return Checked(answer)
 
 
@@ -323,8 +327,11 @@ def _unread_line(answer: str, question: str, result: Mapping[str, Any], end: str
     return max(shown, key=lambda x: len(said & {w.lower() for w in evidence.tokens(str(x.get("text", "")))}))
 
 
-def _quote_line(line: Mapping[str, Any], question: str) -> str:
-    head = "回答依据的日志行：" if is_chinese(question) else "The line this answer reads:"
+def _quote_line(line: Mapping[str, Any], question: str, counted: bool = False) -> str:
+    if counted:
+        head = "计数的行之一：" if is_chinese(question) else "One of the lines counted:"
+    else:
+        head = "回答依据的日志行：" if is_chinese(question) else "The line this answer reads:"
     return f"{head}\n- {line['text']}"
 
 
