@@ -273,6 +273,13 @@ def test_fault_is_a_level_only_as_the_log_writes_it():
     assert ground("How many errors?", [], [], stored, []).levels == ["fault"]      # an error-class level
 
 
+def test_failure_is_a_level_only_as_the_log_writes_it():
+    stored = ["info", "alert", "FAILURE"]
+    assert ground("how many ssh auth failures came from 218.188.2.4?", [], [], stored, []).levels == []
+    assert ground("How many FAILURE lines are there?", [], [], stored, []).levels == ["FAILURE"]
+    assert ground("How many errors?", [], [], stored, []).levels == ["alert", "FAILURE"]
+
+
 def test_most_recently_asks_the_last():
     assert which_end('At what time was "below threshold, temp" most recently logged?') == "last"
 

@@ -46,7 +46,8 @@ _FIELD_WORDS = {"component", "components", "program", "process", "service", "mod
                 "machine", "node", "server", "station", "device", "ip", "address", "level", "severity", "kind",
                 "type", "message", "time", "line", "one", "value", "day", "hour", "minute"}
 _RANK = {"emergency": 0, "alert": 1, "critical": 2, "error": 3, "warning": 4, "notice": 5, "info": 6, "debug": 7}
-_WRITTEN_ONLY = {"fault"}   # a level only as the log writes it ("FAULT"); "a Type A fault" is the message's
+_WRITTEN_ONLY = {"fault", "failure"}   # a level only as the log writes it ("FAULT", BGL's "FAILURE"): "a Type
+                                        # A fault", "ssh auth failures" are the message's (PAM's lines)
 _WORSE_TOO = {"error", "critical"}          # "errors": error and every worse level
 _LEVEL_WORD = re.compile(r"[A-Za-z][\w.'/]*[A-Za-z0-9]|[A-Za-z]")   # _WORD's, a hyphen between: "ERROR-level"
 _LEVEL_AFTER = re.compile(r"\s*(?:-?\s*level|级别|等级)", re.I)
