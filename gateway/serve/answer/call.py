@@ -58,7 +58,8 @@ TOOL_HELP = (
     "level, template (kind of message), ip, value (a name or id in the lines) or a word of the lines (the "
     "value written after it), k = how many; stats = "
     "min/max/avg/sum of a number (of = the word before the number, or the <N> of a quoted pattern; want = the "
-    "one the question asks for); first_last = "
+    "one the question asks for: sum when it asks how much, how many or how long of a number, unless it asks "
+    "for the largest, smallest or average); first_last = "
     "when something first and last appeared; buckets = lines over time; lines = show matching lines.\n"
     "text = what the lines say: a quoted phrase exactly as quoted, else one to four English words of the "
     "log; leave out every filter the question does not ask for.\n"
@@ -77,10 +78,10 @@ TOOL_HELP = (
     '{"op": "lines", "template": 703, "text": "bob"}\n'
     'How many times did 10.0.0.7 time out? {"op": "count", "text": "10.0.0.7 timeout"}\n'
     'What is the lowest port of failed logins from 10.0.0.7? {"op": "stats", "text": "failed 10.0.0.7", "of": "port", "want": "min"}\n'
-    'How many bytes did node-3 send? {"op": "stats", "text": "node-3 sent", "of": "bytes", "want": "sum"}\n'
     'Average cycle time of press P2? {"op": "stats", "text": "P2 cycle", "of": "cycle", "want": "avg"}\n'
     'Why did the press stop so often? {"op": "top_k", "by": "template", "text": "stop"}\n'
     'How many tasks ran in stage 4.0? (T701: Running task <task> in stage <stage>) {"op": "count", "template": 701, "text": "4.0"}\n'
+    'How many bytes were sent in stage 2.0? (T702: Sent <size> bytes in stage <stage>) {"op": "stats", "template": 702, "text": "2.0", "of": "size", "want": "sum"}\n'
     'Largest size sent by stage 2.0? (T702: Sent <size> bytes in stage <stage>) {"op": "stats", "template": 702, "text": "2.0", "of": "size", "want": "max"}\n'
     '最近十分钟有哪些告警？ {"op": "lines", "level": "warning", "last_minutes": 10}\n'
     '泵跳闸了多少次？ {"op": "count", "text": "pump trip"}\n'
