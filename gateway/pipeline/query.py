@@ -19,7 +19,7 @@ result. Operations:
   lines       the newest matching lines (at most "limit", <= MAX_LINES) -> {"lines": [...]}
 
 Filters (all optional, ANDed; built in query_filters.py): "text" (words that must occur: FTS5 for ASCII
-text, a number, a word of a logger's package path and an id joined by "_" as tokens of their own; a substring match
+text, a number and an id joined by "_" as tokens of their own; a substring match
 (LIKE) when the text holds non-ASCII characters such as Chinese, which the default FTS5 tokenizer does
 not split; a pattern when it holds placeholders such as <*>, <N> or <X>: its literal pieces, in order,
 with anything between), "host" (the line's header host, else the transport's), "component", "level" (the header's

@@ -13,14 +13,12 @@ import time
 from typing import Any
 
 from gateway.ingest.header import match_ts, parse_ts
-from gateway.pipeline.query_text import (DOTTED_NUMBER, PLACEHOLDER, _like, _line_end_regex, outside_dotted,
-                                         package_parts)
+from gateway.pipeline.query_text import DOTTED_NUMBER, PLACEHOLDER, _like, _line_end_regex, outside_dotted
 from gateway.pipeline.store_counts import TIME
 from gateway.pipeline.store_read import LINE_HOST, fts_query
 
 MAX_TEXT_CHARS = 200
 JOINED_ID = re.compile(r"[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+")    # an id of parts joined by "_" (with a digit)
-MAX_COMPONENTS = 500          # the most frequent components whose dotted names a text word is kept out of
 _LEVEL = ("coalesce(l.level, CASE l.severity WHEN 0 THEN 'emergency' WHEN 1 THEN 'alert' WHEN 2 THEN 'critical'"
           " WHEN 3 THEN 'error' WHEN 4 THEN 'warning' WHEN 5 THEN 'notice' WHEN 6 THEN 'info' ELSE 'debug' END)")
 _HOST = LINE_HOST   # the line's host: one meaning for /api/logs and this surface (store_read.py)
@@ -46,9 +44,8 @@ class CallFilters:
             if literal.isascii() and (q := fts_query(literal)) is not None:
                 where.append("l.id IN (SELECT rowid FROM logs_fts WHERE logs_fts MATCH ?)")
                 args.append(q)
-                inside = package_parts(self.counts().top("component", MAX_COMPONENTS))
                 for word in literal.split():      # the index splits at dots: "123" is not in "123.235.32.19"
-                    if DOTTED_NUMBER.fullmatch(word) or word.lower() in inside:
+                    if DOTTED_NUMBER.fullmatch(word):
                         where.append("l.text REGEXP ?")
                         args.append(outside_dotted(word))
                 ids = [w for w in literal.split() if JOINED_ID.fullmatch(w) and re.search(r"\d", w)] \

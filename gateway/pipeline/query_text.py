@@ -14,20 +14,10 @@ NUMBER = r"(?<![\d.])([-+]?\d+(?:\.\d+)?)(?![\d]|\.\d)"      # not a piece of an
 DOTTED_NUMBER = re.compile(r"\d+(?:\.\d+)*")   # a number, a version or an address: one token of a text filter
 
 
-def package_parts(components: list[str]) -> set[str]:
-    """The lower-case parts of dotted component names before their last one ("job", "app" of
-    org.apache.hadoop.mapreduce.v2.app.job.impl.TaskImpl): a logger's package path, not what its line
-    says. The full-text index splits at dots, so a text word "job" matched every line that logger wrote."""
-    return {p for c in components if "." in c for p in c.split(".")[:-1] if p and p == p.lower()}
-
-
 def outside_dotted(word: str) -> str:
-    """A regex for `word` not as a part of a dotted name: a number not in "123.235.32.19" nor in an id
-    ("blk_123"); a word not in "app.job.impl", though in an id joined by "_" as the index matches it
-    ("broadcast" of broadcast_29). A sentence's full stop after it is no dotted name."""
-    if DOTTED_NUMBER.fullmatch(word):
-        return r"(?<![\w.])" + re.escape(word) + r"(?![\w]|\.\w)"
-    return r"(?i)(?<![A-Za-z0-9.])" + re.escape(word) + r"(?![A-Za-z0-9]|\.\w)"
+    """A regex for a number as a token of its own: not in "123.235.32.19" nor in an id ("blk_123"); a
+    sentence's full stop after it is no dotted name."""
+    return r"(?<![\w.])" + re.escape(word) + r"(?![\w]|\.\w)"
 
 
 def _line_end_regex(pattern: str) -> str:
