@@ -536,12 +536,16 @@ def test_a_count_in_han_numerals_gets_the_figure_in_digits():
 
 def test_a_plain_count_says_its_figures_over_the_asked_parameter():
     """The fallback for "how many bytes did task 22.0 send" was "4 lines match": it now says what the
-    lines' sizes add up to, and an id's values (stages) as they are."""
+    lines' sizes add up to, names as they are, and numbers without a unit with their sum (the prompt's
+    figures: "把 memory 后面的值都加起来" fell back to the values alone)."""
     sized = {"call": {"op": "count", "where": {"task": "22.0"}}, "count": 2,
              "param_stats": {"of_param": "size", "n": 2, "sum": 4833.0, "values": ["2128", "2705"], "unit": "bytes"}}
     assert "Their size values add up to 4833 bytes (2128, 2705 bytes)." in plain_answer(sized, "How many bytes?", None)
     assert "size 值合计 4833 bytes（2128、2705 bytes）。" in plain_answer(sized, "发送了多少字节？", None)
     many = {**sized, "count": 30, "param_stats": {"of_param": "size", "n": 30, "sum": 83480.0, "unit": "bytes"}}
     assert "add up to 83480 bytes." in plain_answer(many, "How many bytes?", None)
-    staged = {**sized, "param_stats": {"of_param": "stage", "n": 2, "sum": 9.0, "values": ["2.0", "7.0"]}}
-    assert "Their stage values: 2.0, 7.0." in plain_answer(staged, "Which stages?", None)
+    named = {**sized, "param_stats": {"of_param": "user", "n": 2, "values": ["root", "admin"]}}
+    assert "Their user values: root, admin." in plain_answer(named, "Which users?", None)
+    memory = {**sized, "count": 12, "param_stats": {"of_param": "memory", "n": 12, "sum": 23552.0,
+                                                    "values": ["10240", "7168", "4096", "1024", "0"]}}
+    assert "memory 值：10240、7168、4096、1024、0（12 行合计 23552）。" in plain_answer(memory, "memory 的值加起来一共多少？", None)

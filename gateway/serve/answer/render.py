@@ -14,7 +14,7 @@ from typing import Any, Mapping, Sequence
 
 from gateway.ingest.header import match_ts, scan
 from gateway.ingest.structured import pairs_of
-from gateway.pipeline.fields import UNITS
+from gateway.pipeline.fields import UNITS, number_of
 from gateway.serve.answer.call import WANTS
 from gateway.serve.prompts import is_chinese
 
@@ -346,6 +346,11 @@ def _param_plain(st: Mapping[str, Any], zh: bool) -> str:
         each = (("（" + "、".join(vals) + f" {unit}）") if zh else f" ({', '.join(vals)} {unit})") if vals else ""
         return (f"{name} 值合计 {_num(st['sum'])} {unit}{each}。" if zh
                 else f" Their {name} values add up to {_num(st['sum'])} {unit}{each}.")
+    total = st.get("sum") if isinstance(st.get("sum"), (int, float)) and (st.get("n") or 0) > 1 and all(
+        number_of(v) is not None for v in vals) else None        # numbers without a unit: their sum too (the
+    if vals and total is not None:                               # prompt says it; "加起来一共多少" asks it)
+        return (f"{name} 值：{'、'.join(vals)}（{st['n']} 行合计 {_num(total)}）。" if zh
+                else f" Their {name} values: {', '.join(vals)} (over the {st['n']} lines they sum to {_num(total)}).")
     if vals:
         return f"{name} 值：{'、'.join(vals)}。" if zh else f" Their {name} values: {', '.join(vals)}."
     return ""
