@@ -253,6 +253,37 @@ def test_top_k_by_ip_and_value(tmp_path):
         s.close()
 
 
+def test_top_k_by_day_and_hour_counts_lines_by_their_calendar_day_and_hour(tmp_path):
+    """A line's own time named as the calendar does (UTC, as stored): T0 is 2023-11-14 22:13:20, so lines
+    every 20 minutes from it fall into three hours over two days; buckets would start at 22:13."""
+    s = Store(tmp_path / "cal.db")
+    rows = [_line(20 * i, f"valve {i} stuck", level="error" if i % 2 else "info", template=1, tmpl="valve <*> stuck",
+                  params=(str(i),)) for i in range(8)]        # 22:13 22:33 22:53 | 23:13 23:33 23:53 | 00:13 00:33
+    s.append([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
+    q = QuerySurface(s.path)
+    try:
+        r = q.run({"op": "top_k", "by": "day"})
+        assert r["top"] == [{"value": "2023-11-14", "count": 6}, {"value": "2023-11-15", "count": 2}]
+        assert r["count"] == 8
+        r = q.run({"op": "top_k", "by": "hour", "k": 2})
+        assert r["top"] == [{"value": "2023-11-14 22:00-23:00", "count": 3},
+                            {"value": "2023-11-14 23:00-00:00", "count": 3}]
+        r = q.run({"op": "top_k", "by": "day", "level": "error", "text": "stuck"})
+        assert r["top"] == [{"value": "2023-11-14", "count": 3}, {"value": "2023-11-15", "count": 1}]
+    finally:
+        q.close()
+        s.close()
+
+
+def test_top_k_by_value_counts_numbers_when_the_lines_hold_no_other_value(q):
+    """by=value counts names and ids first; lines whose parameters are all numbers ("which zone number
+    comes up most") count their numbers rather than answer nothing."""
+    assert q.run({"op": "top_k", "by": "value", "text": "E-STOP"})["top"] == [{"value": "operator", "count": 1}]
+    r = q.run({"op": "top_k", "by": "value", "text": "temp", "k": 2})
+    assert r["top"] == [{"value": "2", "count": 2}, {"value": "1", "count": 1}] and r["count"] == 3
+    assert q.run({"op": "top_k", "by": "value", "text": "nosuchword"})["top"] == []
+
+
 def test_times_as_text(q):
     import calendar
     import time as _t

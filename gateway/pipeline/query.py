@@ -6,9 +6,10 @@ result. Operations:
   count       how many lines match                                -> {"count"}
   top_k       the most frequent values of a field among them      -> {"top": [{"value", "count"}], "distinct"}
               by: host | component | level | template | ip (IPv4 addresses in the lines) | value (the
-              non-numeric template parameters) | param (with "param": position, 0-based) | the
-              name of a template parameter (fields.param_names): its values; any other word: the value
-              written after it in the lines ("operator" -> "O-117"); "k" values
+              non-numeric template parameters; the numeric ones when there are none) | param (with "param": position, 0-based) | the
+              name of a template parameter (fields.param_names): its values; day | hour (the line's own
+              date, "2026-12-01", or hour, "2026-12-01 08:00-09:00", in UTC as the store keeps times);
+              any other word: the value written after it in the lines ("operator" -> "O-117"); "k" values
   stats       min / max / avg / sum of a number in the lines      -> {"n", "min", "max", "avg", "sum", "min_line", "max_line"}
               the number is: the "<N>" of a text pattern; else the first number after the word "of"
               ("temperature" in "temperature: 81.5 C"), or right before it ("2.12 Nm"); without "of", the
@@ -56,7 +57,7 @@ from gateway.pipeline.query_counts import counted_call, from_counts
 from gateway.pipeline.store_counts import StoreCounts
 
 OPS = ("count", "top_k", "stats", "first_last", "buckets", "lines")
-BY_FIELDS = ("host", "component", "level", "template", "ip", "value", "param")
+BY_FIELDS = ("host", "component", "level", "template", "ip", "value", "param", "day", "hour")
 ROW_CAP = 10_000              # rows read back from one statement
 TIME_CAP_S = 2.0              # one call's wall time
 COUNTS_FRESH_S = 1.0          # the running counts (store_counts.py) are brought up to date at most this often
@@ -252,9 +253,15 @@ class QuerySurface(CallFilters):
             return {"by": by, "count": len(rows), "lines_with_ip": sum(1 for r in rows if IPV4.search(r[3])),
                     "top": [{"value": v, "lines": n} for v, n in top], "truncated": truncated}
         if by == "value":
-            sql = (f"SELECT p.text, count(*) FROM logs l JOIN params p ON p.line_id = l.id AND p.num IS NULL"
-                   f"{where} GROUP BY p.text ORDER BY count(*) DESC, p.text LIMIT ?")
-        elif by == "param":
+            # names and ids; the numbers when the lines hold nothing else ("which state code is most common")
+            for cond in (" AND p.num IS NULL", ""):
+                rows, _ = self.execute(f"SELECT p.text, count(*) FROM logs l JOIN params p ON p.line_id = l.id{cond}"
+                                       f"{where} GROUP BY p.text ORDER BY count(*) DESC, p.text LIMIT ?", [*args, k])
+                if rows:
+                    break
+            return {"by": by, "count": self._count(call, where, args)["count"],
+                    "top": [{"value": v, "count": n} for v, n in rows]}
+        if by == "param":
             pos = _int(call, "param", 0)
             sql = (f"SELECT p.text, count(*) FROM logs l JOIN params p ON p.line_id = l.id AND p.pos = {pos}"
                    f"{where} GROUP BY p.text ORDER BY count(*) DESC, p.text LIMIT ?")
@@ -264,7 +271,7 @@ class QuerySurface(CallFilters):
                        f"FROM logs l LEFT JOIN templates t ON t.id = l.template_id{where} GROUP BY l.template_id "
                        "ORDER BY count(*) DESC LIMIT ?")
             else:
-                expr = {"host": _HOST, "component": "l.component", "level": _LEVEL}[by]
+                expr = {"host": _HOST, "component": "l.component", "level": _LEVEL, **_CALENDAR}[by]
                 sql = (f"SELECT {expr} AS v, count(*), sum(count(*)) OVER () FROM logs l{where} GROUP BY v "
                        "ORDER BY count(*) DESC, v LIMIT ?")
             rows, _ = self.execute(sql, [*args, k])
@@ -411,3 +418,7 @@ def _nice_bucket(seconds: float) -> float:
 
 
 _FIELD_EXPRS = {"host": _HOST, "component": "l.component", "level": _LEVEL}
+# A line's day and hour as the calendar names them ("which day had the most errors": buckets start at the
+# first line's time, not at midnight); the fleet node's sql.GROUPS writes the same texts.
+_CALENDAR = {"day": f"strftime('%Y-%m-%d', {_TIME}, 'unixepoch')",
+             "hour": f"strftime('%Y-%m-%d %H:00-', {_TIME}, 'unixepoch') || strftime('%H:00', {_TIME} + 3600, 'unixepoch')"}

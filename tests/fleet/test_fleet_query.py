@@ -49,6 +49,9 @@ CALLS = [
     {"op": "top_k", "by": "operator"},
     {"op": "top_k", "by": "ip", "k": 3},
     {"op": "top_k", "by": "speed", "text": "conveyor"},
+    {"op": "top_k", "by": "value", "component": "capper", "k": 3},      # numbers only: the numbers
+    {"op": "top_k", "by": "day"},
+    {"op": "top_k", "by": "hour", "level": "error"},
     {"op": "stats", "of": "temperature"},
     {"op": "stats", "of": "torque", "text": "capper"},
     {"op": "stats", "text": "heater temperature"},

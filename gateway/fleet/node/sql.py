@@ -30,7 +30,12 @@ LEVELS = ('emergency', 'alert', 'critical', 'error', 'warning', 'notice', 'info'
 LEVEL = f"ifNull(level, arrayElement([{', '.join(repr(v) for v in LEVELS)}], toUInt64(severity) + 1))"
 HOST = "ifNull(line_host, host)"
 TEMPLATE = "if(template = '', concat('template ', toString(ifNull(template_id, 0))), template)"
-GROUPS = {"box": "box", "host": HOST, "component": "ifNull(component, '')", "level": LEVEL, "template": TEMPLATE}
+_CLOCK = "toString(toDateTime(toUInt32(time), 'UTC'))"      # "2026-12-01 08:05:09": the line's own time, UTC
+_NEXT_HOUR = "toString(toDateTime(toUInt32(time) + 3600, 'UTC'))"
+GROUPS = {"box": "box", "host": HOST, "component": "ifNull(component, '')", "level": LEVEL, "template": TEMPLATE,
+          # query.py's day and hour texts: "2026-12-01", "2026-12-01 08:00-09:00"
+          "day": f"substring({_CLOCK}, 1, 10)",
+          "hour": f"concat(substring({_CLOCK}, 1, 13), ':00-', substring({_NEXT_HOUR}, 12, 2), ':00')"}
 LINE_COLUMNS = f"box, id, time, {HOST} AS host_, component, {LEVEL} AS level_, time_text, text"
 _WORD_CHARS = "A-Za-z0-9_"
 
@@ -242,12 +247,12 @@ def top_group(t: str, w: Where, by: str, k: int, ranges: Ranges = None) -> PerSh
 
 
 def top_params(t: str, w: Where, k: int, *, name: str | None = None, pos: int | None = None,
-               ranges: Ranges = None) -> PerShard:
+               ranges: Ranges = None, numbers: bool = False) -> PerShard:
     """The most frequent parameter texts: of the parameter called `name`, at position `pos`, or else the
-    non-numeric ones (query.py's by=value: each parameter of a line counts)."""
+    non-numeric ones (query.py's by=value: each parameter of a line counts), with `numbers` every one."""
     if pos is not None:
         return _top(t, f"param_text[{int(pos) + 1}]", w.sql(f"length(param_text) > {int(pos)}"), k, ranges)
-    cond = f"pn = {lit(name)}" if name is not None else "isNull(pv)"
+    cond = f"pn = {lit(name)}" if name is not None else "1 = 1" if numbers else "isNull(pv)"
     return _top(t, "pt", " ARRAY JOIN param_text AS pt, param_num AS pv, param_name AS pn,"
                 f" arrayEnumerate(param_text) AS pp{w.sql(cond)}", k, ranges, unit="id, pp")
 

@@ -185,8 +185,9 @@ class FleetSurface:
         k = min(max(_int(call, "k", 5), 1), TOP_K_MAX)
         if by in sql.GROUPS:
             rows = self.counted(lambda rg: sql.top_group(self.table, w, by, k, rg))
-        elif by == "value":
-            rows = self.counted(lambda rg: sql.top_params(self.table, w, k, ranges=rg))
+        elif by == "value":        # query.py's: the numbers when the lines hold no other value
+            rows = (self.counted(lambda rg: sql.top_params(self.table, w, k, ranges=rg))
+                    or self.counted(lambda rg: sql.top_params(self.table, w, k, ranges=rg, numbers=True)))
         elif by == "param":
             pos = _int(call, "param", 0)
             rows = self.counted(lambda rg: sql.top_params(self.table, w, k, pos=pos, ranges=rg))

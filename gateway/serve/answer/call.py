@@ -4,7 +4,8 @@ The model writes the call as one line of JSON after a forced prefix `{"op": "`, 
 grammar (gateway.llm.constrained): the op, then its arguments in a fixed order, each optional:
 
   {"op": "count"|"top_k"|"stats"|"first_last"|"buckets"|"lines"
-   [, "by": "host"|"component"|"level"|"template"|"ip"|"value"|<a listed kind's parameter>] [, "k": 1..20]
+   [, "by": "host"|"component"|"level"|"template"|"ip"|"value"|"day"|"hour"|<a listed kind's parameter>]
+   [, "k": 1..20]
    [, "template": <the number of a kind of line listed with the question>]
    [, "text": "<one to four log words of the store> | <a phrase quoted in the question>"]
    [, "of": "<a log word: the number after it> | <a listed kind's parameter>"]      (stats only)
@@ -55,8 +56,8 @@ TYPICAL_QUERY_TOKENS = 200    # what admission prices it at: the reserved 400 al
 TOOL_HELP = (
     "To answer questions about the log, you first write one query on the stored log as JSON:\n"
     "op: count = how many lines; top_k = the most frequent values, by host (machine, station), component, "
-    "level, template (kind of message), ip, value (a name or id in the lines) or a word of the lines (the "
-    "value written after it), k = how many; stats = "
+    "level, template (kind of message), ip, value (a name or id in the lines), day or hour (when the lines "
+    "were written) or a word of the lines (the value written after it), k = how many; stats = "
     "min/max/avg/sum of a number (of = the word before the number, or the <N> of a quoted pattern; want = the "
     "one the question asks for: sum when it asks how much, how many or how long of a number, unless it asks "
     "for the largest, smallest or average); first_last = "
@@ -70,6 +71,7 @@ TOOL_HELP = (
     'Which station logged the most errors? {"op": "top_k", "by": "host", "level": "error"}\n'
     'What kind of message is most common? {"op": "top_k", "by": "template"}\n'
     'Which 3 IP addresses appear most? {"op": "top_k", "by": "ip", "k": 3}\n'
+    'On which day were the most errors logged? {"op": "top_k", "by": "day", "level": "error"}\n'
     'What was the highest oil pressure? {"op": "stats", "text": "oil pressure", "of": "pressure", "want": "max"}\n'
     'When did "disk full" last appear? {"op": "first_last", "text": "disk full"}\n'
     'Which user failed to log in most often? {"op": "top_k", "by": "user", "text": "failed"}\n'
@@ -146,7 +148,7 @@ def call_grammar(hosts: Sequence[str] = (), components: Sequence[str] = (), leve
         head: list = [op, '"']
         if op == "top_k":
             after = [w for w in by_words if JSON_SAFE.match(w)]     # "which operator": by that word only
-            fields = [f for f in ("host", "component", "level", "template", "ip", "value")
+            fields = [f for f in ("host", "component", "level", "template", "ip", "value", "day", "hour")
                       if (not by and not after) or f in by]
             fields += [w for w in [*after, *params] if w not in fields and JSON_SAFE.match(w)]
             if boxes is not None and "box" not in fields:

@@ -25,7 +25,8 @@ ODD_QUOTED = 2                # a plain count quotes this many lines of kinds it
 HEADER_CHARS = 120            # a line's header (time, level, thread, component) ends within this
 LONG_HEADER = 64              # a header longer than this is said short even on a line that fits (below)
 _LABEL = {"box": ("box", "箱"), "template": ("kind of message", "消息"), "ip": ("IP address", "IP 地址"), "value": ("value", "值"),
-          "host": ("host", "主机"), "component": ("component", "组件"), "level": ("level", "级别")}
+          "host": ("host", "主机"), "component": ("component", "组件"), "level": ("level", "级别"),
+          "day": ("day", "日期"), "hour": ("hour", "小时")}
 
 
 def _captured_first(r: Mapping[str, Any], end: str | None) -> str:
