@@ -283,3 +283,12 @@ def test_a_quoted_phrase_picks_the_kinds_listed(smol_tokenizer, tmp_path):
     plan = tool.plan([{"role": "user", "content": "所有“Payment request”记录的耗时（毫秒）合计是多少？"}])
     assert [k.id for k in plan.kinds] == [1] and "Payment request <request> timed out" in plan.turns[-1]["content"]
     store.close()
+
+
+def test_top_k_may_count_by_day_or_hour():
+    """The calendar groups are offered with the fields; a grammar limited to the question's fields is not."""
+    g = Grammar(call_grammar(["h"], [], ["error"], ["valve"], [], []))
+    for by in ("day", "hour"):
+        text = f'top_k", "by": "{by}", "level": "error"}}'
+        assert g.matches(text) and parse_call(text)["by"] == by
+    assert not Grammar(call_grammar(["h"], [], [], ["valve"], [], [], by=["host"])).matches('top_k", "by": "day"}')
