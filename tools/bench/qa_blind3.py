@@ -114,11 +114,13 @@ def apache() -> list[dict]:
         m = APACHE_RE.match(ln)
         assert m, ln
         recs.append((m.group(1), m.group(2), m.group(3), m.group(4), ln))
+    return _apache_asks(raw, recs) + _apache_figures(raw, recs)
+
+
+def _apache_asks(raw: list[str], recs: list[tuple]) -> list[dict]:
+    """Apache's lookup, negative and count questions (1-12)."""
     A = "Apache"
     out = []
-
-    def ts_check(stamp: str):
-        return anyof(stamp, stamp.split()[3])
 
     # ---- lookup
     m = one(raw, r"^\[Sun Dec 04 14:29:00 2005\] \[error\] \[client ([\d.]+)\] "
@@ -181,6 +183,17 @@ def apache() -> list[dict]:
     nerr = levels["error"]
     out.append(q(A, 12, "count", "zh",
                  "整个日志里 [error] 级别的一共多少行？", num(nerr)))
+    return out
+
+
+def _apache_figures(raw: list[str], recs: list[tuple]) -> list[dict]:
+    """Apache's agg, time, top and multi questions (13-24)."""
+    A = "Apache"
+    out = []
+    levels = Counter(r[2] for r in recs)
+
+    def ts_check(stamp: str):
+        return anyof(stamp, stamp.split()[3])
 
     # ---- agg
     cant = [int(m.group(1)) for m in
@@ -272,14 +285,13 @@ def linux() -> list[dict]:
         mon, day, hms, host, rest = m.groups()
         svc = re.match(r"([^\s\[:]+)", rest).group(1)
         recs.append((mon, int(day), hms, host, rest, svc, ln))
+    return _linux_asks(raw, recs) + _linux_figures(raw, recs)
+
+
+def _linux_asks(raw: list[str], recs: list[tuple]) -> list[dict]:
+    """Linux's lookup, negative and count questions (1-12)."""
     L = "Linux"
     out = []
-
-    def stamp_of(r):
-        return f"{r[0]} {r[1]} {r[2]}"
-
-    def ts_check(r):
-        return anyof(stamp_of(r), f"{r[0]} {r[1]:2d} {r[2]}", r[2])
 
     # ---- lookup
     m = one(raw, r"authentication failure;.*rhost=211\.46\.224\.253\s+user=(\S+)")
@@ -344,6 +356,20 @@ def linux() -> list[dict]:
     n = len(grep(raw, r"authentication failure;.*\buser=guest\b"))
     out.append(q(L, 12, "count", "zh",
                  "user=guest 的认证失败一共多少次？", num(n)))
+    return out
+
+
+def _linux_figures(raw: list[str], recs: list[tuple]) -> list[dict]:
+    """Linux's agg, time, top and multi questions (13-24)."""
+    L = "Linux"
+    out = []
+    tty = one(raw, r"ROOT LOGIN ON (\S+)").group(1)
+
+    def stamp_of(r):
+        return f"{r[0]} {r[1]} {r[2]}"
+
+    def ts_check(r):
+        return anyof(stamp_of(r), f"{r[0]} {r[1]:2d} {r[2]}", r[2])
 
     # ---- agg
     zones = [int(m.group(1)) for m in

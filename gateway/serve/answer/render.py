@@ -360,7 +360,6 @@ def _param_plain(st: Mapping[str, Any], zh: bool) -> str:
 def plain_answer(result: Mapping[str, Any], question: str, end: str | None, said: str = "") -> str:
     """The result said plainly, in the question's language: every figure as the store gave it. `said`: an
     answer it is cited after; a count's line that answer already quotes is not quoted again."""
-    shown_time, num = _shown_time, _num
     zh = is_chinese(question)
     call = json.dumps(result.get("call") or {}, ensure_ascii=False)
     if result.get("error"):
@@ -377,84 +376,107 @@ def plain_answer(result: Mapping[str, Any], question: str, end: str | None, said
         return (f"没有一行同时含有“{asked}”；只含“{got}”的：{rest}" if zh else
                 f'No line holds all of "{asked}"; on "{got}" alone: {rest}')
     op = str((result.get("call") or {}).get("op"))
+    return _PLAIN.get(op, _plain_lines)(result, zh, end, said)
+
+
+def _plain_count(result: Mapping[str, Any], zh: bool, end: str | None, said: str) -> str:
+    """What was counted: the call; where most of its lines are (plan._most); a few lines quoted."""
+    n, call = result.get("count", 0), json.dumps(result.get("call") or {}, ensure_ascii=False)
+    most = [(_LABEL.get(by, (by, by)), t["value"], t.get("count", t.get("lines")))
+            for by, t in (result.get("most") or {}).items()]
+    # a count of a few lines that the result holds quotes the newest: "How was the driver registered?"
+    # is answered by its one line ("Successfully registered with driver"), not by "1 line matches"
+    few = [x for x in result.get("lines") or [] if isinstance(x, dict)][:1] if n <= FEW_QUOTED else []
+    few = [x for x in few if str(x.get("text", "")) not in said]
+    # a kind of one line among them (detail._kinds_counted): the odd one out, quoted as the prompt did
+    odd = [x for x in result.get("kind_lines") or [] if isinstance(x, dict) and str(x.get("text", "")) not in said
+           and x.get("id") not in {y.get("id") for y in few}][:ODD_QUOTED]
+    figs = _param_plain(result.get("param_stats") or {}, zh)
+    if zh:
+        return f"共有 {n} 行日志符合查询（查询：{call}）。" + figs + "".join(
+            f"其中最多的{label[1]}是“{v}”（{c} 行）。" for label, v, c in most) + "".join(
+            f"{'这一行' if n == 1 else '最新的一行'}：{_plain_where(x, zh)}" for x in few) + "".join(
+            f"\n只有一行的一类：{_plain_where(x, zh)}" for x in odd)
+    head = "1 line matches" if n == 1 else f"{n} lines match"
+    return f"{head} (query: {call})." + figs + "".join(f' Most of them: {label[0]} "{v}" ({c}).'
+                                                 for label, v, c in most) + "".join(
+        f" {'It' if n == 1 else 'The newest'}: {_plain_where(x, zh)}" for x in few) + "".join(
+        f"\nA kind of one line among them: {_plain_where(x, zh)}" for x in odd)
+
+
+def _plain_top(result: Mapping[str, Any], zh: bool, end: str | None, said: str) -> str:
     n = result.get("count", 0)
+    label, label_zh = _LABEL.get(str(result.get("by")), (f'value after "{result.get("by")}"',
+                                                         f"“{result.get('by')}”后的值"))
+    top = list(result.get("top") or [])
+    if not top:
+        return f"{n} 行符合，但都没有这样的值。" if zh else f"{n} lines match; none of them has such a value."
+    c0 = top[0].get("count", top[0].get("lines"))
+    rest = [f"{t['value']}（{t.get('count', t.get('lines'))} 行）" if zh else
+            f"{t['value']} ({t.get('count', t.get('lines'))} lines)" for t in top[1:5]]
+    if zh:
+        return (f"最常见的{label_zh}是“{top[0]['value']}”（{c0} 行，共 {n} 行符合）。"
+                + (f"其次：{'；'.join(rest)}。" if rest else ""))
+    return (f'The most frequent {label} is "{top[0]["value"]}" ({c0} of {n} matching lines).'
+            + (f" Next: {'; '.join(rest)}." if rest else ""))
 
-    def where(line: Mapping[str, Any]) -> str:
-        return _plain_where(line, zh)
 
-    if op == "count":          # what was counted: the call; where most of its lines are (plan._most)
-        most = [(_LABEL.get(by, (by, by)), t["value"], t.get("count", t.get("lines")))
-                for by, t in (result.get("most") or {}).items()]
-        # a count of a few lines that the result holds quotes the newest: "How was the driver registered?"
-        # is answered by its one line ("Successfully registered with driver"), not by "1 line matches"
-        few = [x for x in result.get("lines") or [] if isinstance(x, dict)][:1] if n <= FEW_QUOTED else []
-        few = [x for x in few if str(x.get("text", "")) not in said]
-        # a kind of one line among them (detail._kinds_counted): the odd one out, quoted as the prompt did
-        odd = [x for x in result.get("kind_lines") or [] if isinstance(x, dict) and str(x.get("text", "")) not in said
-               and x.get("id") not in {y.get("id") for y in few}][:ODD_QUOTED]
-        figs = _param_plain(result.get("param_stats") or {}, zh)
-        if zh:
-            return f"共有 {n} 行日志符合查询（查询：{call}）。" + figs + "".join(
-                f"其中最多的{label[1]}是“{v}”（{c} 行）。" for label, v, c in most) + "".join(
-                f"{'这一行' if n == 1 else '最新的一行'}：{where(x)}" for x in few) + "".join(
-                f"\n只有一行的一类：{where(x)}" for x in odd)
-        head = "1 line matches" if n == 1 else f"{n} lines match"
-        return f"{head} (query: {call})." + figs + "".join(f' Most of them: {label[0]} "{v}" ({c}).'
-                                                     for label, v, c in most) + "".join(
-            f" {'It' if n == 1 else 'The newest'}: {where(x)}" for x in few) + "".join(
-            f"\nA kind of one line among them: {where(x)}" for x in odd)
-    if op == "top_k":
-        label, label_zh = _LABEL.get(str(result.get("by")), (f'value after "{result.get("by")}"',
-                                                             f"“{result.get('by')}”后的值"))
-        top = list(result.get("top") or [])
-        if not top:
-            return f"{n} 行符合，但都没有这样的值。" if zh else f"{n} lines match; none of them has such a value."
-        c0 = top[0].get("count", top[0].get("lines"))
-        rest = [f"{t['value']}（{t.get('count', t.get('lines'))} 行）" if zh else
-                f"{t['value']} ({t.get('count', t.get('lines'))} lines)" for t in top[1:5]]
-        if zh:
-            return (f"最常见的{label_zh}是“{top[0]['value']}”（{c0} 行，共 {n} 行符合）。"
-                    + (f"其次：{'；'.join(rest)}。" if rest else ""))
-        return (f'The most frequent {label} is "{top[0]["value"]}" ({c0} of {n} matching lines).'
-                + (f" Next: {'; '.join(rest)}." if rest else ""))
-    if op == "stats":
-        if not result.get("n"):
-            return f"{n} 行符合，但都没有这个数值。" if zh else f"{n} lines match, but none of them holds that number."
-        mx, mn, avg = written(result, "max"), written(result, "min"), shown_avg(result)
-        asked = asked_stat(result)      # the asked figure first, where the text below does not begin with it
-        lead = "" if asked is None or (asked[0] == "sum") != (mx == mn) else \
-            {"max": ("The maximum", "最大值"), "min": ("The minimum", "最小值"), "avg": ("The average", "平均值"),
-             "sum": ("The sum", "总和")}[asked[0]][zh] + f" {asked[1]}" + ("。" if zh else ". ")
-        if mx == mn:     # one value (said once: the same line twice reads as a loop)
-            return lead + (f"{result['n']} 个数值都是 {mx}，例如在 {where(result['max_line'])}。" if zh else
-                           f"All {result['n']} values are {mx}, e.g. at {where(result['max_line'])}.")
-        # one line quoted (the maximum's, the minimum's when the call asked for it): two lines of one kind
-        # share long runs and read as a loop
-        low, high = (where, shown_time) if asked is not None and asked[0] == "min" else (shown_time, where)
-        if zh:
-            return lead + ((f"总和 {num(result['sum'])}（{result['n']} 个数值）。" if result.get("sum") is not None else "")
-                           + f"最大值 {mx}，在 {high(result['max_line'])}。最小值 {mn}（{low(result['min_line'])}）。平均值 {avg}。")
-        total = f"The sum is {num(result['sum'])} ({result['n']} values). " if result.get("sum") is not None else ""
-        return (f"{lead}{total}The maximum is {mx}, at {high(result['max_line'])}. The minimum is {mn} (at "
-                f"{low(result['min_line'])}). The average is {avg}.")
-    if op == "first_last":
-        ends = [end] if end in ("first", "last") else ["first", "last"]
-        if len(ends) == 2 and result["first"].get("id") == result["last"].get("id"):
-            return (f"只有 1 行符合：{where(result['first'])}。" if zh else
-                    f"One line matches, at {where(result['first'])}.")
-        if zh:
-            said = {"first": "第一次出现在", "last": "最后一次出现在"}
-            return f"共 {n} 行符合。" + "".join(f"{said[e]} {where(result[e])}。" for e in ends)
-        return f"{n} lines match. " + " ".join(f"It {e} appeared at {where(result[e])}." for e in ends)
-    if op == "buckets":
-        per = "，".join if zh else ", ".join
-        spans = per(f"{shown_time({'time': b['start']})}: {b['count']}" for b in result.get("buckets", []))
-        return f"共 {n} 行符合，按时间：{spans}。" if zh else f"{n} lines match; over time: {spans}."
-    lines = fold(list(result.get("lines") or []))[:3]          # one of each message
+def _plain_stats(result: Mapping[str, Any], zh: bool, end: str | None, said: str) -> str:
+    n, num = result.get("count", 0), _num
+    if not result.get("n"):
+        return f"{n} 行符合，但都没有这个数值。" if zh else f"{n} lines match, but none of them holds that number."
+    mx, mn, avg = written(result, "max"), written(result, "min"), shown_avg(result)
+    asked = asked_stat(result)      # the asked figure first, where the text below does not begin with it
+    lead = "" if asked is None or (asked[0] == "sum") != (mx == mn) else \
+        {"max": ("The maximum", "最大值"), "min": ("The minimum", "最小值"), "avg": ("The average", "平均值"),
+         "sum": ("The sum", "总和")}[asked[0]][zh] + f" {asked[1]}" + ("。" if zh else ". ")
+    if mx == mn:     # one value (said once: the same line twice reads as a loop)
+        return lead + (f"{result['n']} 个数值都是 {mx}，例如在 {_plain_where(result['max_line'], zh)}。" if zh else
+                       f"All {result['n']} values are {mx}, e.g. at {_plain_where(result['max_line'], zh)}.")
+    # one line quoted (the maximum's, the minimum's when the call asked for it): two lines of one kind
+    # share long runs and read as a loop
+    where = lambda line: _plain_where(line, zh)                         # noqa: E731
+    low, high = (where, _shown_time) if asked is not None and asked[0] == "min" else (_shown_time, where)
+    if zh:
+        return lead + ((f"总和 {num(result['sum'])}（{result['n']} 个数值）。" if result.get("sum") is not None else "")
+                       + f"最大值 {mx}，在 {high(result['max_line'])}。最小值 {mn}（{low(result['min_line'])}）。平均值 {avg}。")
+    total = f"The sum is {num(result['sum'])} ({result['n']} values). " if result.get("sum") is not None else ""
+    return (f"{lead}{total}The maximum is {mx}, at {high(result['max_line'])}. The minimum is {mn} (at "
+            f"{low(result['min_line'])}). The average is {avg}.")
+
+
+def _plain_first_last(result: Mapping[str, Any], zh: bool, end: str | None, said: str) -> str:
+    n = result.get("count", 0)
+    ends = [end] if end in ("first", "last") else ["first", "last"]
+    if len(ends) == 2 and result["first"].get("id") == result["last"].get("id"):
+        return (f"只有 1 行符合：{_plain_where(result['first'], zh)}。" if zh else
+                f"One line matches, at {_plain_where(result['first'], zh)}.")
+    if zh:
+        at = {"first": "第一次出现在", "last": "最后一次出现在"}
+        return f"共 {n} 行符合。" + "".join(f"{at[e]} {_plain_where(result[e], zh)}。" for e in ends)
+    return f"{n} lines match. " + " ".join(f"It {e} appeared at {_plain_where(result[e], zh)}." for e in ends)
+
+
+def _plain_buckets(result: Mapping[str, Any], zh: bool, end: str | None, said: str) -> str:
+    n = result.get("count", 0)
+    per = "，".join if zh else ", ".join
+    spans = per(f"{_shown_time({'time': b['start']})}: {b['count']}" for b in result.get("buckets", []))
+    return f"共 {n} 行符合，按时间：{spans}。" if zh else f"{n} lines match; over time: {spans}."
+
+
+def _plain_lines(result: Mapping[str, Any], zh: bool, end: str | None, said: str) -> str:
+    """A listing: the asked parameter's value read off its lines first ("port: 49811"), then one line of
+    each message."""
+    n = result.get("count", 0)
+    lines = fold(list(result.get("lines") or []))[:3]
     shown = _plain_listing(lines, zh)
-    got: dict[str, list[str]] = {}           # the asked parameter's value read off them first ("port: 49811")
+    got: dict[str, list[str]] = {}
     for x, _, _ in lines:
         for k, v in (x.get("captured") or {}).items():
             got.setdefault(str(k), []).append(str(v))
-    said = "".join(f"{k}{'：' if zh else ': '}{', '.join(dict.fromkeys(v))}{'。' if zh else '. '}" for k, v in got.items())
-    return said + (f"共 {n} 行符合，最新的：\n{shown}" if zh else f"{n} lines match; the newest:\n{shown}")
+    read = "".join(f"{k}{'：' if zh else ': '}{', '.join(dict.fromkeys(v))}{'。' if zh else '. '}" for k, v in got.items())
+    return read + (f"共 {n} 行符合，最新的：\n{shown}" if zh else f"{n} lines match; the newest:\n{shown}")
+
+
+_PLAIN = {"count": _plain_count, "top_k": _plain_top, "stats": _plain_stats, "first_last": _plain_first_last,
+          "buckets": _plain_buckets, "lines": _plain_lines}
