@@ -32,13 +32,13 @@ Usage: python tools/bench/qa_calendar.py [--data DIR] [--part tune|held|all] [--
 """
 from __future__ import annotations
 
-import argparse
-import json
-import os
 import re
 import sys
 from collections import Counter
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from tools.bench import blind_cli  # noqa: E402  (run as a script too)
 
 SYSTEMS = ("Apache", "Hadoop", "Linux", "OpenSSH", "Spark")
 MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct",
@@ -47,22 +47,11 @@ MONTHS_FULL = ["January", "February", "March", "April", "May", "June", "July",
                "August", "September", "October", "November", "December"]
 
 
-def default_data() -> Path:
-    env = os.environ.get("LOGHUB_DIR")
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parents[3] / "shared" / "data" / "loghub"
-
-
-DATA = default_data()
+DATA = blind_cli.default_data()
 
 
 def read(system: str) -> list[str]:
-    path = DATA / system / f"{system}_2k.log"
-    text = path.read_text(encoding="utf-8", errors="replace")
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    assert len(lines) == 2000, (system, len(lines))
-    return lines
+    return blind_cli.read_2k(DATA / system / f"{system}_2k.log")
 
 
 def parse(lines: list[str], rx: str) -> list[re.Match]:
@@ -460,27 +449,11 @@ def build() -> list[dict]:
     return apache() + hadoop() + linux() + openssh() + spark()
 
 
-def part(question: dict) -> str:
-    """"tune" (an even number) or "held" (odd)."""
-    return "tune" if int(question["id"].rsplit("-", 1)[1]) % 2 == 0 else "held"
+part = blind_cli.part      # even numbers tune, odd held
 
 
 def validate(qs: list[dict]) -> None:
-    keys = {"system", "id", "kind", "lang", "question", "check"}
-    ids = [x["id"] for x in qs]
-    assert len(ids) == len(set(ids)), "duplicate ids"
-    for x in qs:
-        assert set(x) == keys, x
-        assert x["system"] in SYSTEMS, x
-        assert x["lang"] in ("en", "zh"), x
-        assert x["kind"] in ("calendar", "top"), x
-        ck = x["check"]
-        assert len(ck) == 1 and next(iter(ck)) in ("number", "any_of", "all_of"), x
-        if "number" in ck:
-            assert isinstance(ck["number"], (int, float)), x
-        else:
-            spans = next(iter(ck.values()))
-            assert spans and all(isinstance(s, str) and s for s in spans), x
+    blind_cli.check_questions(qs, SYSTEMS, ("calendar", "top"))
     langs = Counter(x["lang"] for x in qs)
     kinds = Counter(x["kind"] for x in qs)
     assert langs["en"] == langs["zh"] == len(qs) // 2, langs
@@ -491,26 +464,7 @@ def validate(qs: list[dict]) -> None:
 
 
 def main(argv=None) -> int:
-    global DATA
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", type=Path, default=None,
-                    help="loghub directory (default: LOGHUB_DIR or ../shared/data/loghub beside the checkout)")
-    ap.add_argument("--part", choices=("tune", "held", "all"), default="all")
-    ap.add_argument("--out", type=Path, default=None, help="output JSON (default stdout)")
-    a = ap.parse_args(argv)
-    if a.data is not None:
-        DATA = a.data
-    qs = build()
-    validate(qs)
-    qs = [x for x in qs if a.part == "all" or part(x) == a.part]
-    text = json.dumps(qs, ensure_ascii=False, indent=1)
-    if a.out is None:
-        sys.stdout.write(text + "\n")
-    else:
-        a.out.parent.mkdir(parents=True, exist_ok=True)
-        a.out.write_text(text + "\n", encoding="utf-8")
-        print(f"wrote {len(qs)} questions to {a.out}", file=sys.stderr)
-    return 0
+    return blind_cli.main(sys.modules[__name__], argv)
 
 
 if __name__ == "__main__":
