@@ -65,6 +65,16 @@ def test_kinds_by_identifier_alone(surface):
     assert [k.id for k in kinds] == [3]
 
 
+def test_a_kind_s_examples_come_from_a_line_with_the_question_s_value(surface):
+    """Asked about admin, the kind is shown with admin's line as its example, not the newest line's user
+    (root): an example naming someone else read as if the kind were not about admin."""
+    newest = grounding.Kinds(surface).kinds(["failed", "password"], [])[0]
+    assert newest.id == 3 and "root" in newest.examples.values() and "4000" in newest.shown()
+    asked = grounding.Kinds(surface).kinds(["failed", "password"], ["admin"])[0]
+    assert asked.id == 3 and "admin" in asked.examples.values() and "2200" in asked.shown()
+    assert asked.params == newest.params
+
+
 def test_grammar_takes_a_kind_and_a_parameter_name():
     g = Grammar(call_grammar(words=["task", "stage", "3.0"], templates=["2", "1"], params=["task", "size"],
                              named=True))
