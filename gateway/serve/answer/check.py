@@ -54,7 +54,7 @@ MAX_TOKENS_LOOKED_UP = 4
 @dataclass
 class Checked:
     text: str                                  # what the operator is shown
-    action: str = "kept"                       # kept | replaced | cited | noted (all lines; a relaxed text)
+    action: str = "kept"                       # kept | replaced | cited | corrected | noted (all lines; ...)
     unsupported: list[str] = field(default_factory=list)   # figures no source holds
     missing: list[str] = field(default_factory=list)       # asked-for figures or values left out
 
@@ -275,9 +275,9 @@ def check(answer: str, question: str, result: Mapping[str, Any], rendered: str, 
         return Checked(answer.rstrip() + citation(result, question), "cited", [], unnamed)
     if op == "count" and _han_count(answer, result, said):
         return Checked(answer.rstrip() + "\n" + plain_answer(result, question, end, answer), "cited")
-    wrong = misstated(answer, result)
-    if wrong:
-        return Checked(answer.rstrip() + _restated(wrong, result, question), "cited", [], [f for _, f in wrong])
+    fixed = corrected(answer, result)
+    if fixed is not None:
+        return Checked(fixed, "corrected", [], [f for _, f in misstated(answer, result)])
     others = _other_values(answer, result, question)
     if others:
         return Checked(answer.rstrip() + others, "cited", [], [])
@@ -445,12 +445,17 @@ def misstated(answer: str, result: Mapping[str, Any]) -> list[tuple[str, str]]:
     the name, in the same clause ("the maximum port was 56423" when the lines' maximum is 60948). The
     count of lines or values ("a total of 553 lines", "the average of the 40 values") and dates and clock
     times are not such a number."""
+    return list(dict.fromkeys((key, answer[a:b]) for key, a, b in _misstatements(answer, result)))
+
+
+def _misstatements(answer: str, result: Mapping[str, Any]) -> list[tuple[str, int, int]]:
+    """misstated()'s figures with where the answer writes their wrong numbers: (name, start, end)."""
     have = _figures_of(result)
     if not have:
         return []
     counts = {float(result[k]) for k in ("count", "n") if isinstance(result.get(k), (int, float))}
     counts |= {float((result.get("param_stats") or {}).get("n") or -1)}
-    wrong: list[tuple[str, str]] = []
+    wrong: list[tuple[str, int, int]] = []
     for m in _CLAIM.finditer(answer):
         key = m.lastgroup
         if key not in have:
@@ -464,20 +469,19 @@ def misstated(answer: str, result: Mapping[str, Any]) -> list[tuple[str, str]]:
         x, want = float(got.group()), have[key]
         tol = 0.05 + 1e-3 * abs(want) if key == "avg" else 1e-9 * max(1.0, abs(want))
         if abs(x - want) > tol and x not in counts:      # "the average of the 40 values": the count
-            wrong.append((key, got.group()))
-    return list(dict.fromkeys(wrong))
+            wrong.append((key, m.end() + got.start(), m.end() + got.end()))
+    return wrong
 
 
-_FIGURE_NAMES = {"max": ("maximum", "最大值"), "min": ("minimum", "最小值"), "sum": ("sum", "总和"),
-                 "avg": ("average", "平均值")}
-
-
-def _restated(wrong: list[tuple[str, str]], result: Mapping[str, Any], question: str) -> str:
-    """The figures the answer misstated, as the result gives them."""
+def corrected(answer: str, result: Mapping[str, Any]) -> str | None:
+    """The answer with each misstated figure's number replaced in place by the result's ("the maximum port
+    was 46973" -> "... was 60924": an operator reads one figure, not a wrong one and a note); None when
+    none is misstated. (A number with a unit no source writes, "9.2 KB", was replaced before: check.)"""
+    wrong = _misstatements(answer, result)
+    if not wrong:
+        return None
     have = _figures_of(result)
-    name = str(_stats_of(result).get("of_param") or result.get("of_param") or "value")
-    keys = list(dict.fromkeys(k for k, _ in wrong))
-    if is_chinese(question):
-        return "\n（结果中 " + name + " 的" + "，".join(f"{_FIGURE_NAMES[k][1]}是 {_num(have[k])}" for k in keys) + "。）"
-    return (f"\n(In the result, the {name} values' "
-            + ", ".join(f"{_FIGURE_NAMES[k][0]} is {_num(have[k])}" for k in keys) + ".)")
+    out = answer
+    for key, a, b in sorted(wrong, key=lambda w: -w[1]):
+        out = out[:a] + _num(have[key]) + out[b:]
+    return out

@@ -90,8 +90,9 @@ class QuerySource(BaseModel):
     call: dict[str, Any]
     result: dict[str, Any]
     # The answer's check against this result (gateway/serve/answer/check.py): action "kept", "cited"
-    # (the top value added), "replaced" (the result said plainly) or "noted" (a count of every line, or
-    # of a text matched on its first words), with the figures that failed it.
+    # (the top value added), "corrected" (a misstated figure replaced by the result's), "replaced" (the
+    # result said plainly) or "noted" (a count of every line, or of a text matched on its first words),
+    # with the figures that failed it.
     check: dict[str, Any] | None = None
     # Where the question's time went, in ms by stage (plan: grounding; call: prompt and decode; query:
     # the store; answer: prompt and decode; read: the stream read between the job's steps).
