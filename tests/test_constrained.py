@@ -285,6 +285,30 @@ def test_a_quoted_phrase_picks_the_kinds_listed(smol_tokenizer, tmp_path):
     store.close()
 
 
+def test_the_log_s_own_name_is_no_text_filter(smol_tokenizer, tmp_path):
+    """"spark日志里 ...": a Chinese question's Latin word is a condition when the store holds it ("root ..."),
+    but not the word the question names the log by: "spark" of spark.CacheManager is no text the call may
+    filter on (it matched the lines of that one component)."""
+    from gateway.ingest.record import LogRecord
+    from gateway.pipeline.fields import LineFields
+    from gateway.pipeline.query import QuerySurface
+    from gateway.pipeline.store import Store
+    from gateway.serve.answer.tool import QueryTool
+    store = Store(tmp_path / "s.db")
+    texts = [f"INFO spark.CacheManager: Partition rdd_42_{i} not found, computing it" for i in range(20)]
+    recs = [LogRecord(ts=1.7e9 + i, source="t", host="h", severity=6, text=t) for i, t in enumerate(texts)]
+    store.append(recs, [None] * 20, [LineFields(level="info") for _ in recs])
+    tool = QueryTool(QuerySurface(store.path), smol_tokenizer)
+    plain = tool.plan([{"role": "user", "content": "Partition 最多的是哪个？"}])
+    assert plain.mask.c.grammar.matches('count", "text": "Partition"}')
+    plan = tool.plan([{"role": "user", "content": "spark日志里 Partition 最多的是哪个？"}])
+    assert plan.mask.c.grammar.matches('count", "text": "Partition"}')
+    assert not plan.mask.c.grammar.matches('count", "text": "spark"}')
+    assert tool.plan([{"role": "user", "content": "spark 最多的是哪个？"}]).mask.c.grammar.matches(
+        'count", "text": "spark"}')          # named as a word of the lines, it is one
+    store.close()
+
+
 def test_top_k_may_count_by_day_or_hour():
     """The calendar groups are offered with the fields; a grammar limited to the question's fields is not."""
     g = Grammar(call_grammar(["h"], [], ["error"], ["valve"], [], []))

@@ -248,6 +248,27 @@ def test_a_latin_name_in_a_chinese_question_is_a_condition_however_common(tmp_pa
     s.close()
 
 
+def test_the_log_s_own_name_is_no_condition(tmp_path):
+    """"spark日志里 ...": the log is named by what it is, not by a word its lines hold ("spark" of the
+    component spark.CacheManager); taken as a condition it became the call's text filter. A level named so
+    ("ERROR 日志") is a level, not the log's name."""
+    from gateway.serve.answer.question import log_names
+    lines = [f"17/06/09 20:11:{i % 60:02d} INFO spark.CacheManager: Partition rdd_42_{i} not found, computing it"
+             for i in range(30)]
+    s = Store(tmp_path / "n.db")
+    s.append([LogRecord(1_700_000_000.0 + i, "t", "h", 6, x) for i, x in enumerate(lines)])
+    q = QuerySurface(s.path)
+    question = "spark日志里 哪个rdd编号出现最多"
+    assert "spark" in evidence.find(q, question).ids          # held by every line: a Chinese question's name
+    names = log_names(question, ["INFO", "ERROR"])
+    assert names == ["spark"] and "spark" not in evidence.find(q, question, names).ids
+    assert log_names("ERROR 日志有几条", ["INFO", "ERROR"]) == []
+    assert log_names("In the whole linux syslog, which hour is busiest?", []) == ["linux"]
+    assert log_names("How many lines does the HDFS log hold?", []) == ["HDFS"]
+    assert log_names('How many "disk full" log lines?', []) == []
+    s.close()
+
+
 HADOOP = ("2015-10-18 18:04:05,127 INFO [AsyncDispatcher event handler] org.apache.hadoop.mapreduce.v2.app.job.impl."
           "TaskAttemptImpl: TaskAttempt: [attempt_1445144423722_0020_m_000007_0] using containerId: "
           "[container_1445144423722_0020_01_000009 on NM: [MSRA-SA-41.fareast.corp.microsoft.com:7109]")

@@ -55,7 +55,7 @@ _LEVEL_AFTER = re.compile(r"\s*(?:-?\s*level|级别|等级)", re.I)
 _LETTER_LEVEL = re.compile(r"(?<![\w-])[\"\u201c']?([VDIWEFA])[\"\u201d']?\s*(?=level\b|级别|等级)"
                            r"|(?:level|级别|等级)\s*[\"\u201c']([VDIWEFA])[\"\u201d']", re.I)
 _ZH_SUBJECT = re.compile(r"\s*([A-Za-z][\w.-]*)\s*(?=[\u4e00-\u9fff])")   # a Chinese question's Latin subject
-_LOG_NAME = re.compile(r"[\w.-]+(?=\s+(?:log|logs|log file|journal)\b)|[A-Za-z][\w.-]*(?=\s*日志)", re.I)
+_LOG_NAME = re.compile(r"[\w.-]+(?=\s+(?:log|logs|log file|journal|syslog)\b)|[A-Za-z][\w.-]*(?=\s*日志)", re.I)
 _NOT_CONTENT = {"the", "a", "an", "of", "in", "on", "at", "to", "and", "or", "for", "by", "is", "was", "were", "are",
                 "be", "did", "do", "does", "how", "many", "much", "what", "which", "when", "why", "who", "where", "log",
                 "logs", "logged", "line", "lines", "time", "times", "most", "often", "there", "this", "that", "it",
@@ -130,6 +130,13 @@ def span_s(question: str) -> float | None:
     unit = (unit[:-1] if len(unit) > 1 and unit.endswith("s") else unit) if unit.isascii() else unit.rstrip("钟")
     unit = {"sec": "s"}.get(unit, unit)
     return float(n * _SPAN_UNIT_S[unit]) if n and unit in _SPAN_UNIT_S else None
+
+
+def log_names(question: str, levels: Sequence[str]) -> list[str]:
+    """The words the question names the log by ("the HDFS log", "spark日志里", "the linux syslog"), not its
+    levels ("ERROR 日志": lines of a level): what the lines are, not a word or id they hold."""
+    return [m.group(0) for m in _LOG_NAME.finditer(_QUOTED.sub(" ", question))
+            if m.group(0).lower() not in _NOT_CONTENT and not _levels(m.group(0), levels)[0]]
 
 
 def without_window(question: str) -> str:

@@ -18,7 +18,7 @@ from gateway.serve.answer.call import (CALL_INSTRUCTION, CALL_PREFIX, GRAMMAR_TT
                                        MAX_WORDS, call_grammar)
 from gateway.serve.answer.glossary import gloss, term_groups
 from gateway.serve.answer.plan import QueryPlan
-from gateway.serve.answer.question import QUOTED, Grounding, absent_levels, ground
+from gateway.serve.answer.question import QUOTED, Grounding, absent_levels, ground, log_names
 from gateway.serve.prompts import is_chinese
 
 
@@ -84,7 +84,8 @@ class QueryTool:
         prefix = self.tokenizer.encode(CALL_PREFIX, parse_special=False)
         about = f"{before} {question}".strip()
         g = self.grounding(about)
-        fields = [*g.hosts, *g.components]         # named: a field filter, not what a kind of line says
+        # named: a field filter, not what a kind of line says; nor is the log's own name ("spark日志里")
+        fields = [*g.hosts, *g.components, *log_names(about, self._values[2])]
         ev = evidence.find(self.surface, about, fields)
         # the question's rare tokens (an id, a user, an address) are filters the lines hold as they are
         named = list(dict.fromkeys([*ev.tokens, *ev.ids]))
