@@ -216,6 +216,12 @@ def test_question_phrases_and_times():
     assert question_times("between 08:05 and 08:10 UTC on 2026-12-01?") == ["2026-12-01 08:05", "2026-12-01 08:10"]
     assert question_times("what happened at 10:05?") == ["10:05"]
     assert question_times("How many times was the E-STOP pressed?") == []
+    # a day written alone is that whole day (the store reads a date as since its start, until its end)
+    assert question_times("How many times workerEnv.init ok on Dec 05?") == ["12-05", "12-05"]
+    assert question_times("12月5号那天 jk2_init 找到 child 的有几行") == ["12-05", "12-05"]
+    assert question_times("2015-10-18 这天有多少行") == ["2015-10-18", "2015-10-18"]
+    assert question_times("from December 4th to Dec 5, how many?") == ["12-04", "12-05"]
+    assert question_times("May I ask how many? Decommission 5 nodes?") == []      # no month there
 
 
 def test_a_quoted_phrase_is_the_text_filter(smol_tokenizer):

@@ -297,6 +297,13 @@ def test_times_as_text(q):
     assert q.run({"op": "count", "since": syslog})["count"] == 2
     assert calendar.timegm(newest) == T0 + 60 * 6
     assert "error" in q.run({"op": "count", "since": "next tuesday"})
+    # a day without its year is the newest line's year's; since and until it: that whole day
+    total = q.run({"op": "count"})["count"]
+    month_day = _t.strftime("%m-%d", newest)
+    assert q.run({"op": "count", "since": month_day, "until": month_day})["count"] == total
+    assert q.run({"op": "count", "since": day, "until": day})["count"] == total
+    other = _t.strftime("%m-%d", _t.gmtime(T0 - 86400 * 3))
+    assert q.run({"op": "count", "since": other, "until": other})["count"] == 0
 
 
 def test_a_unit_takes_the_nearer_number(tmp_path):

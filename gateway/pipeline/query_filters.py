@@ -125,17 +125,20 @@ class CallFilters:
             g = m.groupdict()
             t = float(calendar.timegm((ref.tm_year, ref.tm_mon, ref.tm_mday, int(g["H"]), int(g["M"]),
                                        int(g.get("S") or 0), 0, 0, 0)))
-        if t is None:       # a date, a date and hh:mm, or hh:mm alone (the newest line's day)
-            d = re.fullmatch(r"(?:(\d{4})-(\d{1,2})-(\d{1,2}))?[ T]?(?:(\d{1,2}):(\d{2}))?", text)
+        if t is None:       # a date (its year left out: the newest line's), a date and hh:mm, or hh:mm alone
+            d = re.fullmatch(r"(?:(?:(\d{4})-)?(\d{1,2})-(\d{1,2}))?[ T]?(?:(\d{1,2}):(\d{2}))?", text)
             if d is None or not text:
                 raise QueryError(f"{key}={v!r} is not a time this store can read")
-            y, mo, da = (int(x) for x in d.groups()[:3]) if d.group(1) else (ref.tm_year, ref.tm_mon, ref.tm_mday)
+            y, mo, da = (int(d.group(1) or ref.tm_year), int(d.group(2)), int(d.group(3))) if d.group(2) else \
+                (ref.tm_year, ref.tm_mon, ref.tm_mday)
             hh, mi = (int(d.group(4)), int(d.group(5))) if d.group(4) else (0, 0)
             t = float(calendar.timegm((y, mo, da, hh, mi, 0, 0, 0, 0)))
             if key == "until":
                 t += 0.999 if d.group(4) else 86399.999     # that second; a date alone: the whole day
             return t
-        if key == "until" and "." not in text.rsplit(":", 1)[-1] and "," not in text:
+        if key == "until" and m is not None and not m.groupdict().get("H"):
+            t += 86399.999                      # "until 2015-10-18": a date alone is the whole day
+        elif key == "until" and "." not in text.rsplit(":", 1)[-1] and "," not in text:
             t += 0.999                          # "until 22:16:34" includes that second
         return t
 

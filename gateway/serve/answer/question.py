@@ -191,7 +191,33 @@ def question_times(question: str) -> list[str]:
     for m in _CLOCK.finditer(question):
         if not any(a <= m.start() < b for a, b in covered):
             out.append(f"{dates[0]} {m.group(1)}" if len(dates) == 1 else m.group(1))
+    if not out and 1 <= len(days := written_days(question)) <= 2:   # "on Dec 05", "12月5号那天": that day;
+        return [days[0], days[-1]]                                  # "from Dec 4 to Dec 5": both, whole
     return [t for t in dict.fromkeys(out) if JSON_SAFE.match(t)]
+
+
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+# a month by its name, capitalised as dates write it ("Dec 05", "December 5th"; not "may 3", "Decommission 5")
+_MONTH_NAME = r"Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|" \
+              r"Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?"
+_DAY_WRITTEN = re.compile(r"(?<![A-Za-z])(" + _MONTH_NAME + r")\.?\s*(\d{1,2})(?:st|nd|rd|th)?(?![\d:])|"
+                          r"(?<!\d)(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]|(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
+
+
+def written_days(question: str) -> list[str]:
+    """The calendar days the question writes, as since/until values the store reads as that whole day:
+    "2015-10-18" as written, a day without its year ("Dec 05", "December 5th", "12月5号") as "12-05"
+    (the stored lines' year)."""
+    out: list[str] = []
+    for m in _DAY_WRITTEN.finditer(question):
+        if m.group(7):
+            out.append(f"{m.group(5)}-{m.group(6)}-{m.group(7)}")
+            continue
+        month = _MONTHS.index(m.group(1).lower()[:3]) + 1 if m.group(1) else int(m.group(3))
+        day = int(m.group(2) or m.group(4))
+        if 1 <= month <= 12 and 1 <= day <= 31:
+            out.append(f"{month:02d}-{day:02d}")
+    return list(dict.fromkeys(out))
 
 
 @dataclass
