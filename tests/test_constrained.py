@@ -222,6 +222,11 @@ def test_question_phrases_and_times():
     assert question_times("2015-10-18 这天有多少行") == ["2015-10-18", "2015-10-18"]
     assert question_times("from December 4th to Dec 5, how many?") == ["12-04", "12-05"]
     assert question_times("May I ask how many? Decommission 5 nodes?") == []      # no month there
+    # an hour written without minutes is that hour, on the day written (else the newest line's)
+    assert question_times("12月4号晚上8点那个钟头 error state 加起来多少") == ["12-04 20:00:00", "12-04 20:59:59"]
+    assert question_times("how many at 3 pm on Dec 5?") == ["12-05 15:00:00", "12-05 15:59:59"]
+    assert question_times("凌晨4点 有几条") == ["04:00:00", "04:59:59"]
+    assert question_times("8点半的时候 / version 2.5 pm") == []
 
 
 def test_a_quoted_phrase_is_the_text_filter(smol_tokenizer):

@@ -126,13 +126,13 @@ class CallFilters:
             t = float(calendar.timegm((ref.tm_year, ref.tm_mon, ref.tm_mday, int(g["H"]), int(g["M"]),
                                        int(g.get("S") or 0), 0, 0, 0)))
         if t is None:       # a date (its year left out: the newest line's), a date and hh:mm, or hh:mm alone
-            d = re.fullmatch(r"(?:(?:(\d{4})-)?(\d{1,2})-(\d{1,2}))?[ T]?(?:(\d{1,2}):(\d{2}))?", text)
+            d = re.fullmatch(r"(?:(?:(\d{4})-)?(\d{1,2})-(\d{1,2}))?[ T]?(?:(\d{1,2}):(\d{2})(?::(\d{2}))?)?", text)
             if d is None or not text:
                 raise QueryError(f"{key}={v!r} is not a time this store can read")
             y, mo, da = (int(d.group(1) or ref.tm_year), int(d.group(2)), int(d.group(3))) if d.group(2) else \
                 (ref.tm_year, ref.tm_mon, ref.tm_mday)
-            hh, mi = (int(d.group(4)), int(d.group(5))) if d.group(4) else (0, 0)
-            t = float(calendar.timegm((y, mo, da, hh, mi, 0, 0, 0, 0)))
+            hh, mi, ss = (int(d.group(4)), int(d.group(5)), int(d.group(6) or 0)) if d.group(4) else (0, 0, 0)
+            t = float(calendar.timegm((y, mo, da, hh, mi, ss, 0, 0, 0)))
             if key == "until":
                 t += 0.999 if d.group(4) else 86399.999     # that second; a date alone: the whole day
             return t

@@ -191,9 +191,22 @@ def question_times(question: str) -> list[str]:
     for m in _CLOCK.finditer(question):
         if not any(a <= m.start() < b for a, b in covered):
             out.append(f"{dates[0]} {m.group(1)}" if len(dates) == 1 else m.group(1))
-    if not out and 1 <= len(days := written_days(question)) <= 2:   # "on Dec 05", "12月5号那天": that day;
-        return [days[0], days[-1]]                                  # "from Dec 4 to Dec 5": both, whole
+    if not out:
+        return written_window(question)
     return [t for t in dict.fromkeys(out) if JSON_SAFE.match(t)]
+
+
+def written_window(question: str) -> list[str]:
+    """A window the question writes without a clock time, as since and until: a day ("on Dec 05",
+    "12月5号那天": that whole day), two days ("from Dec 4 to Dec 5"), an hour ("12月4号晚上8点那个钟头",
+    "at 3 pm on Dec 5": that hour of the day, of the newest line's day when it names none)."""
+    days, hours = written_days(question), written_hours(question)
+    if len(hours) == 1 and len(days) <= 1:
+        day = f"{days[0]} " if days else ""
+        return [f"{day}{hours[0]:02d}:00:00", f"{day}{hours[0]:02d}:59:59"]
+    if 1 <= len(days) <= 2:
+        return [days[0], days[-1]]
+    return []
 
 
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
@@ -202,6 +215,25 @@ _MONTH_NAME = r"Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?
               r"Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?"
 _DAY_WRITTEN = re.compile(r"(?<![A-Za-z])(" + _MONTH_NAME + r")\.?\s*(\d{1,2})(?:st|nd|rd|th)?(?![\d:])|"
                           r"(?<!\d)(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]|(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
+
+
+_HOUR_WRITTEN = re.compile(r"(凌晨|早上|早晨|上午|中午|下午|傍晚|晚上)?\s*(?<![\d:.])(\d{1,2})\s*[点时](?![\d半一二三四五六七八九十]|\s*\d)|"
+                           r"(?<![\d:.])(\d{1,2})\s*([ap])\.?m\.?(?![A-Za-z])", re.I)
+
+
+def written_hours(question: str) -> list[int]:
+    """The hours of the day the question writes without minutes ("晚上8点", "20时", "3 pm"), 0-23."""
+    out: list[int] = []
+    for m in _HOUR_WRITTEN.finditer(question):
+        h = int(m.group(2) or m.group(3))
+        late = m.group(1) in ("下午", "傍晚", "晚上") or (m.group(4) or "").lower() == "p"
+        if late and h < 12 or m.group(1) == "中午" and h < 6:
+            h += 12
+        elif (m.group(4) or "").lower() == "a" and h == 12:
+            h = 0
+        if 0 <= h <= 23:
+            out.append(h)
+    return list(dict.fromkeys(out))
 
 
 def written_days(question: str) -> list[str]:
