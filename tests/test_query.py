@@ -310,6 +310,25 @@ def test_times_as_text(q):
         q.run({"op": "count", "since": f"{day} {_t.strftime('%H', newest)}:15"})["count"]
 
 
+def test_a_small_number_is_not_a_part_of_the_line_s_time(tmp_path):
+    """"handler 14": a text number of one or two digits is not the seconds of "18:04:14,018" nor the day of
+    "2015-10-18" the line writes; a longer one after a colon is (a port: "msra-sa-41:8030")."""
+    s = Store(tmp_path / "c.db")
+    texts = ["2015-10-18 18:04:14,018 INFO [IPC Server handler 8 on 62270] Progress of attempt_1 is : 0.14",
+             "2015-10-18 18:04:15,018 INFO [IPC Server handler 14 on 62270] Progress of attempt_2 is : 0.2",
+             "2015-10-14 18:05:01,000 INFO [IPC Server handler 3 on 62270] Address change msra-sa-41:8030"]
+    s.append([LogRecord(ts=T0 + i, source="t", host="h", severity=6, text=t) for i, t in enumerate(texts)])
+    q = QuerySurface(s.path)
+    try:
+        assert q.run({"op": "count", "text": "14 handler Progress"})["count"] == 1
+        assert q.run({"op": "count", "text": "18"})["count"] == 0
+        assert q.run({"op": "count", "text": "8030"})["count"] == 1
+        assert q.run({"op": "count", "text": "handler 8"})["count"] == 1
+    finally:
+        q.close()
+        s.close()
+
+
 def test_a_unit_takes_the_nearer_number(tmp_path):
     s = Store(tmp_path / "u.db")
     rows = [_line(i, f"torque {t} Nm, caps applied {c}", template=1, tmpl="torque <*> Nm, caps applied <*>",

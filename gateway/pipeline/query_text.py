@@ -16,8 +16,14 @@ DOTTED_NUMBER = re.compile(r"\d+(?:\.\d+)*")   # a number, a version or an addre
 
 def outside_dotted(word: str) -> str:
     """A regex for a number as a token of its own: not in "123.235.32.19" nor in an id ("blk_123"); a
-    sentence's full stop after it is no dotted name."""
+    sentence's full stop after it is no dotted name. A number of one or two digits is not a part of a
+    clock time or a date either ("14" of 18:04:14, "18" of 2015-10-18: the line's time, not its words)."""
+    if CLOCK_PART.fullmatch(word):
+        return r"(?<![\w.])(?<!\d[:\-])" + re.escape(word) + r"(?![\w]|\.\w|[:\-]\d)"
     return r"(?<![\w.])" + re.escape(word) + r"(?![\w]|\.\w)"
+
+
+CLOCK_PART = re.compile(r"\d{1,2}")     # a number that may be a clock's or a date's part
 
 
 def _line_end_regex(pattern: str) -> str:

@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, field
 
 from gateway.pipeline.query import _param_conditions
-from gateway.pipeline.query_text import DOTTED_NUMBER, PLACEHOLDER, _line_end_regex
+from gateway.pipeline.query_text import CLOCK_PART, DOTTED_NUMBER, PLACEHOLDER, _line_end_regex
 
 LEVELS = ('emergency', 'alert', 'critical', 'error', 'warning', 'notice', 'info', 'debug')    # by syslog code
 LEVEL = f"ifNull(level, arrayElement([{', '.join(repr(v) for v in LEVELS)}], toUInt64(severity) + 1))"
@@ -92,6 +92,10 @@ def _token(word: str) -> str:
     rx = f"(^|[^{_WORD_CHARS}]){_rx(core)}" + ("" if prefix else f"([^{_WORD_CHARS}]|$)")
     if not prefix and DOTTED_NUMBER.fullmatch(core):    # a number: not a piece of an address or
         rx = f"(^|[^{_WORD_CHARS}.]){_rx(core)}([^{_WORD_CHARS}.]|\\.([^{_WORD_CHARS}]|$)|$)"   # version (query.py)
+    if not prefix and CLOCK_PART.fullmatch(core):       # nor of a clock time or a date (outside_dotted)
+        w = _WORD_CHARS
+        rx = (f"(^|[^{w}.:\\-]|[^0-9][:\\-]){_rx(core)}"
+              f"([^{w}.:\\-]|[:\\-]([^0-9]|$)|\\.([^{w}]|$)|$)")
     return f"(position(text_lower, {lit(core)}) > 0 AND match(text_lower, {lit(rx)}))"
 
 
