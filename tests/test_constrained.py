@@ -209,6 +209,8 @@ def test_question_phrases_and_times():
     assert question_phrases("日志中形如\u201cFailed password for <*> port <N> ssh2\u201d的行里") == \
         ["Failed password for <*> port <N> ssh2"]
     assert question_phrases('a "quote \\ with backslash" and "x"') == []          # not JSON-safe / too short
+    assert question_phrases("what's the most any 'Failed to renew lease' line said?") == ["Failed to renew lease"]
+    assert question_phrases("the operators' shift and the workers' lines") == []    # apostrophes
     assert question_times("between Jun 30 22:16:32 and Jun 30 22:16:34 (inclusive)?") == \
         ["Jun 30 22:16:32", "Jun 30 22:16:34"]
     assert question_times("在 2005-07-07 07:57:00 到 2005-07-07 19:57:00 之间") == \
@@ -227,6 +229,8 @@ def test_question_phrases_and_times():
     assert question_times("how many at 3 pm on Dec 5?") == ["12-05 15:00:00", "12-05 15:59:59"]
     assert question_times("凌晨4点 有几条") == ["04:00:00", "04:59:59"]
     assert question_times("8点半的时候 / version 2.5 pm") == []
+    assert question_times("18点10分那一分钟 失败了几次") == ["18:10"]          # a clock in words
+    assert question_times("晚上8点05分20秒那条") == ["20:05:20"]
 
 
 def test_a_quoted_phrase_is_the_text_filter(smol_tokenizer):

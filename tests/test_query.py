@@ -304,6 +304,10 @@ def test_times_as_text(q):
     assert q.run({"op": "count", "since": day, "until": day})["count"] == total
     other = _t.strftime("%m-%d", _t.gmtime(T0 - 86400 * 3))
     assert q.run({"op": "count", "since": other, "until": other})["count"] == 0
+    # since and until one hh:mm: that whole minute (lines are at hh:mm:20); two: up to the second one's start
+    assert q.run({"op": "count", "since": hhmm(1), "until": hhmm(1)})["count"] == 1
+    assert q.run({"op": "count", "since": f"{day} {hhmm(1)}", "until": f"{day} {hhmm(1)}"})["count"] == 1
+    assert q.run({"op": "count", "since": f"{day} {hhmm(1)}", "until": f"{day} {hhmm(2)}"})["count"] == 1
     hour = _t.strftime("%m-%d %H", _t.gmtime(T0 + 60 * 4))       # lines 0-6 are all in this hour
     assert q.run({"op": "count", "since": f"{hour}:00:00", "until": f"{hour}:59:59"})["count"] == total
     assert q.run({"op": "count", "since": f"{hour}:15:00", "until": f"{hour}:59:59"})["count"] == \

@@ -102,6 +102,9 @@ class CallFilters:
     def _window(self, call: dict[str, Any]) -> tuple[float | None, float | None]:
         """(since, until) of the call's time filters as Unix seconds; None: open."""
         since, until = self._time_arg(call, "since"), self._time_arg(call, "until")
+        if since is not None and until is not None and 0 <= until - since < 1 and \
+                re.fullmatch(r".*\d:\d\d", str(call.get("until")).strip()):
+            until = since + 59.999      # since and until one hh:mm ("within 18:07"): that minute
         if call.get("last_minutes") is not None:
             newest = self._newest_time()
             if newest is not None:

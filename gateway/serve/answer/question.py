@@ -31,7 +31,9 @@ from gateway.serve.answer.glossary import english_terms, han_content
 MAX_PHRASE_BYTES = 200          # longer quotes are not offered whole (the call's token budget)
 PREFIX = 4                       # letters two words share to count as one ("fault", "faults")
 JSON_SAFE = re.compile(r'^[^"\\\x00-\x1f]+$')
-_QUOTED = re.compile(r'"([^"\n]{2,200})"|\u201c([^\u201d\n]{2,200})\u201d|\u300c([^\u300d\n]{2,200})\u300d')
+# "...", “...”, 「...」 and '...' (its quotes not inside a word: "what's", "the operators' shift")
+_QUOTED = re.compile(r'"([^"\n]{2,200})"|\u201c([^\u201d\n]{2,200})\u201d|\u300c([^\u300d\n]{2,200})\u300d|'
+                     r"(?<![\w'])'([^'\n]{2,200})'(?![\w'])")
 QUOTED = _QUOTED                   # a quoted phrase (the line's own words: not glossed)
 _CLOCK = re.compile(r"(?<![\d:])(\d{1,2}:\d{2}(?::\d{2})?)(?![\d:])")
 CLOCK_TEXT = _CLOCK                # a clock time as text (retrieval drops it from search words)
@@ -179,6 +181,7 @@ def question_times(question: str) -> list[str]:
     times (with the question's date, when it names one)."""
     out: list[str] = []
     covered: list[tuple[int, int]] = []
+    question = _ZH_CLOCK.sub(_zh_clock, question)      # "18点10分" is 18:10
     question = re.sub(r"[?？!！)）(（，,。;；、\u300c\u300d\u201c\u201d\"]", " ", question) + " "   # a timestamp ends at them
     for i in range(len(question)):
         if (i and question[i - 1].isalnum()) or any(a <= i < b for a, b in covered):
@@ -215,6 +218,18 @@ _MONTH_NAME = r"Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?
               r"Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?"
 _DAY_WRITTEN = re.compile(r"(?<![A-Za-z])(" + _MONTH_NAME + r")\.?\s*(\d{1,2})(?:st|nd|rd|th)?(?![\d:])|"
                           r"(?<!\d)(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]|(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
+
+
+_ZH_CLOCK = re.compile(r"(凌晨|早上|早晨|上午|中午|下午|傍晚|晚上)?\s*(?<![\d:.])(\d{1,2})\s*[点时]\s*(\d{1,2})\s*分"
+                       r"(?:\s*(\d{1,2})\s*秒)?")
+
+
+def _zh_clock(m: re.Match) -> str:
+    """A clock time written in Chinese words as hh:mm[:ss] ("下午3点05分" -> 15:05)."""
+    h = int(m.group(2))
+    if m.group(1) in ("下午", "傍晚", "晚上") and h < 12 or m.group(1) == "中午" and h < 6:
+        h += 12
+    return f" {h:02d}:{int(m.group(3)):02d}" + (f":{int(m.group(4)):02d}" if m.group(4) else "") + " "
 
 
 _HOUR_WRITTEN = re.compile(r"(凌晨|早上|早晨|上午|中午|下午|傍晚|晚上)?\s*(?<![\d:.])(\d{1,2})\s*[点时](?![\d半一二三四五六七八九十]|\s*\d)|"
