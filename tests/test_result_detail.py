@@ -97,6 +97,25 @@ def test_a_count_adds_up_a_parameter_written_before_times(tmp_path):
     store.close()
 
 
+def test_a_count_adds_up_only_a_parameter_with_numbers(tmp_path):
+    """"How many Address change lines ...": <address> is named by the question, but its values
+    ("10.190.173.170:9000") are no numbers; the number after the word "Address" in the line ("-41" of
+    msra-sa-41) is not its value: no total is said, the lines' addresses are."""
+    tmpl = "Address change detected. Old: msra-sa-<*>/<*> New: msra-sa-<*>:<*>"
+    rows = [(f"Address change detected. Old: msra-sa-41/10.190.173.170:{p} New: msra-sa-41:{p}", 1, tmpl)
+            for p in (9000, 9000, 8030)]
+    store, surface = _kinded(tmp_path, rows)
+    q = "How many Address change lines for 10.190.173.170?"
+    kinds = grounding.Kinds(surface).kinds(["address", "change"], ["10.190.173.170"])
+    assert "address" in kinds[0].params
+    plan = QueryPlan(_Tool(surface), [{"role": "user", "content": q}], q, None, [], kinds=kinds)
+    prompt = plan.finish('count", "template": 1, "text": "10.190.173.170"}')[-1]["content"]
+    assert "3 lines match" in prompt and "values add up" not in prompt and "minimum -41" not in prompt
+    assert "param_stats" not in plan.result
+    surface.close()
+    store.close()
+
+
 def test_a_partial_listing_names_the_lines_of_its_ends(tmp_path):
     """A listing read for a quantity (took) names the lines of its smallest and largest by their other
     parameter, a bare number too ("the slowest variable"), and does not say the first line's took as if

@@ -46,6 +46,8 @@ class ResultDetail:
         for kind in [mine] if mine is not None else self.kinds:     # no kind in the call: a listed one's
             name = self._named(kind, self.call)
             st = self.tool.surface.run({**self.call, "op": "stats", "of": name}) if name else {}
+            if st.get("of_param") != name:     # not its values: the number after a word of the name in the
+                st = {}                        # line ("-41" of "Address change ... msra-sa-41/10.1.2.3:9000")
             if st.get("n"):
                 break
         unit = grounding.unit_of(kind, name, occurrences=True) if kind is not None and name else None
