@@ -121,6 +121,22 @@ def _kind_params(s: FleetSurface, m: re.Match, args) -> Rows:
             for pos, (name, t) in enumerate(zip(r["param_name"], r["param_text"]))]
 
 
+def _kind_holder_params(s: FleetSurface, m: re.Match, args) -> Rows:
+    """grounding.Kinds._holder: (line, pos, name, text) of the newest line of a kind (of the first 400 holding
+    a token) with a parameter whose value is the token."""
+    text = s.numbers.text(int(args[0]))
+    if text is None:
+        return []
+    w = _token_where(args[1])
+    w.conds.append(f"template = {sql.lit(text)}")
+    rows = s.q(sql.deduped_lines("box, id, time, param_name, param_text", s.table, w.sql(), "time, box, id", 400))
+    held = [r for r in rows if str(args[2]) in r["param_text"]]
+    if not held:
+        return []
+    r = max(held, key=lambda r: (r["time"], r["box"], r["id"]))
+    return [(1, pos, name or None, t) for pos, (name, t) in enumerate(zip(r["param_name"], r["param_text"]))]
+
+
 def _lines_holding(s: FleetSurface, m: re.Match, args) -> Rows:
     """evidence.find: (id, time, host, component, level, time_text, text) of lines holding a token. The id is
     the line's own (its box's): the answer layer only tells the lines apart by it."""
@@ -133,6 +149,8 @@ STATEMENTS: list[tuple[re.Pattern, Callable[[FleetSurface, re.Match, tuple], Row
     (re.compile(r"SELECT (l\.template_id, )?t\.template, count\(\*\) FROM logs l JOIN templates t"), _template_counts),
     (re.compile(r"SELECT p\.text, count\(\*\) FROM params p WHERE p\.num IS NULL AND p\.line_id >"), _recent_param_words),
     (re.compile(r"SELECT DISTINCT l\.template_id FROM logs l .*logs_fts MATCH \?", re.S), _templates_holding),
+    (re.compile(r"SELECT p\.line_id, p\.pos, p\.name, p\.text FROM params p WHERE p\.line_id = \(SELECT max", re.S),
+     _kind_holder_params),
     (re.compile(r"SELECT p\.line_id, p\.pos, p\.name, p\.text FROM params p .*l\.template_id = \?", re.S), _kind_params),
     (re.compile(r"SELECT l\.id, .* FROM logs l WHERE l\.id IN \(SELECT rowid FROM logs_fts WHERE logs_fts MATCH \? "
                 r"LIMIT \?\)", re.S), _lines_holding),

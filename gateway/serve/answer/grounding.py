@@ -142,44 +142,41 @@ class Kinds:
             return []
         return [int(r[0]) for r in rows]
 
-    def _holder(self, tid: int, tokens: Sequence[str]) -> int | None:
-        """The newest line of kind `tid` with a parameter whose whole value is one of the question's tokens,
-        else that holds one ("request" of "input_userauth_request" is no value of the kind's)."""
-        found: list[int | None] = [None, None]
+    def _holder(self, tid: int, tokens: Sequence[str]) -> list[tuple]:
+        """(line, pos, name, text) of the newest line of kind `tid` (among the first 400 holding the token)
+        with a parameter whose whole value is one of the question's tokens, first token first; [] when none
+        ("request" of "input_userauth_request" is no value of the kind's)."""
         for tok in tokens:
             q = fts_query(tok) if tok.isascii() else None
             if q is None:
                 continue
             try:
                 rows, _ = self.surface.execute(
-                    "SELECT max(l.id), max(CASE WHEN EXISTS (SELECT 1 FROM params p WHERE p.line_id = l.id AND "
-                    "p.text = ?) THEN l.id END) FROM logs l WHERE l.template_id = ? AND l.id IN "
-                    "(SELECT rowid FROM logs_fts WHERE logs_fts MATCH ? LIMIT 400)", [tok, tid, q])
+                    "SELECT p.line_id, p.pos, p.name, p.text FROM params p WHERE p.line_id = (SELECT max(l.id) FROM "
+                    "logs l WHERE l.template_id = ? AND l.id IN (SELECT rowid FROM logs_fts WHERE logs_fts MATCH ? "
+                    "LIMIT 400) AND EXISTS (SELECT 1 FROM params v WHERE v.line_id = l.id AND v.text = ?)) "
+                    "ORDER BY p.pos", [tid, q, tok])
             except (QueryError, QueryInterrupted, sqlite3.DatabaseError):
                 continue
-            if rows and rows[0][1] is not None:
-                return int(rows[0][1])
-            if rows and rows[0][0] is not None and found[0] is None:
-                found[0] = int(rows[0][0])
-        return found[0]
+            if rows:
+                return [tuple(r) for r in rows]
+        return []
 
     def _kind(self, t: tuple[int, str, int, frozenset[str]], tokens: Sequence[str] = ()) -> Kind:
         """The kind with its parameters' names and an example of each: from a line holding one of the
         question's tokens when one does ("user=inspur" for a question about inspur, not the newest line's
         user, which reads as if the kind were about someone else), else from its newest lines."""
         tid, template, count, _ = t
-        holder = self._holder(tid, tokens)
         try:
             rows, _ = self.surface.execute(
                 "SELECT p.line_id, p.pos, p.name, p.text FROM params p WHERE p.line_id IN (SELECT l.id FROM logs l "
-                "WHERE l.template_id = ? ORDER BY l.id DESC LIMIT ?) OR p.line_id = ? "
-                "ORDER BY p.line_id = ? DESC, p.line_id DESC, p.pos", [tid, EXAMPLE_LINES, holder, holder])
+                "WHERE l.template_id = ? ORDER BY l.id DESC LIMIT ?) ORDER BY p.line_id DESC, p.pos", [tid, EXAMPLE_LINES])
         except (QueryError, QueryInterrupted, sqlite3.DatabaseError):
             rows = []
         newest = rows[0][0] if rows else None
         names = [str(r[2] or f"p{r[1]}") for r in rows if r[0] == newest]
         examples: dict[str, str] = {}
-        for _, pos, name, text in rows:
+        for _, pos, name, text in [*self._holder(tid, tokens), *rows]:
             key = str(name or f"p{pos}")
             value = str(text or "")
             if key not in examples and value:
