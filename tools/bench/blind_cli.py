@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from pathlib import Path
 from types import ModuleType
 
@@ -23,6 +24,23 @@ def read_2k(path: Path) -> list[str]:
     lines = [ln for ln in path.read_text(encoding="utf-8", errors="replace").splitlines() if ln.strip()]
     assert len(lines) == 2000, (str(path), len(lines))
     return lines
+
+
+def parse(lines: list[str], rx: str, strip: bool = False) -> list[re.Match]:
+    """Each line matched by `rx` (from its start; `strip`: its trailing blanks dropped first); every line must."""
+    r = re.compile(rx)
+    out = []
+    for ln in lines:
+        m = r.match(ln.rstrip() if strip else ln)
+        assert m, ("line does not parse", rx, ln)
+        out.append(m)
+    return out
+
+
+def question(prefix: str, system: str, n: int, kind: str, lang: str, text: str, check: dict) -> dict:
+    """One question of a set: its id "<prefix>-<system>-<n>" (part() reads the number)."""
+    return {"system": system, "id": f"{prefix}-{system}-{n}", "kind": kind, "lang": lang, "question": text,
+            "check": check}
 
 
 def part(question: dict) -> str:

@@ -55,13 +55,7 @@ def read(system: str) -> list[str]:
 
 
 def parse(lines: list[str], rx: str) -> list[re.Match]:
-    r = re.compile(rx)
-    out = []
-    for ln in lines:
-        m = r.match(ln)
-        assert m, ("line does not parse", rx, ln)
-        out.append(m)
-    return out
+    return blind_cli.parse(lines, rx)
 
 
 def top1(counter: Counter):
@@ -164,8 +158,7 @@ def second_check(h: int, m: int, s: int) -> dict:
 
 
 def q(system, n, kind, lang, text, check):
-    return {"system": system, "id": f"cal-{system}-{n}", "kind": kind,
-            "lang": lang, "question": text, "check": check}
+    return blind_cli.question("cal", system, n, kind, lang, text, check)
 
 
 # --------------------------------------------------------------------------

@@ -57,13 +57,7 @@ def read(system: str) -> list[str]:
 
 
 def parse(lines: list[str], rx: str) -> list[re.Match]:
-    r = re.compile(rx)
-    out = []
-    for ln in lines:
-        m = r.match(ln.rstrip())
-        assert m, ("line does not parse", rx, ln)
-        out.append(m)
-    return out
+    return blind_cli.parse(lines, rx, strip=True)
 
 
 def ints(recs, rx: str, group: int, where=lambda m: True) -> list[int]:
@@ -100,8 +94,7 @@ def avg1(values: list[int]):
 
 def q(system, n, kind, lang, text, check):
     assert kind in KINDS and lang in ("en", "zh")
-    return {"system": system, "id": f"reason-{system}-{n}", "kind": kind,
-            "lang": lang, "question": text, "check": check}
+    return blind_cli.question("reason", system, n, kind, lang, text, check)
 
 
 # --------------------------------------------------------------------------
