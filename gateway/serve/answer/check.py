@@ -275,9 +275,10 @@ def check(answer: str, question: str, result: Mapping[str, Any], rendered: str, 
         return Checked(answer.rstrip() + citation(result, question), "cited", [], unnamed)
     if op == "count" and _han_count(answer, result, said):
         return Checked(answer.rstrip() + "\n" + plain_answer(result, question, end, answer), "cited")
-    fixed = corrected(answer, result)
-    if fixed is not None:
-        return Checked(fixed, "corrected", [], [f for _, f in misstated(answer, result)])
+    wrong = _misstatements(answer, result)
+    if wrong:
+        return Checked(corrected(answer, result, wrong), "corrected", [],
+                       list(dict.fromkeys(answer[a:b] for _, a, b in wrong)))
     others = _other_values(answer, result, question)
     if others:
         return Checked(answer.rstrip() + others, "cited", [], [])
@@ -473,11 +474,11 @@ def _misstatements(answer: str, result: Mapping[str, Any]) -> list[tuple[str, in
     return wrong
 
 
-def corrected(answer: str, result: Mapping[str, Any]) -> str | None:
+def corrected(answer: str, result: Mapping[str, Any], wrong: list[tuple[str, int, int]] | None = None) -> str | None:
     """The answer with each misstated figure's number replaced in place by the result's ("the maximum port
     was 46973" -> "... was 60924": an operator reads one figure, not a wrong one and a note); None when
     none is misstated. (A number with a unit no source writes, "9.2 KB", was replaced before: check.)"""
-    wrong = _misstatements(answer, result)
+    wrong = _misstatements(answer, result) if wrong is None else wrong      # check() has them already
     if not wrong:
         return None
     have = _figures_of(result)
